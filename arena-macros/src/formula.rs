@@ -1,0 +1,440 @@
+//! Formulas: plain Rust tokens restricted to arithmetic, rewritten into checked arithmetic.
+//!
+//! A formula is kept three ways: the author's tokens (re-emitted with their own spans, so
+//! rustc's type errors land on them), its text for reports, and its parsed expression, which
+//! [`Formula::checked`] rewrites so each `+ - * / %` and helper call becomes a call on an
+//! `::arena_runtime::Formula` that errs instead of wrapping.
+
+use crate::ctxt::Ctxt;
+use proc_macro2::{Delimiter, Group, Ident, Spacing, Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, UnOp};
+
+/// Helpers a formula may call by bare name; they map to checked methods of `Formula`.
+pub const HELPERS: &[&str] = &["ceil16", "round_up", "ceil_div", "max", "min"];
+
+const KEYWORDS: &[&str] = &[
+    "if", "else", "match", "loop", "while", "for", "let", "return", "move", "async", "await",
+    "unsafe", "break", "continue", "fn", "static", "mut", "in", "yield",
+];
+
+/// One parsed formula.
+#[derive(Clone)]
+pub struct Formula {
+    pub expr: Expr,
+    /// The formula as written, for docs and reports.
+    pub text: String,
+}
+
+/// Where a sub-expression's value goes: a size, a truth value, or a call argument.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Size,
+    Bool,
+    Arg,
+}
+
+impl Formula {
+    /// Parses `tokens` as a formula; reports every problem to `cx` and returns `None` then.
+    pub fn parse(tokens: TokenStream, what: &str, cx: &Ctxt) -> Option<Formula> {
+        if tokens.is_empty() {
+            cx.error_at(Span::call_site(), format!("{what} is empty"));
+            return None;
+        }
+        if !prescan(tokens.clone(), cx) {
+            return None;
+        }
+        let text = text_of(tokens.clone());
+        match syn::parse2::<Expr>(tokens) {
+            Ok(expr) => check_grammar(&expr, cx).then_some(Formula { expr, text }),
+            Err(e) => {
+                cx.syn_error(syn::Error::new(e.span(), format!("{what} is not a formula: {e}")));
+                None
+            }
+        }
+    }
+
+    /// The bare lowercase names the formula reads as values (not called as functions):
+    /// these must be inputs or derived values.
+    pub fn value_names(&self) -> Vec<Ident> {
+        let mut out = Vec::new();
+        collect_names(&self.expr, &mut out);
+        out
+    }
+
+    /// Tokens computing the size with checked arithmetic through the `Formula` named `f`.
+    /// The value is a `usize`; `?` propagates a `SizeError`.
+    pub fn checked(&self, f: &Ident) -> TokenStream {
+        rewrite(&self.expr, Mode::Size, f)
+    }
+
+    /// Tokens computing a gate (a `bool`), with checked arithmetic inside comparisons.
+    pub fn checked_bool(&self, f: &Ident) -> TokenStream {
+        rewrite(&self.expr, Mode::Bool, f)
+    }
+}
+
+/// Rejects, with a precise message, token-level syntax that is outside the formula grammar.
+fn prescan(tokens: TokenStream, cx: &Ctxt) -> bool {
+    let mut ok = true;
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut i = 0;
+    while i < trees.len() {
+        match &trees[i] {
+            TokenTree::Ident(id) => {
+                let s = id.to_string();
+                if KEYWORDS.contains(&s.as_str()) {
+                    cx.error_at(id.span(), format!("`{s}` is not allowed in a formula: a formula is arithmetic over the inputs (use `max`/`min` for choices, `gate = ...` for on/off)"));
+                    ok = false;
+                }
+            }
+            TokenTree::Group(g) => {
+                if g.delimiter() == Delimiter::Brace {
+                    cx.error_at(g.span(), "blocks are not allowed in a formula: a formula is one arithmetic expression");
+                    ok = false;
+                } else {
+                    ok &= prescan(g.stream(), cx);
+                }
+            }
+            TokenTree::Punct(_) => {
+                // Join a run of joint punctuation into one operator.
+                let start = i;
+                let mut op = String::new();
+                while let Some(TokenTree::Punct(p)) = trees.get(i) {
+                    op.push(p.as_char());
+                    if p.spacing() == Spacing::Alone {
+                        break;
+                    }
+                    i += 1;
+                }
+                let span = trees[start].span();
+                if let Some(msg) = forbidden_operator(&op, trees.get(i + 1)) {
+                    cx.error_at(span, msg);
+                    ok = false;
+                }
+            }
+            TokenTree::Literal(_) => {}
+        }
+        i += 1;
+    }
+    ok
+}
+
+fn forbidden_operator(op: &str, next: Option<&TokenTree>) -> Option<String> {
+    // Split a run like `*-` or `,&` into the operators Rust would read.
+    const ALLOWED: &[&str] = &[
+        "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "!", "&", ".", "::", ",",
+    ];
+    if ALLOWED.contains(&op) {
+        if op == "!" && matches!(next, Some(TokenTree::Group(_))) {
+            return Some("macro calls are not allowed in a formula".into());
+        }
+        return None;
+    }
+    let msg = match op {
+        "=" => "assignment is not allowed in a formula; write `key = formula` once".to_string(),
+        "+=" | "-=" | "*=" | "/=" | "%=" => format!("`{op}` (assignment) is not allowed in a formula"),
+        "|" => "closures are not allowed in a formula".to_string(),
+        "?" => "`?` is not allowed in a formula: the derive checks the arithmetic itself".to_string(),
+        ".." | "..=" => "ranges are not allowed in a formula".to_string(),
+        ";" => "statements are not allowed in a formula".to_string(),
+        "^" | "<<" | ">>" => format!("`{op}` is not allowed in a formula: only + - * / % and comparisons are checked"),
+        _ => {
+            // Runs such as `*&` or `,-` are two operators written together.
+            let ok = op.char_indices().skip(1).any(|(k, _)| {
+                ALLOWED.contains(&&op[..k]) && forbidden_operator(&op[k..], next).is_none()
+            });
+            if ok {
+                return None;
+            }
+            format!("`{op}` is not allowed in a formula")
+        }
+    };
+    Some(msg)
+}
+
+/// Rejects parsed expressions outside the grammar (tuples, arrays, struct literals...).
+fn check_grammar(expr: &Expr, cx: &Ctxt) -> bool {
+    match expr {
+        Expr::Binary(b) => {
+            let l = check_grammar(&b.left, cx);
+            let r = check_grammar(&b.right, cx);
+            if matches!(b.op, BinOp::BitXor(_) | BinOp::BitOr(_) | BinOp::BitAnd(_) | BinOp::Shl(_) | BinOp::Shr(_)) {
+                cx.error_spanned_by(b.op, "bitwise operators are not allowed in a formula");
+                return false;
+            }
+            if is_assign(&b.op) {
+                cx.error_spanned_by(b.op, "assignment is not allowed in a formula");
+                return false;
+            }
+            l && r
+        }
+        Expr::Unary(u) => check_grammar(&u.expr, cx),
+        Expr::Paren(p) => check_grammar(&p.expr, cx),
+        Expr::Group(g) => check_grammar(&g.expr, cx),
+        Expr::Call(c) => {
+            let mut ok = matches!(&*c.func, Expr::Path(_));
+            if !ok {
+                cx.error_spanned_by(&c.func, "only named functions can be called in a formula");
+            }
+            for a in &c.args {
+                ok &= check_grammar(a, cx);
+            }
+            ok
+        }
+        Expr::MethodCall(m) => {
+            let mut ok = check_grammar(&m.receiver, cx);
+            for a in &m.args {
+                ok &= check_grammar(a, cx);
+            }
+            ok
+        }
+        Expr::Field(f) => check_grammar(&f.base, cx),
+        Expr::Index(i) => check_grammar(&i.expr, cx) & check_grammar(&i.index, cx),
+        Expr::Reference(r) => check_grammar(&r.expr, cx),
+        Expr::Cast(c) => check_grammar(&c.expr, cx),
+        Expr::Lit(_) | Expr::Path(_) => true,
+        other => {
+            cx.error_spanned_by(other, "this expression is not allowed in a formula: use arithmetic, comparisons, `&&`/`||`, fields, paths and function calls");
+            false
+        }
+    }
+}
+
+fn is_assign(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::AddAssign(_) | BinOp::SubAssign(_) | BinOp::MulAssign(_) | BinOp::DivAssign(_)
+            | BinOp::RemAssign(_) | BinOp::BitXorAssign(_) | BinOp::BitAndAssign(_)
+            | BinOp::BitOrAssign(_) | BinOp::ShlAssign(_) | BinOp::ShrAssign(_)
+    )
+}
+
+fn collect_names(expr: &Expr, out: &mut Vec<Ident>) {
+    match expr {
+        Expr::Binary(b) => {
+            collect_names(&b.left, out);
+            collect_names(&b.right, out);
+        }
+        Expr::Unary(u) => collect_names(&u.expr, out),
+        Expr::Paren(p) => collect_names(&p.expr, out),
+        Expr::Group(g) => collect_names(&g.expr, out),
+        Expr::Call(c) => c.args.iter().for_each(|a| collect_names(a, out)),
+        Expr::MethodCall(m) => {
+            collect_names(&m.receiver, out);
+            m.args.iter().for_each(|a| collect_names(a, out));
+        }
+        Expr::Field(f) => collect_names(&f.base, out),
+        Expr::Index(i) => {
+            collect_names(&i.expr, out);
+            collect_names(&i.index, out);
+        }
+        Expr::Reference(r) => collect_names(&r.expr, out),
+        Expr::Cast(c) => collect_names(&c.expr, out),
+        Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 && p.path.leading_colon.is_none() => {
+            let id = &p.path.segments[0].ident;
+            let s = id.to_string();
+            if s.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
+                out.push(id.clone());
+            }
+        }
+        _ => {}
+    }
+}
+
+fn arith_method(op: &BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::Add(_) => "add",
+        BinOp::Sub(_) => "sub",
+        BinOp::Mul(_) => "mul",
+        BinOp::Div(_) => "div",
+        BinOp::Rem(_) => "rem",
+        _ => return None,
+    })
+}
+
+/// Wraps tokens in an invisible group, so precedence survives without parentheses.
+fn grouped(ts: TokenStream) -> TokenStream {
+    TokenTree::Group(Group::new(Delimiter::None, ts)).into()
+}
+
+fn rewrite(expr: &Expr, mode: Mode, f: &Ident) -> TokenStream {
+    match expr {
+        Expr::Binary(b) => {
+            if let Some(method) = arith_method(&b.op) {
+                let span = b.op.span();
+                let method = Ident::new(method, span);
+                let l = rewrite(&b.left, Mode::Size, f);
+                let r = rewrite(&b.right, Mode::Size, f);
+                return quote_spanned!(span=> #f.#method(#l, #r)?);
+            }
+            let operand = match b.op {
+                BinOp::And(_) | BinOp::Or(_) => Mode::Bool,
+                _ => Mode::Size,
+            };
+            let l = grouped(rewrite(&b.left, operand, f));
+            let r = grouped(rewrite(&b.right, operand, f));
+            let op = &b.op;
+            quote!(#l #op #r)
+        }
+        Expr::Unary(u) if matches!(u.op, UnOp::Not(_)) => {
+            let inner = grouped(rewrite(&u.expr, Mode::Bool, f));
+            let op = &u.op;
+            quote!(#op #inner)
+        }
+        Expr::Paren(p) => grouped(rewrite(&p.expr, mode, f)),
+        Expr::Group(g) => grouped(rewrite(&g.expr, mode, f)),
+        Expr::Call(c) => {
+            let args: Vec<TokenStream> = c.args.iter().map(|a| rewrite(a, Mode::Arg, f)).collect();
+            if let Expr::Path(p) = &*c.func {
+                if let Some(id) = p.path.get_ident() {
+                    if mode != Mode::Bool && HELPERS.contains(&id.to_string().as_str()) {
+                        let args = c.args.iter().map(|a| rewrite(a, Mode::Size, f));
+                        return quote_spanned!(id.span()=> #f.#id(#(#args),*)?);
+                    }
+                }
+            }
+            let func = &c.func;
+            let call = quote!(#func(#(#args),*));
+            wrap_value(call, mode, f, c.span())
+        }
+        Expr::MethodCall(m) => {
+            let receiver = grouped(rewrite(&m.receiver, Mode::Arg, f));
+            let args = m.args.iter().map(|a| rewrite(a, Mode::Arg, f));
+            let method = &m.method;
+            let turbofish = &m.turbofish;
+            let call = quote!(#receiver.#method #turbofish(#(#args),*));
+            wrap_value(call, mode, f, m.method.span())
+        }
+        other => other.to_token_stream(),
+    }
+}
+
+/// A call's result in a size position goes through `IntoSize` (plain `usize` or a checked
+/// result of a sizing function).
+fn wrap_value(call: TokenStream, mode: Mode, f: &Ident, span: Span) -> TokenStream {
+    if mode == Mode::Size {
+        quote_spanned!(span=> #f.value(#call)?)
+    } else {
+        call
+    }
+}
+
+/// The formula's text as an author would write it: spaces around binary operators, none
+/// around `.` and `::`.
+pub fn text_of(tokens: TokenStream) -> String {
+    #[derive(PartialEq, Clone, Copy)]
+    enum Last {
+        Start,
+        Word,
+        Tight,
+        Spaced,
+    }
+    fn walk(tokens: TokenStream, out: &mut String) {
+        let mut last = Last::Start;
+        let trees: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut i = 0;
+        while i < trees.len() {
+            match &trees[i] {
+                TokenTree::Group(g) => {
+                    let (open, close) = match g.delimiter() {
+                        Delimiter::Parenthesis => ("(", ")"),
+                        Delimiter::Bracket => ("[", "]"),
+                        Delimiter::Brace => ("{ ", " }"),
+                        Delimiter::None => ("", ""),
+                    };
+                    out.push_str(open);
+                    walk(g.stream(), out);
+                    out.push_str(close);
+                    last = Last::Word;
+                }
+                TokenTree::Ident(_) | TokenTree::Literal(_) => {
+                    if last == Last::Word {
+                        out.push(' ');
+                    }
+                    out.push_str(&trees[i].to_string());
+                    last = Last::Word;
+                }
+                TokenTree::Punct(_) => {
+                    let mut op = String::new();
+                    while let Some(TokenTree::Punct(p)) = trees.get(i) {
+                        op.push(p.as_char());
+                        if p.spacing() == Spacing::Alone {
+                            break;
+                        }
+                        i += 1;
+                    }
+                    match op.as_str() {
+                        "." | "::" => {
+                            out.push_str(&op);
+                            last = Last::Tight;
+                        }
+                        "," => {
+                            out.push_str(", ");
+                            last = Last::Spaced;
+                        }
+                        "&" | "!" | "-" if last != Last::Word => {
+                            out.push_str(&op);
+                            last = Last::Tight;
+                        }
+                        _ => {
+                            out.push(' ');
+                            out.push_str(&op);
+                            out.push(' ');
+                            last = Last::Spaced;
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+    let mut out = String::new();
+    walk(tokens, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::format_ident;
+
+    fn parse(ts: TokenStream) -> Result<Formula, String> {
+        let cx = Ctxt::default();
+        let f = Formula::parse(ts, "formula", &cx);
+        let errors = cx.to_compile_errors().to_string();
+        f.ok_or(errors)
+    }
+
+    #[test]
+    fn text_reads_like_the_source() {
+        assert_eq!(text_of(quote!([max_batch_tokens, config.hidden_size])), "[max_batch_tokens, config.hidden_size]");
+        assert_eq!(text_of(quote!(2 * config.a + ceil16(m))), "2 * config.a + ceil16(m)");
+        assert_eq!(text_of(quote!(f(&config, x) >= 0 && !b)), "f(&config, x) >= 0 && !b");
+        assert_eq!(text_of(quote!(a::B::<u8>(1))), "a::B:: < u8 > (1)");
+    }
+
+    #[test]
+    fn rejects_outside_the_grammar() {
+        for bad in [quote!(if a { 1 } else { 2 }), quote!(|x| x), quote!({ 1 }), quote!(a = 1), quote!(a?), quote!(a ^ b), quote!(foo!(x)), quote!((a, b)), quote!(a..b)] {
+            assert!(parse(bad.clone()).is_err(), "accepted {bad}");
+        }
+        for good in [quote!(a * b + c), quote!(config.x > 0 && !y), quote!(f(&config, m) - 1), quote!(x as usize), quote!(a.max(b)), quote!(-1)] {
+            assert!(parse(good.clone()).is_ok(), "rejected {good}: {:?}", parse(good.clone()).err());
+        }
+    }
+
+    #[test]
+    fn rewrites_arithmetic_into_checked_calls() {
+        let f = format_ident!("__f");
+        let formula = parse(quote!(a * ceil16(b) + g(c))).unwrap();
+        let out = formula.checked(&f).to_string();
+        assert!(out.contains("__f . add"), "{out}");
+        assert!(out.contains("__f . mul"), "{out}");
+        assert!(out.contains("__f . ceil16 (b) ?"), "{out}");
+        assert!(out.contains("__f . value (g (c)) ?"), "{out}");
+        let names: Vec<String> = formula.value_names().iter().map(|i| i.to_string()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+    }
+}

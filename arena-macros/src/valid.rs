@@ -1,0 +1,64 @@
+//! Rules across fields: every name a formula reads is declared, and no declared name is
+//! shadowed by a buffer.
+
+use crate::ast::Container;
+use crate::ctxt::Ctxt;
+use crate::formula::Formula;
+use crate::suggest::hint;
+use proc_macro2::Ident;
+
+pub fn check(cx: &Ctxt, cont: &Container) {
+    check_unique_names(cx, cont);
+
+    let inputs: Vec<String> = cont.input_names().map(Ident::to_string).collect();
+    let derived: Vec<String> = cont.derived.iter().map(|d| d.name.to_string()).collect();
+
+    // A derived value reads the inputs and the derived values before it.
+    for (i, d) in cont.derived.iter().enumerate() {
+        let known: Vec<&str> = inputs.iter().chain(&derived[..i]).map(String::as_str).collect();
+        check_names(cx, &d.formula, &known, &derived[i..]);
+    }
+
+    let known: Vec<&str> = inputs.iter().chain(&derived).map(String::as_str).collect();
+    for b in &cont.buffers {
+        let formulas = b.size.iter().flat_map(|s| s.formulas()).chain(&b.gate).chain(&b.min_bytes);
+        for f in formulas {
+            check_names(cx, f, &known, &[]);
+        }
+    }
+}
+
+fn check_names(cx: &Ctxt, formula: &Formula, known: &[&str], later: &[String]) {
+    for name in formula.value_names() {
+        let s = name.to_string();
+        if known.contains(&s.as_str()) {
+            continue;
+        }
+        if later.contains(&s) {
+            cx.error_at(name.span(), format!("`{s}` is derived after this value; a derived value reads only the inputs and the values derived before it"));
+            continue;
+        }
+        cx.error_at(
+            name.span(),
+            format!("`{s}` is not an input or a derived value of this arena{}", hint(&s, known.iter().copied())),
+        );
+    }
+}
+
+fn check_unique_names(cx: &Ctxt, cont: &Container) {
+    let mut seen: Vec<&Ident> = Vec::new();
+    for name in cont.input_names().chain(cont.derived.iter().map(|d| &d.name)) {
+        if seen.contains(&name) {
+            cx.error_at(name.span(), format!("`{name}` is declared twice among the inputs and derived values"));
+        }
+        seen.push(name);
+    }
+    for b in &cont.buffers {
+        if seen.contains(&&b.ident) {
+            cx.error_at(b.ident.span(), format!("buffer `{}` has the name of an input or derived value; rename one of them", b.ident));
+        }
+        if b.ident.to_string().starts_with("__") {
+            cx.error_at(b.ident.span(), "names starting with `__` are reserved for generated code");
+        }
+    }
+}

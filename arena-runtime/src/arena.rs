@@ -1,0 +1,276 @@
+//! `Arena<L, D>`: the owning handle of an allocated arena.
+//!
+//! Construction is the only place that allocates; `release` (or drop) frees each device
+//! allocation exactly once. A failed construction frees what it had allocated before
+//! returning the error.
+
+use crate::device::Device;
+use crate::error::{ArenaError, DeviceError, GuardError};
+use crate::layout::{ArenaLayout, BufferDecl};
+use crate::slab::SlabPlan;
+use core::ops::Deref;
+
+/// The byte every guard band is filled with.
+pub const GUARD_PATTERN: u8 = 0xA5;
+
+/// How the buffers are backed by device allocations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AllocMode {
+    /// One allocation for the whole arena, buffers at aligned offsets (the default).
+    #[default]
+    Slab,
+    /// One allocation per non-empty buffer: slower, but tools such as compute-sanitizer
+    /// then see each buffer's bounds.
+    PerBuffer,
+}
+
+/// Options of [`Arena::allocate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocOptions {
+    pub mode: AllocMode,
+    /// Alignment of each buffer inside a slab (a power of two, at least 256 is enforced).
+    pub align: usize,
+    /// Bytes of guard band after each buffer (0: none, the default).
+    pub guard_bytes: usize,
+}
+
+impl Default for AllocOptions {
+    fn default() -> Self {
+        Self { mode: AllocMode::Slab, align: 256, guard_bytes: 0 }
+    }
+}
+
+impl AllocOptions {
+    pub fn per_buffer() -> Self {
+        Self { mode: AllocMode::PerBuffer, ..Self::default() }
+    }
+
+    pub fn with_guard_bytes(self, guard_bytes: usize) -> Self {
+        Self { guard_bytes, ..self }
+    }
+}
+
+/// One device allocation the arena owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allocation {
+    pub addr: u64,
+    pub bytes: usize,
+}
+
+/// Where one buffer landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub decl: &'static BufferDecl,
+    /// Device address, 0 for an empty buffer.
+    pub addr: u64,
+    pub bytes: usize,
+}
+
+/// An allocated arena: derefs to the arena struct of pointers, owns the memory.
+pub struct Arena<L: ArenaLayout, D: Device> {
+    buffers: L,
+    sizes: L::Sizes,
+    placements: Vec<Placement>,
+    allocations: Vec<Allocation>,
+    guard_bytes: usize,
+    mode: AllocMode,
+    device: D,
+}
+
+impl<L: ArenaLayout, D: Device> Arena<L, D> {
+    /// Allocates every non-empty buffer of `sizes` on `device`.
+    pub fn allocate(device: D, sizes: &L::Sizes, options: AllocOptions) -> Result<Self, ArenaError> {
+        let bytes = L::byte_sizes(sizes);
+        debug_assert_eq!(bytes.len(), L::BUFFERS.len());
+        let align = options.align.max(device.alignment()).max(256).next_power_of_two();
+        let guard = options.guard_bytes;
+        let mut allocations = Vec::new();
+        let mut addrs = vec![0u64; bytes.len()];
+
+        match options.mode {
+            AllocMode::Slab => {
+                let names: Vec<&'static str> = L::BUFFERS.iter().map(|d| d.name).collect();
+                let plan = SlabPlan::new(&names, &bytes, align, guard)?;
+                if plan.total > 0 {
+                    let base = device.alloc(plan.total).map_err(|source| ArenaError::Alloc {
+                        what: format!("the slab of {} ({} buffers)", L::NAME, bytes.len()),
+                        bytes: plan.total,
+                        device: device.name(),
+                        source,
+                    })?;
+                    allocations.push(Allocation { addr: base, bytes: plan.total });
+                    for (addr, offset) in addrs.iter_mut().zip(&plan.offsets) {
+                        if let Some(offset) = offset {
+                            *addr = base + *offset as u64;
+                        }
+                    }
+                }
+            }
+            AllocMode::PerBuffer => {
+                for (i, &b) in bytes.iter().enumerate() {
+                    if b == 0 {
+                        continue;
+                    }
+                    let total = b.checked_add(guard).ok_or(crate::SizeError::TotalOverflow {
+                        buffer: L::BUFFERS[i].name,
+                    });
+                    let result = total.map_err(ArenaError::from).and_then(|total| {
+                        device.alloc(total).map_err(|source| ArenaError::Alloc {
+                            what: format!("buffer `{}`", L::BUFFERS[i].name),
+                            bytes: total,
+                            device: device.name(),
+                            source,
+                        })
+                    });
+                    match result {
+                        Ok(addr) => {
+                            allocations.push(Allocation { addr, bytes: b + guard });
+                            addrs[i] = addr;
+                        }
+                        Err(e) => {
+                            free_all(&device, &mut allocations);
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        }
+
+        let placements: Vec<Placement> = L::BUFFERS
+            .iter()
+            .zip(&addrs)
+            .zip(&bytes)
+            .map(|((decl, &addr), &bytes)| Placement { decl, addr, bytes })
+            .collect();
+        let arena = Self {
+            buffers: L::from_addresses(&addrs, sizes),
+            sizes: *sizes,
+            placements,
+            allocations,
+            guard_bytes: guard,
+            mode: options.mode,
+            device,
+        };
+        if guard > 0 {
+            // On failure `arena` drops here, which frees every allocation.
+            arena.write_guards()?;
+        }
+        Ok(arena)
+    }
+
+    fn write_guards(&self) -> Result<(), ArenaError> {
+        let pattern = vec![GUARD_PATTERN; self.guard_bytes];
+        for p in self.placements.iter().filter(|p| p.bytes > 0) {
+            // SAFETY: the guard band lies inside this arena's allocation (planned above).
+            unsafe { self.device.write(p.addr + p.bytes as u64, &pattern) }.map_err(|source| {
+                ArenaError::Guard { buffer: p.decl.name, device: self.device.name(), source }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Reads every guard band back and names each buffer whose end was overrun.
+    pub fn check_guards(&self) -> Result<(), GuardError> {
+        if self.guard_bytes == 0 {
+            return Err(GuardError::Disabled);
+        }
+        let mut band = vec![0u8; self.guard_bytes];
+        let mut overrun = Vec::new();
+        for p in self.placements.iter().filter(|p| p.bytes > 0 && !self.allocations.is_empty()) {
+            // SAFETY: as in `write_guards`; the arena is not released while `self` lives.
+            unsafe { self.device.read(p.addr + p.bytes as u64, &mut band) }
+                .map_err(|source| GuardError::Read { buffer: p.decl.name, source })?;
+            if band.iter().any(|&b| b != GUARD_PATTERN) {
+                overrun.push(p.decl.name);
+            }
+        }
+        if overrun.is_empty() {
+            Ok(())
+        } else {
+            Err(GuardError::Overrun { buffers: overrun })
+        }
+    }
+
+    /// The sizes this arena was allocated at.
+    pub fn sizes(&self) -> &L::Sizes {
+        &self.sizes
+    }
+
+    /// Where each buffer landed, in field order.
+    pub fn placements(&self) -> &[Placement] {
+        &self.placements
+    }
+
+    /// The device allocations this arena owns.
+    pub fn allocations(&self) -> &[Allocation] {
+        &self.allocations
+    }
+
+    /// Bytes actually allocated on the device (slab padding and guard bands included).
+    pub fn allocated_bytes(&self) -> usize {
+        self.allocations.iter().map(|a| a.bytes).sum()
+    }
+
+    pub fn mode(&self) -> AllocMode {
+        self.mode
+    }
+
+    pub fn device(&self) -> &D {
+        &self.device
+    }
+
+    /// Frees every allocation exactly once. Every allocation is attempted even if one fails;
+    /// the first failure is returned.
+    pub fn release(mut self) -> Result<(), ArenaError> {
+        let device = &self.device;
+        let mut first_error = None;
+        for a in self.allocations.drain(..) {
+            // SAFETY: each allocation came from `device.alloc` and is drained, so freed once.
+            if let Err(source) = unsafe { device.free(a.addr, a.bytes) } {
+                first_error.get_or_insert(ArenaError::Free {
+                    what: format!("an allocation of {}", L::NAME),
+                    bytes: a.bytes,
+                    device: device.name(),
+                    source,
+                });
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+fn free_all<D: Device>(device: &D, allocations: &mut Vec<Allocation>) -> Option<DeviceError> {
+    let mut first = None;
+    for a in allocations.drain(..) {
+        // SAFETY: each allocation came from `device.alloc` and is drained, so freed once.
+        if let Err(e) = unsafe { device.free(a.addr, a.bytes) } {
+            first.get_or_insert(e);
+        }
+    }
+    first
+}
+
+impl<L: ArenaLayout, D: Device> Deref for Arena<L, D> {
+    type Target = L;
+    fn deref(&self) -> &L {
+        &self.buffers
+    }
+}
+
+impl<L: ArenaLayout, D: Device> Drop for Arena<L, D> {
+    fn drop(&mut self) {
+        // After `release` the list is empty and this frees nothing.
+        let _ = free_all(&self.device, &mut self.allocations);
+    }
+}
+
+impl<L: ArenaLayout, D: Device> core::fmt::Debug for Arena<L, D> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Arena")
+            .field("layout", &L::NAME)
+            .field("mode", &self.mode)
+            .field("allocated_bytes", &self.allocated_bytes())
+            .field("sizes", &self.sizes)
+            .finish()
+    }
+}

@@ -1,0 +1,92 @@
+//! Errors as values: each names the buffer, the numbers and the device involved.
+
+use thiserror::Error;
+
+/// A buffer's size could not be computed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SizeError {
+    /// Checked arithmetic in a formula overflowed (or a subtraction went below 0).
+    #[error("buffer `{buffer}`: {lhs} {op} {rhs} overflows usize")]
+    Overflow { buffer: &'static str, op: &'static str, lhs: usize, rhs: usize },
+    /// A formula divided by 0.
+    #[error("buffer `{buffer}`: {lhs} {op} 0 divides by zero")]
+    DivideByZero { buffer: &'static str, op: &'static str, lhs: usize },
+    /// A buffer without a gate came out 0 bytes.
+    #[error("buffer `{buffer}` is not gated but its formula gives 0 bytes")]
+    Zero { buffer: &'static str },
+    /// A sizing function a formula called failed.
+    #[error("buffer `{buffer}`: {source}")]
+    Nested { buffer: &'static str, source: Box<SizeError> },
+    /// A value did not fit in `usize` (a `u64` or `u128` sizing result, say).
+    #[error("buffer `{buffer}`: {value} does not fit in usize")]
+    TooLarge { buffer: &'static str, value: u128 },
+    /// The sum of the tracked buffers overflowed.
+    #[error("the arena's total overflows usize when adding buffer `{buffer}`")]
+    TotalOverflow { buffer: &'static str },
+}
+
+impl SizeError {
+    /// The buffer (or sizing formula) the error is about, outermost first.
+    pub fn buffer(&self) -> &'static str {
+        match self {
+            SizeError::Overflow { buffer, .. }
+            | SizeError::DivideByZero { buffer, .. }
+            | SizeError::Zero { buffer }
+            | SizeError::Nested { buffer, .. }
+            | SizeError::TooLarge { buffer, .. }
+            | SizeError::TotalOverflow { buffer } => buffer,
+        }
+    }
+}
+
+/// A device refused an operation.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum DeviceError {
+    #[error("out of memory ({bytes} bytes asked)")]
+    OutOfMemory { bytes: usize },
+    #[error("invalid allocation size {bytes}")]
+    InvalidSize { bytes: usize },
+    #[error("allocation {index} was made to fail (fault injection)")]
+    Injected { index: usize },
+    #[error("address {addr:#x} is not a live allocation of this device")]
+    UnknownAddress { addr: u64 },
+    #[error("this device does not support {0}")]
+    Unsupported(&'static str),
+    #[error("driver error: {0}")]
+    Driver(String),
+}
+
+/// Allocating, checking or releasing an arena failed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ArenaError {
+    /// A device allocation failed; everything allocated before it has been freed.
+    #[error("allocating {what} ({bytes} bytes) on {device}: {source}")]
+    Alloc { what: String, bytes: usize, device: String, source: DeviceError },
+    /// The slab's layout could not be planned (its total overflows).
+    #[error("planning the slab: {0}")]
+    Plan(#[from] SizeError),
+    /// Writing the guard pattern failed; the arena was freed.
+    #[error("writing the guard band of `{buffer}` on {device}: {source}")]
+    Guard { buffer: &'static str, device: String, source: DeviceError },
+    /// Freeing failed; the other allocations were still freed.
+    #[error("freeing {what} ({bytes} bytes) on {device}: {source}")]
+    Free { what: String, bytes: usize, device: String, source: DeviceError },
+}
+
+/// `check_guards` found overwritten guard bands (or could not read them).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum GuardError {
+    #[error("guard bands were overrun after: {}", .buffers.join(", "))]
+    Overrun { buffers: Vec<&'static str> },
+    #[error("this arena has no guard bands (allocate with `guard_bytes` > 0)")]
+    Disabled,
+    #[error("reading the guard band of `{buffer}`: {source}")]
+    Read { buffer: &'static str, source: DeviceError },
+}
+
+/// A region layout could not be carved from a buffer.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CarveError {
+    #[error("carving `{layout}`: the buffer holds {have} bytes but the layout needs {need}")]
+    TooSmall { layout: &'static str, have: usize, need: usize },
+}

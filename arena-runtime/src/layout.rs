@@ -1,0 +1,79 @@
+//! What the derive declares about an arena: one `BufferDecl` per buffer, in field order.
+
+use crate::dtype::Element;
+
+/// A buffer as declared: everything but its size, which depends on the inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferDecl {
+    /// The field name.
+    pub name: &'static str,
+    /// The element type's name (`bf16`, `f32`, ...).
+    pub dtype: &'static str,
+    /// Bytes per element.
+    pub elem_size: usize,
+    /// The shape or byte formula as written (`[max_batch_tokens, config.hidden_size]`).
+    pub formula: &'static str,
+    /// True when the formula is a shape (elements), false for a byte formula.
+    pub is_shape: bool,
+    /// The gate as written, if any.
+    pub gate: Option<&'static str>,
+    /// The floor in bytes as written, if any.
+    pub min_bytes: Option<&'static str>,
+    /// Counted in `total_bytes`.
+    pub tracked: bool,
+    /// The first line of the field's doc comment.
+    pub doc: &'static str,
+}
+
+impl BufferDecl {
+    /// A gated buffer may be 0 bytes and NULL.
+    pub const fn gated(&self) -> bool {
+        self.gate.is_some()
+    }
+
+    /// Element size of `T`, for generated declarations.
+    pub const fn elem_size_of<T: Element>() -> usize {
+        T::SIZE
+    }
+}
+
+/// A buffer with its size, for reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferInfo {
+    pub decl: &'static BufferDecl,
+    pub bytes: usize,
+}
+
+impl BufferInfo {
+    /// Elements, for a shape buffer; bytes for a byte buffer of `u8`.
+    pub fn elements(&self) -> usize {
+        self.bytes / self.decl.elem_size
+    }
+}
+
+/// Implemented by `#[derive(Arena)]`: how to go between an arena struct, its sizes struct
+/// and the runtime's generic allocation code.
+pub trait ArenaLayout: Sized {
+    /// The generated sizes struct.
+    type Sizes: Copy + core::fmt::Debug;
+    /// The arena's name, for error messages.
+    const NAME: &'static str;
+    /// Every buffer, in field order.
+    const BUFFERS: &'static [BufferDecl];
+
+    /// Each buffer's bytes, in field order.
+    fn byte_sizes(sizes: &Self::Sizes) -> Vec<usize>;
+
+    /// The arena struct from each buffer's address (0 for a buffer of 0 bytes), in field order.
+    /// `addrs` has exactly one address per buffer.
+    fn from_addresses(addrs: &[u64], sizes: &Self::Sizes) -> Self;
+
+    /// Each buffer with its size, in field order.
+    fn buffer_infos(sizes: &Self::Sizes) -> Vec<BufferInfo> {
+        Self::BUFFERS
+            .iter()
+            .zip(Self::byte_sizes(sizes))
+            .map(|(decl, bytes)| BufferInfo { decl, bytes })
+            .collect()
+    }
+}

@@ -1,0 +1,132 @@
+//! `DevicePtr<T>`: a typed device address with its length, as the arena hands it out.
+
+use crate::dtype::Element;
+use core::fmt;
+use core::marker::PhantomData;
+
+/// A device address holding `len` elements of `T`, or NULL with length 0.
+///
+/// It is a plain value (`Copy`): the arena that produced it owns the memory, and the
+/// pointer is valid until that arena is released. It never dereferences on the host.
+#[repr(C)]
+pub struct DevicePtr<T> {
+    addr: u64,
+    len: usize,
+    _elem: PhantomData<*const T>,
+}
+
+// A device address is only a number on the host side.
+unsafe impl<T> Send for DevicePtr<T> {}
+unsafe impl<T> Sync for DevicePtr<T> {}
+
+impl<T> Clone for DevicePtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DevicePtr<T> {}
+
+impl<T> PartialEq for DevicePtr<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.addr == other.addr && self.len == other.len
+    }
+}
+impl<T> Eq for DevicePtr<T> {}
+
+impl<T> Default for DevicePtr<T> {
+    fn default() -> Self {
+        Self::NULL
+    }
+}
+
+impl<T> DevicePtr<T> {
+    /// The pointer of a buffer that is not allocated (a gated buffer of 0 bytes).
+    pub const NULL: Self = Self { addr: 0, len: 0, _elem: PhantomData };
+
+    /// A pointer to `len` elements at device address `addr`.
+    ///
+    /// Making one is safe: nothing on the host reads through it. Using it in a kernel is
+    /// the caller's promise that the memory is live and this long.
+    pub const fn from_raw_parts(addr: u64, len: usize) -> Self {
+        Self { addr, len, _elem: PhantomData }
+    }
+
+    /// True for [`DevicePtr::NULL`].
+    pub const fn is_null(&self) -> bool {
+        self.addr == 0
+    }
+
+    /// The device address as an integer (0 for NULL).
+    pub const fn as_raw(&self) -> u64 {
+        self.addr
+    }
+
+    /// Length in elements.
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the buffer holds no element.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<T: Element> DevicePtr<T> {
+    /// Length in bytes.
+    pub const fn byte_len(&self) -> usize {
+        self.len * T::SIZE
+    }
+
+    /// The same bytes seen as another element type; the length counts whole elements of `U`.
+    pub const fn cast<U: Element>(self) -> DevicePtr<U> {
+        DevicePtr::from_raw_parts(self.addr, self.byte_len() / U::SIZE)
+    }
+
+    /// A pointer to `len` elements of `U` starting `offset_bytes` into this buffer, or
+    /// `None` when that range does not lie inside it.
+    pub fn slice_bytes<U: Element>(&self, offset_bytes: usize, len: usize) -> Option<DevicePtr<U>> {
+        let bytes = len.checked_mul(U::SIZE)?;
+        let end = offset_bytes.checked_add(bytes)?;
+        if self.is_null() || end > self.byte_len() {
+            return None;
+        }
+        Some(DevicePtr::from_raw_parts(self.addr + offset_bytes as u64, len))
+    }
+}
+
+impl<T: Element> fmt::Debug for DevicePtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_null() {
+            write!(f, "DevicePtr<{}>::NULL", T::NAME)
+        } else {
+            write!(f, "DevicePtr<{}>({:#x}, {} elems)", T::NAME, self.addr, self.len)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::bf16;
+
+    #[test]
+    fn null_and_lengths() {
+        let p = DevicePtr::<bf16>::NULL;
+        assert!(p.is_null());
+        assert_eq!(p.byte_len(), 0);
+        let q = DevicePtr::<bf16>::from_raw_parts(0x1000, 8);
+        assert_eq!(q.as_raw(), 0x1000);
+        assert_eq!(q.len(), 8);
+        assert_eq!(q.byte_len(), 16);
+        assert_eq!(q.cast::<u8>().len(), 16);
+    }
+
+    #[test]
+    fn slices_stay_inside() {
+        let q = DevicePtr::<u8>::from_raw_parts(0x1000, 64);
+        assert_eq!(q.slice_bytes::<f32>(16, 4).unwrap().as_raw(), 0x1010);
+        assert!(q.slice_bytes::<f32>(16, 13).is_none());
+        assert!(DevicePtr::<u8>::NULL.slice_bytes::<u8>(0, 0).is_none());
+    }
+}

@@ -1,0 +1,86 @@
+//! Region layouts: one buffer carved into several regions back to back.
+//!
+//! `#[derive(Regions)]` declares the regions once; the generated `layout` function places
+//! them with a [`RegionCursor`], the layout's total sizes the arena buffer, and `carve`
+//! turns the buffer's pointer into one pointer per region with the same offsets.
+
+use crate::dtype::Element;
+use crate::error::{CarveError, SizeError};
+use crate::ptr::DevicePtr;
+
+/// One region of a layout: its offset from the buffer's start and its length, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Region {
+    pub offset: usize,
+    pub bytes: usize,
+}
+
+impl Region {
+    /// One past the region's last byte.
+    pub const fn end(&self) -> usize {
+        self.offset + self.bytes
+    }
+
+    /// This region of `base` as a pointer to `T` (NULL for a region of 0 bytes).
+    pub fn of<T: Element>(&self, base: DevicePtr<u8>) -> DevicePtr<T> {
+        if self.bytes == 0 || base.is_null() {
+            return DevicePtr::NULL;
+        }
+        DevicePtr::from_raw_parts(base.as_raw() + self.offset as u64, self.bytes / T::SIZE)
+    }
+}
+
+/// Places regions one after another, each at an offset aligned to `align`.
+#[derive(Debug, Clone, Copy)]
+pub struct RegionCursor {
+    layout: &'static str,
+    align: usize,
+    end: usize,
+}
+
+impl RegionCursor {
+    pub const fn new(layout: &'static str, align: usize) -> Self {
+        Self { layout, align, end: 0 }
+    }
+
+    /// The next region, `bytes` long.
+    pub fn place(&mut self, bytes: usize) -> Result<Region, SizeError> {
+        let overflow = SizeError::Overflow { buffer: self.layout, op: "+", lhs: self.end, rhs: bytes };
+        let offset = self.end.checked_next_multiple_of(self.align).ok_or(overflow.clone())?;
+        self.end = offset.checked_add(bytes).ok_or(overflow)?;
+        Ok(Region { offset, bytes })
+    }
+
+    /// Bytes the layout needs.
+    pub const fn total(&self) -> usize {
+        self.end
+    }
+}
+
+/// Checks a buffer is long enough for a layout before carving it.
+pub fn check_carve(layout: &'static str, base: DevicePtr<u8>, need: usize) -> Result<(), CarveError> {
+    if base.byte_len() < need {
+        return Err(CarveError::TooSmall { layout, have: base.byte_len(), need });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursor_aligns_and_totals() {
+        let mut c = RegionCursor::new("l", 256);
+        let a = c.place(10).unwrap();
+        let b = c.place(0).unwrap();
+        let d = c.place(300).unwrap();
+        assert_eq!((a.offset, b.offset, d.offset), (0, 256, 256));
+        assert_eq!(c.total(), 556);
+        let base = DevicePtr::<u8>::from_raw_parts(0x10000, 556);
+        assert_eq!(d.of::<f32>(base).as_raw(), 0x10100);
+        assert_eq!(d.of::<f32>(base).len(), 75);
+        assert!(b.of::<f32>(base).is_null());
+        assert!(check_carve("l", base, 557).is_err());
+    }
+}

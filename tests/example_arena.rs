@@ -1,0 +1,2 @@
+use arena_tests::example::*;
+fn main() {}
