@@ -4,3 +4,7 @@
 pub mod example {
     include!("expand/example.rs");
 }
+
+pub mod scratch {
+    include!("expand/scratch.rs");
+}

@@ -76,8 +76,8 @@ impl Formula {
 }
 
 /// Rejects, with a precise message, token-level syntax that is outside the formula grammar.
+/// Stops at the first problem: one mistake in a formula is one error.
 fn prescan(tokens: TokenStream, cx: &Ctxt) -> bool {
-    let mut ok = true;
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut i = 0;
     while i < trees.len() {
@@ -86,15 +86,16 @@ fn prescan(tokens: TokenStream, cx: &Ctxt) -> bool {
                 let s = id.to_string();
                 if KEYWORDS.contains(&s.as_str()) {
                     cx.error_at(id.span(), format!("`{s}` is not allowed in a formula: a formula is arithmetic over the inputs (use `max`/`min` for choices, `gate = ...` for on/off)"));
-                    ok = false;
+                    return false;
                 }
             }
             TokenTree::Group(g) => {
                 if g.delimiter() == Delimiter::Brace {
                     cx.error_at(g.span(), "blocks are not allowed in a formula: a formula is one arithmetic expression");
-                    ok = false;
-                } else {
-                    ok &= prescan(g.stream(), cx);
+                    return false;
+                }
+                if !prescan(g.stream(), cx) {
+                    return false;
                 }
             }
             TokenTree::Punct(_) => {
@@ -108,17 +109,16 @@ fn prescan(tokens: TokenStream, cx: &Ctxt) -> bool {
                     }
                     i += 1;
                 }
-                let span = trees[start].span();
                 if let Some(msg) = forbidden_operator(&op, trees.get(i + 1)) {
-                    cx.error_at(span, msg);
-                    ok = false;
+                    cx.error_at(trees[start].span(), msg);
+                    return false;
                 }
             }
             TokenTree::Literal(_) => {}
         }
         i += 1;
     }
-    ok
+    true
 }
 
 fn forbidden_operator(op: &str, next: Option<&TokenTree>) -> Option<String> {

@@ -1,0 +1,15 @@
+use arena_runtime::{dtype::bf16, Arena, DevicePtr};
+
+pub struct Config {
+    pub hidden_size: usize,
+    pub adapter_max_rank: usize,
+}
+
+#[derive(Arena)]
+#[arena(sizes = Sizes, inputs(config: &Config, max_batch_tokens: usize))]
+pub struct BufferArena {
+    #[buffer(shape = [max_batch_tokens, config.hiden_size])]
+    pub hidden: DevicePtr<bf16>,
+}
+
+fn main() {}
