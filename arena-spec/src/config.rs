@@ -1,0 +1,588 @@
+//! `ModelConfig`: the shapes the arena is sized from, loaded from a Hugging Face
+//! `config.json`. Every derived quantity (head_dim, layer counts, widths) is a method here,
+//! computed in one place.
+
+use crate::levers::Levers;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Largest accepted value of a model dimension (hidden size, heads, head dims, ranks...).
+/// Bounding each dimension keeps every width method's product of two dimensions exact.
+pub const MAX_DIM: usize = 1 << 20;
+/// Largest accepted vocabulary or context length.
+pub const MAX_EXTENT: usize = 1 << 24;
+
+/// A config file could not be turned into a `ModelConfig`.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("{path}: cannot read: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: invalid JSON at line {line}, column {column}: {message}")]
+    Json { path: PathBuf, line: usize, column: usize, message: String },
+    #[error("{path}: missing field `{field}`")]
+    Missing { path: PathBuf, field: String },
+    #[error("{path}: field `{field}` {reason}")]
+    Invalid { path: PathBuf, field: String, reason: String },
+    #[error("{path}: unsupported model_type {model_type:?}; supported: {}", Family::ALL.iter().map(|f| f.model_type()).collect::<Vec<_>>().join(", "))]
+    UnsupportedModelType { path: PathBuf, model_type: String },
+}
+
+/// The model families the arena knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    Llama,
+    Qwen3,
+    Qwen3Moe,
+    Qwen3Next,
+    Qwen35,
+    Qwen35Moe,
+    DeepseekV3,
+    DeepseekV32,
+    NemotronH,
+    Mamba2,
+}
+
+impl Family {
+    pub const ALL: [Family; 10] = [
+        Family::Llama,
+        Family::Qwen3,
+        Family::Qwen3Moe,
+        Family::Qwen3Next,
+        Family::Qwen35,
+        Family::Qwen35Moe,
+        Family::DeepseekV3,
+        Family::DeepseekV32,
+        Family::NemotronH,
+        Family::Mamba2,
+    ];
+
+    /// The `model_type` of the family's config files.
+    pub fn model_type(self) -> &'static str {
+        match self {
+            Family::Llama => "llama",
+            Family::Qwen3 => "qwen3",
+            Family::Qwen3Moe => "qwen3_moe",
+            Family::Qwen3Next => "qwen3_next",
+            Family::Qwen35 => "qwen3_5",
+            Family::Qwen35Moe => "qwen3_5_moe",
+            Family::DeepseekV3 => "deepseek_v3",
+            Family::DeepseekV32 => "deepseek_v32",
+            Family::NemotronH => "nemotron_h",
+            Family::Mamba2 => "mamba2",
+        }
+    }
+
+    fn from_model_type(s: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.model_type() == s)
+    }
+
+    /// Families whose text model sits under `text_config`.
+    fn nests_text_config(self) -> bool {
+        matches!(self, Family::Qwen35 | Family::Qwen35Moe)
+    }
+
+    /// Families whose hybrid layout follows `full_attention_interval` / `layer_types`.
+    fn is_gdn_hybrid(self) -> bool {
+        matches!(self, Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe)
+    }
+}
+
+/// What a layer's token mixer (or, for Nemotron-H's FFN-only layers, its FFN) is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayerKind {
+    /// Softmax attention (GQA or MLA).
+    Attention,
+    /// Gated DeltaNet linear attention.
+    LinearAttention,
+    /// A Mamba-2 mixer.
+    Mamba2,
+    /// A Nemotron-H layer that is only a dense MLP (`-`).
+    Mlp,
+    /// A Nemotron-H layer that is only a MoE (`E`).
+    Moe,
+}
+
+/// The model shapes the arena is sized from. Raw fields hold the file's values (0 where a
+/// feature is absent); methods derive everything else.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelConfig {
+    /// Where it came from (a shipped model's name or a file path).
+    pub source: String,
+    pub model_type: String,
+    pub family: Family,
+
+    pub hidden_size: usize,
+    /// The dense FFN width (0 for a model without dense FFN layers).
+    pub intermediate_size: usize,
+    pub num_hidden_layers: usize,
+    pub vocab_size: usize,
+    pub max_position_embeddings: usize,
+    pub num_attention_heads: usize,
+    pub num_key_value_heads: usize,
+    /// `head_dim` as written in the file, if it is.
+    pub head_dim_field: Option<usize>,
+    /// The attention output is gated by a second half of the q projection (Qwen3-Next/3.5).
+    pub attn_output_gate: bool,
+    /// Multimodal RoPE: positions have three streams.
+    pub mrope: bool,
+    /// One entry per layer.
+    pub layers: Vec<LayerKind>,
+
+    /// Routed experts (`num_experts` or `n_routed_experts`), 0 for a dense model.
+    pub num_experts: usize,
+    pub num_experts_per_tok: usize,
+    pub moe_intermediate_size: usize,
+    /// Qwen's shared expert width.
+    pub shared_expert_intermediate_size: usize,
+    /// DeepSeek's shared experts, each `moe_intermediate_size` wide.
+    pub n_shared_experts: usize,
+    pub first_k_dense_replace: usize,
+    /// Zero (identity) experts the router also scores; synthetic.
+    pub zero_expert_num: usize,
+    /// Layers routed by token-id hash (DeepSeek-V4 style); synthetic.
+    pub hash_moe_layers: usize,
+
+    /// MLA (`kv_lora_rank` > 0).
+    pub q_lora_rank: usize,
+    pub kv_lora_rank: usize,
+    pub qk_nope_head_dim: usize,
+    pub qk_rope_head_dim: usize,
+    pub v_head_dim: usize,
+
+    /// The QSA indexer (DeepSeek-V3.2).
+    pub index_n_heads: usize,
+    pub index_head_dim: usize,
+    pub index_topk: usize,
+    /// Compressed indexer ratio; 0 (absent) means 1.
+    pub index_compress_ratio: usize,
+
+    /// Gated DeltaNet.
+    pub linear_num_key_heads: usize,
+    pub linear_key_head_dim: usize,
+    pub linear_num_value_heads: usize,
+    pub linear_value_head_dim: usize,
+    pub linear_conv_kernel_dim: usize,
+
+    /// Mamba-2.
+    pub mamba_num_heads: usize,
+    pub mamba_head_dim: usize,
+    pub ssm_state_size: usize,
+    pub mamba_n_groups: usize,
+    pub mamba_expand: usize,
+    pub mamba_conv_kernel: usize,
+    pub mamba_chunk_size: usize,
+
+    /// Grouped O-projection; synthetic.
+    pub o_groups: usize,
+    pub o_lora_rank: usize,
+    /// Hyper-connections; synthetic.
+    pub hc_mult: usize,
+    pub hc_lowrank_rank: usize,
+    /// LoRA: the widest adapter rank served (0: no adapters).
+    pub adapter_max_rank: usize,
+
+    /// The levers the arena is sized under.
+    pub levers: Levers,
+}
+
+impl ModelConfig {
+    /// Reads a `config.json`.
+    pub fn load(path: impl AsRef<Path>) -> Result<ModelConfig, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.into(), source })?;
+        Self::from_json_str(&text, path)
+    }
+
+    /// Parses the text of a `config.json`; `path` names it in errors.
+    pub fn from_json_str(text: &str, path: impl AsRef<Path>) -> Result<ModelConfig, ConfigError> {
+        let path = path.as_ref();
+        let value: Value = serde_json::from_str(text).map_err(|e| ConfigError::Json {
+            path: path.into(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        crate::config_load::from_value(&value, path)
+    }
+
+    // ---- attention ----
+
+    /// Multi-head latent attention (DeepSeek).
+    pub fn is_mla(&self) -> bool {
+        self.kv_lora_rank > 0
+    }
+
+    /// The q/k head size: `head_dim` as written, MLA's nope + rope, or `hidden / heads`.
+    pub fn head_dim(&self) -> usize {
+        if self.is_mla() {
+            return self.qk_nope_head_dim + self.qk_rope_head_dim;
+        }
+        match self.head_dim_field {
+            Some(d) => d,
+            None if self.num_attention_heads > 0 => self.hidden_size / self.num_attention_heads,
+            None => 0,
+        }
+    }
+
+    /// The attention value head size (MLA's `v_head_dim`, else `head_dim`).
+    pub fn value_head_dim(&self) -> usize {
+        if self.is_mla() {
+            self.v_head_dim
+        } else {
+            self.head_dim()
+        }
+    }
+
+    /// Output width of the q projection (doubled when the attention output is gated).
+    pub fn q_proj_width(&self) -> usize {
+        let gate = if self.attn_output_gate { 2 } else { 1 };
+        self.num_attention_heads * self.head_dim() * gate
+    }
+
+    /// Output width of the k and v projections (MLA: the compressed kv and the rope key).
+    pub fn kv_proj_width(&self) -> usize {
+        if self.is_mla() {
+            self.kv_lora_rank + self.qk_rope_head_dim
+        } else {
+            2 * self.num_key_value_heads * self.head_dim()
+        }
+    }
+
+    /// Width of the fused qkv output: q, k and v (and MLA's compressed q).
+    pub fn qkv_width(&self) -> usize {
+        if self.num_attention_layers() == 0 {
+            return 0;
+        }
+        self.q_proj_width() + self.kv_proj_width() + self.q_lora_rank
+    }
+
+    /// Width of the attention output before the O projection: `q_heads · value head dim`.
+    pub fn attn_output_width(&self) -> usize {
+        if self.num_attention_layers() == 0 {
+            return 0;
+        }
+        self.num_attention_heads * self.value_head_dim()
+    }
+
+    // ---- layers ----
+
+    fn count(&self, kind: LayerKind) -> usize {
+        self.layers.iter().filter(|&&k| k == kind).count()
+    }
+
+    pub fn num_attention_layers(&self) -> usize {
+        self.count(LayerKind::Attention)
+    }
+
+    /// Gated DeltaNet layers: the SSM layers of the `ssm_*` buffers and the row-wise slab.
+    pub fn num_ssm_layers(&self) -> usize {
+        self.count(LayerKind::LinearAttention)
+    }
+
+    pub fn num_mamba_layers(&self) -> usize {
+        self.count(LayerKind::Mamba2)
+    }
+
+    // ---- MoE ----
+
+    pub fn is_moe(&self) -> bool {
+        self.num_experts > 0
+    }
+
+    /// Columns the router scores: routed plus zero experts (0 without experts).
+    pub fn router_width(&self) -> usize {
+        if self.is_moe() {
+            self.num_experts + self.zero_expert_num
+        } else {
+            0
+        }
+    }
+
+    /// Width of the FP32 router input (`hidden` for a MoE model, else 0).
+    pub fn router_input_width(&self) -> usize {
+        if self.is_moe() {
+            self.hidden_size
+        } else {
+            0
+        }
+    }
+
+    /// Rows of the expert buffers per token: `top_k` for a MoE model, 1 for a dense one.
+    pub fn expert_fanout(&self) -> usize {
+        if self.is_moe() {
+            self.num_experts_per_tok.max(1)
+        } else {
+            1
+        }
+    }
+
+    /// Width of the expert gate/up outputs. Dense: `intermediate_size`. MoE: the widest of
+    /// a routed expert, the shared expert(s), and a first dense layer spread over `top_k`
+    /// rows per token, so one buffer of `M · top_k` rows serves every FFN layer.
+    pub fn expert_width(&self) -> usize {
+        if !self.is_moe() {
+            return self.intermediate_size;
+        }
+        let shared = self.shared_expert_intermediate_size.max(self.n_shared_experts * self.moe_intermediate_size);
+        let dense = if self.first_k_dense_replace > 0 || self.count(LayerKind::Mlp) > 0 {
+            self.intermediate_size.div_ceil(self.expert_fanout())
+        } else {
+            0
+        };
+        self.moe_intermediate_size.max(shared).max(dense)
+    }
+
+    /// A dense-FFN model: the `ffn_*` buffers exist.
+    pub fn has_dense_ffn(&self) -> bool {
+        !self.is_moe() && self.intermediate_size > 0
+    }
+
+    /// K of the dense-FFN activation quantization: `max(hidden, intermediate)`.
+    pub fn ffn_k(&self) -> usize {
+        self.hidden_size.max(self.intermediate_size)
+    }
+
+    // ---- Gated DeltaNet ----
+
+    pub fn has_gdn(&self) -> bool {
+        self.num_ssm_layers() > 0 && self.linear_num_value_heads > 0
+    }
+
+    /// `linear_num_key_heads · linear_key_head_dim`.
+    pub fn gdn_key_dim(&self) -> usize {
+        self.linear_num_key_heads * self.linear_key_head_dim
+    }
+
+    /// `linear_num_value_heads · linear_value_head_dim`.
+    pub fn gdn_value_dim(&self) -> usize {
+        self.linear_num_value_heads * self.linear_value_head_dim
+    }
+
+    /// `2·Hk·Dk + 2·Hv·Dv`: the width of `in_proj_qkvz`.
+    pub fn ssm_qkvz_size(&self) -> usize {
+        2 * self.gdn_key_dim() + 2 * self.gdn_value_dim()
+    }
+
+    /// Channels of the GDN causal conv: q, k and v.
+    pub fn gdn_conv_dim(&self) -> usize {
+        2 * self.gdn_key_dim() + self.gdn_value_dim()
+    }
+
+    /// The FLA chunked-prefill kernels run only at key and value head dims of 128.
+    pub fn gdn_fla_supported(&self) -> bool {
+        self.has_gdn() && self.linear_key_head_dim == 128 && self.linear_value_head_dim == 128
+    }
+
+    // ---- Mamba-2 ----
+
+    pub fn has_mamba(&self) -> bool {
+        self.num_mamba_layers() > 0 && self.mamba_num_heads > 0 && self.ssm_state_size > 0
+    }
+
+    /// Mamba-2 `d_inner = expand · hidden` (0 without Mamba-2 layers).
+    pub fn mamba_d_inner(&self) -> usize {
+        if self.has_mamba() {
+            self.mamba_expand * self.hidden_size
+        } else {
+            0
+        }
+    }
+
+    /// Mamba-2 `in_proj` width: z, x, B, C and dt.
+    pub fn mamba_in_proj_width(&self) -> usize {
+        if !self.has_mamba() {
+            return 0;
+        }
+        2 * self.mamba_d_inner() + 2 * self.mamba_n_groups * self.ssm_state_size + self.mamba_num_heads
+    }
+
+    /// Channels of the Mamba-2 causal conv: x, B and C.
+    pub fn mamba_conv_dim(&self) -> usize {
+        if !self.has_mamba() {
+            return 0;
+        }
+        self.mamba_d_inner() + 2 * self.mamba_n_groups * self.ssm_state_size
+    }
+
+    /// Mamba-2 SSD chunk length.
+    pub fn mamba_chunk(&self) -> usize {
+        self.mamba_chunk_size.max(1)
+    }
+
+    // ---- shared by several buffers ----
+
+    /// Width of the SSM input projection output, GDN or Mamba-2.
+    pub fn ssm_in_width(&self) -> usize {
+        let gdn = if self.has_gdn() { self.ssm_qkvz_size() } else { 0 };
+        gdn.max(self.mamba_in_proj_width())
+    }
+
+    /// Per-token SSM gate columns: GDN's g and beta per value head, or Mamba-2's dt per head.
+    pub fn ssm_gate_width(&self) -> usize {
+        let gdn = if self.has_gdn() { 2 * self.linear_num_value_heads } else { 0 };
+        let mamba = if self.has_mamba() { self.mamba_num_heads } else { 0 };
+        gdn.max(mamba)
+    }
+
+    /// Channels of the SSM causal conv, GDN or Mamba-2.
+    pub fn ssm_conv_dim(&self) -> usize {
+        let gdn = if self.has_gdn() { self.gdn_conv_dim() } else { 0 };
+        gdn.max(self.mamba_conv_dim())
+    }
+
+    /// The widest K of the FP8 prefill projections: hidden, `q_heads · head_dim`, Mamba-2
+    /// `d_inner` and the GDN value dim.
+    pub fn widest_k(&self) -> usize {
+        let gdn = if self.has_gdn() { self.gdn_value_dim() } else { 0 };
+        self.hidden_size
+            .max(self.num_attention_heads * self.head_dim())
+            .max(self.mamba_d_inner())
+            .max(gdn)
+    }
+
+    /// The widest output a LoRA adapter targets: hidden, intermediate, the q projection.
+    pub fn lora_widest_n(&self) -> usize {
+        self.hidden_size.max(self.intermediate_size).max(self.q_proj_width())
+    }
+
+    // ---- synthetic features ----
+
+    pub fn o_latent_width(&self) -> usize {
+        self.o_groups * self.o_lora_rank
+    }
+
+    pub fn has_indexer(&self) -> bool {
+        self.index_n_heads > 0 && self.index_head_dim > 0 && self.index_topk > 0
+    }
+
+    /// The indexer's compression ratio (1 when absent).
+    pub fn index_ratio(&self) -> usize {
+        self.index_compress_ratio.max(1)
+    }
+
+    /// Position streams: three under MRoPE.
+    pub fn position_streams(&self) -> usize {
+        if self.mrope {
+            3
+        } else {
+            1
+        }
+    }
+
+    /// The context length the config allows.
+    pub fn max_context(&self) -> usize {
+        self.max_position_embeddings
+    }
+}
+
+/// Reads fields of one JSON object with errors naming the file and the field.
+pub(crate) struct Fields<'a> {
+    pub path: &'a Path,
+    pub obj: &'a Map<String, Value>,
+    /// `text_config.` for nested text models, so errors name the field as the file has it.
+    pub prefix: &'static str,
+}
+
+impl<'a> Fields<'a> {
+    fn name(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+
+    pub fn invalid(&self, key: &str, reason: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid { path: self.path.into(), field: self.name(key), reason: reason.into() }
+    }
+
+    pub fn missing(&self, key: &str) -> ConfigError {
+        ConfigError::Missing { path: self.path.into(), field: self.name(key) }
+    }
+
+    /// A non-negative integer dimension, `None` when absent or null.
+    pub fn opt_dim(&self, key: &str, max: usize) -> Result<Option<usize>, ConfigError> {
+        let Some(v) = self.obj.get(key) else { return Ok(None) };
+        if v.is_null() {
+            return Ok(None);
+        }
+        let n = match v {
+            Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    u
+                } else if n.as_i64().is_some_and(|i| i < 0) {
+                    return Err(self.invalid(key, format!("is {n}, but must not be negative")));
+                } else {
+                    match n.as_f64() {
+                        Some(f) if f.fract() == 0.0 && f >= 0.0 && f <= u64::MAX as f64 => f as u64,
+                        _ => return Err(self.invalid(key, format!("is {n}, but must be a whole number"))),
+                    }
+                }
+            }
+            other => return Err(self.invalid(key, format!("must be a number, not {}", json_kind(other)))),
+        };
+        match usize::try_from(n) {
+            Ok(n) if n <= max => Ok(Some(n)),
+            _ => Err(self.invalid(key, format!("is {n}, larger than the largest supported value {max}"))),
+        }
+    }
+
+    /// The first of several spellings (aliases) that is present.
+    pub fn opt_dim_any(&self, keys: &[&str], max: usize) -> Result<Option<usize>, ConfigError> {
+        for key in keys {
+            if let Some(v) = self.opt_dim(key, max)? {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A required dimension that must be > 0.
+    pub fn positive(&self, key: &str, max: usize) -> Result<usize, ConfigError> {
+        match self.opt_dim(key, max)? {
+            None => Err(self.missing(key)),
+            Some(0) => Err(self.invalid(key, "is 0, but must be at least 1")),
+            Some(n) => Ok(n),
+        }
+    }
+
+    pub fn dim_or(&self, key: &str, default: usize) -> Result<usize, ConfigError> {
+        Ok(self.opt_dim(key, MAX_DIM)?.unwrap_or(default))
+    }
+
+    pub fn opt_bool(&self, key: &str) -> Result<Option<bool>, ConfigError> {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(self.invalid(key, format!("must be true or false, not {}", json_kind(other)))),
+        }
+    }
+
+    pub fn opt_str(&self, key: &str) -> Result<Option<&'a str>, ConfigError> {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(self.invalid(key, format!("must be a string, not {}", json_kind(other)))),
+        }
+    }
+}
+
+pub(crate) fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+pub(crate) fn family_of(model_type: &str) -> Option<Family> {
+    Family::from_model_type(model_type)
+}
+
+pub(crate) fn nests_text_config(f: Family) -> bool {
+    f.nests_text_config()
+}
+
+pub(crate) fn is_gdn_hybrid(f: Family) -> bool {
+    f.is_gdn_hybrid()
+}

@@ -1,0 +1,59 @@
+//! The model configs shipped in `arena-spec/models/`, embedded so the CLI finds them from
+//! any directory.
+
+use crate::config::{ConfigError, ModelConfig};
+use std::path::Path;
+
+/// A shipped config: its name (the file stem) and the file's text.
+#[derive(Debug, Clone, Copy)]
+pub struct ShippedModel {
+    pub name: &'static str,
+    pub json: &'static str,
+}
+
+macro_rules! shipped {
+    ($($name:literal),* $(,)?) => {
+        &[$(ShippedModel { name: $name, json: include_str!(concat!("../models/", $name, ".json")) }),*]
+    };
+}
+
+/// Every shipped config, in a stable order.
+pub const SHIPPED: &[ShippedModel] = shipped![
+    "llama-3.1-8b",
+    "qwen3-0.6b",
+    "qwen3-30b-a3b",
+    "qwen3-next-80b-a3b",
+    "qwen3.5-27b",
+    "qwen3.5-35b-a3b",
+    "deepseek-v3",
+    "deepseek-v3.2",
+    "nemotron-h-8b",
+    "mamba-codestral-7b",
+    "synthetic-all-features-moe",
+    "synthetic-all-features-dense",
+];
+
+impl ShippedModel {
+    /// The parsed config; `source` is the shipped name.
+    pub fn config(&self) -> Result<ModelConfig, ConfigError> {
+        let path = format!("arena-spec/models/{}.json", self.name);
+        let mut config = ModelConfig::from_json_str(self.json, Path::new(&path))?;
+        config.source = self.name.to_string();
+        Ok(config)
+    }
+
+    /// True for configs that describe no published model.
+    pub fn is_synthetic(&self) -> bool {
+        self.name.starts_with("synthetic")
+    }
+}
+
+/// The shipped model called `name`.
+pub fn find(name: &str) -> Option<&'static ShippedModel> {
+    SHIPPED.iter().find(|m| m.name == name)
+}
+
+/// The shipped names, for error messages.
+pub fn names() -> Vec<&'static str> {
+    SHIPPED.iter().map(|m| m.name).collect()
+}

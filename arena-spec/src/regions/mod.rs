@@ -1,0 +1,15 @@
+//! Buffers carved into regions. Each layout is declared once with `#[derive(Regions)]`: the
+//! arena sizes the buffer with `Layout::total_bytes` and the kernels carve it with `carve`,
+//! so the sizing and the carving cannot disagree.
+
+mod gdn_fla;
+mod moe_fp8;
+mod qsa_select;
+mod scratch;
+mod ssd;
+
+pub use gdn_fla::{GdnFlaLayout, GdnFlaScratch};
+pub use moe_fp8::{MoeFp8Scratch, MoeFp8ScratchLayout};
+pub use qsa_select::{QsaSelectLayout, QsaSelectScratch};
+pub use scratch::{Scratch, ScratchLayout};
+pub use ssd::{SsdLayout, SsdScratch};

@@ -1,0 +1,127 @@
+//! Sizing functions the arena's formulas call, and that engine code calls too, so both sides
+//! agree. Each returns `Result<usize, SizeError>` with every operation checked (`size!`).
+
+use crate::config::ModelConfig;
+use crate::constants::{
+    DEFAULT_BLOCK_TABLE_WIDTH, HC_DECODE_MAX_TOKENS, HC_PREFILL_SLAB_TOKENS, Q8_1_MMQ_BYTES, Q8_1_MMQ_VALUES,
+    QSA_SLAB_ROWS,
+};
+use arena_runtime::{size, SizeError};
+
+/// Bytes of the keep-packed Q2_0 dequant scratch: `hidden_size` times the widest of
+/// intermediate, QKVZ, Mamba-2 in_proj, the q projection and 2 · kv_heads · head_dim, in
+/// BF16. This covers a weight `[N, K]` with `hidden_size` as one dimension and the other at
+/// most that width; the dequant callers debug-assert `N * K * 2` against the allocated
+/// size. It does not depend on the batch.
+pub fn q2_dequant_scratch_bytes(config: &ModelConfig) -> Result<usize, SizeError> {
+    let gdn = if config.has_gdn() { config.ssm_qkvz_size() } else { 0 };
+    let kv = 2 * config.num_key_value_heads * config.head_dim();
+    let widest = config.intermediate_size.max(gdn).max(config.mamba_in_proj_width()).max(config.q_proj_width()).max(kv);
+    let hidden = config.hidden_size;
+    size!(hidden * widest * 2)
+}
+
+/// Scratch bytes of the kernel-batched prefill staging for `n` streams of `chunk_len`
+/// tokens each. Both the arena's `scratch` and the batched-prefill eligibility check call it
+/// (or the varlen form), so they agree on whether a batch fits. The terms: the MoE top-K
+/// area, `n` per-stream metadata blocks (positions, three streams under MRoPE, and slots),
+/// the block-table and seq_len pointer arrays, `cu_seqlens`, `kv_lens` and the
+/// `h_state_ptrs` table (one pointer per stream and GDN layer).
+pub fn q12_batched_scratch_bytes(config: &ModelConfig, n: usize, chunk_len: usize) -> Result<usize, SizeError> {
+    let total = size!(n * chunk_len)?;
+    q12_batched_scratch_bytes_varlen(config, n, total, chunk_len)
+}
+
+/// [`q12_batched_scratch_bytes`] for a ragged batch: `total_tokens` is the packed total and
+/// `max_chunk_len` sizes the per-stream metadata slots, so a varlen batch is not charged the
+/// longest stream's length for every stream.
+pub fn q12_batched_scratch_bytes_varlen(
+    config: &ModelConfig,
+    n: usize,
+    total_tokens: usize,
+    max_chunk_len: usize,
+) -> Result<usize, SizeError> {
+    let top_k = if config.is_moe() { config.num_experts_per_tok } else { 0 };
+    let streams = config.position_streams();
+    let ssm_layers = config.num_ssm_layers();
+    size!(
+        round_up(total_tokens * top_k * 8, 256)
+            + n * round_up(max_chunk_len * (4 * streams + 8), 256)
+            + 2 * round_up(n * 8, 256)
+            + round_up((n + 1) * 4, 256)
+            + round_up(n * 4, 256)
+            + round_up(n * ssm_layers * 8, 256)
+    )
+}
+
+/// Slab bytes: the per-layer pair times `num_ssm_layers`, or 0 unless `METRALE_FP8_ROWWISE=1`
+/// (`config.levers.fp8_rowwise`). The predicate is the loader's: it installs the row-wise
+/// weights on the same lever and the GDN arms then need this slab, so the two must agree.
+pub fn ssm_rowwise_w_bf16_bytes(config: &ModelConfig) -> Result<usize, SizeError> {
+    ssm_rowwise_w_bf16_bytes_for(config, config.levers.fp8_rowwise)
+}
+
+/// [`ssm_rowwise_w_bf16_bytes`] with the lever passed in, for callers that decide it
+/// themselves.
+pub fn ssm_rowwise_w_bf16_bytes_for(config: &ModelConfig, enabled: bool) -> Result<usize, SizeError> {
+    if !enabled || !config.has_gdn() {
+        return Ok(0);
+    }
+    let layer = ssm_rowwise_w_bf16_layer_bytes(config)?;
+    let layers = config.num_ssm_layers();
+    size!(layer * layers)
+}
+
+/// BF16 bytes of one GDN layer's row-wise copies: `in_proj_qkvz [ssm_qkvz_size, hidden]` and
+/// `out_proj [hidden, value_dim]`, the two weights the row-wise FP8 prefill installs, with
+/// `value_dim = linear_num_value_heads * linear_value_head_dim`. At hidden 5120, 16×128 key
+/// heads and 48×128 value heads that is `167772160 + 62914560` B.
+pub fn ssm_rowwise_w_bf16_layer_bytes(config: &ModelConfig) -> Result<usize, SizeError> {
+    let (qkvz, hidden, value_dim) = (config.ssm_qkvz_size(), config.hidden_size, config.gdn_value_dim());
+    size!(qkvz * hidden * 2 + hidden * value_dim * 2)
+}
+
+/// Block-table width per sequence: `max_seq_len / kv_block_size + 1` blocks, 256 when
+/// `kv_block_size` is 0.
+pub fn block_table_width(max_seq_len: usize, kv_block_size: usize) -> Result<usize, SizeError> {
+    if kv_block_size == 0 {
+        return Ok(DEFAULT_BLOCK_TABLE_WIDTH);
+    }
+    size!(max_seq_len / kv_block_size + 1)
+}
+
+/// Bytes of `rows × k` activations in the `q8_1_mmq` layout (144 bytes per 128 values).
+pub fn q8_1_mmq_bytes(rows: usize, k: usize) -> Result<usize, SizeError> {
+    size!(rows * ceil_div(k, Q8_1_MMQ_VALUES) * Q8_1_MMQ_BYTES)
+}
+
+/// Low-rank hyper-connection scratch: the larger of the decode split layout (at most 64
+/// tokens of `[hc_mult, hidden + rank]` FP32) and the prefill GEMM layout (slabs of at most
+/// 2048 tokens of the same, BF16). 0 without a low-rank hyper-connection.
+pub fn hc_lowrank_scratch_bytes(config: &ModelConfig, max_batch_tokens: usize) -> Result<usize, SizeError> {
+    if config.hc_mult == 0 || config.hc_lowrank_rank == 0 {
+        return Ok(0);
+    }
+    let (hc, width) = (config.hc_mult, config.hidden_size + config.hc_lowrank_rank);
+    let decode = size!(min(max_batch_tokens, HC_DECODE_MAX_TOKENS) * hc * width * 4)?;
+    let prefill = size!(min(max_batch_tokens, HC_PREFILL_SLAB_TOKENS) * hc * width * 2)?;
+    Ok(decode.max(prefill))
+}
+
+/// Rows of a QSA selection slab: 2048 with an indexer, 0 without one.
+pub fn qsa_slab_rows(config: &ModelConfig) -> usize {
+    if config.has_indexer() {
+        QSA_SLAB_ROWS
+    } else {
+        0
+    }
+}
+
+/// Top-K columns the router writes per token (0 for a dense model).
+pub fn router_top_k(config: &ModelConfig) -> usize {
+    if config.is_moe() {
+        config.num_experts_per_tok
+    } else {
+        0
+    }
+}

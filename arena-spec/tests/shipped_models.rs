@@ -1,0 +1,222 @@
+//! The engine's arena on every shipped model: loading, gates, floors, totals, linearity,
+//! allocation on the host backend, and the golden size table.
+
+use arena_runtime::{ArenaLayout, CountingDevice, HostDevice};
+use arena_spec::models::SHIPPED;
+use arena_spec::{BufferArena, BufferSizes, Family, Levers, ModelConfig};
+
+const M: usize = 8192;
+const SEQ: usize = 131072;
+const BLOCK: usize = 16;
+const BATCH: usize = 128;
+
+fn load(name: &str) -> ModelConfig {
+    arena_spec::models::find(name).unwrap().config().unwrap()
+}
+
+fn sizes(config: &ModelConfig, m: usize) -> BufferSizes {
+    BufferSizes::from_config(config, m, SEQ, BLOCK, BATCH)
+}
+
+fn bytes_of(s: &BufferSizes, name: &str) -> usize {
+    s.buffers().iter().find(|b| b.decl.name == name).unwrap_or_else(|| panic!("no buffer {name}")).bytes
+}
+
+#[test]
+fn every_shipped_model_loads_with_its_family() {
+    let expected = [
+        ("llama-3.1-8b", Family::Llama),
+        ("qwen3-0.6b", Family::Qwen3),
+        ("qwen3-30b-a3b", Family::Qwen3Moe),
+        ("qwen3-next-80b-a3b", Family::Qwen3Next),
+        ("qwen3.5-27b", Family::Qwen35),
+        ("qwen3.5-35b-a3b", Family::Qwen35Moe),
+        ("deepseek-v3", Family::DeepseekV3),
+        ("deepseek-v3.2", Family::DeepseekV32),
+        ("nemotron-h-8b", Family::NemotronH),
+        ("mamba-codestral-7b", Family::Mamba2),
+    ];
+    for (name, family) in expected {
+        assert_eq!(load(name).family, family, "{name}");
+    }
+    for m in SHIPPED {
+        m.config().unwrap_or_else(|e| panic!("{}: {e}", m.name));
+    }
+}
+
+#[test]
+fn derived_quantities_match_the_published_shapes() {
+    let llama = load("llama-3.1-8b");
+    assert_eq!(llama.head_dim_field, None);
+    assert_eq!(llama.head_dim(), 128, "hidden / heads without head_dim");
+    let qwen3 = load("qwen3-0.6b");
+    assert_eq!(qwen3.head_dim(), 128, "explicit head_dim, not 1024 / 16");
+    let next = load("qwen3-next-80b-a3b");
+    assert_eq!((next.num_attention_layers(), next.num_ssm_layers()), (12, 36));
+    assert_eq!(next.ssm_qkvz_size(), 2 * 16 * 128 + 2 * 32 * 128);
+    assert_eq!(next.q_proj_width(), 16 * 256 * 2, "gated attention output");
+    let q35 = load("qwen3.5-27b");
+    assert!(q35.mrope);
+    assert_eq!((q35.hidden_size, q35.num_ssm_layers(), q35.num_attention_layers()), (5120, 48, 16));
+    let nemo = load("nemotron-h-8b");
+    assert_eq!((nemo.num_mamba_layers(), nemo.num_attention_layers()), (24, 4));
+    assert_eq!(nemo.mamba_d_inner(), 8192);
+    assert_eq!(nemo.head_dim(), 128);
+    let mamba = load("mamba-codestral-7b");
+    assert_eq!(mamba.num_mamba_layers(), 64);
+    assert_eq!(mamba.mamba_in_proj_width(), 2 * 8192 + 2 * 8 * 128 + 128);
+    assert_eq!(mamba.num_attention_layers(), 0);
+    let v3 = load("deepseek-v3");
+    assert!(v3.is_mla() && !v3.has_indexer());
+    assert_eq!(v3.head_dim(), 192);
+    assert_eq!(v3.expert_fanout(), 8);
+    let v32 = load("deepseek-v3.2");
+    assert!(v32.has_indexer());
+    assert_eq!((v32.index_n_heads, v32.index_head_dim, v32.index_topk), (64, 128, 2048));
+    assert_eq!(llama.widest_k(), 4096);
+    assert_eq!(q35.widest_k(), 48 * 128);
+}
+
+#[test]
+fn the_seeds_rowwise_figure() {
+    let mut c = load("qwen3.5-27b");
+    assert_eq!((c.hidden_size, c.linear_num_key_heads, c.linear_num_value_heads), (5120, 16, 48));
+    assert_eq!(arena_spec::ssm_rowwise_w_bf16_layer_bytes(&c).unwrap(), 167772160 + 62914560);
+    assert_eq!(arena_spec::ssm_rowwise_w_bf16_bytes(&c).unwrap(), 0, "lever off");
+    assert_eq!(arena_spec::ssm_rowwise_w_bf16_bytes_for(&c, true).unwrap(), 48 * (167772160 + 62914560));
+    c.levers.fp8_rowwise = true;
+    assert_eq!(sizes(&c, M).ssm_rowwise_w_bf16, 48 * (167772160 + 62914560));
+}
+
+#[test]
+fn the_gated_set_is_exactly_the_seeds() {
+    let gated: Vec<&str> = BufferArena::BUFFERS.iter().filter(|b| b.gated()).map(|b| b.name).collect();
+    assert_eq!(
+        gated,
+        [
+            "gdn_fla_scratch", "ssd_scratch", "ffn_act_q8", "ffn_act_a", "ffn_act_scale", "ffn_act_scale_kmajor",
+            "ffn_gate_up_fused", "moe_fp8_scratch", "lora_xa", "lora_delta", "lora_hact", "lora_seq_slot",
+            "q2_dequant_scratch", "q2_act_q8", "ssm_rowwise_w_bf16",
+        ]
+    );
+    let untracked: Vec<&str> = BufferArena::BUFFERS.iter().filter(|b| !b.tracked).map(|b| b.name).collect();
+    assert_eq!(untracked, ["o_latent", "norm_unit_w"]);
+    assert_eq!(BufferArena::BUFFERS.len(), 46);
+}
+
+#[test]
+fn gates_per_family() {
+    let dense = sizes(&load("llama-3.1-8b"), M);
+    assert_eq!(dense.moe_fp8_scratch, 0);
+    assert!(dense.ffn_act_a > 0 && dense.ffn_gate_up_fused > 0);
+    let moe = sizes(&load("qwen3-30b-a3b"), M);
+    for b in ["ffn_act_q8", "ffn_act_a", "ffn_act_scale", "ffn_act_scale_kmajor", "ffn_gate_up_fused"] {
+        assert_eq!(bytes_of(&moe, b), 0, "{b} on a MoE model");
+    }
+    assert!(moe.moe_fp8_scratch > 0);
+    assert_eq!(dense.gdn_fla_scratch, 0, "no GDN");
+    assert!(sizes(&load("qwen3-next-80b-a3b"), M).gdn_fla_scratch > 0);
+    assert_eq!(dense.ssd_scratch, 0, "no Mamba-2");
+    assert!(sizes(&load("nemotron-h-8b"), M).ssd_scratch > 0);
+    for b in ["q2_dequant_scratch", "q2_act_q8", "ssm_rowwise_w_bf16"] {
+        assert_eq!(bytes_of(&sizes(&load("qwen3.5-27b"), M), b), 0, "{b} with levers off");
+    }
+    for b in ["lora_xa", "lora_delta", "lora_hact", "lora_seq_slot"] {
+        assert_eq!(bytes_of(&dense, b), 0, "{b} at rank 0");
+    }
+    let mut on = load("qwen3.5-27b");
+    on.levers = Levers::ALL_ON;
+    on.adapter_max_rank = 16;
+    let on = sizes(&on, M);
+    for b in ["q2_dequant_scratch", "q2_act_q8", "ssm_rowwise_w_bf16", "lora_xa", "lora_delta", "lora_hact", "lora_seq_slot"] {
+        assert!(bytes_of(&on, b) > 0, "{b} with its lever or rank on");
+    }
+}
+
+#[test]
+fn floors_hold_where_the_feature_is_absent() {
+    let s = sizes(&load("llama-3.1-8b"), M);
+    for b in ["gate_logits_f32", "moe_router_in_f32", "hc_streams", "hc_post", "hc_comb", "hc_lowrank_scratch", "qsa_select_scratch", "o_latent"] {
+        assert_eq!(bytes_of(&s, b), 256, "{b}");
+    }
+    assert_eq!(sizes(&load("llama-3.1-8b"), 16).token_ids, 256, "token_ids floors at 256 bytes");
+    let mamba = sizes(&load("mamba-codestral-7b"), M);
+    assert_eq!((mamba.qkv_output, mamba.attn_output), (256, 256), "no attention layers");
+}
+
+#[test]
+fn total_is_the_sum_of_all_but_o_latent_and_norm_unit_w() {
+    for m in SHIPPED {
+        let mut c = m.config().unwrap();
+        c.levers = Levers::ALL_ON;
+        let s = sizes(&c, M);
+        let all: usize = s.buffers().iter().map(|b| b.bytes).sum();
+        assert_eq!(s.total_bytes(), all - s.o_latent - s.norm_unit_w, "{}", m.name);
+    }
+}
+
+#[test]
+fn token_buffers_scale_linearly_in_m() {
+    let linear = ["hidden_states", "residual", "norm_output", "qkv_output", "attn_output", "moe_output", "expert_down_out", "fp8_act", "token_ids"];
+    for m in SHIPPED {
+        let c = m.config().unwrap();
+        let (a, b) = (sizes(&c, 4096), sizes(&c, 8192));
+        for name in linear {
+            let (x, y) = (bytes_of(&a, name), bytes_of(&b, name));
+            if x > 256 {
+                assert_eq!(y, 2 * x, "{} {name}", m.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_synthetic_configs_run_every_formula_above_its_floor() {
+    let mut above = std::collections::BTreeMap::new();
+    for m in SHIPPED.iter().filter(|m| m.is_synthetic()) {
+        let mut c = m.config().unwrap();
+        c.levers = Levers::ALL_ON;
+        for b in sizes(&c, M).buffers() {
+            let floor = if b.decl.min_bytes.is_some() { 256 } else { 0 };
+            *above.entry(b.decl.name).or_insert(false) |= b.bytes > floor;
+        }
+    }
+    let below: Vec<_> = above.iter().filter(|(_, &ok)| !ok).map(|(n, _)| *n).collect();
+    assert!(below.is_empty(), "never above the floor: {below:?}");
+}
+
+#[test]
+fn every_shipped_model_allocates_on_the_host_and_releases_to_zero() {
+    for m in SHIPPED {
+        let c = m.config().unwrap();
+        // A small M keeps host memory modest; the layout logic is the same at any M.
+        let s = BufferSizes::from_config(&c, 64, 4096, BLOCK, 8);
+        let device = CountingDevice::new(HostDevice::new());
+        let arena = BufferArena::allocate(device.clone(), &s).unwrap();
+        for p in arena.placements() {
+            assert_eq!(p.addr == 0, p.bytes == 0, "{} {}", m.name, p.decl.name);
+            if p.decl.gated() && p.bytes == 0 {
+                assert_eq!(p.addr, 0);
+            }
+        }
+        assert_eq!(arena.hidden_states.byte_len(), s.hidden_states);
+        arena.release().unwrap();
+        assert_eq!(device.live_allocations(), 0, "{}", m.name);
+    }
+}
+
+#[test]
+fn regions_carve_the_arena_buffers_they_size() {
+    let c = load("synthetic-all-features-moe");
+    let s = BufferSizes::from_config(&c, 64, 4096, BLOCK, 8);
+    let arena = BufferArena::allocate(HostDevice::new(), &s).unwrap();
+    let layout = arena_spec::regions::GdnFlaScratch::layout(&c, 64).unwrap();
+    assert_eq!(layout.total_bytes, s.gdn_fla_scratch);
+    let carved = arena_spec::regions::GdnFlaScratch::carve(arena.gdn_fla_scratch, &layout).unwrap();
+    assert_eq!(carved.w.as_raw(), arena.gdn_fla_scratch.as_raw());
+    assert!(carved.gc.as_raw() + carved.gc.byte_len() as u64 <= arena.gdn_fla_scratch.as_raw() + s.gdn_fla_scratch as u64);
+    let moe = arena_spec::MoeFp8Scratch::layout(&c, 64).unwrap();
+    assert_eq!(moe.total_bytes, s.moe_fp8_scratch);
+    let scratch = arena_spec::regions::Scratch::layout(&c, 64, 4096 / BLOCK + 1, 8).unwrap();
+    assert_eq!(scratch.total_bytes, s.scratch);
+}
