@@ -142,6 +142,35 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
         .collect()
 }
 
+/// For `dims`: each buffer's evaluated dimensions (empty for a byte formula or a closed gate).
+fn dims_exprs(cont: &Container) -> Vec<TokenStream> {
+    let f = format_ident!("__f");
+    cont.buffers
+        .iter()
+        .map(|b| {
+            let label = b.ident.to_string();
+            let dims = match &b.size {
+                Some(Size::Shape { dims, .. }) => {
+                    let dims = dims.iter().map(|d| d.checked(&f));
+                    quote!(::std::vec![#(#dims),*])
+                }
+                _ => quote!(::std::vec::Vec::new()),
+            };
+            let body = match &b.gate {
+                Some(gate) => {
+                    let gate = gate.checked_bool(&f);
+                    quote!(if #gate { #dims } else { ::std::vec::Vec::new() })
+                }
+                None => dims,
+            };
+            quote!({
+                let #f = ::arena_runtime::Formula::new(#label);
+                #body
+            })
+        })
+        .collect()
+}
+
 fn expand(cont: &Container) -> TokenStream {
     let arena = &cont.ident;
     let sizes = &cont.companion;
@@ -149,6 +178,7 @@ fn expand(cont: &Container) -> TokenStream {
     let (param_decls, param_names) = params(cont);
     let derived = derived_lets(cont);
     let lets = size_lets(cont);
+    let dims = dims_exprs(cont);
     let idents: Vec<_> = cont.buffers.iter().map(|b| &b.ident).collect();
     let tracked: Vec<_> = cont.buffers.iter().filter(|b| b.tracked).map(|b| &b.ident).collect();
     let tracked_names = tracked.iter().map(|i| i.to_string());
@@ -215,6 +245,14 @@ fn expand(cont: &Container) -> TokenStream {
             /// The sum of the tracked buffers: what a preflight reserves for the arena.
             pub fn total_bytes(&self) -> usize {
                 ::arena_runtime::checked::saturating_sum(&[#(self.#tracked),*])
+            }
+
+            /// Each buffer's shape as numbers, in field order: empty for a byte formula and
+            /// for a buffer whose gate is closed. For reports; sizes come from `try_from_config`.
+            #[allow(unused_variables, clippy::too_many_arguments)]
+            pub fn dims(#(#param_decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError> {
+                #(#derived)*
+                ::core::result::Result::Ok(::std::vec![#(#dims),*])
             }
 
             /// Each buffer's declaration with its size, in field order.
@@ -288,6 +326,9 @@ fn fallback(cont: &Container) -> TokenStream {
                 ::core::unimplemented!()
             }
             pub fn total_bytes(&self) -> usize {
+                ::core::unimplemented!()
+            }
+            pub fn dims(#(#param_decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError> {
                 ::core::unimplemented!()
             }
             pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {

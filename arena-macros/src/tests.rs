@@ -33,20 +33,37 @@ fn expand_source(src: &str) -> String {
     prettyplease::unparse(&file)
 }
 
-#[test]
-fn expansion_snapshots() {
-    let bless = std::env::var_os("ARENA_BLESS").is_some();
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(expand_dir())
+/// Snapshot inputs: the test arenas of `tests/expand/`, and the engine's arena and region
+/// layouts in `arena-spec` (expected files `tests/expand/spec_*.expanded.rs`).
+fn snapshot_inputs() -> Vec<(PathBuf, PathBuf)> {
+    let dir = expand_dir();
+    let mut pairs: Vec<(PathBuf, PathBuf)> = std::fs::read_dir(&dir)
         .expect("tests/expand exists")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "rs") && !p.to_string_lossy().ends_with(".expanded.rs"))
+        .map(|p| (p.clone(), p.with_extension("expanded.rs")))
         .collect();
-    inputs.sort();
-    assert!(!inputs.is_empty(), "no snapshot inputs found");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arena-spec/src");
+    let mut spec_files = vec![spec.join("arena.rs"), spec.join("decode_meta.rs")];
+    let mut regions: Vec<PathBuf> = std::fs::read_dir(spec.join("regions")).unwrap().map(|e| e.unwrap().path()).collect();
+    regions.retain(|p| !p.ends_with("mod.rs"));
+    spec_files.extend(regions);
+    for f in spec_files {
+        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        pairs.push((f, dir.join(format!("spec_{stem}.expanded.rs"))));
+    }
+    pairs.sort();
+    pairs
+}
+
+#[test]
+fn expansion_snapshots() {
+    let bless = std::env::var_os("ARENA_BLESS").is_some();
+    let inputs = snapshot_inputs();
+    assert!(inputs.len() > 2, "no snapshot inputs found");
     let mut stale = Vec::new();
-    for input in inputs {
+    for (input, expected_path) in inputs {
         let actual = expand_source(&std::fs::read_to_string(&input).unwrap());
-        let expected_path = input.with_extension("expanded.rs");
         if bless {
             std::fs::write(&expected_path, &actual).unwrap();
             continue;

@@ -110,6 +110,30 @@ impl BufferSizes {
             &[self.hidden_states, self.gate_logits_f32, self.lora_xa],
         )
     }
+    /// Each buffer's shape as numbers, in field order: empty for a byte formula and
+    /// for a buffer whose gate is closed. For reports; sizes come from `try_from_config`.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub fn dims(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+        max_seq_len: usize,
+    ) -> ::core::result::Result<
+        ::std::vec::Vec<::std::vec::Vec<usize>>,
+        ::arena_runtime::SizeError,
+    > {
+        ::core::result::Result::Ok(
+            ::std::vec![
+                { let __f = ::arena_runtime::Formula::new("hidden_states");
+                ::std::vec![max_batch_tokens, config.hidden_size] }, { let __f =
+                ::arena_runtime::Formula::new("gate_logits_f32");
+                ::std::vec![max_batch_tokens, config.num_experts] }, { let __f =
+                ::arena_runtime::Formula::new("lora_xa"); if config.adapter_max_rank > 0
+                { ::std::vec![max_batch_tokens, config.adapter_max_rank] } else {
+                ::std::vec::Vec::new() } }, { let __f =
+                ::arena_runtime::Formula::new("side_scratch"); ::std::vec::Vec::new() }
+            ],
+        )
+    }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
         <BufferArena as ::arena_runtime::ArenaLayout>::buffer_infos(self)

@@ -223,6 +223,36 @@ impl BlockSizes {
             &[self.act_fp8, self.act_scale, self.attn_scratch, self.token_ids],
         )
     }
+    /// Each buffer's shape as numbers, in field order: empty for a byte formula and
+    /// for a buffer whose gate is closed. For reports; sizes come from `try_from_config`.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub fn dims(
+        shapes: &Shapes,
+        max_batch_tokens: usize,
+    ) -> ::core::result::Result<
+        ::std::vec::Vec<::std::vec::Vec<usize>>,
+        ::arena_runtime::SizeError,
+    > {
+        let m16: usize = {
+            let __f = ::arena_runtime::Formula::new("m16");
+            __f.ceil16(max_batch_tokens)?
+        };
+        let width: usize = {
+            let __f = ::arena_runtime::Formula::new("width");
+            __f.max(shapes.hidden, __f.mul(shapes.heads, shapes.head_dim)?)?
+        };
+        ::core::result::Result::Ok(
+            ::std::vec![
+                { let __f = ::arena_runtime::Formula::new("act_fp8"); ::std::vec![m16,
+                width] }, { let __f = ::arena_runtime::Formula::new("act_scale");
+                ::std::vec![m16, __f.ceil_div(width, 128) ?] }, { let __f =
+                ::arena_runtime::Formula::new("attn_scratch"); if shapes.heads > 0 {
+                ::std::vec::Vec::new() } else { ::std::vec::Vec::new() } }, { let __f =
+                ::arena_runtime::Formula::new("token_ids"); ::std::vec![max_batch_tokens]
+                }
+            ],
+        )
+    }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
         <BlockArena as ::arena_runtime::ArenaLayout>::buffer_infos(self)
