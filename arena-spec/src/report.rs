@@ -24,6 +24,8 @@ pub struct BufferRow {
     pub tracked: bool,
     /// Gated and 0 bytes: its pointer is NULL.
     pub off: bool,
+    /// Its shape gives fewer bytes than its `min_bytes` floor (the model lacks the feature).
+    pub at_floor: bool,
 }
 
 /// A sized arena.
@@ -48,12 +50,15 @@ impl SizeReport {
             .map(|(info, shape)| BufferRow {
                 name: info.decl.name,
                 dtype: info.decl.dtype,
-                shape,
                 formula: info.decl.formula,
                 bytes: info.bytes,
                 gated: info.decl.gated(),
                 tracked: info.decl.tracked,
                 off: info.decl.gated() && info.bytes == 0,
+                at_floor: info.decl.min_bytes.is_some()
+                    && !shape.is_empty()
+                    && shape.iter().try_fold(info.decl.elem_size, |a, &d| a.checked_mul(d)).is_some_and(|b| b < info.bytes),
+                shape,
             })
             .collect();
         let untracked_bytes = buffers.iter().filter(|b| !b.tracked).map(|b| b.bytes).sum();
@@ -90,21 +95,23 @@ impl SizeReport {
             } else {
                 "-".to_string()
             };
-            let marks = [(b.off, "gated off (NULL)"), (!b.tracked, "untracked")]
+            let marks = [(b.off, "gated off (NULL)"), (b.at_floor, "floor"), (!b.tracked, "untracked")]
                 .iter()
                 .filter(|(on, _)| *on)
                 .map(|(_, m)| *m)
                 .collect::<Vec<_>>()
                 .join(", ");
-            out.push_str(&format!(
-                "{:<22} {:<9} {:<shape_w$} {:>12} {:>7}  {}\n",
+            let line = format!(
+                "{:<22} {:<9} {:<shape_w$} {:>12} {:>7}  {}",
                 b.name,
                 b.dtype,
                 shape_text(b),
                 human_bytes(b.bytes),
                 share,
                 marks
-            ));
+            );
+            out.push_str(line.trim_end());
+            out.push('\n');
         }
         out
     }

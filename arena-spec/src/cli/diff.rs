@@ -1,0 +1,61 @@
+//! `arena diff`: two models, or one model under two lever sets, side by side.
+
+use super::common::{print_inputs, resolve, size_error, CliError, SizingArgs};
+use arena_spec::report::{human_bytes, SizeReport};
+
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// The first model (a shipped name or a config.json path)
+    pub model_a: String,
+    /// The second model; omit it to compare the first under `--lever-b`
+    pub model_b: Option<String>,
+    /// Levers of the second side, over those of the first (repeatable)
+    #[arg(long = "lever-b", value_name = "NAME=0|1")]
+    pub levers_b: Vec<String>,
+    /// Inputs and levers of both sides
+    #[command(flatten)]
+    pub sizing: SizingArgs,
+}
+
+pub fn run(args: DiffArgs) -> Result<(), CliError> {
+    let (config_a, inputs) = resolve(&args.model_a, &args.sizing)?;
+    let (mut config_b, _) = resolve(args.model_b.as_deref().unwrap_or(&args.model_a), &args.sizing)?;
+    if args.model_b.is_none() && args.levers_b.is_empty() {
+        return Err(CliError::Usage("give a second model, or `--lever-b NAME=0|1` to compare lever sets".into()));
+    }
+    for assignment in &args.levers_b {
+        config_b.levers.apply(assignment)?;
+    }
+    let (a, _) = SizeReport::new(&config_a, inputs).map_err(size_error(&config_a))?;
+    let (b, _) = SizeReport::new(&config_b, inputs).map_err(size_error(&config_b))?;
+    print_inputs(&config_a, &inputs);
+    print_inputs(&config_b, &inputs);
+    println!();
+    println!("{:<22} {:>12} {:>12} {:>13}", "buffer", "A", "B", "B - A");
+    for (ra, rb) in a.buffers.iter().zip(&b.buffers) {
+        let marker = if ra.bytes != rb.bytes { " *" } else { "" };
+        println!(
+            "{:<22} {:>12} {:>12} {:>13}{marker}",
+            ra.name,
+            human_bytes(ra.bytes),
+            human_bytes(rb.bytes),
+            signed(rb.bytes as i128 - ra.bytes as i128)
+        );
+    }
+    println!(
+        "{:<22} {:>12} {:>12} {:>13}",
+        "total_bytes",
+        human_bytes(a.total_bytes),
+        human_bytes(b.total_bytes),
+        signed(b.total_bytes as i128 - a.total_bytes as i128)
+    );
+    Ok(())
+}
+
+fn signed(delta: i128) -> String {
+    match delta {
+        0 => "0".into(),
+        d if d > 0 => format!("+{}", human_bytes(d as usize)),
+        d => format!("-{}", human_bytes(d.unsigned_abs() as usize)),
+    }
+}

@@ -1,0 +1,111 @@
+//! `arena fit`: the largest max_batch_tokens (or max_batch_size) that fits a budget.
+
+use super::common::{bold, print_inputs, resolve, size_error, CliError, SizingArgs};
+use arena_spec::report::{human_bytes, parse_bytes, SizeReport};
+use arena_spec::{ArenaInputs, ModelConfig};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Vary {
+    /// Search max_batch_tokens, the other inputs fixed
+    Tokens,
+    /// Search max_batch_size, the other inputs fixed
+    Batch,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FitArgs {
+    /// A shipped model's name (see `arena models`) or a path to a config.json
+    pub model: String,
+    /// The bytes the arena may take, e.g. 20GiB, 512MiB, 1.5GB
+    #[arg(long, value_parser = parse_bytes)]
+    pub budget: usize,
+    /// Which input to search
+    #[arg(long, value_enum, default_value = "tokens")]
+    pub vary: Vary,
+    #[command(flatten)]
+    pub sizing: SizingArgs,
+}
+
+/// Largest value searched.
+const SEARCH_LIMIT: usize = 1 << 32;
+
+pub fn run(args: FitArgs) -> Result<(), CliError> {
+    let (config, inputs) = resolve(&args.model, &args.sizing)?;
+    let with = |v: usize| match args.vary {
+        Vary::Tokens => ArenaInputs { max_batch_tokens: v, ..inputs },
+        Vary::Batch => ArenaInputs { max_batch_size: v, ..inputs },
+    };
+    let what = match args.vary {
+        Vary::Tokens => "max_batch_tokens",
+        Vary::Batch => "max_batch_size",
+    };
+    let best = largest_fitting(&config, args.budget, with).map_err(size_error(&config))?;
+    let Some(best) = best else {
+        let need = total(&config, with(1)).map_err(size_error(&config))?.unwrap_or(usize::MAX);
+        return Err(CliError::Usage(format!(
+            "nothing fits: {what}=1 already needs {} (budget {})",
+            human_bytes(need),
+            human_bytes(args.budget)
+        )));
+    };
+    let inputs = with(best);
+    let (report, _) = SizeReport::new(&config, inputs).map_err(size_error(&config))?;
+    println!(
+        "{} {what} = {best}: total_bytes {} of the budget {}{}",
+        bold("fits:"),
+        human_bytes(report.total_bytes),
+        human_bytes(args.budget),
+        if best == SEARCH_LIMIT { " (the search limit)" } else { "" }
+    );
+    println!();
+    print_inputs(&config, &inputs);
+    println!();
+    print!("{}", report.table());
+    Ok(())
+}
+
+/// The total at `inputs`, or `None` when a size overflows (never fits).
+fn total(config: &ModelConfig, inputs: ArenaInputs) -> Result<Option<usize>, arena_runtime::SizeError> {
+    match inputs.sizes(config) {
+        Ok(s) => Ok(Some(s.total_bytes())),
+        Err(arena_runtime::SizeError::Overflow { .. } | arena_runtime::SizeError::TotalOverflow { .. }) => Ok(None),
+        Err(arena_runtime::SizeError::Nested { source, .. })
+            if matches!(*source, arena_runtime::SizeError::Overflow { .. }) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Binary search over a total that does not decrease as the value grows.
+fn largest_fitting(
+    config: &ModelConfig,
+    budget: usize,
+    with: impl Fn(usize) -> ArenaInputs,
+) -> Result<Option<usize>, arena_runtime::SizeError> {
+    let fits = |v: usize| -> Result<bool, arena_runtime::SizeError> {
+        Ok(total(config, with(v))?.is_some_and(|t| t <= budget))
+    };
+    if !fits(1)? {
+        return Ok(None);
+    }
+    let (mut lo, mut hi) = (1usize, 2usize);
+    while hi <= SEARCH_LIMIT && fits(hi)? {
+        lo = hi;
+        hi *= 2;
+    }
+    if hi > SEARCH_LIMIT {
+        return Ok(Some(lo));
+    }
+    // fits(lo) and !fits(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(Some(lo))
+}

@@ -1,0 +1,44 @@
+//! The CLI's commands and the arguments they share.
+
+mod common;
+mod device;
+mod diff;
+mod fit;
+mod models;
+mod plan;
+mod sweep;
+
+use clap::{Parser, Subcommand};
+pub use common::CliError;
+
+/// Size, allocate and budget the engine's buffer arena for a model.
+#[derive(Debug, Parser)]
+#[command(name = "arena", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Size the arena, allocate it on a device, check it, release it, and print every buffer.
+    Plan(plan::PlanArgs),
+    /// Find the largest max_batch_tokens (or max_batch_size) whose total fits a budget.
+    Fit(fit::FitArgs),
+    /// Show how total_bytes and the largest buffers grow with max_batch_tokens.
+    Sweep(sweep::SweepArgs),
+    /// Compare two models, or one model under two lever sets, buffer by buffer.
+    Diff(diff::DiffArgs),
+    /// List the shipped models with their family and key shapes.
+    Models,
+}
+
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Plan(a) => plan::run(a),
+        Command::Fit(a) => fit::run(a),
+        Command::Sweep(a) => sweep::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Models => models::run(),
+    }
+}
