@@ -2,14 +2,18 @@
 //! and regions: formulas, floors, gates, tracking, checked arithmetic, placement, release.
 
 use arena_runtime::{
-    AllocMode, AllocOptions, ArenaError, ArenaLayout, CountingDevice, DeviceError, GuardError, HostDevice,
-    SizeError,
+    AllocMode, AllocOptions, ArenaError, ArenaLayout, CountingDevice, DeviceError, GuardError,
+    HostDevice, SizeError,
 };
 use arena_tests::example::{BufferArena, BufferSizes, ModelConfig};
 use arena_tests::scratch::{AttnScratch, BlockArena, BlockSizes, Shapes};
 
 fn config(experts: usize, rank: usize) -> ModelConfig {
-    ModelConfig { hidden_size: 64, num_experts: experts, adapter_max_rank: rank }
+    ModelConfig {
+        hidden_size: 64,
+        num_experts: experts,
+        adapter_max_rank: rank,
+    }
 }
 
 #[test]
@@ -26,10 +30,25 @@ fn floors_gates_and_untracked() {
     let s = BufferSizes::from_config(&config(0, 0), 10, 100);
     assert_eq!(s.gate_logits_f32, 256, "the floor holds without experts");
     assert_eq!(s.lora_xa, 0, "gated off");
-    assert_eq!(s.total_bytes(), s.hidden_states + s.gate_logits_f32 + s.lora_xa);
-    let tracked: usize = s.buffers().iter().filter(|b| b.decl.tracked).map(|b| b.bytes).sum();
+    assert_eq!(
+        s.total_bytes(),
+        s.hidden_states + s.gate_logits_f32 + s.lora_xa
+    );
+    let tracked: usize = s
+        .buffers()
+        .iter()
+        .filter(|b| b.decl.tracked)
+        .map(|b| b.bytes)
+        .sum();
     assert_eq!(s.total_bytes(), tracked);
-    assert!(!s.buffers().iter().find(|b| b.decl.name == "side_scratch").unwrap().decl.tracked);
+    assert!(
+        !s.buffers()
+            .iter()
+            .find(|b| b.decl.name == "side_scratch")
+            .unwrap()
+            .decl
+            .tracked
+    );
 }
 
 #[test]
@@ -37,12 +56,26 @@ fn descriptors_carry_the_declaration() {
     let s = BufferSizes::from_config(&config(8, 4), 10, 100);
     let infos = s.buffers();
     let names: Vec<_> = infos.iter().map(|b| b.decl.name).collect();
-    assert_eq!(names, ["hidden_states", "gate_logits_f32", "lora_xa", "side_scratch"]);
+    assert_eq!(
+        names,
+        [
+            "hidden_states",
+            "gate_logits_f32",
+            "lora_xa",
+            "side_scratch"
+        ]
+    );
     let lora = &infos[2];
     assert_eq!(lora.decl.dtype, "bf16");
-    assert_eq!(lora.decl.formula, "[max_batch_tokens, config.adapter_max_rank]");
+    assert_eq!(
+        lora.decl.formula,
+        "[max_batch_tokens, config.adapter_max_rank]"
+    );
     assert_eq!(lora.decl.gate, Some("config.adapter_max_rank > 0"));
-    assert_eq!(lora.decl.doc, "LoRA shrink output; 0 when the model serves no adapters.");
+    assert_eq!(
+        lora.decl.doc,
+        "LoRA shrink output; 0 when the model serves no adapters."
+    );
     assert_eq!(infos[1].decl.min_bytes, Some("256"));
     assert_eq!(lora.elements(), 40);
 }
@@ -51,25 +84,45 @@ fn descriptors_carry_the_declaration() {
 fn overflow_is_an_error_naming_the_buffer() {
     let err = BufferSizes::try_from_config(&config(8, 4), usize::MAX / 2, 1).unwrap_err();
     assert_eq!(err.buffer(), "hidden_states");
-    assert!(matches!(err, SizeError::Overflow { op: "*", .. }), "{err:?}");
-    let panic = std::panic::catch_unwind(|| BufferSizes::from_config(&config(8, 4), usize::MAX / 2, 1));
+    assert!(
+        matches!(err, SizeError::Overflow { op: "*", .. }),
+        "{err:?}"
+    );
+    let panic =
+        std::panic::catch_unwind(|| BufferSizes::from_config(&config(8, 4), usize::MAX / 2, 1));
     let message = panic.unwrap_err().downcast::<String>().unwrap();
-    assert_eq!(*message, err.to_string(), "from_config panics with try_from_config's message");
+    assert_eq!(
+        *message,
+        err.to_string(),
+        "from_config panics with try_from_config's message"
+    );
 }
 
 #[test]
 fn an_ungated_buffer_of_zero_bytes_is_an_error() {
     let err = BufferSizes::try_from_config(&config(8, 4), 0, 1).unwrap_err();
-    assert_eq!(err, SizeError::Zero { buffer: "hidden_states" });
+    assert_eq!(
+        err,
+        SizeError::Zero {
+            buffer: "hidden_states"
+        }
+    );
 }
 
 #[test]
 fn derived_values_and_helpers() {
-    let shapes = Shapes { hidden: 100, heads: 4, head_dim: 32 };
+    let shapes = Shapes {
+        hidden: 100,
+        heads: 4,
+        head_dim: 32,
+    };
     let s = BlockSizes::from_config(&shapes, 17);
     assert_eq!(s.act_fp8, 32 * 128, "ceil16(17) rows of max(100, 4 * 32)");
     assert_eq!(s.act_scale, 32 * 4);
-    assert_eq!(s.attn_scratch, AttnScratch::layout(&shapes, 17).unwrap().total_bytes);
+    assert_eq!(
+        s.attn_scratch,
+        AttnScratch::layout(&shapes, 17).unwrap().total_bytes
+    );
     assert_eq!(s.token_ids, 256);
     let off = BlockSizes::from_config(&Shapes { heads: 0, ..shapes }, 17);
     assert_eq!(off.attn_scratch, 0);
@@ -77,18 +130,34 @@ fn derived_values_and_helpers() {
 
 #[test]
 fn a_region_layout_overflow_names_the_region() {
-    let shapes = Shapes { hidden: 1, heads: 1 << 20, head_dim: 1 };
+    let shapes = Shapes {
+        hidden: 1,
+        heads: 1 << 20,
+        head_dim: 1,
+    };
     let err = AttnScratch::layout(&shapes, 1 << 30).unwrap_err();
     assert_eq!(err.buffer(), "AttnScratch.scores");
     // Through the arena, the same error is nested under the buffer that asked for the layout.
-    let err = BlockSizes::try_from_config(&Shapes { hidden: 1, heads: 1 << 40, head_dim: 0 }, 1 << 20).unwrap_err();
+    let err = BlockSizes::try_from_config(
+        &Shapes {
+            hidden: 1,
+            heads: 1 << 40,
+            head_dim: 0,
+        },
+        1 << 20,
+    )
+    .unwrap_err();
     assert_eq!(err.buffer(), "attn_scratch");
     assert!(matches!(err, SizeError::Nested { .. }), "{err:?}");
 }
 
 #[test]
 fn regions_are_disjoint_aligned_and_carved_from_the_buffer() {
-    let shapes = Shapes { hidden: 100, heads: 3, head_dim: 32 };
+    let shapes = Shapes {
+        hidden: 100,
+        heads: 3,
+        head_dim: 32,
+    };
     let layout = AttnScratch::layout(&shapes, 5).unwrap();
     let regions = layout.regions();
     for w in regions.windows(2) {
@@ -102,13 +171,22 @@ fn regions_are_disjoint_aligned_and_carved_from_the_buffer() {
     let arena = BlockArena::allocate(HostDevice::new(), &s).unwrap();
     let carved = AttnScratch::carve(arena.attn_scratch, &layout).unwrap();
     assert_eq!(carved.scores.as_raw(), arena.attn_scratch.as_raw());
-    assert_eq!(carved.probs.as_raw(), arena.attn_scratch.as_raw() + layout.probs.offset as u64);
+    assert_eq!(
+        carved.probs.as_raw(),
+        arena.attn_scratch.as_raw() + layout.probs.offset as u64
+    );
     assert_eq!(carved.row_max.len(), 5 * 3);
-    let short = arena_runtime::DevicePtr::<u8>::from_raw_parts(arena.attn_scratch.as_raw(), layout.total_bytes - 1);
+    let short = arena_runtime::DevicePtr::<u8>::from_raw_parts(
+        arena.attn_scratch.as_raw(),
+        layout.total_bytes - 1,
+    );
     assert!(AttnScratch::carve(short, &layout).is_err());
 }
 
-fn assert_placed(arena: &arena_runtime::Arena<BufferArena, impl arena_runtime::Device>, sizes: &BufferSizes) {
+fn assert_placed(
+    arena: &arena_runtime::Arena<BufferArena, impl arena_runtime::Device>,
+    sizes: &BufferSizes,
+) {
     let slab = arena.allocations();
     let mut spans = Vec::new();
     for p in arena.placements() {
@@ -117,7 +195,9 @@ fn assert_placed(arena: &arena_runtime::Arena<BufferArena, impl arena_runtime::D
             continue;
         }
         assert_eq!(p.addr % 256, 0, "{} is aligned", p.decl.name);
-        let inside = slab.iter().any(|a| p.addr >= a.addr && p.addr + p.bytes as u64 <= a.addr + a.bytes as u64);
+        let inside = slab
+            .iter()
+            .any(|a| p.addr >= a.addr && p.addr + p.bytes as u64 <= a.addr + a.bytes as u64);
         assert!(inside, "{} lies inside an allocation", p.decl.name);
         spans.push((p.addr, p.addr + p.bytes as u64));
     }
@@ -148,7 +228,8 @@ fn slab_offsets_aligned_disjoint_inside_and_gated_null() {
 fn per_buffer_mode_allocates_each_non_empty_buffer() {
     let sizes = BufferSizes::from_config(&config(3, 2), 7, 33);
     let device = CountingDevice::new(HostDevice::new());
-    let arena = BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::per_buffer()).unwrap();
+    let arena =
+        BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::per_buffer()).unwrap();
     assert_eq!(arena.mode(), AllocMode::PerBuffer);
     assert_eq!(device.live_allocations(), 4);
     assert_placed(&arena, &sizes);
@@ -167,24 +248,49 @@ fn every_byte_of_every_buffer_is_writable_and_private() {
     }
     for (i, p) in placements.iter().enumerate() {
         let bytes = unsafe { HostDevice::slice_mut(p.addr, p.bytes) };
-        assert!(bytes.iter().all(|&b| b == i as u8 + 1), "{} was overwritten", p.decl.name);
+        assert!(
+            bytes.iter().all(|&b| b == i as u8 + 1),
+            "{} was overwritten",
+            p.decl.name
+        );
     }
 }
 
 #[test]
 fn failure_at_every_allocation_leaves_nothing_allocated() {
     let sizes = BufferSizes::from_config(&config(3, 2), 7, 33);
-    let non_empty = BufferArena::byte_sizes(&sizes).iter().filter(|&&b| b > 0).count();
+    let non_empty = BufferArena::byte_sizes(&sizes)
+        .iter()
+        .filter(|&&b| b > 0)
+        .count();
     for n in 1..=non_empty {
         let device = CountingDevice::new(HostDevice::new());
         device.fail_at(n);
-        let err = BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::per_buffer()).unwrap_err();
-        let ArenaError::Alloc { what, bytes, source, .. } = &err else { panic!("{err:?}") };
-        let failed = BufferArena::BUFFERS.iter().zip(BufferArena::byte_sizes(&sizes)).filter(|(_, b)| *b > 0).nth(n - 1).unwrap();
+        let err = BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::per_buffer())
+            .unwrap_err();
+        let ArenaError::Alloc {
+            what,
+            bytes,
+            source,
+            ..
+        } = &err
+        else {
+            panic!("{err:?}")
+        };
+        let failed = BufferArena::BUFFERS
+            .iter()
+            .zip(BufferArena::byte_sizes(&sizes))
+            .filter(|(_, b)| *b > 0)
+            .nth(n - 1)
+            .unwrap();
         assert!(what.contains(failed.0.name), "{err}");
         assert_eq!(*bytes, failed.1);
         assert_eq!(*source, DeviceError::Injected { index: n });
-        assert_eq!(device.live_allocations(), 0, "failure at allocation {n} leaked");
+        assert_eq!(
+            device.live_allocations(),
+            0,
+            "failure at allocation {n} leaked"
+        );
     }
     let device = CountingDevice::new(HostDevice::new());
     device.fail_at(1);
@@ -197,7 +303,8 @@ fn failure_at_every_allocation_leaves_nothing_allocated() {
 fn release_is_exactly_once_and_drop_after_release_is_harmless() {
     let sizes = BufferSizes::from_config(&config(3, 2), 7, 33);
     let device = CountingDevice::new(HostDevice::new());
-    let arena = BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::per_buffer()).unwrap();
+    let arena =
+        BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::per_buffer()).unwrap();
     let allocated = device.allocations();
     arena.release().unwrap(); // consumes the handle: a second release does not compile
     assert_eq!(device.frees(), allocated);
@@ -210,12 +317,19 @@ fn guard_bands_catch_an_overrun_and_name_the_buffer() {
     let sizes = BufferSizes::from_config(&config(3, 2), 7, 33);
     for options in [AllocOptions::default(), AllocOptions::per_buffer()] {
         let device = CountingDevice::new(HostDevice::new());
-        let arena = BufferArena::allocate_with(device.clone(), &sizes, options.with_guard_bytes(64)).unwrap();
+        let arena =
+            BufferArena::allocate_with(device.clone(), &sizes, options.with_guard_bytes(64))
+                .unwrap();
         arena.check_guards().unwrap();
         let p = arena.gate_logits_f32;
         // One element past the end.
         unsafe { HostDevice::slice_mut(p.as_raw() + p.byte_len() as u64, 4) }.fill(0);
-        assert_eq!(arena.check_guards(), Err(GuardError::Overrun { buffers: vec!["gate_logits_f32"] }));
+        assert_eq!(
+            arena.check_guards(),
+            Err(GuardError::Overrun {
+                buffers: vec!["gate_logits_f32"]
+            })
+        );
         arena.release().unwrap();
         assert_eq!(device.live_allocations(), 0);
     }

@@ -104,12 +104,18 @@ impl<'a> Container<'a> {
             Data::Struct(s) => match &s.fields {
                 Fields::Named(named) => named.named.iter().collect::<Vec<_>>(),
                 _ => {
-                    cx.error_spanned_by(&input.ident, "an arena is a struct with named fields, one per buffer");
+                    cx.error_spanned_by(
+                        &input.ident,
+                        "an arena is a struct with named fields, one per buffer",
+                    );
                     return None;
                 }
             },
             _ => {
-                cx.error_spanned_by(&input.ident, "an arena is a struct with named fields, one per buffer");
+                cx.error_spanned_by(
+                    &input.ident,
+                    "an arena is a struct with named fields, one per buffer",
+                );
                 return None;
             }
         };
@@ -137,7 +143,10 @@ impl<'a> Container<'a> {
                 container.apply(entry, cx);
             }
         }
-        container.buffers = fields.into_iter().map(|f| Buffer::from_field(cx, f, kind)).collect();
+        container.buffers = fields
+            .into_iter()
+            .map(|f| Buffer::from_field(cx, f, kind))
+            .collect();
         Some(container)
     }
 
@@ -148,13 +157,19 @@ impl<'a> Container<'a> {
                 if let Some(ts) = entry.assigned(&usage, cx) {
                     match syn::parse2::<Ident>(ts) {
                         Ok(id) => self.companion = id,
-                        Err(e) => cx.syn_error(syn::Error::new(e.span(), format!("expected a struct name: `{usage}`"))),
+                        Err(e) => cx.syn_error(syn::Error::new(
+                            e.span(),
+                            format!("expected a struct name: `{usage}`"),
+                        )),
                     }
                 }
             }
             "inputs" => {
                 if let Some(ts) = entry.listed("inputs(name: Type, ...)", cx) {
-                    self.inputs = attr::parse_inputs(ts, cx).into_iter().map(|(name, ty)| Input { name, ty }).collect();
+                    self.inputs = attr::parse_inputs(ts, cx)
+                        .into_iter()
+                        .map(|(name, ty)| Input { name, ty })
+                        .collect();
                 }
             }
             "derived" => {
@@ -169,7 +184,9 @@ impl<'a> Container<'a> {
             }
             "align" => {
                 if let Some(ts) = entry.assigned("align = 256", cx) {
-                    match syn::parse2::<syn::LitInt>(ts).and_then(|l| l.base10_parse::<usize>().map(|v| (v, l))) {
+                    match syn::parse2::<syn::LitInt>(ts)
+                        .and_then(|l| l.base10_parse::<usize>().map(|v| (v, l)))
+                    {
                         Ok((v, _)) if v.is_power_of_two() => self.align = v,
                         Ok((_, l)) => cx.error_spanned_by(l, "`align` must be a power of two"),
                         Err(e) => cx.syn_error(e),
@@ -187,7 +204,10 @@ impl<'a> Container<'a> {
 
 impl<'a> Buffer<'a> {
     fn from_field(cx: &Ctxt, field: &'a syn::Field, kind: Kind) -> Buffer<'a> {
-        let ident = field.ident.clone().unwrap_or_else(|| Ident::new("_", Span::call_site()));
+        let ident = field
+            .ident
+            .clone()
+            .unwrap_or_else(|| Ident::new("_", Span::call_site()));
         let elem = device_ptr_elem(&field.ty);
         if elem.is_none() {
             cx.error_spanned_by(&field.ty, format!("`{ident}` must be a `DevicePtr<T>`: the element type `T` is the buffer's dtype"));
@@ -203,7 +223,11 @@ impl<'a> Buffer<'a> {
             tracked: true,
         };
         let name = kind.field_attr();
-        let attrs: Vec<&syn::Attribute> = field.attrs.iter().filter(|a| a.path().is_ident(name)).collect();
+        let attrs: Vec<&syn::Attribute> = field
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident(name))
+            .collect();
         if attrs.is_empty() {
             cx.error_spanned_by(
                 buffer.original,
@@ -224,23 +248,37 @@ impl<'a> Buffer<'a> {
                             .assigned("shape = [d0, d1, ...]", cx)
                             .and_then(|ts| attr::parse_shape(ts.clone(), cx).map(|s| (s, ts)));
                         if let Some(((dims, _), ts)) = parsed {
-                            let dims: Vec<Option<Formula>> =
-                                dims.into_iter().map(|d| Formula::parse(d, &what, cx)).collect();
+                            let dims: Vec<Option<Formula>> = dims
+                                .into_iter()
+                                .map(|d| Formula::parse(d, &what, cx))
+                                .collect();
                             if dims.iter().all(Option::is_some) {
                                 let text = crate::formula::text_of(ts);
-                                buffer.size = Some(Size::Shape { dims: dims.into_iter().flatten().collect(), text });
+                                buffer.size = Some(Size::Shape {
+                                    dims: dims.into_iter().flatten().collect(),
+                                    text,
+                                });
                             }
                         }
                     }
                     "bytes" => {
                         shape_or_bytes.push(key);
-                        if let Some(f) = entry.assigned("bytes = formula", cx).and_then(|ts| Formula::parse(ts, &what, cx)) {
+                        if let Some(f) = entry
+                            .assigned("bytes = formula", cx)
+                            .and_then(|ts| Formula::parse(ts, &what, cx))
+                        {
                             buffer.size = Some(Size::Bytes(f));
                         }
                     }
-                    "gate" => buffer.gate = entry.assigned("gate = condition", cx).and_then(|ts| Formula::parse(ts, &what, cx)),
+                    "gate" => {
+                        buffer.gate = entry
+                            .assigned("gate = condition", cx)
+                            .and_then(|ts| Formula::parse(ts, &what, cx))
+                    }
                     "min_bytes" => {
-                        buffer.min_bytes = entry.assigned("min_bytes = formula", cx).and_then(|ts| Formula::parse(ts, &what, cx))
+                        buffer.min_bytes = entry
+                            .assigned("min_bytes = formula", cx)
+                            .and_then(|ts| Formula::parse(ts, &what, cx))
                     }
                     "untracked" => buffer.tracked = !entry.flag(cx),
                     _ => unreachable!("keys are checked by attr::entries"),
@@ -251,11 +289,17 @@ impl<'a> Buffer<'a> {
             // A typo in a key was reported already; one typo is one error.
             [] if has_attr && cx.error_count() == errors_before => cx.error_spanned_by(
                 &buffer.ident,
-                format!("`{}` needs exactly one of `shape = [...]` or `bytes = ...`", buffer.ident),
+                format!(
+                    "`{}` needs exactly one of `shape = [...]` or `bytes = ...`",
+                    buffer.ident
+                ),
             ),
             [_, second, ..] => cx.error_at(
                 second.span(),
-                format!("`{}` has both `shape` and `bytes`; give exactly one of them", buffer.ident),
+                format!(
+                    "`{}` has both `shape` and `bytes`; give exactly one of them",
+                    buffer.ident
+                ),
             ),
             _ => {}
         }
@@ -270,7 +314,9 @@ fn device_ptr_elem(ty: &Type) -> Option<Type> {
     if last.ident != "DevicePtr" {
         return None;
     }
-    let PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
     match args.args.iter().collect::<Vec<_>>().as_slice() {
         [GenericArgument::Type(t)] => Some(t.clone()),
         _ => None,

@@ -30,7 +30,10 @@ impl Entry {
         match self.value {
             Value::Assign(ts) if !ts.is_empty() => Some(ts),
             _ => {
-                cx.error_at(self.key.span(), format!("`{}` needs a value: `{usage}`", self.key));
+                cx.error_at(
+                    self.key.span(),
+                    format!("`{}` needs a value: `{usage}`", self.key),
+                );
                 None
             }
         }
@@ -41,7 +44,10 @@ impl Entry {
         match self.value {
             Value::List(ts) => Some(ts),
             _ => {
-                cx.error_at(self.key.span(), format!("`{}` is written `{usage}`", self.key));
+                cx.error_at(
+                    self.key.span(),
+                    format!("`{}` is written `{usage}`", self.key),
+                );
                 None
             }
         }
@@ -52,7 +58,10 @@ impl Entry {
         match self.value {
             Value::Flag => true,
             _ => {
-                cx.error_at(self.key.span(), format!("`{}` takes no value: write just `{}`", self.key, self.key));
+                cx.error_at(
+                    self.key.span(),
+                    format!("`{}` takes no value: write just `{}`", self.key, self.key),
+                );
                 false
             }
         }
@@ -92,11 +101,17 @@ pub fn entries(attr: &syn::Attribute, name: &str, known: &[&str], cx: &Ctxt) -> 
         let key = match trees.next() {
             Some(TokenTree::Ident(key)) => key,
             Some(other) => {
-                cx.error_at(other.span(), format!("expected a key of `#[{name}(...)]`: {}", known.join(", ")));
+                cx.error_at(
+                    other.span(),
+                    format!("expected a key of `#[{name}(...)]`: {}", known.join(", ")),
+                );
                 continue;
             }
             None => {
-                cx.error_at(Span::call_site(), format!("empty entry in `#[{name}(...)]`"));
+                cx.error_at(
+                    Span::call_site(),
+                    format!("empty entry in `#[{name}(...)]`"),
+                );
                 continue;
             }
         };
@@ -106,11 +121,16 @@ pub fn entries(attr: &syn::Attribute, name: &str, known: &[&str], cx: &Ctxt) -> 
             Some(TokenTree::Punct(p)) if p.as_char() == '=' && p.spacing() == Spacing::Alone => {
                 Value::Assign(rest[1..].iter().cloned().collect())
             }
-            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis && rest.len() == 1 => {
+            Some(TokenTree::Group(g))
+                if g.delimiter() == Delimiter::Parenthesis && rest.len() == 1 =>
+            {
                 Value::List(g.stream())
             }
             Some(other) => {
-                cx.error_at(other.span(), format!("expected `{key} = ...` after `{key}`"));
+                cx.error_at(
+                    other.span(),
+                    format!("expected `{key} = ...` after `{key}`"),
+                );
                 continue;
             }
         };
@@ -118,12 +138,18 @@ pub fn entries(attr: &syn::Attribute, name: &str, known: &[&str], cx: &Ctxt) -> 
         if !known.contains(&k.as_str()) {
             cx.error_at(
                 key.span(),
-                format!("unknown key `{k}` in `#[{name}(...)]`{}", hint(&k, known.iter().copied())),
+                format!(
+                    "unknown key `{k}` in `#[{name}(...)]`{}",
+                    hint(&k, known.iter().copied())
+                ),
             );
             continue;
         }
         if seen.iter().any(|s| s == &key) {
-            cx.error_at(key.span(), format!("duplicate key `{k}` in `#[{name}(...)]`"));
+            cx.error_at(
+                key.span(),
+                format!("duplicate key `{k}` in `#[{name}(...)]`"),
+            );
             continue;
         }
         seen.push(key.clone());
@@ -139,7 +165,10 @@ pub fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => {
                     let v = s.value();
                     Some(v.strip_prefix(' ').map(str::to_string).unwrap_or(v))
                 }
@@ -166,7 +195,10 @@ pub fn parse_inputs(tokens: TokenStream, cx: &Ctxt) -> Vec<(Ident, syn::Type)> {
         );
         match parsed {
             Ok(pair) => out.push(pair),
-            Err(e) => cx.syn_error(syn::Error::new(span, format!("each input is `name: Type`: {e}"))),
+            Err(e) => cx.syn_error(syn::Error::new(
+                span,
+                format!("each input is `name: Type`: {e}"),
+            )),
         }
     }
     out
@@ -199,13 +231,19 @@ pub fn parse_shape(tokens: TokenStream, cx: &Ctxt) -> Option<(Vec<TokenStream>, 
         (Some(TokenTree::Group(g)), None) if g.delimiter() == Delimiter::Bracket => {
             let dims = split_commas(g.stream());
             if dims.is_empty() {
-                cx.error_at(g.span(), "`shape` needs at least one dimension: `shape = [d0, d1, ...]`");
+                cx.error_at(
+                    g.span(),
+                    "`shape` needs at least one dimension: `shape = [d0, d1, ...]`",
+                );
                 return None;
             }
             Some((dims, g.span()))
         }
         (Some(first), _) => {
-            cx.error_at(first.span(), "`shape` is a list of dimensions: `shape = [d0, d1, ...]`");
+            cx.error_at(
+                first.span(),
+                "`shape` is a list of dimensions: `shape = [d0, d1, ...]`",
+            );
             None
         }
         (None, _) => None,

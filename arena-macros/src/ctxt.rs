@@ -13,12 +13,16 @@ pub struct Ctxt {
 impl Ctxt {
     /// An error spanning `tokens`.
     pub fn error_spanned_by<T: ToTokens, M: Display>(&self, tokens: T, message: M) {
-        self.errors.borrow_mut().push(syn::Error::new_spanned(tokens.into_token_stream(), message));
+        self.errors
+            .borrow_mut()
+            .push(syn::Error::new_spanned(tokens.into_token_stream(), message));
     }
 
     /// An error at one span.
     pub fn error_at<M: Display>(&self, span: proc_macro2::Span, message: M) {
-        self.errors.borrow_mut().push(syn::Error::new(span, message));
+        self.errors
+            .borrow_mut()
+            .push(syn::Error::new(span, message));
     }
 
     pub fn syn_error(&self, err: syn::Error) {

@@ -44,12 +44,19 @@ pub fn formula_doc(b: &Buffer, dtype: &str) -> String {
     if let Some(m) = &b.min_bytes {
         parts.push(format!("at least `{}` bytes", m.text));
     }
-    parts.push(if b.tracked { "tracked".into() } else { "untracked (not in `total_bytes`)".into() });
+    parts.push(if b.tracked {
+        "tracked".into()
+    } else {
+        "untracked (not in `total_bytes`)".into()
+    });
     parts.join(" · ")
 }
 
 fn dtype_text(b: &Buffer) -> String {
-    b.elem.as_ref().map(|t| crate::formula::text_of(quote!(#t))).unwrap_or_default()
+    b.elem
+        .as_ref()
+        .map(|t| crate::formula::text_of(quote!(#t)))
+        .unwrap_or_default()
 }
 
 fn sizes_struct(cont: &Container) -> TokenStream {
@@ -180,7 +187,12 @@ fn expand(cont: &Container) -> TokenStream {
     let lets = size_lets(cont);
     let dims = dims_exprs(cont);
     let idents: Vec<_> = cont.buffers.iter().map(|b| &b.ident).collect();
-    let tracked: Vec<_> = cont.buffers.iter().filter(|b| b.tracked).map(|b| &b.ident).collect();
+    let tracked: Vec<_> = cont
+        .buffers
+        .iter()
+        .filter(|b| b.tracked)
+        .map(|b| &b.ident)
+        .collect();
     let tracked_names = tracked.iter().map(|i| i.to_string());
     let arena_name = arena.to_string();
 

@@ -49,7 +49,10 @@ impl Formula {
         match syn::parse2::<Expr>(tokens) {
             Ok(expr) => check_grammar(&expr, cx).then_some(Formula { expr, text }),
             Err(e) => {
-                cx.syn_error(syn::Error::new(e.span(), format!("{what} is not a formula: {e}")));
+                cx.syn_error(syn::Error::new(
+                    e.span(),
+                    format!("{what} is not a formula: {e}"),
+                ));
                 None
             }
         }
@@ -124,7 +127,8 @@ fn prescan(tokens: TokenStream, cx: &Ctxt) -> bool {
 fn forbidden_operator(op: &str, next: Option<&TokenTree>) -> Option<String> {
     // Split a run like `*-` or `,&` into the operators Rust would read.
     const ALLOWED: &[&str] = &[
-        "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "!", "&", ".", "::", ",",
+        "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "!", "&", ".", "::",
+        ",",
     ];
     if ALLOWED.contains(&op) {
         if op == "!" && matches!(next, Some(TokenTree::Group(_))) {
@@ -134,12 +138,18 @@ fn forbidden_operator(op: &str, next: Option<&TokenTree>) -> Option<String> {
     }
     let msg = match op {
         "=" => "assignment is not allowed in a formula; write `key = formula` once".to_string(),
-        "+=" | "-=" | "*=" | "/=" | "%=" => format!("`{op}` (assignment) is not allowed in a formula"),
+        "+=" | "-=" | "*=" | "/=" | "%=" => {
+            format!("`{op}` (assignment) is not allowed in a formula")
+        }
         "|" => "closures are not allowed in a formula".to_string(),
-        "?" => "`?` is not allowed in a formula: the derive checks the arithmetic itself".to_string(),
+        "?" => {
+            "`?` is not allowed in a formula: the derive checks the arithmetic itself".to_string()
+        }
         ".." | "..=" => "ranges are not allowed in a formula".to_string(),
         ";" => "statements are not allowed in a formula".to_string(),
-        "^" | "<<" | ">>" => format!("`{op}` is not allowed in a formula: only + - * / % and comparisons are checked"),
+        "^" | "<<" | ">>" => format!(
+            "`{op}` is not allowed in a formula: only + - * / % and comparisons are checked"
+        ),
         _ => {
             // Runs such as `*&` or `,-` are two operators written together.
             let ok = op.char_indices().skip(1).any(|(k, _)| {
@@ -160,7 +170,14 @@ fn check_grammar(expr: &Expr, cx: &Ctxt) -> bool {
         Expr::Binary(b) => {
             let l = check_grammar(&b.left, cx);
             let r = check_grammar(&b.right, cx);
-            if matches!(b.op, BinOp::BitXor(_) | BinOp::BitOr(_) | BinOp::BitAnd(_) | BinOp::Shl(_) | BinOp::Shr(_)) {
+            if matches!(
+                b.op,
+                BinOp::BitXor(_)
+                    | BinOp::BitOr(_)
+                    | BinOp::BitAnd(_)
+                    | BinOp::Shl(_)
+                    | BinOp::Shr(_)
+            ) {
                 cx.error_spanned_by(b.op, "bitwise operators are not allowed in a formula");
                 return false;
             }
@@ -205,9 +222,16 @@ fn check_grammar(expr: &Expr, cx: &Ctxt) -> bool {
 fn is_assign(op: &BinOp) -> bool {
     matches!(
         op,
-        BinOp::AddAssign(_) | BinOp::SubAssign(_) | BinOp::MulAssign(_) | BinOp::DivAssign(_)
-            | BinOp::RemAssign(_) | BinOp::BitXorAssign(_) | BinOp::BitAndAssign(_)
-            | BinOp::BitOrAssign(_) | BinOp::ShlAssign(_) | BinOp::ShrAssign(_)
+        BinOp::AddAssign(_)
+            | BinOp::SubAssign(_)
+            | BinOp::MulAssign(_)
+            | BinOp::DivAssign(_)
+            | BinOp::RemAssign(_)
+            | BinOp::BitXorAssign(_)
+            | BinOp::BitAndAssign(_)
+            | BinOp::BitOrAssign(_)
+            | BinOp::ShlAssign(_)
+            | BinOp::ShrAssign(_)
     )
 }
 
@@ -232,7 +256,11 @@ fn collect_names(expr: &Expr, out: &mut Vec<Ident>) {
         }
         Expr::Reference(r) => collect_names(&r.expr, out),
         Expr::Cast(c) => collect_names(&c.expr, out),
-        Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 && p.path.leading_colon.is_none() => {
+        Expr::Path(p)
+            if p.qself.is_none()
+                && p.path.segments.len() == 1
+                && p.path.leading_colon.is_none() =>
+        {
             let id = &p.path.segments[0].ident;
             let s = id.to_string();
             if s.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
@@ -409,19 +437,49 @@ mod tests {
 
     #[test]
     fn text_reads_like_the_source() {
-        assert_eq!(text_of(quote!([max_batch_tokens, config.hidden_size])), "[max_batch_tokens, config.hidden_size]");
-        assert_eq!(text_of(quote!(2 * config.a + ceil16(m))), "2 * config.a + ceil16(m)");
-        assert_eq!(text_of(quote!(f(&config, x) >= 0 && !b)), "f(&config, x) >= 0 && !b");
+        assert_eq!(
+            text_of(quote!([max_batch_tokens, config.hidden_size])),
+            "[max_batch_tokens, config.hidden_size]"
+        );
+        assert_eq!(
+            text_of(quote!(2 * config.a + ceil16(m))),
+            "2 * config.a + ceil16(m)"
+        );
+        assert_eq!(
+            text_of(quote!(f(&config, x) >= 0 && !b)),
+            "f(&config, x) >= 0 && !b"
+        );
         assert_eq!(text_of(quote!(a::B::<u8>(1))), "a::B:: < u8 > (1)");
     }
 
     #[test]
     fn rejects_outside_the_grammar() {
-        for bad in [quote!(if a { 1 } else { 2 }), quote!(|x| x), quote!({ 1 }), quote!(a = 1), quote!(a?), quote!(a ^ b), quote!(foo!(x)), quote!((a, b)), quote!(a..b)] {
+        for bad in [
+            quote!(if a { 1 } else { 2 }),
+            quote!(|x| x),
+            quote!({ 1 }),
+            quote!(a = 1),
+            quote!(a?),
+            quote!(a ^ b),
+            quote!(foo!(x)),
+            quote!((a, b)),
+            quote!(a..b),
+        ] {
             assert!(parse(bad.clone()).is_err(), "accepted {bad}");
         }
-        for good in [quote!(a * b + c), quote!(config.x > 0 && !y), quote!(f(&config, m) - 1), quote!(x as usize), quote!(a.max(b)), quote!(-1)] {
-            assert!(parse(good.clone()).is_ok(), "rejected {good}: {:?}", parse(good.clone()).err());
+        for good in [
+            quote!(a * b + c),
+            quote!(config.x > 0 && !y),
+            quote!(f(&config, m) - 1),
+            quote!(x as usize),
+            quote!(a.max(b)),
+            quote!(-1),
+        ] {
+            assert!(
+                parse(good.clone()).is_ok(),
+                "rejected {good}: {:?}",
+                parse(good.clone()).err()
+            );
         }
     }
 
@@ -434,7 +492,11 @@ mod tests {
         assert!(out.contains("__f . mul"), "{out}");
         assert!(out.contains("__f . ceil16 (b) ?"), "{out}");
         assert!(out.contains("__f . value (g (c)) ?"), "{out}");
-        let names: Vec<String> = formula.value_names().iter().map(|i| i.to_string()).collect();
+        let names: Vec<String> = formula
+            .value_names()
+            .iter()
+            .map(|i| i.to_string())
+            .collect();
         assert_eq!(names, ["a", "b", "c"]);
     }
 }

@@ -19,7 +19,9 @@ pub fn hint<'a, I>(word: &str, candidates: I) -> String
 where
     I: IntoIterator<Item = &'a str>,
 {
-    did_you_mean(word, candidates).map(|c| format!("; did you mean `{c}`?")).unwrap_or_default()
+    did_you_mean(word, candidates)
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -44,7 +46,10 @@ mod tests {
     #[test]
     fn suggests_close_names_only() {
         assert_eq!(did_you_mean("shpe", ["shape", "bytes"]), Some("shape"));
-        assert_eq!(did_you_mean("max_batch_toknes", ["max_batch_tokens", "config"]), Some("max_batch_tokens"));
+        assert_eq!(
+            did_you_mean("max_batch_toknes", ["max_batch_tokens", "config"]),
+            Some("max_batch_tokens")
+        );
         assert_eq!(did_you_mean("zzz", ["shape", "bytes"]), None);
     }
 }

@@ -20,7 +20,9 @@ fn expand_source(src: &str) -> String {
     for item in file.items {
         let syn::Item::Struct(s) = item else { continue };
         let derives = |name: &str| {
-            s.attrs.iter().any(|a| a.path().is_ident("derive") && a.to_token_stream().to_string().contains(name))
+            s.attrs.iter().any(|a| {
+                a.path().is_ident("derive") && a.to_token_stream().to_string().contains(name)
+            })
         };
         if derives("Arena") {
             out.extend(crate::expand::derive(s.to_token_stream()));
@@ -40,12 +42,18 @@ fn snapshot_inputs() -> Vec<(PathBuf, PathBuf)> {
     let mut pairs: Vec<(PathBuf, PathBuf)> = std::fs::read_dir(&dir)
         .expect("tests/expand exists")
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "rs") && !p.to_string_lossy().ends_with(".expanded.rs"))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "rs")
+                && !p.to_string_lossy().ends_with(".expanded.rs")
+        })
         .map(|p| (p.clone(), p.with_extension("expanded.rs")))
         .collect();
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arena-spec/src");
     let mut spec_files = vec![spec.join("arena.rs"), spec.join("decode_meta.rs")];
-    let mut regions: Vec<PathBuf> = std::fs::read_dir(spec.join("regions")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut regions: Vec<PathBuf> = std::fs::read_dir(spec.join("regions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     regions.retain(|p| !p.ends_with("mod.rs"));
     spec_files.extend(regions);
     for f in spec_files {
@@ -149,7 +157,9 @@ fn derive_never_panics_on_malformed_input() {
     let sources: Vec<String> = std::fs::read_dir(expand_dir())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".rs") && !p.to_string_lossy().ends_with(".expanded.rs"))
+        .filter(|p| {
+            p.to_string_lossy().ends_with(".rs") && !p.to_string_lossy().ends_with(".expanded.rs")
+        })
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
     let structs: Vec<(bool, TokenStream)> = sources
@@ -159,7 +169,8 @@ fn derive_never_panics_on_malformed_input() {
             syn::Item::Struct(s) => {
                 let text = s.to_token_stream().to_string();
                 let is_arena = text.contains("derive (Arena)");
-                (is_arena || text.contains("derive (Regions)")).then(|| (is_arena, s.to_token_stream()))
+                (is_arena || text.contains("derive (Regions)"))
+                    .then(|| (is_arena, s.to_token_stream()))
             }
             _ => None,
         })
@@ -184,9 +195,13 @@ fn derive_never_panics_on_malformed_input() {
             errors += 1;
         } else {
             // No error: the output must at least be valid Rust items.
-            syn::parse2::<syn::File>(out).unwrap_or_else(|e| panic!("case {case} gave invalid Rust ({e}): {text}"));
+            syn::parse2::<syn::File>(out)
+                .unwrap_or_else(|e| panic!("case {case} gave invalid Rust ({e}): {text}"));
         }
     }
     // Most mutations break the declaration; each must come back as compile_error!.
-    assert!(errors > cases / 2, "only {errors} of {cases} mutations were reported as errors");
+    assert!(
+        errors > cases / 2,
+        "only {errors} of {cases} mutations were reported as errors"
+    );
 }

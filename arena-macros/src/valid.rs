@@ -15,13 +15,22 @@ pub fn check(cx: &Ctxt, cont: &Container) {
 
     // A derived value reads the inputs and the derived values before it.
     for (i, d) in cont.derived.iter().enumerate() {
-        let known: Vec<&str> = inputs.iter().chain(&derived[..i]).map(String::as_str).collect();
+        let known: Vec<&str> = inputs
+            .iter()
+            .chain(&derived[..i])
+            .map(String::as_str)
+            .collect();
         check_names(cx, &d.formula, &known, &derived[i..]);
     }
 
     let known: Vec<&str> = inputs.iter().chain(&derived).map(String::as_str).collect();
     for b in &cont.buffers {
-        let formulas = b.size.iter().flat_map(|s| s.formulas()).chain(&b.gate).chain(&b.min_bytes);
+        let formulas = b
+            .size
+            .iter()
+            .flat_map(|s| s.formulas())
+            .chain(&b.gate)
+            .chain(&b.min_bytes);
         for f in formulas {
             check_names(cx, f, &known, &[]);
         }
@@ -40,25 +49,43 @@ fn check_names(cx: &Ctxt, formula: &Formula, known: &[&str], later: &[String]) {
         }
         cx.error_at(
             name.span(),
-            format!("`{s}` is not an input or a derived value of this arena{}", hint(&s, known.iter().copied())),
+            format!(
+                "`{s}` is not an input or a derived value of this arena{}",
+                hint(&s, known.iter().copied())
+            ),
         );
     }
 }
 
 fn check_unique_names(cx: &Ctxt, cont: &Container) {
     let mut seen: Vec<&Ident> = Vec::new();
-    for name in cont.input_names().chain(cont.derived.iter().map(|d| &d.name)) {
+    for name in cont
+        .input_names()
+        .chain(cont.derived.iter().map(|d| &d.name))
+    {
         if seen.contains(&name) {
-            cx.error_at(name.span(), format!("`{name}` is declared twice among the inputs and derived values"));
+            cx.error_at(
+                name.span(),
+                format!("`{name}` is declared twice among the inputs and derived values"),
+            );
         }
         seen.push(name);
     }
     for b in &cont.buffers {
         if seen.contains(&&b.ident) {
-            cx.error_at(b.ident.span(), format!("buffer `{}` has the name of an input or derived value; rename one of them", b.ident));
+            cx.error_at(
+                b.ident.span(),
+                format!(
+                    "buffer `{}` has the name of an input or derived value; rename one of them",
+                    b.ident
+                ),
+            );
         }
         if b.ident.to_string().starts_with("__") {
-            cx.error_at(b.ident.span(), "names starting with `__` are reserved for generated code");
+            cx.error_at(
+                b.ident.span(),
+                "names starting with `__` are reserved for generated code",
+            );
         }
     }
 }

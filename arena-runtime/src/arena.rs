@@ -36,17 +36,27 @@ pub struct AllocOptions {
 
 impl Default for AllocOptions {
     fn default() -> Self {
-        Self { mode: AllocMode::Slab, align: 256, guard_bytes: 0 }
+        Self {
+            mode: AllocMode::Slab,
+            align: 256,
+            guard_bytes: 0,
+        }
     }
 }
 
 impl AllocOptions {
     pub fn per_buffer() -> Self {
-        Self { mode: AllocMode::PerBuffer, ..Self::default() }
+        Self {
+            mode: AllocMode::PerBuffer,
+            ..Self::default()
+        }
     }
 
     pub fn with_guard_bytes(self, guard_bytes: usize) -> Self {
-        Self { guard_bytes, ..self }
+        Self {
+            guard_bytes,
+            ..self
+        }
     }
 }
 
@@ -79,10 +89,18 @@ pub struct Arena<L: ArenaLayout, D: Device> {
 
 impl<L: ArenaLayout, D: Device> Arena<L, D> {
     /// Allocates every non-empty buffer of `sizes` on `device`.
-    pub fn allocate(device: D, sizes: &L::Sizes, options: AllocOptions) -> Result<Self, ArenaError> {
+    pub fn allocate(
+        device: D,
+        sizes: &L::Sizes,
+        options: AllocOptions,
+    ) -> Result<Self, ArenaError> {
         let bytes = L::byte_sizes(sizes);
         debug_assert_eq!(bytes.len(), L::BUFFERS.len());
-        let align = options.align.max(device.alignment()).max(256).next_power_of_two();
+        let align = options
+            .align
+            .max(device.alignment())
+            .max(256)
+            .next_power_of_two();
         let guard = options.guard_bytes;
         let mut allocations = Vec::new();
         let mut addrs = vec![0u64; bytes.len()];
@@ -92,13 +110,18 @@ impl<L: ArenaLayout, D: Device> Arena<L, D> {
                 let names: Vec<&'static str> = L::BUFFERS.iter().map(|d| d.name).collect();
                 let plan = SlabPlan::new(&names, &bytes, align, guard)?;
                 if plan.total > 0 {
-                    let base = device.alloc(plan.total).map_err(|source| ArenaError::Alloc {
-                        what: format!("the slab of {} ({} buffers)", L::NAME, bytes.len()),
+                    let base = device
+                        .alloc(plan.total)
+                        .map_err(|source| ArenaError::Alloc {
+                            what: format!("the slab of {} ({} buffers)", L::NAME, bytes.len()),
+                            bytes: plan.total,
+                            device: device.name(),
+                            source,
+                        })?;
+                    allocations.push(Allocation {
+                        addr: base,
                         bytes: plan.total,
-                        device: device.name(),
-                        source,
-                    })?;
-                    allocations.push(Allocation { addr: base, bytes: plan.total });
+                    });
                     for (addr, offset) in addrs.iter_mut().zip(&plan.offsets) {
                         if let Some(offset) = offset {
                             *addr = base + *offset as u64;
@@ -124,7 +147,10 @@ impl<L: ArenaLayout, D: Device> Arena<L, D> {
                     });
                     match result {
                         Ok(addr) => {
-                            allocations.push(Allocation { addr, bytes: b + guard });
+                            allocations.push(Allocation {
+                                addr,
+                                bytes: b + guard,
+                            });
                             addrs[i] = addr;
                         }
                         Err(e) => {
@@ -163,7 +189,11 @@ impl<L: ArenaLayout, D: Device> Arena<L, D> {
         for p in self.placements.iter().filter(|p| p.bytes > 0) {
             // SAFETY: the guard band lies inside this arena's allocation (planned above).
             unsafe { self.device.write(p.addr + p.bytes as u64, &pattern) }.map_err(|source| {
-                ArenaError::Guard { buffer: p.decl.name, device: self.device.name(), source }
+                ArenaError::Guard {
+                    buffer: p.decl.name,
+                    device: self.device.name(),
+                    source,
+                }
             })?;
         }
         Ok(())
@@ -176,10 +206,18 @@ impl<L: ArenaLayout, D: Device> Arena<L, D> {
         }
         let mut band = vec![0u8; self.guard_bytes];
         let mut overrun = Vec::new();
-        for p in self.placements.iter().filter(|p| p.bytes > 0 && !self.allocations.is_empty()) {
+        for p in self
+            .placements
+            .iter()
+            .filter(|p| p.bytes > 0 && !self.allocations.is_empty())
+        {
             // SAFETY: as in `write_guards`; the arena is not released while `self` lives.
-            unsafe { self.device.read(p.addr + p.bytes as u64, &mut band) }
-                .map_err(|source| GuardError::Read { buffer: p.decl.name, source })?;
+            unsafe { self.device.read(p.addr + p.bytes as u64, &mut band) }.map_err(|source| {
+                GuardError::Read {
+                    buffer: p.decl.name,
+                    source,
+                }
+            })?;
             if band.iter().any(|&b| b != GUARD_PATTERN) {
                 overrun.push(p.decl.name);
             }

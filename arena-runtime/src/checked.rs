@@ -25,7 +25,12 @@ impl Formula {
     }
 
     fn overflow(self, op: &'static str, lhs: usize, rhs: usize) -> SizeError {
-        SizeError::Overflow { buffer: self.name, op, lhs, rhs }
+        SizeError::Overflow {
+            buffer: self.name,
+            op,
+            lhs,
+            rhs,
+        }
     }
 
     pub fn add(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
@@ -42,11 +47,19 @@ impl Formula {
     }
 
     pub fn div(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
-        lhs.checked_div(rhs).ok_or(SizeError::DivideByZero { buffer: self.name, op: "/", lhs })
+        lhs.checked_div(rhs).ok_or(SizeError::DivideByZero {
+            buffer: self.name,
+            op: "/",
+            lhs,
+        })
     }
 
     pub fn rem(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
-        lhs.checked_rem(rhs).ok_or(SizeError::DivideByZero { buffer: self.name, op: "%", lhs })
+        lhs.checked_rem(rhs).ok_or(SizeError::DivideByZero {
+            buffer: self.name,
+            op: "%",
+            lhs,
+        })
     }
 
     /// `x` rounded up to a multiple of 16 (the GEMM tile height).
@@ -57,13 +70,19 @@ impl Formula {
     /// `x` rounded up to a multiple of `to`.
     pub fn round_up(self, x: usize, to: usize) -> Result<usize, SizeError> {
         let blocks = self.ceil_div(x, to)?;
-        blocks.checked_mul(to).ok_or(self.overflow("round_up", x, to))
+        blocks
+            .checked_mul(to)
+            .ok_or(self.overflow("round_up", x, to))
     }
 
     /// `a / b` rounded up.
     pub fn ceil_div(self, a: usize, b: usize) -> Result<usize, SizeError> {
         if b == 0 {
-            return Err(SizeError::DivideByZero { buffer: self.name, op: "ceil_div", lhs: a });
+            return Err(SizeError::DivideByZero {
+                buffer: self.name,
+                op: "ceil_div",
+                lhs: a,
+            });
         }
         Ok(a / b + usize::from(a % b != 0))
     }
@@ -110,7 +129,10 @@ impl IntoSize for usize {
 
 impl IntoSize for u64 {
     fn into_size(self, context: &'static str) -> Result<usize, SizeError> {
-        usize::try_from(self).map_err(|_| SizeError::TooLarge { buffer: context, value: self.into() })
+        usize::try_from(self).map_err(|_| SizeError::TooLarge {
+            buffer: context,
+            value: self.into(),
+        })
     }
 }
 
@@ -125,7 +147,10 @@ impl<V: IntoSize> IntoSize for Result<V, SizeError> {
         match self {
             Ok(v) => v.into_size(context),
             Err(e) if e.buffer() == context => Err(e),
-            Err(e) => Err(SizeError::Nested { buffer: context, source: Box::new(e) }),
+            Err(e) => Err(SizeError::Nested {
+                buffer: context,
+                source: Box::new(e),
+            }),
         }
     }
 }
@@ -138,7 +163,8 @@ pub fn saturating_sum(sizes: &[usize]) -> usize {
 /// Checked sum of the tracked sizes; the error names the buffer at which it overflowed.
 pub fn checked_total(sizes: &[(&'static str, usize)]) -> Result<usize, SizeError> {
     sizes.iter().try_fold(0usize, |acc, &(name, s)| {
-        acc.checked_add(s).ok_or(SizeError::TotalOverflow { buffer: name })
+        acc.checked_add(s)
+            .ok_or(SizeError::TotalOverflow { buffer: name })
     })
 }
 
@@ -153,11 +179,23 @@ mod tests {
         assert_eq!(F.mul(3, 4), Ok(12));
         assert_eq!(
             F.mul(usize::MAX, 2),
-            Err(SizeError::Overflow { buffer: "buf", op: "*", lhs: usize::MAX, rhs: 2 })
+            Err(SizeError::Overflow {
+                buffer: "buf",
+                op: "*",
+                lhs: usize::MAX,
+                rhs: 2
+            })
         );
         assert!(F.sub(1, 2).is_err());
         assert!(F.add(usize::MAX, 1).is_err());
-        assert_eq!(F.div(1, 0), Err(SizeError::DivideByZero { buffer: "buf", op: "/", lhs: 1 }));
+        assert_eq!(
+            F.div(1, 0),
+            Err(SizeError::DivideByZero {
+                buffer: "buf",
+                op: "/",
+                lhs: 1
+            })
+        );
         assert!(F.rem(1, 0).is_err());
     }
 
@@ -181,7 +219,10 @@ mod tests {
         assert!(F.shape(&[usize::MAX, 2], 1).is_err());
         assert_eq!(F.finish(0, 256, false), Ok(256));
         assert_eq!(F.finish(0, 0, true), Ok(0));
-        assert_eq!(F.finish(0, 0, false), Err(SizeError::Zero { buffer: "buf" }));
+        assert_eq!(
+            F.finish(0, 0, false),
+            Err(SizeError::Zero { buffer: "buf" })
+        );
     }
 
     #[test]

@@ -28,7 +28,10 @@ pub struct CountingDevice<D> {
 
 impl<D: Device> CountingDevice<D> {
     pub fn new(inner: D) -> Self {
-        Self { inner, counters: Arc::default() }
+        Self {
+            inner,
+            counters: Arc::default(),
+        }
     }
 
     fn counters(&self) -> MutexGuard<'_, Counters> {

@@ -7,16 +7,28 @@ use thiserror::Error;
 pub enum SizeError {
     /// Checked arithmetic in a formula overflowed (or a subtraction went below 0).
     #[error("buffer `{buffer}`: {lhs} {op} {rhs} overflows usize")]
-    Overflow { buffer: &'static str, op: &'static str, lhs: usize, rhs: usize },
+    Overflow {
+        buffer: &'static str,
+        op: &'static str,
+        lhs: usize,
+        rhs: usize,
+    },
     /// A formula divided by 0.
     #[error("buffer `{buffer}`: {lhs} {op} 0 divides by zero")]
-    DivideByZero { buffer: &'static str, op: &'static str, lhs: usize },
+    DivideByZero {
+        buffer: &'static str,
+        op: &'static str,
+        lhs: usize,
+    },
     /// A buffer without a gate came out 0 bytes.
     #[error("buffer `{buffer}` is not gated but its formula gives 0 bytes")]
     Zero { buffer: &'static str },
     /// A sizing function a formula called failed.
     #[error("buffer `{buffer}`: {source}")]
-    Nested { buffer: &'static str, source: Box<SizeError> },
+    Nested {
+        buffer: &'static str,
+        source: Box<SizeError>,
+    },
     /// A value did not fit in `usize` (a `u64` or `u128` sizing result, say).
     #[error("buffer `{buffer}`: {value} does not fit in usize")]
     TooLarge { buffer: &'static str, value: u128 },
@@ -61,16 +73,30 @@ pub enum DeviceError {
 pub enum ArenaError {
     /// A device allocation failed; everything allocated before it has been freed.
     #[error("allocating {what} ({bytes} bytes) on {device}: {source}")]
-    Alloc { what: String, bytes: usize, device: String, source: DeviceError },
+    Alloc {
+        what: String,
+        bytes: usize,
+        device: String,
+        source: DeviceError,
+    },
     /// The slab's layout could not be planned (its total overflows).
     #[error("planning the slab: {0}")]
     Plan(#[from] SizeError),
     /// Writing the guard pattern failed; the arena was freed.
     #[error("writing the guard band of `{buffer}` on {device}: {source}")]
-    Guard { buffer: &'static str, device: String, source: DeviceError },
+    Guard {
+        buffer: &'static str,
+        device: String,
+        source: DeviceError,
+    },
     /// Freeing failed; the other allocations were still freed.
     #[error("freeing {what} ({bytes} bytes) on {device}: {source}")]
-    Free { what: String, bytes: usize, device: String, source: DeviceError },
+    Free {
+        what: String,
+        bytes: usize,
+        device: String,
+        source: DeviceError,
+    },
 }
 
 /// `check_guards` found overwritten guard bands (or could not read them).
@@ -81,12 +107,19 @@ pub enum GuardError {
     #[error("this arena has no guard bands (allocate with `guard_bytes` > 0)")]
     Disabled,
     #[error("reading the guard band of `{buffer}`: {source}")]
-    Read { buffer: &'static str, source: DeviceError },
+    Read {
+        buffer: &'static str,
+        source: DeviceError,
+    },
 }
 
 /// A region layout could not be carved from a buffer.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CarveError {
     #[error("carving `{layout}`: the buffer holds {have} bytes but the layout needs {need}")]
-    TooSmall { layout: &'static str, have: usize, need: usize },
+    TooSmall {
+        layout: &'static str,
+        have: usize,
+        need: usize,
+    },
 }

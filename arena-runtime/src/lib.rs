@@ -43,3 +43,6 @@ pub use slab::SlabPlan;
 
 #[cfg(feature = "cuda")]
 pub use cuda::CudaDevice;
+/// The cudarc this crate's `CudaDevice` is built on, so kernels launch with the same version.
+#[cfg(feature = "cuda")]
+pub use cudarc;

@@ -41,14 +41,22 @@ impl<T> Default for DevicePtr<T> {
 
 impl<T> DevicePtr<T> {
     /// The pointer of a buffer that is not allocated (a gated buffer of 0 bytes).
-    pub const NULL: Self = Self { addr: 0, len: 0, _elem: PhantomData };
+    pub const NULL: Self = Self {
+        addr: 0,
+        len: 0,
+        _elem: PhantomData,
+    };
 
     /// A pointer to `len` elements at device address `addr`.
     ///
     /// Making one is safe: nothing on the host reads through it. Using it in a kernel is
     /// the caller's promise that the memory is live and this long.
     pub const fn from_raw_parts(addr: u64, len: usize) -> Self {
-        Self { addr, len, _elem: PhantomData }
+        Self {
+            addr,
+            len,
+            _elem: PhantomData,
+        }
     }
 
     /// True for [`DevicePtr::NULL`].
@@ -91,7 +99,10 @@ impl<T: Element> DevicePtr<T> {
         if self.is_null() || end > self.byte_len() {
             return None;
         }
-        Some(DevicePtr::from_raw_parts(self.addr + offset_bytes as u64, len))
+        Some(DevicePtr::from_raw_parts(
+            self.addr + offset_bytes as u64,
+            len,
+        ))
     }
 }
 
@@ -100,7 +111,13 @@ impl<T: Element> fmt::Debug for DevicePtr<T> {
         if self.is_null() {
             write!(f, "DevicePtr<{}>::NULL", T::NAME)
         } else {
-            write!(f, "DevicePtr<{}>({:#x}, {} elems)", T::NAME, self.addr, self.len)
+            write!(
+                f,
+                "DevicePtr<{}>({:#x}, {} elems)",
+                T::NAME,
+                self.addr,
+                self.len
+            )
         }
     }
 }

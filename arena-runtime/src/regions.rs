@@ -40,13 +40,25 @@ pub struct RegionCursor {
 
 impl RegionCursor {
     pub const fn new(layout: &'static str, align: usize) -> Self {
-        Self { layout, align, end: 0 }
+        Self {
+            layout,
+            align,
+            end: 0,
+        }
     }
 
     /// The next region, `bytes` long.
     pub fn place(&mut self, bytes: usize) -> Result<Region, SizeError> {
-        let overflow = SizeError::Overflow { buffer: self.layout, op: "+", lhs: self.end, rhs: bytes };
-        let offset = self.end.checked_next_multiple_of(self.align).ok_or(overflow.clone())?;
+        let overflow = SizeError::Overflow {
+            buffer: self.layout,
+            op: "+",
+            lhs: self.end,
+            rhs: bytes,
+        };
+        let offset = self
+            .end
+            .checked_next_multiple_of(self.align)
+            .ok_or(overflow.clone())?;
         self.end = offset.checked_add(bytes).ok_or(overflow)?;
         Ok(Region { offset, bytes })
     }
@@ -58,9 +70,17 @@ impl RegionCursor {
 }
 
 /// Checks a buffer is long enough for a layout before carving it.
-pub fn check_carve(layout: &'static str, base: DevicePtr<u8>, need: usize) -> Result<(), CarveError> {
+pub fn check_carve(
+    layout: &'static str,
+    base: DevicePtr<u8>,
+    need: usize,
+) -> Result<(), CarveError> {
     if base.byte_len() < need {
-        return Err(CarveError::TooSmall { layout, have: base.byte_len(), need });
+        return Err(CarveError::TooSmall {
+            layout,
+            have: base.byte_len(),
+            need,
+        });
     }
     Ok(())
 }

@@ -14,7 +14,12 @@ pub struct SlabPlan {
 impl SlabPlan {
     /// Places `sizes` back to back, each at an offset aligned to `align` (a power of two),
     /// each followed by `guard` bytes of guard band. Zero-size buffers take no space.
-    pub fn new(names: &[&'static str], sizes: &[usize], align: usize, guard: usize) -> Result<Self, SizeError> {
+    pub fn new(
+        names: &[&'static str],
+        sizes: &[usize],
+        align: usize,
+        guard: usize,
+    ) -> Result<Self, SizeError> {
         debug_assert!(align.is_power_of_two());
         debug_assert_eq!(names.len(), sizes.len());
         let mut offsets = Vec::with_capacity(sizes.len());
@@ -26,10 +31,16 @@ impl SlabPlan {
             }
             let overflow = || SizeError::TotalOverflow { buffer: name };
             let offset = end.checked_add(align - 1).ok_or_else(overflow)? & !(align - 1);
-            end = offset.checked_add(bytes).and_then(|e| e.checked_add(guard)).ok_or_else(overflow)?;
+            end = offset
+                .checked_add(bytes)
+                .and_then(|e| e.checked_add(guard))
+                .ok_or_else(overflow)?;
             offsets.push(Some(offset));
         }
-        Ok(Self { offsets, total: end })
+        Ok(Self {
+            offsets,
+            total: end,
+        })
     }
 }
 

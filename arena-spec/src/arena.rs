@@ -14,7 +14,8 @@ use crate::constants::{GATEUP_FUSED_MAX_M, SPLITK_MAX_M, SPLITK_MAX_SPLITS, VERI
 use crate::decode_meta::decode_meta_rows;
 use crate::regions::{GdnFlaScratch, MoeFp8Scratch, QsaSelectScratch, Scratch, SsdScratch};
 use crate::sizing::{
-    block_table_width, hc_lowrank_scratch_bytes, q2_dequant_scratch_bytes, q8_1_mmq_bytes, ssm_rowwise_w_bf16_bytes,
+    block_table_width, hc_lowrank_scratch_bytes, q2_dequant_scratch_bytes, q8_1_mmq_bytes,
+    ssm_rowwise_w_bf16_bytes,
 };
 use arena_runtime::dtype::{bf16, F8E4M3};
 use arena_runtime::{Arena, DevicePtr};

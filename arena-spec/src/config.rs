@@ -17,13 +17,25 @@ pub const MAX_EXTENT: usize = 1 << 24;
 #[derive(Debug, Error)]
 pub enum ConfigError {
     #[error("{path}: cannot read: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: invalid JSON at line {line}, column {column}: {message}")]
-    Json { path: PathBuf, line: usize, column: usize, message: String },
+    Json {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("{path}: missing field `{field}`")]
     Missing { path: PathBuf, field: String },
     #[error("{path}: field `{field}` {reason}")]
-    Invalid { path: PathBuf, field: String, reason: String },
+    Invalid {
+        path: PathBuf,
+        field: String,
+        reason: String,
+    },
     #[error("{path}: unsupported model_type {model_type:?}; supported: {}", Family::ALL.iter().map(|f| f.model_type()).collect::<Vec<_>>().join(", "))]
     UnsupportedModelType { path: PathBuf, model_type: String },
 }
@@ -190,7 +202,10 @@ impl ModelConfig {
     /// Reads a `config.json`.
     pub fn load(path: impl AsRef<Path>) -> Result<ModelConfig, ConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.into(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.into(),
+            source,
+        })?;
         Self::from_json_str(&text, path)
     }
 
@@ -324,7 +339,9 @@ impl ModelConfig {
         if !self.is_moe() {
             return self.intermediate_size;
         }
-        let shared = self.shared_expert_intermediate_size.max(self.n_shared_experts * self.moe_intermediate_size);
+        let shared = self
+            .shared_expert_intermediate_size
+            .max(self.n_shared_experts * self.moe_intermediate_size);
         let dense = if self.first_k_dense_replace > 0 || self.count(LayerKind::Mlp) > 0 {
             self.intermediate_size.div_ceil(self.expert_fanout())
         } else {
@@ -394,7 +411,9 @@ impl ModelConfig {
         if !self.has_mamba() {
             return 0;
         }
-        2 * self.mamba_d_inner() + 2 * self.mamba_n_groups * self.ssm_state_size + self.mamba_num_heads
+        2 * self.mamba_d_inner()
+            + 2 * self.mamba_n_groups * self.ssm_state_size
+            + self.mamba_num_heads
     }
 
     /// Channels of the Mamba-2 causal conv: x, B and C.
@@ -414,27 +433,47 @@ impl ModelConfig {
 
     /// Width of the SSM input projection output, GDN or Mamba-2.
     pub fn ssm_in_width(&self) -> usize {
-        let gdn = if self.has_gdn() { self.ssm_qkvz_size() } else { 0 };
+        let gdn = if self.has_gdn() {
+            self.ssm_qkvz_size()
+        } else {
+            0
+        };
         gdn.max(self.mamba_in_proj_width())
     }
 
     /// Per-token SSM gate columns: GDN's g and beta per value head, or Mamba-2's dt per head.
     pub fn ssm_gate_width(&self) -> usize {
-        let gdn = if self.has_gdn() { 2 * self.linear_num_value_heads } else { 0 };
-        let mamba = if self.has_mamba() { self.mamba_num_heads } else { 0 };
+        let gdn = if self.has_gdn() {
+            2 * self.linear_num_value_heads
+        } else {
+            0
+        };
+        let mamba = if self.has_mamba() {
+            self.mamba_num_heads
+        } else {
+            0
+        };
         gdn.max(mamba)
     }
 
     /// Channels of the SSM causal conv, GDN or Mamba-2.
     pub fn ssm_conv_dim(&self) -> usize {
-        let gdn = if self.has_gdn() { self.gdn_conv_dim() } else { 0 };
+        let gdn = if self.has_gdn() {
+            self.gdn_conv_dim()
+        } else {
+            0
+        };
         gdn.max(self.mamba_conv_dim())
     }
 
     /// The widest K of the FP8 prefill projections: hidden, `q_heads · head_dim`, Mamba-2
     /// `d_inner` and the GDN value dim.
     pub fn widest_k(&self) -> usize {
-        let gdn = if self.has_gdn() { self.gdn_value_dim() } else { 0 };
+        let gdn = if self.has_gdn() {
+            self.gdn_value_dim()
+        } else {
+            0
+        };
         self.hidden_size
             .max(self.num_attention_heads * self.head_dim())
             .max(self.mamba_d_inner())
@@ -443,7 +482,9 @@ impl ModelConfig {
 
     /// The widest output a LoRA adapter targets: hidden, intermediate, the q projection.
     pub fn lora_widest_n(&self) -> usize {
-        self.hidden_size.max(self.intermediate_size).max(self.q_proj_width())
+        self.hidden_size
+            .max(self.intermediate_size)
+            .max(self.q_proj_width())
     }
 
     // ---- synthetic features ----
@@ -490,16 +531,25 @@ impl<'a> Fields<'a> {
     }
 
     pub fn invalid(&self, key: &str, reason: impl Into<String>) -> ConfigError {
-        ConfigError::Invalid { path: self.path.into(), field: self.name(key), reason: reason.into() }
+        ConfigError::Invalid {
+            path: self.path.into(),
+            field: self.name(key),
+            reason: reason.into(),
+        }
     }
 
     pub fn missing(&self, key: &str) -> ConfigError {
-        ConfigError::Missing { path: self.path.into(), field: self.name(key) }
+        ConfigError::Missing {
+            path: self.path.into(),
+            field: self.name(key),
+        }
     }
 
     /// A non-negative integer dimension, `None` when absent or null.
     pub fn opt_dim(&self, key: &str, max: usize) -> Result<Option<usize>, ConfigError> {
-        let Some(v) = self.obj.get(key) else { return Ok(None) };
+        let Some(v) = self.obj.get(key) else {
+            return Ok(None);
+        };
         if v.is_null() {
             return Ok(None);
         }
@@ -512,15 +562,24 @@ impl<'a> Fields<'a> {
                 } else {
                     match n.as_f64() {
                         Some(f) if f.fract() == 0.0 && f >= 0.0 && f <= u64::MAX as f64 => f as u64,
-                        _ => return Err(self.invalid(key, format!("is {n}, but must be a whole number"))),
+                        _ => {
+                            return Err(
+                                self.invalid(key, format!("is {n}, but must be a whole number"))
+                            )
+                        }
                     }
                 }
             }
-            other => return Err(self.invalid(key, format!("must be a number, not {}", json_kind(other)))),
+            other => {
+                return Err(self.invalid(key, format!("must be a number, not {}", json_kind(other))))
+            }
         };
         match usize::try_from(n) {
             Ok(n) if n <= max => Ok(Some(n)),
-            _ => Err(self.invalid(key, format!("is {n}, larger than the largest supported value {max}"))),
+            _ => Err(self.invalid(
+                key,
+                format!("is {n}, larger than the largest supported value {max}"),
+            )),
         }
     }
 
@@ -551,7 +610,10 @@ impl<'a> Fields<'a> {
         match self.obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => Err(self.invalid(key, format!("must be true or false, not {}", json_kind(other)))),
+            Some(other) => Err(self.invalid(
+                key,
+                format!("must be true or false, not {}", json_kind(other)),
+            )),
         }
     }
 
@@ -559,7 +621,9 @@ impl<'a> Fields<'a> {
         match self.obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(self.invalid(key, format!("must be a string, not {}", json_kind(other)))),
+            Some(other) => {
+                Err(self.invalid(key, format!("must be a string, not {}", json_kind(other))))
+            }
         }
     }
 }

@@ -34,11 +34,23 @@ impl ArenaInputs {
     }
 
     pub fn sizes(&self, config: &ModelConfig) -> Result<BufferSizes, SizeError> {
-        BufferSizes::try_from_config(config, self.max_batch_tokens, self.max_seq_len, self.kv_block_size, self.max_batch_size)
+        BufferSizes::try_from_config(
+            config,
+            self.max_batch_tokens,
+            self.max_seq_len,
+            self.kv_block_size,
+            self.max_batch_size,
+        )
     }
 
     /// Each buffer's shape as numbers (see `BufferSizes::dims`).
     pub fn dims(&self, config: &ModelConfig) -> Result<Vec<Vec<usize>>, SizeError> {
-        BufferSizes::dims(config, self.max_batch_tokens, self.max_seq_len, self.kv_block_size, self.max_batch_size)
+        BufferSizes::dims(
+            config,
+            self.max_batch_tokens,
+            self.max_seq_len,
+            self.kv_block_size,
+            self.max_batch_size,
+        )
     }
 }

@@ -57,8 +57,10 @@ impl Levers {
         let mut levers = Levers::default();
         for (name, variable) in Self::NAMES {
             if let Some(value) = lookup(variable) {
-                let on = parse_switch(&value)
-                    .ok_or_else(|| LeverError::BadValue { variable: variable.to_string(), value: value.clone() })?;
+                let on = parse_switch(&value).ok_or_else(|| LeverError::BadValue {
+                    variable: variable.to_string(),
+                    value: value.clone(),
+                })?;
                 levers.set(name, on)?;
             }
         }
@@ -71,7 +73,9 @@ impl Levers {
             .iter()
             .find(|(n, v)| n.eq_ignore_ascii_case(name) || v.eq_ignore_ascii_case(name))
             .map(|(n, _)| *n)
-            .ok_or_else(|| LeverError::Unknown { name: name.to_string() })?;
+            .ok_or_else(|| LeverError::Unknown {
+                name: name.to_string(),
+            })?;
         *self.field_mut(field) = on;
         Ok(())
     }
@@ -80,9 +84,14 @@ impl Levers {
     pub fn apply(&mut self, assignment: &str) -> Result<(), LeverError> {
         let (name, value) = assignment
             .split_once('=')
-            .ok_or_else(|| LeverError::BadValue { variable: assignment.to_string(), value: String::new() })?;
-        let on = parse_switch(value)
-            .ok_or_else(|| LeverError::BadValue { variable: name.to_string(), value: value.to_string() })?;
+            .ok_or_else(|| LeverError::BadValue {
+                variable: assignment.to_string(),
+                value: String::new(),
+            })?;
+        let on = parse_switch(value).ok_or_else(|| LeverError::BadValue {
+            variable: name.to_string(),
+            value: value.to_string(),
+        })?;
         self.set(name, on)
     }
 
@@ -122,21 +131,34 @@ mod tests {
     use std::collections::HashMap;
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         move |k| map.get(k).cloned()
     }
 
     #[test]
     fn unset_zero_and_one() {
         assert_eq!(Levers::from_lookup(lookup(&[])), Ok(Levers::default()));
-        let l = Levers::from_lookup(lookup(&[("METRALE_FP8_ROWWISE", "1"), ("METRALE_FP32_GATE", "0")])).unwrap();
+        let l = Levers::from_lookup(lookup(&[
+            ("METRALE_FP8_ROWWISE", "1"),
+            ("METRALE_FP32_GATE", "0"),
+        ]))
+        .unwrap();
         assert!(l.fp8_rowwise && !l.fp32_gate);
     }
 
     #[test]
     fn any_other_value_names_the_variable() {
         let err = Levers::from_lookup(lookup(&[("METRALE_GGUF_NATIVE_Q2", "yes")])).unwrap_err();
-        assert_eq!(err, LeverError::BadValue { variable: "METRALE_GGUF_NATIVE_Q2".into(), value: "yes".into() });
+        assert_eq!(
+            err,
+            LeverError::BadValue {
+                variable: "METRALE_GGUF_NATIVE_Q2".into(),
+                value: "yes".into()
+            }
+        );
         assert!(err.to_string().contains("METRALE_GGUF_NATIVE_Q2"));
     }
 
@@ -147,7 +169,10 @@ mod tests {
         l.apply("METRALE_GGUF_NATIVE_Q2_MMQ=1").unwrap();
         assert!(l.fp8_rowwise && l.gguf_native_q2_mmq && !l.gguf_native_q2);
         assert!(matches!(l.apply("nope=1"), Err(LeverError::Unknown { .. })));
-        assert!(matches!(l.apply("fp8_rowwise=2"), Err(LeverError::BadValue { .. })));
+        assert!(matches!(
+            l.apply("fp8_rowwise=2"),
+            Err(LeverError::BadValue { .. })
+        ));
         assert_eq!(l.iter().filter(|(_, on)| *on).count(), 2);
     }
 }

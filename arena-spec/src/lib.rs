@@ -19,11 +19,11 @@ pub mod sizing;
 pub use arena::{BufferArena, BufferSizes};
 pub use config::{ConfigError, Family, LayerKind, ModelConfig};
 pub use constants::{GATEUP_FUSED_MAX_M, Q12_SIZING_STREAMS, VERIFY_ROW_CAP};
-pub use inputs::ArenaInputs;
 pub use decode_meta::{DecodeMetaLayout, DECODE_META_MAX_ROWS, DECODE_META_MIN_ROWS};
+pub use inputs::ArenaInputs;
 pub use levers::{LeverError, Levers};
 pub use regions::{MoeFp8Scratch, MoeFp8ScratchLayout};
 pub use sizing::{
-    q12_batched_scratch_bytes, q12_batched_scratch_bytes_varlen, q2_dequant_scratch_bytes, ssm_rowwise_w_bf16_bytes,
-    ssm_rowwise_w_bf16_bytes_for, ssm_rowwise_w_bf16_layer_bytes,
+    q12_batched_scratch_bytes, q12_batched_scratch_bytes_varlen, q2_dequant_scratch_bytes,
+    ssm_rowwise_w_bf16_bytes, ssm_rowwise_w_bf16_bytes_for, ssm_rowwise_w_bf16_layer_bytes,
 };

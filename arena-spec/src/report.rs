@@ -41,7 +41,10 @@ pub struct SizeReport {
 }
 
 impl SizeReport {
-    pub fn new(config: &ModelConfig, inputs: ArenaInputs) -> Result<(SizeReport, BufferSizes), SizeError> {
+    pub fn new(
+        config: &ModelConfig,
+        inputs: ArenaInputs,
+    ) -> Result<(SizeReport, BufferSizes), SizeError> {
         let sizes = inputs.sizes(config)?;
         let dims = inputs.dims(config)?;
         let buffers: Vec<BufferRow> = BufferArena::buffer_infos(&sizes)
@@ -57,7 +60,10 @@ impl SizeReport {
                 off: info.decl.gated() && info.bytes == 0,
                 at_floor: info.decl.min_bytes.is_some()
                     && !shape.is_empty()
-                    && shape.iter().try_fold(info.decl.elem_size, |a, &d| a.checked_mul(d)).is_some_and(|b| b < info.bytes),
+                    && shape
+                        .iter()
+                        .try_fold(info.decl.elem_size, |a, &d| a.checked_mul(d))
+                        .is_some_and(|b| b < info.bytes),
                 shape,
             })
             .collect();
@@ -84,7 +90,13 @@ impl SizeReport {
     /// The per-buffer table: buffer, dtype, shape, bytes, share of the total, marks.
     pub fn table(&self) -> String {
         let mut out = String::new();
-        let shape_w = self.buffers.iter().map(|b| shape_text(b).len()).max().unwrap_or(5).max(5);
+        let shape_w = self
+            .buffers
+            .iter()
+            .map(|b| shape_text(b).len())
+            .max()
+            .unwrap_or(5)
+            .max(5);
         out.push_str(&format!(
             "{:<22} {:<9} {:<shape_w$} {:>12} {:>7}  {}\n",
             "buffer", "dtype", "shape", "bytes", "share", "marks"
@@ -95,12 +107,16 @@ impl SizeReport {
             } else {
                 "-".to_string()
             };
-            let marks = [(b.off, "gated off (NULL)"), (b.at_floor, "floor"), (!b.tracked, "untracked")]
-                .iter()
-                .filter(|(on, _)| *on)
-                .map(|(_, m)| *m)
-                .collect::<Vec<_>>()
-                .join(", ");
+            let marks = [
+                (b.off, "gated off (NULL)"),
+                (b.at_floor, "floor"),
+                (!b.tracked, "untracked"),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, m)| *m)
+            .collect::<Vec<_>>()
+            .join(", ");
             let line = format!(
                 "{:<22} {:<9} {:<shape_w$} {:>12} {:>7}  {}",
                 b.name,
@@ -124,7 +140,14 @@ pub fn shape_text(b: &BufferRow) -> String {
     } else if b.shape.is_empty() {
         "(bytes)".to_string()
     } else {
-        format!("[{}]", b.shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))
+        format!(
+            "[{}]",
+            b.shape
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     }
 }
 
@@ -147,9 +170,13 @@ pub fn human_bytes(bytes: usize) -> String {
 /// Parses a byte count: `20GiB`, `1.5 GB`, `512MiB`, `4096`.
 pub fn parse_bytes(text: &str) -> Result<usize, String> {
     let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (number, unit) = (&t[..split], t[split..].trim());
-    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a byte count (try 20GiB, 512MiB or 4096)"))?;
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a byte count (try 20GiB, 512MiB or 4096)"))?;
     let scale: f64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kb" => 1e3,
@@ -160,7 +187,11 @@ pub fn parse_bytes(text: &str) -> Result<usize, String> {
         "mib" => 1024f64.powi(2),
         "gib" => 1024f64.powi(3),
         "tib" => 1024f64.powi(4),
-        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)")),
+        _ => {
+            return Err(format!(
+                "`{text}`: unknown unit `{unit}` (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)"
+            ))
+        }
     };
     let bytes = value * scale;
     if !bytes.is_finite() || bytes < 1.0 || bytes >= usize::MAX as f64 {

@@ -3,8 +3,8 @@
 
 use crate::config::ModelConfig;
 use crate::constants::{
-    DEFAULT_BLOCK_TABLE_WIDTH, HC_DECODE_MAX_TOKENS, HC_PREFILL_SLAB_TOKENS, Q8_1_MMQ_BYTES, Q8_1_MMQ_VALUES,
-    QSA_SLAB_ROWS,
+    DEFAULT_BLOCK_TABLE_WIDTH, HC_DECODE_MAX_TOKENS, HC_PREFILL_SLAB_TOKENS, Q8_1_MMQ_BYTES,
+    Q8_1_MMQ_VALUES, QSA_SLAB_ROWS,
 };
 use arena_runtime::{size, SizeError};
 
@@ -14,9 +14,18 @@ use arena_runtime::{size, SizeError};
 /// most that width; the dequant callers debug-assert `N * K * 2` against the allocated
 /// size. It does not depend on the batch.
 pub fn q2_dequant_scratch_bytes(config: &ModelConfig) -> Result<usize, SizeError> {
-    let gdn = if config.has_gdn() { config.ssm_qkvz_size() } else { 0 };
+    let gdn = if config.has_gdn() {
+        config.ssm_qkvz_size()
+    } else {
+        0
+    };
     let kv = 2 * config.num_key_value_heads * config.head_dim();
-    let widest = config.intermediate_size.max(gdn).max(config.mamba_in_proj_width()).max(config.q_proj_width()).max(kv);
+    let widest = config
+        .intermediate_size
+        .max(gdn)
+        .max(config.mamba_in_proj_width())
+        .max(config.q_proj_width())
+        .max(kv);
     let hidden = config.hidden_size;
     size!(hidden * widest * 2)
 }
@@ -27,7 +36,11 @@ pub fn q2_dequant_scratch_bytes(config: &ModelConfig) -> Result<usize, SizeError
 /// area, `n` per-stream metadata blocks (positions, three streams under MRoPE, and slots),
 /// the block-table and seq_len pointer arrays, `cu_seqlens`, `kv_lens` and the
 /// `h_state_ptrs` table (one pointer per stream and GDN layer).
-pub fn q12_batched_scratch_bytes(config: &ModelConfig, n: usize, chunk_len: usize) -> Result<usize, SizeError> {
+pub fn q12_batched_scratch_bytes(
+    config: &ModelConfig,
+    n: usize,
+    chunk_len: usize,
+) -> Result<usize, SizeError> {
     let total = size!(n * chunk_len)?;
     q12_batched_scratch_bytes_varlen(config, n, total, chunk_len)
 }
@@ -41,7 +54,11 @@ pub fn q12_batched_scratch_bytes_varlen(
     total_tokens: usize,
     max_chunk_len: usize,
 ) -> Result<usize, SizeError> {
-    let top_k = if config.is_moe() { config.num_experts_per_tok } else { 0 };
+    let top_k = if config.is_moe() {
+        config.num_experts_per_tok
+    } else {
+        0
+    };
     let streams = config.position_streams();
     let ssm_layers = config.num_ssm_layers();
     size!(
@@ -63,7 +80,10 @@ pub fn ssm_rowwise_w_bf16_bytes(config: &ModelConfig) -> Result<usize, SizeError
 
 /// [`ssm_rowwise_w_bf16_bytes`] with the lever passed in, for callers that decide it
 /// themselves.
-pub fn ssm_rowwise_w_bf16_bytes_for(config: &ModelConfig, enabled: bool) -> Result<usize, SizeError> {
+pub fn ssm_rowwise_w_bf16_bytes_for(
+    config: &ModelConfig,
+    enabled: bool,
+) -> Result<usize, SizeError> {
     if !enabled || !config.has_gdn() {
         return Ok(0);
     }
@@ -77,7 +97,11 @@ pub fn ssm_rowwise_w_bf16_bytes_for(config: &ModelConfig, enabled: bool) -> Resu
 /// `value_dim = linear_num_value_heads * linear_value_head_dim`. At hidden 5120, 16×128 key
 /// heads and 48×128 value heads that is `167772160 + 62914560` B.
 pub fn ssm_rowwise_w_bf16_layer_bytes(config: &ModelConfig) -> Result<usize, SizeError> {
-    let (qkvz, hidden, value_dim) = (config.ssm_qkvz_size(), config.hidden_size, config.gdn_value_dim());
+    let (qkvz, hidden, value_dim) = (
+        config.ssm_qkvz_size(),
+        config.hidden_size,
+        config.gdn_value_dim(),
+    );
     size!(qkvz * hidden * 2 + hidden * value_dim * 2)
 }
 
@@ -98,7 +122,10 @@ pub fn q8_1_mmq_bytes(rows: usize, k: usize) -> Result<usize, SizeError> {
 /// Low-rank hyper-connection scratch: the larger of the decode split layout (at most 64
 /// tokens of `[hc_mult, hidden + rank]` FP32) and the prefill GEMM layout (slabs of at most
 /// 2048 tokens of the same, BF16). 0 without a low-rank hyper-connection.
-pub fn hc_lowrank_scratch_bytes(config: &ModelConfig, max_batch_tokens: usize) -> Result<usize, SizeError> {
+pub fn hc_lowrank_scratch_bytes(
+    config: &ModelConfig,
+    max_batch_tokens: usize,
+) -> Result<usize, SizeError> {
     if config.hc_mult == 0 || config.hc_lowrank_rank == 0 {
         return Ok(0);
     }

@@ -16,8 +16,21 @@ fn corpus() -> Vec<(PathBuf, String)> {
             (dir.join(format!("{name}.json")), text.to_string())
         })
         .collect();
-    let files = std::fs::read_dir(&dir).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "json")).count();
-    assert_eq!(files, cases.len(), "every corpus file has an expected error");
+    let files = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "json")
+        })
+        .count();
+    assert_eq!(
+        files,
+        cases.len(),
+        "every corpus file has an expected error"
+    );
     cases
 }
 
@@ -26,8 +39,15 @@ fn the_library_names_the_file_and_the_field() {
     for (path, expected) in corpus() {
         let err = ModelConfig::load(&path).expect_err(&format!("{} loaded", path.display()));
         let msg = err.to_string();
-        assert!(msg.contains(&path.display().to_string()), "{msg} does not name the file");
-        assert!(msg.contains(&expected), "{}: `{msg}` does not contain `{expected}`", path.display());
+        assert!(
+            msg.contains(&path.display().to_string()),
+            "{msg} does not name the file"
+        );
+        assert!(
+            msg.contains(&expected),
+            "{}: `{msg}` does not contain `{expected}`",
+            path.display()
+        );
         assert!(!msg.contains('\n'), "{msg}");
     }
 }
@@ -35,12 +55,20 @@ fn the_library_names_the_file_and_the_field() {
 #[test]
 fn the_cli_fails_with_one_line_and_no_panic() {
     for (path, expected) in corpus() {
-        let out = Command::cargo_bin("arena").unwrap().arg("plan").arg(&path).output().unwrap();
+        let out = Command::cargo_bin("arena")
+            .unwrap()
+            .arg("plan")
+            .arg(&path)
+            .output()
+            .unwrap();
         assert!(!out.status.success(), "{}", path.display());
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.starts_with("error: "), "{stderr}");
         assert!(stderr.contains(&expected), "{stderr}");
-        assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("backtrace"),
+            "{stderr}"
+        );
     }
 }

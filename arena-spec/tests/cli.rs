@@ -13,7 +13,11 @@ fn arena() -> Command {
 
 fn stdout(args: &[&str]) -> String {
     let out = arena().args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -37,7 +41,12 @@ fn plan_prints_every_buffer_and_the_totals() {
     for model in ["llama-3.1-8b", "qwen3-30b-a3b", "nemotron-h-8b"] {
         let out = stdout(&["plan", model, "--max-batch-tokens", "1024"]);
         assert!(out.contains("max_batch_tokens=1024 max_seq_len="), "{out}");
-        assert_eq!(out.lines().filter(|l| l.starts_with("ssm_rowwise_w_bf16 ")).count(), 1);
+        assert_eq!(
+            out.lines()
+                .filter(|l| l.starts_with("ssm_rowwise_w_bf16 "))
+                .count(),
+            1
+        );
         assert!(out.contains("total_bytes"));
         assert!(out.contains("gated off (NULL)"));
         assert!(out.contains("released"));
@@ -46,7 +55,15 @@ fn plan_prints_every_buffer_and_the_totals() {
 
 #[test]
 fn plan_json_is_one_document_with_stable_fields() {
-    let out = stdout(&["plan", "qwen3.5-27b", "--json", "--lever", "fp8_rowwise=1", "--max-batch-tokens", "512"]);
+    let out = stdout(&[
+        "plan",
+        "qwen3.5-27b",
+        "--json",
+        "--lever",
+        "fp8_rowwise=1",
+        "--max-batch-tokens",
+        "512",
+    ]);
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["model"], "qwen3.5-27b");
     assert_eq!(doc["inputs"]["max_batch_tokens"], 512);
@@ -58,9 +75,16 @@ fn plan_json_is_one_document_with_stable_fields() {
             assert!(b.get(key).is_some(), "{key} missing from {b}");
         }
     }
-    let tracked: u64 = buffers.iter().filter(|b| b["tracked"] == true).map(|b| b["bytes"].as_u64().unwrap()).sum();
+    let tracked: u64 = buffers
+        .iter()
+        .filter(|b| b["tracked"] == true)
+        .map(|b| b["bytes"].as_u64().unwrap())
+        .sum();
     assert_eq!(doc["total_bytes"].as_u64().unwrap(), tracked);
-    let rowwise = buffers.iter().find(|b| b["name"] == "ssm_rowwise_w_bf16").unwrap();
+    let rowwise = buffers
+        .iter()
+        .find(|b| b["name"] == "ssm_rowwise_w_bf16")
+        .unwrap();
     assert_eq!(rowwise["bytes"], 48 * (167772160u64 + 62914560));
 }
 
@@ -82,20 +106,51 @@ fn models_lists_the_shipped_configs() {
 #[test]
 fn fit_finds_the_largest_m_under_the_budget() {
     let out = stdout(&["fit", "qwen3-30b-a3b", "--budget", "4GiB"]);
-    let m: usize = out.split("max_batch_tokens = ").nth(1).unwrap().split(':').next().unwrap().trim().parse().unwrap();
-    let config = arena_spec::models::find("qwen3-30b-a3b").unwrap().config().unwrap();
+    let m: usize = out
+        .split("max_batch_tokens = ")
+        .nth(1)
+        .unwrap()
+        .split(':')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let config = arena_spec::models::find("qwen3-30b-a3b")
+        .unwrap()
+        .config()
+        .unwrap();
     let total = |m| arena_spec::BufferSizes::from_config(&config, m, 40960, 16, 128).total_bytes();
     assert!(total(m) <= 4 << 30 && total(m + 1) > 4 << 30, "M = {m}");
-    let out = stdout(&["fit", "llama-3.1-8b", "--budget", "3GiB", "--vary", "batch", "--max-batch-tokens", "1024"]);
+    let out = stdout(&[
+        "fit",
+        "llama-3.1-8b",
+        "--budget",
+        "3GiB",
+        "--vary",
+        "batch",
+        "--max-batch-tokens",
+        "1024",
+    ]);
     assert!(out.contains("max_batch_size = "), "{out}");
 }
 
 #[test]
 fn sweep_prints_a_row_per_m_and_draws_svg() {
     let svg = std::env::temp_dir().join(format!("arena-sweep-{}.svg", std::process::id()));
-    let out = stdout(&["sweep", "nemotron-h-8b", "--max-batch-tokens", "256..4096", "--svg", svg.to_str().unwrap()]);
+    let out = stdout(&[
+        "sweep",
+        "nemotron-h-8b",
+        "--max-batch-tokens",
+        "256..4096",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
     for m in ["256", "512", "1024", "2048", "4096"] {
-        assert!(out.lines().any(|l| l.trim_start().starts_with(m)), "no row for {m}: {out}");
+        assert!(
+            out.lines().any(|l| l.trim_start().starts_with(m)),
+            "no row for {m}: {out}"
+        );
     }
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("<svg") && text.contains("total_bytes"));
@@ -104,31 +159,82 @@ fn sweep_prints_a_row_per_m_and_draws_svg() {
 
 #[test]
 fn diff_two_models_and_two_lever_sets() {
-    let out = stdout(&["diff", "qwen3-0.6b", "qwen3-30b-a3b", "--max-batch-tokens", "256"]);
-    assert!(out.lines().any(|l| l.starts_with("moe_fp8_scratch") && l.contains('+')), "{out}");
-    let out = stdout(&["diff", "qwen3.5-27b", "--lever-b", "fp8_rowwise=1", "--max-batch-tokens", "256"]);
-    let row = out.lines().find(|l| l.starts_with("ssm_rowwise_w_bf16")).unwrap();
+    let out = stdout(&[
+        "diff",
+        "qwen3-0.6b",
+        "qwen3-30b-a3b",
+        "--max-batch-tokens",
+        "256",
+    ]);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("moe_fp8_scratch") && l.contains('+')),
+        "{out}"
+    );
+    let out = stdout(&[
+        "diff",
+        "qwen3.5-27b",
+        "--lever-b",
+        "fp8_rowwise=1",
+        "--max-batch-tokens",
+        "256",
+    ]);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("ssm_rowwise_w_bf16"))
+        .unwrap();
     assert!(row.contains("+10.31 GiB"), "{row}");
 }
 
 #[test]
 fn errors_are_one_clear_line() {
     let shipped = error(&["plan", "llama-9"], &[]);
-    assert!(shipped.contains("unknown model `llama-9`") && shipped.contains("llama-3.1-8b"), "{shipped}");
-    assert!(error(&["plan", "llama-3.1-8b", "--max-batch-tokens", "0"], &[]).contains("--max-batch-tokens must be at least 1"));
-    let overflow = error(&["plan", "llama-3.1-8b", "--max-batch-tokens", "9223372036854775807"], &[]);
-    assert!(overflow.contains("sizing llama-3.1-8b: buffer `") && overflow.contains("overflows usize"), "{overflow}");
-    assert!(error(&["fit", "llama-3.1-8b", "--budget", "20 parsecs"], &[]).contains("unknown unit `parsecs`"));
+    assert!(
+        shipped.contains("unknown model `llama-9`") && shipped.contains("llama-3.1-8b"),
+        "{shipped}"
+    );
+    assert!(
+        error(&["plan", "llama-3.1-8b", "--max-batch-tokens", "0"], &[])
+            .contains("--max-batch-tokens must be at least 1")
+    );
+    let overflow = error(
+        &[
+            "plan",
+            "llama-3.1-8b",
+            "--max-batch-tokens",
+            "9223372036854775807",
+        ],
+        &[],
+    );
+    assert!(
+        overflow.contains("sizing llama-3.1-8b: buffer `") && overflow.contains("overflows usize"),
+        "{overflow}"
+    );
+    assert!(
+        error(&["fit", "llama-3.1-8b", "--budget", "20 parsecs"], &[])
+            .contains("unknown unit `parsecs`")
+    );
     assert!(error(&["fit", "llama-3.1-8b", "--budget", "1KiB"], &[]).contains("nothing fits"));
-    assert!(error(&["plan", "llama-3.1-8b", "--lever", "nope=1"], &[]).contains("unknown lever `nope`"));
-    assert!(error(&["plan", "llama-3.1-8b", "--lever", "fp8_rowwise=yes"], &[]).contains("not a lever value"));
+    assert!(
+        error(&["plan", "llama-3.1-8b", "--lever", "nope=1"], &[]).contains("unknown lever `nope`")
+    );
+    assert!(
+        error(&["plan", "llama-3.1-8b", "--lever", "fp8_rowwise=yes"], &[])
+            .contains("not a lever value")
+    );
     let env = error(&["plan", "llama-3.1-8b"], &[("METRALE_FP8_ROWWISE", "2")]);
     assert!(env.contains("METRALE_FP8_ROWWISE=\"2\""), "{env}");
     assert!(error(&["plan", "llama-3.1-8b", "--device", "tpu"], &[]).contains("not a device"));
-    assert!(error(&["sweep", "llama-3.1-8b", "--max-batch-tokens", "100..10"], &[]).contains("range"));
+    assert!(error(
+        &["sweep", "llama-3.1-8b", "--max-batch-tokens", "100..10"],
+        &[]
+    )
+    .contains("range"));
     assert!(error(&["diff", "llama-3.1-8b"], &[]).contains("--lever-b"));
     if cfg!(not(feature = "cuda")) {
-        assert!(error(&["plan", "llama-3.1-8b", "--device", "cuda:0"], &[]).contains("--features cuda"));
+        assert!(
+            error(&["plan", "llama-3.1-8b", "--device", "cuda:0"], &[]).contains("--features cuda")
+        );
     }
 }
 

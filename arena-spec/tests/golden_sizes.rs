@@ -7,7 +7,12 @@ use arena_spec::report::{shape_text, SizeReport};
 use arena_spec::{ArenaInputs, Levers};
 use std::path::Path;
 
-const INPUTS: ArenaInputs = ArenaInputs { max_batch_tokens: 8192, max_seq_len: 32768, kv_block_size: 16, max_batch_size: 128 };
+const INPUTS: ArenaInputs = ArenaInputs {
+    max_batch_tokens: 8192,
+    max_seq_len: 32768,
+    kv_block_size: 16,
+    max_batch_size: 128,
+};
 
 fn golden_text(name: &str) -> String {
     let mut out = format!(
@@ -15,14 +20,25 @@ fn golden_text(name: &str) -> String {
         INPUTS.max_batch_tokens, INPUTS.max_seq_len, INPUTS.kv_block_size, INPUTS.max_batch_size
     );
     let mut config = arena_spec::models::find(name).unwrap().config().unwrap();
-    for (label, levers) in [("levers off", Levers::default()), ("levers on", Levers::ALL_ON)] {
+    for (label, levers) in [
+        ("levers off", Levers::default()),
+        ("levers on", Levers::ALL_ON),
+    ] {
         config.levers = levers;
         let (report, _) = SizeReport::new(&config, INPUTS).unwrap();
         out.push_str(&format!("\n## {label}\n"));
         for b in &report.buffers {
-            out.push_str(&format!("{:<22} {:>14}  {}\n", b.name, b.bytes, shape_text(b)));
+            out.push_str(&format!(
+                "{:<22} {:>14}  {}\n",
+                b.name,
+                b.bytes,
+                shape_text(b)
+            ));
         }
-        out.push_str(&format!("{:<22} {:>14}\n", "total_bytes", report.total_bytes));
+        out.push_str(&format!(
+            "{:<22} {:>14}\n",
+            "total_bytes", report.total_bytes
+        ));
     }
     out
 }
@@ -42,5 +58,8 @@ fn golden_size_tables() {
             stale.push(m.name);
         }
     }
-    assert!(stale.is_empty(), "sizes changed for {stale:?}: review and re-bless with ARENA_BLESS=1");
+    assert!(
+        stale.is_empty(),
+        "sizes changed for {stale:?}: review and re-bless with ARENA_BLESS=1"
+    );
 }

@@ -19,7 +19,11 @@ fn sizes(config: &ModelConfig, m: usize) -> BufferSizes {
 }
 
 fn bytes_of(s: &BufferSizes, name: &str) -> usize {
-    s.buffers().iter().find(|b| b.decl.name == name).unwrap_or_else(|| panic!("no buffer {name}")).bytes
+    s.buffers()
+        .iter()
+        .find(|b| b.decl.name == name)
+        .unwrap_or_else(|| panic!("no buffer {name}"))
+        .bytes
 }
 
 #[test]
@@ -52,14 +56,27 @@ fn derived_quantities_match_the_published_shapes() {
     let qwen3 = load("qwen3-0.6b");
     assert_eq!(qwen3.head_dim(), 128, "explicit head_dim, not 1024 / 16");
     let next = load("qwen3-next-80b-a3b");
-    assert_eq!((next.num_attention_layers(), next.num_ssm_layers()), (12, 36));
+    assert_eq!(
+        (next.num_attention_layers(), next.num_ssm_layers()),
+        (12, 36)
+    );
     assert_eq!(next.ssm_qkvz_size(), 2 * 16 * 128 + 2 * 32 * 128);
     assert_eq!(next.q_proj_width(), 16 * 256 * 2, "gated attention output");
     let q35 = load("qwen3.5-27b");
     assert!(q35.mrope);
-    assert_eq!((q35.hidden_size, q35.num_ssm_layers(), q35.num_attention_layers()), (5120, 48, 16));
+    assert_eq!(
+        (
+            q35.hidden_size,
+            q35.num_ssm_layers(),
+            q35.num_attention_layers()
+        ),
+        (5120, 48, 16)
+    );
     let nemo = load("nemotron-h-8b");
-    assert_eq!((nemo.num_mamba_layers(), nemo.num_attention_layers()), (24, 4));
+    assert_eq!(
+        (nemo.num_mamba_layers(), nemo.num_attention_layers()),
+        (24, 4)
+    );
     assert_eq!(nemo.mamba_d_inner(), 8192);
     assert_eq!(nemo.head_dim(), 128);
     let mamba = load("mamba-codestral-7b");
@@ -72,7 +89,10 @@ fn derived_quantities_match_the_published_shapes() {
     assert_eq!(v3.expert_fanout(), 8);
     let v32 = load("deepseek-v3.2");
     assert!(v32.has_indexer());
-    assert_eq!((v32.index_n_heads, v32.index_head_dim, v32.index_topk), (64, 128, 2048));
+    assert_eq!(
+        (v32.index_n_heads, v32.index_head_dim, v32.index_topk),
+        (64, 128, 2048)
+    );
     assert_eq!(llama.widest_k(), 4096);
     assert_eq!(q35.widest_k(), 48 * 128);
 }
@@ -80,26 +100,63 @@ fn derived_quantities_match_the_published_shapes() {
 #[test]
 fn the_seeds_rowwise_figure() {
     let mut c = load("qwen3.5-27b");
-    assert_eq!((c.hidden_size, c.linear_num_key_heads, c.linear_num_value_heads), (5120, 16, 48));
-    assert_eq!(arena_spec::ssm_rowwise_w_bf16_layer_bytes(&c).unwrap(), 167772160 + 62914560);
-    assert_eq!(arena_spec::ssm_rowwise_w_bf16_bytes(&c).unwrap(), 0, "lever off");
-    assert_eq!(arena_spec::ssm_rowwise_w_bf16_bytes_for(&c, true).unwrap(), 48 * (167772160 + 62914560));
+    assert_eq!(
+        (
+            c.hidden_size,
+            c.linear_num_key_heads,
+            c.linear_num_value_heads
+        ),
+        (5120, 16, 48)
+    );
+    assert_eq!(
+        arena_spec::ssm_rowwise_w_bf16_layer_bytes(&c).unwrap(),
+        167772160 + 62914560
+    );
+    assert_eq!(
+        arena_spec::ssm_rowwise_w_bf16_bytes(&c).unwrap(),
+        0,
+        "lever off"
+    );
+    assert_eq!(
+        arena_spec::ssm_rowwise_w_bf16_bytes_for(&c, true).unwrap(),
+        48 * (167772160 + 62914560)
+    );
     c.levers.fp8_rowwise = true;
     assert_eq!(sizes(&c, M).ssm_rowwise_w_bf16, 48 * (167772160 + 62914560));
 }
 
 #[test]
 fn the_gated_set_is_exactly_the_seeds() {
-    let gated: Vec<&str> = BufferArena::BUFFERS.iter().filter(|b| b.gated()).map(|b| b.name).collect();
+    let gated: Vec<&str> = BufferArena::BUFFERS
+        .iter()
+        .filter(|b| b.gated())
+        .map(|b| b.name)
+        .collect();
     assert_eq!(
         gated,
         [
-            "gdn_fla_scratch", "ssd_scratch", "ffn_act_q8", "ffn_act_a", "ffn_act_scale", "ffn_act_scale_kmajor",
-            "ffn_gate_up_fused", "moe_fp8_scratch", "lora_xa", "lora_delta", "lora_hact", "lora_seq_slot",
-            "q2_dequant_scratch", "q2_act_q8", "ssm_rowwise_w_bf16",
+            "gdn_fla_scratch",
+            "ssd_scratch",
+            "ffn_act_q8",
+            "ffn_act_a",
+            "ffn_act_scale",
+            "ffn_act_scale_kmajor",
+            "ffn_gate_up_fused",
+            "moe_fp8_scratch",
+            "lora_xa",
+            "lora_delta",
+            "lora_hact",
+            "lora_seq_slot",
+            "q2_dequant_scratch",
+            "q2_act_q8",
+            "ssm_rowwise_w_bf16",
         ]
     );
-    let untracked: Vec<&str> = BufferArena::BUFFERS.iter().filter(|b| !b.tracked).map(|b| b.name).collect();
+    let untracked: Vec<&str> = BufferArena::BUFFERS
+        .iter()
+        .filter(|b| !b.tracked)
+        .map(|b| b.name)
+        .collect();
     assert_eq!(untracked, ["o_latent", "norm_unit_w"]);
     assert_eq!(BufferArena::BUFFERS.len(), 46);
 }
@@ -110,7 +167,13 @@ fn gates_per_family() {
     assert_eq!(dense.moe_fp8_scratch, 0);
     assert!(dense.ffn_act_a > 0 && dense.ffn_gate_up_fused > 0);
     let moe = sizes(&load("qwen3-30b-a3b"), M);
-    for b in ["ffn_act_q8", "ffn_act_a", "ffn_act_scale", "ffn_act_scale_kmajor", "ffn_gate_up_fused"] {
+    for b in [
+        "ffn_act_q8",
+        "ffn_act_a",
+        "ffn_act_scale",
+        "ffn_act_scale_kmajor",
+        "ffn_gate_up_fused",
+    ] {
         assert_eq!(bytes_of(&moe, b), 0, "{b} on a MoE model");
     }
     assert!(moe.moe_fp8_scratch > 0);
@@ -119,7 +182,11 @@ fn gates_per_family() {
     assert_eq!(dense.ssd_scratch, 0, "no Mamba-2");
     assert!(sizes(&load("nemotron-h-8b"), M).ssd_scratch > 0);
     for b in ["q2_dequant_scratch", "q2_act_q8", "ssm_rowwise_w_bf16"] {
-        assert_eq!(bytes_of(&sizes(&load("qwen3.5-27b"), M), b), 0, "{b} with levers off");
+        assert_eq!(
+            bytes_of(&sizes(&load("qwen3.5-27b"), M), b),
+            0,
+            "{b} with levers off"
+        );
     }
     for b in ["lora_xa", "lora_delta", "lora_hact", "lora_seq_slot"] {
         assert_eq!(bytes_of(&dense, b), 0, "{b} at rank 0");
@@ -128,7 +195,15 @@ fn gates_per_family() {
     on.levers = Levers::ALL_ON;
     on.adapter_max_rank = 16;
     let on = sizes(&on, M);
-    for b in ["q2_dequant_scratch", "q2_act_q8", "ssm_rowwise_w_bf16", "lora_xa", "lora_delta", "lora_hact", "lora_seq_slot"] {
+    for b in [
+        "q2_dequant_scratch",
+        "q2_act_q8",
+        "ssm_rowwise_w_bf16",
+        "lora_xa",
+        "lora_delta",
+        "lora_hact",
+        "lora_seq_slot",
+    ] {
         assert!(bytes_of(&on, b) > 0, "{b} with its lever or rank on");
     }
 }
@@ -136,12 +211,29 @@ fn gates_per_family() {
 #[test]
 fn floors_hold_where_the_feature_is_absent() {
     let s = sizes(&load("llama-3.1-8b"), M);
-    for b in ["gate_logits_f32", "moe_router_in_f32", "hc_streams", "hc_post", "hc_comb", "hc_lowrank_scratch", "qsa_select_scratch", "o_latent"] {
+    for b in [
+        "gate_logits_f32",
+        "moe_router_in_f32",
+        "hc_streams",
+        "hc_post",
+        "hc_comb",
+        "hc_lowrank_scratch",
+        "qsa_select_scratch",
+        "o_latent",
+    ] {
         assert_eq!(bytes_of(&s, b), 256, "{b}");
     }
-    assert_eq!(sizes(&load("llama-3.1-8b"), 16).token_ids, 256, "token_ids floors at 256 bytes");
+    assert_eq!(
+        sizes(&load("llama-3.1-8b"), 16).token_ids,
+        256,
+        "token_ids floors at 256 bytes"
+    );
     let mamba = sizes(&load("mamba-codestral-7b"), M);
-    assert_eq!((mamba.qkv_output, mamba.attn_output), (256, 256), "no attention layers");
+    assert_eq!(
+        (mamba.qkv_output, mamba.attn_output),
+        (256, 256),
+        "no attention layers"
+    );
 }
 
 #[test]
@@ -151,13 +243,28 @@ fn total_is_the_sum_of_all_but_o_latent_and_norm_unit_w() {
         c.levers = Levers::ALL_ON;
         let s = sizes(&c, M);
         let all: usize = s.buffers().iter().map(|b| b.bytes).sum();
-        assert_eq!(s.total_bytes(), all - s.o_latent - s.norm_unit_w, "{}", m.name);
+        assert_eq!(
+            s.total_bytes(),
+            all - s.o_latent - s.norm_unit_w,
+            "{}",
+            m.name
+        );
     }
 }
 
 #[test]
 fn token_buffers_scale_linearly_in_m() {
-    let linear = ["hidden_states", "residual", "norm_output", "qkv_output", "attn_output", "moe_output", "expert_down_out", "fp8_act", "token_ids"];
+    let linear = [
+        "hidden_states",
+        "residual",
+        "norm_output",
+        "qkv_output",
+        "attn_output",
+        "moe_output",
+        "expert_down_out",
+        "fp8_act",
+        "token_ids",
+    ];
     for m in SHIPPED {
         let c = m.config().unwrap();
         let (a, b) = (sizes(&c, 4096), sizes(&c, 8192));
@@ -181,7 +288,11 @@ fn the_synthetic_configs_run_every_formula_above_its_floor() {
             *above.entry(b.decl.name).or_insert(false) |= b.bytes > floor;
         }
     }
-    let below: Vec<_> = above.iter().filter(|(_, &ok)| !ok).map(|(n, _)| *n).collect();
+    let below: Vec<_> = above
+        .iter()
+        .filter(|(_, &ok)| !ok)
+        .map(|(n, _)| *n)
+        .collect();
     assert!(below.is_empty(), "never above the floor: {below:?}");
 }
 
@@ -214,7 +325,10 @@ fn regions_carve_the_arena_buffers_they_size() {
     assert_eq!(layout.total_bytes, s.gdn_fla_scratch);
     let carved = arena_spec::regions::GdnFlaScratch::carve(arena.gdn_fla_scratch, &layout).unwrap();
     assert_eq!(carved.w.as_raw(), arena.gdn_fla_scratch.as_raw());
-    assert!(carved.gc.as_raw() + carved.gc.byte_len() as u64 <= arena.gdn_fla_scratch.as_raw() + s.gdn_fla_scratch as u64);
+    assert!(
+        carved.gc.as_raw() + carved.gc.byte_len() as u64
+            <= arena.gdn_fla_scratch.as_raw() + s.gdn_fla_scratch as u64
+    );
     let moe = arena_spec::MoeFp8Scratch::layout(&c, 64).unwrap();
     assert_eq!(moe.total_bytes, s.moe_fp8_scratch);
     let scratch = arena_spec::regions::Scratch::layout(&c, 64, 4096 / BLOCK + 1, 8).unwrap();

@@ -1,7 +1,9 @@
 //! What the commands share: resolving `<model>`, the sizing flags, errors, styling.
 
 use arena_runtime::{ArenaError, SizeError};
-use arena_spec::inputs::{ArenaInputs, DEFAULT_KV_BLOCK_SIZE, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS};
+use arena_spec::inputs::{
+    ArenaInputs, DEFAULT_KV_BLOCK_SIZE, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS,
+};
 use arena_spec::{models, ConfigError, LeverError, ModelConfig};
 use std::io::IsTerminal;
 use std::path::Path;
@@ -98,7 +100,10 @@ pub fn resolve(model: &str, sizing: &SizingArgs) -> Result<(ModelConfig, ArenaIn
 }
 
 pub fn size_error(config: &ModelConfig) -> impl Fn(SizeError) -> CliError + '_ {
-    move |source| CliError::Size { model: config.source.clone(), source }
+    move |source| CliError::Size {
+        model: config.source.clone(),
+        source,
+    }
 }
 
 /// Bold on a terminal, plain otherwise.
@@ -111,7 +116,12 @@ pub fn bold(text: &str) -> String {
 }
 
 pub fn print_inputs(config: &ModelConfig, inputs: &ArenaInputs) {
-    let levers: Vec<&str> = config.levers.iter().filter(|(_, on)| *on).map(|(n, _)| n).collect();
+    let levers: Vec<&str> = config
+        .levers
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(n, _)| n)
+        .collect();
     println!(
         "{} ({}): max_batch_tokens={} max_seq_len={} kv_block_size={} max_batch_size={} levers=[{}]",
         bold(&config.source),

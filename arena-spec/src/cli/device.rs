@@ -35,7 +35,10 @@ pub struct AllocSummary {
     pub free_memory_drop: Option<usize>,
 }
 
-pub fn allocate_and_check(choice: DeviceChoice, sizes: &BufferSizes) -> Result<AllocSummary, CliError> {
+pub fn allocate_and_check(
+    choice: DeviceChoice,
+    sizes: &BufferSizes,
+) -> Result<AllocSummary, CliError> {
     match choice {
         DeviceChoice::Host => check_on(arena_runtime::HostDevice::new(), sizes),
         #[cfg(feature = "cuda")]
@@ -46,7 +49,8 @@ pub fn allocate_and_check(choice: DeviceChoice, sizes: &BufferSizes) -> Result<A
         }
         #[cfg(not(feature = "cuda"))]
         DeviceChoice::Cuda(_) => Err(CliError::Usage(
-            "this build has no CUDA support: rebuild with `--features cuda` to use --device cuda:N".into(),
+            "this build has no CUDA support: rebuild with `--features cuda` to use --device cuda:N"
+                .into(),
         )),
     }
 }
@@ -59,16 +63,30 @@ fn check_on<D: Device>(device: D, sizes: &BufferSizes) -> Result<AllocSummary, C
     check_invariants(&arena, sizes)?;
     let allocated_bytes = arena.allocated_bytes();
     arena.release()?;
-    let free_memory_drop = before.zip(after).map(|(b, a)| b.free.saturating_sub(a.free));
-    Ok(AllocSummary { device: name, allocated_bytes, free_memory_drop })
+    let free_memory_drop = before
+        .zip(after)
+        .map(|(b, a)| b.free.saturating_sub(a.free));
+    Ok(AllocSummary {
+        device: name,
+        allocated_bytes,
+        free_memory_drop,
+    })
 }
 
 /// Every buffer at its size, 256-byte aligned, disjoint; gated empty ones NULL.
-fn check_invariants<D: Device>(arena: &Arena<BufferArena, D>, sizes: &BufferSizes) -> Result<(), CliError> {
+fn check_invariants<D: Device>(
+    arena: &Arena<BufferArena, D>,
+    sizes: &BufferSizes,
+) -> Result<(), CliError> {
     let expected = <BufferArena as arena_runtime::ArenaLayout>::byte_sizes(sizes);
     let mut spans = Vec::new();
     for (p, &bytes) in arena.placements().iter().zip(&expected) {
-        let fail = |what: &str| Err(CliError::Usage(format!("invariant broken: buffer `{}` {what}", p.decl.name)));
+        let fail = |what: &str| {
+            Err(CliError::Usage(format!(
+                "invariant broken: buffer `{}` {what}",
+                p.decl.name
+            )))
+        };
         if p.bytes != bytes {
             return fail(&format!("has {} bytes, sized {bytes}", p.bytes));
         }
@@ -85,7 +103,10 @@ fn check_invariants<D: Device>(arena: &Arena<BufferArena, D>, sizes: &BufferSize
     spans.sort();
     for w in spans.windows(2) {
         if w[0].1 > w[1].0 {
-            return Err(CliError::Usage(format!("invariant broken: `{}` overlaps `{}`", w[0].2, w[1].2)));
+            return Err(CliError::Usage(format!(
+                "invariant broken: `{}` overlaps `{}`",
+                w[0].2, w[1].2
+            )));
         }
     }
     Ok(())

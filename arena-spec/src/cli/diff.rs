@@ -19,9 +19,14 @@ pub struct DiffArgs {
 
 pub fn run(args: DiffArgs) -> Result<(), CliError> {
     let (config_a, inputs) = resolve(&args.model_a, &args.sizing)?;
-    let (mut config_b, _) = resolve(args.model_b.as_deref().unwrap_or(&args.model_a), &args.sizing)?;
+    let (mut config_b, _) = resolve(
+        args.model_b.as_deref().unwrap_or(&args.model_a),
+        &args.sizing,
+    )?;
     if args.model_b.is_none() && args.levers_b.is_empty() {
-        return Err(CliError::Usage("give a second model, or `--lever-b NAME=0|1` to compare lever sets".into()));
+        return Err(CliError::Usage(
+            "give a second model, or `--lever-b NAME=0|1` to compare lever sets".into(),
+        ));
     }
     for assignment in &args.levers_b {
         config_b.levers.apply(assignment)?;

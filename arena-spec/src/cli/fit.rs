@@ -32,8 +32,14 @@ const SEARCH_LIMIT: usize = 1 << 32;
 pub fn run(args: FitArgs) -> Result<(), CliError> {
     let (config, inputs) = resolve(&args.model, &args.sizing)?;
     let with = |v: usize| match args.vary {
-        Vary::Tokens => ArenaInputs { max_batch_tokens: v, ..inputs },
-        Vary::Batch => ArenaInputs { max_batch_size: v, ..inputs },
+        Vary::Tokens => ArenaInputs {
+            max_batch_tokens: v,
+            ..inputs
+        },
+        Vary::Batch => ArenaInputs {
+            max_batch_size: v,
+            ..inputs
+        },
     };
     let what = match args.vary {
         Vary::Tokens => "max_batch_tokens",
@@ -41,7 +47,9 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     };
     let best = largest_fitting(&config, args.budget, with).map_err(size_error(&config))?;
     let Some(best) = best else {
-        let need = total(&config, with(1)).map_err(size_error(&config))?.unwrap_or(usize::MAX);
+        let need = total(&config, with(1))
+            .map_err(size_error(&config))?
+            .unwrap_or(usize::MAX);
         return Err(CliError::Usage(format!(
             "nothing fits: {what}=1 already needs {} (budget {})",
             human_bytes(need),
@@ -55,7 +63,11 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
         bold("fits:"),
         human_bytes(report.total_bytes),
         human_bytes(args.budget),
-        if best == SEARCH_LIMIT { " (the search limit)" } else { "" }
+        if best == SEARCH_LIMIT {
+            " (the search limit)"
+        } else {
+            ""
+        }
     );
     println!();
     print_inputs(&config, &inputs);
@@ -65,10 +77,16 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
 }
 
 /// The total at `inputs`, or `None` when a size overflows (never fits).
-fn total(config: &ModelConfig, inputs: ArenaInputs) -> Result<Option<usize>, arena_runtime::SizeError> {
+fn total(
+    config: &ModelConfig,
+    inputs: ArenaInputs,
+) -> Result<Option<usize>, arena_runtime::SizeError> {
     match inputs.sizes(config) {
         Ok(s) => Ok(Some(s.total_bytes())),
-        Err(arena_runtime::SizeError::Overflow { .. } | arena_runtime::SizeError::TotalOverflow { .. }) => Ok(None),
+        Err(
+            arena_runtime::SizeError::Overflow { .. }
+            | arena_runtime::SizeError::TotalOverflow { .. },
+        ) => Ok(None),
         Err(arena_runtime::SizeError::Nested { source, .. })
             if matches!(*source, arena_runtime::SizeError::Overflow { .. }) =>
         {

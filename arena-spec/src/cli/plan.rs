@@ -33,16 +33,30 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
             "untracked_bytes": report.untracked_bytes,
             "allocation": alloc,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).expect("plain data serializes"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("plain data serializes")
+        );
         return Ok(());
     }
     print_inputs(&config, &inputs);
     println!();
     print!("{}", report.table());
     println!();
-    println!("{} {} ({} B)", bold("total_bytes"), human_bytes(report.total_bytes), report.total_bytes);
-    println!("untracked   {} (o_latent, norm_unit_w)", human_bytes(report.untracked_bytes));
-    let drop = alloc.free_memory_drop.map(|d| format!(", free memory dropped {}", human_bytes(d))).unwrap_or_default();
+    println!(
+        "{} {} ({} B)",
+        bold("total_bytes"),
+        human_bytes(report.total_bytes),
+        report.total_bytes
+    );
+    println!(
+        "untracked   {} (o_latent, norm_unit_w)",
+        human_bytes(report.untracked_bytes)
+    );
+    let drop = alloc
+        .free_memory_drop
+        .map(|d| format!(", free memory dropped {}", human_bytes(d)))
+        .unwrap_or_default();
     println!(
         "allocated   {} on {} in one slab; every buffer checked at its size, aligned, disjoint, gated ones NULL; released{drop}",
         human_bytes(alloc.allocated_bytes),

@@ -41,11 +41,19 @@ pub struct SweepSizing {
 }
 
 fn parse_range(s: &str) -> Result<(usize, usize), String> {
-    let (a, b) = s.split_once("..").ok_or_else(|| format!("`{s}` is not a range: write FROM..TO, e.g. 256..65536"))?;
-    let parse = |t: &str| t.trim().parse::<usize>().map_err(|_| format!("`{t}` in `{s}` is not a whole number"));
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("`{s}` is not a range: write FROM..TO, e.g. 256..65536"))?;
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("`{t}` in `{s}` is not a whole number"))
+    };
     let (a, b) = (parse(a)?, parse(b.trim_start_matches('='))?);
     if a == 0 || a > b {
-        return Err(format!("`{s}`: the range must start at 1 or more and not end before it starts"));
+        return Err(format!(
+            "`{s}`: the range must start at 1 or more and not end before it starts"
+        ));
     }
     Ok((a, b))
 }
@@ -72,20 +80,47 @@ pub fn run(args: SweepArgs) -> Result<(), CliError> {
     };
     let (config, base) = resolve(&args.model, &sizing)?;
     let ms = steps(args.range);
-    let last = SizeReport::new(&config, ArenaInputs { max_batch_tokens: *ms.last().unwrap(), ..base })
-        .map_err(size_error(&config))?
-        .0;
+    let last = SizeReport::new(
+        &config,
+        ArenaInputs {
+            max_batch_tokens: *ms.last().unwrap(),
+            ..base
+        },
+    )
+    .map_err(size_error(&config))?
+    .0;
     let top: Vec<&'static str> = last.largest(args.top).iter().map(|b| b.name).collect();
 
     let mut rows: Vec<(usize, usize, Vec<usize>)> = Vec::new();
     for &m in &ms {
-        let (report, _) = SizeReport::new(&config, ArenaInputs { max_batch_tokens: m, ..base }).map_err(size_error(&config))?;
-        let per: Vec<usize> =
-            top.iter().map(|n| report.buffers.iter().find(|b| b.name == *n).map_or(0, |b| b.bytes)).collect();
+        let (report, _) = SizeReport::new(
+            &config,
+            ArenaInputs {
+                max_batch_tokens: m,
+                ..base
+            },
+        )
+        .map_err(size_error(&config))?;
+        let per: Vec<usize> = top
+            .iter()
+            .map(|n| {
+                report
+                    .buffers
+                    .iter()
+                    .find(|b| b.name == *n)
+                    .map_or(0, |b| b.bytes)
+            })
+            .collect();
         rows.push((m, report.total_bytes, per));
     }
 
-    print_inputs(&config, &ArenaInputs { max_batch_tokens: args.range.0, ..base });
+    print_inputs(
+        &config,
+        &ArenaInputs {
+            max_batch_tokens: args.range.0,
+            ..base
+        },
+    );
     println!();
     print!("{:>8} {:>12}", "M", "total_bytes");
     for n in &top {
@@ -106,7 +141,12 @@ pub fn run(args: SweepArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn draw_svg(path: &std::path::Path, model: &str, top: &[&str], rows: &[(usize, usize, Vec<usize>)]) -> Result<(), CliError> {
+fn draw_svg(
+    path: &std::path::Path,
+    model: &str,
+    top: &[&str],
+    rows: &[(usize, usize, Vec<usize>)],
+) -> Result<(), CliError> {
     use plotters::prelude::*;
     let err = |e: String| CliError::Usage(format!("writing {}: {e}", path.display()));
     let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
@@ -115,7 +155,10 @@ fn draw_svg(path: &std::path::Path, model: &str, top: &[&str], rows: &[(usize, u
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{model}: arena bytes vs max_batch_tokens"), ("sans-serif", 22))
+        .caption(
+            format!("{model}: arena bytes vs max_batch_tokens"),
+            ("sans-serif", 22),
+        )
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(64)
@@ -127,8 +170,17 @@ fn draw_svg(path: &std::path::Path, model: &str, top: &[&str], rows: &[(usize, u
         .y_desc("GiB")
         .draw()
         .map_err(|e| err(e.to_string()))?;
-    let series = std::iter::once(("total_bytes", rows.iter().map(|r| (r.0 as f64, gib(r.1))).collect::<Vec<_>>()))
-        .chain(top.iter().enumerate().map(|(i, n)| (*n, rows.iter().map(|r| (r.0 as f64, gib(r.2[i]))).collect())));
+    let series = std::iter::once((
+        "total_bytes",
+        rows.iter()
+            .map(|r| (r.0 as f64, gib(r.1)))
+            .collect::<Vec<_>>(),
+    ))
+    .chain(
+        top.iter()
+            .enumerate()
+            .map(|(i, n)| (*n, rows.iter().map(|r| (r.0 as f64, gib(r.2[i]))).collect())),
+    );
     for (i, (name, points)) in series.enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart

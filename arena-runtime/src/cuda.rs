@@ -1,0 +1,122 @@
+//! `CudaDevice`: the arena on a real GPU through cudarc's driver API.
+//!
+//! libcuda is loaded at run time (cudarc's `dynamic-loading`), so this builds and the CPU
+//! tests run without CUDA; [`CudaDevice::available`] says whether a GPU can be used.
+
+use crate::device::{Device, MemInfo};
+use crate::error::DeviceError;
+use crate::ptr::DevicePtr;
+use cudarc::driver::{result, sys, CudaContext, CudaStream, DeviceRepr, DriverError};
+use std::sync::Arc;
+
+// A `DevicePtr<T>` goes straight into a kernel launch: `#[repr(C)]` with the address first,
+// so the driver copies the pointer-sized parameter from its start.
+unsafe impl<T> DeviceRepr for DevicePtr<T> {}
+
+/// Device memory of one CUDA context. Allocations are plain `cuMemAlloc`s made in that
+/// context, so an engine that owns a context (or a stream) allocates its arena in it.
+#[derive(Debug, Clone)]
+pub struct CudaDevice {
+    ctx: Arc<CudaContext>,
+}
+
+fn driver(e: DriverError) -> DeviceError {
+    DeviceError::Driver(e.to_string())
+}
+
+impl CudaDevice {
+    /// True when libcuda loads and reports at least one device.
+    pub fn available() -> bool {
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { sys::is_culib_present() } {
+            return false;
+        }
+        CudaContext::device_count().is_ok_and(|n| n > 0)
+    }
+
+    /// The primary context of device `ordinal`.
+    pub fn new(ordinal: usize) -> Result<Self, DeviceError> {
+        if !Self::available() {
+            return Err(DeviceError::Driver("no CUDA driver or device found".into()));
+        }
+        Ok(Self {
+            ctx: CudaContext::new(ordinal).map_err(driver)?,
+        })
+    }
+
+    /// A context the engine already owns.
+    pub fn from_context(ctx: Arc<CudaContext>) -> Self {
+        Self { ctx }
+    }
+
+    /// The context of a stream the engine already owns.
+    pub fn from_stream(stream: &Arc<CudaStream>) -> Self {
+        Self {
+            ctx: stream.context().clone(),
+        }
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    fn bind(&self) -> Result<(), DeviceError> {
+        self.ctx.bind_to_thread().map_err(driver)
+    }
+}
+
+impl Device for CudaDevice {
+    fn name(&self) -> String {
+        format!("cuda:{}", self.ctx.ordinal())
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<u64, DeviceError> {
+        if bytes == 0 {
+            return Err(DeviceError::InvalidSize { bytes });
+        }
+        self.bind()?;
+        // SAFETY: the context is bound to this thread; the size is non-zero.
+        match unsafe { result::malloc_sync(bytes) } {
+            Ok(ptr) => Ok(ptr),
+            Err(DriverError(sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)) => {
+                Err(DeviceError::OutOfMemory { bytes })
+            }
+            Err(e) => Err(driver(e)),
+        }
+    }
+
+    unsafe fn free(&self, addr: u64, _bytes: usize) -> Result<(), DeviceError> {
+        self.bind()?;
+        result::free_sync(addr).map_err(driver)
+    }
+
+    fn mem_info(&self) -> Option<MemInfo> {
+        self.bind().ok()?;
+        let (free, total) = result::mem_get_info().ok()?;
+        Some(MemInfo { free, total })
+    }
+
+    unsafe fn write(&self, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
+        self.bind()?;
+        result::memcpy_htod_sync(addr, data).map_err(driver)
+    }
+
+    unsafe fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), DeviceError> {
+        self.bind()?;
+        result::memcpy_dtoh_sync(out, addr).map_err(driver)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_gpu_construction_is_an_error_not_a_panic() {
+        if CudaDevice::available() {
+            eprintln!("a GPU is present; the GPU tests cover this device");
+            return;
+        }
+        assert!(CudaDevice::new(0).is_err());
+    }
+}

@@ -1,0 +1,246 @@
+//! The engine's arena on a real GPU (feature `cuda`). Every test returns early, saying so,
+//! when no CUDA driver or device is present, so CI without a GPU skips them cleanly.
+//!
+//! Run on a GPU: `cargo test -p arena-spec --features cuda --release --test gpu`.
+#![cfg(feature = "cuda")]
+
+use arena_runtime::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use arena_runtime::{AllocOptions, Arena, CudaDevice, Device, DevicePtr, GuardError};
+use arena_spec::models::SHIPPED;
+use arena_spec::{ArenaInputs, BufferArena, ModelConfig};
+use std::sync::Arc;
+
+const REALISTIC: ArenaInputs = ArenaInputs {
+    max_batch_tokens: 8192,
+    max_seq_len: 131072,
+    kv_block_size: 16,
+    max_batch_size: 128,
+};
+const PAGE: usize = 2 << 20;
+
+const KERNELS: &str = r#"
+extern "C" __global__ void fill(unsigned char* p, unsigned long long n, unsigned char v) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) p[i] = v;
+}
+extern "C" __global__ void check(const unsigned char* p, unsigned long long n, unsigned char v,
+                                 unsigned long long* bad) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) if (p[i] != v) atomicAdd(bad, 1ULL);
+}
+extern "C" __global__ void poke_past_end(float* p, unsigned long long len) {
+    p[len] = 0.0f;
+}
+"#;
+
+fn gpu() -> Option<CudaDevice> {
+    if !CudaDevice::available() {
+        eprintln!("skipped: no CUDA driver or device");
+        return None;
+    }
+    Some(CudaDevice::new(0).expect("device 0 opens"))
+}
+
+struct Kernels {
+    stream: Arc<CudaStream>,
+    fill: CudaFunction,
+    check: CudaFunction,
+    poke: CudaFunction,
+}
+
+impl Kernels {
+    fn new(device: &CudaDevice) -> Kernels {
+        let ptx = arena_runtime::cudarc::nvrtc::compile_ptx(KERNELS)
+            .expect("NVRTC compiles the test kernels");
+        let module = device.context().load_module(ptx).unwrap();
+        Kernels {
+            stream: device.context().default_stream(),
+            fill: module.load_function("fill").unwrap(),
+            check: module.load_function("check").unwrap(),
+            poke: module.load_function("poke_past_end").unwrap(),
+        }
+    }
+
+    fn grid(n: usize) -> LaunchConfig {
+        let blocks = n.div_ceil(256).clamp(1, 4096) as u32;
+        LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    fn fill(&self, p: DevicePtr<u8>, v: u8) {
+        let n = p.byte_len() as u64;
+        let mut b = self.stream.launch_builder(&self.fill);
+        b.arg(&p).arg(&n).arg(&v);
+        unsafe { b.launch(Self::grid(p.byte_len())) }.unwrap();
+    }
+
+    fn mismatches(&self, p: DevicePtr<u8>, v: u8) -> u64 {
+        let bad = self.stream.alloc_zeros::<u64>(1).unwrap();
+        let n = p.byte_len() as u64;
+        let mut b = self.stream.launch_builder(&self.check);
+        b.arg(&p).arg(&n).arg(&v).arg(&bad);
+        unsafe { b.launch(Self::grid(p.byte_len())) }.unwrap();
+        self.stream.clone_dtoh(&bad).unwrap()[0]
+    }
+
+    fn poke_past_end(&self, p: DevicePtr<f32>) {
+        let len = p.len() as u64;
+        let mut b = self.stream.launch_builder(&self.poke);
+        b.arg(&p).arg(&len);
+        unsafe {
+            b.launch(LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (1, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .unwrap();
+        self.stream.synchronize().unwrap();
+    }
+}
+
+fn configs() -> Vec<ModelConfig> {
+    SHIPPED.iter().map(|m| m.config().unwrap()).collect()
+}
+
+fn byte_view(p: &arena_runtime::Placement) -> DevicePtr<u8> {
+    DevicePtr::from_raw_parts(p.addr, p.bytes)
+}
+
+/// Writes a distinct byte over every buffer's full extent, then reads every buffer back.
+fn write_then_verify<D: Device>(k: &Kernels, arena: &Arena<BufferArena, D>, model: &str) {
+    let live: Vec<_> = arena.placements().iter().filter(|p| p.bytes > 0).collect();
+    for (i, p) in live.iter().enumerate() {
+        k.fill(byte_view(p), (i % 251 + 1) as u8);
+    }
+    for (i, p) in live.iter().enumerate() {
+        assert_eq!(
+            k.mismatches(byte_view(p), (i % 251 + 1) as u8),
+            0,
+            "{model}: `{}` was overwritten or is short",
+            p.decl.name
+        );
+    }
+}
+
+#[test]
+fn every_shipped_model_allocates_its_planned_footprint_and_gives_it_back() {
+    let Some(device) = gpu() else { return };
+    let k = Kernels::new(&device);
+    for config in configs() {
+        let sizes = REALISTIC.sizes(&config).unwrap();
+        let before = device.mem_info().unwrap().free;
+        let arena = BufferArena::allocate(device.clone(), &sizes).unwrap();
+        let during = device.mem_info().unwrap().free;
+        let planned = arena.allocated_bytes();
+        let drop = before - during;
+        println!(
+            "{:<30} planned {planned:>12} B, free memory dropped {drop:>12} B",
+            config.source
+        );
+        assert_eq!(
+            drop,
+            planned.div_ceil(PAGE) * PAGE,
+            "{}: free memory dropped by the footprint in 2 MiB pages",
+            config.source
+        );
+
+        let slab = arena.allocations()[0];
+        let mut spans = Vec::new();
+        for p in arena.placements() {
+            if p.bytes == 0 {
+                assert_eq!(
+                    p.addr, 0,
+                    "{} {}: empty buffers are NULL",
+                    config.source, p.decl.name
+                );
+                continue;
+            }
+            assert_eq!(p.addr % 256, 0, "{} {}", config.source, p.decl.name);
+            assert!(
+                p.addr >= slab.addr && p.addr + p.bytes as u64 <= slab.addr + slab.bytes as u64
+            );
+            spans.push((p.addr, p.addr + p.bytes as u64));
+        }
+        spans.sort();
+        assert!(
+            spans.windows(2).all(|w| w[0].1 <= w[1].0),
+            "{}: buffers overlap",
+            config.source
+        );
+        assert!(arena.moe_fp8_scratch.is_null() == (sizes.moe_fp8_scratch == 0));
+        write_then_verify(&k, &arena, &config.source);
+        k.stream.synchronize().unwrap();
+        arena.release().unwrap();
+        let after = device.mem_info().unwrap().free;
+        assert_eq!(
+            after, before,
+            "{}: free memory rises back after release",
+            config.source
+        );
+    }
+}
+
+#[test]
+fn per_buffer_mode_writes_every_buffer_without_overlap() {
+    let Some(device) = gpu() else { return };
+    let k = Kernels::new(&device);
+    for config in configs() {
+        let sizes = REALISTIC.sizes(&config).unwrap();
+        let before = device.mem_info().unwrap().free;
+        let arena =
+            BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::per_buffer()).unwrap();
+        write_then_verify(&k, &arena, &config.source);
+        k.stream.synchronize().unwrap();
+        arena.release().unwrap();
+        assert_eq!(device.mem_info().unwrap().free, before, "{}", config.source);
+    }
+}
+
+#[test]
+fn a_kernel_writing_past_a_buffer_is_caught_by_the_guards() {
+    let Some(device) = gpu() else { return };
+    let k = Kernels::new(&device);
+    let config = arena_spec::models::find("qwen3-30b-a3b")
+        .unwrap()
+        .config()
+        .unwrap();
+    let sizes = REALISTIC.sizes(&config).unwrap();
+    for options in [AllocOptions::default(), AllocOptions::per_buffer()] {
+        let arena =
+            BufferArena::allocate_with(device.clone(), &sizes, options.with_guard_bytes(256))
+                .unwrap();
+        arena.check_guards().unwrap();
+        k.poke_past_end(arena.gate_logits_f32);
+        assert_eq!(
+            arena.check_guards(),
+            Err(GuardError::Overrun {
+                buffers: vec!["gate_logits_f32"]
+            })
+        );
+        arena.release().unwrap();
+    }
+}
+
+#[test]
+fn an_engine_owned_stream_allocates_in_its_context() {
+    let Some(device) = gpu() else { return };
+    let stream = device.context().new_stream().unwrap();
+    let from_stream = CudaDevice::from_stream(&stream);
+    let config = arena_spec::models::find("llama-3.1-8b")
+        .unwrap()
+        .config()
+        .unwrap();
+    let sizes = ArenaInputs {
+        max_batch_tokens: 512,
+        ..REALISTIC
+    }
+    .sizes(&config)
+    .unwrap();
+    let arena = BufferArena::allocate(from_stream, &sizes).unwrap();
+    assert!(!arena.hidden_states.is_null());
+    arena.release().unwrap();
+}
