@@ -334,3 +334,85 @@ fn regions_carve_the_arena_buffers_they_size() {
     let scratch = arena_spec::regions::Scratch::layout(&c, 64, 4096 / BLOCK + 1, 8).unwrap();
     assert_eq!(scratch.total_bytes, s.scratch);
 }
+
+#[test]
+fn a_failure_at_any_allocation_names_the_buffer_and_leaks_nothing() {
+    use arena_runtime::{AllocOptions, ArenaError, DeviceError};
+    for name in [
+        "synthetic-all-features-moe",
+        "synthetic-all-features-dense",
+        "deepseek-v3.2",
+    ] {
+        let mut c = load(name);
+        c.levers = Levers::ALL_ON;
+        let s = BufferSizes::from_config(&c, 64, 4096, BLOCK, 8);
+        let live: Vec<_> = BufferArena::BUFFERS
+            .iter()
+            .zip(BufferArena::byte_sizes(&s))
+            .filter(|(_, b)| *b > 0)
+            .collect();
+        for (n, (decl, bytes)) in live.iter().enumerate().map(|(i, x)| (i + 1, x)) {
+            let device = CountingDevice::new(HostDevice::new());
+            device.fail_at(n);
+            let err = BufferArena::allocate_with(device.clone(), &s, AllocOptions::per_buffer())
+                .unwrap_err();
+            let ArenaError::Alloc {
+                what,
+                bytes: asked,
+                source,
+                ..
+            } = &err
+            else {
+                panic!("{err:?}")
+            };
+            assert_eq!(what, &format!("buffer `{}`", decl.name));
+            assert_eq!(asked, bytes);
+            assert_eq!(*source, DeviceError::Injected { index: n });
+            assert!(
+                err.to_string().contains(decl.name) && err.to_string().contains(&bytes.to_string())
+            );
+            assert_eq!(
+                device.live_allocations(),
+                0,
+                "{name}: failure at allocation {n} leaked"
+            );
+        }
+        let device = CountingDevice::new(HostDevice::new());
+        device.fail_at(1);
+        let err = BufferArena::allocate(device.clone(), &s).unwrap_err();
+        assert!(err.to_string().contains("the slab of BufferArena"), "{err}");
+        assert_eq!(device.live_allocations(), 0);
+        // A guard write failing after the slab was allocated frees the slab too.
+        let err = BufferArena::allocate_with(
+            NoWrite(CountingDevice::new(HostDevice::new())),
+            &s,
+            AllocOptions::default().with_guard_bytes(64),
+        );
+        assert!(matches!(err, Err(ArenaError::Guard { .. })), "{err:?}");
+    }
+}
+
+/// A device whose memory cannot be written: guard bands fail after the allocation succeeded.
+struct NoWrite(CountingDevice<HostDevice>);
+
+impl Drop for NoWrite {
+    fn drop(&mut self) {
+        assert_eq!(
+            self.0.live_allocations(),
+            0,
+            "the failed construction freed its slab"
+        );
+    }
+}
+
+impl arena_runtime::Device for NoWrite {
+    fn name(&self) -> String {
+        "no-write".into()
+    }
+    fn alloc(&self, bytes: usize) -> Result<u64, arena_runtime::DeviceError> {
+        self.0.alloc(bytes)
+    }
+    unsafe fn free(&self, addr: u64, bytes: usize) -> Result<(), arena_runtime::DeviceError> {
+        self.0.free(addr, bytes)
+    }
+}

@@ -1,0 +1,286 @@
+//! Property tests over random configs of every family and random inputs: totals, floors,
+//! gates, NULL pointers, slab placement, and checked overflow for any input.
+
+use arena_runtime::{ArenaLayout, Device, DeviceError, SizeError};
+use arena_spec::regions::{GdnFlaScratch, MoeFp8Scratch, SsdScratch};
+use arena_spec::{BufferArena, BufferSizes, Levers, ModelConfig};
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+use std::cell::Cell;
+
+/// A device that hands out address ranges without memory, so any arena size can be placed.
+struct AddressSpace {
+    next: Cell<u64>,
+}
+
+impl AddressSpace {
+    fn new() -> Self {
+        Self {
+            next: Cell::new(1 << 20),
+        }
+    }
+}
+
+impl Device for AddressSpace {
+    fn name(&self) -> String {
+        "address-space".into()
+    }
+    fn alloc(&self, bytes: usize) -> Result<u64, DeviceError> {
+        let addr = self.next.get();
+        let end = addr
+            .checked_add(bytes as u64)
+            .and_then(|e| e.checked_add(255))
+            .ok_or(DeviceError::OutOfMemory { bytes })?;
+        self.next.set(end & !255);
+        Ok(addr)
+    }
+    unsafe fn free(&self, _addr: u64, _bytes: usize) -> Result<(), DeviceError> {
+        Ok(())
+    }
+}
+
+fn dim(lo: usize, hi: usize) -> impl Strategy<Value = usize> {
+    lo..=hi
+}
+
+/// Features any family may carry (the synthetic ones and LoRA), often absent.
+fn extras() -> impl Strategy<Value = Map<String, Value>> {
+    (
+        prop::option::of((dim(1, 8), dim(1, 512))),
+        prop::option::of((dim(1, 8), prop::option::of(dim(1, 128)))),
+        prop::option::of(dim(1, 256)),
+        prop::option::of(dim(1, 16)),
+    )
+        .prop_map(|(o, hc, rank, zero)| {
+            let mut m = Map::new();
+            if let Some((g, r)) = o {
+                m.insert("o_groups".into(), json!(g));
+                m.insert("o_lora_rank".into(), json!(r));
+            }
+            if let Some((mult, low)) = hc {
+                m.insert("hc_mult".into(), json!(mult));
+                if let Some(low) = low {
+                    m.insert("hc_lowrank_rank".into(), json!(low));
+                }
+            }
+            if let Some(rank) = rank {
+                m.insert("adapter_max_rank".into(), json!(rank));
+            }
+            if let Some(z) = zero {
+                m.insert("zero_expert_num".into(), json!(z));
+            }
+            m
+        })
+}
+
+fn attention() -> impl Strategy<Value = (usize, usize, usize)> {
+    (
+        dim(1, 64),
+        dim(1, 16),
+        prop::sample::select(vec![32usize, 64, 128, 256]),
+    )
+}
+
+fn moe() -> impl Strategy<Value = (usize, usize, usize)> {
+    (dim(1, 512), dim(1, 16), dim(1, 4096)).prop_map(|(e, k, w)| (e, k.min(e), w))
+}
+
+fn gdn() -> impl Strategy<Value = Value> {
+    (dim(1, 32), prop::sample::select(vec![64usize, 128]), dim(1, 64), prop::sample::select(vec![64usize, 128]), dim(1, 8))
+        .prop_map(|(hk, dk, hv, dv, interval)| {
+            json!({"linear_num_key_heads": hk, "linear_key_head_dim": dk, "linear_num_value_heads": hv,
+                   "linear_value_head_dim": dv, "linear_conv_kernel_dim": 4, "full_attention_interval": interval})
+        })
+}
+
+fn merge(mut a: Value, b: &Value) -> Value {
+    if let (Value::Object(a), Value::Object(b)) = (&mut a, b) {
+        for (k, v) in b {
+            a.insert(k.clone(), v.clone());
+        }
+    }
+    a
+}
+
+/// A random but valid `config.json` of one of the ten families.
+fn config_json() -> impl Strategy<Value = Value> {
+    let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
+    let family = 0usize..10;
+    (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
+        |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
+            let hidden = heads * hd;
+            let mut c = json!({"hidden_size": hidden, "num_hidden_layers": layers, "vocab_size": vocab,
+                               "max_position_embeddings": ctx, "num_attention_heads": heads,
+                               "num_key_value_heads": kv, "intermediate_size": inter});
+            let moe_keys = json!({"num_experts": experts, "num_experts_per_tok": top_k, "moe_intermediate_size": moe_w,
+                                  "shared_expert_intermediate_size": moe_w});
+            let c = match family {
+                0 => merge(c, &json!({"model_type": "llama"})),
+                1 => merge(c, &json!({"model_type": "qwen3", "head_dim": hd})),
+                2 => merge(merge(c, &moe_keys), &json!({"model_type": "qwen3_moe", "head_dim": hd})),
+                3 => merge(merge(merge(c, &moe_keys), &gdn), &json!({"model_type": "qwen3_next", "head_dim": hd})),
+                4 | 5 => {
+                    c = merge(merge(c, &gdn), &json!({"head_dim": hd, "rope_parameters": {"mrope_section": [11, 11, 10]}}));
+                    if family == 5 {
+                        c = merge(c, &moe_keys);
+                    }
+                    json!({"model_type": if family == 4 { "qwen3_5" } else { "qwen3_5_moe" }, "text_config": c})
+                }
+                6 | 7 => {
+                    let mut d = merge(c, &json!({"model_type": if family == 6 { "deepseek_v3" } else { "deepseek_v32" },
+                        "n_routed_experts": experts, "num_experts_per_tok": top_k, "moe_intermediate_size": moe_w,
+                        "n_shared_experts": 1, "first_k_dense_replace": layers.min(3), "q_lora_rank": mla,
+                        "kv_lora_rank": mla.min(1024), "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}));
+                    if family == 7 {
+                        d = merge(d, &json!({"index_n_heads": heads, "index_head_dim": 128, "index_topk": 2048, "index_compress_ratio": kv}));
+                    }
+                    d
+                }
+                8 => {
+                    let pattern: String = (0..layers).map(|i| ['M', '*', '-'][i % 3]).collect();
+                    merge(c, &json!({"model_type": "nemotron_h", "hybrid_override_pattern": pattern, "head_dim": hd,
+                        "mamba_num_heads": mamba_w.div_ceil(64), "mamba_head_dim": 64, "ssm_state_size": 128,
+                        "n_groups": 8, "expand": 2, "chunk_size": 128}))
+                }
+                _ => json!({"model_type": "mamba2", "hidden_size": hidden, "num_hidden_layers": layers, "vocab_size": vocab,
+                    "num_heads": mamba_w.div_ceil(64), "head_dim": 64, "state_size": 128, "n_groups": 1, "expand": 2,
+                    "chunk_size": 256}),
+            };
+            if let Value::Object(obj) = &c {
+                if obj.contains_key("text_config") {
+                    let mut c = c.clone();
+                    let text = merge(c["text_config"].take(), &Value::Object(extras));
+                    c["text_config"] = text;
+                    return c;
+                }
+            }
+            merge(c, &Value::Object(extras))
+        },
+    )
+}
+
+fn levers() -> impl Strategy<Value = Levers> {
+    prop::array::uniform5(any::<bool>()).prop_map(|b| Levers {
+        fp32_gate: b[0],
+        fp32_routing: b[1],
+        fp8_rowwise: b[2],
+        gguf_native_q2: b[3],
+        gguf_native_q2_mmq: b[4],
+    })
+}
+
+fn load(json: &Value, levers: Levers) -> ModelConfig {
+    let mut c = ModelConfig::from_json_str(&json.to_string(), "random.json")
+        .unwrap_or_else(|e| panic!("a generated config failed to load: {e}\n{json}"));
+    c.levers = levers;
+    c
+}
+
+/// The seeds' gate of each gated buffer, from the config.
+fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
+    Some(match name {
+        "gdn_fla_scratch" => c.gdn_fla_supported(),
+        "ssd_scratch" => c.has_mamba(),
+        n if n.starts_with("ffn_") => c.has_dense_ffn(),
+        "moe_fp8_scratch" => c.is_moe(),
+        n if n.starts_with("lora_") => c.adapter_max_rank > 0,
+        "q2_dequant_scratch" => c.levers.gguf_native_q2,
+        "q2_act_q8" => c.levers.gguf_native_q2_mmq,
+        "ssm_rowwise_w_bf16" => c.levers.fp8_rowwise,
+        _ => return None,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+
+    #[test]
+    fn sizes_totals_floors_gates_and_placement(
+        json in config_json(),
+        levers in levers(),
+        m in 1usize..=1 << 20,
+        seq in 1usize..=1 << 22,
+        block in 0usize..=64,
+        batch in 1usize..=1024,
+    ) {
+        let c = load(&json, levers);
+        let sizes = BufferSizes::try_from_config(&c, m, seq, block, batch).unwrap();
+        let dims = BufferSizes::dims(&c, m, seq, block, batch).unwrap();
+        let infos = sizes.buffers();
+
+        let tracked: usize = infos.iter().filter(|b| b.decl.tracked).map(|b| b.bytes).sum();
+        prop_assert_eq!(sizes.total_bytes(), tracked);
+
+        for (b, d) in infos.iter().zip(&dims) {
+            if b.decl.min_bytes.is_some() {
+                prop_assert!(b.bytes >= 256, "{} below its floor", b.decl.name);
+            }
+            let shape_bytes = (!d.is_empty()).then(|| d.iter().product::<usize>() * b.decl.elem_size);
+            match gate_open(&c, b.decl.name) {
+                Some(false) => prop_assert_eq!(b.bytes, 0, "{} with its gate closed", b.decl.name),
+                Some(true) => {
+                    prop_assert!(b.decl.gated());
+                    if let Some(s) = shape_bytes {
+                        prop_assert_eq!(b.bytes, s, "{} is its formula", b.decl.name);
+                    }
+                }
+                None => {
+                    prop_assert!(!b.decl.gated(), "{} is gated but has no gate here", b.decl.name);
+                    prop_assert!(b.bytes > 0, "{} is always allocated", b.decl.name);
+                    if let Some(s) = shape_bytes {
+                        prop_assert_eq!(b.bytes, s.max(if b.decl.min_bytes.is_some() { 256 } else { 0 }));
+                    }
+                }
+            }
+        }
+        if c.gdn_fla_supported() {
+            prop_assert_eq!(sizes.gdn_fla_scratch, GdnFlaScratch::layout(&c, m).unwrap().total_bytes);
+        }
+        if c.has_mamba() {
+            prop_assert_eq!(sizes.ssd_scratch, SsdScratch::layout(&c, m).unwrap().total_bytes);
+        }
+        if c.is_moe() {
+            prop_assert_eq!(sizes.moe_fp8_scratch, MoeFp8Scratch::layout(&c, m).unwrap().total_bytes);
+        }
+
+        let arena = BufferArena::allocate(AddressSpace::new(), &sizes).unwrap();
+        let slab = arena.allocations()[0];
+        let mut spans = Vec::new();
+        for p in arena.placements() {
+            prop_assert_eq!(p.addr == 0, p.bytes == 0, "{} is NULL exactly when empty", p.decl.name);
+            if p.bytes > 0 {
+                prop_assert_eq!(p.addr % 256, 0);
+                prop_assert!(p.addr >= slab.addr && p.addr + p.bytes as u64 <= slab.addr + slab.bytes as u64);
+                spans.push((p.addr, p.addr + p.bytes as u64));
+            }
+        }
+        spans.sort();
+        prop_assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "buffers overlap");
+        prop_assert_eq!(arena.lora_xa.is_null(), sizes.lora_xa == 0);
+        prop_assert_eq!(arena.ssd_scratch.is_null(), sizes.ssd_scratch == 0);
+    }
+
+    #[test]
+    fn any_input_sizes_or_names_the_buffer_that_overflows(
+        json in config_json(),
+        levers in levers(),
+        m in prop_oneof![1usize..=1 << 20, any::<usize>()],
+        seq in prop_oneof![1usize..=1 << 22, any::<usize>()],
+        block in any::<usize>(),
+        batch in prop_oneof![1usize..=1024, any::<usize>()],
+    ) {
+        let c = load(&json, levers);
+        match BufferSizes::try_from_config(&c, m, seq, block, batch) {
+            Ok(sizes) => {
+                let all: Vec<usize> = BufferArena::byte_sizes(&sizes);
+                prop_assert_eq!(all.len(), 46);
+            }
+            Err(e) => {
+                let known = BufferArena::BUFFERS.iter().any(|b| b.name == e.buffer())
+                    || ["m16", "expert_rows", "widest_k", "ffn_k", "logit_rows", "blocks_per_seq", "decode_rows"].contains(&e.buffer());
+                prop_assert!(known, "{e} names no buffer");
+                prop_assert!(matches!(e, SizeError::Overflow { .. } | SizeError::Nested { .. } | SizeError::TotalOverflow { .. }), "{e:?}");
+            }
+        }
+    }
+}
