@@ -188,7 +188,7 @@ impl<'a> Container<'a> {
                         .and_then(|l| l.base10_parse::<usize>().map(|v| (v, l)))
                     {
                         Ok((v, _)) if v.is_power_of_two() => self.align = v,
-                        Ok((_, l)) => cx.error_spanned_by(l, "`align` must be a power of two"),
+                        Ok((_, l)) => cx.error_spanned_by(&l, "`align` must be a power of two"),
                         Err(e) => cx.syn_error(e),
                     }
                 }
@@ -229,8 +229,7 @@ impl<'a> Buffer<'a> {
             .filter(|a| a.path().is_ident(name))
             .collect();
         if attrs.is_empty() {
-            cx.error_spanned_by(
-                buffer.original,
+            cx.error_spanned_by(&buffer.original,
                 format!("`{}` has no `#[{name}(...)]`: every field is a buffer with a `shape = [...]` or `bytes = ...`", buffer.ident),
             );
         }

@@ -68,6 +68,18 @@ impl Entry {
     }
 }
 
+/// `a, b, c`, without instantiating `join` for another slice type.
+fn list(items: &[&str]) -> String {
+    let mut out = String::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(item);
+    }
+    out
+}
+
 /// Splits a token stream at its top-level commas.
 pub fn split_commas(tokens: TokenStream) -> Vec<TokenStream> {
     let mut parts = vec![TokenStream::new()];
@@ -90,7 +102,7 @@ pub fn entries(attr: &syn::Attribute, name: &str, known: &[&str], cx: &Ctxt) -> 
     let tokens = match &attr.meta {
         syn::Meta::List(list) => list.tokens.clone(),
         other => {
-            cx.error_spanned_by(other, format!("expected `#[{name}(key = value, ...)]`"));
+            cx.error_spanned_by(&other, format!("expected `#[{name}(key = value, ...)]`"));
             return Vec::new();
         }
     };
@@ -103,7 +115,7 @@ pub fn entries(attr: &syn::Attribute, name: &str, known: &[&str], cx: &Ctxt) -> 
             Some(other) => {
                 cx.error_at(
                     other.span(),
-                    format!("expected a key of `#[{name}(...)]`: {}", known.join(", ")),
+                    format!("expected a key of `#[{name}(...)]`: {}", list(known)),
                 );
                 continue;
             }

@@ -32,24 +32,23 @@ pub fn derive(input: TokenStream) -> TokenStream {
 
 /// One `#[doc]` line describing the formula, dtype, gate, floor and tracking.
 pub fn formula_doc(b: &Buffer, dtype: &str) -> String {
-    let mut parts = Vec::new();
-    match &b.size {
-        Some(Size::Shape { text, .. }) => parts.push(format!("Shape `{text}` of `{dtype}`")),
-        Some(Size::Bytes(f)) => parts.push(format!("Bytes `{}` (as `{dtype}`)", f.text)),
-        None => {}
-    }
+    let mut doc = match &b.size {
+        Some(Size::Shape { text, .. }) => format!("Shape `{text}` of `{dtype}` · "),
+        Some(Size::Bytes(f)) => format!("Bytes `{}` (as `{dtype}`) · ", f.text),
+        None => String::new(),
+    };
     if let Some(g) = &b.gate {
-        parts.push(format!("gate `{}`", g.text));
+        doc += &format!("gate `{}` · ", g.text);
     }
     if let Some(m) = &b.min_bytes {
-        parts.push(format!("at least `{}` bytes", m.text));
+        doc += &format!("at least `{}` bytes · ", m.text);
     }
-    parts.push(if b.tracked {
-        "tracked".into()
+    doc += if b.tracked {
+        "tracked"
     } else {
-        "untracked (not in `total_bytes`)".into()
-    });
-    parts.join(" · ")
+        "untracked (not in `total_bytes`)"
+    };
+    doc
 }
 
 fn dtype_text(b: &Buffer) -> String {
@@ -233,7 +232,6 @@ fn expand(cont: &Container) -> TokenStream {
     quote! {
         #sizes_struct
 
-        #[automatically_derived]
         impl #sizes {
             /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
             /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
@@ -288,7 +286,6 @@ fn expand(cont: &Container) -> TokenStream {
             }
         }
 
-        #[automatically_derived]
         impl #arena {
             /// Allocates the arena as one slab on `device`.
             pub fn allocate<D: ::arena_runtime::Device>(

@@ -76,7 +76,6 @@ fn expand(cont: &Container) -> TokenStream {
             pub total_bytes: usize,
         }
 
-        #[automatically_derived]
         impl #layout {
             /// The regions' names, in order.
             pub const NAMES: &'static [&'static str] = &[#(#names),*];
@@ -94,7 +93,6 @@ fn expand(cont: &Container) -> TokenStream {
             }
         }
 
-        #[automatically_derived]
         impl #name {
             /// Places every region, each at an offset aligned to the layout's alignment.
             #[allow(unused_variables, clippy::too_many_arguments)]

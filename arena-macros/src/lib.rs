@@ -16,6 +16,8 @@ mod suggest;
 mod valid;
 
 #[cfg(test)]
+mod hand;
+#[cfg(test)]
 mod tests;
 
 use proc_macro::TokenStream;
@@ -57,10 +59,13 @@ pub fn derive_regions(input: TokenStream) -> TokenStream {
 /// `Result<usize, SizeError>` with every operation checked, as in `#[buffer]` formulas.
 #[proc_macro]
 pub fn size(input: TokenStream) -> TokenStream {
-    let input: proc_macro2::TokenStream = input.into();
+    expand_size(input.into()).into()
+}
+
+fn expand_size(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let cx = ctxt::Ctxt::default();
     let Some(formula) = formula::Formula::parse(input, "`size!`", &cx) else {
-        return cx.to_compile_errors().into();
+        return cx.to_compile_errors();
     };
     let f = quote::format_ident!("__f");
     let label = formula.text.clone();
@@ -72,5 +77,4 @@ pub fn size(input: TokenStream) -> TokenStream {
             ::core::result::Result::Ok(#body)
         })()
     })
-    .into()
 }

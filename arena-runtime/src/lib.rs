@@ -30,6 +30,7 @@ pub mod slab;
 pub mod cuda;
 
 pub use arena::{AllocMode, AllocOptions, Allocation, Arena, Placement, GUARD_PATTERN};
+#[cfg(feature = "derive")]
 pub use arena_macros::{size, Arena, Regions};
 pub use checked::{Formula, IntoSize};
 pub use counting::CountingDevice;

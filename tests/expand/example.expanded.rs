@@ -24,7 +24,6 @@ pub struct BufferSizes {
     /// Bytes `scratch_bytes(config, max_seq_len)` (as `u8`) · untracked (not in `total_bytes`)
     pub side_scratch: usize,
 }
-#[automatically_derived]
 impl BufferSizes {
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
     /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
@@ -215,7 +214,6 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
         }
     }
 }
-#[automatically_derived]
 impl BufferArena {
     /// Allocates the arena as one slab on `device`.
     pub fn allocate<D: ::arena_runtime::Device>(

@@ -20,7 +20,6 @@ pub struct AttnScratchLayout {
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
 }
-#[automatically_derived]
 impl AttnScratchLayout {
     /// The regions' names, in order.
     pub const NAMES: &'static [&'static str] = &["scores", "probs", "row_max"];
@@ -41,7 +40,6 @@ impl ::arena_runtime::IntoSize for AttnScratchLayout {
         ::core::result::Result::Ok(self.total_bytes)
     }
 }
-#[automatically_derived]
 impl AttnScratch {
     /// Places every region, each at an offset aligned to the layout's alignment.
     #[allow(unused_variables, clippy::too_many_arguments)]
@@ -129,7 +127,6 @@ pub struct BlockSizes {
     /// Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
     pub token_ids: usize,
 }
-#[automatically_derived]
 impl BlockSizes {
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
     /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
@@ -332,7 +329,6 @@ impl ::arena_runtime::ArenaLayout for BlockArena {
         }
     }
 }
-#[automatically_derived]
 impl BlockArena {
     /// Allocates the arena as one slab on `device`.
     pub fn allocate<D: ::arena_runtime::Device>(

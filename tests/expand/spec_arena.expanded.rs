@@ -236,7 +236,6 @@ pub struct BufferSizes {
     /// Bytes `ssm_rowwise_w_bf16_bytes(config)` (as `bf16`) · gate `config.levers.fp8_rowwise` · tracked
     pub ssm_rowwise_w_bf16: usize,
 }
-#[automatically_derived]
 impl BufferSizes {
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
     /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
@@ -1920,7 +1919,6 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
         }
     }
 }
-#[automatically_derived]
 impl BufferArena {
     /// Allocates the arena as one slab on `device`.
     pub fn allocate<D: ::arena_runtime::Device>(

@@ -29,7 +29,6 @@ pub struct DecodeMetaLayout {
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
 }
-#[automatically_derived]
 impl DecodeMetaLayout {
     /// The regions' names, in order.
     pub const NAMES: &'static [&'static str] = &[
@@ -59,7 +58,6 @@ impl ::arena_runtime::IntoSize for DecodeMetaLayout {
         ::core::result::Result::Ok(self.total_bytes)
     }
 }
-#[automatically_derived]
 impl DecodeMeta {
     /// Places every region, each at an offset aligned to the layout's alignment.
     #[allow(unused_variables, clippy::too_many_arguments)]

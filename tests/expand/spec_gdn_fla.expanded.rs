@@ -26,7 +26,6 @@ pub struct GdnFlaLayout {
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
 }
-#[automatically_derived]
 impl GdnFlaLayout {
     /// The regions' names, in order.
     pub const NAMES: &'static [&'static str] = &["w", "u", "s", "uc", "gc"];
@@ -47,7 +46,6 @@ impl ::arena_runtime::IntoSize for GdnFlaLayout {
         ::core::result::Result::Ok(self.total_bytes)
     }
 }
-#[automatically_derived]
 impl GdnFlaScratch {
     /// Places every region, each at an offset aligned to the layout's alignment.
     #[allow(unused_variables, clippy::too_many_arguments)]

@@ -32,7 +32,6 @@ pub struct MoeFp8ScratchLayout {
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
 }
-#[automatically_derived]
 impl MoeFp8ScratchLayout {
     /// The regions' names, in order.
     pub const NAMES: &'static [&'static str] = &[
@@ -65,7 +64,6 @@ impl ::arena_runtime::IntoSize for MoeFp8ScratchLayout {
         ::core::result::Result::Ok(self.total_bytes)
     }
 }
-#[automatically_derived]
 impl MoeFp8Scratch {
     /// Places every region, each at an offset aligned to the layout's alignment.
     #[allow(unused_variables, clippy::too_many_arguments)]

@@ -23,7 +23,6 @@ pub struct QsaSelectLayout {
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
 }
-#[automatically_derived]
 impl QsaSelectLayout {
     /// The regions' names, in order.
     pub const NAMES: &'static [&'static str] = &["qk", "q_post", "scores", "lists"];
@@ -44,7 +43,6 @@ impl ::arena_runtime::IntoSize for QsaSelectLayout {
         ::core::result::Result::Ok(self.total_bytes)
     }
 }
-#[automatically_derived]
 impl QsaSelectScratch {
     /// Places every region, each at an offset aligned to the layout's alignment.
     #[allow(unused_variables, clippy::too_many_arguments)]

@@ -41,7 +41,6 @@ pub struct ScratchLayout {
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
 }
-#[automatically_derived]
 impl ScratchLayout {
     /// The regions' names, in order.
     pub const NAMES: &'static [&'static str] = &[
@@ -78,7 +77,6 @@ impl ::arena_runtime::IntoSize for ScratchLayout {
         ::core::result::Result::Ok(self.total_bytes)
     }
 }
-#[automatically_derived]
 impl Scratch {
     /// Places every region, each at an offset aligned to the layout's alignment.
     #[allow(unused_variables, clippy::too_many_arguments)]

@@ -20,7 +20,6 @@ pub struct SsdLayout {
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
 }
-#[automatically_derived]
 impl SsdLayout {
     /// The regions' names, in order.
     pub const NAMES: &'static [&'static str] = &["dt", "da_cumsum", "cb"];
@@ -41,7 +40,6 @@ impl ::arena_runtime::IntoSize for SsdLayout {
         ::core::result::Result::Ok(self.total_bytes)
     }
 }
-#[automatically_derived]
 impl SsdScratch {
     /// Places every region, each at an offset aligned to the layout's alignment.
     #[allow(unused_variables, clippy::too_many_arguments)]

@@ -1,0 +1,162 @@
+//! The derive's expansion spelled out as source: for the compile-time benchmark, which builds
+//! `arena-spec` once with the derive and once with this hand-written-looking equivalent.
+//!
+//! `ARENA_HAND_OUT=DIR cargo test -p arena-macros write_hand_expanded -- --ignored` writes each
+//! `arena-spec/src` file that uses a derive or `size!` to `DIR/<same path>`, with the derive
+//! attributes removed, the generated items appended and every `size!` call expanded.
+
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use std::path::Path;
+use syn::visit_mut::VisitMut;
+
+const DERIVES: [&str; 2] = ["Arena", "Regions"];
+const HELPER_ATTRS: [&str; 4] = ["arena", "buffer", "regions", "region"];
+
+struct ExpandSize;
+
+impl VisitMut for ExpandSize {
+    fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+        if let syn::Expr::Macro(m) = e {
+            if m.mac
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "size")
+            {
+                *e = syn::parse2(crate::expand_size(m.mac.tokens.clone()))
+                    .expect("size! expands to an expression");
+                return;
+            }
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+}
+
+/// Drops the derive macros and `size` from `use` trees; returns false for an empty tree.
+fn prune_use(tree: &mut syn::UseTree) -> bool {
+    match tree {
+        // `Arena` stays: it also names the runtime's handle type.
+        syn::UseTree::Name(n) => n.ident != "Regions" && n.ident != "size",
+        syn::UseTree::Path(p) => prune_use(&mut p.tree),
+        syn::UseTree::Group(g) => {
+            let items: Vec<syn::UseTree> = std::mem::take(&mut g.items)
+                .into_iter()
+                .filter_map(|mut t| prune_use(&mut t).then_some(t))
+                .collect();
+            g.items = items.into_iter().collect();
+            !g.items.is_empty()
+        }
+        _ => true,
+    }
+}
+
+/// Removes `Arena`/`Regions` from a derive list; the attribute goes when nothing is left.
+fn strip_derive(attrs: &mut Vec<syn::Attribute>) {
+    attrs.retain(|a| !HELPER_ATTRS.iter().any(|h| a.path().is_ident(h)));
+    for a in attrs.iter_mut().filter(|a| a.path().is_ident("derive")) {
+        let paths: syn::punctuated::Punctuated<syn::Path, syn::Token![,]> = a
+            .parse_args_with(syn::punctuated::Punctuated::parse_terminated)
+            .expect("derive list");
+        let kept: Vec<&syn::Path> = paths
+            .iter()
+            .filter(|p| !DERIVES.iter().any(|d| p.is_ident(d)))
+            .collect();
+        *a = syn::parse_quote!(#[derive(#(#kept),*)]);
+    }
+    attrs.retain(|a| {
+        !(a.path().is_ident("derive")
+            && a.to_token_stream().to_string().replace(' ', "") == "#[derive()]")
+    });
+}
+
+pub fn hand_expanded(src: &str) -> String {
+    let mut file = syn::parse_file(src).expect("source parses");
+    let mut items = Vec::new();
+    for mut item in std::mem::take(&mut file.items) {
+        let mut generated = TokenStream::new();
+        if let syn::Item::Struct(s) = &mut item {
+            let text = s.to_token_stream().to_string();
+            if text.contains("derive (")
+                && text.contains("Arena")
+                && s.attrs.iter().any(|a| a.path().is_ident("arena"))
+            {
+                generated = crate::expand::derive(s.to_token_stream());
+            } else if s.attrs.iter().any(|a| a.path().is_ident("regions")) {
+                generated = crate::expand_regions::derive(s.to_token_stream());
+            }
+            strip_derive(&mut s.attrs);
+            for f in s.fields.iter_mut() {
+                f.attrs
+                    .retain(|a| !HELPER_ATTRS.iter().any(|h| a.path().is_ident(h)));
+            }
+        }
+        if let syn::Item::Use(u) = &mut item {
+            if !prune_use(&mut u.tree) {
+                continue;
+            }
+        }
+        ExpandSize.visit_item_mut(&mut item);
+        items.push(item);
+        if !generated.is_empty() {
+            let extra: syn::File = syn::parse2(generated).expect("the expansion parses");
+            items.extend(extra.items);
+        }
+    }
+    file.items = items;
+    prettyplease::unparse(&file)
+}
+
+#[test]
+#[ignore = "writes files; run by the compile-time benchmark"]
+fn write_hand_expanded() {
+    let out = std::env::var("ARENA_HAND_OUT").expect("set ARENA_HAND_OUT to a directory");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arena-spec/src");
+    for rel in [
+        "arena.rs",
+        "decode_meta.rs",
+        "sizing.rs",
+        "regions/gdn_fla.rs",
+        "regions/moe_fp8.rs",
+        "regions/qsa_select.rs",
+        "regions/scratch.rs",
+        "regions/ssd.rs",
+    ] {
+        let src = std::fs::read_to_string(spec.join(rel)).unwrap();
+        let dest = Path::new(&out).join(rel);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::write(dest, hand_expanded(&src)).unwrap();
+    }
+}
+
+/// Times the derive on the declarations in `ARENA_EXPAND_FILES` (colon-separated paths).
+#[test]
+#[ignore = "prints timings; run by the compile-time benchmark"]
+fn time_expansion() {
+    let files = std::env::var("ARENA_EXPAND_FILES").expect("set ARENA_EXPAND_FILES");
+    for path in files.split(':') {
+        let src = std::fs::read_to_string(path).unwrap();
+        let file = syn::parse_file(&src).unwrap();
+        let input = file
+            .items
+            .iter()
+            .find_map(|i| match i {
+                syn::Item::Struct(s) if s.attrs.iter().any(|a| a.path().is_ident("arena")) => {
+                    Some(s.to_token_stream())
+                }
+                _ => None,
+            })
+            .expect("an arena struct");
+        let runs = 5;
+        let mut times: Vec<f64> = (0..runs)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let out = crate::expand::derive(input.clone());
+                assert!(!out.to_string().contains("compile_error"));
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!("EXPAND {path} {:.4}", times[runs / 2]);
+    }
+}
