@@ -139,7 +139,7 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
                 None => quote!(#f.finish(#bytes, #floor, false)?),
             };
             quote! {
-                let #ident: usize = {
+                __sizes.#ident = {
                     let #f = ::arena_runtime::Formula::new(#label);
                     #body
                 };
@@ -185,6 +185,7 @@ fn expand(cont: &Container) -> TokenStream {
     let derived = derived_lets(cont);
     let lets = size_lets(cont);
     let dims = dims_exprs(cont);
+    let count = cont.buffers.len();
     let idents: Vec<_> = cont.buffers.iter().map(|b| &b.ident).collect();
     let tracked: Vec<_> = cont
         .buffers
@@ -238,9 +239,12 @@ fn expand(cont: &Container) -> TokenStream {
             #[allow(unused_variables, clippy::too_many_arguments)]
             pub fn try_from_config(#(#param_decls),*) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
                 #(#derived)*
+                // One struct rather than a local per buffer: compile time stays linear in
+                // the number of buffers.
+                let mut __sizes = Self { #(#idents: 0),* };
                 #(#lets)*
-                ::arena_runtime::checked::checked_total(&[#((#tracked_names, #tracked)),*])?;
-                ::core::result::Result::Ok(Self { #(#idents),* })
+                ::arena_runtime::checked::checked_total(&[#((#tracked_names, __sizes.#tracked)),*])?;
+                ::core::result::Result::Ok(__sizes)
             }
 
             /// [`Self::try_from_config`], panicking with its error message.
@@ -262,7 +266,9 @@ fn expand(cont: &Container) -> TokenStream {
             #[allow(unused_variables, clippy::too_many_arguments)]
             pub fn dims(#(#param_decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError> {
                 #(#derived)*
-                ::core::result::Result::Ok(::std::vec![#(#dims),*])
+                let mut __dims = ::std::vec::Vec::with_capacity(#count);
+                #(__dims.push(#dims);)*
+                ::core::result::Result::Ok(__dims)
             }
 
             /// Each buffer's declaration with its size, in field order.

@@ -59,7 +59,7 @@ fn expand(cont: &Container) -> TokenStream {
         let region_label = format!("{label}.{ident}");
         let bytes = raw_bytes(b);
         quote! {
-            let #ident = {
+            __layout.#ident = {
                 let #f = ::arena_runtime::Formula::new(#region_label);
                 __cursor.place(#bytes)?
             };
@@ -99,8 +99,10 @@ fn expand(cont: &Container) -> TokenStream {
             pub fn layout(#(#params),*) -> ::core::result::Result<#layout, ::arena_runtime::SizeError> {
                 #(#derived)*
                 let mut __cursor = ::arena_runtime::RegionCursor::new(#label, #align);
+                let mut __layout = #layout::default();
                 #(#places)*
-                ::core::result::Result::Ok(#layout { #(#idents,)* total_bytes: __cursor.total() })
+                __layout.total_bytes = __cursor.total();
+                ::core::result::Result::Ok(__layout)
             }
 
             /// One pointer per region of the buffer `base`, which must hold `layout.total_bytes`.

@@ -102,16 +102,8 @@ fn prescan(tokens: TokenStream, cx: &Ctxt) -> bool {
                 }
             }
             TokenTree::Punct(_) => {
-                // Join a run of joint punctuation into one operator.
                 let start = i;
-                let mut op = String::new();
-                while let Some(TokenTree::Punct(p)) = trees.get(i) {
-                    op.push(p.as_char());
-                    if p.spacing() == Spacing::Alone {
-                        break;
-                    }
-                    i += 1;
-                }
+                let op = operator_at(&trees, &mut i);
                 if let Some(msg) = forbidden_operator(&op, trees.get(i + 1)) {
                     cx.error_at(trees[start].span(), msg);
                     return false;
@@ -122,6 +114,20 @@ fn prescan(tokens: TokenStream, cx: &Ctxt) -> bool {
         i += 1;
     }
     true
+}
+
+/// The operator starting at `trees[*i]`: a run of joint punctuation (`==`, `::`, `&&`).
+/// Leaves `*i` on its last character.
+fn operator_at(trees: &[TokenTree], i: &mut usize) -> String {
+    let mut op = String::new();
+    while let Some(TokenTree::Punct(p)) = trees.get(*i) {
+        op.push(p.as_char());
+        if p.spacing() == Spacing::Alone {
+            break;
+        }
+        *i += 1;
+    }
+    op
 }
 
 fn forbidden_operator(op: &str, next: Option<&TokenTree>) -> Option<String> {
@@ -385,14 +391,7 @@ pub fn text_of(tokens: TokenStream) -> String {
                     last = Last::Word;
                 }
                 TokenTree::Punct(_) => {
-                    let mut op = String::new();
-                    while let Some(TokenTree::Punct(p)) = trees.get(i) {
-                        op.push(p.as_char());
-                        if p.spacing() == Spacing::Alone {
-                            break;
-                        }
-                        i += 1;
-                    }
+                    let op = operator_at(&trees, &mut i);
                     match op.as_str() {
                         "." | "::" => {
                             out.push_str(&op);

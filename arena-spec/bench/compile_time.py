@@ -122,58 +122,62 @@ def synthetic(work, n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--parts", default="1234", help="which measurements to run, e.g. 3 or 124")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="arena-ctime-"))
     rows = []
+    tgt = lambda name: {"CARGO_TARGET_DIR": str(work / f"target-{name}")}
+    clean = lambda name: (lambda: shutil.rmtree(work / f"target-{name}", ignore_errors=True))
     try:
         derive = work / "derive"
         copy_workspace(derive)
-        hand = make_hand(work)
-        base = make_baseline(work)
-        tgt = lambda name: {"CARGO_TARGET_DIR": str(work / f"target-{name}")}
-        clean = lambda name: (lambda: shutil.rmtree(work / f"target-{name}", ignore_errors=True))
 
-        # 1. the macro crate over its dependencies
-        macros = median_of(args.runs, clean("m"), "cargo build -q -p arena-macros", derive, tgt("m"))
-        baseline = median_of(args.runs, clean("b"), "cargo build -q", base, tgt("b"))
-        rows.append(("clean build: arena-macros + syn/quote/proc-macro2", f"{macros:.2f} s"))
-        rows.append(("clean build: empty proc-macro + the same syn/quote/proc-macro2", f"{baseline:.2f} s"))
-        rows.append(("**arena-macros adds** (target ≤ 1 s)", f"**{macros - baseline:+.2f} s**"))
+        if "1" in args.parts:  # the macro crate over its dependencies
+            base = make_baseline(work)
+            macros = median_of(args.runs, clean("m"), "cargo build -q -p arena-macros", derive, tgt("m"))
+            baseline = median_of(args.runs, clean("b"), "cargo build -q", base, tgt("b"))
+            rows.append(("clean build: arena-macros + syn/quote/proc-macro2", f"{macros:.2f} s"))
+            rows.append(("clean build: empty proc-macro + the same syn/quote/proc-macro2", f"{baseline:.2f} s"))
+            rows.append(("**arena-macros adds** (target ≤ 1 s)", f"**{macros - baseline:+.2f} s**"))
 
-        # 2. arena-spec: derive vs hand-written expansion
-        build = "cargo build -q -p arena-spec --lib"
-        d_clean = median_of(args.runs, clean("d"), build, derive, tgt("d"))
-        h_clean = median_of(args.runs, clean("h"), build, hand, tgt("h"))
-        touch = lambda ws: (lambda: (ws / "arena-spec/src/arena.rs").touch())
-        d_touch = median_of(args.runs, touch(derive), build, derive, tgt("d"))
-        h_touch = median_of(args.runs, touch(hand), build, hand, tgt("h"))
-        only = lambda ws, name: (lambda: run(f"cargo clean -q -p arena-spec", ws, tgt(name)))
-        d_only = median_of(args.runs, only(derive, "d"), build, derive, tgt("d"))
-        h_only = median_of(args.runs, only(hand, "h"), build, hand, tgt("h"))
-        rows.append(("arena-spec clean (all deps): derive / hand", f"{d_clean:.2f} s / {h_clean:.2f} s = **{d_clean / h_clean:.3f}×**"))
-        rows.append(("arena-spec crate alone (deps built): derive / hand", f"{d_only:.2f} s / {h_only:.2f} s = **{d_only / h_only:.3f}×**"))
-        rows.append(("arena-spec after touching arena.rs: derive / hand", f"{d_touch:.2f} s / {h_touch:.2f} s = **{d_touch / h_touch:.3f}×**"))
+        if "2" in args.parts or "4" in args.parts:
+            hand = make_hand(work)
 
-        # 3. synthetic arenas
-        files = []
-        crates = {}
-        for n in (100, 300, 1000):
-            crates[n] = synthetic(work, n)
-            files.append(str(crates[n] / "src/lib.rs"))
-        out = run("cargo test -q -p arena-macros time_expansion -- --ignored --nocapture", ROOT,
-                  {"ARENA_EXPAND_FILES": ":".join(files), "CARGO_TARGET_DIR": str(work / "tool-target")}, capture=True)
-        expand = {int(re.search(r"synth(\d+)", l).group(1)): float(l.split()[-1]) for l in out.splitlines() if l.startswith("EXPAND")}
-        for n, crate in crates.items():
-            run("cargo build -q", crate, tgt("s"))  # dependencies once
-            t = median_of(args.runs, lambda: (crate / "src/lib.rs").touch(), "cargo build -q", crate, tgt("s"))
-            rows.append((f"synthetic arena, {n} buffers: expansion / crate build", f"{expand[n] * 1000:.1f} ms / {t:.2f} s ({t / n * 1000:.2f} ms per buffer)"))
+        if "2" in args.parts:  # arena-spec: derive vs hand-written expansion
+            build = "cargo build -q -p arena-spec --lib"
+            d_clean = median_of(args.runs, clean("d"), build, derive, tgt("d"))
+            h_clean = median_of(args.runs, clean("h"), build, hand, tgt("h"))
+            touch = lambda ws: (lambda: (ws / "arena-spec/src/arena.rs").touch())
+            d_touch = median_of(args.runs, touch(derive), build, derive, tgt("d"))
+            h_touch = median_of(args.runs, touch(hand), build, hand, tgt("h"))
+            only = lambda ws, name: (lambda: run("cargo clean -q -p arena-spec", ws, tgt(name)))
+            d_only = median_of(args.runs, only(derive, "d"), build, derive, tgt("d"))
+            h_only = median_of(args.runs, only(hand, "h"), build, hand, tgt("h"))
+            rows.append(("arena-spec clean (all deps): derive / hand", f"{d_clean:.2f} s / {h_clean:.2f} s = **{d_clean / h_clean:.3f}×**"))
+            rows.append(("arena-spec crate alone (deps built): derive / hand", f"{d_only:.2f} s / {h_only:.2f} s = **{d_only / h_only:.3f}×**"))
+            rows.append(("arena-spec after touching arena.rs (incremental): derive / hand", f"{d_touch:.2f} s / {h_touch:.2f} s = **{d_touch / h_touch:.3f}×**"))
 
-        # 4. from_config at run time
-        bench = "cargo bench -q -p arena-spec --bench from_config"
-        ns = lambda ws, name: statistics.median(
-            float(re.search(r"FROM_CONFIG_NS ([\d.]+)", run(bench, ws, tgt(name + "r"), capture=True)).group(1)) for _ in range(3))
-        d_ns, h_ns = ns(derive, "d"), ns(hand, "h")
-        rows.append(("from_config per call: derive / hand (target ≤ 1.05×)", f"{d_ns:.0f} ns / {h_ns:.0f} ns = **{d_ns / h_ns:.3f}×**"))
+        if "3" in args.parts:  # synthetic arenas, rebuilt whole (no incremental reuse)
+            files, crates = [], {}
+            for n in (100, 300, 1000):
+                crates[n] = synthetic(work, n)
+                files.append(str(crates[n] / "src/lib.rs"))
+            out = run("cargo test -q -p arena-macros time_expansion -- --ignored --nocapture", ROOT,
+                      {"ARENA_EXPAND_FILES": ":".join(files), "CARGO_TARGET_DIR": str(work / "tool-target")}, capture=True)
+            expand = {int(re.search(r"synth(\d+)", l).group(1)): float(l.split()[-1]) for l in out.splitlines() if l.startswith("EXPAND")}
+            env = dict(tgt("s"), CARGO_INCREMENTAL="0")
+            for n, crate in crates.items():
+                run("cargo build -q", crate, env)  # dependencies once
+                only = lambda: run(f"cargo clean -q -p synth{n}", crate, env)
+                t = median_of(args.runs, only, "cargo build -q", crate, env)
+                rows.append((f"synthetic arena, {n} buffers: expansion / whole crate build", f"{expand[n] * 1000:.1f} ms / {t:.2f} s ({t / n * 1000:.2f} ms per buffer)"))
+
+        if "4" in args.parts:  # from_config at run time
+            bench = "cargo bench -q -p arena-spec --bench from_config"
+            ns = lambda ws, name: statistics.median(
+                float(re.search(r"FROM_CONFIG_NS ([\d.]+)", run(bench, ws, tgt(name + "r"), capture=True)).group(1)) for _ in range(3))
+            d_ns, h_ns = ns(derive, "d"), ns(hand, "h")
+            rows.append(("from_config per call: derive / hand (target ≤ 1.05×)", f"{d_ns:.0f} ns / {h_ns:.0f} ns = **{d_ns / h_ns:.3f}×**"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

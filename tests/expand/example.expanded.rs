@@ -33,7 +33,13 @@ impl BufferSizes {
         max_batch_tokens: usize,
         max_seq_len: usize,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        let hidden_states: usize = {
+        let mut __sizes = Self {
+            hidden_states: 0,
+            gate_logits_f32: 0,
+            lora_xa: 0,
+            side_scratch: 0,
+        };
+        __sizes.hidden_states = {
             let __f = ::arena_runtime::Formula::new("hidden_states");
             __f.finish(
                 __f
@@ -45,7 +51,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let gate_logits_f32: usize = {
+        __sizes.gate_logits_f32 = {
             let __f = ::arena_runtime::Formula::new("gate_logits_f32");
             __f.finish(
                 __f
@@ -57,7 +63,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let lora_xa: usize = {
+        __sizes.lora_xa = {
             let __f = ::arena_runtime::Formula::new("lora_xa");
             if config.adapter_max_rank > 0 {
                 __f.finish(
@@ -73,23 +79,18 @@ impl BufferSizes {
                 0
             }
         };
-        let side_scratch: usize = {
+        __sizes.side_scratch = {
             let __f = ::arena_runtime::Formula::new("side_scratch");
             __f.finish(__f.value(scratch_bytes(config, max_seq_len))?, 0, false)?
         };
         ::arena_runtime::checked::checked_total(
             &[
-                ("hidden_states", hidden_states),
-                ("gate_logits_f32", gate_logits_f32),
-                ("lora_xa", lora_xa),
+                ("hidden_states", __sizes.hidden_states),
+                ("gate_logits_f32", __sizes.gate_logits_f32),
+                ("lora_xa", __sizes.lora_xa),
             ],
         )?;
-        ::core::result::Result::Ok(Self {
-            hidden_states,
-            gate_logits_f32,
-            lora_xa,
-            side_scratch,
-        })
+        ::core::result::Result::Ok(__sizes)
     }
     /// [`Self::try_from_config`], panicking with its error message.
     #[allow(clippy::too_many_arguments)]
@@ -120,18 +121,32 @@ impl BufferSizes {
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
     > {
-        ::core::result::Result::Ok(
-            ::std::vec![
-                { let __f = ::arena_runtime::Formula::new("hidden_states");
-                ::std::vec![max_batch_tokens, config.hidden_size] }, { let __f =
-                ::arena_runtime::Formula::new("gate_logits_f32");
-                ::std::vec![max_batch_tokens, config.num_experts] }, { let __f =
-                ::arena_runtime::Formula::new("lora_xa"); if config.adapter_max_rank > 0
-                { ::std::vec![max_batch_tokens, config.adapter_max_rank] } else {
-                ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("side_scratch"); ::std::vec::Vec::new() }
-            ],
-        )
+        let mut __dims = ::std::vec::Vec::with_capacity(4usize);
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("hidden_states");
+                ::std::vec![max_batch_tokens, config.hidden_size]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("gate_logits_f32");
+                ::std::vec![max_batch_tokens, config.num_experts]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("lora_xa");
+                if config.adapter_max_rank > 0 {
+                    ::std::vec![max_batch_tokens, config.adapter_max_rank]
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("side_scratch");
+                ::std::vec::Vec::new()
+            });
+        ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {

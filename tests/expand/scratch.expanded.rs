@@ -48,7 +48,8 @@ impl AttnScratch {
         rows: usize,
     ) -> ::core::result::Result<AttnScratchLayout, ::arena_runtime::SizeError> {
         let mut __cursor = ::arena_runtime::RegionCursor::new("AttnScratch", 128usize);
-        let scores = {
+        let mut __layout = AttnScratchLayout::default();
+        __layout.scores = {
             let __f = ::arena_runtime::Formula::new("AttnScratch.scores");
             __cursor
                 .place(
@@ -59,7 +60,7 @@ impl AttnScratch {
                         )?,
                 )?
         };
-        let probs = {
+        __layout.probs = {
             let __f = ::arena_runtime::Formula::new("AttnScratch.probs");
             __cursor
                 .place(
@@ -70,7 +71,7 @@ impl AttnScratch {
                         )?,
                 )?
         };
-        let row_max = {
+        __layout.row_max = {
             let __f = ::arena_runtime::Formula::new("AttnScratch.row_max");
             __cursor
                 .place(
@@ -81,12 +82,8 @@ impl AttnScratch {
                         )?,
                 )?
         };
-        ::core::result::Result::Ok(AttnScratchLayout {
-            scores,
-            probs,
-            row_max,
-            total_bytes: __cursor.total(),
-        })
+        __layout.total_bytes = __cursor.total();
+        ::core::result::Result::Ok(__layout)
     }
     /// One pointer per region of the buffer `base`, which must hold `layout.total_bytes`.
     pub fn carve(
@@ -143,7 +140,13 @@ impl BlockSizes {
             let __f = ::arena_runtime::Formula::new("width");
             __f.max(shapes.hidden, __f.mul(shapes.heads, shapes.head_dim)?)?
         };
-        let act_fp8: usize = {
+        let mut __sizes = Self {
+            act_fp8: 0,
+            act_scale: 0,
+            attn_scratch: 0,
+            token_ids: 0,
+        };
+        __sizes.act_fp8 = {
             let __f = ::arena_runtime::Formula::new("act_fp8");
             __f.finish(
                 __f
@@ -155,7 +158,7 @@ impl BlockSizes {
                 false,
             )?
         };
-        let act_scale: usize = {
+        __sizes.act_scale = {
             let __f = ::arena_runtime::Formula::new("act_scale");
             __f.finish(
                 __f
@@ -167,7 +170,7 @@ impl BlockSizes {
                 false,
             )?
         };
-        let attn_scratch: usize = {
+        __sizes.attn_scratch = {
             let __f = ::arena_runtime::Formula::new("attn_scratch");
             if shapes.heads > 0 {
                 __f.finish(
@@ -179,7 +182,7 @@ impl BlockSizes {
                 0
             }
         };
-        let token_ids: usize = {
+        __sizes.token_ids = {
             let __f = ::arena_runtime::Formula::new("token_ids");
             __f.finish(
                 __f
@@ -193,18 +196,13 @@ impl BlockSizes {
         };
         ::arena_runtime::checked::checked_total(
             &[
-                ("act_fp8", act_fp8),
-                ("act_scale", act_scale),
-                ("attn_scratch", attn_scratch),
-                ("token_ids", token_ids),
+                ("act_fp8", __sizes.act_fp8),
+                ("act_scale", __sizes.act_scale),
+                ("attn_scratch", __sizes.attn_scratch),
+                ("token_ids", __sizes.token_ids),
             ],
         )?;
-        ::core::result::Result::Ok(Self {
-            act_fp8,
-            act_scale,
-            attn_scratch,
-            token_ids,
-        })
+        ::core::result::Result::Ok(__sizes)
     }
     /// [`Self::try_from_config`], panicking with its error message.
     #[allow(clippy::too_many_arguments)]
@@ -238,17 +236,32 @@ impl BlockSizes {
             let __f = ::arena_runtime::Formula::new("width");
             __f.max(shapes.hidden, __f.mul(shapes.heads, shapes.head_dim)?)?
         };
-        ::core::result::Result::Ok(
-            ::std::vec![
-                { let __f = ::arena_runtime::Formula::new("act_fp8"); ::std::vec![m16,
-                width] }, { let __f = ::arena_runtime::Formula::new("act_scale");
-                ::std::vec![m16, __f.ceil_div(width, 128) ?] }, { let __f =
-                ::arena_runtime::Formula::new("attn_scratch"); if shapes.heads > 0 {
-                ::std::vec::Vec::new() } else { ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("token_ids"); ::std::vec![max_batch_tokens]
+        let mut __dims = ::std::vec::Vec::with_capacity(4usize);
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("act_fp8");
+                ::std::vec![m16, width]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("act_scale");
+                ::std::vec![m16, __f.ceil_div(width, 128) ?]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("attn_scratch");
+                if shapes.heads > 0 {
+                    ::std::vec::Vec::new()
+                } else {
+                    ::std::vec::Vec::new()
                 }
-            ],
-        )
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("token_ids");
+                ::std::vec![max_batch_tokens]
+            });
+        ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {

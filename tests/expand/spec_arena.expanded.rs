@@ -275,7 +275,55 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("decode_rows");
             __f.value(decode_meta_rows(max_batch_size))?
         };
-        let hidden_states: usize = {
+        let mut __sizes = Self {
+            hidden_states: 0,
+            residual: 0,
+            norm_output: 0,
+            qkv_output: 0,
+            attn_output: 0,
+            gate_logits: 0,
+            gate_logits_f32: 0,
+            moe_router_in_f32: 0,
+            moe_output: 0,
+            logits: 0,
+            ssm_qkvz: 0,
+            ssm_ba: 0,
+            ssm_deinterleaved: 0,
+            ssm_gates: 0,
+            ssm_conv_out_f32: 0,
+            scratch: 0,
+            expert_gate_out: 0,
+            expert_up_out: 0,
+            expert_down_out: 0,
+            splitk_workspace: 0,
+            gdn_fla_scratch: 0,
+            ssd_scratch: 0,
+            o_latent: 0,
+            norm_unit_w: 0,
+            hc_streams: 0,
+            hc_post: 0,
+            hc_comb: 0,
+            hc_lowrank_scratch: 0,
+            qsa_select_scratch: 0,
+            token_ids: 0,
+            ffn_act_q8: 0,
+            ffn_act_a: 0,
+            ffn_act_scale: 0,
+            ffn_act_scale_kmajor: 0,
+            ffn_gate_up_fused: 0,
+            fp8_act: 0,
+            moe_fp8_scratch: 0,
+            fp8_act_scale: 0,
+            fp8_act_scale_kmajor: 0,
+            lora_xa: 0,
+            lora_delta: 0,
+            lora_hact: 0,
+            lora_seq_slot: 0,
+            q2_dequant_scratch: 0,
+            q2_act_q8: 0,
+            ssm_rowwise_w_bf16: 0,
+        };
+        __sizes.hidden_states = {
             let __f = ::arena_runtime::Formula::new("hidden_states");
             __f.finish(
                 __f
@@ -287,7 +335,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let residual: usize = {
+        __sizes.residual = {
             let __f = ::arena_runtime::Formula::new("residual");
             __f.finish(
                 __f
@@ -299,7 +347,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let norm_output: usize = {
+        __sizes.norm_output = {
             let __f = ::arena_runtime::Formula::new("norm_output");
             __f.finish(
                 __f
@@ -311,7 +359,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let qkv_output: usize = {
+        __sizes.qkv_output = {
             let __f = ::arena_runtime::Formula::new("qkv_output");
             __f.finish(
                 __f
@@ -323,7 +371,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let attn_output: usize = {
+        __sizes.attn_output = {
             let __f = ::arena_runtime::Formula::new("attn_output");
             __f.finish(
                 __f
@@ -335,7 +383,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let gate_logits: usize = {
+        __sizes.gate_logits = {
             let __f = ::arena_runtime::Formula::new("gate_logits");
             __f.finish(
                 __f
@@ -347,7 +395,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let gate_logits_f32: usize = {
+        __sizes.gate_logits_f32 = {
             let __f = ::arena_runtime::Formula::new("gate_logits_f32");
             __f.finish(
                 __f
@@ -359,7 +407,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let moe_router_in_f32: usize = {
+        __sizes.moe_router_in_f32 = {
             let __f = ::arena_runtime::Formula::new("moe_router_in_f32");
             __f.finish(
                 __f
@@ -371,7 +419,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let moe_output: usize = {
+        __sizes.moe_output = {
             let __f = ::arena_runtime::Formula::new("moe_output");
             __f.finish(
                 __f
@@ -383,7 +431,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let logits: usize = {
+        __sizes.logits = {
             let __f = ::arena_runtime::Formula::new("logits");
             __f.finish(
                 __f
@@ -395,7 +443,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let ssm_qkvz: usize = {
+        __sizes.ssm_qkvz = {
             let __f = ::arena_runtime::Formula::new("ssm_qkvz");
             __f.finish(
                 __f
@@ -407,7 +455,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let ssm_ba: usize = {
+        __sizes.ssm_ba = {
             let __f = ::arena_runtime::Formula::new("ssm_ba");
             __f.finish(
                 __f
@@ -419,7 +467,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let ssm_deinterleaved: usize = {
+        __sizes.ssm_deinterleaved = {
             let __f = ::arena_runtime::Formula::new("ssm_deinterleaved");
             __f.finish(
                 __f
@@ -431,7 +479,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let ssm_gates: usize = {
+        __sizes.ssm_gates = {
             let __f = ::arena_runtime::Formula::new("ssm_gates");
             __f.finish(
                 __f
@@ -443,7 +491,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let ssm_conv_out_f32: usize = {
+        __sizes.ssm_conv_out_f32 = {
             let __f = ::arena_runtime::Formula::new("ssm_conv_out_f32");
             __f.finish(
                 __f
@@ -455,7 +503,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let scratch: usize = {
+        __sizes.scratch = {
             let __f = ::arena_runtime::Formula::new("scratch");
             __f.finish(
                 __f
@@ -471,7 +519,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let expert_gate_out: usize = {
+        __sizes.expert_gate_out = {
             let __f = ::arena_runtime::Formula::new("expert_gate_out");
             __f.finish(
                 __f
@@ -483,7 +531,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let expert_up_out: usize = {
+        __sizes.expert_up_out = {
             let __f = ::arena_runtime::Formula::new("expert_up_out");
             __f.finish(
                 __f
@@ -495,7 +543,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let expert_down_out: usize = {
+        __sizes.expert_down_out = {
             let __f = ::arena_runtime::Formula::new("expert_down_out");
             __f.finish(
                 __f
@@ -507,7 +555,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let splitk_workspace: usize = {
+        __sizes.splitk_workspace = {
             let __f = ::arena_runtime::Formula::new("splitk_workspace");
             __f.finish(
                 __f
@@ -535,7 +583,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let gdn_fla_scratch: usize = {
+        __sizes.gdn_fla_scratch = {
             let __f = ::arena_runtime::Formula::new("gdn_fla_scratch");
             if config.gdn_fla_supported() {
                 __f.finish(
@@ -547,7 +595,7 @@ impl BufferSizes {
                 0
             }
         };
-        let ssd_scratch: usize = {
+        __sizes.ssd_scratch = {
             let __f = ::arena_runtime::Formula::new("ssd_scratch");
             if config.has_mamba() {
                 __f.finish(
@@ -559,7 +607,7 @@ impl BufferSizes {
                 0
             }
         };
-        let o_latent: usize = {
+        __sizes.o_latent = {
             let __f = ::arena_runtime::Formula::new("o_latent");
             __f.finish(
                 __f
@@ -571,7 +619,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let norm_unit_w: usize = {
+        __sizes.norm_unit_w = {
             let __f = ::arena_runtime::Formula::new("norm_unit_w");
             __f.finish(
                 __f
@@ -589,7 +637,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let hc_streams: usize = {
+        __sizes.hc_streams = {
             let __f = ::arena_runtime::Formula::new("hc_streams");
             __f.finish(
                 __f
@@ -601,7 +649,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let hc_post: usize = {
+        __sizes.hc_post = {
             let __f = ::arena_runtime::Formula::new("hc_post");
             __f.finish(
                 __f
@@ -613,7 +661,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let hc_comb: usize = {
+        __sizes.hc_comb = {
             let __f = ::arena_runtime::Formula::new("hc_comb");
             __f.finish(
                 __f
@@ -625,7 +673,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let hc_lowrank_scratch: usize = {
+        __sizes.hc_lowrank_scratch = {
             let __f = ::arena_runtime::Formula::new("hc_lowrank_scratch");
             __f.finish(
                 __f.value(hc_lowrank_scratch_bytes(config, max_batch_tokens))?,
@@ -633,7 +681,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let qsa_select_scratch: usize = {
+        __sizes.qsa_select_scratch = {
             let __f = ::arena_runtime::Formula::new("qsa_select_scratch");
             __f.finish(
                 __f.value(QsaSelectScratch::layout(config, max_seq_len))?,
@@ -641,7 +689,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let token_ids: usize = {
+        __sizes.token_ids = {
             let __f = ::arena_runtime::Formula::new("token_ids");
             __f.finish(
                 __f
@@ -653,7 +701,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let ffn_act_q8: usize = {
+        __sizes.ffn_act_q8 = {
             let __f = ::arena_runtime::Formula::new("ffn_act_q8");
             if config.has_dense_ffn() {
                 __f.finish(__f.value(q8_1_mmq_bytes(m16, ffn_k))?, 0, true)?
@@ -661,7 +709,7 @@ impl BufferSizes {
                 0
             }
         };
-        let ffn_act_a: usize = {
+        __sizes.ffn_act_a = {
             let __f = ::arena_runtime::Formula::new("ffn_act_a");
             if config.has_dense_ffn() {
                 __f.finish(
@@ -677,7 +725,7 @@ impl BufferSizes {
                 0
             }
         };
-        let ffn_act_scale: usize = {
+        __sizes.ffn_act_scale = {
             let __f = ::arena_runtime::Formula::new("ffn_act_scale");
             if config.has_dense_ffn() {
                 __f.finish(
@@ -693,7 +741,7 @@ impl BufferSizes {
                 0
             }
         };
-        let ffn_act_scale_kmajor: usize = {
+        __sizes.ffn_act_scale_kmajor = {
             let __f = ::arena_runtime::Formula::new("ffn_act_scale_kmajor");
             if config.has_dense_ffn() {
                 __f.finish(
@@ -709,7 +757,7 @@ impl BufferSizes {
                 0
             }
         };
-        let ffn_gate_up_fused: usize = {
+        __sizes.ffn_gate_up_fused = {
             let __f = ::arena_runtime::Formula::new("ffn_gate_up_fused");
             if config.has_dense_ffn() {
                 __f.finish(
@@ -728,7 +776,7 @@ impl BufferSizes {
                 0
             }
         };
-        let fp8_act: usize = {
+        __sizes.fp8_act = {
             let __f = ::arena_runtime::Formula::new("fp8_act");
             __f.finish(
                 __f
@@ -740,7 +788,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let moe_fp8_scratch: usize = {
+        __sizes.moe_fp8_scratch = {
             let __f = ::arena_runtime::Formula::new("moe_fp8_scratch");
             if config.is_moe() {
                 __f.finish(
@@ -752,7 +800,7 @@ impl BufferSizes {
                 0
             }
         };
-        let fp8_act_scale: usize = {
+        __sizes.fp8_act_scale = {
             let __f = ::arena_runtime::Formula::new("fp8_act_scale");
             __f.finish(
                 __f
@@ -764,7 +812,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let fp8_act_scale_kmajor: usize = {
+        __sizes.fp8_act_scale_kmajor = {
             let __f = ::arena_runtime::Formula::new("fp8_act_scale_kmajor");
             __f.finish(
                 __f
@@ -776,7 +824,7 @@ impl BufferSizes {
                 false,
             )?
         };
-        let lora_xa: usize = {
+        __sizes.lora_xa = {
             let __f = ::arena_runtime::Formula::new("lora_xa");
             if config.adapter_max_rank > 0 {
                 __f.finish(
@@ -792,7 +840,7 @@ impl BufferSizes {
                 0
             }
         };
-        let lora_delta: usize = {
+        __sizes.lora_delta = {
             let __f = ::arena_runtime::Formula::new("lora_delta");
             if config.adapter_max_rank > 0 {
                 __f.finish(
@@ -808,7 +856,7 @@ impl BufferSizes {
                 0
             }
         };
-        let lora_hact: usize = {
+        __sizes.lora_hact = {
             let __f = ::arena_runtime::Formula::new("lora_hact");
             if config.adapter_max_rank > 0 {
                 __f.finish(
@@ -831,7 +879,7 @@ impl BufferSizes {
                 0
             }
         };
-        let lora_seq_slot: usize = {
+        __sizes.lora_seq_slot = {
             let __f = ::arena_runtime::Formula::new("lora_seq_slot");
             if config.adapter_max_rank > 0 {
                 __f.finish(
@@ -847,7 +895,7 @@ impl BufferSizes {
                 0
             }
         };
-        let q2_dequant_scratch: usize = {
+        __sizes.q2_dequant_scratch = {
             let __f = ::arena_runtime::Formula::new("q2_dequant_scratch");
             if config.levers.gguf_native_q2 {
                 __f.finish(__f.value(q2_dequant_scratch_bytes(config))?, 0, true)?
@@ -855,7 +903,7 @@ impl BufferSizes {
                 0
             }
         };
-        let q2_act_q8: usize = {
+        __sizes.q2_act_q8 = {
             let __f = ::arena_runtime::Formula::new("q2_act_q8");
             if config.levers.gguf_native_q2_mmq {
                 __f.finish(
@@ -867,7 +915,7 @@ impl BufferSizes {
                 0
             }
         };
-        let ssm_rowwise_w_bf16: usize = {
+        __sizes.ssm_rowwise_w_bf16 = {
             let __f = ::arena_runtime::Formula::new("ssm_rowwise_w_bf16");
             if config.levers.fp8_rowwise {
                 __f.finish(__f.value(ssm_rowwise_w_bf16_bytes(config))?, 0, true)?
@@ -877,100 +925,53 @@ impl BufferSizes {
         };
         ::arena_runtime::checked::checked_total(
             &[
-                ("hidden_states", hidden_states),
-                ("residual", residual),
-                ("norm_output", norm_output),
-                ("qkv_output", qkv_output),
-                ("attn_output", attn_output),
-                ("gate_logits", gate_logits),
-                ("gate_logits_f32", gate_logits_f32),
-                ("moe_router_in_f32", moe_router_in_f32),
-                ("moe_output", moe_output),
-                ("logits", logits),
-                ("ssm_qkvz", ssm_qkvz),
-                ("ssm_ba", ssm_ba),
-                ("ssm_deinterleaved", ssm_deinterleaved),
-                ("ssm_gates", ssm_gates),
-                ("ssm_conv_out_f32", ssm_conv_out_f32),
-                ("scratch", scratch),
-                ("expert_gate_out", expert_gate_out),
-                ("expert_up_out", expert_up_out),
-                ("expert_down_out", expert_down_out),
-                ("splitk_workspace", splitk_workspace),
-                ("gdn_fla_scratch", gdn_fla_scratch),
-                ("ssd_scratch", ssd_scratch),
-                ("hc_streams", hc_streams),
-                ("hc_post", hc_post),
-                ("hc_comb", hc_comb),
-                ("hc_lowrank_scratch", hc_lowrank_scratch),
-                ("qsa_select_scratch", qsa_select_scratch),
-                ("token_ids", token_ids),
-                ("ffn_act_q8", ffn_act_q8),
-                ("ffn_act_a", ffn_act_a),
-                ("ffn_act_scale", ffn_act_scale),
-                ("ffn_act_scale_kmajor", ffn_act_scale_kmajor),
-                ("ffn_gate_up_fused", ffn_gate_up_fused),
-                ("fp8_act", fp8_act),
-                ("moe_fp8_scratch", moe_fp8_scratch),
-                ("fp8_act_scale", fp8_act_scale),
-                ("fp8_act_scale_kmajor", fp8_act_scale_kmajor),
-                ("lora_xa", lora_xa),
-                ("lora_delta", lora_delta),
-                ("lora_hact", lora_hact),
-                ("lora_seq_slot", lora_seq_slot),
-                ("q2_dequant_scratch", q2_dequant_scratch),
-                ("q2_act_q8", q2_act_q8),
-                ("ssm_rowwise_w_bf16", ssm_rowwise_w_bf16),
+                ("hidden_states", __sizes.hidden_states),
+                ("residual", __sizes.residual),
+                ("norm_output", __sizes.norm_output),
+                ("qkv_output", __sizes.qkv_output),
+                ("attn_output", __sizes.attn_output),
+                ("gate_logits", __sizes.gate_logits),
+                ("gate_logits_f32", __sizes.gate_logits_f32),
+                ("moe_router_in_f32", __sizes.moe_router_in_f32),
+                ("moe_output", __sizes.moe_output),
+                ("logits", __sizes.logits),
+                ("ssm_qkvz", __sizes.ssm_qkvz),
+                ("ssm_ba", __sizes.ssm_ba),
+                ("ssm_deinterleaved", __sizes.ssm_deinterleaved),
+                ("ssm_gates", __sizes.ssm_gates),
+                ("ssm_conv_out_f32", __sizes.ssm_conv_out_f32),
+                ("scratch", __sizes.scratch),
+                ("expert_gate_out", __sizes.expert_gate_out),
+                ("expert_up_out", __sizes.expert_up_out),
+                ("expert_down_out", __sizes.expert_down_out),
+                ("splitk_workspace", __sizes.splitk_workspace),
+                ("gdn_fla_scratch", __sizes.gdn_fla_scratch),
+                ("ssd_scratch", __sizes.ssd_scratch),
+                ("hc_streams", __sizes.hc_streams),
+                ("hc_post", __sizes.hc_post),
+                ("hc_comb", __sizes.hc_comb),
+                ("hc_lowrank_scratch", __sizes.hc_lowrank_scratch),
+                ("qsa_select_scratch", __sizes.qsa_select_scratch),
+                ("token_ids", __sizes.token_ids),
+                ("ffn_act_q8", __sizes.ffn_act_q8),
+                ("ffn_act_a", __sizes.ffn_act_a),
+                ("ffn_act_scale", __sizes.ffn_act_scale),
+                ("ffn_act_scale_kmajor", __sizes.ffn_act_scale_kmajor),
+                ("ffn_gate_up_fused", __sizes.ffn_gate_up_fused),
+                ("fp8_act", __sizes.fp8_act),
+                ("moe_fp8_scratch", __sizes.moe_fp8_scratch),
+                ("fp8_act_scale", __sizes.fp8_act_scale),
+                ("fp8_act_scale_kmajor", __sizes.fp8_act_scale_kmajor),
+                ("lora_xa", __sizes.lora_xa),
+                ("lora_delta", __sizes.lora_delta),
+                ("lora_hact", __sizes.lora_hact),
+                ("lora_seq_slot", __sizes.lora_seq_slot),
+                ("q2_dequant_scratch", __sizes.q2_dequant_scratch),
+                ("q2_act_q8", __sizes.q2_act_q8),
+                ("ssm_rowwise_w_bf16", __sizes.ssm_rowwise_w_bf16),
             ],
         )?;
-        ::core::result::Result::Ok(Self {
-            hidden_states,
-            residual,
-            norm_output,
-            qkv_output,
-            attn_output,
-            gate_logits,
-            gate_logits_f32,
-            moe_router_in_f32,
-            moe_output,
-            logits,
-            ssm_qkvz,
-            ssm_ba,
-            ssm_deinterleaved,
-            ssm_gates,
-            ssm_conv_out_f32,
-            scratch,
-            expert_gate_out,
-            expert_up_out,
-            expert_down_out,
-            splitk_workspace,
-            gdn_fla_scratch,
-            ssd_scratch,
-            o_latent,
-            norm_unit_w,
-            hc_streams,
-            hc_post,
-            hc_comb,
-            hc_lowrank_scratch,
-            qsa_select_scratch,
-            token_ids,
-            ffn_act_q8,
-            ffn_act_a,
-            ffn_act_scale,
-            ffn_act_scale_kmajor,
-            ffn_gate_up_fused,
-            fp8_act,
-            moe_fp8_scratch,
-            fp8_act_scale,
-            fp8_act_scale_kmajor,
-            lora_xa,
-            lora_delta,
-            lora_hact,
-            lora_seq_slot,
-            q2_dequant_scratch,
-            q2_act_q8,
-            ssm_rowwise_w_bf16,
-        })
+        ::core::result::Result::Ok(__sizes)
     }
     /// [`Self::try_from_config`], panicking with its error message.
     #[allow(clippy::too_many_arguments)]
@@ -1084,113 +1085,311 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("decode_rows");
             __f.value(decode_meta_rows(max_batch_size))?
         };
-        ::core::result::Result::Ok(
-            ::std::vec![
-                { let __f = ::arena_runtime::Formula::new("hidden_states");
-                ::std::vec![max_batch_tokens, config.hidden_size] }, { let __f =
-                ::arena_runtime::Formula::new("residual"); ::std::vec![max_batch_tokens,
-                config.hidden_size] }, { let __f =
-                ::arena_runtime::Formula::new("norm_output");
-                ::std::vec![max_batch_tokens, config.hidden_size] }, { let __f =
-                ::arena_runtime::Formula::new("qkv_output");
-                ::std::vec![max_batch_tokens, __f.value(config .qkv_width()) ?] }, { let
-                __f = ::arena_runtime::Formula::new("attn_output");
+        let mut __dims = ::std::vec::Vec::with_capacity(46usize);
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("hidden_states");
+                ::std::vec![max_batch_tokens, config.hidden_size]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("residual");
+                ::std::vec![max_batch_tokens, config.hidden_size]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("norm_output");
+                ::std::vec![max_batch_tokens, config.hidden_size]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("qkv_output");
+                ::std::vec![max_batch_tokens, __f.value(config .qkv_width()) ?]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("attn_output");
                 ::std::vec![max_batch_tokens, __f.value(config .attn_output_width()) ?]
-                }, { let __f = ::arena_runtime::Formula::new("gate_logits");
-                ::std::vec![max_batch_tokens, __f.value(config .router_width()) ?] }, {
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("gate_logits");
+                ::std::vec![max_batch_tokens, __f.value(config .router_width()) ?]
+            });
+        __dims
+            .push({
                 let __f = ::arena_runtime::Formula::new("gate_logits_f32");
-                ::std::vec![max_batch_tokens, __f.value(config .router_width()) ?] }, {
+                ::std::vec![max_batch_tokens, __f.value(config .router_width()) ?]
+            });
+        __dims
+            .push({
                 let __f = ::arena_runtime::Formula::new("moe_router_in_f32");
                 ::std::vec![max_batch_tokens, __f.value(config .router_input_width()) ?]
-                }, { let __f = ::arena_runtime::Formula::new("moe_output");
-                ::std::vec![max_batch_tokens, config.hidden_size] }, { let __f =
-                ::arena_runtime::Formula::new("logits"); ::std::vec![logit_rows, config
-                .vocab_size] }, { let __f = ::arena_runtime::Formula::new("ssm_qkvz");
-                ::std::vec![max_batch_tokens, __f.value(config .ssm_in_width()) ?] }, {
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("moe_output");
+                ::std::vec![max_batch_tokens, config.hidden_size]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("logits");
+                ::std::vec![logit_rows, config.vocab_size]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("ssm_qkvz");
+                ::std::vec![max_batch_tokens, __f.value(config .ssm_in_width()) ?]
+            });
+        __dims
+            .push({
                 let __f = ::arena_runtime::Formula::new("ssm_ba");
-                ::std::vec![max_batch_tokens, __f.value(config .ssm_gate_width()) ?] }, {
+                ::std::vec![max_batch_tokens, __f.value(config .ssm_gate_width()) ?]
+            });
+        __dims
+            .push({
                 let __f = ::arena_runtime::Formula::new("ssm_deinterleaved");
-                ::std::vec![max_batch_tokens, __f.value(config .ssm_in_width()) ?] }, {
+                ::std::vec![max_batch_tokens, __f.value(config .ssm_in_width()) ?]
+            });
+        __dims
+            .push({
                 let __f = ::arena_runtime::Formula::new("ssm_gates");
-                ::std::vec![max_batch_tokens, __f.value(config .ssm_gate_width()) ?] }, {
+                ::std::vec![max_batch_tokens, __f.value(config .ssm_gate_width()) ?]
+            });
+        __dims
+            .push({
                 let __f = ::arena_runtime::Formula::new("ssm_conv_out_f32");
-                ::std::vec![max_batch_tokens, __f.value(config .ssm_conv_dim()) ?] }, {
+                ::std::vec![max_batch_tokens, __f.value(config .ssm_conv_dim()) ?]
+            });
+        __dims
+            .push({
                 let __f = ::arena_runtime::Formula::new("scratch");
-                ::std::vec::Vec::new() }, { let __f =
-                ::arena_runtime::Formula::new("expert_gate_out");
-                ::std::vec![expert_rows, __f.value(config .expert_width()) ?] }, { let
-                __f = ::arena_runtime::Formula::new("expert_up_out");
-                ::std::vec![expert_rows, __f.value(config .expert_width()) ?] }, { let
-                __f = ::arena_runtime::Formula::new("expert_down_out");
-                ::std::vec![expert_rows, config.hidden_size] }, { let __f =
-                ::arena_runtime::Formula::new("splitk_workspace");
-                ::std::vec![SPLITK_MAX_SPLITS, __f.ceil16(__f.min(max_batch_tokens,
-                SPLITK_MAX_M) ?) ?, __f.max(__f.max(__f.value(config .qkv_width()) ?, __f
-                .value(config .ssm_in_width()) ?) ?, __f.max(__f.mul(2, __f.value(config
-                .expert_width()) ?) ?, config.hidden_size) ?) ?] }, { let __f =
-                ::arena_runtime::Formula::new("gdn_fla_scratch"); if config
-                .gdn_fla_supported() { ::std::vec::Vec::new() } else {
-                ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("ssd_scratch"); if config .has_mamba() {
-                ::std::vec::Vec::new() } else { ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("o_latent"); ::std::vec![max_batch_tokens,
-                __f.value(config .o_latent_width()) ?] }, { let __f =
-                ::arena_runtime::Formula::new("norm_unit_w"); ::std::vec![__f.max(config
-                .hidden_size, __f.value(config .mamba_d_inner()) ?) ?] }, { let __f =
-                ::arena_runtime::Formula::new("hc_streams");
-                ::std::vec![max_batch_tokens, config.hc_mult, config.hidden_size] }, {
+                ::std::vec::Vec::new()
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("expert_gate_out");
+                ::std::vec![expert_rows, __f.value(config .expert_width()) ?]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("expert_up_out");
+                ::std::vec![expert_rows, __f.value(config .expert_width()) ?]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("expert_down_out");
+                ::std::vec![expert_rows, config.hidden_size]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("splitk_workspace");
+                ::std::vec![
+                    SPLITK_MAX_SPLITS, __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)
+                    ?) ?, __f.max(__f.max(__f.value(config .qkv_width()) ?, __f
+                    .value(config .ssm_in_width()) ?) ?, __f.max(__f.mul(2, __f
+                    .value(config .expert_width()) ?) ?, config.hidden_size) ?) ?
+                ]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("gdn_fla_scratch");
+                if config.gdn_fla_supported() {
+                    ::std::vec::Vec::new()
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("ssd_scratch");
+                if config.has_mamba() {
+                    ::std::vec::Vec::new()
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("o_latent");
+                ::std::vec![max_batch_tokens, __f.value(config .o_latent_width()) ?]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("norm_unit_w");
+                ::std::vec![
+                    __f.max(config.hidden_size, __f.value(config .mamba_d_inner()) ?) ?
+                ]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("hc_streams");
+                ::std::vec![max_batch_tokens, config.hc_mult, config.hidden_size]
+            });
+        __dims
+            .push({
                 let __f = ::arena_runtime::Formula::new("hc_post");
-                ::std::vec![max_batch_tokens, config.hc_mult] }, { let __f =
-                ::arena_runtime::Formula::new("hc_comb"); ::std::vec![max_batch_tokens,
-                config.hc_mult, config.hc_mult] }, { let __f =
-                ::arena_runtime::Formula::new("hc_lowrank_scratch");
-                ::std::vec::Vec::new() }, { let __f =
-                ::arena_runtime::Formula::new("qsa_select_scratch");
-                ::std::vec::Vec::new() }, { let __f =
-                ::arena_runtime::Formula::new("token_ids"); ::std::vec![max_batch_tokens]
-                }, { let __f = ::arena_runtime::Formula::new("ffn_act_q8"); if config
-                .has_dense_ffn() { ::std::vec::Vec::new() } else { ::std::vec::Vec::new()
-                } }, { let __f = ::arena_runtime::Formula::new("ffn_act_a"); if config
-                .has_dense_ffn() { ::std::vec![m16, ffn_k] } else {
-                ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("ffn_act_scale"); if config
-                .has_dense_ffn() { ::std::vec![m16, __f.ceil_div(ffn_k, 32) ?] } else {
-                ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("ffn_act_scale_kmajor"); if config
-                .has_dense_ffn() { ::std::vec![__f.ceil_div(ffn_k, 128) ?, m16] } else {
-                ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("ffn_gate_up_fused"); if config
-                .has_dense_ffn() { ::std::vec![__f.ceil16(GATEUP_FUSED_MAX_M) ?, __f
-                .mul(2, config.intermediate_size) ?] } else { ::std::vec::Vec::new() } },
-                { let __f = ::arena_runtime::Formula::new("fp8_act"); ::std::vec![m16,
-                widest_k] }, { let __f =
-                ::arena_runtime::Formula::new("moe_fp8_scratch"); if config .is_moe() {
-                ::std::vec::Vec::new() } else { ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("fp8_act_scale"); ::std::vec![m16, __f
-                .ceil_div(widest_k, 128) ?] }, { let __f =
-                ::arena_runtime::Formula::new("fp8_act_scale_kmajor"); ::std::vec![__f
-                .ceil_div(widest_k, 128) ?, m16] }, { let __f =
-                ::arena_runtime::Formula::new("lora_xa"); if config.adapter_max_rank > 0
-                { ::std::vec![max_batch_tokens, config.adapter_max_rank] } else {
-                ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("lora_delta"); if config.adapter_max_rank >
-                0 { ::std::vec![max_batch_tokens, __f.value(config .lora_widest_n()) ?] }
-                else { ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("lora_hact"); if config.adapter_max_rank >
-                0 { ::std::vec![max_batch_tokens, __f.max(config.intermediate_size, __f
-                .value(config .expert_width()) ?) ?] } else { ::std::vec::Vec::new() } },
-                { let __f = ::arena_runtime::Formula::new("lora_seq_slot"); if config
-                .adapter_max_rank > 0 { ::std::vec![max_batch_tokens] } else {
-                ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("q2_dequant_scratch"); if config.levers
-                .gguf_native_q2 { ::std::vec::Vec::new() } else { ::std::vec::Vec::new()
-                } }, { let __f = ::arena_runtime::Formula::new("q2_act_q8"); if config
-                .levers.gguf_native_q2_mmq { ::std::vec::Vec::new() } else {
-                ::std::vec::Vec::new() } }, { let __f =
-                ::arena_runtime::Formula::new("ssm_rowwise_w_bf16"); if config.levers
-                .fp8_rowwise { ::std::vec::Vec::new() } else { ::std::vec::Vec::new() } }
-            ],
-        )
+                ::std::vec![max_batch_tokens, config.hc_mult]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("hc_comb");
+                ::std::vec![max_batch_tokens, config.hc_mult, config.hc_mult]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("hc_lowrank_scratch");
+                ::std::vec::Vec::new()
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("qsa_select_scratch");
+                ::std::vec::Vec::new()
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("token_ids");
+                ::std::vec![max_batch_tokens]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("ffn_act_q8");
+                if config.has_dense_ffn() {
+                    ::std::vec::Vec::new()
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("ffn_act_a");
+                if config.has_dense_ffn() {
+                    ::std::vec![m16, ffn_k]
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("ffn_act_scale");
+                if config.has_dense_ffn() {
+                    ::std::vec![m16, __f.ceil_div(ffn_k, 32) ?]
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("ffn_act_scale_kmajor");
+                if config.has_dense_ffn() {
+                    ::std::vec![__f.ceil_div(ffn_k, 128) ?, m16]
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("ffn_gate_up_fused");
+                if config.has_dense_ffn() {
+                    ::std::vec![
+                        __f.ceil16(GATEUP_FUSED_MAX_M) ?, __f.mul(2, config
+                        .intermediate_size) ?
+                    ]
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("fp8_act");
+                ::std::vec![m16, widest_k]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("moe_fp8_scratch");
+                if config.is_moe() {
+                    ::std::vec::Vec::new()
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("fp8_act_scale");
+                ::std::vec![m16, __f.ceil_div(widest_k, 128) ?]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("fp8_act_scale_kmajor");
+                ::std::vec![__f.ceil_div(widest_k, 128) ?, m16]
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("lora_xa");
+                if config.adapter_max_rank > 0 {
+                    ::std::vec![max_batch_tokens, config.adapter_max_rank]
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("lora_delta");
+                if config.adapter_max_rank > 0 {
+                    ::std::vec![max_batch_tokens, __f.value(config .lora_widest_n()) ?]
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("lora_hact");
+                if config.adapter_max_rank > 0 {
+                    ::std::vec![
+                        max_batch_tokens, __f.max(config.intermediate_size, __f
+                        .value(config .expert_width()) ?) ?
+                    ]
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("lora_seq_slot");
+                if config.adapter_max_rank > 0 {
+                    ::std::vec![max_batch_tokens]
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("q2_dequant_scratch");
+                if config.levers.gguf_native_q2 {
+                    ::std::vec::Vec::new()
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("q2_act_q8");
+                if config.levers.gguf_native_q2_mmq {
+                    ::std::vec::Vec::new()
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        __dims
+            .push({
+                let __f = ::arena_runtime::Formula::new("ssm_rowwise_w_bf16");
+                if config.levers.fp8_rowwise {
+                    ::std::vec::Vec::new()
+                } else {
+                    ::std::vec::Vec::new()
+                }
+            });
+        ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {

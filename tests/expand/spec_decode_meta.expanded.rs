@@ -65,14 +65,15 @@ impl DecodeMeta {
         rows: usize,
     ) -> ::core::result::Result<DecodeMetaLayout, ::arena_runtime::SizeError> {
         let mut __cursor = ::arena_runtime::RegionCursor::new("DecodeMeta", 128usize);
-        let seq_lens = {
+        let mut __layout = DecodeMetaLayout::default();
+        __layout.seq_lens = {
             let __f = ::arena_runtime::Formula::new("DecodeMeta.seq_lens");
             __cursor
                 .place(
                     __f.shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
-        let query_start_loc = {
+        __layout.query_start_loc = {
             let __f = ::arena_runtime::Formula::new("DecodeMeta.query_start_loc");
             __cursor
                 .place(
@@ -83,43 +84,36 @@ impl DecodeMeta {
                         )?,
                 )?
         };
-        let slot_mapping = {
+        __layout.slot_mapping = {
             let __f = ::arena_runtime::Formula::new("DecodeMeta.slot_mapping");
             __cursor
                 .place(
                     __f.shape(&[rows], <i64 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
-        let positions = {
+        __layout.positions = {
             let __f = ::arena_runtime::Formula::new("DecodeMeta.positions");
             __cursor
                 .place(
                     __f.shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
-        let sampled_ids = {
+        __layout.sampled_ids = {
             let __f = ::arena_runtime::Formula::new("DecodeMeta.sampled_ids");
             __cursor
                 .place(
                     __f.shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
-        let block_table_ptrs = {
+        __layout.block_table_ptrs = {
             let __f = ::arena_runtime::Formula::new("DecodeMeta.block_table_ptrs");
             __cursor
                 .place(
                     __f.shape(&[rows], <u64 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
-        ::core::result::Result::Ok(DecodeMetaLayout {
-            seq_lens,
-            query_start_loc,
-            slot_mapping,
-            positions,
-            sampled_ids,
-            block_table_ptrs,
-            total_bytes: __cursor.total(),
-        })
+        __layout.total_bytes = __cursor.total();
+        ::core::result::Result::Ok(__layout)
     }
     /// One pointer per region of the buffer `base`, which must hold `layout.total_bytes`.
     pub fn carve(

@@ -62,7 +62,8 @@ impl GdnFlaScratch {
             config.linear_num_value_heads
         };
         let mut __cursor = ::arena_runtime::RegionCursor::new("GdnFlaScratch", 256usize);
-        let w = {
+        let mut __layout = GdnFlaLayout::default();
+        __layout.w = {
             let __f = ::arena_runtime::Formula::new("GdnFlaScratch.w");
             __cursor
                 .place(
@@ -73,7 +74,7 @@ impl GdnFlaScratch {
                         )?,
                 )?
         };
-        let u = {
+        __layout.u = {
             let __f = ::arena_runtime::Formula::new("GdnFlaScratch.u");
             __cursor
                 .place(
@@ -84,7 +85,7 @@ impl GdnFlaScratch {
                         )?,
                 )?
         };
-        let s = {
+        __layout.s = {
             let __f = ::arena_runtime::Formula::new("GdnFlaScratch.s");
             __cursor
                 .place(
@@ -100,7 +101,7 @@ impl GdnFlaScratch {
                         )?,
                 )?
         };
-        let uc = {
+        __layout.uc = {
             let __f = ::arena_runtime::Formula::new("GdnFlaScratch.uc");
             __cursor
                 .place(
@@ -111,7 +112,7 @@ impl GdnFlaScratch {
                         )?,
                 )?
         };
-        let gc = {
+        __layout.gc = {
             let __f = ::arena_runtime::Formula::new("GdnFlaScratch.gc");
             __cursor
                 .place(
@@ -122,14 +123,8 @@ impl GdnFlaScratch {
                         )?,
                 )?
         };
-        ::core::result::Result::Ok(GdnFlaLayout {
-            w,
-            u,
-            s,
-            uc,
-            gc,
-            total_bytes: __cursor.total(),
-        })
+        __layout.total_bytes = __cursor.total();
+        ::core::result::Result::Ok(__layout)
     }
     /// One pointer per region of the buffer `base`, which must hold `layout.total_bytes`.
     pub fn carve(

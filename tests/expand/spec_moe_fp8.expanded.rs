@@ -84,7 +84,8 @@ impl MoeFp8Scratch {
             __f.ceil_div(k, 128)?
         };
         let mut __cursor = ::arena_runtime::RegionCursor::new("MoeFp8Scratch", 256usize);
-        let act_fp8 = {
+        let mut __layout = MoeFp8ScratchLayout::default();
+        __layout.act_fp8 = {
             let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.act_fp8");
             __cursor
                 .place(
@@ -95,7 +96,7 @@ impl MoeFp8Scratch {
                         )?,
                 )?
         };
-        let act_scale = {
+        __layout.act_scale = {
             let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.act_scale");
             __cursor
                 .place(
@@ -106,7 +107,7 @@ impl MoeFp8Scratch {
                         )?,
                 )?
         };
-        let act_scale_kmajor = {
+        __layout.act_scale_kmajor = {
             let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.act_scale_kmajor");
             __cursor
                 .place(
@@ -117,14 +118,14 @@ impl MoeFp8Scratch {
                         )?,
                 )?
         };
-        let sorted_token_ids = {
+        __layout.sorted_token_ids = {
             let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.sorted_token_ids");
             __cursor
                 .place(
                     __f.shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
-        let expert_offsets = {
+        __layout.expert_offsets = {
             let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.expert_offsets");
             __cursor
                 .place(
@@ -135,7 +136,7 @@ impl MoeFp8Scratch {
                         )?,
                 )?
         };
-        let problem_sizes = {
+        __layout.problem_sizes = {
             let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.problem_sizes");
             __cursor
                 .place(
@@ -146,7 +147,7 @@ impl MoeFp8Scratch {
                         )?,
                 )?
         };
-        let gemm_ptrs = {
+        __layout.gemm_ptrs = {
             let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.gemm_ptrs");
             __cursor
                 .place(
@@ -157,16 +158,8 @@ impl MoeFp8Scratch {
                         )?,
                 )?
         };
-        ::core::result::Result::Ok(MoeFp8ScratchLayout {
-            act_fp8,
-            act_scale,
-            act_scale_kmajor,
-            sorted_token_ids,
-            expert_offsets,
-            problem_sizes,
-            gemm_ptrs,
-            total_bytes: __cursor.total(),
-        })
+        __layout.total_bytes = __cursor.total();
+        ::core::result::Result::Ok(__layout)
     }
     /// One pointer per region of the buffer `base`, which must hold `layout.total_bytes`.
     pub fn carve(

@@ -62,7 +62,8 @@ impl QsaSelectScratch {
             "QsaSelectScratch",
             256usize,
         );
-        let qk = {
+        let mut __layout = QsaSelectLayout::default();
+        __layout.qk = {
             let __f = ::arena_runtime::Formula::new("QsaSelectScratch.qk");
             __cursor
                 .place(
@@ -80,7 +81,7 @@ impl QsaSelectScratch {
                         )?,
                 )?
         };
-        let q_post = {
+        __layout.q_post = {
             let __f = ::arena_runtime::Formula::new("QsaSelectScratch.q_post");
             __cursor
                 .place(
@@ -91,7 +92,7 @@ impl QsaSelectScratch {
                         )?,
                 )?
         };
-        let scores = {
+        __layout.scores = {
             let __f = ::arena_runtime::Formula::new("QsaSelectScratch.scores");
             __cursor
                 .place(
@@ -102,7 +103,7 @@ impl QsaSelectScratch {
                         )?,
                 )?
         };
-        let lists = {
+        __layout.lists = {
             let __f = ::arena_runtime::Formula::new("QsaSelectScratch.lists");
             __cursor
                 .place(
@@ -113,13 +114,8 @@ impl QsaSelectScratch {
                         )?,
                 )?
         };
-        ::core::result::Result::Ok(QsaSelectLayout {
-            qk,
-            q_post,
-            scores,
-            lists,
-            total_bytes: __cursor.total(),
-        })
+        __layout.total_bytes = __cursor.total();
+        ::core::result::Result::Ok(__layout)
     }
     /// One pointer per region of the buffer `base`, which must hold `layout.total_bytes`.
     pub fn carve(

@@ -91,7 +91,8 @@ impl Scratch {
             __f.value(router_top_k(config))?
         };
         let mut __cursor = ::arena_runtime::RegionCursor::new("Scratch", 256usize);
-        let positions = {
+        let mut __layout = ScratchLayout::default();
+        __layout.positions = {
             let __f = ::arena_runtime::Formula::new("Scratch.positions");
             __cursor
                 .place(
@@ -102,7 +103,7 @@ impl Scratch {
                         )?,
                 )?
         };
-        let slot_mapping = {
+        __layout.slot_mapping = {
             let __f = ::arena_runtime::Formula::new("Scratch.slot_mapping");
             __cursor
                 .place(
@@ -113,7 +114,7 @@ impl Scratch {
                         )?,
                 )?
         };
-        let block_table = {
+        __layout.block_table = {
             let __f = ::arena_runtime::Formula::new("Scratch.block_table");
             __cursor
                 .place(
@@ -124,7 +125,7 @@ impl Scratch {
                         )?,
                 )?
         };
-        let verify_block_table = {
+        __layout.verify_block_table = {
             let __f = ::arena_runtime::Formula::new("Scratch.verify_block_table");
             __cursor
                 .place(
@@ -135,7 +136,7 @@ impl Scratch {
                         )?,
                 )?
         };
-        let seq_lens = {
+        __layout.seq_lens = {
             let __f = ::arena_runtime::Formula::new("Scratch.seq_lens");
             __cursor
                 .place(
@@ -146,7 +147,7 @@ impl Scratch {
                         )?,
                 )?
         };
-        let cu_seqlens = {
+        __layout.cu_seqlens = {
             let __f = ::arena_runtime::Formula::new("Scratch.cu_seqlens");
             __cursor
                 .place(
@@ -157,11 +158,11 @@ impl Scratch {
                         )?,
                 )?
         };
-        let decode_meta = {
+        __layout.decode_meta = {
             let __f = ::arena_runtime::Formula::new("Scratch.decode_meta");
             __cursor.place(__f.value(DecodeMeta::layout(decode_rows))?)?
         };
-        let moe_topk_ids = {
+        __layout.moe_topk_ids = {
             let __f = ::arena_runtime::Formula::new("Scratch.moe_topk_ids");
             __cursor
                 .place(
@@ -172,7 +173,7 @@ impl Scratch {
                         )?,
                 )?
         };
-        let moe_topk_weights = {
+        __layout.moe_topk_weights = {
             let __f = ::arena_runtime::Formula::new("Scratch.moe_topk_weights");
             __cursor
                 .place(
@@ -183,7 +184,7 @@ impl Scratch {
                         )?,
                 )?
         };
-        let q12_staging = {
+        __layout.q12_staging = {
             let __f = ::arena_runtime::Formula::new("Scratch.q12_staging");
             __cursor
                 .place(
@@ -198,19 +199,8 @@ impl Scratch {
                         )?,
                 )?
         };
-        ::core::result::Result::Ok(ScratchLayout {
-            positions,
-            slot_mapping,
-            block_table,
-            verify_block_table,
-            seq_lens,
-            cu_seqlens,
-            decode_meta,
-            moe_topk_ids,
-            moe_topk_weights,
-            q12_staging,
-            total_bytes: __cursor.total(),
-        })
+        __layout.total_bytes = __cursor.total();
+        ::core::result::Result::Ok(__layout)
     }
     /// One pointer per region of the buffer `base`, which must hold `layout.total_bytes`.
     pub fn carve(

@@ -56,7 +56,8 @@ impl SsdScratch {
             __f.ceil_div(max_batch_tokens, chunk)?
         };
         let mut __cursor = ::arena_runtime::RegionCursor::new("SsdScratch", 256usize);
-        let dt = {
+        let mut __layout = SsdLayout::default();
+        __layout.dt = {
             let __f = ::arena_runtime::Formula::new("SsdScratch.dt");
             __cursor
                 .place(
@@ -67,7 +68,7 @@ impl SsdScratch {
                         )?,
                 )?
         };
-        let da_cumsum = {
+        __layout.da_cumsum = {
             let __f = ::arena_runtime::Formula::new("SsdScratch.da_cumsum");
             __cursor
                 .place(
@@ -78,7 +79,7 @@ impl SsdScratch {
                         )?,
                 )?
         };
-        let cb = {
+        __layout.cb = {
             let __f = ::arena_runtime::Formula::new("SsdScratch.cb");
             __cursor
                 .place(
@@ -89,12 +90,8 @@ impl SsdScratch {
                         )?,
                 )?
         };
-        ::core::result::Result::Ok(SsdLayout {
-            dt,
-            da_cumsum,
-            cb,
-            total_bytes: __cursor.total(),
-        })
+        __layout.total_bytes = __cursor.total();
+        ::core::result::Result::Ok(__layout)
     }
     /// One pointer per region of the buffer `base`, which must hold `layout.total_bytes`.
     pub fn carve(

@@ -30,6 +30,13 @@ pub struct SizingArgs {
     /// Most tokens in one forward pass (M) [default: 8192]
     #[arg(long, value_name = "M")]
     pub max_batch_tokens: Option<usize>,
+    #[command(flatten)]
+    pub fixed: FixedSizing,
+}
+
+/// The inputs other than max_batch_tokens, and the levers (`sweep` varies M itself).
+#[derive(Debug, Clone, clap::Args)]
+pub struct FixedSizing {
     /// Longest sequence served [default: the model's context, at most 131072]
     #[arg(long, value_name = "S")]
     pub max_seq_len: Option<usize>,
@@ -50,9 +57,9 @@ impl SizingArgs {
         let defaults = ArenaInputs::defaults_for(config);
         let inputs = ArenaInputs {
             max_batch_tokens: self.max_batch_tokens.unwrap_or(DEFAULT_MAX_BATCH_TOKENS),
-            max_seq_len: self.max_seq_len.unwrap_or(defaults.max_seq_len),
-            kv_block_size: self.kv_block_size.unwrap_or(DEFAULT_KV_BLOCK_SIZE),
-            max_batch_size: self.max_batch_size.unwrap_or(DEFAULT_MAX_BATCH_SIZE),
+            max_seq_len: self.fixed.max_seq_len.unwrap_or(defaults.max_seq_len),
+            kv_block_size: self.fixed.kv_block_size.unwrap_or(DEFAULT_KV_BLOCK_SIZE),
+            max_batch_size: self.fixed.max_batch_size.unwrap_or(DEFAULT_MAX_BATCH_SIZE),
         };
         for (flag, value) in [
             ("--max-batch-tokens", inputs.max_batch_tokens),
@@ -68,7 +75,7 @@ impl SizingArgs {
 
     /// `config` with this command's levers applied over the environment's.
     pub fn apply_levers(&self, config: &mut ModelConfig) -> Result<(), CliError> {
-        for assignment in &self.levers {
+        for assignment in &self.fixed.levers {
             config.levers.apply(assignment)?;
         }
         Ok(())

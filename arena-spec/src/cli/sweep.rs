@@ -1,6 +1,6 @@
 //! `arena sweep`: total_bytes and the largest buffers across a range of max_batch_tokens.
 
-use super::common::{print_inputs, resolve, size_error, CliError, SizingArgs};
+use super::common::{print_inputs, resolve, size_error, CliError, FixedSizing, SizingArgs};
 use arena_spec::report::{human_bytes, SizeReport};
 use arena_spec::ArenaInputs;
 use std::path::PathBuf;
@@ -20,24 +20,7 @@ pub struct SweepArgs {
     pub svg: Option<PathBuf>,
     /// Fixed inputs and levers (--max-batch-tokens here is the range above)
     #[command(flatten)]
-    pub sizing: SweepSizing,
-}
-
-/// The sizing flags other than max_batch_tokens.
-#[derive(Debug, Clone, clap::Args)]
-pub struct SweepSizing {
-    /// Longest sequence served [default: the model's context, at most 131072]
-    #[arg(long, value_name = "S")]
-    pub max_seq_len: Option<usize>,
-    /// Tokens per KV-cache block (0: no paged cache) [default: 16]
-    #[arg(long, value_name = "B")]
-    pub kv_block_size: Option<usize>,
-    /// Most sequences in one decode batch [default: 128]
-    #[arg(long, value_name = "N")]
-    pub max_batch_size: Option<usize>,
-    /// Set a lever, e.g. `--lever fp8_rowwise=1` (repeatable)
-    #[arg(long = "lever", value_name = "NAME=0|1")]
-    pub levers: Vec<String>,
+    pub fixed: FixedSizing,
 }
 
 fn parse_range(s: &str) -> Result<(usize, usize), String> {
@@ -73,10 +56,7 @@ fn steps((from, to): (usize, usize)) -> Vec<usize> {
 pub fn run(args: SweepArgs) -> Result<(), CliError> {
     let sizing = SizingArgs {
         max_batch_tokens: Some(args.range.0),
-        max_seq_len: args.sizing.max_seq_len,
-        kv_block_size: args.sizing.kv_block_size,
-        max_batch_size: args.sizing.max_batch_size,
-        levers: args.sizing.levers.clone(),
+        fixed: args.fixed.clone(),
     };
     let (config, base) = resolve(&args.model, &sizing)?;
     let ms = steps(args.range);
