@@ -69,6 +69,12 @@ fn check_unique_names(cx: &Ctxt, cont: &Container) {
                 format!("`{name}` is declared twice among the inputs and derived values"),
             );
         }
+        if name.to_string().starts_with("__") {
+            cx.error_at(
+                name.span(),
+                "names starting with `__` are reserved for generated code",
+            );
+        }
         seen.push(name);
     }
     for b in &cont.buffers {
