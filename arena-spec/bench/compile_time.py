@@ -47,6 +47,19 @@ def median_of(runs, setup, cmd, cwd, env=None):
     return statistics.median(out)
 
 
+def interleaved(runs, *jobs):
+    """Medians of several (setup, cmd, cwd, env) jobs, run in turn each round, so drift in
+    the machine's state falls on all of them alike. Also the median of each round's
+    difference between the first two jobs."""
+    times = [[] for _ in jobs]
+    for _ in range(runs):
+        for i, (setup, cmd, cwd, env) in enumerate(jobs):
+            setup()
+            times[i].append(timed(cmd, cwd, env))
+    diff = statistics.median(a - b for a, b in zip(times[0], times[1])) if len(jobs) > 1 else 0.0
+    return [statistics.median(t) for t in times], diff
+
+
 def copy_workspace(dest):
     dest.mkdir(parents=True)
     for name in COPY:
@@ -134,25 +147,27 @@ def main():
 
         if "1" in args.parts:  # the macro crate over its dependencies
             base = make_baseline(work)
-            macros = median_of(args.runs, clean("m"), "cargo build -q -p arena-macros", derive, tgt("m"))
-            baseline = median_of(args.runs, clean("b"), "cargo build -q", base, tgt("b"))
+            (macros, baseline), added = interleaved(
+                args.runs,
+                (clean("m"), "cargo build -q -p arena-macros", derive, tgt("m")),
+                (clean("b"), "cargo build -q", base, tgt("b")))
             rows.append(("clean build: arena-macros + syn/quote/proc-macro2", f"{macros:.2f} s"))
             rows.append(("clean build: empty proc-macro + the same syn/quote/proc-macro2", f"{baseline:.2f} s"))
-            rows.append(("**arena-macros adds** (target ≤ 1 s)", f"**{macros - baseline:+.2f} s**"))
+            rows.append(("**arena-macros adds** (median of per-round differences; target ≤ 1 s)", f"**{added:+.2f} s**"))
 
         if "2" in args.parts or "4" in args.parts:
             hand = make_hand(work)
 
         if "2" in args.parts:  # arena-spec: derive vs hand-written expansion
             build = "cargo build -q -p arena-spec --lib"
-            d_clean = median_of(args.runs, clean("d"), build, derive, tgt("d"))
-            h_clean = median_of(args.runs, clean("h"), build, hand, tgt("h"))
+            (d_clean, h_clean), _ = interleaved(
+                args.runs, (clean("d"), build, derive, tgt("d")), (clean("h"), build, hand, tgt("h")))
             touch = lambda ws: (lambda: (ws / "arena-spec/src/arena.rs").touch())
-            d_touch = median_of(args.runs, touch(derive), build, derive, tgt("d"))
-            h_touch = median_of(args.runs, touch(hand), build, hand, tgt("h"))
+            (d_touch, h_touch), _ = interleaved(
+                args.runs, (touch(derive), build, derive, tgt("d")), (touch(hand), build, hand, tgt("h")))
             only = lambda ws, name: (lambda: run("cargo clean -q -p arena-spec", ws, tgt(name)))
-            d_only = median_of(args.runs, only(derive, "d"), build, derive, tgt("d"))
-            h_only = median_of(args.runs, only(hand, "h"), build, hand, tgt("h"))
+            (d_only, h_only), _ = interleaved(
+                args.runs, (only(derive, "d"), build, derive, tgt("d")), (only(hand, "h"), build, hand, tgt("h")))
             rows.append(("arena-spec clean (all deps): derive / hand", f"{d_clean:.2f} s / {h_clean:.2f} s = **{d_clean / h_clean:.3f}×**"))
             rows.append(("arena-spec crate alone (deps built): derive / hand", f"{d_only:.2f} s / {h_only:.2f} s = **{d_only / h_only:.3f}×**"))
             rows.append(("arena-spec after touching arena.rs (incremental): derive / hand", f"{d_touch:.2f} s / {h_touch:.2f} s = **{d_touch / h_touch:.3f}×**"))
