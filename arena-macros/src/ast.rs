@@ -229,7 +229,7 @@ impl<'a> Buffer<'a> {
             .filter(|a| a.path().is_ident(name))
             .collect();
         if attrs.is_empty() {
-            cx.error_spanned_by(&buffer.original,
+            cx.error_spanned_by(buffer.original,
                 format!("`{}` has no `#[{name}(...)]`: every field is a buffer with a `shape = [...]` or `bytes = ...`", buffer.ident),
             );
         }

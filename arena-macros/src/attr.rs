@@ -102,7 +102,7 @@ pub fn entries(attr: &syn::Attribute, name: &str, known: &[&str], cx: &Ctxt) -> 
     let tokens = match &attr.meta {
         syn::Meta::List(list) => list.tokens.clone(),
         other => {
-            cx.error_spanned_by(&other, format!("expected `#[{name}(key = value, ...)]`"));
+            cx.error_spanned_by(other, format!("expected `#[{name}(key = value, ...)]`"));
             return Vec::new();
         }
     };

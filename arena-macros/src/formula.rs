@@ -184,11 +184,11 @@ fn check_grammar(expr: &Expr, cx: &Ctxt) -> bool {
                     | BinOp::Shl(_)
                     | BinOp::Shr(_)
             ) {
-                cx.error_spanned_by(&b.op, "bitwise operators are not allowed in a formula");
+                cx.error_spanned_by(b.op, "bitwise operators are not allowed in a formula");
                 return false;
             }
             if is_assign(&b.op) {
-                cx.error_spanned_by(&b.op, "assignment is not allowed in a formula");
+                cx.error_spanned_by(b.op, "assignment is not allowed in a formula");
                 return false;
             }
             l && r
@@ -219,7 +219,7 @@ fn check_grammar(expr: &Expr, cx: &Ctxt) -> bool {
         Expr::Cast(c) => check_grammar(&c.expr, cx),
         Expr::Lit(_) | Expr::Path(_) => true,
         other => {
-            cx.error_spanned_by(&other, "this expression is not allowed in a formula: use arithmetic, comparisons, `&&`/`||`, fields, paths and function calls");
+            cx.error_spanned_by(other, "this expression is not allowed in a formula: use arithmetic, comparisons, `&&`/`||`, fields, paths and function calls");
             false
         }
     }

@@ -84,7 +84,7 @@ impl Formula {
                 lhs: a,
             });
         }
-        Ok(a / b + usize::from(a % b != 0))
+        Ok(a / b + usize::from(!a.is_multiple_of(b)))
     }
 
     pub fn max(self, a: usize, b: usize) -> Result<usize, SizeError> {

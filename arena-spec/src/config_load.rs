@@ -254,7 +254,7 @@ fn check(c: &ModelConfig, f: &Fields) -> Result<(), ConfigError> {
     if c.num_attention_layers() > 0
         && c.head_dim_field.is_none()
         && !c.is_mla()
-        && c.hidden_size % c.num_attention_heads != 0
+        && !c.hidden_size.is_multiple_of(c.num_attention_heads)
     {
         return Err(f.invalid(
             "num_attention_heads",
