@@ -206,11 +206,7 @@ impl<L: ArenaLayout, D: Device> Arena<L, D> {
         }
         let mut band = vec![0u8; self.guard_bytes];
         let mut overrun = Vec::new();
-        for p in self
-            .placements
-            .iter()
-            .filter(|p| p.bytes > 0 && !self.allocations.is_empty())
-        {
+        for p in self.placements.iter().filter(|p| p.bytes > 0) {
             // SAFETY: as in `write_guards`; the arena is not released while `self` lives.
             unsafe { self.device.read(p.addr + p.bytes as u64, &mut band) }.map_err(|source| {
                 GuardError::Read {

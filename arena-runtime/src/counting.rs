@@ -65,8 +65,7 @@ impl<D: Device> CountingDevice<D> {
         c.fail_at = Some(c.allocs + n);
     }
 
-    /// Calls to `alloc` that have been attempted, failures included, are not tracked here;
-    /// this clears a pending `fail_at`.
+    /// Cancels a pending `fail_at`.
     pub fn clear_failure(&self) {
         self.counters().fail_at = None;
     }
