@@ -107,16 +107,32 @@ pub fn derived_lets(cont: &Container) -> Vec<TokenStream> {
 }
 
 /// Tokens for a buffer's raw bytes (before gate and floor), using the `Formula` `__f`.
-pub fn raw_bytes(b: &Buffer) -> TokenStream {
+/// With `on_dims`, the buffer's shape (empty for a byte formula) is passed to that callback.
+pub fn raw_bytes(b: &Buffer, on_dims: Option<&proc_macro2::Ident>) -> TokenStream {
     let f = format_ident!("__f");
     let elem = b.elem.as_ref().expect("checked: a DevicePtr field");
     let size = quote_spanned!(elem.span()=> <#elem as ::arena_runtime::dtype::Element>::SIZE);
-    match b.size.as_ref().expect("checked: shape or bytes") {
-        Size::Shape { dims, .. } => {
+    match (b.size.as_ref().expect("checked: shape or bytes"), on_dims) {
+        (Size::Shape { dims, .. }, None) => {
             let dims = dims.iter().map(|d| d.checked(&f));
             quote!(#f.shape(&[#(#dims),*], #size)?)
         }
-        Size::Bytes(formula) => formula.checked(&f),
+        (Size::Shape { dims, .. }, Some(on_dims)) => {
+            let dims = dims.iter().map(|d| d.checked(&f));
+            quote!({
+                let __d = [#(#dims),*];
+                #on_dims(&__d);
+                #f.shape(&__d, #size)?
+            })
+        }
+        (Size::Bytes(formula), None) => formula.checked(&f),
+        (Size::Bytes(formula), Some(on_dims)) => {
+            let bytes = formula.checked(&f);
+            quote!({
+                #on_dims(&[]);
+                #bytes
+            })
+        }
     }
 }
 
@@ -127,13 +143,14 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
         .map(|b| {
             let ident = &b.ident;
             let label = ident.to_string();
-            let bytes = raw_bytes(b);
+            let on_dims = format_ident!("__on_dims");
+            let bytes = raw_bytes(b, Some(&on_dims));
             let floor = b.min_bytes.as_ref().map_or(quote!(0), |m| m.checked(&f));
             let body = match &b.gate {
                 Some(gate) => {
                     let gate = gate.checked_bool(&f);
                     quote! {
-                        if #gate { #f.finish(#bytes, #floor, true)? } else { 0 }
+                        if #gate { #f.finish(#bytes, #floor, true)? } else { #on_dims(&[]); 0 }
                     }
                 }
                 None => quote!(#f.finish(#bytes, #floor, false)?),
@@ -148,35 +165,6 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
         .collect()
 }
 
-/// For `dims`: each buffer's evaluated dimensions (empty for a byte formula or a closed gate).
-fn dims_exprs(cont: &Container) -> Vec<TokenStream> {
-    let f = format_ident!("__f");
-    cont.buffers
-        .iter()
-        .map(|b| {
-            let label = b.ident.to_string();
-            let dims = match &b.size {
-                Some(Size::Shape { dims, .. }) => {
-                    let dims = dims.iter().map(|d| d.checked(&f));
-                    quote!(::std::vec![#(#dims),*])
-                }
-                _ => quote!(::std::vec::Vec::new()),
-            };
-            let body = match &b.gate {
-                Some(gate) => {
-                    let gate = gate.checked_bool(&f);
-                    quote!(if #gate { #dims } else { ::std::vec::Vec::new() })
-                }
-                None => dims,
-            };
-            quote!({
-                let #f = ::arena_runtime::Formula::new(#label);
-                #body
-            })
-        })
-        .collect()
-}
-
 fn expand(cont: &Container) -> TokenStream {
     let arena = &cont.ident;
     let sizes = &cont.companion;
@@ -184,7 +172,6 @@ fn expand(cont: &Container) -> TokenStream {
     let (param_decls, param_names) = params(cont);
     let derived = derived_lets(cont);
     let lets = size_lets(cont);
-    let dims = dims_exprs(cont);
     let count = cont.buffers.len();
     let idents: Vec<_> = cont.buffers.iter().map(|b| &b.ident).collect();
     let tracked: Vec<_> = cont
@@ -201,33 +188,17 @@ fn expand(cont: &Container) -> TokenStream {
         let name = b.ident.to_string();
         let formula = b.size.as_ref().map(Size::text).unwrap_or_default();
         let is_shape = matches!(b.size, Some(Size::Shape { .. }));
-        let gate = opt_str(b.gate.as_ref().map(|g| g.text.as_str()));
-        let min_bytes = opt_str(b.min_bytes.as_ref().map(|m| m.text.as_str()));
+        let gate = b.gate.as_ref().map_or("", |g| g.text.as_str());
+        let min_bytes = b.min_bytes.as_ref().map_or("", |m| m.text.as_str());
         let tracked = b.tracked;
         let doc = b.docs.first().cloned().unwrap_or_default();
         quote_spanned! {elem.span()=>
-            ::arena_runtime::BufferDecl {
-                name: #name,
-                dtype: <#elem as ::arena_runtime::dtype::Element>::NAME,
-                elem_size: <#elem as ::arena_runtime::dtype::Element>::SIZE,
-                formula: #formula,
-                is_shape: #is_shape,
-                gate: #gate,
-                min_bytes: #min_bytes,
-                tracked: #tracked,
-                doc: #doc,
-            }
+            ::arena_runtime::BufferDecl::new::<#elem>(#name, #formula, #is_shape, #gate, #min_bytes, #tracked, #doc)
         }
     });
     let pointers = cont.buffers.iter().enumerate().map(|(i, b)| {
         let ident = &b.ident;
-        let elem = b.elem.as_ref().expect("checked");
-        quote! {
-            #ident: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[#i],
-                sizes.#ident / <#elem as ::arena_runtime::dtype::Element>::SIZE,
-            )
-        }
+        quote!(#ident: ::arena_runtime::DevicePtr::from_byte_len(addrs[#i], sizes.#ident))
     });
 
     quote! {
@@ -236,8 +207,18 @@ fn expand(cont: &Container) -> TokenStream {
         impl #sizes {
             /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
             /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-            #[allow(unused_variables, clippy::too_many_arguments)]
+            #[allow(clippy::too_many_arguments)]
             pub fn try_from_config(#(#param_decls),*) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+                Self::try_from_config_with(#(#param_names,)* |_| {})
+            }
+
+            /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape in field
+            /// order (empty for a byte formula or a closed gate). The one place the formulas are.
+            #[allow(unused_variables, clippy::too_many_arguments)]
+            pub fn try_from_config_with<F: ::core::ops::FnMut(&[usize])>(
+                #(#param_decls,)*
+                mut __on_dims: F,
+            ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
                 #(#derived)*
                 // One struct rather than a local per buffer: compile time stays linear in
                 // the number of buffers.
@@ -262,12 +243,11 @@ fn expand(cont: &Container) -> TokenStream {
             }
 
             /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-            /// for a buffer whose gate is closed. For reports; sizes come from `try_from_config`.
-            #[allow(unused_variables, clippy::too_many_arguments)]
+            /// for a buffer whose gate is closed. For reports.
+            #[allow(clippy::too_many_arguments)]
             pub fn dims(#(#param_decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError> {
-                #(#derived)*
                 let mut __dims = ::std::vec::Vec::with_capacity(#count);
-                #(__dims.push(#dims);)*
+                Self::try_from_config_with(#(#param_names,)* |__d| __dims.push(__d.to_vec()))?;
                 ::core::result::Result::Ok(__dims)
             }
 
@@ -313,13 +293,6 @@ fn expand(cont: &Container) -> TokenStream {
     }
 }
 
-fn opt_str(s: Option<&str>) -> TokenStream {
-    match s {
-        Some(s) => quote!(::core::option::Option::Some(#s)),
-        None => quote!(::core::option::Option::None),
-    }
-}
-
 /// On error: the items the author's other code refers to, with bodies that never run, so
 /// one mistake in a declaration is reported once rather than at every use.
 fn fallback(cont: &Container) -> TokenStream {
@@ -344,6 +317,9 @@ fn fallback(cont: &Container) -> TokenStream {
                 ::core::unimplemented!()
             }
             pub fn dims(#(#param_decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError> {
+                ::core::unimplemented!()
+            }
+            pub fn try_from_config_with<F: ::core::ops::FnMut(&[usize])>(#(#param_decls,)* on_dims: F) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
                 ::core::unimplemented!()
             }
             pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {

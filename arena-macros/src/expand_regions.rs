@@ -57,7 +57,7 @@ fn expand(cont: &Container) -> TokenStream {
     let places = cont.buffers.iter().map(|b| {
         let ident = &b.ident;
         let region_label = format!("{label}.{ident}");
-        let bytes = raw_bytes(b);
+        let bytes = raw_bytes(b, None);
         quote! {
             __layout.#ident = {
                 let #f = ::arena_runtime::Formula::new(#region_label);

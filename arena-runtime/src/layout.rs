@@ -26,6 +26,38 @@ pub struct BufferDecl {
 }
 
 impl BufferDecl {
+    /// The declaration of a buffer of `T`; an empty `gate` or `min_bytes` means none. The
+    /// derive emits one call per buffer, which keeps its expansion short.
+    #[allow(clippy::too_many_arguments)]
+    pub const fn new<T: Element>(
+        name: &'static str,
+        formula: &'static str,
+        is_shape: bool,
+        gate: &'static str,
+        min_bytes: &'static str,
+        tracked: bool,
+        doc: &'static str,
+    ) -> Self {
+        const fn some(s: &'static str) -> Option<&'static str> {
+            if s.is_empty() {
+                None
+            } else {
+                Some(s)
+            }
+        }
+        Self {
+            name,
+            dtype: T::NAME,
+            elem_size: T::SIZE,
+            formula,
+            is_shape,
+            gate: some(gate),
+            min_bytes: some(min_bytes),
+            tracked,
+            doc,
+        }
+    }
+
     /// A gated buffer may be 0 bytes and NULL.
     pub const fn gated(&self) -> bool {
         self.gate.is_some()

@@ -81,6 +81,11 @@ impl<T> DevicePtr<T> {
 }
 
 impl<T: Element> DevicePtr<T> {
+    /// A pointer to the `bytes` bytes at `addr`, as whole elements of `T`.
+    pub const fn from_byte_len(addr: u64, bytes: usize) -> Self {
+        Self::from_raw_parts(addr, bytes / T::SIZE)
+    }
+
     /// Length in bytes.
     pub const fn byte_len(&self) -> usize {
         self.len * T::SIZE

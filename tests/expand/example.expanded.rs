@@ -27,11 +27,22 @@ pub struct BufferSizes {
 impl BufferSizes {
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
     /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)]
     pub fn try_from_config(
         config: &ModelConfig,
         max_batch_tokens: usize,
         max_seq_len: usize,
+    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        Self::try_from_config_with(config, max_batch_tokens, max_seq_len, |_| {})
+    }
+    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape in field
+    /// order (empty for a byte formula or a closed gate). The one place the formulas are.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub fn try_from_config_with<F: ::core::ops::FnMut(&[usize])>(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+        max_seq_len: usize,
+        mut __on_dims: F,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let mut __sizes = Self {
             hidden_states: 0,
@@ -42,11 +53,11 @@ impl BufferSizes {
         __sizes.hidden_states = {
             let __f = ::arena_runtime::Formula::new("hidden_states");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, config.hidden_size];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -54,11 +65,11 @@ impl BufferSizes {
         __sizes.gate_logits_f32 = {
             let __f = ::arena_runtime::Formula::new("gate_logits_f32");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, config.num_experts],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, config.num_experts];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -67,21 +78,29 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("lora_xa");
             if config.adapter_max_rank > 0 {
                 __f.finish(
-                    __f
-                        .shape(
-                            &[max_batch_tokens, config.adapter_max_rank],
-                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        )?,
+                    {
+                        let __d = [max_batch_tokens, config.adapter_max_rank];
+                        __on_dims(&__d);
+                        __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
         __sizes.side_scratch = {
             let __f = ::arena_runtime::Formula::new("side_scratch");
-            __f.finish(__f.value(scratch_bytes(config, max_seq_len))?, 0, false)?
+            __f.finish(
+                {
+                    __on_dims(&[]);
+                    __f.value(scratch_bytes(config, max_seq_len))?
+                },
+                0,
+                false,
+            )?
         };
         ::arena_runtime::checked::checked_total(
             &[
@@ -111,8 +130,8 @@ impl BufferSizes {
         )
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-    /// for a buffer whose gate is closed. For reports; sizes come from `try_from_config`.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    /// for a buffer whose gate is closed. For reports.
+    #[allow(clippy::too_many_arguments)]
     pub fn dims(
         config: &ModelConfig,
         max_batch_tokens: usize,
@@ -122,30 +141,12 @@ impl BufferSizes {
         ::arena_runtime::SizeError,
     > {
         let mut __dims = ::std::vec::Vec::with_capacity(4usize);
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("hidden_states");
-                ::std::vec![max_batch_tokens, config.hidden_size]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("gate_logits_f32");
-                ::std::vec![max_batch_tokens, config.num_experts]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("lora_xa");
-                if config.adapter_max_rank > 0 {
-                    ::std::vec![max_batch_tokens, config.adapter_max_rank]
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("side_scratch");
-                ::std::vec::Vec::new()
-            });
+        Self::try_from_config_with(
+            config,
+            max_batch_tokens,
+            max_seq_len,
+            |__d| __dims.push(__d.to_vec()),
+        )?;
         ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
@@ -158,50 +159,50 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
     type Sizes = BufferSizes;
     const NAME: &'static str = "BufferArena";
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "hidden_states",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Hidden states of the current pass.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gate_logits_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.num_experts]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "FP32 router logits; 256 bytes for a model without experts.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lora_xa",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.adapter_max_rank]",
-            is_shape: true,
-            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LoRA shrink output; 0 when the model serves no adapters.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "side_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "scratch_bytes(config, max_seq_len)",
-            is_shape: false,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: false,
-            doc: "Scratch with its own byte formula, left out of the preflight total.",
-        },
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "hidden_states",
+            "[max_batch_tokens, config.hidden_size]",
+            true,
+            "",
+            "",
+            true,
+            "Hidden states of the current pass.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "gate_logits_f32",
+            "[max_batch_tokens, config.num_experts]",
+            true,
+            "",
+            "256",
+            true,
+            "FP32 router logits; 256 bytes for a model without experts.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "lora_xa",
+            "[max_batch_tokens, config.adapter_max_rank]",
+            true,
+            "config.adapter_max_rank > 0",
+            "",
+            true,
+            "LoRA shrink output; 0 when the model serves no adapters.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u8,
+        >(
+            "side_scratch",
+            "scratch_bytes(config, max_seq_len)",
+            false,
+            "",
+            "",
+            false,
+            "Scratch with its own byte formula, left out of the preflight total.",
+        ),
     ];
     fn byte_sizes(sizes: &BufferSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -210,21 +211,21 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
     }
     fn from_addresses(addrs: &[u64], sizes: &BufferSizes) -> Self {
         Self {
-            hidden_states: ::arena_runtime::DevicePtr::from_raw_parts(
+            hidden_states: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[0usize],
-                sizes.hidden_states / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.hidden_states,
             ),
-            gate_logits_f32: ::arena_runtime::DevicePtr::from_raw_parts(
+            gate_logits_f32: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[1usize],
-                sizes.gate_logits_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.gate_logits_f32,
             ),
-            lora_xa: ::arena_runtime::DevicePtr::from_raw_parts(
+            lora_xa: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[2usize],
-                sizes.lora_xa / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.lora_xa,
             ),
-            side_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
+            side_scratch: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[3usize],
-                sizes.side_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.side_scratch,
             ),
         }
     }

@@ -127,10 +127,20 @@ pub struct BlockSizes {
 impl BlockSizes {
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
     /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)]
     pub fn try_from_config(
         shapes: &Shapes,
         max_batch_tokens: usize,
+    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        Self::try_from_config_with(shapes, max_batch_tokens, |_| {})
+    }
+    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape in field
+    /// order (empty for a byte formula or a closed gate). The one place the formulas are.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub fn try_from_config_with<F: ::core::ops::FnMut(&[usize])>(
+        shapes: &Shapes,
+        max_batch_tokens: usize,
+        mut __on_dims: F,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let m16: usize = {
             let __f = ::arena_runtime::Formula::new("m16");
@@ -149,11 +159,11 @@ impl BlockSizes {
         __sizes.act_fp8 = {
             let __f = ::arena_runtime::Formula::new("act_fp8");
             __f.finish(
-                __f
-                    .shape(
-                        &[m16, width],
-                        <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [m16, width];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -161,11 +171,11 @@ impl BlockSizes {
         __sizes.act_scale = {
             let __f = ::arena_runtime::Formula::new("act_scale");
             __f.finish(
-                __f
-                    .shape(
-                        &[m16, __f.ceil_div(width, 128)?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [m16, __f.ceil_div(width, 128)?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -174,22 +184,26 @@ impl BlockSizes {
             let __f = ::arena_runtime::Formula::new("attn_scratch");
             if shapes.heads > 0 {
                 __f.finish(
-                    __f.value(AttnScratch::layout(shapes, max_batch_tokens))?,
+                    {
+                        __on_dims(&[]);
+                        __f.value(AttnScratch::layout(shapes, max_batch_tokens))?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
         __sizes.token_ids = {
             let __f = ::arena_runtime::Formula::new("token_ids");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens],
-                        <u32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <u32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -219,8 +233,8 @@ impl BlockSizes {
         )
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-    /// for a buffer whose gate is closed. For reports; sizes come from `try_from_config`.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    /// for a buffer whose gate is closed. For reports.
+    #[allow(clippy::too_many_arguments)]
     pub fn dims(
         shapes: &Shapes,
         max_batch_tokens: usize,
@@ -228,39 +242,12 @@ impl BlockSizes {
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
     > {
-        let m16: usize = {
-            let __f = ::arena_runtime::Formula::new("m16");
-            __f.ceil16(max_batch_tokens)?
-        };
-        let width: usize = {
-            let __f = ::arena_runtime::Formula::new("width");
-            __f.max(shapes.hidden, __f.mul(shapes.heads, shapes.head_dim)?)?
-        };
         let mut __dims = ::std::vec::Vec::with_capacity(4usize);
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("act_fp8");
-                ::std::vec![m16, width]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("act_scale");
-                ::std::vec![m16, __f.ceil_div(width, 128) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("attn_scratch");
-                if shapes.heads > 0 {
-                    ::std::vec::Vec::new()
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("token_ids");
-                ::std::vec![max_batch_tokens]
-            });
+        Self::try_from_config_with(
+            shapes,
+            max_batch_tokens,
+            |__d| __dims.push(__d.to_vec()),
+        )?;
         ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
@@ -273,71 +260,71 @@ impl ::arena_runtime::ArenaLayout for BlockArena {
     type Sizes = BlockSizes;
     const NAME: &'static str = "BlockArena";
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "act_fp8",
-            dtype: <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, width]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "FP8 activations, `[ceil16(M), widest K]`.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "act_scale",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, ceil_div(width, 128)]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "One f32 scale per 128 activations.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "attn_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "AttnScratch::layout(shapes, max_batch_tokens)",
-            is_shape: false,
-            gate: ::core::option::Option::Some("shapes.heads > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Attention scratch, carved by `AttnScratch::carve`.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "token_ids",
-            dtype: <u32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Token ids, at least 256 bytes.",
-        },
+        ::arena_runtime::BufferDecl::new::<
+            F8E4M3,
+        >(
+            "act_fp8",
+            "[m16, width]",
+            true,
+            "",
+            "",
+            true,
+            "FP8 activations, `[ceil16(M), widest K]`.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "act_scale",
+            "[m16, ceil_div(width, 128)]",
+            true,
+            "",
+            "",
+            true,
+            "One f32 scale per 128 activations.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u8,
+        >(
+            "attn_scratch",
+            "AttnScratch::layout(shapes, max_batch_tokens)",
+            false,
+            "shapes.heads > 0",
+            "",
+            true,
+            "Attention scratch, carved by `AttnScratch::carve`.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u32,
+        >(
+            "token_ids",
+            "[max_batch_tokens]",
+            true,
+            "",
+            "256",
+            true,
+            "Token ids, at least 256 bytes.",
+        ),
     ];
     fn byte_sizes(sizes: &BlockSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![sizes.act_fp8, sizes.act_scale, sizes.attn_scratch, sizes.token_ids]
     }
     fn from_addresses(addrs: &[u64], sizes: &BlockSizes) -> Self {
         Self {
-            act_fp8: ::arena_runtime::DevicePtr::from_raw_parts(
+            act_fp8: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[0usize],
-                sizes.act_fp8 / <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.act_fp8,
             ),
-            act_scale: ::arena_runtime::DevicePtr::from_raw_parts(
+            act_scale: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[1usize],
-                sizes.act_scale / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.act_scale,
             ),
-            attn_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
+            attn_scratch: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[2usize],
-                sizes.attn_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.attn_scratch,
             ),
-            token_ids: ::arena_runtime::DevicePtr::from_raw_parts(
+            token_ids: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[3usize],
-                sizes.token_ids / <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.token_ids,
             ),
         }
     }

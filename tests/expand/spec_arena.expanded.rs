@@ -239,13 +239,33 @@ pub struct BufferSizes {
 impl BufferSizes {
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
     /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)]
     pub fn try_from_config(
         config: &ModelConfig,
         max_batch_tokens: usize,
         max_seq_len: usize,
         kv_block_size: usize,
         max_batch_size: usize,
+    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        Self::try_from_config_with(
+            config,
+            max_batch_tokens,
+            max_seq_len,
+            kv_block_size,
+            max_batch_size,
+            |_| {},
+        )
+    }
+    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape in field
+    /// order (empty for a byte formula or a closed gate). The one place the formulas are.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub fn try_from_config_with<F: ::core::ops::FnMut(&[usize])>(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+        max_seq_len: usize,
+        kv_block_size: usize,
+        max_batch_size: usize,
+        mut __on_dims: F,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let m16: usize = {
             let __f = ::arena_runtime::Formula::new("m16");
@@ -326,11 +346,11 @@ impl BufferSizes {
         __sizes.hidden_states = {
             let __f = ::arena_runtime::Formula::new("hidden_states");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, config.hidden_size];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -338,11 +358,11 @@ impl BufferSizes {
         __sizes.residual = {
             let __f = ::arena_runtime::Formula::new("residual");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, config.hidden_size];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -350,11 +370,11 @@ impl BufferSizes {
         __sizes.norm_output = {
             let __f = ::arena_runtime::Formula::new("norm_output");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, config.hidden_size];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -362,11 +382,11 @@ impl BufferSizes {
         __sizes.qkv_output = {
             let __f = ::arena_runtime::Formula::new("qkv_output");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.qkv_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, __f.value(config.qkv_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -374,11 +394,11 @@ impl BufferSizes {
         __sizes.attn_output = {
             let __f = ::arena_runtime::Formula::new("attn_output");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.attn_output_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, __f.value(config.attn_output_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -386,11 +406,11 @@ impl BufferSizes {
         __sizes.gate_logits = {
             let __f = ::arena_runtime::Formula::new("gate_logits");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.router_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, __f.value(config.router_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -398,11 +418,11 @@ impl BufferSizes {
         __sizes.gate_logits_f32 = {
             let __f = ::arena_runtime::Formula::new("gate_logits_f32");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.router_width())?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, __f.value(config.router_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -410,11 +430,14 @@ impl BufferSizes {
         __sizes.moe_router_in_f32 = {
             let __f = ::arena_runtime::Formula::new("moe_router_in_f32");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.router_input_width())?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [
+                        max_batch_tokens,
+                        __f.value(config.router_input_width())?,
+                    ];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -422,11 +445,11 @@ impl BufferSizes {
         __sizes.moe_output = {
             let __f = ::arena_runtime::Formula::new("moe_output");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, config.hidden_size];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -434,11 +457,11 @@ impl BufferSizes {
         __sizes.logits = {
             let __f = ::arena_runtime::Formula::new("logits");
             __f.finish(
-                __f
-                    .shape(
-                        &[logit_rows, config.vocab_size],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [logit_rows, config.vocab_size];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -446,11 +469,11 @@ impl BufferSizes {
         __sizes.ssm_qkvz = {
             let __f = ::arena_runtime::Formula::new("ssm_qkvz");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.ssm_in_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, __f.value(config.ssm_in_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -458,11 +481,11 @@ impl BufferSizes {
         __sizes.ssm_ba = {
             let __f = ::arena_runtime::Formula::new("ssm_ba");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, __f.value(config.ssm_gate_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -470,11 +493,11 @@ impl BufferSizes {
         __sizes.ssm_deinterleaved = {
             let __f = ::arena_runtime::Formula::new("ssm_deinterleaved");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.ssm_in_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, __f.value(config.ssm_in_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -482,11 +505,11 @@ impl BufferSizes {
         __sizes.ssm_gates = {
             let __f = ::arena_runtime::Formula::new("ssm_gates");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, __f.value(config.ssm_gate_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -494,11 +517,11 @@ impl BufferSizes {
         __sizes.ssm_conv_out_f32 = {
             let __f = ::arena_runtime::Formula::new("ssm_conv_out_f32");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.ssm_conv_dim())?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, __f.value(config.ssm_conv_dim())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -506,15 +529,17 @@ impl BufferSizes {
         __sizes.scratch = {
             let __f = ::arena_runtime::Formula::new("scratch");
             __f.finish(
-                __f
-                    .value(
+                {
+                    __on_dims(&[]);
+                    __f.value(
                         Scratch::layout(
                             config,
                             max_batch_tokens,
                             blocks_per_seq,
                             decode_rows,
                         ),
-                    )?,
+                    )?
+                },
                 0,
                 false,
             )?
@@ -522,11 +547,11 @@ impl BufferSizes {
         __sizes.expert_gate_out = {
             let __f = ::arena_runtime::Formula::new("expert_gate_out");
             __f.finish(
-                __f
-                    .shape(
-                        &[expert_rows, __f.value(config.expert_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [expert_rows, __f.value(config.expert_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -534,11 +559,11 @@ impl BufferSizes {
         __sizes.expert_up_out = {
             let __f = ::arena_runtime::Formula::new("expert_up_out");
             __f.finish(
-                __f
-                    .shape(
-                        &[expert_rows, __f.value(config.expert_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [expert_rows, __f.value(config.expert_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -546,11 +571,11 @@ impl BufferSizes {
         __sizes.expert_down_out = {
             let __f = ::arena_runtime::Formula::new("expert_down_out");
             __f.finish(
-                __f
-                    .shape(
-                        &[expert_rows, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [expert_rows, config.hidden_size];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -558,27 +583,27 @@ impl BufferSizes {
         __sizes.splitk_workspace = {
             let __f = ::arena_runtime::Formula::new("splitk_workspace");
             __f.finish(
-                __f
-                    .shape(
-                        &[
-                            SPLITK_MAX_SPLITS,
-                            __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)?)?,
-                            __f
-                                .max(
-                                    __f
-                                        .max(
-                                            __f.value(config.qkv_width())?,
-                                            __f.value(config.ssm_in_width())?,
-                                        )?,
-                                    __f
-                                        .max(
-                                            __f.mul(2, __f.value(config.expert_width())?)?,
-                                            config.hidden_size,
-                                        )?,
-                                )?,
-                        ],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [
+                        SPLITK_MAX_SPLITS,
+                        __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)?)?,
+                        __f
+                            .max(
+                                __f
+                                    .max(
+                                        __f.value(config.qkv_width())?,
+                                        __f.value(config.ssm_in_width())?,
+                                    )?,
+                                __f
+                                    .max(
+                                        __f.mul(2, __f.value(config.expert_width())?)?,
+                                        config.hidden_size,
+                                    )?,
+                            )?,
+                    ];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -587,11 +612,15 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("gdn_fla_scratch");
             if config.gdn_fla_supported() {
                 __f.finish(
-                    __f.value(GdnFlaScratch::layout(config, max_batch_tokens))?,
+                    {
+                        __on_dims(&[]);
+                        __f.value(GdnFlaScratch::layout(config, max_batch_tokens))?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
@@ -599,22 +628,26 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("ssd_scratch");
             if config.has_mamba() {
                 __f.finish(
-                    __f.value(SsdScratch::layout(config, max_batch_tokens))?,
+                    {
+                        __on_dims(&[]);
+                        __f.value(SsdScratch::layout(config, max_batch_tokens))?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
         __sizes.o_latent = {
             let __f = ::arena_runtime::Formula::new("o_latent");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, __f.value(config.o_latent_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, __f.value(config.o_latent_width())?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -622,17 +655,13 @@ impl BufferSizes {
         __sizes.norm_unit_w = {
             let __f = ::arena_runtime::Formula::new("norm_unit_w");
             __f.finish(
-                __f
-                    .shape(
-                        &[
-                            __f
-                                .max(
-                                    config.hidden_size,
-                                    __f.value(config.mamba_d_inner())?,
-                                )?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [
+                        __f.max(config.hidden_size, __f.value(config.mamba_d_inner())?)?,
+                    ];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -640,11 +669,11 @@ impl BufferSizes {
         __sizes.hc_streams = {
             let __f = ::arena_runtime::Formula::new("hc_streams");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, config.hc_mult, config.hidden_size],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, config.hc_mult, config.hidden_size];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -652,11 +681,11 @@ impl BufferSizes {
         __sizes.hc_post = {
             let __f = ::arena_runtime::Formula::new("hc_post");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, config.hc_mult],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, config.hc_mult];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -664,11 +693,11 @@ impl BufferSizes {
         __sizes.hc_comb = {
             let __f = ::arena_runtime::Formula::new("hc_comb");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens, config.hc_mult, config.hc_mult],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens, config.hc_mult, config.hc_mult];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -676,7 +705,10 @@ impl BufferSizes {
         __sizes.hc_lowrank_scratch = {
             let __f = ::arena_runtime::Formula::new("hc_lowrank_scratch");
             __f.finish(
-                __f.value(hc_lowrank_scratch_bytes(config, max_batch_tokens))?,
+                {
+                    __on_dims(&[]);
+                    __f.value(hc_lowrank_scratch_bytes(config, max_batch_tokens))?
+                },
                 256,
                 false,
             )?
@@ -684,7 +716,10 @@ impl BufferSizes {
         __sizes.qsa_select_scratch = {
             let __f = ::arena_runtime::Formula::new("qsa_select_scratch");
             __f.finish(
-                __f.value(QsaSelectScratch::layout(config, max_seq_len))?,
+                {
+                    __on_dims(&[]);
+                    __f.value(QsaSelectScratch::layout(config, max_seq_len))?
+                },
                 256,
                 false,
             )?
@@ -692,11 +727,11 @@ impl BufferSizes {
         __sizes.token_ids = {
             let __f = ::arena_runtime::Formula::new("token_ids");
             __f.finish(
-                __f
-                    .shape(
-                        &[max_batch_tokens],
-                        <u32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [max_batch_tokens];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <u32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 256,
                 false,
             )?
@@ -704,8 +739,16 @@ impl BufferSizes {
         __sizes.ffn_act_q8 = {
             let __f = ::arena_runtime::Formula::new("ffn_act_q8");
             if config.has_dense_ffn() {
-                __f.finish(__f.value(q8_1_mmq_bytes(m16, ffn_k))?, 0, true)?
+                __f.finish(
+                    {
+                        __on_dims(&[]);
+                        __f.value(q8_1_mmq_bytes(m16, ffn_k))?
+                    },
+                    0,
+                    true,
+                )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
@@ -713,15 +756,16 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("ffn_act_a");
             if config.has_dense_ffn() {
                 __f.finish(
-                    __f
-                        .shape(
-                            &[m16, ffn_k],
-                            <i8 as ::arena_runtime::dtype::Element>::SIZE,
-                        )?,
+                    {
+                        let __d = [m16, ffn_k];
+                        __on_dims(&__d);
+                        __f.shape(&__d, <i8 as ::arena_runtime::dtype::Element>::SIZE)?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
@@ -729,15 +773,16 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("ffn_act_scale");
             if config.has_dense_ffn() {
                 __f.finish(
-                    __f
-                        .shape(
-                            &[m16, __f.ceil_div(ffn_k, 32)?],
-                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        )?,
+                    {
+                        let __d = [m16, __f.ceil_div(ffn_k, 32)?];
+                        __on_dims(&__d);
+                        __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
@@ -745,15 +790,16 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("ffn_act_scale_kmajor");
             if config.has_dense_ffn() {
                 __f.finish(
-                    __f
-                        .shape(
-                            &[__f.ceil_div(ffn_k, 128)?, m16],
-                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        )?,
+                    {
+                        let __d = [__f.ceil_div(ffn_k, 128)?, m16];
+                        __on_dims(&__d);
+                        __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
@@ -761,29 +807,30 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("ffn_gate_up_fused");
             if config.has_dense_ffn() {
                 __f.finish(
-                    __f
-                        .shape(
-                            &[
-                                __f.ceil16(GATEUP_FUSED_MAX_M)?,
-                                __f.mul(2, config.intermediate_size)?,
-                            ],
-                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        )?,
+                    {
+                        let __d = [
+                            __f.ceil16(GATEUP_FUSED_MAX_M)?,
+                            __f.mul(2, config.intermediate_size)?,
+                        ];
+                        __on_dims(&__d);
+                        __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
         __sizes.fp8_act = {
             let __f = ::arena_runtime::Formula::new("fp8_act");
             __f.finish(
-                __f
-                    .shape(
-                        &[m16, widest_k],
-                        <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [m16, widest_k];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -792,22 +839,26 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("moe_fp8_scratch");
             if config.is_moe() {
                 __f.finish(
-                    __f.value(MoeFp8Scratch::layout(config, max_batch_tokens))?,
+                    {
+                        __on_dims(&[]);
+                        __f.value(MoeFp8Scratch::layout(config, max_batch_tokens))?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
         __sizes.fp8_act_scale = {
             let __f = ::arena_runtime::Formula::new("fp8_act_scale");
             __f.finish(
-                __f
-                    .shape(
-                        &[m16, __f.ceil_div(widest_k, 128)?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [m16, __f.ceil_div(widest_k, 128)?];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -815,11 +866,11 @@ impl BufferSizes {
         __sizes.fp8_act_scale_kmajor = {
             let __f = ::arena_runtime::Formula::new("fp8_act_scale_kmajor");
             __f.finish(
-                __f
-                    .shape(
-                        &[__f.ceil_div(widest_k, 128)?, m16],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    )?,
+                {
+                    let __d = [__f.ceil_div(widest_k, 128)?, m16];
+                    __on_dims(&__d);
+                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
+                },
                 0,
                 false,
             )?
@@ -828,15 +879,16 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("lora_xa");
             if config.adapter_max_rank > 0 {
                 __f.finish(
-                    __f
-                        .shape(
-                            &[max_batch_tokens, config.adapter_max_rank],
-                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        )?,
+                    {
+                        let __d = [max_batch_tokens, config.adapter_max_rank];
+                        __on_dims(&__d);
+                        __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
@@ -844,15 +896,16 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("lora_delta");
             if config.adapter_max_rank > 0 {
                 __f.finish(
-                    __f
-                        .shape(
-                            &[max_batch_tokens, __f.value(config.lora_widest_n())?],
-                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        )?,
+                    {
+                        let __d = [max_batch_tokens, __f.value(config.lora_widest_n())?];
+                        __on_dims(&__d);
+                        __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
@@ -860,22 +913,23 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("lora_hact");
             if config.adapter_max_rank > 0 {
                 __f.finish(
-                    __f
-                        .shape(
-                            &[
-                                max_batch_tokens,
-                                __f
-                                    .max(
-                                        config.intermediate_size,
-                                        __f.value(config.expert_width())?,
-                                    )?,
-                            ],
-                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        )?,
+                    {
+                        let __d = [
+                            max_batch_tokens,
+                            __f
+                                .max(
+                                    config.intermediate_size,
+                                    __f.value(config.expert_width())?,
+                                )?,
+                        ];
+                        __on_dims(&__d);
+                        __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
@@ -883,23 +937,32 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("lora_seq_slot");
             if config.adapter_max_rank > 0 {
                 __f.finish(
-                    __f
-                        .shape(
-                            &[max_batch_tokens],
-                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
-                        )?,
+                    {
+                        let __d = [max_batch_tokens];
+                        __on_dims(&__d);
+                        __f.shape(&__d, <i32 as ::arena_runtime::dtype::Element>::SIZE)?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
         __sizes.q2_dequant_scratch = {
             let __f = ::arena_runtime::Formula::new("q2_dequant_scratch");
             if config.levers.gguf_native_q2 {
-                __f.finish(__f.value(q2_dequant_scratch_bytes(config))?, 0, true)?
+                __f.finish(
+                    {
+                        __on_dims(&[]);
+                        __f.value(q2_dequant_scratch_bytes(config))?
+                    },
+                    0,
+                    true,
+                )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
@@ -907,19 +970,31 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("q2_act_q8");
             if config.levers.gguf_native_q2_mmq {
                 __f.finish(
-                    __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?,
+                    {
+                        __on_dims(&[]);
+                        __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?
+                    },
                     0,
                     true,
                 )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
         __sizes.ssm_rowwise_w_bf16 = {
             let __f = ::arena_runtime::Formula::new("ssm_rowwise_w_bf16");
             if config.levers.fp8_rowwise {
-                __f.finish(__f.value(ssm_rowwise_w_bf16_bytes(config))?, 0, true)?
+                __f.finish(
+                    {
+                        __on_dims(&[]);
+                        __f.value(ssm_rowwise_w_bf16_bytes(config))?
+                    },
+                    0,
+                    true,
+                )?
             } else {
+                __on_dims(&[]);
                 0
             }
         };
@@ -1045,8 +1120,8 @@ impl BufferSizes {
         )
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-    /// for a buffer whose gate is closed. For reports; sizes come from `try_from_config`.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    /// for a buffer whose gate is closed. For reports.
+    #[allow(clippy::too_many_arguments)]
     pub fn dims(
         config: &ModelConfig,
         max_batch_tokens: usize,
@@ -1057,338 +1132,15 @@ impl BufferSizes {
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
     > {
-        let m16: usize = {
-            let __f = ::arena_runtime::Formula::new("m16");
-            __f.ceil16(max_batch_tokens)?
-        };
-        let expert_rows: usize = {
-            let __f = ::arena_runtime::Formula::new("expert_rows");
-            __f.mul(max_batch_tokens, __f.value(config.expert_fanout())?)?
-        };
-        let widest_k: usize = {
-            let __f = ::arena_runtime::Formula::new("widest_k");
-            __f.value(config.widest_k())?
-        };
-        let ffn_k: usize = {
-            let __f = ::arena_runtime::Formula::new("ffn_k");
-            __f.value(config.ffn_k())?
-        };
-        let logit_rows: usize = {
-            let __f = ::arena_runtime::Formula::new("logit_rows");
-            __f.max(max_batch_size, VERIFY_ROW_CAP)?
-        };
-        let blocks_per_seq: usize = {
-            let __f = ::arena_runtime::Formula::new("blocks_per_seq");
-            __f.value(block_table_width(max_seq_len, kv_block_size))?
-        };
-        let decode_rows: usize = {
-            let __f = ::arena_runtime::Formula::new("decode_rows");
-            __f.value(decode_meta_rows(max_batch_size))?
-        };
         let mut __dims = ::std::vec::Vec::with_capacity(46usize);
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("hidden_states");
-                ::std::vec![max_batch_tokens, config.hidden_size]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("residual");
-                ::std::vec![max_batch_tokens, config.hidden_size]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("norm_output");
-                ::std::vec![max_batch_tokens, config.hidden_size]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("qkv_output");
-                ::std::vec![max_batch_tokens, __f.value(config .qkv_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("attn_output");
-                ::std::vec![max_batch_tokens, __f.value(config .attn_output_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("gate_logits");
-                ::std::vec![max_batch_tokens, __f.value(config .router_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("gate_logits_f32");
-                ::std::vec![max_batch_tokens, __f.value(config .router_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("moe_router_in_f32");
-                ::std::vec![max_batch_tokens, __f.value(config .router_input_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("moe_output");
-                ::std::vec![max_batch_tokens, config.hidden_size]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("logits");
-                ::std::vec![logit_rows, config.vocab_size]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ssm_qkvz");
-                ::std::vec![max_batch_tokens, __f.value(config .ssm_in_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ssm_ba");
-                ::std::vec![max_batch_tokens, __f.value(config .ssm_gate_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ssm_deinterleaved");
-                ::std::vec![max_batch_tokens, __f.value(config .ssm_in_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ssm_gates");
-                ::std::vec![max_batch_tokens, __f.value(config .ssm_gate_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ssm_conv_out_f32");
-                ::std::vec![max_batch_tokens, __f.value(config .ssm_conv_dim()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("scratch");
-                ::std::vec::Vec::new()
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("expert_gate_out");
-                ::std::vec![expert_rows, __f.value(config .expert_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("expert_up_out");
-                ::std::vec![expert_rows, __f.value(config .expert_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("expert_down_out");
-                ::std::vec![expert_rows, config.hidden_size]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("splitk_workspace");
-                ::std::vec![
-                    SPLITK_MAX_SPLITS, __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)
-                    ?) ?, __f.max(__f.max(__f.value(config .qkv_width()) ?, __f
-                    .value(config .ssm_in_width()) ?) ?, __f.max(__f.mul(2, __f
-                    .value(config .expert_width()) ?) ?, config.hidden_size) ?) ?
-                ]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("gdn_fla_scratch");
-                if config.gdn_fla_supported() {
-                    ::std::vec::Vec::new()
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ssd_scratch");
-                if config.has_mamba() {
-                    ::std::vec::Vec::new()
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("o_latent");
-                ::std::vec![max_batch_tokens, __f.value(config .o_latent_width()) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("norm_unit_w");
-                ::std::vec![
-                    __f.max(config.hidden_size, __f.value(config .mamba_d_inner()) ?) ?
-                ]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("hc_streams");
-                ::std::vec![max_batch_tokens, config.hc_mult, config.hidden_size]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("hc_post");
-                ::std::vec![max_batch_tokens, config.hc_mult]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("hc_comb");
-                ::std::vec![max_batch_tokens, config.hc_mult, config.hc_mult]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("hc_lowrank_scratch");
-                ::std::vec::Vec::new()
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("qsa_select_scratch");
-                ::std::vec::Vec::new()
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("token_ids");
-                ::std::vec![max_batch_tokens]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ffn_act_q8");
-                if config.has_dense_ffn() {
-                    ::std::vec::Vec::new()
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ffn_act_a");
-                if config.has_dense_ffn() {
-                    ::std::vec![m16, ffn_k]
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ffn_act_scale");
-                if config.has_dense_ffn() {
-                    ::std::vec![m16, __f.ceil_div(ffn_k, 32) ?]
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ffn_act_scale_kmajor");
-                if config.has_dense_ffn() {
-                    ::std::vec![__f.ceil_div(ffn_k, 128) ?, m16]
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ffn_gate_up_fused");
-                if config.has_dense_ffn() {
-                    ::std::vec![
-                        __f.ceil16(GATEUP_FUSED_MAX_M) ?, __f.mul(2, config
-                        .intermediate_size) ?
-                    ]
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("fp8_act");
-                ::std::vec![m16, widest_k]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("moe_fp8_scratch");
-                if config.is_moe() {
-                    ::std::vec::Vec::new()
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("fp8_act_scale");
-                ::std::vec![m16, __f.ceil_div(widest_k, 128) ?]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("fp8_act_scale_kmajor");
-                ::std::vec![__f.ceil_div(widest_k, 128) ?, m16]
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("lora_xa");
-                if config.adapter_max_rank > 0 {
-                    ::std::vec![max_batch_tokens, config.adapter_max_rank]
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("lora_delta");
-                if config.adapter_max_rank > 0 {
-                    ::std::vec![max_batch_tokens, __f.value(config .lora_widest_n()) ?]
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("lora_hact");
-                if config.adapter_max_rank > 0 {
-                    ::std::vec![
-                        max_batch_tokens, __f.max(config.intermediate_size, __f
-                        .value(config .expert_width()) ?) ?
-                    ]
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("lora_seq_slot");
-                if config.adapter_max_rank > 0 {
-                    ::std::vec![max_batch_tokens]
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("q2_dequant_scratch");
-                if config.levers.gguf_native_q2 {
-                    ::std::vec::Vec::new()
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("q2_act_q8");
-                if config.levers.gguf_native_q2_mmq {
-                    ::std::vec::Vec::new()
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
-        __dims
-            .push({
-                let __f = ::arena_runtime::Formula::new("ssm_rowwise_w_bf16");
-                if config.levers.fp8_rowwise {
-                    ::std::vec::Vec::new()
-                } else {
-                    ::std::vec::Vec::new()
-                }
-            });
+        Self::try_from_config_with(
+            config,
+            max_batch_tokens,
+            max_seq_len,
+            kv_block_size,
+            max_batch_size,
+            |__d| __dims.push(__d.to_vec()),
+        )?;
         ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
@@ -1401,512 +1153,512 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
     type Sizes = BufferSizes;
     const NAME: &'static str = "BufferArena";
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "hidden_states",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Hidden states of the current pass, `[M, hidden]` BF16.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "residual",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The residual stream, `[M, hidden]` BF16.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "norm_output",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "RMSNorm output feeding each projection, `[M, hidden]` BF16.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "qkv_output",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.qkv_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "attn_output",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.attn_output_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Attention output before the O projection, `[M, q_heads · head_dim]` BF16; 256 bytes",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gate_logits",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.router_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gate_logits_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.router_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "moe_router_in_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.router_input_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "moe_output",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "logits",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[logit_rows, config.vocab_size]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_qkvz",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.ssm_in_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_ba",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.ssm_gate_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_deinterleaved",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.ssm_in_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_gates",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.ssm_gate_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_conv_out_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.ssm_conv_dim()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)",
-            is_shape: false,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The step's metadata regions (`regions::Scratch`): positions, slots, block tables",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "expert_gate_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[expert_rows, config.expert_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "expert_up_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[expert_rows, config.expert_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "expert_down_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[expert_rows, config.hidden_size]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "splitk_workspace",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "FP32 split-K partial sums of the decode-band GEMMs:",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gdn_fla_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "GdnFlaScratch::layout(config, max_batch_tokens)",
-            is_shape: false,
-            gate: ::core::option::Option::Some("config.gdn_fla_supported()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssd_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "SsdScratch::layout(config, max_batch_tokens)",
-            is_shape: false,
-            gate: ::core::option::Option::Some("config.has_mamba()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "o_latent",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.o_latent_width()]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: false,
-            doc: "Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "norm_unit_w",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max(config.hidden_size, config.mamba_d_inner())]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: false,
-            doc: "The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_streams",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hc_mult, config.hidden_size]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_post",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hc_mult]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Hyper-connection post weights `[M, hc_mult]` FP32, at least 256 bytes.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_comb",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hc_mult, config.hc_mult]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32, at least 256 bytes.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_lowrank_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "hc_lowrank_scratch_bytes(config, max_batch_tokens)",
-            is_shape: false,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "qsa_select_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "QsaSelectScratch::layout(config, max_seq_len)",
-            is_shape: false,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "token_ids",
-            dtype: <u32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Token ids `[M]` u32 of the current pass, read by the hash-routed MoE layers",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ffn_act_q8",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "q8_1_mmq_bytes(m16, ffn_k)",
-            is_shape: false,
-            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ffn_act_a",
-            dtype: <i8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <i8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, ffn_k]",
-            is_shape: true,
-            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ffn_act_scale",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, ceil_div(ffn_k, 32)]",
-            is_shape: true,
-            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ffn_act_scale_kmajor",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[ceil_div(ffn_k, 128), m16]",
-            is_shape: true,
-            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ffn_gate_up_fused",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]",
-            is_shape: true,
-            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "fp8_act",
-            dtype: <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, widest_k]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "FP8 activation scratch for the prefill projections, 1 byte per element,",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "moe_fp8_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "MoeFp8Scratch::layout(config, max_batch_tokens)",
-            is_shape: false,
-            gate: ::core::option::Option::Some("config.is_moe()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "fp8_act_scale",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, ceil_div(widest_k, 128)]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "One f32 scale per 128 elements of `fp8_act`.",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "fp8_act_scale_kmajor",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[ceil_div(widest_k, 128), m16]",
-            is_shape: true,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lora_xa",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.adapter_max_rank]",
-            is_shape: true,
-            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lora_delta",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.lora_widest_n()]",
-            is_shape: true,
-            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lora_hact",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, max(config.intermediate_size, config.expert_width())]",
-            is_shape: true,
-            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LoRA hidden-activation scratch `[M, intermediate_size]` BF16 (the expert width for a",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lora_seq_slot",
-            dtype: <i32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <i32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens]",
-            is_shape: true,
-            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q2_dequant_scratch",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "q2_dequant_scratch_bytes(config)",
-            is_shape: false,
-            gate: ::core::option::Option::Some("config.levers.gguf_native_q2"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q2_act_q8",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
-            is_shape: false,
-            gate: ::core::option::Option::Some("config.levers.gguf_native_q2_mmq"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch",
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_rowwise_w_bf16",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "ssm_rowwise_w_bf16_bytes(config)",
-            is_shape: false,
-            gate: ::core::option::Option::Some("config.levers.fp8_rowwise"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's",
-        },
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "hidden_states",
+            "[max_batch_tokens, config.hidden_size]",
+            true,
+            "",
+            "",
+            true,
+            "Hidden states of the current pass, `[M, hidden]` BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "residual",
+            "[max_batch_tokens, config.hidden_size]",
+            true,
+            "",
+            "",
+            true,
+            "The residual stream, `[M, hidden]` BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "norm_output",
+            "[max_batch_tokens, config.hidden_size]",
+            true,
+            "",
+            "",
+            true,
+            "RMSNorm output feeding each projection, `[M, hidden]` BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "qkv_output",
+            "[max_batch_tokens, config.qkv_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "attn_output",
+            "[max_batch_tokens, config.attn_output_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "Attention output before the O projection, `[M, q_heads · head_dim]` BF16; 256 bytes",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "gate_logits",
+            "[max_batch_tokens, config.router_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "gate_logits_f32",
+            "[max_batch_tokens, config.router_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "moe_router_in_f32",
+            "[max_batch_tokens, config.router_input_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "moe_output",
+            "[max_batch_tokens, config.hidden_size]",
+            true,
+            "",
+            "",
+            true,
+            "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "logits",
+            "[logit_rows, config.vocab_size]",
+            true,
+            "",
+            "",
+            true,
+            "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "ssm_qkvz",
+            "[max_batch_tokens, config.ssm_in_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "ssm_ba",
+            "[max_batch_tokens, config.ssm_gate_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "ssm_deinterleaved",
+            "[max_batch_tokens, config.ssm_in_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "ssm_gates",
+            "[max_batch_tokens, config.ssm_gate_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "ssm_conv_out_f32",
+            "[max_batch_tokens, config.ssm_conv_dim()]",
+            true,
+            "",
+            "256",
+            true,
+            "FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u8,
+        >(
+            "scratch",
+            "Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)",
+            false,
+            "",
+            "",
+            true,
+            "The step's metadata regions (`regions::Scratch`): positions, slots, block tables",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "expert_gate_out",
+            "[expert_rows, config.expert_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "expert_up_out",
+            "[expert_rows, config.expert_width()]",
+            true,
+            "",
+            "256",
+            true,
+            "Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "expert_down_out",
+            "[expert_rows, config.hidden_size]",
+            true,
+            "",
+            "",
+            true,
+            "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "splitk_workspace",
+            "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]",
+            true,
+            "",
+            "",
+            true,
+            "FP32 split-K partial sums of the decode-band GEMMs:",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u8,
+        >(
+            "gdn_fla_scratch",
+            "GdnFlaScratch::layout(config, max_batch_tokens)",
+            false,
+            "config.gdn_fla_supported()",
+            "",
+            true,
+            "GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u8,
+        >(
+            "ssd_scratch",
+            "SsdScratch::layout(config, max_batch_tokens)",
+            false,
+            "config.has_mamba()",
+            "",
+            true,
+            "Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "o_latent",
+            "[max_batch_tokens, config.o_latent_width()]",
+            true,
+            "",
+            "256",
+            false,
+            "Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "norm_unit_w",
+            "[max(config.hidden_size, config.mamba_d_inner())]",
+            true,
+            "",
+            "",
+            false,
+            "The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "hc_streams",
+            "[max_batch_tokens, config.hc_mult, config.hidden_size]",
+            true,
+            "",
+            "256",
+            true,
+            "Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "hc_post",
+            "[max_batch_tokens, config.hc_mult]",
+            true,
+            "",
+            "256",
+            true,
+            "Hyper-connection post weights `[M, hc_mult]` FP32, at least 256 bytes.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "hc_comb",
+            "[max_batch_tokens, config.hc_mult, config.hc_mult]",
+            true,
+            "",
+            "256",
+            true,
+            "Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32, at least 256 bytes.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u8,
+        >(
+            "hc_lowrank_scratch",
+            "hc_lowrank_scratch_bytes(config, max_batch_tokens)",
+            false,
+            "",
+            "256",
+            true,
+            "Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u8,
+        >(
+            "qsa_select_scratch",
+            "QsaSelectScratch::layout(config, max_seq_len)",
+            false,
+            "",
+            "256",
+            true,
+            "QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u32,
+        >(
+            "token_ids",
+            "[max_batch_tokens]",
+            true,
+            "",
+            "256",
+            true,
+            "Token ids `[M]` u32 of the current pass, read by the hash-routed MoE layers",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u8,
+        >(
+            "ffn_act_q8",
+            "q8_1_mmq_bytes(m16, ffn_k)",
+            false,
+            "config.has_dense_ffn()",
+            "",
+            true,
+            "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            i8,
+        >(
+            "ffn_act_a",
+            "[m16, ffn_k]",
+            true,
+            "config.has_dense_ffn()",
+            "",
+            true,
+            "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "ffn_act_scale",
+            "[m16, ceil_div(ffn_k, 32)]",
+            true,
+            "config.has_dense_ffn()",
+            "",
+            true,
+            "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "ffn_act_scale_kmajor",
+            "[ceil_div(ffn_k, 128), m16]",
+            true,
+            "config.has_dense_ffn()",
+            "",
+            true,
+            "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "ffn_gate_up_fused",
+            "[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]",
+            true,
+            "config.has_dense_ffn()",
+            "",
+            true,
+            "`[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            F8E4M3,
+        >(
+            "fp8_act",
+            "[m16, widest_k]",
+            true,
+            "",
+            "",
+            true,
+            "FP8 activation scratch for the prefill projections, 1 byte per element,",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u8,
+        >(
+            "moe_fp8_scratch",
+            "MoeFp8Scratch::layout(config, max_batch_tokens)",
+            false,
+            "config.is_moe()",
+            "",
+            true,
+            "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "fp8_act_scale",
+            "[m16, ceil_div(widest_k, 128)]",
+            true,
+            "",
+            "",
+            true,
+            "One f32 scale per 128 elements of `fp8_act`.",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            f32,
+        >(
+            "fp8_act_scale_kmajor",
+            "[ceil_div(widest_k, 128), m16]",
+            true,
+            "",
+            "",
+            true,
+            "`[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "lora_xa",
+            "[max_batch_tokens, config.adapter_max_rank]",
+            true,
+            "config.adapter_max_rank > 0",
+            "",
+            true,
+            "LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "lora_delta",
+            "[max_batch_tokens, config.lora_widest_n()]",
+            true,
+            "config.adapter_max_rank > 0",
+            "",
+            true,
+            "LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "lora_hact",
+            "[max_batch_tokens, max(config.intermediate_size, config.expert_width())]",
+            true,
+            "config.adapter_max_rank > 0",
+            "",
+            true,
+            "LoRA hidden-activation scratch `[M, intermediate_size]` BF16 (the expert width for a",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            i32,
+        >(
+            "lora_seq_slot",
+            "[max_batch_tokens]",
+            true,
+            "config.adapter_max_rank > 0",
+            "",
+            true,
+            "LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "q2_dequant_scratch",
+            "q2_dequant_scratch_bytes(config)",
+            false,
+            "config.levers.gguf_native_q2",
+            "",
+            true,
+            "Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            u8,
+        >(
+            "q2_act_q8",
+            "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
+            false,
+            "config.levers.gguf_native_q2_mmq",
+            "",
+            true,
+            "Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch",
+        ),
+        ::arena_runtime::BufferDecl::new::<
+            bf16,
+        >(
+            "ssm_rowwise_w_bf16",
+            "ssm_rowwise_w_bf16_bytes(config)",
+            false,
+            "config.levers.fp8_rowwise",
+            "",
+            true,
+            "Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's",
+        ),
     ];
     fn byte_sizes(sizes: &BufferSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -1927,193 +1679,189 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
     }
     fn from_addresses(addrs: &[u64], sizes: &BufferSizes) -> Self {
         Self {
-            hidden_states: ::arena_runtime::DevicePtr::from_raw_parts(
+            hidden_states: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[0usize],
-                sizes.hidden_states / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.hidden_states,
             ),
-            residual: ::arena_runtime::DevicePtr::from_raw_parts(
+            residual: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[1usize],
-                sizes.residual / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.residual,
             ),
-            norm_output: ::arena_runtime::DevicePtr::from_raw_parts(
+            norm_output: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[2usize],
-                sizes.norm_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.norm_output,
             ),
-            qkv_output: ::arena_runtime::DevicePtr::from_raw_parts(
+            qkv_output: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[3usize],
-                sizes.qkv_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.qkv_output,
             ),
-            attn_output: ::arena_runtime::DevicePtr::from_raw_parts(
+            attn_output: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[4usize],
-                sizes.attn_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.attn_output,
             ),
-            gate_logits: ::arena_runtime::DevicePtr::from_raw_parts(
+            gate_logits: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[5usize],
-                sizes.gate_logits / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.gate_logits,
             ),
-            gate_logits_f32: ::arena_runtime::DevicePtr::from_raw_parts(
+            gate_logits_f32: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[6usize],
-                sizes.gate_logits_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.gate_logits_f32,
             ),
-            moe_router_in_f32: ::arena_runtime::DevicePtr::from_raw_parts(
+            moe_router_in_f32: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[7usize],
-                sizes.moe_router_in_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.moe_router_in_f32,
             ),
-            moe_output: ::arena_runtime::DevicePtr::from_raw_parts(
+            moe_output: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[8usize],
-                sizes.moe_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.moe_output,
             ),
-            logits: ::arena_runtime::DevicePtr::from_raw_parts(
+            logits: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[9usize],
-                sizes.logits / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.logits,
             ),
-            ssm_qkvz: ::arena_runtime::DevicePtr::from_raw_parts(
+            ssm_qkvz: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[10usize],
-                sizes.ssm_qkvz / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ssm_qkvz,
             ),
-            ssm_ba: ::arena_runtime::DevicePtr::from_raw_parts(
+            ssm_ba: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[11usize],
-                sizes.ssm_ba / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ssm_ba,
             ),
-            ssm_deinterleaved: ::arena_runtime::DevicePtr::from_raw_parts(
+            ssm_deinterleaved: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[12usize],
-                sizes.ssm_deinterleaved / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ssm_deinterleaved,
             ),
-            ssm_gates: ::arena_runtime::DevicePtr::from_raw_parts(
+            ssm_gates: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[13usize],
-                sizes.ssm_gates / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ssm_gates,
             ),
-            ssm_conv_out_f32: ::arena_runtime::DevicePtr::from_raw_parts(
+            ssm_conv_out_f32: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[14usize],
-                sizes.ssm_conv_out_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ssm_conv_out_f32,
             ),
-            scratch: ::arena_runtime::DevicePtr::from_raw_parts(
+            scratch: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[15usize],
-                sizes.scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.scratch,
             ),
-            expert_gate_out: ::arena_runtime::DevicePtr::from_raw_parts(
+            expert_gate_out: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[16usize],
-                sizes.expert_gate_out / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.expert_gate_out,
             ),
-            expert_up_out: ::arena_runtime::DevicePtr::from_raw_parts(
+            expert_up_out: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[17usize],
-                sizes.expert_up_out / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.expert_up_out,
             ),
-            expert_down_out: ::arena_runtime::DevicePtr::from_raw_parts(
+            expert_down_out: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[18usize],
-                sizes.expert_down_out / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.expert_down_out,
             ),
-            splitk_workspace: ::arena_runtime::DevicePtr::from_raw_parts(
+            splitk_workspace: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[19usize],
-                sizes.splitk_workspace / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.splitk_workspace,
             ),
-            gdn_fla_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
+            gdn_fla_scratch: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[20usize],
-                sizes.gdn_fla_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.gdn_fla_scratch,
             ),
-            ssd_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
+            ssd_scratch: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[21usize],
-                sizes.ssd_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ssd_scratch,
             ),
-            o_latent: ::arena_runtime::DevicePtr::from_raw_parts(
+            o_latent: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[22usize],
-                sizes.o_latent / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.o_latent,
             ),
-            norm_unit_w: ::arena_runtime::DevicePtr::from_raw_parts(
+            norm_unit_w: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[23usize],
-                sizes.norm_unit_w / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.norm_unit_w,
             ),
-            hc_streams: ::arena_runtime::DevicePtr::from_raw_parts(
+            hc_streams: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[24usize],
-                sizes.hc_streams / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.hc_streams,
             ),
-            hc_post: ::arena_runtime::DevicePtr::from_raw_parts(
+            hc_post: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[25usize],
-                sizes.hc_post / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.hc_post,
             ),
-            hc_comb: ::arena_runtime::DevicePtr::from_raw_parts(
+            hc_comb: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[26usize],
-                sizes.hc_comb / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.hc_comb,
             ),
-            hc_lowrank_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
+            hc_lowrank_scratch: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[27usize],
-                sizes.hc_lowrank_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.hc_lowrank_scratch,
             ),
-            qsa_select_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
+            qsa_select_scratch: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[28usize],
-                sizes.qsa_select_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.qsa_select_scratch,
             ),
-            token_ids: ::arena_runtime::DevicePtr::from_raw_parts(
+            token_ids: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[29usize],
-                sizes.token_ids / <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.token_ids,
             ),
-            ffn_act_q8: ::arena_runtime::DevicePtr::from_raw_parts(
+            ffn_act_q8: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[30usize],
-                sizes.ffn_act_q8 / <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ffn_act_q8,
             ),
-            ffn_act_a: ::arena_runtime::DevicePtr::from_raw_parts(
+            ffn_act_a: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[31usize],
-                sizes.ffn_act_a / <i8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ffn_act_a,
             ),
-            ffn_act_scale: ::arena_runtime::DevicePtr::from_raw_parts(
+            ffn_act_scale: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[32usize],
-                sizes.ffn_act_scale / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ffn_act_scale,
             ),
-            ffn_act_scale_kmajor: ::arena_runtime::DevicePtr::from_raw_parts(
+            ffn_act_scale_kmajor: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[33usize],
-                sizes.ffn_act_scale_kmajor
-                    / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ffn_act_scale_kmajor,
             ),
-            ffn_gate_up_fused: ::arena_runtime::DevicePtr::from_raw_parts(
+            ffn_gate_up_fused: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[34usize],
-                sizes.ffn_gate_up_fused / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ffn_gate_up_fused,
             ),
-            fp8_act: ::arena_runtime::DevicePtr::from_raw_parts(
+            fp8_act: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[35usize],
-                sizes.fp8_act / <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.fp8_act,
             ),
-            moe_fp8_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
+            moe_fp8_scratch: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[36usize],
-                sizes.moe_fp8_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.moe_fp8_scratch,
             ),
-            fp8_act_scale: ::arena_runtime::DevicePtr::from_raw_parts(
+            fp8_act_scale: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[37usize],
-                sizes.fp8_act_scale / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.fp8_act_scale,
             ),
-            fp8_act_scale_kmajor: ::arena_runtime::DevicePtr::from_raw_parts(
+            fp8_act_scale_kmajor: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[38usize],
-                sizes.fp8_act_scale_kmajor
-                    / <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.fp8_act_scale_kmajor,
             ),
-            lora_xa: ::arena_runtime::DevicePtr::from_raw_parts(
+            lora_xa: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[39usize],
-                sizes.lora_xa / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.lora_xa,
             ),
-            lora_delta: ::arena_runtime::DevicePtr::from_raw_parts(
+            lora_delta: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[40usize],
-                sizes.lora_delta / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.lora_delta,
             ),
-            lora_hact: ::arena_runtime::DevicePtr::from_raw_parts(
+            lora_hact: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[41usize],
-                sizes.lora_hact / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.lora_hact,
             ),
-            lora_seq_slot: ::arena_runtime::DevicePtr::from_raw_parts(
+            lora_seq_slot: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[42usize],
-                sizes.lora_seq_slot / <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.lora_seq_slot,
             ),
-            q2_dequant_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
+            q2_dequant_scratch: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[43usize],
-                sizes.q2_dequant_scratch
-                    / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.q2_dequant_scratch,
             ),
-            q2_act_q8: ::arena_runtime::DevicePtr::from_raw_parts(
+            q2_act_q8: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[44usize],
-                sizes.q2_act_q8 / <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.q2_act_q8,
             ),
-            ssm_rowwise_w_bf16: ::arena_runtime::DevicePtr::from_raw_parts(
+            ssm_rowwise_w_bf16: ::arena_runtime::DevicePtr::from_byte_len(
                 addrs[45usize],
-                sizes.ssm_rowwise_w_bf16
-                    / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                sizes.ssm_rowwise_w_bf16,
             ),
         }
     }
