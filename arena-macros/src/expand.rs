@@ -193,12 +193,19 @@ fn expand(cont: &Container) -> TokenStream {
         let tracked = b.tracked;
         let doc = b.docs.first().cloned().unwrap_or_default();
         quote_spanned! {elem.span()=>
-            ::arena_runtime::BufferDecl::new::<#elem>(#name, #formula, #is_shape, #gate, #min_bytes, #tracked, #doc)
+            ::arena_runtime::BufferDecl::new(
+                #name,
+                <#elem as ::arena_runtime::dtype::Element>::NAME,
+                <#elem as ::arena_runtime::dtype::Element>::SIZE,
+                #formula, #is_shape, #gate, #min_bytes, #tracked, #doc,
+            )
         }
     });
     let pointers = cont.buffers.iter().enumerate().map(|(i, b)| {
         let ident = &b.ident;
-        quote!(#ident: ::arena_runtime::DevicePtr::from_byte_len(addrs[#i], sizes.#ident))
+        let elem = b.elem.as_ref().expect("checked");
+        let size = quote_spanned!(elem.span()=> <#elem as ::arena_runtime::dtype::Element>::SIZE);
+        quote!(#ident: ::arena_runtime::DevicePtr::from_raw_parts(addrs[#i], sizes.#ident / #size))
     });
 
     quote! {

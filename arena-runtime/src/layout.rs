@@ -1,6 +1,5 @@
 //! What the derive declares about an arena: one `BufferDecl` per buffer, in field order.
 
-use crate::dtype::Element;
 
 /// A buffer as declared: everything but its size, which depends on the inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,11 +25,13 @@ pub struct BufferDecl {
 }
 
 impl BufferDecl {
-    /// The declaration of a buffer of `T`; an empty `gate` or `min_bytes` means none. The
-    /// derive emits one call per buffer, which keeps its expansion short.
+    /// A declaration; an empty `gate` or `min_bytes` means none. The derive emits one call
+    /// per buffer, which keeps its expansion short.
     #[allow(clippy::too_many_arguments)]
-    pub const fn new<T: Element>(
+    pub const fn new(
         name: &'static str,
+        dtype: &'static str,
+        elem_size: usize,
         formula: &'static str,
         is_shape: bool,
         gate: &'static str,
@@ -47,8 +48,8 @@ impl BufferDecl {
         }
         Self {
             name,
-            dtype: T::NAME,
-            elem_size: T::SIZE,
+            dtype,
+            elem_size,
             formula,
             is_shape,
             gate: some(gate),
@@ -61,11 +62,6 @@ impl BufferDecl {
     /// A gated buffer may be 0 bytes and NULL.
     pub const fn gated(&self) -> bool {
         self.gate.is_some()
-    }
-
-    /// Element size of `T`, for generated declarations.
-    pub const fn elem_size_of<T: Element>() -> usize {
-        T::SIZE
     }
 }
 

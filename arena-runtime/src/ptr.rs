@@ -142,6 +142,10 @@ mod tests {
         assert_eq!(q.len(), 8);
         assert_eq!(q.byte_len(), 16);
         assert_eq!(q.cast::<u8>().len(), 16);
+        assert_eq!(
+            DevicePtr::<f32>::from_byte_len(0x1000, 10),
+            DevicePtr::from_raw_parts(0x1000, 2)
+        );
     }
 
     #[test]

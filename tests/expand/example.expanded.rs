@@ -159,10 +159,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
     type Sizes = BufferSizes;
     const NAME: &'static str = "BufferArena";
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "hidden_states",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.hidden_size]",
             true,
             "",
@@ -170,10 +170,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Hidden states of the current pass.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "gate_logits_f32",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.num_experts]",
             true,
             "",
@@ -181,10 +181,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "FP32 router logits; 256 bytes for a model without experts.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "lora_xa",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.adapter_max_rank]",
             true,
             "config.adapter_max_rank > 0",
@@ -192,10 +192,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "LoRA shrink output; 0 when the model serves no adapters.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "side_scratch",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
             "scratch_bytes(config, max_seq_len)",
             false,
             "",
@@ -211,21 +211,21 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
     }
     fn from_addresses(addrs: &[u64], sizes: &BufferSizes) -> Self {
         Self {
-            hidden_states: ::arena_runtime::DevicePtr::from_byte_len(
+            hidden_states: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[0usize],
-                sizes.hidden_states,
+                sizes.hidden_states / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            gate_logits_f32: ::arena_runtime::DevicePtr::from_byte_len(
+            gate_logits_f32: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[1usize],
-                sizes.gate_logits_f32,
+                sizes.gate_logits_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            lora_xa: ::arena_runtime::DevicePtr::from_byte_len(
+            lora_xa: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[2usize],
-                sizes.lora_xa,
+                sizes.lora_xa / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            side_scratch: ::arena_runtime::DevicePtr::from_byte_len(
+            side_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[3usize],
-                sizes.side_scratch,
+                sizes.side_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
         }
     }

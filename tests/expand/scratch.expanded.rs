@@ -260,10 +260,10 @@ impl ::arena_runtime::ArenaLayout for BlockArena {
     type Sizes = BlockSizes;
     const NAME: &'static str = "BlockArena";
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl::new::<
-            F8E4M3,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "act_fp8",
+            <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
+            <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
             "[m16, width]",
             true,
             "",
@@ -271,10 +271,10 @@ impl ::arena_runtime::ArenaLayout for BlockArena {
             true,
             "FP8 activations, `[ceil16(M), widest K]`.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "act_scale",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[m16, ceil_div(width, 128)]",
             true,
             "",
@@ -282,10 +282,10 @@ impl ::arena_runtime::ArenaLayout for BlockArena {
             true,
             "One f32 scale per 128 activations.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "attn_scratch",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
             "AttnScratch::layout(shapes, max_batch_tokens)",
             false,
             "shapes.heads > 0",
@@ -293,10 +293,10 @@ impl ::arena_runtime::ArenaLayout for BlockArena {
             true,
             "Attention scratch, carved by `AttnScratch::carve`.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "token_ids",
+            <u32 as ::arena_runtime::dtype::Element>::NAME,
+            <u32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens]",
             true,
             "",
@@ -310,21 +310,21 @@ impl ::arena_runtime::ArenaLayout for BlockArena {
     }
     fn from_addresses(addrs: &[u64], sizes: &BlockSizes) -> Self {
         Self {
-            act_fp8: ::arena_runtime::DevicePtr::from_byte_len(
+            act_fp8: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[0usize],
-                sizes.act_fp8,
+                sizes.act_fp8 / <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            act_scale: ::arena_runtime::DevicePtr::from_byte_len(
+            act_scale: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[1usize],
-                sizes.act_scale,
+                sizes.act_scale / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            attn_scratch: ::arena_runtime::DevicePtr::from_byte_len(
+            attn_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[2usize],
-                sizes.attn_scratch,
+                sizes.attn_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            token_ids: ::arena_runtime::DevicePtr::from_byte_len(
+            token_ids: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[3usize],
-                sizes.token_ids,
+                sizes.token_ids / <u32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
         }
     }

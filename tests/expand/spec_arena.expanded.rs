@@ -1153,10 +1153,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
     type Sizes = BufferSizes;
     const NAME: &'static str = "BufferArena";
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "hidden_states",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.hidden_size]",
             true,
             "",
@@ -1164,10 +1164,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Hidden states of the current pass, `[M, hidden]` BF16.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "residual",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.hidden_size]",
             true,
             "",
@@ -1175,10 +1175,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "The residual stream, `[M, hidden]` BF16.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "norm_output",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.hidden_size]",
             true,
             "",
@@ -1186,10 +1186,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "RMSNorm output feeding each projection, `[M, hidden]` BF16.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "qkv_output",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.qkv_width()]",
             true,
             "",
@@ -1197,10 +1197,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "attn_output",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.attn_output_width()]",
             true,
             "",
@@ -1208,10 +1208,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Attention output before the O projection, `[M, q_heads · head_dim]` BF16; 256 bytes",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "gate_logits",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.router_width()]",
             true,
             "",
@@ -1219,10 +1219,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "gate_logits_f32",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.router_width()]",
             true,
             "",
@@ -1230,10 +1230,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "moe_router_in_f32",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.router_input_width()]",
             true,
             "",
@@ -1241,10 +1241,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "moe_output",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.hidden_size]",
             true,
             "",
@@ -1252,10 +1252,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "logits",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[logit_rows, config.vocab_size]",
             true,
             "",
@@ -1263,10 +1263,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ssm_qkvz",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.ssm_in_width()]",
             true,
             "",
@@ -1274,10 +1274,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ssm_ba",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.ssm_gate_width()]",
             true,
             "",
@@ -1285,10 +1285,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ssm_deinterleaved",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.ssm_in_width()]",
             true,
             "",
@@ -1296,10 +1296,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ssm_gates",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.ssm_gate_width()]",
             true,
             "",
@@ -1307,10 +1307,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ssm_conv_out_f32",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.ssm_conv_dim()]",
             true,
             "",
@@ -1318,10 +1318,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "scratch",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
             "Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)",
             false,
             "",
@@ -1329,10 +1329,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "The step's metadata regions (`regions::Scratch`): positions, slots, block tables",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "expert_gate_out",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[expert_rows, config.expert_width()]",
             true,
             "",
@@ -1340,10 +1340,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "expert_up_out",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[expert_rows, config.expert_width()]",
             true,
             "",
@@ -1351,10 +1351,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "expert_down_out",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[expert_rows, config.hidden_size]",
             true,
             "",
@@ -1362,10 +1362,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "splitk_workspace",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]",
             true,
             "",
@@ -1373,10 +1373,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "FP32 split-K partial sums of the decode-band GEMMs:",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "gdn_fla_scratch",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
             "GdnFlaScratch::layout(config, max_batch_tokens)",
             false,
             "config.gdn_fla_supported()",
@@ -1384,10 +1384,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ssd_scratch",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
             "SsdScratch::layout(config, max_batch_tokens)",
             false,
             "config.has_mamba()",
@@ -1395,10 +1395,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "o_latent",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.o_latent_width()]",
             true,
             "",
@@ -1406,10 +1406,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             false,
             "Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "norm_unit_w",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max(config.hidden_size, config.mamba_d_inner())]",
             true,
             "",
@@ -1417,10 +1417,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             false,
             "The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "hc_streams",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.hc_mult, config.hidden_size]",
             true,
             "",
@@ -1428,10 +1428,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "hc_post",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.hc_mult]",
             true,
             "",
@@ -1439,10 +1439,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Hyper-connection post weights `[M, hc_mult]` FP32, at least 256 bytes.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "hc_comb",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.hc_mult, config.hc_mult]",
             true,
             "",
@@ -1450,10 +1450,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32, at least 256 bytes.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "hc_lowrank_scratch",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
             "hc_lowrank_scratch_bytes(config, max_batch_tokens)",
             false,
             "",
@@ -1461,10 +1461,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "qsa_select_scratch",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
             "QsaSelectScratch::layout(config, max_seq_len)",
             false,
             "",
@@ -1472,10 +1472,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "token_ids",
+            <u32 as ::arena_runtime::dtype::Element>::NAME,
+            <u32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens]",
             true,
             "",
@@ -1483,10 +1483,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Token ids `[M]` u32 of the current pass, read by the hash-routed MoE layers",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ffn_act_q8",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
             "q8_1_mmq_bytes(m16, ffn_k)",
             false,
             "config.has_dense_ffn()",
@@ -1494,10 +1494,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            i8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ffn_act_a",
+            <i8 as ::arena_runtime::dtype::Element>::NAME,
+            <i8 as ::arena_runtime::dtype::Element>::SIZE,
             "[m16, ffn_k]",
             true,
             "config.has_dense_ffn()",
@@ -1505,10 +1505,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ffn_act_scale",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[m16, ceil_div(ffn_k, 32)]",
             true,
             "config.has_dense_ffn()",
@@ -1516,10 +1516,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ffn_act_scale_kmajor",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[ceil_div(ffn_k, 128), m16]",
             true,
             "config.has_dense_ffn()",
@@ -1527,10 +1527,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ffn_gate_up_fused",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]",
             true,
             "config.has_dense_ffn()",
@@ -1538,10 +1538,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "`[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            F8E4M3,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "fp8_act",
+            <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
+            <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
             "[m16, widest_k]",
             true,
             "",
@@ -1549,10 +1549,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "FP8 activation scratch for the prefill projections, 1 byte per element,",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "moe_fp8_scratch",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
             "MoeFp8Scratch::layout(config, max_batch_tokens)",
             false,
             "config.is_moe()",
@@ -1560,10 +1560,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "fp8_act_scale",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[m16, ceil_div(widest_k, 128)]",
             true,
             "",
@@ -1571,10 +1571,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "One f32 scale per 128 elements of `fp8_act`.",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            f32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "fp8_act_scale_kmajor",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
             "[ceil_div(widest_k, 128), m16]",
             true,
             "",
@@ -1582,10 +1582,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "`[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "lora_xa",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.adapter_max_rank]",
             true,
             "config.adapter_max_rank > 0",
@@ -1593,10 +1593,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "lora_delta",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, config.lora_widest_n()]",
             true,
             "config.adapter_max_rank > 0",
@@ -1604,10 +1604,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "lora_hact",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens, max(config.intermediate_size, config.expert_width())]",
             true,
             "config.adapter_max_rank > 0",
@@ -1615,10 +1615,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "LoRA hidden-activation scratch `[M, intermediate_size]` BF16 (the expert width for a",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            i32,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "lora_seq_slot",
+            <i32 as ::arena_runtime::dtype::Element>::NAME,
+            <i32 as ::arena_runtime::dtype::Element>::SIZE,
             "[max_batch_tokens]",
             true,
             "config.adapter_max_rank > 0",
@@ -1626,10 +1626,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "q2_dequant_scratch",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "q2_dequant_scratch_bytes(config)",
             false,
             "config.levers.gguf_native_q2",
@@ -1637,10 +1637,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            u8,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "q2_act_q8",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
             "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
             false,
             "config.levers.gguf_native_q2_mmq",
@@ -1648,10 +1648,10 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             true,
             "Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch",
         ),
-        ::arena_runtime::BufferDecl::new::<
-            bf16,
-        >(
+        ::arena_runtime::BufferDecl::new(
             "ssm_rowwise_w_bf16",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             "ssm_rowwise_w_bf16_bytes(config)",
             false,
             "config.levers.fp8_rowwise",
@@ -1679,189 +1679,193 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
     }
     fn from_addresses(addrs: &[u64], sizes: &BufferSizes) -> Self {
         Self {
-            hidden_states: ::arena_runtime::DevicePtr::from_byte_len(
+            hidden_states: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[0usize],
-                sizes.hidden_states,
+                sizes.hidden_states / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            residual: ::arena_runtime::DevicePtr::from_byte_len(
+            residual: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[1usize],
-                sizes.residual,
+                sizes.residual / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            norm_output: ::arena_runtime::DevicePtr::from_byte_len(
+            norm_output: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[2usize],
-                sizes.norm_output,
+                sizes.norm_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            qkv_output: ::arena_runtime::DevicePtr::from_byte_len(
+            qkv_output: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[3usize],
-                sizes.qkv_output,
+                sizes.qkv_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            attn_output: ::arena_runtime::DevicePtr::from_byte_len(
+            attn_output: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[4usize],
-                sizes.attn_output,
+                sizes.attn_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            gate_logits: ::arena_runtime::DevicePtr::from_byte_len(
+            gate_logits: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[5usize],
-                sizes.gate_logits,
+                sizes.gate_logits / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            gate_logits_f32: ::arena_runtime::DevicePtr::from_byte_len(
+            gate_logits_f32: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[6usize],
-                sizes.gate_logits_f32,
+                sizes.gate_logits_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            moe_router_in_f32: ::arena_runtime::DevicePtr::from_byte_len(
+            moe_router_in_f32: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[7usize],
-                sizes.moe_router_in_f32,
+                sizes.moe_router_in_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            moe_output: ::arena_runtime::DevicePtr::from_byte_len(
+            moe_output: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[8usize],
-                sizes.moe_output,
+                sizes.moe_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            logits: ::arena_runtime::DevicePtr::from_byte_len(
+            logits: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[9usize],
-                sizes.logits,
+                sizes.logits / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ssm_qkvz: ::arena_runtime::DevicePtr::from_byte_len(
+            ssm_qkvz: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[10usize],
-                sizes.ssm_qkvz,
+                sizes.ssm_qkvz / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ssm_ba: ::arena_runtime::DevicePtr::from_byte_len(
+            ssm_ba: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[11usize],
-                sizes.ssm_ba,
+                sizes.ssm_ba / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ssm_deinterleaved: ::arena_runtime::DevicePtr::from_byte_len(
+            ssm_deinterleaved: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[12usize],
-                sizes.ssm_deinterleaved,
+                sizes.ssm_deinterleaved / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ssm_gates: ::arena_runtime::DevicePtr::from_byte_len(
+            ssm_gates: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[13usize],
-                sizes.ssm_gates,
+                sizes.ssm_gates / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ssm_conv_out_f32: ::arena_runtime::DevicePtr::from_byte_len(
+            ssm_conv_out_f32: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[14usize],
-                sizes.ssm_conv_out_f32,
+                sizes.ssm_conv_out_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            scratch: ::arena_runtime::DevicePtr::from_byte_len(
+            scratch: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[15usize],
-                sizes.scratch,
+                sizes.scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            expert_gate_out: ::arena_runtime::DevicePtr::from_byte_len(
+            expert_gate_out: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[16usize],
-                sizes.expert_gate_out,
+                sizes.expert_gate_out / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            expert_up_out: ::arena_runtime::DevicePtr::from_byte_len(
+            expert_up_out: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[17usize],
-                sizes.expert_up_out,
+                sizes.expert_up_out / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            expert_down_out: ::arena_runtime::DevicePtr::from_byte_len(
+            expert_down_out: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[18usize],
-                sizes.expert_down_out,
+                sizes.expert_down_out / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            splitk_workspace: ::arena_runtime::DevicePtr::from_byte_len(
+            splitk_workspace: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[19usize],
-                sizes.splitk_workspace,
+                sizes.splitk_workspace / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            gdn_fla_scratch: ::arena_runtime::DevicePtr::from_byte_len(
+            gdn_fla_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[20usize],
-                sizes.gdn_fla_scratch,
+                sizes.gdn_fla_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ssd_scratch: ::arena_runtime::DevicePtr::from_byte_len(
+            ssd_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[21usize],
-                sizes.ssd_scratch,
+                sizes.ssd_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            o_latent: ::arena_runtime::DevicePtr::from_byte_len(
+            o_latent: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[22usize],
-                sizes.o_latent,
+                sizes.o_latent / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            norm_unit_w: ::arena_runtime::DevicePtr::from_byte_len(
+            norm_unit_w: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[23usize],
-                sizes.norm_unit_w,
+                sizes.norm_unit_w / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            hc_streams: ::arena_runtime::DevicePtr::from_byte_len(
+            hc_streams: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[24usize],
-                sizes.hc_streams,
+                sizes.hc_streams / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            hc_post: ::arena_runtime::DevicePtr::from_byte_len(
+            hc_post: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[25usize],
-                sizes.hc_post,
+                sizes.hc_post / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            hc_comb: ::arena_runtime::DevicePtr::from_byte_len(
+            hc_comb: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[26usize],
-                sizes.hc_comb,
+                sizes.hc_comb / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            hc_lowrank_scratch: ::arena_runtime::DevicePtr::from_byte_len(
+            hc_lowrank_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[27usize],
-                sizes.hc_lowrank_scratch,
+                sizes.hc_lowrank_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            qsa_select_scratch: ::arena_runtime::DevicePtr::from_byte_len(
+            qsa_select_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[28usize],
-                sizes.qsa_select_scratch,
+                sizes.qsa_select_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            token_ids: ::arena_runtime::DevicePtr::from_byte_len(
+            token_ids: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[29usize],
-                sizes.token_ids,
+                sizes.token_ids / <u32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ffn_act_q8: ::arena_runtime::DevicePtr::from_byte_len(
+            ffn_act_q8: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[30usize],
-                sizes.ffn_act_q8,
+                sizes.ffn_act_q8 / <u8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ffn_act_a: ::arena_runtime::DevicePtr::from_byte_len(
+            ffn_act_a: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[31usize],
-                sizes.ffn_act_a,
+                sizes.ffn_act_a / <i8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ffn_act_scale: ::arena_runtime::DevicePtr::from_byte_len(
+            ffn_act_scale: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[32usize],
-                sizes.ffn_act_scale,
+                sizes.ffn_act_scale / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ffn_act_scale_kmajor: ::arena_runtime::DevicePtr::from_byte_len(
+            ffn_act_scale_kmajor: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[33usize],
-                sizes.ffn_act_scale_kmajor,
+                sizes.ffn_act_scale_kmajor
+                    / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ffn_gate_up_fused: ::arena_runtime::DevicePtr::from_byte_len(
+            ffn_gate_up_fused: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[34usize],
-                sizes.ffn_gate_up_fused,
+                sizes.ffn_gate_up_fused / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            fp8_act: ::arena_runtime::DevicePtr::from_byte_len(
+            fp8_act: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[35usize],
-                sizes.fp8_act,
+                sizes.fp8_act / <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            moe_fp8_scratch: ::arena_runtime::DevicePtr::from_byte_len(
+            moe_fp8_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[36usize],
-                sizes.moe_fp8_scratch,
+                sizes.moe_fp8_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            fp8_act_scale: ::arena_runtime::DevicePtr::from_byte_len(
+            fp8_act_scale: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[37usize],
-                sizes.fp8_act_scale,
+                sizes.fp8_act_scale / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            fp8_act_scale_kmajor: ::arena_runtime::DevicePtr::from_byte_len(
+            fp8_act_scale_kmajor: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[38usize],
-                sizes.fp8_act_scale_kmajor,
+                sizes.fp8_act_scale_kmajor
+                    / <f32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            lora_xa: ::arena_runtime::DevicePtr::from_byte_len(
+            lora_xa: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[39usize],
-                sizes.lora_xa,
+                sizes.lora_xa / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            lora_delta: ::arena_runtime::DevicePtr::from_byte_len(
+            lora_delta: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[40usize],
-                sizes.lora_delta,
+                sizes.lora_delta / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            lora_hact: ::arena_runtime::DevicePtr::from_byte_len(
+            lora_hact: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[41usize],
-                sizes.lora_hact,
+                sizes.lora_hact / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            lora_seq_slot: ::arena_runtime::DevicePtr::from_byte_len(
+            lora_seq_slot: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[42usize],
-                sizes.lora_seq_slot,
+                sizes.lora_seq_slot / <i32 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            q2_dequant_scratch: ::arena_runtime::DevicePtr::from_byte_len(
+            q2_dequant_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[43usize],
-                sizes.q2_dequant_scratch,
+                sizes.q2_dequant_scratch
+                    / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            q2_act_q8: ::arena_runtime::DevicePtr::from_byte_len(
+            q2_act_q8: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[44usize],
-                sizes.q2_act_q8,
+                sizes.q2_act_q8 / <u8 as ::arena_runtime::dtype::Element>::SIZE,
             ),
-            ssm_rowwise_w_bf16: ::arena_runtime::DevicePtr::from_byte_len(
+            ssm_rowwise_w_bf16: ::arena_runtime::DevicePtr::from_raw_parts(
                 addrs[45usize],
-                sizes.ssm_rowwise_w_bf16,
+                sizes.ssm_rowwise_w_bf16
+                    / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
             ),
         }
     }
