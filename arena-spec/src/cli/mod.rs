@@ -13,7 +13,7 @@ pub use common::CliError;
 
 /// Size, allocate and budget the engine's buffer arena for a model.
 #[derive(Debug, Parser)]
-#[command(name = "arena", version, about, long_about = None)]
+#[command(name = "arena", version)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
