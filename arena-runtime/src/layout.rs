@@ -1,6 +1,5 @@
 //! What the derive declares about an arena: one `BufferDecl` per buffer, in field order.
 
-
 /// A buffer as declared: everything but its size, which depends on the inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferDecl {

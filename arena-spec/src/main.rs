@@ -6,6 +6,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,
         Err(e) if !e.use_stderr() => {
@@ -36,4 +37,14 @@ fn one_line(message: &str) -> String {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `arena plan … | head` should end quietly, as Unix tools do, not panic on a closed pipe: Rust
+/// ignores SIGPIPE by default, so put the default action back.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
