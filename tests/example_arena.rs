@@ -295,7 +295,10 @@ fn failure_at_every_allocation_leaves_nothing_allocated() {
     let device = CountingDevice::new(HostDevice::new());
     device.fail_at(1);
     let err = BufferArena::allocate(device.clone(), &sizes).unwrap_err();
-    assert!(err.to_string().contains("slab of BufferArena"), "{err}");
+    assert!(
+        err.to_string().contains("the 4-buffer slab of BufferArena"),
+        "{err}"
+    );
     assert_eq!(device.live_allocations(), 0);
 }
 

@@ -113,7 +113,7 @@ impl<L: ArenaLayout, D: Device> Arena<L, D> {
                     let base = device
                         .alloc(plan.total)
                         .map_err(|source| ArenaError::Alloc {
-                            what: format!("the slab of {} ({} buffers)", L::NAME, bytes.len()),
+                            what: format!("the {}-buffer slab of {}", bytes.len(), L::NAME),
                             bytes: plan.total,
                             device: device.name(),
                             source,

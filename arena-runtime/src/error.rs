@@ -54,7 +54,7 @@ impl SizeError {
 /// A device refused an operation.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DeviceError {
-    #[error("out of memory ({bytes} bytes asked)")]
+    #[error("out of memory")]
     OutOfMemory { bytes: usize },
     #[error("invalid allocation size {bytes}")]
     InvalidSize { bytes: usize },

@@ -380,7 +380,11 @@ fn a_failure_at_any_allocation_names_the_buffer_and_leaks_nothing() {
         let device = CountingDevice::new(HostDevice::new());
         device.fail_at(1);
         let err = BufferArena::allocate(device.clone(), &s).unwrap_err();
-        assert!(err.to_string().contains("the slab of BufferArena"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("the 46-buffer slab of BufferArena"),
+            "{err}"
+        );
         assert_eq!(device.live_allocations(), 0);
         // A guard write failing after the slab was allocated frees the slab too.
         let err = BufferArena::allocate_with(
