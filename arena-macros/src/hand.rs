@@ -53,8 +53,15 @@ fn prune_use(tree: &mut syn::UseTree) -> bool {
 
 /// Removes `Arena`/`Regions` from a derive list; the attribute goes when nothing is left.
 fn strip_derive(attrs: &mut Vec<syn::Attribute>) {
-    attrs.retain(|a| !HELPER_ATTRS.iter().any(|h| a.path().is_ident(h)));
-    for a in attrs.iter_mut().filter(|a| a.path().is_ident("derive")) {
+    let old = std::mem::take(attrs);
+    for a in old {
+        if HELPER_ATTRS.iter().any(|h| a.path().is_ident(h)) {
+            continue;
+        }
+        if !a.path().is_ident("derive") {
+            attrs.push(a);
+            continue;
+        }
         let paths: syn::punctuated::Punctuated<syn::Path, syn::Token![,]> = a
             .parse_args_with(syn::punctuated::Punctuated::parse_terminated)
             .expect("derive list");
@@ -62,12 +69,10 @@ fn strip_derive(attrs: &mut Vec<syn::Attribute>) {
             .iter()
             .filter(|p| !DERIVES.iter().any(|d| p.is_ident(d)))
             .collect();
-        *a = syn::parse_quote!(#[derive(#(#kept),*)]);
+        if !kept.is_empty() {
+            attrs.push(syn::parse_quote!(#[derive(#(#kept),*)]));
+        }
     }
-    attrs.retain(|a| {
-        !(a.path().is_ident("derive")
-            && a.to_token_stream().to_string().replace(' ', "") == "#[derive()]")
-    });
 }
 
 pub fn hand_expanded(src: &str) -> String {

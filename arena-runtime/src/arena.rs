@@ -138,20 +138,18 @@ impl<L: ArenaLayout, D: Device> Arena<L, D> {
                         buffer: L::BUFFERS[i].name,
                     });
                     let result = total.map_err(ArenaError::from).and_then(|total| {
-                        device.alloc(total).map_err(|source| ArenaError::Alloc {
+                        let addr = device.alloc(total).map_err(|source| ArenaError::Alloc {
                             what: format!("buffer `{}`", L::BUFFERS[i].name),
                             bytes: total,
                             device: device.name(),
                             source,
-                        })
+                        })?;
+                        Ok(Allocation { addr, bytes: total })
                     });
                     match result {
-                        Ok(addr) => {
-                            allocations.push(Allocation {
-                                addr,
-                                bytes: b + guard,
-                            });
-                            addrs[i] = addr;
+                        Ok(a) => {
+                            allocations.push(a);
+                            addrs[i] = a.addr;
                         }
                         Err(e) => {
                             free_all(&device, &mut allocations);
@@ -256,29 +254,29 @@ impl<L: ArenaLayout, D: Device> Arena<L, D> {
     /// Frees every allocation exactly once. Every allocation is attempted even if one fails;
     /// the first failure is returned.
     pub fn release(mut self) -> Result<(), ArenaError> {
-        let device = &self.device;
-        let mut first_error = None;
-        for a in self.allocations.drain(..) {
-            // SAFETY: each allocation came from `device.alloc` and is drained, so freed once.
-            if let Err(source) = unsafe { device.free(a.addr, a.bytes) } {
-                first_error.get_or_insert(ArenaError::Free {
-                    what: format!("an allocation of {}", L::NAME),
-                    bytes: a.bytes,
-                    device: device.name(),
-                    source,
-                });
-            }
+        match free_all(&self.device, &mut self.allocations) {
+            None => Ok(()),
+            Some((a, source)) => Err(ArenaError::Free {
+                what: format!("an allocation of {}", L::NAME),
+                bytes: a.bytes,
+                device: self.device.name(),
+                source,
+            }),
         }
-        first_error.map_or(Ok(()), Err)
     }
 }
 
-fn free_all<D: Device>(device: &D, allocations: &mut Vec<Allocation>) -> Option<DeviceError> {
+/// Frees every allocation, draining the list so none can be freed twice. Every one is
+/// attempted even if one fails; the first failure is returned with its allocation.
+fn free_all<D: Device>(
+    device: &D,
+    allocations: &mut Vec<Allocation>,
+) -> Option<(Allocation, DeviceError)> {
     let mut first = None;
     for a in allocations.drain(..) {
         // SAFETY: each allocation came from `device.alloc` and is drained, so freed once.
         if let Err(e) = unsafe { device.free(a.addr, a.bytes) } {
-            first.get_or_insert(e);
+            first.get_or_insert((a, e));
         }
     }
     first

@@ -85,17 +85,17 @@ impl Family {
         }
     }
 
-    fn from_model_type(s: &str) -> Option<Family> {
+    pub(crate) fn from_model_type(s: &str) -> Option<Family> {
         Family::ALL.into_iter().find(|f| f.model_type() == s)
     }
 
     /// Families whose text model sits under `text_config`.
-    fn nests_text_config(self) -> bool {
+    pub(crate) fn nests_text_config(self) -> bool {
         matches!(self, Family::Qwen35 | Family::Qwen35Moe)
     }
 
     /// Families whose hybrid layout follows `full_attention_interval` / `layer_types`.
-    fn is_gdn_hybrid(self) -> bool {
+    pub(crate) fn is_gdn_hybrid(self) -> bool {
         matches!(self, Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe)
     }
 }
@@ -637,16 +637,4 @@ pub(crate) fn json_kind(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-pub(crate) fn family_of(model_type: &str) -> Option<Family> {
-    Family::from_model_type(model_type)
-}
-
-pub(crate) fn nests_text_config(f: Family) -> bool {
-    f.nests_text_config()
-}
-
-pub(crate) fn is_gdn_hybrid(f: Family) -> bool {
-    f.is_gdn_hybrid()
 }

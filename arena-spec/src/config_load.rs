@@ -2,8 +2,7 @@
 //! per-layer layout, and the checks that make the numbers safe to size with.
 
 use crate::config::{
-    family_of, is_gdn_hybrid, json_kind, nests_text_config, ConfigError, Family, Fields, LayerKind,
-    ModelConfig, MAX_DIM, MAX_EXTENT,
+    json_kind, ConfigError, Family, Fields, LayerKind, ModelConfig, MAX_DIM, MAX_EXTENT,
 };
 use crate::levers::Levers;
 use serde_json::Value;
@@ -25,12 +24,13 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
     let model_type = outer
         .opt_str("model_type")?
         .ok_or_else(|| outer.missing("model_type"))?;
-    let family = family_of(model_type).ok_or_else(|| ConfigError::UnsupportedModelType {
-        path: path.into(),
-        model_type: model_type.to_string(),
-    })?;
+    let family =
+        Family::from_model_type(model_type).ok_or_else(|| ConfigError::UnsupportedModelType {
+            path: path.into(),
+            model_type: model_type.to_string(),
+        })?;
 
-    let f = if nests_text_config(family) {
+    let f = if family.nests_text_config() {
         match top.get("text_config") {
             Some(Value::Object(obj)) => Fields {
                 path,
@@ -220,7 +220,7 @@ fn layer_layout(f: &Fields, family: Family, layers: usize) -> Result<Vec<LayerKi
     if family == Family::Mamba2 {
         return Ok(vec![LayerKind::Mamba2; layers]);
     }
-    if is_gdn_hybrid(family) {
+    if family.is_gdn_hybrid() {
         let interval = match f.opt_dim("full_attention_interval", MAX_DIM)? {
             Some(0) => {
                 return Err(f.invalid("full_attention_interval", "is 0, but must be at least 1"))
