@@ -7,7 +7,7 @@
 
 use crate::ast::{Container, Kind};
 use crate::ctxt::Ctxt;
-use crate::expand::{derived_lets, formula_doc, raw_bytes};
+use crate::expand::{derived_lets, field_doc, formula_doc, raw_bytes};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -50,9 +50,9 @@ fn expand(cont: &Container) -> TokenStream {
             .as_ref()
             .map(|t| crate::formula::text_of(quote!(#t)))
             .unwrap_or_default();
-        let docs = b.docs.iter().map(|d| format!(" {d}"));
-        let formula = format!(" {}", formula_doc(b, &dtype)).replace(" · tracked", "");
-        quote!(#(#[doc = #docs])* #[doc = #formula] pub #ident: ::arena_runtime::Region)
+        let formula = formula_doc(b, &dtype).replace(" · tracked", "");
+        let doc = field_doc(&b.docs, &formula);
+        quote!(#[doc = #doc] pub #ident: ::arena_runtime::Region)
     });
     let places = cont.buffers.iter().map(|b| {
         let ident = &b.ident;

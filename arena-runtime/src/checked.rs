@@ -105,6 +105,29 @@ impl Formula {
         dims.iter().try_fold(elem_size, |acc, &d| self.mul(acc, d))
     }
 
+    /// [`Self::shape`], first handing the dims to `on_dims` (how `dims()` sees each shape).
+    pub fn shape_reported(
+        self,
+        dims: &[usize],
+        elem_size: usize,
+        on_dims: &mut dyn FnMut(&[usize]),
+    ) -> Result<usize, SizeError> {
+        on_dims(dims);
+        self.shape(dims, elem_size)
+    }
+
+    /// A byte formula's value, handing `on_dims` the empty shape a byte formula has.
+    pub fn bytes_reported(self, bytes: usize, on_dims: &mut dyn FnMut(&[usize])) -> usize {
+        on_dims(&[]);
+        bytes
+    }
+
+    /// A buffer whose gate is closed: no shape, 0 bytes.
+    pub fn closed(self, on_dims: &mut dyn FnMut(&[usize])) -> usize {
+        on_dims(&[]);
+        0
+    }
+
     /// The final size: at least `floor` bytes, and not 0 unless the buffer is gated.
     pub fn finish(self, bytes: usize, floor: usize, gated: bool) -> Result<usize, SizeError> {
         let bytes = bytes.max(floor);
@@ -156,13 +179,15 @@ impl<V: IntoSize> IntoSize for Result<V, SizeError> {
 }
 
 /// Sum of sizes, saturating: for totals of sizes that were each checked already.
-pub fn saturating_sum(sizes: &[usize]) -> usize {
-    sizes.iter().fold(0usize, |acc, &s| acc.saturating_add(s))
+pub fn saturating_sum(sizes: impl IntoIterator<Item = usize>) -> usize {
+    sizes.into_iter().fold(0usize, usize::saturating_add)
 }
 
-/// Checked sum of the tracked sizes; the error names the buffer at which it overflowed.
-pub fn checked_total(sizes: &[(&'static str, usize)]) -> Result<usize, SizeError> {
-    sizes.iter().try_fold(0usize, |acc, &(name, s)| {
+/// Checked sum of named sizes; the error names the buffer at which it overflowed.
+pub fn checked_total(
+    sizes: impl IntoIterator<Item = (&'static str, usize)>,
+) -> Result<usize, SizeError> {
+    sizes.into_iter().try_fold(0usize, |acc, (name, s)| {
         acc.checked_add(s)
             .ok_or(SizeError::TotalOverflow { buffer: name })
     })
@@ -217,6 +242,12 @@ mod tests {
     fn shapes_floors_and_zero() {
         assert_eq!(F.shape(&[4, 8], 2), Ok(64));
         assert!(F.shape(&[usize::MAX, 2], 1).is_err());
+        let mut seen = Vec::new();
+        let mut on_dims = |d: &[usize]| seen.push(d.to_vec());
+        assert_eq!(F.shape_reported(&[2, 3], 4, &mut on_dims), Ok(24));
+        assert_eq!(F.bytes_reported(7, &mut on_dims), 7);
+        assert_eq!(F.closed(&mut on_dims), 0);
+        assert_eq!(seen, [vec![2, 3], vec![], vec![]]);
         assert_eq!(F.finish(0, 256, false), Ok(256));
         assert_eq!(F.finish(0, 0, true), Ok(0));
         assert_eq!(
@@ -236,11 +267,11 @@ mod tests {
 
     #[test]
     fn totals() {
-        assert_eq!(checked_total(&[("a", 1), ("b", 2)]), Ok(3));
+        assert_eq!(checked_total([("a", 1), ("b", 2)]), Ok(3));
         assert_eq!(
-            checked_total(&[("a", usize::MAX), ("b", 2)]),
+            checked_total([("a", usize::MAX), ("b", 2)]),
             Err(SizeError::TotalOverflow { buffer: "b" })
         );
-        assert_eq!(saturating_sum(&[usize::MAX, 1]), usize::MAX);
+        assert_eq!(saturating_sum([usize::MAX, 1]), usize::MAX);
     }
 }

@@ -95,6 +95,25 @@ pub trait ArenaLayout: Sized {
     /// `addrs` has exactly one address per buffer.
     fn from_addresses(addrs: &[u64], sizes: &Self::Sizes) -> Self;
 
+    /// The sum of the tracked buffers, saturating: what a preflight reserves.
+    fn tracked_total(sizes: &Self::Sizes) -> usize {
+        crate::checked::saturating_sum(Self::tracked(sizes).map(|(_, bytes)| bytes))
+    }
+
+    /// The sum of the tracked buffers, or an error naming the buffer at which it overflows.
+    fn checked_tracked_total(sizes: &Self::Sizes) -> Result<usize, crate::SizeError> {
+        crate::checked::checked_total(Self::tracked(sizes))
+    }
+
+    /// Name and bytes of each tracked buffer, in field order.
+    fn tracked(sizes: &Self::Sizes) -> impl Iterator<Item = (&'static str, usize)> {
+        Self::BUFFERS
+            .iter()
+            .zip(Self::byte_sizes(sizes))
+            .filter(|(decl, _)| decl.tracked)
+            .map(|(decl, bytes)| (decl.name, bytes))
+    }
+
     /// Each buffer with its size, in field order.
     fn buffer_infos(sizes: &Self::Sizes) -> Vec<BufferInfo> {
         Self::BUFFERS

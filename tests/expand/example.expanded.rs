@@ -7,21 +7,21 @@
     ::core::cmp::Eq
 )]
 pub struct BufferSizes {
-    /// Hidden states of the current pass.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
+    /** Hidden states of the current pass.
+
+ Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
     pub hidden_states: usize,
-    /// FP32 router logits; 256 bytes for a model without experts.
-    ///
-    /// Shape `[max_batch_tokens, config.num_experts]` of `f32` · at least `256` bytes · tracked
+    /** FP32 router logits; 256 bytes for a model without experts.
+
+ Shape `[max_batch_tokens, config.num_experts]` of `f32` · at least `256` bytes · tracked*/
     pub gate_logits_f32: usize,
-    /// LoRA shrink output; 0 when the model serves no adapters.
-    ///
-    /// Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
+    /** LoRA shrink output; 0 when the model serves no adapters.
+
+ Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked*/
     pub lora_xa: usize,
-    /// Scratch with its own byte formula, left out of the preflight total.
-    ///
-    /// Bytes `scratch_bytes(config, max_seq_len)` (as `u8`) · untracked (not in `total_bytes`)
+    /** Scratch with its own byte formula, left out of the preflight total.
+
+ Bytes `scratch_bytes(config, max_seq_len)` (as `u8`) · untracked (not in `total_bytes`)*/
     pub side_scratch: usize,
 }
 impl BufferSizes {
@@ -33,16 +33,16 @@ impl BufferSizes {
         max_batch_tokens: usize,
         max_seq_len: usize,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, max_batch_tokens, max_seq_len, |_| {})
+        Self::try_from_config_with(config, max_batch_tokens, max_seq_len, &mut |_| {})
     }
     /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape in field
     /// order (empty for a byte formula or a closed gate). The one place the formulas are.
     #[allow(unused_variables, clippy::too_many_arguments)]
-    pub fn try_from_config_with<F: ::core::ops::FnMut(&[usize])>(
+    pub fn try_from_config_with(
         config: &ModelConfig,
         max_batch_tokens: usize,
         max_seq_len: usize,
-        mut __on_dims: F,
+        __on_dims: &mut dyn ::core::ops::FnMut(&[usize]),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let mut __sizes = Self {
             hidden_states: 0,
@@ -53,11 +53,12 @@ impl BufferSizes {
         __sizes.hidden_states = {
             let __f = ::arena_runtime::Formula::new("hidden_states");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, config.hidden_size];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, config.hidden_size],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -65,11 +66,12 @@ impl BufferSizes {
         __sizes.gate_logits_f32 = {
             let __f = ::arena_runtime::Formula::new("gate_logits_f32");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, config.num_experts];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, config.num_experts],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -78,37 +80,32 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("lora_xa");
             if config.adapter_max_rank > 0 {
                 __f.finish(
-                    {
-                        let __d = [max_batch_tokens, config.adapter_max_rank];
-                        __on_dims(&__d);
-                        __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                    },
+                    __f
+                        .shape_reported(
+                            &[max_batch_tokens, config.adapter_max_rank],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            __on_dims,
+                        )?,
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.side_scratch = {
             let __f = ::arena_runtime::Formula::new("side_scratch");
             __f.finish(
-                {
-                    __on_dims(&[]);
-                    __f.value(scratch_bytes(config, max_seq_len))?
-                },
+                __f
+                    .bytes_reported(
+                        __f.value(scratch_bytes(config, max_seq_len))?,
+                        __on_dims,
+                    ),
                 0,
                 false,
             )?
         };
-        ::arena_runtime::checked::checked_total(
-            &[
-                ("hidden_states", __sizes.hidden_states),
-                ("gate_logits_f32", __sizes.gate_logits_f32),
-                ("lora_xa", __sizes.lora_xa),
-            ],
-        )?;
+        <BufferArena as ::arena_runtime::ArenaLayout>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
     }
     /// [`Self::try_from_config`], panicking with its error message.
@@ -125,9 +122,7 @@ impl BufferSizes {
     }
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
-        ::arena_runtime::checked::saturating_sum(
-            &[self.hidden_states, self.gate_logits_f32, self.lora_xa],
-        )
+        <BufferArena as ::arena_runtime::ArenaLayout>::tracked_total(self)
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
     /// for a buffer whose gate is closed. For reports.
@@ -145,7 +140,7 @@ impl BufferSizes {
             config,
             max_batch_tokens,
             max_seq_len,
-            |__d| __dims.push(__d.to_vec()),
+            &mut |__d| __dims.push(__d.to_vec()),
         )?;
         ::core::result::Result::Ok(__dims)
     }

@@ -8,14 +8,17 @@
     ::core::default::Default
 )]
 pub struct AttnScratchLayout {
-    /// Raw scores.
-    /// Shape `[rows, shapes.heads, rows]` of `f32`
+    /** Raw scores.
+
+ Shape `[rows, shapes.heads, rows]` of `f32`*/
     pub scores: ::arena_runtime::Region,
-    /// Softmax output.
-    /// Shape `[rows, shapes.heads, rows]` of `u16`
+    /** Softmax output.
+
+ Shape `[rows, shapes.heads, rows]` of `u16`*/
     pub probs: ::arena_runtime::Region,
-    /// One running maximum per row and head.
-    /// Shape `[rows, shapes.heads]` of `f32`
+    /** One running maximum per row and head.
+
+ Shape `[rows, shapes.heads]` of `f32`*/
     pub row_max: ::arena_runtime::Region,
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
@@ -107,21 +110,21 @@ impl AttnScratch {
     ::core::cmp::Eq
 )]
 pub struct BlockSizes {
-    /// FP8 activations, `[ceil16(M), widest K]`.
-    ///
-    /// Shape `[m16, width]` of `F8E4M3` · tracked
+    /** FP8 activations, `[ceil16(M), widest K]`.
+
+ Shape `[m16, width]` of `F8E4M3` · tracked*/
     pub act_fp8: usize,
-    /// One f32 scale per 128 activations.
-    ///
-    /// Shape `[m16, ceil_div(width, 128)]` of `f32` · tracked
+    /** One f32 scale per 128 activations.
+
+ Shape `[m16, ceil_div(width, 128)]` of `f32` · tracked*/
     pub act_scale: usize,
-    /// Attention scratch, carved by `AttnScratch::carve`.
-    ///
-    /// Bytes `AttnScratch::layout(shapes, max_batch_tokens)` (as `u8`) · gate `shapes.heads > 0` · tracked
+    /** Attention scratch, carved by `AttnScratch::carve`.
+
+ Bytes `AttnScratch::layout(shapes, max_batch_tokens)` (as `u8`) · gate `shapes.heads > 0` · tracked*/
     pub attn_scratch: usize,
-    /// Token ids, at least 256 bytes.
-    ///
-    /// Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
+    /** Token ids, at least 256 bytes.
+
+ Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked*/
     pub token_ids: usize,
 }
 impl BlockSizes {
@@ -132,15 +135,15 @@ impl BlockSizes {
         shapes: &Shapes,
         max_batch_tokens: usize,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(shapes, max_batch_tokens, |_| {})
+        Self::try_from_config_with(shapes, max_batch_tokens, &mut |_| {})
     }
     /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape in field
     /// order (empty for a byte formula or a closed gate). The one place the formulas are.
     #[allow(unused_variables, clippy::too_many_arguments)]
-    pub fn try_from_config_with<F: ::core::ops::FnMut(&[usize])>(
+    pub fn try_from_config_with(
         shapes: &Shapes,
         max_batch_tokens: usize,
-        mut __on_dims: F,
+        __on_dims: &mut dyn ::core::ops::FnMut(&[usize]),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let m16: usize = {
             let __f = ::arena_runtime::Formula::new("m16");
@@ -159,11 +162,12 @@ impl BlockSizes {
         __sizes.act_fp8 = {
             let __f = ::arena_runtime::Formula::new("act_fp8");
             __f.finish(
-                {
-                    let __d = [m16, width];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[m16, width],
+                        <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -171,11 +175,12 @@ impl BlockSizes {
         __sizes.act_scale = {
             let __f = ::arena_runtime::Formula::new("act_scale");
             __f.finish(
-                {
-                    let __d = [m16, __f.ceil_div(width, 128)?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[m16, __f.ceil_div(width, 128)?],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -184,38 +189,32 @@ impl BlockSizes {
             let __f = ::arena_runtime::Formula::new("attn_scratch");
             if shapes.heads > 0 {
                 __f.finish(
-                    {
-                        __on_dims(&[]);
-                        __f.value(AttnScratch::layout(shapes, max_batch_tokens))?
-                    },
+                    __f
+                        .bytes_reported(
+                            __f.value(AttnScratch::layout(shapes, max_batch_tokens))?,
+                            __on_dims,
+                        ),
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.token_ids = {
             let __f = ::arena_runtime::Formula::new("token_ids");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <u32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens],
+                        <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
         };
-        ::arena_runtime::checked::checked_total(
-            &[
-                ("act_fp8", __sizes.act_fp8),
-                ("act_scale", __sizes.act_scale),
-                ("attn_scratch", __sizes.attn_scratch),
-                ("token_ids", __sizes.token_ids),
-            ],
-        )?;
+        <BlockArena as ::arena_runtime::ArenaLayout>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
     }
     /// [`Self::try_from_config`], panicking with its error message.
@@ -228,9 +227,7 @@ impl BlockSizes {
     }
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
-        ::arena_runtime::checked::saturating_sum(
-            &[self.act_fp8, self.act_scale, self.attn_scratch, self.token_ids],
-        )
+        <BlockArena as ::arena_runtime::ArenaLayout>::tracked_total(self)
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
     /// for a buffer whose gate is closed. For reports.
@@ -246,7 +243,7 @@ impl BlockSizes {
         Self::try_from_config_with(
             shapes,
             max_batch_tokens,
-            |__d| __dims.push(__d.to_vec()),
+            &mut |__d| __dims.push(__d.to_vec()),
         )?;
         ::core::result::Result::Ok(__dims)
     }

@@ -7,233 +7,233 @@
     ::core::cmp::Eq
 )]
 pub struct BufferSizes {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
+    /** Hidden states of the current pass, `[M, hidden]` BF16.
+
+ Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
     pub hidden_states: usize,
-    /// The residual stream, `[M, hidden]` BF16.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
+    /** The residual stream, `[M, hidden]` BF16.
+
+ Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
     pub residual: usize,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
+    /** RMSNorm output feeding each projection, `[M, hidden]` BF16.
+
+ Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
     pub norm_output: usize,
-    /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
-    /// 256 bytes for a model without attention layers.
-    ///
-    /// Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · tracked
+    /** Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
+ 256 bytes for a model without attention layers.
+
+ Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · tracked*/
     pub qkv_output: usize,
-    /// Attention output before the O projection, `[M, q_heads · head_dim]` BF16; 256 bytes
-    /// without attention layers.
-    ///
-    /// Shape `[max_batch_tokens, config.attn_output_width()]` of `bf16` · at least `256` bytes · tracked
+    /** Attention output before the O projection, `[M, q_heads · head_dim]` BF16; 256 bytes
+ without attention layers.
+
+ Shape `[max_batch_tokens, config.attn_output_width()]` of `bf16` · at least `256` bytes · tracked*/
     pub attn_output: usize,
-    /// BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
-    ///
-    /// Shape `[max_batch_tokens, config.router_width()]` of `bf16` · at least `256` bytes · tracked
+    /** BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
+
+ Shape `[max_batch_tokens, config.router_width()]` of `bf16` · at least `256` bytes · tracked*/
     pub gate_logits: usize,
-    /// FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
-    /// and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
-    /// for a model without experts.
-    ///
-    /// Shape `[max_batch_tokens, config.router_width()]` of `f32` · at least `256` bytes · tracked
+    /** FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
+ and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
+ for a model without experts.
+
+ Shape `[max_batch_tokens, config.router_width()]` of `f32` · at least `256` bytes · tracked*/
     pub gate_logits_f32: usize,
-    /// FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
-    /// `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
-    ///
-    /// Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · tracked
+    /** FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
+ `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
+
+ Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · tracked*/
     pub moe_router_in_f32: usize,
-    /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
+    /** The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
+
+ Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
     pub moe_output: usize,
-    /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
-    /// sequence, at least the rows of a batched MTP verify.
-    ///
-    /// Shape `[logit_rows, config.vocab_size]` of `f32` · tracked
+    /** Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
+ sequence, at least the rows of a batched MTP verify.
+
+ Shape `[logit_rows, config.vocab_size]` of `f32` · tracked*/
     pub logits: usize,
-    /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
-    /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
-    ///
-    /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked
+    /** SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
+ (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
+
+ Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked*/
     pub ssm_qkvz: usize,
-    /// GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
-    ///
-    /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `bf16` · at least `256` bytes · tracked
+    /** GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
+
+ Shape `[max_batch_tokens, config.ssm_gate_width()]` of `bf16` · at least `256` bytes · tracked*/
     pub ssm_ba: usize,
-    /// q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
-    ///
-    /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked
+    /** q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
+
+ Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked*/
     pub ssm_deinterleaved: usize,
-    /// FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
-    ///
-    /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `f32` · at least `256` bytes · tracked
+    /** FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
+
+ Shape `[max_batch_tokens, config.ssm_gate_width()]` of `f32` · at least `256` bytes · tracked*/
     pub ssm_gates: usize,
-    /// FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
-    ///
-    /// Shape `[max_batch_tokens, config.ssm_conv_dim()]` of `f32` · at least `256` bytes · tracked
+    /** FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
+
+ Shape `[max_batch_tokens, config.ssm_conv_dim()]` of `f32` · at least `256` bytes · tracked*/
     pub ssm_conv_out_f32: usize,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    ///
-    /// Bytes `Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)` (as `u8`) · tracked
+    /** The step's metadata regions (`regions::Scratch`): positions, slots, block tables
+ (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
+ metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
+
+ Bytes `Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)` (as `u8`) · tracked*/
     pub scratch: usize,
-    /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
-    /// rows for a dense model).
-    ///
-    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked
+    /** Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
+ rows for a dense model).
+
+ Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked*/
     pub expert_gate_out: usize,
-    /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-    ///
-    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked
+    /** Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
+
+ Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked*/
     pub expert_up_out: usize,
-    /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-    ///
-    /// Shape `[expert_rows, config.hidden_size]` of `bf16` · tracked
+    /** Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
+
+ Shape `[expert_rows, config.hidden_size]` of `bf16` · tracked*/
     pub expert_down_out: usize,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, expert gate+up and hidden outputs.
-    ///
-    /// Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` of `f32` · tracked
+    /** FP32 split-K partial sums of the decode-band GEMMs:
+ `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
+ qkv, SSM-in, expert gate+up and hidden outputs.
+
+ Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` of `f32` · tracked*/
     pub splitk_workspace: usize,
-    /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
-    /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
-    /// both 128, the only shape the FLA prefill kernels run.
-    ///
-    /// Bytes `GdnFlaScratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · tracked
+    /** GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
+ (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
+ both 128, the only shape the FLA prefill kernels run.
+
+ Bytes `GdnFlaScratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · tracked*/
     pub gdn_fla_scratch: usize,
-    /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
-    /// unless the model has Mamba-2 heads and a state size.
-    ///
-    /// Bytes `SsdScratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · tracked
+    /** Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
+ unless the model has Mamba-2 heads and a state size.
+
+ Bytes `SsdScratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · tracked*/
     pub ssd_scratch: usize,
-    /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
-    ///
-    /// Shape `[max_batch_tokens, config.o_latent_width()]` of `bf16` · at least `256` bytes · untracked (not in `total_bytes`)
+    /** Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
+
+ Shape `[max_batch_tokens, config.o_latent_width()]` of `bf16` · at least `256` bytes · untracked (not in `total_bytes`)*/
     pub o_latent: usize,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    ///
-    /// Shape `[max(config.hidden_size, config.mamba_d_inner())]` of `bf16` · untracked (not in `total_bytes`)
+    /** The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
+
+ Shape `[max(config.hidden_size, config.mamba_d_inner())]` of `bf16` · untracked (not in `total_bytes`)*/
     pub norm_unit_w: usize,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    ///
-    /// Shape `[max_batch_tokens, config.hc_mult, config.hidden_size]` of `f32` · at least `256` bytes · tracked
+    /** Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
+ `hc_mult == 0`.
+
+ Shape `[max_batch_tokens, config.hc_mult, config.hidden_size]` of `f32` · at least `256` bytes · tracked*/
     pub hc_streams: usize,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32, at least 256 bytes.
-    ///
-    /// Shape `[max_batch_tokens, config.hc_mult]` of `f32` · at least `256` bytes · tracked
+    /** Hyper-connection post weights `[M, hc_mult]` FP32, at least 256 bytes.
+
+ Shape `[max_batch_tokens, config.hc_mult]` of `f32` · at least `256` bytes · tracked*/
     pub hc_post: usize,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32, at least 256 bytes.
-    ///
-    /// Shape `[max_batch_tokens, config.hc_mult, config.hc_mult]` of `f32` · at least `256` bytes · tracked
+    /** Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32, at least 256 bytes.
+
+ Shape `[max_batch_tokens, config.hc_mult, config.hc_mult]` of `f32` · at least `256` bytes · tracked*/
     pub hc_comb: usize,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    ///
-    /// Bytes `hc_lowrank_scratch_bytes(config, max_batch_tokens)` (as `u8`) · at least `256` bytes · tracked
+    /** Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
+ FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
+ `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
+
+ Bytes `hc_lowrank_scratch_bytes(config, max_batch_tokens)` (as `u8`) · at least `256` bytes · tracked*/
     pub hc_lowrank_scratch: usize,
-    /// QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers
-    /// (`regions::QsaSelectScratch`: qk | q_post | scores | lists). 256 bytes without an
-    /// indexer.
-    ///
-    /// Bytes `QsaSelectScratch::layout(config, max_seq_len)` (as `u8`) · at least `256` bytes · tracked
+    /** QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers
+ (`regions::QsaSelectScratch`: qk | q_post | scores | lists). 256 bytes without an
+ indexer.
+
+ Bytes `QsaSelectScratch::layout(config, max_seq_len)` (as `u8`) · at least `256` bytes · tracked*/
     pub qsa_select_scratch: usize,
-    /// Token ids `[M]` u32 of the current pass, read by the hash-routed MoE layers
-    /// (`tid2eid[token_id]`). At least 256 bytes.
-    ///
-    /// Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
+    /** Token ids `[M]` u32 of the current pass, read by the hash-routed MoE layers
+ (`tid2eid[token_id]`). At least 256 bytes.
+
+ Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked*/
     pub token_ids: usize,
-    /// Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
-    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model. This one:
-    /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    ///
-    /// Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn()` · tracked
+    /** Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
+ `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model. This one:
+ `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
+
+ Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn()` · tracked*/
     pub ffn_act_q8: usize,
-    /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    ///
-    /// Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn()` · tracked
+    /** int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
+
+ Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn()` · tracked*/
     pub ffn_act_a: usize,
-    /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    ///
-    /// Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn()` · tracked
+    /** `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
+
+ Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn()` · tracked*/
     pub ffn_act_scale: usize,
-    /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
-    /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
-    /// `ffn_act_scale`. 0 for a MoE model.
-    ///
-    /// Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn()` · tracked
+    /** `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
+ for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
+ `ffn_act_scale`. 0 for a MoE model.
+
+ Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn()` · tracked*/
     pub ffn_act_scale_kmajor: usize,
-    /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
-    /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
-    /// serves only the decode band. Sized for every dense model, whatever the levers say.
-    /// 0 for a MoE model.
-    ///
-    /// Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · tracked
+    /** `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
+ gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
+ serves only the decode band. Sized for every dense model, whatever the levers say.
+ 0 for a MoE model.
+
+ Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · tracked*/
     pub ffn_gate_up_fused: usize,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim.
-    ///
-    /// Shape `[m16, widest_k]` of `F8E4M3` · tracked
+    /** FP8 activation scratch for the prefill projections, 1 byte per element,
+ `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
+ `d_inner` and the GDN value dim.
+
+ Shape `[m16, widest_k]` of `F8E4M3` · tracked*/
     pub fp8_act: usize,
-    /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    ///
-    /// Bytes `MoeFp8Scratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · tracked
+    /** The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
+
+ Bytes `MoeFp8Scratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · tracked*/
     pub moe_fp8_scratch: usize,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    ///
-    /// Shape `[m16, ceil_div(widest_k, 128)]` of `f32` · tracked
+    /** One f32 scale per 128 elements of `fp8_act`.
+
+ Shape `[m16, ceil_div(widest_k, 128)]` of `f32` · tracked*/
     pub fp8_act_scale: usize,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    ///
-    /// Shape `[ceil_div(widest_k, 128), m16]` of `f32` · tracked
+    /** `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
+ the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
+ arm included.
+
+ Shape `[ceil_div(widest_k, 128), m16]` of `f32` · tracked*/
     pub fp8_act_scale_kmajor: usize,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    ///
-    /// Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
+    /** LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
+ `lora_*` entries are 0 when `adapter_max_rank == 0`.
+
+ Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked*/
     pub lora_xa: usize,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    ///
-    /// Shape `[max_batch_tokens, config.lora_widest_n()]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
+    /** LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
+ `max(hidden, intermediate, the q projection width)`.
+
+ Shape `[max_batch_tokens, config.lora_widest_n()]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked*/
     pub lora_delta: usize,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16 (the expert width for a
-    /// MoE model without a dense FFN).
-    ///
-    /// Shape `[max_batch_tokens, max(config.intermediate_size, config.expert_width())]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
+    /** LoRA hidden-activation scratch `[M, intermediate_size]` BF16 (the expert width for a
+ MoE model without a dense FFN).
+
+ Shape `[max_batch_tokens, max(config.intermediate_size, config.expert_width())]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked*/
     pub lora_hact: usize,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    ///
-    /// Shape `[max_batch_tokens]` of `i32` · gate `config.adapter_max_rank > 0` · tracked
+    /** LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
+ overlap the metadata regions of `scratch`.
+
+ Shape `[max_batch_tokens]` of `i32` · gate `config.adapter_max_rank > 0` · tracked*/
     pub lora_seq_slot: usize,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    ///
-    /// Bytes `q2_dequant_scratch_bytes(config)` (as `bf16`) · gate `config.levers.gguf_native_q2` · tracked
+    /** Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
+ for the largest keep-packed projection, reused by each projection's dequant. Sized by
+ `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
+
+ Bytes `q2_dequant_scratch_bytes(config)` (as `bf16`) · gate `config.levers.gguf_native_q2` · tracked*/
     pub q2_dequant_scratch: usize,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), `[ceil16(M), max(hidden, intermediate)]` in the
-    /// `q8_1_mmq` layout, shared by every keep-packed projection: each quantizes its BF16
-    /// activation here and runs the packed MMQ GEMM. 0 unless the lever is 1.
-    ///
-    /// Bytes `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` (as `u8`) · gate `config.levers.gguf_native_q2_mmq` · tracked
+    /** Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
+ (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), `[ceil16(M), max(hidden, intermediate)]` in the
+ `q8_1_mmq` layout, shared by every keep-packed projection: each quantizes its BF16
+ activation here and runs the packed MMQ GEMM. 0 unless the lever is 1.
+
+ Bytes `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` (as `u8`) · gate `config.levers.gguf_native_q2_mmq` · tracked*/
     pub q2_act_q8: usize,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    ///
-    /// Bytes `ssm_rowwise_w_bf16_bytes(config)` (as `bf16`) · gate `config.levers.fp8_rowwise` · tracked
+    /** Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
+ BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
+ prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
+ the lever is 1.
+
+ Bytes `ssm_rowwise_w_bf16_bytes(config)` (as `bf16`) · gate `config.levers.fp8_rowwise` · tracked*/
     pub ssm_rowwise_w_bf16: usize,
 }
 impl BufferSizes {
@@ -253,19 +253,19 @@ impl BufferSizes {
             max_seq_len,
             kv_block_size,
             max_batch_size,
-            |_| {},
+            &mut |_| {},
         )
     }
     /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape in field
     /// order (empty for a byte formula or a closed gate). The one place the formulas are.
     #[allow(unused_variables, clippy::too_many_arguments)]
-    pub fn try_from_config_with<F: ::core::ops::FnMut(&[usize])>(
+    pub fn try_from_config_with(
         config: &ModelConfig,
         max_batch_tokens: usize,
         max_seq_len: usize,
         kv_block_size: usize,
         max_batch_size: usize,
-        mut __on_dims: F,
+        __on_dims: &mut dyn ::core::ops::FnMut(&[usize]),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let m16: usize = {
             let __f = ::arena_runtime::Formula::new("m16");
@@ -346,11 +346,12 @@ impl BufferSizes {
         __sizes.hidden_states = {
             let __f = ::arena_runtime::Formula::new("hidden_states");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, config.hidden_size];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, config.hidden_size],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -358,11 +359,12 @@ impl BufferSizes {
         __sizes.residual = {
             let __f = ::arena_runtime::Formula::new("residual");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, config.hidden_size];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, config.hidden_size],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -370,11 +372,12 @@ impl BufferSizes {
         __sizes.norm_output = {
             let __f = ::arena_runtime::Formula::new("norm_output");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, config.hidden_size];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, config.hidden_size],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -382,11 +385,12 @@ impl BufferSizes {
         __sizes.qkv_output = {
             let __f = ::arena_runtime::Formula::new("qkv_output");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, __f.value(config.qkv_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.qkv_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -394,11 +398,12 @@ impl BufferSizes {
         __sizes.attn_output = {
             let __f = ::arena_runtime::Formula::new("attn_output");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, __f.value(config.attn_output_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.attn_output_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -406,11 +411,12 @@ impl BufferSizes {
         __sizes.gate_logits = {
             let __f = ::arena_runtime::Formula::new("gate_logits");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, __f.value(config.router_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.router_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -418,11 +424,12 @@ impl BufferSizes {
         __sizes.gate_logits_f32 = {
             let __f = ::arena_runtime::Formula::new("gate_logits_f32");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, __f.value(config.router_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.router_width())?],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -430,14 +437,12 @@ impl BufferSizes {
         __sizes.moe_router_in_f32 = {
             let __f = ::arena_runtime::Formula::new("moe_router_in_f32");
             __f.finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        __f.value(config.router_input_width())?,
-                    ];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.router_input_width())?],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -445,11 +450,12 @@ impl BufferSizes {
         __sizes.moe_output = {
             let __f = ::arena_runtime::Formula::new("moe_output");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, config.hidden_size];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, config.hidden_size],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -457,11 +463,12 @@ impl BufferSizes {
         __sizes.logits = {
             let __f = ::arena_runtime::Formula::new("logits");
             __f.finish(
-                {
-                    let __d = [logit_rows, config.vocab_size];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[logit_rows, config.vocab_size],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -469,11 +476,12 @@ impl BufferSizes {
         __sizes.ssm_qkvz = {
             let __f = ::arena_runtime::Formula::new("ssm_qkvz");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, __f.value(config.ssm_in_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.ssm_in_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -481,11 +489,12 @@ impl BufferSizes {
         __sizes.ssm_ba = {
             let __f = ::arena_runtime::Formula::new("ssm_ba");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, __f.value(config.ssm_gate_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -493,11 +502,12 @@ impl BufferSizes {
         __sizes.ssm_deinterleaved = {
             let __f = ::arena_runtime::Formula::new("ssm_deinterleaved");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, __f.value(config.ssm_in_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.ssm_in_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -505,11 +515,12 @@ impl BufferSizes {
         __sizes.ssm_gates = {
             let __f = ::arena_runtime::Formula::new("ssm_gates");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, __f.value(config.ssm_gate_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -517,11 +528,12 @@ impl BufferSizes {
         __sizes.ssm_conv_out_f32 = {
             let __f = ::arena_runtime::Formula::new("ssm_conv_out_f32");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, __f.value(config.ssm_conv_dim())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.ssm_conv_dim())?],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -529,17 +541,19 @@ impl BufferSizes {
         __sizes.scratch = {
             let __f = ::arena_runtime::Formula::new("scratch");
             __f.finish(
-                {
-                    __on_dims(&[]);
-                    __f.value(
-                        Scratch::layout(
-                            config,
-                            max_batch_tokens,
-                            blocks_per_seq,
-                            decode_rows,
-                        ),
-                    )?
-                },
+                __f
+                    .bytes_reported(
+                        __f
+                            .value(
+                                Scratch::layout(
+                                    config,
+                                    max_batch_tokens,
+                                    blocks_per_seq,
+                                    decode_rows,
+                                ),
+                            )?,
+                        __on_dims,
+                    ),
                 0,
                 false,
             )?
@@ -547,11 +561,12 @@ impl BufferSizes {
         __sizes.expert_gate_out = {
             let __f = ::arena_runtime::Formula::new("expert_gate_out");
             __f.finish(
-                {
-                    let __d = [expert_rows, __f.value(config.expert_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[expert_rows, __f.value(config.expert_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -559,11 +574,12 @@ impl BufferSizes {
         __sizes.expert_up_out = {
             let __f = ::arena_runtime::Formula::new("expert_up_out");
             __f.finish(
-                {
-                    let __d = [expert_rows, __f.value(config.expert_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[expert_rows, __f.value(config.expert_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -571,11 +587,12 @@ impl BufferSizes {
         __sizes.expert_down_out = {
             let __f = ::arena_runtime::Formula::new("expert_down_out");
             __f.finish(
-                {
-                    let __d = [expert_rows, config.hidden_size];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[expert_rows, config.hidden_size],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -583,27 +600,28 @@ impl BufferSizes {
         __sizes.splitk_workspace = {
             let __f = ::arena_runtime::Formula::new("splitk_workspace");
             __f.finish(
-                {
-                    let __d = [
-                        SPLITK_MAX_SPLITS,
-                        __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)?)?,
-                        __f
-                            .max(
-                                __f
-                                    .max(
-                                        __f.value(config.qkv_width())?,
-                                        __f.value(config.ssm_in_width())?,
-                                    )?,
-                                __f
-                                    .max(
-                                        __f.mul(2, __f.value(config.expert_width())?)?,
-                                        config.hidden_size,
-                                    )?,
-                            )?,
-                    ];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[
+                            SPLITK_MAX_SPLITS,
+                            __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)?)?,
+                            __f
+                                .max(
+                                    __f
+                                        .max(
+                                            __f.value(config.qkv_width())?,
+                                            __f.value(config.ssm_in_width())?,
+                                        )?,
+                                    __f
+                                        .max(
+                                            __f.mul(2, __f.value(config.expert_width())?)?,
+                                            config.hidden_size,
+                                        )?,
+                                )?,
+                        ],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -612,42 +630,43 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("gdn_fla_scratch");
             if config.gdn_fla_supported() {
                 __f.finish(
-                    {
-                        __on_dims(&[]);
-                        __f.value(GdnFlaScratch::layout(config, max_batch_tokens))?
-                    },
+                    __f
+                        .bytes_reported(
+                            __f.value(GdnFlaScratch::layout(config, max_batch_tokens))?,
+                            __on_dims,
+                        ),
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.ssd_scratch = {
             let __f = ::arena_runtime::Formula::new("ssd_scratch");
             if config.has_mamba() {
                 __f.finish(
-                    {
-                        __on_dims(&[]);
-                        __f.value(SsdScratch::layout(config, max_batch_tokens))?
-                    },
+                    __f
+                        .bytes_reported(
+                            __f.value(SsdScratch::layout(config, max_batch_tokens))?,
+                            __on_dims,
+                        ),
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.o_latent = {
             let __f = ::arena_runtime::Formula::new("o_latent");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, __f.value(config.o_latent_width())?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, __f.value(config.o_latent_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -655,13 +674,18 @@ impl BufferSizes {
         __sizes.norm_unit_w = {
             let __f = ::arena_runtime::Formula::new("norm_unit_w");
             __f.finish(
-                {
-                    let __d = [
-                        __f.max(config.hidden_size, __f.value(config.mamba_d_inner())?)?,
-                    ];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[
+                            __f
+                                .max(
+                                    config.hidden_size,
+                                    __f.value(config.mamba_d_inner())?,
+                                )?,
+                        ],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -669,11 +693,12 @@ impl BufferSizes {
         __sizes.hc_streams = {
             let __f = ::arena_runtime::Formula::new("hc_streams");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, config.hc_mult, config.hidden_size];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, config.hc_mult, config.hidden_size],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -681,11 +706,12 @@ impl BufferSizes {
         __sizes.hc_post = {
             let __f = ::arena_runtime::Formula::new("hc_post");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, config.hc_mult];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, config.hc_mult],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -693,11 +719,12 @@ impl BufferSizes {
         __sizes.hc_comb = {
             let __f = ::arena_runtime::Formula::new("hc_comb");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens, config.hc_mult, config.hc_mult];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens, config.hc_mult, config.hc_mult],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -705,10 +732,11 @@ impl BufferSizes {
         __sizes.hc_lowrank_scratch = {
             let __f = ::arena_runtime::Formula::new("hc_lowrank_scratch");
             __f.finish(
-                {
-                    __on_dims(&[]);
-                    __f.value(hc_lowrank_scratch_bytes(config, max_batch_tokens))?
-                },
+                __f
+                    .bytes_reported(
+                        __f.value(hc_lowrank_scratch_bytes(config, max_batch_tokens))?,
+                        __on_dims,
+                    ),
                 256,
                 false,
             )?
@@ -716,10 +744,11 @@ impl BufferSizes {
         __sizes.qsa_select_scratch = {
             let __f = ::arena_runtime::Formula::new("qsa_select_scratch");
             __f.finish(
-                {
-                    __on_dims(&[]);
-                    __f.value(QsaSelectScratch::layout(config, max_seq_len))?
-                },
+                __f
+                    .bytes_reported(
+                        __f.value(QsaSelectScratch::layout(config, max_seq_len))?,
+                        __on_dims,
+                    ),
                 256,
                 false,
             )?
@@ -727,11 +756,12 @@ impl BufferSizes {
         __sizes.token_ids = {
             let __f = ::arena_runtime::Formula::new("token_ids");
             __f.finish(
-                {
-                    let __d = [max_batch_tokens];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <u32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[max_batch_tokens],
+                        <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 256,
                 false,
             )?
@@ -740,97 +770,98 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("ffn_act_q8");
             if config.has_dense_ffn() {
                 __f.finish(
-                    {
-                        __on_dims(&[]);
-                        __f.value(q8_1_mmq_bytes(m16, ffn_k))?
-                    },
+                    __f
+                        .bytes_reported(
+                            __f.value(q8_1_mmq_bytes(m16, ffn_k))?,
+                            __on_dims,
+                        ),
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.ffn_act_a = {
             let __f = ::arena_runtime::Formula::new("ffn_act_a");
             if config.has_dense_ffn() {
                 __f.finish(
-                    {
-                        let __d = [m16, ffn_k];
-                        __on_dims(&__d);
-                        __f.shape(&__d, <i8 as ::arena_runtime::dtype::Element>::SIZE)?
-                    },
+                    __f
+                        .shape_reported(
+                            &[m16, ffn_k],
+                            <i8 as ::arena_runtime::dtype::Element>::SIZE,
+                            __on_dims,
+                        )?,
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.ffn_act_scale = {
             let __f = ::arena_runtime::Formula::new("ffn_act_scale");
             if config.has_dense_ffn() {
                 __f.finish(
-                    {
-                        let __d = [m16, __f.ceil_div(ffn_k, 32)?];
-                        __on_dims(&__d);
-                        __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                    },
+                    __f
+                        .shape_reported(
+                            &[m16, __f.ceil_div(ffn_k, 32)?],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            __on_dims,
+                        )?,
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.ffn_act_scale_kmajor = {
             let __f = ::arena_runtime::Formula::new("ffn_act_scale_kmajor");
             if config.has_dense_ffn() {
                 __f.finish(
-                    {
-                        let __d = [__f.ceil_div(ffn_k, 128)?, m16];
-                        __on_dims(&__d);
-                        __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                    },
+                    __f
+                        .shape_reported(
+                            &[__f.ceil_div(ffn_k, 128)?, m16],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            __on_dims,
+                        )?,
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.ffn_gate_up_fused = {
             let __f = ::arena_runtime::Formula::new("ffn_gate_up_fused");
             if config.has_dense_ffn() {
                 __f.finish(
-                    {
-                        let __d = [
-                            __f.ceil16(GATEUP_FUSED_MAX_M)?,
-                            __f.mul(2, config.intermediate_size)?,
-                        ];
-                        __on_dims(&__d);
-                        __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                    },
+                    __f
+                        .shape_reported(
+                            &[
+                                __f.ceil16(GATEUP_FUSED_MAX_M)?,
+                                __f.mul(2, config.intermediate_size)?,
+                            ],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            __on_dims,
+                        )?,
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.fp8_act = {
             let __f = ::arena_runtime::Formula::new("fp8_act");
             __f.finish(
-                {
-                    let __d = [m16, widest_k];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[m16, widest_k],
+                        <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -839,26 +870,27 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("moe_fp8_scratch");
             if config.is_moe() {
                 __f.finish(
-                    {
-                        __on_dims(&[]);
-                        __f.value(MoeFp8Scratch::layout(config, max_batch_tokens))?
-                    },
+                    __f
+                        .bytes_reported(
+                            __f.value(MoeFp8Scratch::layout(config, max_batch_tokens))?,
+                            __on_dims,
+                        ),
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.fp8_act_scale = {
             let __f = ::arena_runtime::Formula::new("fp8_act_scale");
             __f.finish(
-                {
-                    let __d = [m16, __f.ceil_div(widest_k, 128)?];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[m16, __f.ceil_div(widest_k, 128)?],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -866,11 +898,12 @@ impl BufferSizes {
         __sizes.fp8_act_scale_kmajor = {
             let __f = ::arena_runtime::Formula::new("fp8_act_scale_kmajor");
             __f.finish(
-                {
-                    let __d = [__f.ceil_div(widest_k, 128)?, m16];
-                    __on_dims(&__d);
-                    __f.shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE)?
-                },
+                __f
+                    .shape_reported(
+                        &[__f.ceil_div(widest_k, 128)?, m16],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                 0,
                 false,
             )?
@@ -879,173 +912,126 @@ impl BufferSizes {
             let __f = ::arena_runtime::Formula::new("lora_xa");
             if config.adapter_max_rank > 0 {
                 __f.finish(
-                    {
-                        let __d = [max_batch_tokens, config.adapter_max_rank];
-                        __on_dims(&__d);
-                        __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                    },
+                    __f
+                        .shape_reported(
+                            &[max_batch_tokens, config.adapter_max_rank],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            __on_dims,
+                        )?,
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.lora_delta = {
             let __f = ::arena_runtime::Formula::new("lora_delta");
             if config.adapter_max_rank > 0 {
                 __f.finish(
-                    {
-                        let __d = [max_batch_tokens, __f.value(config.lora_widest_n())?];
-                        __on_dims(&__d);
-                        __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                    },
+                    __f
+                        .shape_reported(
+                            &[max_batch_tokens, __f.value(config.lora_widest_n())?],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            __on_dims,
+                        )?,
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.lora_hact = {
             let __f = ::arena_runtime::Formula::new("lora_hact");
             if config.adapter_max_rank > 0 {
                 __f.finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            __f
-                                .max(
-                                    config.intermediate_size,
-                                    __f.value(config.expert_width())?,
-                                )?,
-                        ];
-                        __on_dims(&__d);
-                        __f.shape(&__d, <bf16 as ::arena_runtime::dtype::Element>::SIZE)?
-                    },
+                    __f
+                        .shape_reported(
+                            &[
+                                max_batch_tokens,
+                                __f
+                                    .max(
+                                        config.intermediate_size,
+                                        __f.value(config.expert_width())?,
+                                    )?,
+                            ],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            __on_dims,
+                        )?,
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.lora_seq_slot = {
             let __f = ::arena_runtime::Formula::new("lora_seq_slot");
             if config.adapter_max_rank > 0 {
                 __f.finish(
-                    {
-                        let __d = [max_batch_tokens];
-                        __on_dims(&__d);
-                        __f.shape(&__d, <i32 as ::arena_runtime::dtype::Element>::SIZE)?
-                    },
+                    __f
+                        .shape_reported(
+                            &[max_batch_tokens],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                            __on_dims,
+                        )?,
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.q2_dequant_scratch = {
             let __f = ::arena_runtime::Formula::new("q2_dequant_scratch");
             if config.levers.gguf_native_q2 {
                 __f.finish(
-                    {
-                        __on_dims(&[]);
-                        __f.value(q2_dequant_scratch_bytes(config))?
-                    },
+                    __f
+                        .bytes_reported(
+                            __f.value(q2_dequant_scratch_bytes(config))?,
+                            __on_dims,
+                        ),
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.q2_act_q8 = {
             let __f = ::arena_runtime::Formula::new("q2_act_q8");
             if config.levers.gguf_native_q2_mmq {
                 __f.finish(
-                    {
-                        __on_dims(&[]);
-                        __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?
-                    },
+                    __f
+                        .bytes_reported(
+                            __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?,
+                            __on_dims,
+                        ),
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
         __sizes.ssm_rowwise_w_bf16 = {
             let __f = ::arena_runtime::Formula::new("ssm_rowwise_w_bf16");
             if config.levers.fp8_rowwise {
                 __f.finish(
-                    {
-                        __on_dims(&[]);
-                        __f.value(ssm_rowwise_w_bf16_bytes(config))?
-                    },
+                    __f
+                        .bytes_reported(
+                            __f.value(ssm_rowwise_w_bf16_bytes(config))?,
+                            __on_dims,
+                        ),
                     0,
                     true,
                 )?
             } else {
-                __on_dims(&[]);
-                0
+                __f.closed(__on_dims)
             }
         };
-        ::arena_runtime::checked::checked_total(
-            &[
-                ("hidden_states", __sizes.hidden_states),
-                ("residual", __sizes.residual),
-                ("norm_output", __sizes.norm_output),
-                ("qkv_output", __sizes.qkv_output),
-                ("attn_output", __sizes.attn_output),
-                ("gate_logits", __sizes.gate_logits),
-                ("gate_logits_f32", __sizes.gate_logits_f32),
-                ("moe_router_in_f32", __sizes.moe_router_in_f32),
-                ("moe_output", __sizes.moe_output),
-                ("logits", __sizes.logits),
-                ("ssm_qkvz", __sizes.ssm_qkvz),
-                ("ssm_ba", __sizes.ssm_ba),
-                ("ssm_deinterleaved", __sizes.ssm_deinterleaved),
-                ("ssm_gates", __sizes.ssm_gates),
-                ("ssm_conv_out_f32", __sizes.ssm_conv_out_f32),
-                ("scratch", __sizes.scratch),
-                ("expert_gate_out", __sizes.expert_gate_out),
-                ("expert_up_out", __sizes.expert_up_out),
-                ("expert_down_out", __sizes.expert_down_out),
-                ("splitk_workspace", __sizes.splitk_workspace),
-                ("gdn_fla_scratch", __sizes.gdn_fla_scratch),
-                ("ssd_scratch", __sizes.ssd_scratch),
-                ("hc_streams", __sizes.hc_streams),
-                ("hc_post", __sizes.hc_post),
-                ("hc_comb", __sizes.hc_comb),
-                ("hc_lowrank_scratch", __sizes.hc_lowrank_scratch),
-                ("qsa_select_scratch", __sizes.qsa_select_scratch),
-                ("token_ids", __sizes.token_ids),
-                ("ffn_act_q8", __sizes.ffn_act_q8),
-                ("ffn_act_a", __sizes.ffn_act_a),
-                ("ffn_act_scale", __sizes.ffn_act_scale),
-                ("ffn_act_scale_kmajor", __sizes.ffn_act_scale_kmajor),
-                ("ffn_gate_up_fused", __sizes.ffn_gate_up_fused),
-                ("fp8_act", __sizes.fp8_act),
-                ("moe_fp8_scratch", __sizes.moe_fp8_scratch),
-                ("fp8_act_scale", __sizes.fp8_act_scale),
-                ("fp8_act_scale_kmajor", __sizes.fp8_act_scale_kmajor),
-                ("lora_xa", __sizes.lora_xa),
-                ("lora_delta", __sizes.lora_delta),
-                ("lora_hact", __sizes.lora_hact),
-                ("lora_seq_slot", __sizes.lora_seq_slot),
-                ("q2_dequant_scratch", __sizes.q2_dequant_scratch),
-                ("q2_act_q8", __sizes.q2_act_q8),
-                ("ssm_rowwise_w_bf16", __sizes.ssm_rowwise_w_bf16),
-            ],
-        )?;
+        <BufferArena as ::arena_runtime::ArenaLayout>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
     }
     /// [`Self::try_from_config`], panicking with its error message.
@@ -1070,54 +1056,7 @@ impl BufferSizes {
     }
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
-        ::arena_runtime::checked::saturating_sum(
-            &[
-                self.hidden_states,
-                self.residual,
-                self.norm_output,
-                self.qkv_output,
-                self.attn_output,
-                self.gate_logits,
-                self.gate_logits_f32,
-                self.moe_router_in_f32,
-                self.moe_output,
-                self.logits,
-                self.ssm_qkvz,
-                self.ssm_ba,
-                self.ssm_deinterleaved,
-                self.ssm_gates,
-                self.ssm_conv_out_f32,
-                self.scratch,
-                self.expert_gate_out,
-                self.expert_up_out,
-                self.expert_down_out,
-                self.splitk_workspace,
-                self.gdn_fla_scratch,
-                self.ssd_scratch,
-                self.hc_streams,
-                self.hc_post,
-                self.hc_comb,
-                self.hc_lowrank_scratch,
-                self.qsa_select_scratch,
-                self.token_ids,
-                self.ffn_act_q8,
-                self.ffn_act_a,
-                self.ffn_act_scale,
-                self.ffn_act_scale_kmajor,
-                self.ffn_gate_up_fused,
-                self.fp8_act,
-                self.moe_fp8_scratch,
-                self.fp8_act_scale,
-                self.fp8_act_scale_kmajor,
-                self.lora_xa,
-                self.lora_delta,
-                self.lora_hact,
-                self.lora_seq_slot,
-                self.q2_dequant_scratch,
-                self.q2_act_q8,
-                self.ssm_rowwise_w_bf16,
-            ],
-        )
+        <BufferArena as ::arena_runtime::ArenaLayout>::tracked_total(self)
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
     /// for a buffer whose gate is closed. For reports.
@@ -1139,7 +1078,7 @@ impl BufferSizes {
             max_seq_len,
             kv_block_size,
             max_batch_size,
-            |__d| __dims.push(__d.to_vec()),
+            &mut |__d| __dims.push(__d.to_vec()),
         )?;
         ::core::result::Result::Ok(__dims)
     }
