@@ -206,10 +206,9 @@ fn expand(cont: &Container) -> TokenStream {
             ::arena_runtime::BufferDecl::new(#name, #dtype, #size, #formula, #is_shape, #gate, #min_bytes, #tracked, #doc)
         }
     });
-    let pointers = cont.buffers.iter().enumerate().map(|(i, b)| {
+    let pointers = cont.buffers.iter().map(|b| {
         let ident = &b.ident;
-        let size = elem_size(b);
-        quote!(#ident: ::arena_runtime::DevicePtr::from_raw_parts(addrs[#i], sizes.#ident / #size))
+        quote!(#ident: __p.next_ptr())
     });
 
     quote! {
@@ -279,6 +278,7 @@ fn expand(cont: &Container) -> TokenStream {
             }
 
             fn from_addresses(addrs: &[u64], sizes: &#sizes) -> Self {
+                let mut __p = ::arena_runtime::Pointers::new(addrs, Self::byte_sizes(sizes));
                 Self { #(#pointers),* }
             }
         }

@@ -1,15 +1,14 @@
 //! Formulas: plain Rust tokens restricted to arithmetic, rewritten into checked arithmetic.
 //!
 //! A formula is kept three ways: the author's tokens (re-emitted with their own spans, so
-//! rustc's type errors land on them), its text for reports, and its parsed expression, which
-//! [`Formula::checked`] rewrites so each `+ - * / %` and helper call becomes a call on an
-//! `::arena_runtime::Formula` that errs instead of wrapping.
+//! rustc's type errors land on them), its text for reports, and its parse tree
+//! ([`crate::formula_parse`]), which [`Formula::checked`] rewrites so each `+ - * / %` and
+//! helper call becomes a call on an `::arena_runtime::Formula` that errs instead of wrapping.
 
 use crate::ctxt::Ctxt;
+use crate::formula_parse::{self, Node, NodeKind, Parsed};
 use proc_macro2::{Delimiter, Group, Ident, Spacing, Span, TokenStream, TokenTree};
-use quote::{quote, quote_spanned, ToTokens};
-use syn::spanned::Spanned;
-use syn::{BinOp, Expr, UnOp};
+use quote::{quote, quote_spanned};
 
 /// Helpers a formula may call by bare name; they map to checked methods of `Formula`.
 pub const HELPERS: &[&str] = &["ceil16", "round_up", "ceil_div", "max", "min"];
@@ -20,9 +19,8 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// One parsed formula.
-#[derive(Clone)]
 pub struct Formula {
-    pub expr: Expr,
+    parsed: Parsed,
     /// The formula as written, for docs and reports.
     pub text: String,
 }
@@ -36,7 +34,7 @@ enum Mode {
 }
 
 impl Formula {
-    /// Parses `tokens` as a formula; reports every problem to `cx` and returns `None` then.
+    /// Parses `tokens` as a formula; reports the first problem to `cx` and returns `None` then.
     pub fn parse(tokens: TokenStream, what: &str, cx: &Ctxt) -> Option<Formula> {
         if tokens.is_empty() {
             cx.error_at(Span::call_site(), format!("{what} is empty"));
@@ -46,35 +44,91 @@ impl Formula {
             return None;
         }
         let text = text_of(tokens.clone());
-        match syn::parse2::<Expr>(tokens) {
-            Ok(expr) => check_grammar(&expr, cx).then_some(Formula { expr, text }),
-            Err(e) => {
-                cx.syn_error(syn::Error::new(
-                    e.span(),
-                    format!("{what} is not a formula: {e}"),
-                ));
-                None
-            }
-        }
+        let parsed = formula_parse::parse(tokens, what, cx)?;
+        Some(Formula { parsed, text })
     }
 
     /// The bare lowercase names the formula reads as values (not called as functions):
     /// these must be inputs or derived values.
     pub fn value_names(&self) -> Vec<Ident> {
         let mut out = Vec::new();
-        collect_names(&self.expr, &mut out);
+        collect_names(&self.parsed.root, &mut out);
         out
     }
 
     /// Tokens computing the size with checked arithmetic through the `Formula` named `f`.
     /// The value is a `usize`; `?` propagates a `SizeError`.
     pub fn checked(&self, f: &Ident) -> TokenStream {
-        rewrite(&self.expr, Mode::Size, f)
+        self.rewrite(&self.parsed.root, Mode::Size, f)
     }
 
     /// Tokens computing a gate (a `bool`), with checked arithmetic inside comparisons.
     pub fn checked_bool(&self, f: &Ident) -> TokenStream {
-        rewrite(&self.expr, Mode::Bool, f)
+        self.rewrite(&self.parsed.root, Mode::Bool, f)
+    }
+
+    /// The author's tokens of `range` at `level`.
+    fn tokens(&self, level: usize, range: std::ops::Range<usize>) -> TokenStream {
+        self.parsed.levels[level][range].iter().cloned().collect()
+    }
+
+    fn rewrite(&self, node: &Node, mode: Mode, f: &Ident) -> TokenStream {
+        match &node.kind {
+            NodeKind::Binary {
+                op,
+                op_range,
+                left,
+                right,
+            } => {
+                let op_tokens = self.tokens(node.level, op_range.clone());
+                if let Some(method) = op.method() {
+                    let span = self.parsed.levels[node.level][op_range.start].span();
+                    let method = Ident::new(method, span);
+                    let l = self.rewrite(left, Mode::Size, f);
+                    let r = self.rewrite(right, Mode::Size, f);
+                    return quote_spanned!(span=> #f.#method(#l, #r)?);
+                }
+                let operand = match op {
+                    formula_parse::BinOp::And | formula_parse::BinOp::Or => Mode::Bool,
+                    _ => Mode::Size,
+                };
+                let l = grouped(self.rewrite(left, operand, f));
+                let r = grouped(self.rewrite(right, operand, f));
+                quote!(#l #op_tokens #r)
+            }
+            NodeKind::Not(inner) => {
+                let op = self.tokens(node.level, node.range.start..node.range.start + 1);
+                let inner = grouped(self.rewrite(inner, Mode::Bool, f));
+                quote!(#op #inner)
+            }
+            NodeKind::Paren(inner) => grouped(self.rewrite(inner, mode, f)),
+            NodeKind::Call { func, args } => {
+                if let NodeKind::Path { name: Some(id) } = &func.kind {
+                    if mode != Mode::Bool && HELPERS.contains(&id.to_string().as_str()) {
+                        let args = args.iter().map(|a| self.rewrite(a, Mode::Size, f));
+                        return quote_spanned!(id.span()=> #f.#id(#(#args),*)?);
+                    }
+                }
+                let span = self.parsed.levels[func.level][func.range.start].span();
+                let func = self.tokens(func.level, func.range.clone());
+                let args = args.iter().map(|a| self.rewrite(a, Mode::Arg, f));
+                wrap_value(quote!(#func(#(#args),*)), mode, f, span)
+            }
+            NodeKind::Method {
+                receiver,
+                method,
+                turbofish,
+                args,
+            } => {
+                let receiver = grouped(self.rewrite(receiver, Mode::Arg, f));
+                let turbofish = self.tokens(node.level, turbofish.clone());
+                let args = args.iter().map(|a| self.rewrite(a, Mode::Arg, f));
+                let call = quote!(#receiver.#method #turbofish(#(#args),*));
+                wrap_value(call, mode, f, method.span())
+            }
+            // Literals, paths, fields, indexing, casts, `-x` and `&x`: as written.
+            _ => self.tokens(node.level, node.range.clone()),
+        }
     }
 }
 
@@ -170,179 +224,35 @@ fn forbidden_operator(op: &str, next: Option<&TokenTree>) -> Option<String> {
     Some(msg)
 }
 
-/// Rejects parsed expressions outside the grammar (tuples, arrays, struct literals...).
-fn check_grammar(expr: &Expr, cx: &Ctxt) -> bool {
-    match expr {
-        Expr::Binary(b) => {
-            let l = check_grammar(&b.left, cx);
-            let r = check_grammar(&b.right, cx);
-            if matches!(
-                b.op,
-                BinOp::BitXor(_)
-                    | BinOp::BitOr(_)
-                    | BinOp::BitAnd(_)
-                    | BinOp::Shl(_)
-                    | BinOp::Shr(_)
-            ) {
-                cx.error_spanned_by(b.op, "bitwise operators are not allowed in a formula");
-                return false;
-            }
-            if is_assign(&b.op) {
-                cx.error_spanned_by(b.op, "assignment is not allowed in a formula");
-                return false;
-            }
-            l && r
+fn collect_names(node: &Node, out: &mut Vec<Ident>) {
+    match &node.kind {
+        NodeKind::Path { name: Some(id) } => out.push(id.clone()),
+        NodeKind::Path { name: None } | NodeKind::Lit => {}
+        NodeKind::Field(inner)
+        | NodeKind::Cast(inner)
+        | NodeKind::Prefix(inner)
+        | NodeKind::Not(inner)
+        | NodeKind::Paren(inner) => collect_names(inner, out),
+        NodeKind::Index(base, index) => {
+            collect_names(base, out);
+            collect_names(index, out);
         }
-        Expr::Unary(u) => check_grammar(&u.expr, cx),
-        Expr::Paren(p) => check_grammar(&p.expr, cx),
-        Expr::Group(g) => check_grammar(&g.expr, cx),
-        Expr::Call(c) => {
-            let mut ok = matches!(&*c.func, Expr::Path(_));
-            if !ok {
-                cx.error_spanned_by(&c.func, "only named functions can be called in a formula");
-            }
-            for a in &c.args {
-                ok &= check_grammar(a, cx);
-            }
-            ok
+        NodeKind::Binary { left, right, .. } => {
+            collect_names(left, out);
+            collect_names(right, out);
         }
-        Expr::MethodCall(m) => {
-            let mut ok = check_grammar(&m.receiver, cx);
-            for a in &m.args {
-                ok &= check_grammar(a, cx);
-            }
-            ok
-        }
-        Expr::Field(f) => check_grammar(&f.base, cx),
-        Expr::Index(i) => check_grammar(&i.expr, cx) & check_grammar(&i.index, cx),
-        Expr::Reference(r) => check_grammar(&r.expr, cx),
-        Expr::Cast(c) => check_grammar(&c.expr, cx),
-        Expr::Lit(_) | Expr::Path(_) => true,
-        other => {
-            cx.error_spanned_by(other, "this expression is not allowed in a formula: use arithmetic, comparisons, `&&`/`||`, fields, paths and function calls");
-            false
+        // A called function's name is not a value.
+        NodeKind::Call { args, .. } => args.iter().for_each(|a| collect_names(a, out)),
+        NodeKind::Method { receiver, args, .. } => {
+            collect_names(receiver, out);
+            args.iter().for_each(|a| collect_names(a, out));
         }
     }
-}
-
-fn is_assign(op: &BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::AddAssign(_)
-            | BinOp::SubAssign(_)
-            | BinOp::MulAssign(_)
-            | BinOp::DivAssign(_)
-            | BinOp::RemAssign(_)
-            | BinOp::BitXorAssign(_)
-            | BinOp::BitAndAssign(_)
-            | BinOp::BitOrAssign(_)
-            | BinOp::ShlAssign(_)
-            | BinOp::ShrAssign(_)
-    )
-}
-
-fn collect_names(expr: &Expr, out: &mut Vec<Ident>) {
-    match expr {
-        Expr::Binary(b) => {
-            collect_names(&b.left, out);
-            collect_names(&b.right, out);
-        }
-        Expr::Unary(u) => collect_names(&u.expr, out),
-        Expr::Paren(p) => collect_names(&p.expr, out),
-        Expr::Group(g) => collect_names(&g.expr, out),
-        Expr::Call(c) => c.args.iter().for_each(|a| collect_names(a, out)),
-        Expr::MethodCall(m) => {
-            collect_names(&m.receiver, out);
-            m.args.iter().for_each(|a| collect_names(a, out));
-        }
-        Expr::Field(f) => collect_names(&f.base, out),
-        Expr::Index(i) => {
-            collect_names(&i.expr, out);
-            collect_names(&i.index, out);
-        }
-        Expr::Reference(r) => collect_names(&r.expr, out),
-        Expr::Cast(c) => collect_names(&c.expr, out),
-        Expr::Path(p)
-            if p.qself.is_none()
-                && p.path.segments.len() == 1
-                && p.path.leading_colon.is_none() =>
-        {
-            let id = &p.path.segments[0].ident;
-            let s = id.to_string();
-            if s.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
-                out.push(id.clone());
-            }
-        }
-        _ => {}
-    }
-}
-
-fn arith_method(op: &BinOp) -> Option<&'static str> {
-    Some(match op {
-        BinOp::Add(_) => "add",
-        BinOp::Sub(_) => "sub",
-        BinOp::Mul(_) => "mul",
-        BinOp::Div(_) => "div",
-        BinOp::Rem(_) => "rem",
-        _ => return None,
-    })
 }
 
 /// Wraps tokens in an invisible group, so precedence survives without parentheses.
 fn grouped(ts: TokenStream) -> TokenStream {
     TokenTree::Group(Group::new(Delimiter::None, ts)).into()
-}
-
-fn rewrite(expr: &Expr, mode: Mode, f: &Ident) -> TokenStream {
-    match expr {
-        Expr::Binary(b) => {
-            if let Some(method) = arith_method(&b.op) {
-                let span = b.op.span();
-                let method = Ident::new(method, span);
-                let l = rewrite(&b.left, Mode::Size, f);
-                let r = rewrite(&b.right, Mode::Size, f);
-                return quote_spanned!(span=> #f.#method(#l, #r)?);
-            }
-            let operand = match b.op {
-                BinOp::And(_) | BinOp::Or(_) => Mode::Bool,
-                _ => Mode::Size,
-            };
-            let l = grouped(rewrite(&b.left, operand, f));
-            let r = grouped(rewrite(&b.right, operand, f));
-            let op = &b.op;
-            quote!(#l #op #r)
-        }
-        Expr::Unary(u) if matches!(u.op, UnOp::Not(_)) => {
-            let inner = grouped(rewrite(&u.expr, Mode::Bool, f));
-            let op = &u.op;
-            quote!(#op #inner)
-        }
-        Expr::Paren(p) => grouped(rewrite(&p.expr, mode, f)),
-        Expr::Group(g) => grouped(rewrite(&g.expr, mode, f)),
-        Expr::Call(c) => {
-            let args: Vec<TokenStream> = c.args.iter().map(|a| rewrite(a, Mode::Arg, f)).collect();
-            if let Expr::Path(p) = &*c.func {
-                if let Some(id) = p.path.get_ident() {
-                    if mode != Mode::Bool && HELPERS.contains(&id.to_string().as_str()) {
-                        let args = c.args.iter().map(|a| rewrite(a, Mode::Size, f));
-                        return quote_spanned!(id.span()=> #f.#id(#(#args),*)?);
-                    }
-                }
-            }
-            let func = &c.func;
-            let call = quote!(#func(#(#args),*));
-            wrap_value(call, mode, f, c.span())
-        }
-        Expr::MethodCall(m) => {
-            let receiver = grouped(rewrite(&m.receiver, Mode::Arg, f));
-            let args = m.args.iter().map(|a| rewrite(a, Mode::Arg, f));
-            let method = &m.method;
-            let turbofish = &m.turbofish;
-            let call = quote!(#receiver.#method #turbofish(#(#args),*));
-            wrap_value(call, mode, f, m.method.span())
-        }
-        other => other.to_token_stream(),
-    }
 }
 
 /// A call's result in a size position goes through `IntoSize` (plain `usize` or a checked

@@ -34,15 +34,17 @@ impl VisitMut for ExpandSize {
 }
 
 /// Drops the derive macros and `size` from `use` trees; returns false for an empty tree.
-fn prune_use(tree: &mut syn::UseTree) -> bool {
+/// `Arena` also names the runtime's handle type: it stays when `keep_arena`.
+fn prune_use(tree: &mut syn::UseTree, keep_arena: bool) -> bool {
     match tree {
-        // `Arena` stays: it also names the runtime's handle type.
-        syn::UseTree::Name(n) => n.ident != "Regions" && n.ident != "size",
-        syn::UseTree::Path(p) => prune_use(&mut p.tree),
+        syn::UseTree::Name(n) => {
+            n.ident != "Regions" && n.ident != "size" && (keep_arena || n.ident != "Arena")
+        }
+        syn::UseTree::Path(p) => prune_use(&mut p.tree, keep_arena),
         syn::UseTree::Group(g) => {
             let items: Vec<syn::UseTree> = std::mem::take(&mut g.items)
                 .into_iter()
-                .filter_map(|mut t| prune_use(&mut t).then_some(t))
+                .filter_map(|mut t| prune_use(&mut t, keep_arena).then_some(t))
                 .collect();
             g.items = items.into_iter().collect();
             !g.items.is_empty()
@@ -75,8 +77,27 @@ fn strip_derive(attrs: &mut Vec<syn::Attribute>) {
     }
 }
 
+/// True when `name` appears as an identifier anywhere in `tokens`.
+fn mentions(tokens: TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(id) => id == name,
+        proc_macro2::TokenTree::Group(g) => mentions(g.stream(), name),
+        _ => false,
+    })
+}
+
 pub fn hand_expanded(src: &str) -> String {
     let mut file = syn::parse_file(src).expect("source parses");
+    // Whether the file names the `Arena` handle type, not counting `use` and derive lists.
+    let keep_arena = file.items.iter().any(|item| match item {
+        syn::Item::Use(_) => false,
+        syn::Item::Struct(s) => {
+            let mut s = s.clone();
+            strip_derive(&mut s.attrs);
+            mentions(s.to_token_stream(), "Arena")
+        }
+        other => mentions(other.to_token_stream(), "Arena"),
+    });
     let mut items = Vec::new();
     for mut item in std::mem::take(&mut file.items) {
         let mut generated = TokenStream::new();
@@ -97,7 +118,7 @@ pub fn hand_expanded(src: &str) -> String {
             }
         }
         if let syn::Item::Use(u) = &mut item {
-            if !prune_use(&mut u.tree) {
+            if !prune_use(&mut u.tree, keep_arena) {
                 continue;
             }
         }

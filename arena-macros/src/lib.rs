@@ -12,6 +12,7 @@ mod ctxt;
 mod expand;
 mod expand_regions;
 mod formula;
+mod formula_parse;
 mod suggest;
 mod valid;
 

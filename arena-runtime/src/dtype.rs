@@ -9,7 +9,8 @@ pub use half::{bf16, f16};
 pub trait Element: Copy + 'static {
     /// The name reports print (`bf16`, `f32`, `fp8_e4m3`, ...).
     const NAME: &'static str;
-    /// Bytes per element.
+    /// Bytes per element. Keep the default, `size_of::<Self>()`: pointers count whole
+    /// elements of the type itself.
     const SIZE: usize = core::mem::size_of::<Self>();
 }
 

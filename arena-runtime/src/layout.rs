@@ -64,6 +64,36 @@ impl BufferDecl {
     }
 }
 
+/// Hands out the buffers' pointers in field order: the derive's `from_addresses` calls
+/// [`Pointers::next_ptr`] once per field, and the field's type gives the element type.
+pub struct Pointers<'a> {
+    addrs: &'a [u64],
+    bytes: Vec<usize>,
+    next: usize,
+}
+
+impl<'a> Pointers<'a> {
+    /// One address and one byte size per buffer, in field order.
+    pub fn new(addrs: &'a [u64], bytes: Vec<usize>) -> Self {
+        Self {
+            addrs,
+            bytes,
+            next: 0,
+        }
+    }
+
+    /// The next buffer's pointer: its address, and its bytes as whole elements of `T`
+    /// (`Element::SIZE` is `size_of::<T>()`). NULL once past the last buffer.
+    pub fn next_ptr<T>(&mut self) -> crate::DevicePtr<T> {
+        let i = self.next;
+        self.next += 1;
+        let addr = self.addrs.get(i).copied().unwrap_or(0);
+        let bytes = self.bytes.get(i).copied().unwrap_or(0);
+        let len = bytes.checked_div(core::mem::size_of::<T>()).unwrap_or(0);
+        crate::DevicePtr::from_raw_parts(addr, len)
+    }
+}
+
 /// A buffer with its size, for reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferInfo {

@@ -37,7 +37,7 @@ pub use counting::CountingDevice;
 pub use device::{Device, MemInfo};
 pub use error::{ArenaError, CarveError, DeviceError, GuardError, SizeError};
 pub use host::HostDevice;
-pub use layout::{ArenaLayout, BufferDecl, BufferInfo};
+pub use layout::{ArenaLayout, BufferDecl, BufferInfo, Pointers};
 pub use ptr::DevicePtr;
 pub use regions::{Region, RegionCursor};
 pub use slab::SlabPlan;

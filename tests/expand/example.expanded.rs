@@ -205,23 +205,12 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
         ]
     }
     fn from_addresses(addrs: &[u64], sizes: &BufferSizes) -> Self {
+        let mut __p = ::arena_runtime::Pointers::new(addrs, Self::byte_sizes(sizes));
         Self {
-            hidden_states: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[0usize],
-                sizes.hidden_states / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            gate_logits_f32: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[1usize],
-                sizes.gate_logits_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            lora_xa: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[2usize],
-                sizes.lora_xa / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            side_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[3usize],
-                sizes.side_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
+            hidden_states: __p.next_ptr(),
+            gate_logits_f32: __p.next_ptr(),
+            lora_xa: __p.next_ptr(),
+            side_scratch: __p.next_ptr(),
         }
     }
 }

@@ -306,23 +306,12 @@ impl ::arena_runtime::ArenaLayout for BlockArena {
         ::std::vec![sizes.act_fp8, sizes.act_scale, sizes.attn_scratch, sizes.token_ids]
     }
     fn from_addresses(addrs: &[u64], sizes: &BlockSizes) -> Self {
+        let mut __p = ::arena_runtime::Pointers::new(addrs, Self::byte_sizes(sizes));
         Self {
-            act_fp8: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[0usize],
-                sizes.act_fp8 / <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            act_scale: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[1usize],
-                sizes.act_scale / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            attn_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[2usize],
-                sizes.attn_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            token_ids: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[3usize],
-                sizes.token_ids / <u32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
+            act_fp8: __p.next_ptr(),
+            act_scale: __p.next_ptr(),
+            attn_scratch: __p.next_ptr(),
+            token_ids: __p.next_ptr(),
         }
     }
 }

@@ -1617,195 +1617,54 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
         ]
     }
     fn from_addresses(addrs: &[u64], sizes: &BufferSizes) -> Self {
+        let mut __p = ::arena_runtime::Pointers::new(addrs, Self::byte_sizes(sizes));
         Self {
-            hidden_states: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[0usize],
-                sizes.hidden_states / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            residual: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[1usize],
-                sizes.residual / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            norm_output: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[2usize],
-                sizes.norm_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            qkv_output: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[3usize],
-                sizes.qkv_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            attn_output: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[4usize],
-                sizes.attn_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            gate_logits: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[5usize],
-                sizes.gate_logits / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            gate_logits_f32: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[6usize],
-                sizes.gate_logits_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            moe_router_in_f32: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[7usize],
-                sizes.moe_router_in_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            moe_output: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[8usize],
-                sizes.moe_output / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            logits: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[9usize],
-                sizes.logits / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ssm_qkvz: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[10usize],
-                sizes.ssm_qkvz / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ssm_ba: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[11usize],
-                sizes.ssm_ba / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ssm_deinterleaved: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[12usize],
-                sizes.ssm_deinterleaved / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ssm_gates: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[13usize],
-                sizes.ssm_gates / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ssm_conv_out_f32: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[14usize],
-                sizes.ssm_conv_out_f32 / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            scratch: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[15usize],
-                sizes.scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            expert_gate_out: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[16usize],
-                sizes.expert_gate_out / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            expert_up_out: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[17usize],
-                sizes.expert_up_out / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            expert_down_out: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[18usize],
-                sizes.expert_down_out / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            splitk_workspace: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[19usize],
-                sizes.splitk_workspace / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            gdn_fla_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[20usize],
-                sizes.gdn_fla_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ssd_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[21usize],
-                sizes.ssd_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            o_latent: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[22usize],
-                sizes.o_latent / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            norm_unit_w: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[23usize],
-                sizes.norm_unit_w / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            hc_streams: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[24usize],
-                sizes.hc_streams / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            hc_post: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[25usize],
-                sizes.hc_post / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            hc_comb: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[26usize],
-                sizes.hc_comb / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            hc_lowrank_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[27usize],
-                sizes.hc_lowrank_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            qsa_select_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[28usize],
-                sizes.qsa_select_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            token_ids: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[29usize],
-                sizes.token_ids / <u32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ffn_act_q8: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[30usize],
-                sizes.ffn_act_q8 / <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ffn_act_a: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[31usize],
-                sizes.ffn_act_a / <i8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ffn_act_scale: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[32usize],
-                sizes.ffn_act_scale / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ffn_act_scale_kmajor: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[33usize],
-                sizes.ffn_act_scale_kmajor
-                    / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ffn_gate_up_fused: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[34usize],
-                sizes.ffn_gate_up_fused / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            fp8_act: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[35usize],
-                sizes.fp8_act / <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            moe_fp8_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[36usize],
-                sizes.moe_fp8_scratch / <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            fp8_act_scale: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[37usize],
-                sizes.fp8_act_scale / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[38usize],
-                sizes.fp8_act_scale_kmajor
-                    / <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            lora_xa: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[39usize],
-                sizes.lora_xa / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            lora_delta: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[40usize],
-                sizes.lora_delta / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            lora_hact: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[41usize],
-                sizes.lora_hact / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            lora_seq_slot: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[42usize],
-                sizes.lora_seq_slot / <i32 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            q2_dequant_scratch: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[43usize],
-                sizes.q2_dequant_scratch
-                    / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            q2_act_q8: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[44usize],
-                sizes.q2_act_q8 / <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::DevicePtr::from_raw_parts(
-                addrs[45usize],
-                sizes.ssm_rowwise_w_bf16
-                    / <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            ),
+            hidden_states: __p.next_ptr(),
+            residual: __p.next_ptr(),
+            norm_output: __p.next_ptr(),
+            qkv_output: __p.next_ptr(),
+            attn_output: __p.next_ptr(),
+            gate_logits: __p.next_ptr(),
+            gate_logits_f32: __p.next_ptr(),
+            moe_router_in_f32: __p.next_ptr(),
+            moe_output: __p.next_ptr(),
+            logits: __p.next_ptr(),
+            ssm_qkvz: __p.next_ptr(),
+            ssm_ba: __p.next_ptr(),
+            ssm_deinterleaved: __p.next_ptr(),
+            ssm_gates: __p.next_ptr(),
+            ssm_conv_out_f32: __p.next_ptr(),
+            scratch: __p.next_ptr(),
+            expert_gate_out: __p.next_ptr(),
+            expert_up_out: __p.next_ptr(),
+            expert_down_out: __p.next_ptr(),
+            splitk_workspace: __p.next_ptr(),
+            gdn_fla_scratch: __p.next_ptr(),
+            ssd_scratch: __p.next_ptr(),
+            o_latent: __p.next_ptr(),
+            norm_unit_w: __p.next_ptr(),
+            hc_streams: __p.next_ptr(),
+            hc_post: __p.next_ptr(),
+            hc_comb: __p.next_ptr(),
+            hc_lowrank_scratch: __p.next_ptr(),
+            qsa_select_scratch: __p.next_ptr(),
+            token_ids: __p.next_ptr(),
+            ffn_act_q8: __p.next_ptr(),
+            ffn_act_a: __p.next_ptr(),
+            ffn_act_scale: __p.next_ptr(),
+            ffn_act_scale_kmajor: __p.next_ptr(),
+            ffn_gate_up_fused: __p.next_ptr(),
+            fp8_act: __p.next_ptr(),
+            moe_fp8_scratch: __p.next_ptr(),
+            fp8_act_scale: __p.next_ptr(),
+            fp8_act_scale_kmajor: __p.next_ptr(),
+            lora_xa: __p.next_ptr(),
+            lora_delta: __p.next_ptr(),
+            lora_hact: __p.next_ptr(),
+            lora_seq_slot: __p.next_ptr(),
+            q2_dequant_scratch: __p.next_ptr(),
+            q2_act_q8: __p.next_ptr(),
+            ssm_rowwise_w_bf16: __p.next_ptr(),
         }
     }
 }

@@ -1,0 +1,761 @@
+//! The formula grammar, parsed straight from the author's token trees.
+//!
+//! A formula is arithmetic: literals, names, paths, fields, calls, method calls, indexing,
+//! `as` casts, unary `- ! &`, `* / %`, `+ -`, comparisons, `&&`, `||`, parentheses. This
+//! small precedence-climbing parser covers exactly that. It replaces `syn::Expr`, whose
+//! general parser cost about 20 µs per formula in an unoptimized proc-macro: paid for every
+//! formula of a crate on every rebuild. Each node remembers where its tokens are, so the
+//! rewrite re-emits the author's own tokens (and spans) for everything it does not check.
+
+use crate::ctxt::Ctxt;
+use proc_macro2::{Delimiter, Ident, Spacing, Span, TokenStream, TokenTree};
+use std::ops::Range;
+
+/// A parsed formula: its token trees by nesting level (level 0 is the formula itself, each
+/// parenthesized, bracketed or argument group gets a level) and the root node.
+pub struct Parsed {
+    pub levels: Vec<Vec<TokenTree>>,
+    pub root: Node,
+}
+
+/// One node: what it is, and the range of its tokens within its level.
+pub struct Node {
+    pub kind: NodeKind,
+    pub level: usize,
+    pub range: Range<usize>,
+}
+
+pub enum NodeKind {
+    /// A literal, `true` or `false`.
+    Lit,
+    /// A path; `name` is set for a bare lowercase name, which must be an input or derived value.
+    Path {
+        name: Option<Ident>,
+    },
+    Field(Box<Node>),
+    Index(Box<Node>, Box<Node>),
+    Cast(Box<Node>),
+    /// `-x` or `&x`.
+    Prefix(Box<Node>),
+    /// `!x`.
+    Not(Box<Node>),
+    /// `l op r`; `op` is the operator's token range within the node's level.
+    Binary {
+        op: BinOp,
+        op_range: Range<usize>,
+        left: Box<Node>,
+        right: Box<Node>,
+    },
+    /// `(x)` or an invisible group.
+    Paren(Box<Node>),
+    /// `path(args)`.
+    Call {
+        func: Box<Node>,
+        args: Vec<Node>,
+    },
+    /// `receiver.method::<T>(args)`; `turbofish` is a token range within the node's level.
+    Method {
+        receiver: Box<Node>,
+        method: Ident,
+        turbofish: Range<usize>,
+        args: Vec<Node>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Compare,
+    And,
+    Or,
+}
+
+impl BinOp {
+    fn precedence(self) -> u8 {
+        match self {
+            BinOp::Or => 1,
+            BinOp::And => 2,
+            BinOp::Compare => 3,
+            BinOp::Add | BinOp::Sub => 4,
+            BinOp::Mul | BinOp::Div | BinOp::Rem => 5,
+        }
+    }
+
+    /// The checked `Formula` method of an arithmetic operator.
+    pub fn method(self) -> Option<&'static str> {
+        Some(match self {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::Div => "div",
+            BinOp::Rem => "rem",
+            _ => return None,
+        })
+    }
+}
+
+/// `as` binds tighter than every binary operator.
+const CAST_PRECEDENCE: u8 = 6;
+
+/// Parses `tokens` (already through the token-level checks); reports the first problem.
+pub fn parse(tokens: TokenStream, what: &str, cx: &Ctxt) -> Option<Parsed> {
+    let mut p = Parser {
+        levels: vec![tokens.into_iter().collect()],
+        what,
+        cx,
+    };
+    let root = p.whole(0, Span::call_site())?;
+    Some(Parsed {
+        levels: p.levels,
+        root,
+    })
+}
+
+struct Parser<'c> {
+    levels: Vec<Vec<TokenTree>>,
+    what: &'c str,
+    cx: &'c Ctxt,
+}
+
+impl Parser<'_> {
+    fn fail<T>(&self, span: Span, msg: &str) -> Option<T> {
+        self.cx
+            .error_at(span, format!("{} is not a formula: {msg}", self.what));
+        None
+    }
+
+    fn tree(&self, level: usize, i: usize) -> Option<&TokenTree> {
+        self.levels[level].get(i)
+    }
+
+    fn punct(&self, level: usize, i: usize) -> Option<(char, Spacing)> {
+        match self.tree(level, i) {
+            Some(TokenTree::Punct(p)) => Some((p.as_char(), p.spacing())),
+            _ => None,
+        }
+    }
+
+    fn is_ident(&self, level: usize, i: usize, word: &str) -> bool {
+        matches!(self.tree(level, i), Some(TokenTree::Ident(id)) if id == word)
+    }
+
+    /// `::` at `i`.
+    fn is_path_sep(&self, level: usize, i: usize) -> bool {
+        self.punct(level, i) == Some((':', Spacing::Joint))
+            && matches!(self.punct(level, i + 1), Some((':', _)))
+    }
+
+    /// The span of the token at `i`, or of the end of the group for a missing token.
+    fn span_at(&self, level: usize, i: usize, end: Span) -> Span {
+        self.tree(level, i).map_or(end, TokenTree::span)
+    }
+
+    /// A new level from the inside of the group at `i`.
+    fn enter(&mut self, level: usize, i: usize) -> usize {
+        let inner = match &self.levels[level][i] {
+            TokenTree::Group(g) => g.stream().into_iter().collect(),
+            _ => Vec::new(),
+        };
+        self.levels.push(inner);
+        self.levels.len() - 1
+    }
+
+    /// A whole level as one formula.
+    fn whole(&mut self, level: usize, end: Span) -> Option<Node> {
+        if self.levels[level].is_empty() {
+            return self.fail(end, "expected a value");
+        }
+        let mut pos = 0;
+        let node = self.expr(level, &mut pos, 0, end)?;
+        match self.tree(level, pos) {
+            None => Some(node),
+            Some(TokenTree::Punct(p)) if p.as_char() == ',' => {
+                self.fail(p.span(), "one value was expected here, not a list")
+            }
+            Some(t) => {
+                let span = t.span();
+                self.fail(span, &format!("expected an operator, found `{t}`"))
+            }
+        }
+    }
+
+    /// Comma-separated formulas filling a level (call arguments); a trailing comma is allowed.
+    fn list(&mut self, level: usize, end: Span) -> Option<Vec<Node>> {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        while pos < self.levels[level].len() {
+            out.push(self.expr(level, &mut pos, 0, end)?);
+            match self.punct(level, pos) {
+                None if pos >= self.levels[level].len() => break,
+                Some((',', Spacing::Alone)) => pos += 1,
+                _ => {
+                    let span = self.span_at(level, pos, end);
+                    return self.fail(span, "expected `,` or the end of the arguments");
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// The binary operator at `pos`, with its length in tokens.
+    fn binary_op(&self, level: usize, pos: usize) -> Option<(BinOp, usize)> {
+        let (c, spacing) = self.punct(level, pos)?;
+        let next = if spacing == Spacing::Joint {
+            self.punct(level, pos + 1).map(|(c, _)| c)
+        } else {
+            None
+        };
+        Some(match (c, next) {
+            ('&', Some('&')) => (BinOp::And, 2),
+            ('|', Some('|')) => (BinOp::Or, 2),
+            ('=', Some('=')) | ('!', Some('=')) | ('<', Some('=')) | ('>', Some('=')) => {
+                (BinOp::Compare, 2)
+            }
+            ('<', _) | ('>', _) => (BinOp::Compare, 1),
+            ('+', _) => (BinOp::Add, 1),
+            ('-', _) => (BinOp::Sub, 1),
+            ('*', _) => (BinOp::Mul, 1),
+            ('/', _) => (BinOp::Div, 1),
+            ('%', _) => (BinOp::Rem, 1),
+            _ => return None,
+        })
+    }
+
+    fn expr(&mut self, level: usize, pos: &mut usize, min: u8, end: Span) -> Option<Node> {
+        let start = *pos;
+        let mut left = self.unary(level, pos, end)?;
+        loop {
+            if self.is_ident(level, *pos, "as") && CAST_PRECEDENCE >= min {
+                *pos += 1;
+                self.path(level, pos, end, "expected a type after `as`")?;
+                let le = matches!(self.binary_op(level, *pos), Some((BinOp::Compare, 2)));
+                if self.punct(level, *pos).is_some_and(|(c, _)| c == '<') && !le {
+                    let span = self.span_at(level, *pos, end);
+                    return self.fail(
+                        span,
+                        "`<` after a cast reads as generic arguments; put the cast in parentheses",
+                    );
+                }
+                left = Node {
+                    kind: NodeKind::Cast(Box::new(left)),
+                    level,
+                    range: start..*pos,
+                };
+                continue;
+            }
+            let Some((op, len)) = self.binary_op(level, *pos) else {
+                if let Some(('&' | '|' | '^', _)) = self.punct(level, *pos) {
+                    let span = self.span_at(level, *pos, end);
+                    return self.fail(span, "bitwise operators are not allowed");
+                }
+                break;
+            };
+            if op.precedence() < min {
+                break;
+            }
+            if op == BinOp::Compare
+                && matches!(
+                    left.kind,
+                    NodeKind::Binary {
+                        op: BinOp::Compare,
+                        ..
+                    }
+                )
+            {
+                let span = self.span_at(level, *pos, end);
+                return self.fail(span, "comparison operators cannot be chained; use `&&`");
+            }
+            let op_range = *pos..*pos + len;
+            *pos += len;
+            let right = self.expr(level, pos, op.precedence() + 1, end)?;
+            left = Node {
+                kind: NodeKind::Binary {
+                    op,
+                    op_range,
+                    left: Box::new(left),
+                    right: Box::new(right),
+                },
+                level,
+                range: start..*pos,
+            };
+        }
+        Some(left)
+    }
+
+    fn unary(&mut self, level: usize, pos: &mut usize, end: Span) -> Option<Node> {
+        let start = *pos;
+        match self.punct(level, start) {
+            Some(('-' | '&' | '!', _)) => {
+                let not = self.punct(level, start).map(|(c, _)| c) == Some('!');
+                *pos += 1;
+                let inner = Box::new(self.unary(level, pos, end)?);
+                let kind = if not {
+                    NodeKind::Not(inner)
+                } else {
+                    NodeKind::Prefix(inner)
+                };
+                Some(Node {
+                    kind,
+                    level,
+                    range: start..*pos,
+                })
+            }
+            _ => {
+                let atom = self.atom(level, pos, end)?;
+                self.postfix(level, pos, atom, end)
+            }
+        }
+    }
+
+    fn atom(&mut self, level: usize, pos: &mut usize, end: Span) -> Option<Node> {
+        let start = *pos;
+        let kind = match self.tree(level, start) {
+            Some(TokenTree::Literal(_)) => {
+                *pos += 1;
+                NodeKind::Lit
+            }
+            Some(TokenTree::Ident(id)) if id == "true" || id == "false" => {
+                *pos += 1;
+                NodeKind::Lit
+            }
+            Some(TokenTree::Ident(_)) | Some(TokenTree::Punct(_))
+                if self.starts_path(level, start) =>
+            {
+                let bare = self.path(level, pos, end, "expected a name")?;
+                NodeKind::Path { name: bare }
+            }
+            Some(TokenTree::Group(g))
+                if matches!(g.delimiter(), Delimiter::Parenthesis | Delimiter::None) =>
+            {
+                let close = g.span_close();
+                let inner = self.enter(level, start);
+                if self.levels[inner].iter().any(is_top_comma) {
+                    return self.fail(close, "tuples are not allowed; a formula is one value");
+                }
+                *pos += 1;
+                NodeKind::Paren(Box::new(self.whole(inner, close)?))
+            }
+            Some(TokenTree::Group(g)) => {
+                let span = g.span();
+                return self.fail(
+                    span,
+                    "arrays and blocks are not allowed; a formula is one value",
+                );
+            }
+            Some(t) => {
+                let span = t.span();
+                let found = t.to_string();
+                return self.fail(span, &format!("expected a value, found `{found}`"));
+            }
+            None => return self.fail(end, "expected a value at the end"),
+        };
+        Some(Node {
+            kind,
+            level,
+            range: start..*pos,
+        })
+    }
+
+    fn starts_path(&self, level: usize, i: usize) -> bool {
+        matches!(self.tree(level, i), Some(TokenTree::Ident(_))) || self.is_path_sep(level, i)
+    }
+
+    /// A path `a::b::<T>::c`, possibly with a leading `::`. Returns the name when the path is
+    /// one bare lowercase identifier (`Some(None)` for any other path).
+    fn path(
+        &mut self,
+        level: usize,
+        pos: &mut usize,
+        end: Span,
+        msg: &str,
+    ) -> Option<Option<Ident>> {
+        let start = *pos;
+        if self.is_path_sep(level, *pos) {
+            *pos += 2;
+        }
+        loop {
+            match self.tree(level, *pos) {
+                Some(TokenTree::Ident(_)) => *pos += 1,
+                _ => {
+                    let span = self.span_at(level, *pos, end);
+                    return self.fail(span, msg);
+                }
+            }
+            if !self.is_path_sep(level, *pos) {
+                break;
+            }
+            *pos += 2;
+            if self.punct(level, *pos).map(|(c, _)| c) == Some('<') {
+                self.generics(level, pos, end)?;
+                if !self.is_path_sep(level, *pos) {
+                    break;
+                }
+                *pos += 2;
+            }
+        }
+        if *pos == start + 1 {
+            if let Some(TokenTree::Ident(id)) = self.tree(level, start) {
+                let s = id.to_string();
+                if s.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
+                    return Some(Some(id.clone()));
+                }
+            }
+        }
+        Some(None)
+    }
+
+    /// `<...>` with nesting, starting at `<`.
+    fn generics(&mut self, level: usize, pos: &mut usize, end: Span) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            match self.punct(level, *pos) {
+                Some(('<', _)) => depth += 1,
+                Some(('>', _)) => {
+                    depth -= 1;
+                    if depth == 0 {
+                        *pos += 1;
+                        return Some(());
+                    }
+                }
+                _ if self.tree(level, *pos).is_none() => {
+                    return self.fail(end, "unclosed `<` in generic arguments");
+                }
+                _ => {}
+            }
+            *pos += 1;
+        }
+    }
+
+    fn postfix(
+        &mut self,
+        level: usize,
+        pos: &mut usize,
+        mut node: Node,
+        end: Span,
+    ) -> Option<Node> {
+        let start = node.range.start;
+        loop {
+            let at = *pos;
+            match self.tree(level, at) {
+                Some(TokenTree::Punct(p))
+                    if p.as_char() == '.' && p.spacing() == Spacing::Alone =>
+                {
+                    let member = match self.tree(level, at + 1) {
+                        Some(TokenTree::Ident(id)) => Some(id.clone()),
+                        Some(TokenTree::Literal(_)) => None,
+                        _ => {
+                            let span = self.span_at(level, at + 1, end);
+                            return self.fail(span, "expected a field or method name after `.`");
+                        }
+                    };
+                    *pos = at + 2;
+                    let turbofish_start = *pos;
+                    if let Some(method) = &member {
+                        if self.is_path_sep(level, *pos) {
+                            *pos += 2;
+                            if self.punct(level, *pos).map(|(c, _)| c) != Some('<') {
+                                let span = self.span_at(level, *pos, end);
+                                return self.fail(span, "expected `<` after `::`");
+                            }
+                            self.generics(level, pos, end)?;
+                        }
+                        if let Some(args) = self.call_args(level, pos)? {
+                            node = Node {
+                                kind: NodeKind::Method {
+                                    receiver: Box::new(node),
+                                    method: method.clone(),
+                                    turbofish: turbofish_start..*pos - 1,
+                                    args,
+                                },
+                                level,
+                                range: start..*pos,
+                            };
+                            continue;
+                        }
+                        if *pos != turbofish_start {
+                            let span = self.span_at(level, *pos, end);
+                            return self.fail(span, "expected the method's arguments `(...)`");
+                        }
+                    }
+                    node = Node {
+                        kind: NodeKind::Field(Box::new(node)),
+                        level,
+                        range: start..*pos,
+                    };
+                }
+                Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => {
+                    if !matches!(node.kind, NodeKind::Path { .. }) {
+                        let span = g.span();
+                        return self.fail(span, "only named functions can be called");
+                    }
+                    let args = self.call_args(level, pos)?.unwrap_or_default();
+                    node = Node {
+                        kind: NodeKind::Call {
+                            func: Box::new(node),
+                            args,
+                        },
+                        level,
+                        range: start..*pos,
+                    };
+                }
+                Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket => {
+                    let close = g.span_close();
+                    let inner = self.enter(level, at);
+                    let index = self.whole(inner, close)?;
+                    *pos = at + 1;
+                    node = Node {
+                        kind: NodeKind::Index(Box::new(node), Box::new(index)),
+                        level,
+                        range: start..*pos,
+                    };
+                }
+                _ => return Some(node),
+            }
+        }
+    }
+
+    /// The arguments of a parenthesized group at `pos`, if there is one.
+    fn call_args(&mut self, level: usize, pos: &mut usize) -> Option<Option<Vec<Node>>> {
+        match self.tree(level, *pos) {
+            Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => {
+                let close = g.span_close();
+                let inner = self.enter(level, *pos);
+                *pos += 1;
+                Some(Some(self.list(inner, close)?))
+            }
+            _ => Some(None),
+        }
+    }
+}
+
+fn is_top_comma(t: &TokenTree) -> bool {
+    matches!(t, TokenTree::Punct(p) if p.as_char() == ',')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::Rng;
+    use quote::ToTokens;
+    use syn::Expr;
+
+    /// Our tree, fully parenthesized: the same rendering as `show_syn` gives syn's.
+    fn show(p: &Parsed, n: &Node) -> String {
+        let text = |level: usize, r: Range<usize>| -> String {
+            p.levels[level][r]
+                .iter()
+                .cloned()
+                .collect::<TokenStream>()
+                .to_string()
+        };
+        let list = |args: &[Node]| {
+            args.iter()
+                .map(|a| show(p, a))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match &n.kind {
+            NodeKind::Lit | NodeKind::Path { .. } => text(n.level, n.range.clone()),
+            NodeKind::Field(b) => format!(
+                "({}).{}",
+                show(p, b),
+                text(n.level, n.range.end - 1..n.range.end)
+            ),
+            NodeKind::Index(b, i) => format!("({})[{}]", show(p, b), show(p, i)),
+            NodeKind::Cast(e) => format!(
+                "({} as {})",
+                show(p, e),
+                text(n.level, e.range.end + 1..n.range.end)
+            ),
+            NodeKind::Prefix(e) | NodeKind::Not(e) => {
+                format!(
+                    "({}{})",
+                    text(n.level, n.range.start..n.range.start + 1),
+                    show(p, e)
+                )
+            }
+            NodeKind::Binary {
+                op_range,
+                left,
+                right,
+                ..
+            } => {
+                format!(
+                    "({} {} {})",
+                    show(p, left),
+                    text(n.level, op_range.clone()),
+                    show(p, right)
+                )
+            }
+            NodeKind::Paren(e) => show(p, e),
+            NodeKind::Call { func, args } => format!("{}({})", show(p, func), list(args)),
+            NodeKind::Method {
+                receiver,
+                method,
+                turbofish,
+                args,
+            } => format!(
+                "({}).{method}{}({})",
+                show(p, receiver),
+                text(n.level, turbofish.clone()),
+                list(args)
+            ),
+        }
+    }
+
+    /// syn's tree rendered like `show`; an error for what lies outside the formula grammar.
+    fn show_syn(e: &Expr) -> Result<String, String> {
+        let ts = |t: &dyn ToTokens| t.to_token_stream().to_string();
+        let list = |args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>| {
+            args.iter()
+                .map(show_syn)
+                .collect::<Result<Vec<_>, _>>()
+                .map(|v| v.join(", "))
+        };
+        Ok(match e {
+            Expr::Lit(l) => ts(l),
+            Expr::Path(p) => ts(p),
+            Expr::Field(f) => format!("({}).{}", show_syn(&f.base)?, ts(&f.member)),
+            Expr::Index(i) => format!("({})[{}]", show_syn(&i.expr)?, show_syn(&i.index)?),
+            Expr::Cast(c) if matches!(*c.ty, syn::Type::Path(_)) => {
+                format!("({} as {})", show_syn(&c.expr)?, ts(&c.ty))
+            }
+            Expr::Unary(u) => format!("({}{})", ts(&u.op), show_syn(&u.expr)?),
+            Expr::Reference(r) if r.mutability.is_none() => format!("(&{})", show_syn(&r.expr)?),
+            Expr::Binary(b) => format!(
+                "({} {} {})",
+                show_syn(&b.left)?,
+                ts(&b.op),
+                show_syn(&b.right)?
+            ),
+            Expr::Paren(p) => show_syn(&p.expr)?,
+            Expr::Call(c) => format!("{}({})", show_syn(&c.func)?, list(&c.args)?),
+            Expr::MethodCall(m) => format!(
+                "({}).{}{}({})",
+                show_syn(&m.receiver)?,
+                m.method,
+                m.turbofish.as_ref().map(|t| ts(t)).unwrap_or_default(),
+                list(&m.args)?
+            ),
+            other => return Err(format!("outside the grammar: {}", ts(other))),
+        })
+    }
+
+    fn ours(src: &str) -> Result<String, String> {
+        let cx = Ctxt::default();
+        let tokens: TokenStream = src.parse().unwrap();
+        match parse(tokens, "formula", &cx) {
+            Some(p) => Ok(squeeze(&show(&p, &p.root))),
+            None => Err(cx.to_compile_errors().to_string()),
+        }
+    }
+
+    /// syn's reading of `src`, or its error.
+    fn syns(src: &str) -> Result<String, String> {
+        let expr = syn::parse_str::<Expr>(src).map_err(|e| e.to_string())?;
+        show_syn(&expr).map(|s| squeeze(&s))
+    }
+
+    /// Without spaces: token printing spaces `::<` differently when syn re-creates `::`.
+    fn squeeze(s: &str) -> String {
+        s.split_whitespace().collect()
+    }
+
+    /// A random formula of the grammar, as text.
+    fn formula(rng: &mut Rng, depth: usize) -> String {
+        let leaf = |rng: &mut Rng| match rng.below(5) {
+            0 => format!("{}", rng.below(300)),
+            1 => ["m", "rows", "config", "_x"][rng.below(4)].to_string(),
+            2 => "config.hidden_size".to_string(),
+            3 => "consts::WIDTH".to_string(),
+            _ => "true".to_string(),
+        };
+        if depth == 0 {
+            return leaf(rng);
+        }
+        let sub = |rng: &mut Rng| formula(rng, depth - 1);
+        match rng.below(11) {
+            0..=2 => {
+                let op = [
+                    "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||",
+                ][rng.below(13)];
+                format!("{} {op} {}", sub(rng), sub(rng))
+            }
+            3 => format!("({})", sub(rng)),
+            4 => format!("{}{}", ["-", "!", "&"][rng.below(3)], sub(rng)),
+            5 => format!("ceil_div({}, {})", sub(rng), sub(rng)),
+            6 => format!("({}).width()", sub(rng)),
+            7 => format!("({}).max::<usize>({})", sub(rng), sub(rng)),
+            8 => format!("({}) as usize", sub(rng)),
+            9 => format!("table[{}].rows", sub(rng)),
+            _ => leaf(rng),
+        }
+    }
+
+    #[test]
+    fn same_tree_as_syn() {
+        let fixed = [
+            "a + b * c - d / e % f",
+            "a - b - c",
+            "a * 2 > b && !c || d == 0",
+            "-a * b",
+            "a as usize * b",
+            "&config",
+            "f(&config, m) - 1",
+            "config.f().g(1, 2).h",
+            "x.0 + t[i][j]",
+            "a::B::<u8>(1)",
+            "::core::cmp::max(a, b)",
+            "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
+            "(config.index_n_heads + 1) * config.index_head_dim",
+            "f(a, b,)",
+        ];
+        for src in fixed {
+            assert_eq!(ours(src), syns(src), "{src}");
+        }
+        let (mut same, mut both_rejected) = (0, 0);
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for _ in 0..3000 {
+            let src = formula(&mut rng, 4);
+            match (ours(&src), syns(&src)) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b, "{src}");
+                    same += 1;
+                }
+                (Err(_), Err(_)) => both_rejected += 1,
+                (a, b) => panic!("{src}: ours {a:?}, syn {b:?}"),
+            }
+        }
+        assert!(
+            same > 2000 && both_rejected > 0,
+            "{same} same, {both_rejected} rejected"
+        );
+    }
+
+    #[test]
+    fn reports_what_is_outside_the_grammar() {
+        for (src, msg) in [
+            ("a b", "expected an operator, found `b`"),
+            ("(a, b)", "tuples are not allowed"),
+            ("a & b", "bitwise operators are not allowed"),
+            ("[1, 2]", "arrays and blocks are not allowed"),
+            ("a.", "expected a field or method name"),
+            ("a +", "expected a value at the end"),
+            ("f(a b)", "expected `,` or the end of the arguments"),
+            ("a::<u8", "unclosed `<`"),
+            ("x as", "expected a type after `as`"),
+            ("(a)(b)", "only named functions can be called"),
+            ("a.b::<u8>", "expected the method's arguments"),
+            ("a, b", "one value was expected here, not a list"),
+            ("()", "expected a value"),
+        ] {
+            let err = ours(src).expect_err(src);
+            assert!(err.contains("formula is not a formula"), "{src}: {err}");
+            assert!(err.contains(msg), "{src}: {err}");
+        }
+    }
+}
