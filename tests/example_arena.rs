@@ -77,6 +77,15 @@ fn descriptors_carry_the_declaration() {
         "LoRA shrink output; 0 when the model serves no adapters."
     );
     assert_eq!(infos[1].decl.min_bytes, Some("256"));
+    // Doc lines arrive as the compiler gives them: quotes, non-ASCII and backslashes intact.
+    assert_eq!(
+        infos[0].decl.doc,
+        "Hidden states of the current pass, \"[M, hidden]\" · BF16."
+    );
+    assert_eq!(
+        infos[3].decl.doc,
+        "Scratch with its own byte formula (C:\\scratch), left out of the preflight total."
+    );
     assert_eq!(lora.elements(), 40);
 }
 

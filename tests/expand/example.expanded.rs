@@ -7,7 +7,7 @@
     ::core::cmp::Eq
 )]
 pub struct BufferSizes {
-    /** Hidden states of the current pass.
+    /** Hidden states of the current pass, "[M, hidden]" · BF16.
 
  Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
     pub hidden_states: usize,
@@ -19,7 +19,7 @@ pub struct BufferSizes {
 
  Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked*/
     pub lora_xa: usize,
-    /** Scratch with its own byte formula, left out of the preflight total.
+    /** Scratch with its own byte formula (C:\scratch), left out of the preflight total.
 
  Bytes `scratch_bytes(config, max_seq_len)` (as `u8`) · untracked (not in `total_bytes`)*/
     pub side_scratch: usize,
@@ -163,7 +163,7 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             "",
             "",
             true,
-            "Hidden states of the current pass.",
+            "Hidden states of the current pass, \"[M, hidden]\" · BF16.",
         ),
         ::arena_runtime::BufferDecl::new(
             "gate_logits_f32",
@@ -196,7 +196,7 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             "",
             "",
             false,
-            "Scratch with its own byte formula, left out of the preflight total.",
+            "Scratch with its own byte formula (C:\\scratch), left out of the preflight total.",
         ),
     ];
     fn byte_sizes(sizes: &BufferSizes) -> ::std::vec::Vec<usize> {

@@ -18,7 +18,7 @@ pub fn scratch_bytes(config: &ModelConfig, max_seq_len: usize) -> usize {
 #[derive(Arena)]
 #[arena(sizes = BufferSizes, inputs(config: &ModelConfig, max_batch_tokens: usize, max_seq_len: usize))]
 pub struct BufferArena {
-    /// Hidden states of the current pass.
+    /// Hidden states of the current pass, "[M, hidden]" · BF16.
     #[buffer(shape = [max_batch_tokens, config.hidden_size])]
     pub hidden_states: DevicePtr<bf16>,
     /// FP32 router logits; 256 bytes for a model without experts.
@@ -27,7 +27,7 @@ pub struct BufferArena {
     /// LoRA shrink output; 0 when the model serves no adapters.
     #[buffer(shape = [max_batch_tokens, config.adapter_max_rank], gate = config.adapter_max_rank > 0)]
     pub lora_xa: DevicePtr<bf16>,
-    /// Scratch with its own byte formula, left out of the preflight total.
+    /// Scratch with its own byte formula (C:\scratch), left out of the preflight total.
     #[buffer(bytes = scratch_bytes(config, max_seq_len), untracked)]
     pub side_scratch: DevicePtr<u8>,
 }
