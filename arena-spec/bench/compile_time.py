@@ -19,7 +19,7 @@ What it measures (median of --runs runs each):
     and the crate's build time after touching it;
  4. BufferSizes::from_config per call (benches/from_config.rs), derive vs hand-written.
 """
-import argparse, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, re, resource, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,9 +36,17 @@ def run(cmd, cwd, env=None, capture=False):
 
 
 def timed(cmd, cwd, env=None):
+    """Wall seconds of `cmd`; its CPU seconds (user + system, every child) go to CPU_TIMES."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.monotonic()
     run(cmd, cwd, env)
-    return time.monotonic() - t
+    wall = time.monotonic() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU_TIMES.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
+
+
+CPU_TIMES = []
 
 
 def median_of(runs, setup, cmd, cwd, env=None):
@@ -49,16 +57,21 @@ def median_of(runs, setup, cmd, cwd, env=None):
     return statistics.median(out)
 
 
-def interleaved(runs, *jobs):
+def interleaved(runs, *jobs, cpu=None):
     """Medians of several (setup, cmd, cwd, env) jobs, run in turn each round, so drift in
     the machine's state falls on all of them alike. Also the median of each round's
-    difference between the first two jobs."""
+    difference between the first two jobs. With `cpu` (a list), the median CPU seconds of
+    each job are appended to it."""
     times = [[] for _ in jobs]
+    cpus = [[] for _ in jobs]
     for _ in range(runs):
         for i, (setup, cmd, cwd, env) in enumerate(jobs):
             setup()
             times[i].append(timed(cmd, cwd, env))
+            cpus[i].append(CPU_TIMES[-1])
     diff = statistics.median(a - b for a, b in zip(times[0], times[1])) if len(jobs) > 1 else 0.0
+    if cpu is not None:
+        cpu.extend(statistics.median(c) for c in cpus)
     return [statistics.median(t) for t in times], diff
 
 
@@ -181,17 +194,24 @@ def main():
 
         if "2" in args.parts:  # arena-spec: derive vs hand-written expansion
             build = "cargo build -q -p arena-spec --lib"
+            cpu_clean, cpu_touch, cpu_only = [], [], []
             (d_clean, h_clean), _ = interleaved(
-                args.runs, (clean("d"), build, derive, tgt("d")), (clean("h"), build, hand, tgt("h")))
+                args.runs, (clean("d"), build, derive, tgt("d")), (clean("h"), build, hand, tgt("h")),
+                cpu=cpu_clean)
             touch = lambda ws: (lambda: (ws / "arena-spec/src/arena.rs").touch())
+            # A rebuild takes a quarter of a second: more rounds keep its median steady.
             (d_touch, h_touch), _ = interleaved(
-                args.runs, (touch(derive), build, derive, tgt("d")), (touch(hand), build, hand, tgt("h")))
+                max(args.runs, 21), (touch(derive), build, derive, tgt("d")), (touch(hand), build, hand, tgt("h")),
+                cpu=cpu_touch)
             only = lambda ws, name: (lambda: run("cargo clean -q -p arena-spec", ws, tgt(name)))
             (d_only, h_only), _ = interleaved(
-                args.runs, (only(derive, "d"), build, derive, tgt("d")), (only(hand, "h"), build, hand, tgt("h")))
-            rows.append(("arena-spec clean (all deps): derive / hand", f"{d_clean:.2f} s / {h_clean:.2f} s = **{d_clean / h_clean:.3f}×**"))
-            rows.append(("arena-spec crate alone (deps built): derive / hand", f"{d_only:.2f} s / {h_only:.2f} s = **{d_only / h_only:.3f}×**"))
-            rows.append(("arena-spec after touching arena.rs (incremental): derive / hand", f"{d_touch:.2f} s / {h_touch:.2f} s = **{d_touch / h_touch:.3f}×**"))
+                args.runs, (only(derive, "d"), build, derive, tgt("d")), (only(hand, "h"), build, hand, tgt("h")),
+                cpu=cpu_only)
+            ratio = lambda d, h, p=2: f"{d:.{p}f} s / {h:.{p}f} s = **{d / h:.3f}×**"
+            cpu = lambda c: f"; CPU {c[0]:.2f} s / {c[1]:.2f} s = {c[0] / c[1]:.3f}×"
+            rows.append(("arena-spec clean (all deps): derive / hand", ratio(d_clean, h_clean) + cpu(cpu_clean)))
+            rows.append(("arena-spec crate alone (deps built): derive / hand", ratio(d_only, h_only) + cpu(cpu_only)))
+            rows.append(("arena-spec after touching arena.rs (incremental): derive / hand", ratio(d_touch, h_touch, 3) + cpu(cpu_touch)))
 
         if "3" in args.parts:  # synthetic arenas, rebuilt whole (no incremental reuse)
             files, crates = [], {}
