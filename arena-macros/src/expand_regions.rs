@@ -51,8 +51,8 @@ fn expand(cont: &Container) -> TokenStream {
             .map(|t| crate::formula::text_of(quote!(#t)))
             .unwrap_or_default();
         let formula = formula_doc(b, &dtype).replace(" · tracked", "");
-        let doc = field_doc(&b.docs, &formula);
-        quote!(#[doc = #doc] pub #ident: ::arena_runtime::Region)
+        let docs = field_doc(&b.docs, &formula);
+        quote!(#docs pub #ident: ::arena_runtime::Region)
     });
     let places = cont.buffers.iter().map(|b| {
         let ident = &b.ident;

@@ -7,21 +7,21 @@
     ::core::cmp::Eq
 )]
 pub struct BufferSizes {
-    /** Hidden states of the current pass, "[M, hidden]" · BF16.
-
- Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
+    /// Hidden states of the current pass, "[M, hidden]" · BF16.
+    ///
+    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub hidden_states: usize,
-    /** FP32 router logits; 256 bytes for a model without experts.
-
- Shape `[max_batch_tokens, config.num_experts]` of `f32` · at least `256` bytes · tracked*/
+    /// FP32 router logits; 256 bytes for a model without experts.
+    ///
+    /// Shape `[max_batch_tokens, config.num_experts]` of `f32` · at least `256` bytes · tracked
     pub gate_logits_f32: usize,
-    /** LoRA shrink output; 0 when the model serves no adapters.
-
- Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked*/
+    /// LoRA shrink output; 0 when the model serves no adapters.
+    ///
+    /// Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_xa: usize,
-    /** Scratch with its own byte formula (C:\scratch), left out of the preflight total.
-
- Bytes `scratch_bytes(config, max_seq_len)` (as `u8`) · untracked (not in `total_bytes`)*/
+    /// Scratch with its own byte formula (C:\scratch), left out of the preflight total.
+    ///
+    /// Bytes `scratch_bytes(config, max_seq_len)` (as `u8`) · untracked (not in `total_bytes`)
     pub side_scratch: usize,
 }
 impl BufferSizes {

@@ -8,17 +8,17 @@
     ::core::default::Default
 )]
 pub struct AttnScratchLayout {
-    /** Raw scores.
-
- Shape `[rows, shapes.heads, rows]` of `f32`*/
+    /// Raw scores.
+    ///
+    /// Shape `[rows, shapes.heads, rows]` of `f32`
     pub scores: ::arena_runtime::Region,
-    /** Softmax output.
-
- Shape `[rows, shapes.heads, rows]` of `u16`*/
+    /// Softmax output.
+    ///
+    /// Shape `[rows, shapes.heads, rows]` of `u16`
     pub probs: ::arena_runtime::Region,
-    /** One running maximum per row and head.
-
- Shape `[rows, shapes.heads]` of `f32`*/
+    /// One running maximum per row and head.
+    ///
+    /// Shape `[rows, shapes.heads]` of `f32`
     pub row_max: ::arena_runtime::Region,
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
@@ -110,21 +110,21 @@ impl AttnScratch {
     ::core::cmp::Eq
 )]
 pub struct BlockSizes {
-    /** FP8 activations, `[ceil16(M), widest K]`.
-
- Shape `[m16, width]` of `F8E4M3` · tracked*/
+    /// FP8 activations, `[ceil16(M), widest K]`.
+    ///
+    /// Shape `[m16, width]` of `F8E4M3` · tracked
     pub act_fp8: usize,
-    /** One f32 scale per 128 activations.
-
- Shape `[m16, ceil_div(width, 128)]` of `f32` · tracked*/
+    /// One f32 scale per 128 activations.
+    ///
+    /// Shape `[m16, ceil_div(width, 128)]` of `f32` · tracked
     pub act_scale: usize,
-    /** Attention scratch, carved by `AttnScratch::carve`.
-
- Bytes `AttnScratch::layout(shapes, max_batch_tokens)` (as `u8`) · gate `shapes.heads > 0` · tracked*/
+    /// Attention scratch, carved by `AttnScratch::carve`.
+    ///
+    /// Bytes `AttnScratch::layout(shapes, max_batch_tokens)` (as `u8`) · gate `shapes.heads > 0` · tracked
     pub attn_scratch: usize,
-    /** Token ids, at least 256 bytes.
-
- Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked*/
+    /// Token ids, at least 256 bytes.
+    ///
+    /// Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
     pub token_ids: usize,
 }
 impl BlockSizes {

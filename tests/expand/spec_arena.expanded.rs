@@ -7,233 +7,233 @@
     ::core::cmp::Eq
 )]
 pub struct BufferSizes {
-    /** Hidden states of the current pass, `[M, hidden]` BF16.
-
- Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
+    /// Hidden states of the current pass, `[M, hidden]` BF16.
+    ///
+    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub hidden_states: usize,
-    /** The residual stream, `[M, hidden]` BF16.
-
- Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
+    /// The residual stream, `[M, hidden]` BF16.
+    ///
+    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub residual: usize,
-    /** RMSNorm output feeding each projection, `[M, hidden]` BF16.
-
- Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
+    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
+    ///
+    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub norm_output: usize,
-    /** Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
- 256 bytes for a model without attention layers.
-
- Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · tracked*/
+    /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
+    /// 256 bytes for a model without attention layers.
+    ///
+    /// Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · tracked
     pub qkv_output: usize,
-    /** Attention output before the O projection, `[M, q_heads · head_dim]` BF16; 256 bytes
- without attention layers.
-
- Shape `[max_batch_tokens, config.attn_output_width()]` of `bf16` · at least `256` bytes · tracked*/
+    /// Attention output before the O projection, `[M, q_heads · head_dim]` BF16; 256 bytes
+    /// without attention layers.
+    ///
+    /// Shape `[max_batch_tokens, config.attn_output_width()]` of `bf16` · at least `256` bytes · tracked
     pub attn_output: usize,
-    /** BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
-
- Shape `[max_batch_tokens, config.router_width()]` of `bf16` · at least `256` bytes · tracked*/
+    /// BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
+    ///
+    /// Shape `[max_batch_tokens, config.router_width()]` of `bf16` · at least `256` bytes · tracked
     pub gate_logits: usize,
-    /** FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
- and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
- for a model without experts.
-
- Shape `[max_batch_tokens, config.router_width()]` of `f32` · at least `256` bytes · tracked*/
+    /// FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
+    /// and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
+    /// for a model without experts.
+    ///
+    /// Shape `[max_batch_tokens, config.router_width()]` of `f32` · at least `256` bytes · tracked
     pub gate_logits_f32: usize,
-    /** FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
- `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
-
- Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · tracked*/
+    /// FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
+    /// `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
+    ///
+    /// Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · tracked
     pub moe_router_in_f32: usize,
-    /** The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-
- Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked*/
+    /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
+    ///
+    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub moe_output: usize,
-    /** Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
- sequence, at least the rows of a batched MTP verify.
-
- Shape `[logit_rows, config.vocab_size]` of `f32` · tracked*/
+    /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
+    /// sequence, at least the rows of a batched MTP verify.
+    ///
+    /// Shape `[logit_rows, config.vocab_size]` of `f32` · tracked
     pub logits: usize,
-    /** SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
- (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
-
- Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked*/
+    /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
+    /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
+    ///
+    /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked
     pub ssm_qkvz: usize,
-    /** GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
-
- Shape `[max_batch_tokens, config.ssm_gate_width()]` of `bf16` · at least `256` bytes · tracked*/
+    /// GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
+    ///
+    /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `bf16` · at least `256` bytes · tracked
     pub ssm_ba: usize,
-    /** q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
-
- Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked*/
+    /// q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
+    ///
+    /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked
     pub ssm_deinterleaved: usize,
-    /** FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
-
- Shape `[max_batch_tokens, config.ssm_gate_width()]` of `f32` · at least `256` bytes · tracked*/
+    /// FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
+    ///
+    /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `f32` · at least `256` bytes · tracked
     pub ssm_gates: usize,
-    /** FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
-
- Shape `[max_batch_tokens, config.ssm_conv_dim()]` of `f32` · at least `256` bytes · tracked*/
+    /// FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
+    ///
+    /// Shape `[max_batch_tokens, config.ssm_conv_dim()]` of `f32` · at least `256` bytes · tracked
     pub ssm_conv_out_f32: usize,
-    /** The step's metadata regions (`regions::Scratch`): positions, slots, block tables
- (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
- metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-
- Bytes `Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)` (as `u8`) · tracked*/
+    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
+    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
+    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
+    ///
+    /// Bytes `Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)` (as `u8`) · tracked
     pub scratch: usize,
-    /** Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
- rows for a dense model).
-
- Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked*/
+    /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
+    /// rows for a dense model).
+    ///
+    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked
     pub expert_gate_out: usize,
-    /** Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-
- Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked*/
+    /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
+    ///
+    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked
     pub expert_up_out: usize,
-    /** Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-
- Shape `[expert_rows, config.hidden_size]` of `bf16` · tracked*/
+    /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
+    ///
+    /// Shape `[expert_rows, config.hidden_size]` of `bf16` · tracked
     pub expert_down_out: usize,
-    /** FP32 split-K partial sums of the decode-band GEMMs:
- `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
- qkv, SSM-in, expert gate+up and hidden outputs.
-
- Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` of `f32` · tracked*/
+    /// FP32 split-K partial sums of the decode-band GEMMs:
+    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
+    /// qkv, SSM-in, expert gate+up and hidden outputs.
+    ///
+    /// Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` of `f32` · tracked
     pub splitk_workspace: usize,
-    /** GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
- (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
- both 128, the only shape the FLA prefill kernels run.
-
- Bytes `GdnFlaScratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · tracked*/
+    /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
+    /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
+    /// both 128, the only shape the FLA prefill kernels run.
+    ///
+    /// Bytes `GdnFlaScratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · tracked
     pub gdn_fla_scratch: usize,
-    /** Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
- unless the model has Mamba-2 heads and a state size.
-
- Bytes `SsdScratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · tracked*/
+    /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
+    /// unless the model has Mamba-2 heads and a state size.
+    ///
+    /// Bytes `SsdScratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · tracked
     pub ssd_scratch: usize,
-    /** Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
-
- Shape `[max_batch_tokens, config.o_latent_width()]` of `bf16` · at least `256` bytes · untracked (not in `total_bytes`)*/
+    /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
+    ///
+    /// Shape `[max_batch_tokens, config.o_latent_width()]` of `bf16` · at least `256` bytes · untracked (not in `total_bytes`)
     pub o_latent: usize,
-    /** The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-
- Shape `[max(config.hidden_size, config.mamba_d_inner())]` of `bf16` · untracked (not in `total_bytes`)*/
+    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
+    ///
+    /// Shape `[max(config.hidden_size, config.mamba_d_inner())]` of `bf16` · untracked (not in `total_bytes`)
     pub norm_unit_w: usize,
-    /** Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
- `hc_mult == 0`.
-
- Shape `[max_batch_tokens, config.hc_mult, config.hidden_size]` of `f32` · at least `256` bytes · tracked*/
+    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
+    /// `hc_mult == 0`.
+    ///
+    /// Shape `[max_batch_tokens, config.hc_mult, config.hidden_size]` of `f32` · at least `256` bytes · tracked
     pub hc_streams: usize,
-    /** Hyper-connection post weights `[M, hc_mult]` FP32, at least 256 bytes.
-
- Shape `[max_batch_tokens, config.hc_mult]` of `f32` · at least `256` bytes · tracked*/
+    /// Hyper-connection post weights `[M, hc_mult]` FP32, at least 256 bytes.
+    ///
+    /// Shape `[max_batch_tokens, config.hc_mult]` of `f32` · at least `256` bytes · tracked
     pub hc_post: usize,
-    /** Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32, at least 256 bytes.
-
- Shape `[max_batch_tokens, config.hc_mult, config.hc_mult]` of `f32` · at least `256` bytes · tracked*/
+    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32, at least 256 bytes.
+    ///
+    /// Shape `[max_batch_tokens, config.hc_mult, config.hc_mult]` of `f32` · at least `256` bytes · tracked
     pub hc_comb: usize,
-    /** Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
- FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
- `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-
- Bytes `hc_lowrank_scratch_bytes(config, max_batch_tokens)` (as `u8`) · at least `256` bytes · tracked*/
+    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
+    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
+    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
+    ///
+    /// Bytes `hc_lowrank_scratch_bytes(config, max_batch_tokens)` (as `u8`) · at least `256` bytes · tracked
     pub hc_lowrank_scratch: usize,
-    /** QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers
- (`regions::QsaSelectScratch`: qk | q_post | scores | lists). 256 bytes without an
- indexer.
-
- Bytes `QsaSelectScratch::layout(config, max_seq_len)` (as `u8`) · at least `256` bytes · tracked*/
+    /// QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers
+    /// (`regions::QsaSelectScratch`: qk | q_post | scores | lists). 256 bytes without an
+    /// indexer.
+    ///
+    /// Bytes `QsaSelectScratch::layout(config, max_seq_len)` (as `u8`) · at least `256` bytes · tracked
     pub qsa_select_scratch: usize,
-    /** Token ids `[M]` u32 of the current pass, read by the hash-routed MoE layers
- (`tid2eid[token_id]`). At least 256 bytes.
-
- Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked*/
+    /// Token ids `[M]` u32 of the current pass, read by the hash-routed MoE layers
+    /// (`tid2eid[token_id]`). At least 256 bytes.
+    ///
+    /// Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
     pub token_ids: usize,
-    /** Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
- `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model. This one:
- `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-
- Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn()` · tracked*/
+    /// Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
+    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model. This one:
+    /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
+    ///
+    /// Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn()` · tracked
     pub ffn_act_q8: usize,
-    /** int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-
- Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn()` · tracked*/
+    /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
+    ///
+    /// Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn()` · tracked
     pub ffn_act_a: usize,
-    /** `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-
- Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn()` · tracked*/
+    /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
+    ///
+    /// Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn()` · tracked
     pub ffn_act_scale: usize,
-    /** `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
- for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
- `ffn_act_scale`. 0 for a MoE model.
-
- Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn()` · tracked*/
+    /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
+    /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
+    /// `ffn_act_scale`. 0 for a MoE model.
+    ///
+    /// Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn()` · tracked
     pub ffn_act_scale_kmajor: usize,
-    /** `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
- gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
- serves only the decode band. Sized for every dense model, whatever the levers say.
- 0 for a MoE model.
-
- Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · tracked*/
+    /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
+    /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
+    /// serves only the decode band. Sized for every dense model, whatever the levers say.
+    /// 0 for a MoE model.
+    ///
+    /// Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · tracked
     pub ffn_gate_up_fused: usize,
-    /** FP8 activation scratch for the prefill projections, 1 byte per element,
- `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
- `d_inner` and the GDN value dim.
-
- Shape `[m16, widest_k]` of `F8E4M3` · tracked*/
+    /// FP8 activation scratch for the prefill projections, 1 byte per element,
+    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
+    /// `d_inner` and the GDN value dim.
+    ///
+    /// Shape `[m16, widest_k]` of `F8E4M3` · tracked
     pub fp8_act: usize,
-    /** The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-
- Bytes `MoeFp8Scratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · tracked*/
+    /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
+    ///
+    /// Bytes `MoeFp8Scratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · tracked
     pub moe_fp8_scratch: usize,
-    /** One f32 scale per 128 elements of `fp8_act`.
-
- Shape `[m16, ceil_div(widest_k, 128)]` of `f32` · tracked*/
+    /// One f32 scale per 128 elements of `fp8_act`.
+    ///
+    /// Shape `[m16, ceil_div(widest_k, 128)]` of `f32` · tracked
     pub fp8_act_scale: usize,
-    /** `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
- the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
- arm included.
-
- Shape `[ceil_div(widest_k, 128), m16]` of `f32` · tracked*/
+    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
+    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
+    /// arm included.
+    ///
+    /// Shape `[ceil_div(widest_k, 128), m16]` of `f32` · tracked
     pub fp8_act_scale_kmajor: usize,
-    /** LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
- `lora_*` entries are 0 when `adapter_max_rank == 0`.
-
- Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked*/
+    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
+    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
+    ///
+    /// Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_xa: usize,
-    /** LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
- `max(hidden, intermediate, the q projection width)`.
-
- Shape `[max_batch_tokens, config.lora_widest_n()]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked*/
+    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
+    /// `max(hidden, intermediate, the q projection width)`.
+    ///
+    /// Shape `[max_batch_tokens, config.lora_widest_n()]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_delta: usize,
-    /** LoRA hidden-activation scratch `[M, intermediate_size]` BF16 (the expert width for a
- MoE model without a dense FFN).
-
- Shape `[max_batch_tokens, max(config.intermediate_size, config.expert_width())]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked*/
+    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16 (the expert width for a
+    /// MoE model without a dense FFN).
+    ///
+    /// Shape `[max_batch_tokens, max(config.intermediate_size, config.expert_width())]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_hact: usize,
-    /** LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
- overlap the metadata regions of `scratch`.
-
- Shape `[max_batch_tokens]` of `i32` · gate `config.adapter_max_rank > 0` · tracked*/
+    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
+    /// overlap the metadata regions of `scratch`.
+    ///
+    /// Shape `[max_batch_tokens]` of `i32` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_seq_slot: usize,
-    /** Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
- for the largest keep-packed projection, reused by each projection's dequant. Sized by
- `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-
- Bytes `q2_dequant_scratch_bytes(config)` (as `bf16`) · gate `config.levers.gguf_native_q2` · tracked*/
+    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
+    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
+    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
+    ///
+    /// Bytes `q2_dequant_scratch_bytes(config)` (as `bf16`) · gate `config.levers.gguf_native_q2` · tracked
     pub q2_dequant_scratch: usize,
-    /** Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
- (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), `[ceil16(M), max(hidden, intermediate)]` in the
- `q8_1_mmq` layout, shared by every keep-packed projection: each quantizes its BF16
- activation here and runs the packed MMQ GEMM. 0 unless the lever is 1.
-
- Bytes `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` (as `u8`) · gate `config.levers.gguf_native_q2_mmq` · tracked*/
+    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
+    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), `[ceil16(M), max(hidden, intermediate)]` in the
+    /// `q8_1_mmq` layout, shared by every keep-packed projection: each quantizes its BF16
+    /// activation here and runs the packed MMQ GEMM. 0 unless the lever is 1.
+    ///
+    /// Bytes `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` (as `u8`) · gate `config.levers.gguf_native_q2_mmq` · tracked
     pub q2_act_q8: usize,
-    /** Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
- BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
- prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
- the lever is 1.
-
- Bytes `ssm_rowwise_w_bf16_bytes(config)` (as `bf16`) · gate `config.levers.fp8_rowwise` · tracked*/
+    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
+    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
+    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
+    /// the lever is 1.
+    ///
+    /// Bytes `ssm_rowwise_w_bf16_bytes(config)` (as `bf16`) · gate `config.levers.fp8_rowwise` · tracked
     pub ssm_rowwise_w_bf16: usize,
 }
 impl BufferSizes {

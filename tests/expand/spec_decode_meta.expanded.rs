@@ -8,29 +8,29 @@
     ::core::default::Default
 )]
 pub struct DecodeMetaLayout {
-    /** Sequence length per row.
-
- Shape `[rows]` of `i32`*/
+    /// Sequence length per row.
+    ///
+    /// Shape `[rows]` of `i32`
     pub seq_lens: ::arena_runtime::Region,
-    /** Query start per row, plus the end.
-
- Shape `[rows + 1]` of `i32`*/
+    /// Query start per row, plus the end.
+    ///
+    /// Shape `[rows + 1]` of `i32`
     pub query_start_loc: ::arena_runtime::Region,
-    /** KV slot of each row's new token.
-
- Shape `[rows]` of `i64`*/
+    /// KV slot of each row's new token.
+    ///
+    /// Shape `[rows]` of `i64`
     pub slot_mapping: ::arena_runtime::Region,
-    /** Position of each row's new token.
-
- Shape `[rows]` of `i32`*/
+    /// Position of each row's new token.
+    ///
+    /// Shape `[rows]` of `i32`
     pub positions: ::arena_runtime::Region,
-    /** Sampled token per row.
-
- Shape `[rows]` of `i32`*/
+    /// Sampled token per row.
+    ///
+    /// Shape `[rows]` of `i32`
     pub sampled_ids: ::arena_runtime::Region,
-    /** Block-table row pointer per row.
-
- Shape `[rows]` of `u64`*/
+    /// Block-table row pointer per row.
+    ///
+    /// Shape `[rows]` of `u64`
     pub block_table_ptrs: ::arena_runtime::Region,
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,

@@ -8,25 +8,25 @@
     ::core::default::Default
 )]
 pub struct GdnFlaLayout {
-    /** `W = A·(β·K)` per token and value head.
-
- Shape `[max_batch_tokens, hv, config.linear_key_head_dim]` of `bf16`*/
+    /// `W = A·(β·K)` per token and value head.
+    ///
+    /// Shape `[max_batch_tokens, hv, config.linear_key_head_dim]` of `bf16`
     pub w: ::arena_runtime::Region,
-    /** `U = A·(β·V)` per token and value head.
-
- Shape `[max_batch_tokens, hv, config.linear_value_head_dim]` of `bf16`*/
+    /// `U = A·(β·V)` per token and value head.
+    ///
+    /// Shape `[max_batch_tokens, hv, config.linear_value_head_dim]` of `bf16`
     pub u: ::arena_runtime::Region,
-    /** The recurrent state at each chunk boundary, FP32.
-
- Shape `[chunks, hv, config.linear_key_head_dim, config.linear_value_head_dim]` of `f32`*/
+    /// The recurrent state at each chunk boundary, FP32.
+    ///
+    /// Shape `[chunks, hv, config.linear_key_head_dim, config.linear_value_head_dim]` of `f32`
     pub s: ::arena_runtime::Region,
-    /** `U` corrected by the chunk's incoming state.
-
- Shape `[max_batch_tokens, hv, config.linear_value_head_dim]` of `bf16`*/
+    /// `U` corrected by the chunk's incoming state.
+    ///
+    /// Shape `[max_batch_tokens, hv, config.linear_value_head_dim]` of `bf16`
     pub uc: ::arena_runtime::Region,
-    /** Cumulative gate (log decay) within each chunk, FP32.
-
- Shape `[max_batch_tokens, hv]` of `f32`*/
+    /// Cumulative gate (log decay) within each chunk, FP32.
+    ///
+    /// Shape `[max_batch_tokens, hv]` of `f32`
     pub gc: ::arena_runtime::Region,
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,

@@ -8,33 +8,33 @@
     ::core::default::Default
 )]
 pub struct MoeFp8ScratchLayout {
-    /** FP8 activations grouped by expert, `[rows, K]`.
-
- Shape `[rows, k]` of `F8E4M3`*/
+    /// FP8 activations grouped by expert, `[rows, K]`.
+    ///
+    /// Shape `[rows, k]` of `F8E4M3`
     pub act_fp8: ::arena_runtime::Region,
-    /** One FP32 scale per 128 activations, `[rows, K/128]`.
-
- Shape `[rows, k_blocks]` of `f32`*/
+    /// One FP32 scale per 128 activations, `[rows, K/128]`.
+    ///
+    /// Shape `[rows, k_blocks]` of `f32`
     pub act_scale: ::arena_runtime::Region,
-    /** The scales K-major, `[K/128, ceil16(rows)]`, for the block-scaled grouped GEMM.
-
- Shape `[k_blocks, ceil16(rows)]` of `f32`*/
+    /// The scales K-major, `[K/128, ceil16(rows)]`, for the block-scaled grouped GEMM.
+    ///
+    /// Shape `[k_blocks, ceil16(rows)]` of `f32`
     pub act_scale_kmajor: ::arena_runtime::Region,
-    /** Token copy index per grouped row.
-
- Shape `[rows]` of `i32`*/
+    /// Token copy index per grouped row.
+    ///
+    /// Shape `[rows]` of `i32`
     pub sorted_token_ids: ::arena_runtime::Region,
-    /** Start row of each expert's group, plus the end.
-
- Shape `[config.num_experts + 1]` of `i32`*/
+    /// Start row of each expert's group, plus the end.
+    ///
+    /// Shape `[config.num_experts + 1]` of `i32`
     pub expert_offsets: ::arena_runtime::Region,
-    /** `(m, n, k)` of each expert's GEMM.
-
- Shape `[config.num_experts, 3]` of `i32`*/
+    /// `(m, n, k)` of each expert's GEMM.
+    ///
+    /// Shape `[config.num_experts, 3]` of `i32`
     pub problem_sizes: ::arena_runtime::Region,
-    /** A, B, C and scale pointers of each expert's GEMM.
-
- Shape `[config.num_experts, 4]` of `u64`*/
+    /// A, B, C and scale pointers of each expert's GEMM.
+    ///
+    /// Shape `[config.num_experts, 4]` of `u64`
     pub gemm_ptrs: ::arena_runtime::Region,
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,

@@ -8,21 +8,21 @@
     ::core::default::Default
 )]
 pub struct QsaSelectLayout {
-    /** `qk [2048, (index_n_heads + 1) · index_head_dim]` BF16: the indexer queries and key.
-
- Shape `[rows, (config.index_n_heads + 1) * config.index_head_dim]` of `bf16`*/
+    /// `qk [2048, (index_n_heads + 1) · index_head_dim]` BF16: the indexer queries and key.
+    ///
+    /// Shape `[rows, (config.index_n_heads + 1) * config.index_head_dim]` of `bf16`
     pub qk: ::arena_runtime::Region,
-    /** `q_post [2048, index_n_heads, index_head_dim]` FP32.
-
- Shape `[rows, config.index_n_heads, config.index_head_dim]` of `f32`*/
+    /// `q_post [2048, index_n_heads, index_head_dim]` FP32.
+    ///
+    /// Shape `[rows, config.index_n_heads, config.index_head_dim]` of `f32`
     pub q_post: ::arena_runtime::Region,
-    /** `scores [2048, ceil(max_seq_len / index_compress_ratio)]` FP32.
-
- Shape `[rows, ceil_div(max_seq_len, ratio)]` of `f32`*/
+    /// `scores [2048, ceil(max_seq_len / index_compress_ratio)]` FP32.
+    ///
+    /// Shape `[rows, ceil_div(max_seq_len, ratio)]` of `f32`
     pub scores: ::arena_runtime::Region,
-    /** `lists [2048, index_topk / index_compress_ratio]` i32: the selected positions.
-
- Shape `[rows, config.index_topk / ratio]` of `i32`*/
+    /// `lists [2048, index_topk / index_compress_ratio]` i32: the selected positions.
+    ///
+    /// Shape `[rows, config.index_topk / ratio]` of `i32`
     pub lists: ::arena_runtime::Region,
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,

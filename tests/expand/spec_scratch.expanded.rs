@@ -8,45 +8,45 @@
     ::core::default::Default
 )]
 pub struct ScratchLayout {
-    /** Position of each token; three streams under MRoPE.
-
- Shape `[config.position_streams(), max_batch_tokens]` of `i32`*/
+    /// Position of each token; three streams under MRoPE.
+    ///
+    /// Shape `[config.position_streams(), max_batch_tokens]` of `i32`
     pub positions: ::arena_runtime::Region,
-    /** KV-cache slot of each token.
-
- Shape `[max_batch_tokens]` of `i64`*/
+    /// KV-cache slot of each token.
+    ///
+    /// Shape `[max_batch_tokens]` of `i64`
     pub slot_mapping: ::arena_runtime::Region,
-    /** Block table, one row per decode sequence.
-
- Shape `[decode_rows, blocks_per_seq]` of `i32`*/
+    /// Block table, one row per decode sequence.
+    ///
+    /// Shape `[decode_rows, blocks_per_seq]` of `i32`
     pub block_table: ::arena_runtime::Region,
-    /** Block table of a batched MTP verify, one row per verified row.
-
- Shape `[VERIFY_ROW_CAP, blocks_per_seq]` of `i32`*/
+    /// Block table of a batched MTP verify, one row per verified row.
+    ///
+    /// Shape `[VERIFY_ROW_CAP, blocks_per_seq]` of `i32`
     pub verify_block_table: ::arena_runtime::Region,
-    /** Sequence length of each decode row.
-
- Shape `[decode_rows]` of `i32`*/
+    /// Sequence length of each decode row.
+    ///
+    /// Shape `[decode_rows]` of `i32`
     pub seq_lens: ::arena_runtime::Region,
-    /** Prefix sums of the query lengths.
-
- Shape `[decode_rows + 1]` of `i32`*/
+    /// Prefix sums of the query lengths.
+    ///
+    /// Shape `[decode_rows + 1]` of `i32`
     pub cu_seqlens: ::arena_runtime::Region,
-    /** The fixed-stride decode-metadata block (`decode_meta`).
-
- Bytes `DecodeMeta::layout(decode_rows)` (as `u8`)*/
+    /// The fixed-stride decode-metadata block (`decode_meta`).
+    ///
+    /// Bytes `DecodeMeta::layout(decode_rows)` (as `u8`)
     pub decode_meta: ::arena_runtime::Region,
-    /** Expert ids of each token's top-K (empty for a dense model).
-
- Shape `[max_batch_tokens, top_k]` of `i32`*/
+    /// Expert ids of each token's top-K (empty for a dense model).
+    ///
+    /// Shape `[max_batch_tokens, top_k]` of `i32`
     pub moe_topk_ids: ::arena_runtime::Region,
-    /** Router weights of each token's top-K.
-
- Shape `[max_batch_tokens, top_k]` of `f32`*/
+    /// Router weights of each token's top-K.
+    ///
+    /// Shape `[max_batch_tokens, top_k]` of `f32`
     pub moe_topk_weights: ::arena_runtime::Region,
-    /** Kernel-batched prefill staging for `Q12_SIZING_STREAMS` streams over the step's tokens.
-
- Bytes `q12_batched_scratch_bytes_varlen(config, Q12_SIZING_STREAMS, max_batch_tokens, max_batch_tokens)` (as `u8`)*/
+    /// Kernel-batched prefill staging for `Q12_SIZING_STREAMS` streams over the step's tokens.
+    ///
+    /// Bytes `q12_batched_scratch_bytes_varlen(config, Q12_SIZING_STREAMS, max_batch_tokens, max_batch_tokens)` (as `u8`)
     pub q12_staging: ::arena_runtime::Region,
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,

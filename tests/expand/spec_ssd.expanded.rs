@@ -8,17 +8,17 @@
     ::core::default::Default
 )]
 pub struct SsdLayout {
-    /** Softplus'd time step per head and position, FP32.
-
- Shape `[config.mamba_num_heads, chunks, chunk]` of `f32`*/
+    /// Softplus'd time step per head and position, FP32.
+    ///
+    /// Shape `[config.mamba_num_heads, chunks, chunk]` of `f32`
     pub dt: ::arena_runtime::Region,
-    /** Cumulative `dt · A` within each chunk, FP32.
-
- Shape `[config.mamba_num_heads, chunks, chunk]` of `f32`*/
+    /// Cumulative `dt · A` within each chunk, FP32.
+    ///
+    /// Shape `[config.mamba_num_heads, chunks, chunk]` of `f32`
     pub da_cumsum: ::arena_runtime::Region,
-    /** `C·Bᵀ` per chunk and group, FP32.
-
- Shape `[chunks, config.mamba_n_groups, chunk, chunk]` of `f32`*/
+    /// `C·Bᵀ` per chunk and group, FP32.
+    ///
+    /// Shape `[chunks, config.mamba_n_groups, chunk, chunk]` of `f32`
     pub cb: ::arena_runtime::Region,
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
