@@ -51,7 +51,8 @@ pub fn formula_doc(b: &Buffer, dtype: &str) -> String {
     doc
 }
 
-fn dtype_text(b: &Buffer) -> String {
+/// The buffer's element type as written (`bf16`), for docs.
+pub fn dtype_text(b: &Buffer) -> String {
     b.elem
         .as_ref()
         .map(|t| crate::formula::text_of(quote!(#t)))
@@ -272,8 +273,8 @@ fn expand(cont: &Container) -> TokenStream {
                 ::std::vec![#(sizes.#idents),*]
             }
 
-            fn from_addresses(addrs: &[u64], sizes: &#sizes) -> Self {
-                let mut __p = ::arena_runtime::Pointers::new(addrs, Self::byte_sizes(sizes));
+            fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
+                let mut __p = ::arena_runtime::Pointers::new(addrs, bytes);
                 Self { #(#pointers),* }
             }
         }
@@ -340,7 +341,7 @@ fn fallback(cont: &Container) -> TokenStream {
             fn byte_sizes(sizes: &#sizes) -> ::std::vec::Vec<usize> {
                 ::core::unimplemented!()
             }
-            fn from_addresses(addrs: &[u64], sizes: &#sizes) -> Self {
+            fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
                 ::core::unimplemented!()
             }
         }

@@ -7,7 +7,7 @@
 
 use crate::ast::{Container, Kind};
 use crate::ctxt::Ctxt;
-use crate::expand::{derived_lets, field_doc, formula_doc, raw_bytes};
+use crate::expand::{derived_lets, dtype_text, field_doc, formula_doc, raw_bytes};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -45,12 +45,7 @@ fn expand(cont: &Container) -> TokenStream {
     );
     let region_fields = cont.buffers.iter().map(|b| {
         let ident = &b.ident;
-        let dtype = b
-            .elem
-            .as_ref()
-            .map(|t| crate::formula::text_of(quote!(#t)))
-            .unwrap_or_default();
-        let formula = formula_doc(b, &dtype).replace(" · tracked", "");
+        let formula = formula_doc(b, &dtype_text(b)).replace(" · tracked", "");
         let docs = field_doc(&b.docs, &formula);
         quote!(#docs pub #ident: ::arena_runtime::Region)
     });

@@ -167,7 +167,7 @@ impl<L: ArenaLayout, D: Device> Arena<L, D> {
             .map(|((decl, &addr), &bytes)| Placement { decl, addr, bytes })
             .collect();
         let arena = Self {
-            buffers: L::from_addresses(&addrs, sizes),
+            buffers: L::from_addresses(&addrs, &bytes),
             sizes: *sizes,
             placements,
             allocations,

@@ -68,13 +68,13 @@ impl BufferDecl {
 /// [`Pointers::next_ptr`] once per field, and the field's type gives the element type.
 pub struct Pointers<'a> {
     addrs: &'a [u64],
-    bytes: Vec<usize>,
+    bytes: &'a [usize],
     next: usize,
 }
 
 impl<'a> Pointers<'a> {
     /// One address and one byte size per buffer, in field order.
-    pub fn new(addrs: &'a [u64], bytes: Vec<usize>) -> Self {
+    pub fn new(addrs: &'a [u64], bytes: &'a [usize]) -> Self {
         Self {
             addrs,
             bytes,
@@ -121,9 +121,9 @@ pub trait ArenaLayout: Sized {
     /// Each buffer's bytes, in field order.
     fn byte_sizes(sizes: &Self::Sizes) -> Vec<usize>;
 
-    /// The arena struct from each buffer's address (0 for a buffer of 0 bytes), in field order.
-    /// `addrs` has exactly one address per buffer.
-    fn from_addresses(addrs: &[u64], sizes: &Self::Sizes) -> Self;
+    /// The arena struct from each buffer's address (0 for a buffer of 0 bytes) and its bytes
+    /// (as [`Self::byte_sizes`] gives them), in field order: one of each per buffer.
+    fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self;
 
     /// The sum of the tracked buffers, saturating: what a preflight reserves.
     fn tracked_total(sizes: &Self::Sizes) -> usize {

@@ -204,8 +204,8 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             sizes.hidden_states, sizes.gate_logits_f32, sizes.lora_xa, sizes.side_scratch
         ]
     }
-    fn from_addresses(addrs: &[u64], sizes: &BufferSizes) -> Self {
-        let mut __p = ::arena_runtime::Pointers::new(addrs, Self::byte_sizes(sizes));
+    fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
+        let mut __p = ::arena_runtime::Pointers::new(addrs, bytes);
         Self {
             hidden_states: __p.next_ptr(),
             gate_logits_f32: __p.next_ptr(),

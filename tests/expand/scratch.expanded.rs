@@ -305,8 +305,8 @@ impl ::arena_runtime::ArenaLayout for BlockArena {
     fn byte_sizes(sizes: &BlockSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![sizes.act_fp8, sizes.act_scale, sizes.attn_scratch, sizes.token_ids]
     }
-    fn from_addresses(addrs: &[u64], sizes: &BlockSizes) -> Self {
-        let mut __p = ::arena_runtime::Pointers::new(addrs, Self::byte_sizes(sizes));
+    fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
+        let mut __p = ::arena_runtime::Pointers::new(addrs, bytes);
         Self {
             act_fp8: __p.next_ptr(),
             act_scale: __p.next_ptr(),

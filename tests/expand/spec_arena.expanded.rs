@@ -1616,8 +1616,8 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             .q2_dequant_scratch, sizes.q2_act_q8, sizes.ssm_rowwise_w_bf16
         ]
     }
-    fn from_addresses(addrs: &[u64], sizes: &BufferSizes) -> Self {
-        let mut __p = ::arena_runtime::Pointers::new(addrs, Self::byte_sizes(sizes));
+    fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
+        let mut __p = ::arena_runtime::Pointers::new(addrs, bytes);
         Self {
             hidden_states: __p.next_ptr(),
             residual: __p.next_ptr(),
