@@ -215,15 +215,16 @@ fn expand(cont: &Container) -> TokenStream {
             /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
             #[allow(clippy::too_many_arguments)]
             pub fn try_from_config(#(#param_decls),*) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-                Self::try_from_config_with(#(#param_names,)* &mut |_| {})
+                Self::try_from_config_with(#(#param_names,)* &mut |_, _| {})
             }
 
-            /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape in field
-            /// order (empty for a byte formula or a closed gate). The one place the formulas are.
+            /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
+            /// a byte formula or a closed gate) and its bytes before the floor, in field order.
+            /// The one place the formulas are.
             #[allow(unused_variables, clippy::too_many_arguments)]
             pub fn try_from_config_with(
                 #(#param_decls,)*
-                __on_dims: &mut dyn ::core::ops::FnMut(&[usize]),
+                __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
             ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
                 #(#derived)*
                 // One struct rather than a local per buffer: compile time stays linear in
@@ -253,7 +254,7 @@ fn expand(cont: &Container) -> TokenStream {
             #[allow(clippy::too_many_arguments)]
             pub fn dims(#(#param_decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError> {
                 let mut __dims = ::std::vec::Vec::with_capacity(#count);
-                Self::try_from_config_with(#(#param_names,)* &mut |__d| __dims.push(__d.to_vec()))?;
+                Self::try_from_config_with(#(#param_names,)* &mut |__d, _| __dims.push(__d.to_vec()))?;
                 ::core::result::Result::Ok(__dims)
             }
 
@@ -326,7 +327,7 @@ fn fallback(cont: &Container) -> TokenStream {
             pub fn dims(#(#param_decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError> {
                 ::core::unimplemented!()
             }
-            pub fn try_from_config_with(#(#param_decls,)* on_dims: &mut dyn ::core::ops::FnMut(&[usize])) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+            pub fn try_from_config_with(#(#param_decls,)* on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize)) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
                 ::core::unimplemented!()
             }
             pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {

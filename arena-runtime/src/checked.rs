@@ -105,26 +105,29 @@ impl Formula {
         dims.iter().try_fold(elem_size, |acc, &d| self.mul(acc, d))
     }
 
-    /// [`Self::shape`], first handing the dims to `on_dims` (how `dims()` sees each shape).
+    /// [`Self::shape`], then handing the dims and their bytes (before any floor) to
+    /// `on_dims` (how `dims()` and reports see each shape).
     pub fn shape_reported(
         self,
         dims: &[usize],
         elem_size: usize,
-        on_dims: &mut dyn FnMut(&[usize]),
+        on_dims: &mut dyn FnMut(&[usize], usize),
     ) -> Result<usize, SizeError> {
-        on_dims(dims);
-        self.shape(dims, elem_size)
+        let bytes = self.shape(dims, elem_size)?;
+        on_dims(dims, bytes);
+        Ok(bytes)
     }
 
-    /// A byte formula's value, handing `on_dims` the empty shape a byte formula has.
-    pub fn bytes_reported(self, bytes: usize, on_dims: &mut dyn FnMut(&[usize])) -> usize {
-        on_dims(&[]);
+    /// A byte formula's value, handing `on_dims` the empty shape a byte formula has and its
+    /// bytes before any floor.
+    pub fn bytes_reported(self, bytes: usize, on_dims: &mut dyn FnMut(&[usize], usize)) -> usize {
+        on_dims(&[], bytes);
         bytes
     }
 
     /// A buffer whose gate is closed: no shape, 0 bytes.
-    pub fn closed(self, on_dims: &mut dyn FnMut(&[usize])) -> usize {
-        on_dims(&[]);
+    pub fn closed(self, on_dims: &mut dyn FnMut(&[usize], usize)) -> usize {
+        on_dims(&[], 0);
         0
     }
 
@@ -243,11 +246,11 @@ mod tests {
         assert_eq!(F.shape(&[4, 8], 2), Ok(64));
         assert!(F.shape(&[usize::MAX, 2], 1).is_err());
         let mut seen = Vec::new();
-        let mut on_dims = |d: &[usize]| seen.push(d.to_vec());
+        let mut on_dims = |d: &[usize], b: usize| seen.push((d.to_vec(), b));
         assert_eq!(F.shape_reported(&[2, 3], 4, &mut on_dims), Ok(24));
         assert_eq!(F.bytes_reported(7, &mut on_dims), 7);
         assert_eq!(F.closed(&mut on_dims), 0);
-        assert_eq!(seen, [vec![2, 3], vec![], vec![]]);
+        assert_eq!(seen, [(vec![2, 3], 24), (vec![], 7), (vec![], 0)]);
         assert_eq!(F.finish(0, 256, false), Ok(256));
         assert_eq!(F.finish(0, 0, true), Ok(0));
         assert_eq!(

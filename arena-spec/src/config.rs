@@ -21,11 +21,16 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path}: invalid JSON at line {line}, column {column}: {message}")]
+    #[error(
+        "{path}: invalid JSON at line {line}, column {column}{}: {message}",
+        in_key(key)
+    )]
     Json {
         path: PathBuf,
         line: usize,
         column: usize,
+        /// The key path the error sits in (`text_config.rope_scaling.factor`), if any.
+        key: Option<String>,
         message: String,
     },
     #[error("{path}: missing field `{field}`")]
@@ -38,6 +43,12 @@ pub enum ConfigError {
     },
     #[error("{path}: unsupported model_type {model_type:?}; supported: {}", Family::ALL.iter().map(|f| f.model_type()).collect::<Vec<_>>().join(", "))]
     UnsupportedModelType { path: PathBuf, model_type: String },
+}
+
+fn in_key(key: &Option<String>) -> String {
+    key.as_ref()
+        .map(|k| format!(" (in `{k}`)"))
+        .unwrap_or_default()
 }
 
 /// The model families the arena knows.
@@ -212,12 +223,7 @@ impl ModelConfig {
     /// Parses the text of a `config.json`; `path` names it in errors.
     pub fn from_json_str(text: &str, path: impl AsRef<Path>) -> Result<ModelConfig, ConfigError> {
         let path = path.as_ref();
-        let value: Value = serde_json::from_str(text).map_err(|e| ConfigError::Json {
-            path: path.into(),
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
-        })?;
+        let value = crate::config_json::parse(text, path)?;
         crate::config_load::from_value(&value, path)
     }
 
@@ -553,6 +559,12 @@ impl<'a> Fields<'a> {
         if v.is_null() {
             return Ok(None);
         }
+        if let Some(literal) = crate::config_json::non_finite(v) {
+            return Err(self.invalid(
+                key,
+                format!("is {literal}, but must be a finite whole number"),
+            ));
+        }
         let n = match v {
             Value::Number(n) => {
                 if let Some(u) = n.as_u64() {
@@ -620,7 +632,9 @@ impl<'a> Fields<'a> {
     pub fn opt_str(&self, key: &str) -> Result<Option<&'a str>, ConfigError> {
         match self.obj.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v @ Value::String(s)) if crate::config_json::non_finite(v).is_none() => {
+                Ok(Some(s))
+            }
             Some(other) => {
                 Err(self.invalid(key, format!("must be a string, not {}", json_kind(other))))
             }
@@ -629,6 +643,9 @@ impl<'a> Fields<'a> {
 }
 
 pub(crate) fn json_kind(v: &Value) -> &'static str {
+    if crate::config_json::non_finite(v).is_some() {
+        return "a non-finite number";
+    }
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -53,4 +53,21 @@ impl ArenaInputs {
             self.max_batch_size,
         )
     }
+
+    /// The sizes, and each buffer's shape with its bytes before the floor, in one pass.
+    pub fn sizes_and_shapes(
+        &self,
+        config: &ModelConfig,
+    ) -> Result<(BufferSizes, Vec<(Vec<usize>, usize)>), SizeError> {
+        let mut shapes = Vec::new();
+        let sizes = BufferSizes::try_from_config_with(
+            config,
+            self.max_batch_tokens,
+            self.max_seq_len,
+            self.kv_block_size,
+            self.max_batch_size,
+            &mut |dims, raw| shapes.push((dims.to_vec(), raw)),
+        )?;
+        Ok((sizes, shapes))
+    }
 }

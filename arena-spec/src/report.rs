@@ -24,7 +24,8 @@ pub struct BufferRow {
     pub tracked: bool,
     /// Gated and 0 bytes: its pointer is NULL.
     pub off: bool,
-    /// Its shape gives fewer bytes than its `min_bytes` floor (the model lacks the feature).
+    /// Its shape or byte formula gives fewer bytes than its `min_bytes` floor (the model
+    /// lacks the feature).
     pub at_floor: bool,
 }
 
@@ -45,12 +46,11 @@ impl SizeReport {
         config: &ModelConfig,
         inputs: ArenaInputs,
     ) -> Result<(SizeReport, BufferSizes), SizeError> {
-        let sizes = inputs.sizes(config)?;
-        let dims = inputs.dims(config)?;
+        let (sizes, shapes) = inputs.sizes_and_shapes(config)?;
         let buffers: Vec<BufferRow> = BufferArena::buffer_infos(&sizes)
             .into_iter()
-            .zip(dims)
-            .map(|(info, shape)| BufferRow {
+            .zip(shapes)
+            .map(|(info, (shape, raw_bytes))| BufferRow {
                 name: info.decl.name,
                 dtype: info.decl.dtype,
                 formula: info.decl.formula,
@@ -58,12 +58,7 @@ impl SizeReport {
                 gated: info.decl.gated(),
                 tracked: info.decl.tracked,
                 off: info.decl.gated() && info.bytes == 0,
-                at_floor: info.decl.min_bytes.is_some()
-                    && !shape.is_empty()
-                    && shape
-                        .iter()
-                        .try_fold(info.decl.elem_size, |a, &d| a.checked_mul(d))
-                        .is_some_and(|b| b < info.bytes),
+                at_floor: info.decl.min_bytes.is_some() && raw_bytes < info.bytes,
                 shape,
             })
             .collect();

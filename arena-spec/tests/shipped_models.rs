@@ -3,7 +3,8 @@
 
 use arena_runtime::{ArenaLayout, CountingDevice, HostDevice};
 use arena_spec::models::SHIPPED;
-use arena_spec::{BufferArena, BufferSizes, Family, Levers, ModelConfig};
+use arena_spec::report::SizeReport;
+use arena_spec::{ArenaInputs, BufferArena, BufferSizes, Family, Levers, ModelConfig};
 
 const M: usize = 8192;
 const SEQ: usize = 131072;
@@ -234,6 +235,42 @@ fn floors_hold_where_the_feature_is_absent() {
         (256, 256),
         "no attention layers"
     );
+}
+
+#[test]
+fn the_report_marks_every_buffer_held_at_its_floor_shape_or_byte_formula() {
+    let config = load("llama-3.1-8b");
+    let (report, _) = SizeReport::new(&config, ArenaInputs::defaults_for(&config)).unwrap();
+    let at_floor: Vec<&str> = report
+        .buffers
+        .iter()
+        .filter(|b| b.at_floor)
+        .map(|b| b.name)
+        .collect();
+    assert_eq!(
+        at_floor,
+        [
+            "gate_logits",
+            "gate_logits_f32",
+            "moe_router_in_f32",
+            "ssm_qkvz",
+            "ssm_ba",
+            "ssm_deinterleaved",
+            "ssm_gates",
+            "ssm_conv_out_f32",
+            "o_latent",
+            "hc_streams",
+            "hc_post",
+            "hc_comb",
+            "hc_lowrank_scratch",
+            "qsa_select_scratch",
+        ],
+        "llama has attention but no experts, SSM, hyper-connections or indexer; \
+         hc_lowrank_scratch and qsa_select_scratch are byte formulas"
+    );
+    let synthetic = load("synthetic-all-features-moe");
+    let (report, _) = SizeReport::new(&synthetic, ArenaInputs::defaults_for(&synthetic)).unwrap();
+    assert!(report.buffers.iter().all(|b| !b.at_floor || b.bytes == 256));
 }
 
 #[test]

@@ -33,16 +33,17 @@ impl BufferSizes {
         max_batch_tokens: usize,
         max_seq_len: usize,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, max_batch_tokens, max_seq_len, &mut |_| {})
+        Self::try_from_config_with(config, max_batch_tokens, max_seq_len, &mut |_, _| {})
     }
-    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape in field
-    /// order (empty for a byte formula or a closed gate). The one place the formulas are.
+    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
+    /// a byte formula or a closed gate) and its bytes before the floor, in field order.
+    /// The one place the formulas are.
     #[allow(unused_variables, clippy::too_many_arguments)]
     pub fn try_from_config_with(
         config: &ModelConfig,
         max_batch_tokens: usize,
         max_seq_len: usize,
-        __on_dims: &mut dyn ::core::ops::FnMut(&[usize]),
+        __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let mut __sizes = Self {
             hidden_states: 0,
@@ -140,7 +141,7 @@ impl BufferSizes {
             config,
             max_batch_tokens,
             max_seq_len,
-            &mut |__d| __dims.push(__d.to_vec()),
+            &mut |__d, _| __dims.push(__d.to_vec()),
         )?;
         ::core::result::Result::Ok(__dims)
     }

@@ -135,15 +135,16 @@ impl BlockSizes {
         shapes: &Shapes,
         max_batch_tokens: usize,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(shapes, max_batch_tokens, &mut |_| {})
+        Self::try_from_config_with(shapes, max_batch_tokens, &mut |_, _| {})
     }
-    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape in field
-    /// order (empty for a byte formula or a closed gate). The one place the formulas are.
+    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
+    /// a byte formula or a closed gate) and its bytes before the floor, in field order.
+    /// The one place the formulas are.
     #[allow(unused_variables, clippy::too_many_arguments)]
     pub fn try_from_config_with(
         shapes: &Shapes,
         max_batch_tokens: usize,
-        __on_dims: &mut dyn ::core::ops::FnMut(&[usize]),
+        __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let m16: usize = {
             let __f = ::arena_runtime::Formula::new("m16");
@@ -243,7 +244,7 @@ impl BlockSizes {
         Self::try_from_config_with(
             shapes,
             max_batch_tokens,
-            &mut |__d| __dims.push(__d.to_vec()),
+            &mut |__d, _| __dims.push(__d.to_vec()),
         )?;
         ::core::result::Result::Ok(__dims)
     }
