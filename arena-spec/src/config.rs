@@ -2,6 +2,7 @@
 //! `config.json`. Every derived quantity (head_dim, layer counts, widths) is a method here,
 //! computed in one place.
 
+pub use crate::family::Family;
 use crate::levers::Levers;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -51,66 +52,6 @@ fn in_key(key: &Option<String>) -> String {
         .unwrap_or_default()
 }
 
-/// The model families the arena knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Family {
-    Llama,
-    Qwen3,
-    Qwen3Moe,
-    Qwen3Next,
-    Qwen35,
-    Qwen35Moe,
-    DeepseekV3,
-    DeepseekV32,
-    NemotronH,
-    Mamba2,
-}
-
-impl Family {
-    pub const ALL: [Family; 10] = [
-        Family::Llama,
-        Family::Qwen3,
-        Family::Qwen3Moe,
-        Family::Qwen3Next,
-        Family::Qwen35,
-        Family::Qwen35Moe,
-        Family::DeepseekV3,
-        Family::DeepseekV32,
-        Family::NemotronH,
-        Family::Mamba2,
-    ];
-
-    /// The `model_type` of the family's config files.
-    pub fn model_type(self) -> &'static str {
-        match self {
-            Family::Llama => "llama",
-            Family::Qwen3 => "qwen3",
-            Family::Qwen3Moe => "qwen3_moe",
-            Family::Qwen3Next => "qwen3_next",
-            Family::Qwen35 => "qwen3_5",
-            Family::Qwen35Moe => "qwen3_5_moe",
-            Family::DeepseekV3 => "deepseek_v3",
-            Family::DeepseekV32 => "deepseek_v32",
-            Family::NemotronH => "nemotron_h",
-            Family::Mamba2 => "mamba2",
-        }
-    }
-
-    pub(crate) fn from_model_type(s: &str) -> Option<Family> {
-        Family::ALL.into_iter().find(|f| f.model_type() == s)
-    }
-
-    /// Families whose text model sits under `text_config`.
-    pub(crate) fn nests_text_config(self) -> bool {
-        matches!(self, Family::Qwen35 | Family::Qwen35Moe)
-    }
-
-    /// Families whose hybrid layout follows `full_attention_interval` / `layer_types`.
-    pub(crate) fn is_gdn_hybrid(self) -> bool {
-        matches!(self, Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe)
-    }
-}
-
 /// What a layer's token mixer (or, for Nemotron-H's FFN-only layers, its FFN) is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayerKind {
@@ -156,11 +97,18 @@ pub struct ModelConfig {
     pub num_experts: usize,
     pub num_experts_per_tok: usize,
     pub moe_intermediate_size: usize,
-    /// Qwen's shared expert width.
+    /// The width of the shared expert path of a MoE layer, resolved by the family's rule:
+    /// Qwen's `shared_expert_intermediate_size`, DeepSeek's and GLM's `n_shared_experts ·
+    /// moe_intermediate_size`, Nemotron-H's `moe_shared_expert_intermediate_size`, Llama 4's
+    /// expert width; 0 without a shared expert.
     pub shared_expert_intermediate_size: usize,
-    /// DeepSeek's shared experts, each `moe_intermediate_size` wide.
+    /// DeepSeek's shared expert count as the file has it (already folded into
+    /// `shared_expert_intermediate_size`).
     pub n_shared_experts: usize,
     pub first_k_dense_replace: usize,
+    /// Layers of a MoE model whose FFN is dense (DeepSeek's first `first_k_dense_replace`,
+    /// Qwen's `mlp_only_layers`, Llama 4's non-MoE layers, Nemotron-H's `-` layers).
+    pub moe_dense_layers: usize,
     /// Zero (identity) experts the router also scores; synthetic.
     pub zero_expert_num: usize,
     /// Layers routed by token-id hash (DeepSeek-V4 style); synthetic.
@@ -192,7 +140,6 @@ pub struct ModelConfig {
     pub mamba_head_dim: usize,
     pub ssm_state_size: usize,
     pub mamba_n_groups: usize,
-    pub mamba_expand: usize,
     pub mamba_conv_kernel: usize,
     pub mamba_chunk_size: usize,
 
@@ -345,10 +292,8 @@ impl ModelConfig {
         if !self.is_moe() {
             return self.intermediate_size;
         }
-        let shared = self
-            .shared_expert_intermediate_size
-            .max(self.n_shared_experts * self.moe_intermediate_size);
-        let dense = if self.first_k_dense_replace > 0 || self.count(LayerKind::Mlp) > 0 {
+        let shared = self.shared_expert_intermediate_size;
+        let dense = if self.moe_dense_layers > 0 {
             self.intermediate_size.div_ceil(self.expert_fanout())
         } else {
             0
@@ -403,10 +348,12 @@ impl ModelConfig {
         self.num_mamba_layers() > 0 && self.mamba_num_heads > 0 && self.ssm_state_size > 0
     }
 
-    /// Mamba-2 `d_inner = expand · hidden` (0 without Mamba-2 layers).
+    /// Mamba-2 `d_inner = heads · head_dim` (0 without Mamba-2 layers): what
+    /// `NemotronHMamba2Mixer` sizes its projections with. `Mamba2Mixer` uses `expand ·
+    /// hidden`, which `Mamba2Config` requires to be the same number (checked at load).
     pub fn mamba_d_inner(&self) -> usize {
         if self.has_mamba() {
-            self.mamba_expand * self.hidden_size
+            self.mamba_num_heads * self.mamba_head_dim
         } else {
             0
         }
@@ -595,16 +542,6 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// The first of several spellings (aliases) that is present.
-    pub fn opt_dim_any(&self, keys: &[&str], max: usize) -> Result<Option<usize>, ConfigError> {
-        for key in keys {
-            if let Some(v) = self.opt_dim(key, max)? {
-                return Ok(Some(v));
-            }
-        }
-        Ok(None)
-    }
-
     /// A required dimension that must be > 0.
     pub fn positive(&self, key: &str, max: usize) -> Result<usize, ConfigError> {
         match self.opt_dim(key, max)? {
@@ -612,10 +549,6 @@ impl<'a> Fields<'a> {
             Some(0) => Err(self.invalid(key, "is 0, but must be at least 1")),
             Some(n) => Ok(n),
         }
-    }
-
-    pub fn dim_or(&self, key: &str, default: usize) -> Result<usize, ConfigError> {
-        Ok(self.opt_dim(key, MAX_DIM)?.unwrap_or(default))
     }
 
     pub fn opt_bool(&self, key: &str) -> Result<Option<bool>, ConfigError> {

@@ -1,12 +1,101 @@
-//! Turning a parsed `config.json` into a `ModelConfig`: per-family keys, aliases, the
-//! per-layer layout, and the checks that make the numbers safe to size with.
+//! Turning a parsed `config.json` into a `ModelConfig`: the family's keys, aliases and
+//! defaults (`family.rs`), the per-layer layout, and the checks that make the numbers safe
+//! to size with. Every width follows the family's reference implementation (transformers'
+//! modeling file); where a file's keys disagree in a way the reference would reject, the
+//! file is refused naming both keys.
 
-use crate::config::{
-    json_kind, ConfigError, Family, Fields, LayerKind, ModelConfig, MAX_DIM, MAX_EXTENT,
-};
+use crate::config::{json_kind, ConfigError, Fields, LayerKind, ModelConfig, MAX_DIM, MAX_EXTENT};
+use crate::family::{DenseLayers, Family, Mixers, SharedExpert};
 use crate::levers::Levers;
 use serde_json::Value;
 use std::path::Path;
+
+/// A family's keys: the file's value, else the family's documented default.
+struct Keys<'a> {
+    f: Fields<'a>,
+    family: Family,
+}
+
+impl<'a> Keys<'a> {
+    fn dim(&self, key: &str, max: usize) -> Result<Option<usize>, ConfigError> {
+        Ok(self.f.opt_dim(key, max)?.or(self.family.default_of(key)))
+    }
+
+    fn dim_any(&self, keys: &[&str], max: usize) -> Result<Option<usize>, ConfigError> {
+        for key in keys {
+            if let Some(v) = self.dim(key, max)? {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
+
+    fn dim_or(&self, key: &str, default: usize) -> Result<usize, ConfigError> {
+        Ok(self.dim(key, MAX_DIM)?.unwrap_or(default))
+    }
+
+    /// A required value that must be > 0; the first spelling present is the one checked.
+    fn positive_any(&self, keys: &[&str], max: usize) -> Result<usize, ConfigError> {
+        for key in keys {
+            match self.dim(key, max)? {
+                None => continue,
+                Some(0) => return Err(self.f.invalid(key, "is 0, but must be at least 1")),
+                Some(n) => return Ok(n),
+            }
+        }
+        Err(self.f.missing(keys[0]))
+    }
+
+    fn positive(&self, key: &str, max: usize) -> Result<usize, ConfigError> {
+        self.positive_any(&[key], max)
+    }
+
+    /// An array of layer indices (`mlp_only_layers`, `moe_layers`).
+    fn indices(&self, key: &str) -> Result<Option<Vec<usize>>, ConfigError> {
+        let Some(v) = self.f.obj.get(key).filter(|v| !v.is_null()) else {
+            return Ok(None);
+        };
+        let Value::Array(items) = v else {
+            return Err(self.f.invalid(
+                key,
+                format!("must be an array of layer indices, not {}", json_kind(v)),
+            ));
+        };
+        items
+            .iter()
+            .map(|i| {
+                i.as_u64()
+                    .and_then(|i| usize::try_from(i).ok())
+                    .ok_or_else(|| self.f.invalid(key, "must be an array of layer indices"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// An array of strings (`layer_types`, `layers_block_type`, `mlp_layer_types`).
+    fn strings(&self, key: &str) -> Result<Option<Vec<&'a str>>, ConfigError> {
+        let Some(v) = self.f.obj.get(key).filter(|v| !v.is_null()) else {
+            return Ok(None);
+        };
+        let not_strings = || {
+            self.f.invalid(
+                key,
+                format!("must be an array of strings, not {}", json_kind(v)),
+            )
+        };
+        let Value::Array(items) = v else {
+            return Err(not_strings());
+        };
+        items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) if crate::config_json::non_finite(i).is_none() => Ok(s.as_str()),
+                _ => Err(self.f.invalid(key, "must be an array of strings")),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+}
 
 pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, ConfigError> {
     let Value::Object(top) = value else {
@@ -24,13 +113,13 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
     let model_type = outer
         .opt_str("model_type")?
         .ok_or_else(|| outer.missing("model_type"))?;
-    let family =
+    let (family, nested) =
         Family::from_model_type(model_type).ok_or_else(|| ConfigError::UnsupportedModelType {
             path: path.into(),
             model_type: model_type.to_string(),
         })?;
 
-    let f = if family.nests_text_config() {
+    let f = if nested {
         match top.get("text_config") {
             Some(Value::Object(obj)) => Fields {
                 path,
@@ -48,19 +137,21 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
     } else {
         outer
     };
+    let k = Keys { f, family };
+    let f = &k.f;
 
-    let hidden_size = f.positive("hidden_size", MAX_DIM)?;
-    let num_hidden_layers = f.positive("num_hidden_layers", MAX_DIM)?;
-    let vocab_size = f.positive("vocab_size", MAX_EXTENT)?;
-    let max_position_embeddings = f
-        .opt_dim("max_position_embeddings", MAX_EXTENT)?
+    let hidden_size = k.positive("hidden_size", MAX_DIM)?;
+    let vocab_size = k.positive("vocab_size", MAX_EXTENT)?;
+    let max_position_embeddings = k
+        .dim("max_position_embeddings", MAX_EXTENT)?
         .unwrap_or(4096);
-    let layers = layer_layout(&f, family, num_hidden_layers)?;
+    let layers = layer_layout(&k)?;
+    let num_hidden_layers = layers.len();
     let has_attention = layers.contains(&LayerKind::Attention);
 
     let (num_attention_heads, num_key_value_heads) = if has_attention {
-        let heads = f.positive("num_attention_heads", MAX_DIM)?;
-        let kv = match f.opt_dim("num_key_value_heads", MAX_DIM)? {
+        let heads = k.positive("num_attention_heads", MAX_DIM)?;
+        let kv = match k.dim("num_key_value_heads", MAX_DIM)? {
             Some(0) => return Err(f.invalid("num_key_value_heads", "is 0, but must be at least 1")),
             Some(kv) => kv,
             None => heads,
@@ -68,21 +159,21 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
         (heads, kv)
     } else {
         (
-            f.dim_or("num_attention_heads", 0)?,
-            f.dim_or("num_key_value_heads", 0)?,
+            k.dim_or("num_attention_heads", 0)?,
+            k.dim_or("num_key_value_heads", 0)?,
         )
     };
-    let head_dim_field = match f.opt_dim_any(&["head_dim", "attention_head_dim"], MAX_DIM)? {
-        Some(0) => return Err(f.invalid("head_dim", "is 0, but must be at least 1")),
-        other => other,
-    };
+    let head_dim_field = attention_head_dim(&k)?;
+
+    let moe = moe_shape(&k, &layers)?;
+    let mamba = mamba_shape(&k, hidden_size)?;
 
     let mut c = ModelConfig {
         source: path.display().to_string(),
         model_type: model_type.to_string(),
         family,
         hidden_size,
-        intermediate_size: f.dim_or("intermediate_size", 0)?,
+        intermediate_size: moe.dense_width,
         num_hidden_layers,
         vocab_size,
         max_position_embeddings,
@@ -92,153 +183,390 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
         attn_output_gate: f
             .opt_bool("attn_output_gate")?
             .unwrap_or(family == Family::Qwen3Next),
-        mrope: has_mrope(&f),
+        mrope: has_mrope(f),
         layers,
-        num_experts: f
-            .opt_dim_any(&["num_experts", "n_routed_experts"], MAX_DIM)?
-            .unwrap_or(0),
-        num_experts_per_tok: f.dim_or("num_experts_per_tok", 0)?,
-        moe_intermediate_size: f.dim_or("moe_intermediate_size", 0)?,
-        shared_expert_intermediate_size: f.dim_or("shared_expert_intermediate_size", 0)?,
-        n_shared_experts: f.dim_or("n_shared_experts", 0)?,
-        first_k_dense_replace: f.dim_or("first_k_dense_replace", 0)?,
-        zero_expert_num: f.dim_or("zero_expert_num", 0)?,
-        hash_moe_layers: f.dim_or("hash_moe_layers", 0)?,
-        q_lora_rank: f.dim_or("q_lora_rank", 0)?,
-        kv_lora_rank: f.dim_or("kv_lora_rank", 0)?,
-        qk_nope_head_dim: f.dim_or("qk_nope_head_dim", 0)?,
-        qk_rope_head_dim: f.dim_or("qk_rope_head_dim", 0)?,
-        v_head_dim: f.dim_or("v_head_dim", 0)?,
-        index_n_heads: f.dim_or("index_n_heads", 0)?,
-        index_head_dim: f.dim_or("index_head_dim", 0)?,
-        index_topk: f.dim_or("index_topk", 0)?,
-        index_compress_ratio: f.dim_or("index_compress_ratio", 0)?,
-        linear_num_key_heads: f.dim_or("linear_num_key_heads", 0)?,
-        linear_key_head_dim: f.dim_or("linear_key_head_dim", 0)?,
-        linear_num_value_heads: f.dim_or("linear_num_value_heads", 0)?,
-        linear_value_head_dim: f.dim_or("linear_value_head_dim", 0)?,
-        linear_conv_kernel_dim: f.dim_or("linear_conv_kernel_dim", 0)?,
-        mamba_num_heads: f
-            .opt_dim_any(&["mamba_num_heads", "num_heads"], MAX_DIM)?
-            .unwrap_or(0),
-        mamba_head_dim: f
-            .opt_dim_any(&["mamba_head_dim", "head_dim"], MAX_DIM)?
-            .unwrap_or(0),
-        ssm_state_size: f
-            .opt_dim_any(&["ssm_state_size", "state_size"], MAX_DIM)?
-            .unwrap_or(0),
-        mamba_n_groups: f
-            .opt_dim_any(&["n_groups", "mamba_n_groups"], MAX_DIM)?
-            .unwrap_or(1),
-        mamba_expand: f
-            .opt_dim_any(&["expand", "mamba_expand"], MAX_DIM)?
-            .unwrap_or(2),
-        mamba_conv_kernel: f
-            .opt_dim_any(&["conv_kernel", "mamba_d_conv"], MAX_DIM)?
-            .unwrap_or(4),
-        mamba_chunk_size: f
-            .opt_dim_any(&["chunk_size", "mamba_chunk_size"], MAX_DIM)?
-            .unwrap_or(256),
-        o_groups: f.dim_or("o_groups", 0)?,
-        o_lora_rank: f.dim_or("o_lora_rank", 0)?,
-        hc_mult: f.dim_or("hc_mult", 0)?,
-        hc_lowrank_rank: f.dim_or("hc_lowrank_rank", 0)?,
-        adapter_max_rank: f.dim_or("adapter_max_rank", 0)?,
+        num_experts: moe.experts,
+        num_experts_per_tok: moe.top_k,
+        moe_intermediate_size: moe.expert_width,
+        shared_expert_intermediate_size: moe.shared_width,
+        n_shared_experts: k.dim_or("n_shared_experts", 0)?,
+        first_k_dense_replace: k.dim_or("first_k_dense_replace", 0)?,
+        moe_dense_layers: moe.dense_layers,
+        zero_expert_num: k.dim_or("zero_expert_num", 0)?,
+        hash_moe_layers: k.dim_or("hash_moe_layers", 0)?,
+        q_lora_rank: 0,
+        kv_lora_rank: 0,
+        qk_nope_head_dim: 0,
+        qk_rope_head_dim: 0,
+        v_head_dim: 0,
+        index_n_heads: k.dim_or("index_n_heads", 0)?,
+        index_head_dim: k.dim_or("index_head_dim", 0)?,
+        index_topk: k.dim_or("index_topk", 0)?,
+        index_compress_ratio: k.dim_or("index_compress_ratio", 0)?,
+        linear_num_key_heads: k.dim_or("linear_num_key_heads", 0)?,
+        linear_key_head_dim: k.dim_or("linear_key_head_dim", 0)?,
+        linear_num_value_heads: k.dim_or("linear_num_value_heads", 0)?,
+        linear_value_head_dim: k.dim_or("linear_value_head_dim", 0)?,
+        linear_conv_kernel_dim: k.dim_or("linear_conv_kernel_dim", 0)?,
+        mamba_num_heads: mamba.heads,
+        mamba_head_dim: mamba.head_dim,
+        ssm_state_size: mamba.state,
+        mamba_n_groups: mamba.groups,
+        mamba_conv_kernel: mamba.conv_kernel,
+        mamba_chunk_size: mamba.chunk,
+        o_groups: k.dim_or("o_groups", 0)?,
+        o_lora_rank: k.dim_or("o_lora_rank", 0)?,
+        hc_mult: k.dim_or("hc_mult", 0)?,
+        hc_lowrank_rank: k.dim_or("hc_lowrank_rank", 0)?,
+        adapter_max_rank: k.dim_or("adapter_max_rank", 0)?,
         levers: Levers::default(),
     };
-    if family == Family::Mamba2 {
-        // A plain Mamba-2 file's `head_dim` is the Mamba head size, not attention's.
-        c.head_dim_field = None;
-    } else if !matches!(family, Family::NemotronH) {
-        c.mamba_head_dim = f.dim_or("mamba_head_dim", 0)?;
+    // Low-rank (MLA) attention keys are read for every family, so a synthetic or future
+    // file can turn MLA on; the MLA families' files always carry them.
+    c.q_lora_rank = k.dim_or("q_lora_rank", 0)?;
+    c.kv_lora_rank = k.dim_or("kv_lora_rank", 0)?;
+    c.qk_nope_head_dim = k.dim_or("qk_nope_head_dim", 0)?;
+    c.qk_rope_head_dim = k.dim_or("qk_rope_head_dim", 0)?;
+    c.v_head_dim = k.dim_or("v_head_dim", 0)?;
+    if family.has_mla() && has_attention && c.kv_lora_rank == 0 {
+        return Err(f.missing("kv_lora_rank"));
     }
-    check(&c, &f)?;
+    check(&c, f)?;
     Ok(c)
 }
 
-/// One `LayerKind` per layer, from `layer_types`, `hybrid_override_pattern`,
-/// `full_attention_interval` or the family's default.
-fn layer_layout(f: &Fields, family: Family, layers: usize) -> Result<Vec<LayerKind>, ConfigError> {
-    if let Some(v) = f.obj.get("layer_types").filter(|v| !v.is_null()) {
-        let Value::Array(items) = v else {
+/// The attention head size as the family's attention module reads it; `None` where it is
+/// `hidden / heads` (or the family has no softmax attention of its own head size).
+fn attention_head_dim(k: &Keys) -> Result<Option<usize>, ConfigError> {
+    let f = &k.f;
+    let head_dim = match k.family {
+        // A plain Mamba-2 file's `head_dim` is the Mamba head size.
+        Family::Mamba2 => return Ok(None),
+        // NemotronHAttention reads `config.head_dim` (class default 128); NVIDIA's older
+        // files name the same value `attention_head_dim`, which the reference ignores. Where
+        // both say something, they must agree.
+        Family::NemotronH => {
+            let explicit = f.opt_dim("head_dim", MAX_DIM)?;
+            let legacy = f.opt_dim("attention_head_dim", MAX_DIM)?;
+            let used = explicit.or(k.family.default_of("head_dim"));
+            if let (Some(used), Some(legacy)) = (used, legacy) {
+                if used != legacy {
+                    return Err(f.invalid(
+                        "attention_head_dim",
+                        format!(
+                            "is {legacy}, but the attention uses head_dim {used}{}",
+                            if explicit.is_none() {
+                                " (its default)"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ));
+                }
+            }
+            used
+        }
+        _ => k.dim("head_dim", MAX_DIM)?,
+    };
+    match head_dim {
+        Some(0) => Err(f.invalid("head_dim", "is 0, but must be at least 1")),
+        other => Ok(other),
+    }
+}
+
+/// The MoE widths one config resolves to, in the family-independent terms of `ModelConfig`.
+struct MoeShape {
+    experts: usize,
+    top_k: usize,
+    expert_width: usize,
+    /// The shared expert path's width (0 without one).
+    shared_width: usize,
+    /// Layers with a dense FFN in a MoE model.
+    dense_layers: usize,
+    /// The dense FFN width (0 where no layer has one and the file gives none).
+    dense_width: usize,
+}
+
+fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
+    let f = &k.f;
+    let family = k.family;
+    let dense = MoeShape {
+        experts: 0,
+        top_k: 0,
+        expert_width: 0,
+        shared_width: 0,
+        dense_layers: 0,
+        dense_width: k.dim_or("intermediate_size", 0)?,
+    };
+    let Some(keys) = family.moe() else {
+        return Ok(dense);
+    };
+    let routes = match family.mixers() {
+        // Nemotron-H routes exactly in its `moe` layers, whatever keys the file carries.
+        Mixers::NemotronHybrid => layers.contains(&LayerKind::Moe),
+        _ => k.dim_any(keys.experts, MAX_DIM)?.unwrap_or(0) > 0,
+    };
+    if !routes {
+        return Ok(dense);
+    }
+    if family == Family::NemotronH {
+        if let Some(latent) = f.opt_dim("moe_latent_size", MAX_DIM)?.filter(|&l| l > 0) {
             return Err(f.invalid(
-                "layer_types",
-                format!("must be an array of strings, not {}", json_kind(v)),
+                "moe_latent_size",
+                format!(
+                    "is {latent}: latent MoE (experts running at width {latent} between \
+                     fc1_latent_proj and fc2_latent_proj) needs an [M, moe_latent_size] buffer \
+                     the arena does not have"
+                ),
             ));
-        };
-        if items.len() != layers {
+        }
+    }
+    let experts = k.positive_any(keys.experts, MAX_DIM)?;
+    let top_k = k.dim_or("num_experts_per_tok", 0)?;
+    let expert_width = match k.dim(keys.expert_width, MAX_DIM)? {
+        Some(w) if w > 0 => w,
+        _ => return Err(f.missing(keys.expert_width)),
+    };
+    let shared_width = match keys.shared {
+        SharedExpert::None => 0,
+        SharedExpert::Width(key) => k.dim_or(key, 0)?,
+        SharedExpert::CountTimesExpertWidth => k.dim_or("n_shared_experts", 0)? * expert_width,
+        SharedExpert::SameAsExpert => expert_width,
+    };
+    let n = layers.len();
+    let dense_layers = match keys.dense_layers {
+        DenseLayers::None => 0,
+        DenseLayers::FirstK => match k.strings("mlp_layer_types")? {
+            Some(types) => types.iter().filter(|&&t| t == "dense").count(),
+            None => k.dim_or("first_k_dense_replace", 0)?.min(n),
+        },
+        DenseLayers::SparseStep => {
+            let step = k.dim_or("decoder_sparse_step", 1)?;
+            if step == 0 {
+                return Err(f.invalid("decoder_sparse_step", "is 0, but must be at least 1"));
+            }
+            let mlp_only = k.indices("mlp_only_layers")?.unwrap_or_default();
+            (0..n)
+                .filter(|i| mlp_only.contains(i) || (i + 1) % step != 0)
+                .count()
+        }
+        DenseLayers::Interleaved => {
+            let routed = match k.indices("moe_layers")? {
+                Some(list) => (0..n).filter(|i| list.contains(i)).count(),
+                None => {
+                    let step = k.dim_or("interleave_moe_layer_step", 1)?;
+                    if step == 0 {
+                        return Err(
+                            f.invalid("interleave_moe_layer_step", "is 0, but must be at least 1")
+                        );
+                    }
+                    (step - 1..n).step_by(step).count()
+                }
+            };
+            n - routed
+        }
+        DenseLayers::PerLayer => layers.iter().filter(|&&l| l == LayerKind::Mlp).count(),
+    };
+    // The width the dense layers run at; a MoE model without dense layers keeps the file's
+    // `intermediate_size` (the FFN width LoRA and the Q2 scratch are sized from).
+    let dense_width = if dense_layers > 0 {
+        k.dim_or(family.dense_width_key(), 0)?
+    } else {
+        k.dim_or("intermediate_size", 0)?
+    };
+    if dense_layers > 0 && dense_width == 0 {
+        return Err(f.missing(family.dense_width_key()));
+    }
+    Ok(MoeShape {
+        experts,
+        top_k,
+        expert_width,
+        shared_width,
+        dense_layers,
+        dense_width,
+    })
+}
+
+/// Mamba-2 mixer sizes, as the family's mixer reads them.
+struct MambaShape {
+    heads: usize,
+    head_dim: usize,
+    state: usize,
+    groups: usize,
+    conv_kernel: usize,
+    chunk: usize,
+}
+
+fn mamba_shape(k: &Keys, hidden_size: usize) -> Result<MambaShape, ConfigError> {
+    let f = &k.f;
+    let (heads_key, head_dim_key, state_key) = match k.family.mixers() {
+        Mixers::Mamba2 => ("num_heads", "head_dim", "state_size"),
+        Mixers::NemotronHybrid | Mixers::AnyKind => {
+            ("mamba_num_heads", "mamba_head_dim", "ssm_state_size")
+        }
+        Mixers::Attention | Mixers::GatedDeltaNetHybrid => {
+            return Ok(MambaShape {
+                heads: 0,
+                head_dim: 0,
+                state: 0,
+                groups: 0,
+                conv_kernel: 0,
+                chunk: 0,
+            })
+        }
+    };
+    let shape = MambaShape {
+        heads: k.dim_or(heads_key, 0)?,
+        head_dim: k.dim_or(head_dim_key, 0)?,
+        state: k.dim_or(state_key, 0)?,
+        groups: k
+            .dim_any(&["n_groups", "mamba_n_groups"], MAX_DIM)?
+            .unwrap_or(1),
+        conv_kernel: k
+            .dim_any(&["conv_kernel", "mamba_d_conv"], MAX_DIM)?
+            .unwrap_or(4),
+        chunk: k
+            .dim_any(&["chunk_size", "mamba_chunk_size"], MAX_DIM)?
+            .unwrap_or(256),
+    };
+    // Mamba2Mixer sizes its inner width as `expand · hidden_size` and Mamba2Config refuses a
+    // file where that is not `num_heads · head_dim`; NemotronHMamba2Mixer uses
+    // `mamba_num_heads · mamba_head_dim` and never reads `expand` for a width.
+    if k.family.mixers() == Mixers::Mamba2 {
+        let expand = k.dim_any(&["expand"], MAX_DIM)?.unwrap_or(2);
+        if expand.checked_mul(hidden_size) != shape.heads.checked_mul(shape.head_dim) {
+            return Err(f.invalid(
+                "expand",
+                format!(
+                    "is {expand}: expand · hidden_size = {} but num_heads · head_dim = {} · {} \
+                     (the reference refuses a file where they differ)",
+                    expand.saturating_mul(hidden_size),
+                    shape.heads,
+                    shape.head_dim
+                ),
+            ));
+        }
+    }
+    Ok(shape)
+}
+
+/// One `LayerKind` per layer, by the family's layout rule.
+fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
+    let f = &k.f;
+    let family = k.family;
+    if family.mixers() == Mixers::NemotronHybrid {
+        return nemotron_layers(k);
+    }
+    let layers = k.positive("num_hidden_layers", MAX_DIM)?;
+    if let Some(types) = k.strings("layer_types")? {
+        if types.len() != layers {
             return Err(f.invalid(
                 "layer_types",
                 format!(
                     "has {} entries but num_hidden_layers is {layers}",
-                    items.len()
+                    types.len()
                 ),
             ));
         }
-        return items
+        let gdn = matches!(
+            family.mixers(),
+            Mixers::GatedDeltaNetHybrid | Mixers::AnyKind
+        );
+        let mamba = matches!(family.mixers(), Mixers::Mamba2 | Mixers::AnyKind);
+        return types
             .iter()
-            .map(|item| match item.as_str() {
-                Some("full_attention" | "sliding_attention" | "attention") => {
-                    Ok(LayerKind::Attention)
-                }
-                Some("linear_attention") => Ok(LayerKind::LinearAttention),
-                Some("mamba" | "mamba2") => Ok(LayerKind::Mamba2),
-                Some(other) => {
-                    Err(f.invalid("layer_types", format!("has unknown layer type {other:?}")))
-                }
-                None => Err(f.invalid("layer_types", "must be an array of strings")),
-            })
-            .collect();
-    }
-    if family == Family::NemotronH {
-        let pattern = f
-            .opt_str("hybrid_override_pattern")?
-            .ok_or_else(|| f.missing("hybrid_override_pattern"))?;
-        if pattern.chars().count() != layers {
-            return Err(f.invalid(
-                "hybrid_override_pattern",
-                format!(
-                    "has {} layers but num_hidden_layers is {layers}",
-                    pattern.chars().count()
-                ),
-            ));
-        }
-        return pattern
-            .chars()
-            .map(|ch| match ch {
-                'M' => Ok(LayerKind::Mamba2),
-                '*' => Ok(LayerKind::Attention),
-                '-' => Ok(LayerKind::Mlp),
-                'E' => Ok(LayerKind::Moe),
+            .map(|&t| match t {
+                "full_attention"
+                | "sliding_attention"
+                | "chunked_attention"
+                | "attention"
+                | "indexed_attention"
+                | "deepseek_sparse_attention" => Ok(LayerKind::Attention),
+                "linear_attention" if gdn => Ok(LayerKind::LinearAttention),
+                "mamba" | "mamba2" if mamba => Ok(LayerKind::Mamba2),
                 other => Err(f.invalid(
-                    "hybrid_override_pattern",
-                    format!("has unknown layer {other:?} (expected M, *, - or E)"),
+                    "layer_types",
+                    format!(
+                        "has layer type {other:?}, which a {} model does not have",
+                        family.model_type()
+                    ),
                 )),
             })
             .collect();
     }
-    if family == Family::Mamba2 {
-        return Ok(vec![LayerKind::Mamba2; layers]);
-    }
-    if family.is_gdn_hybrid() {
-        let interval = match f.opt_dim("full_attention_interval", MAX_DIM)? {
-            Some(0) => {
-                return Err(f.invalid("full_attention_interval", "is 0, but must be at least 1"))
-            }
-            Some(i) => i,
-            None => 4,
-        };
-        return Ok((0..layers)
-            .map(|i| {
-                if (i + 1) % interval == 0 {
-                    LayerKind::Attention
-                } else {
-                    LayerKind::LinearAttention
+    match family.mixers() {
+        Mixers::Mamba2 => Ok(vec![LayerKind::Mamba2; layers]),
+        Mixers::GatedDeltaNetHybrid => {
+            let interval = match f.opt_dim("full_attention_interval", MAX_DIM)? {
+                Some(0) => {
+                    return Err(f.invalid("full_attention_interval", "is 0, but must be at least 1"))
                 }
-            })
-            .collect());
+                Some(i) => i,
+                None => 4,
+            };
+            Ok((0..layers)
+                .map(|i| {
+                    if (i + 1) % interval == 0 {
+                        LayerKind::Attention
+                    } else {
+                        LayerKind::LinearAttention
+                    }
+                })
+                .collect())
+        }
+        Mixers::Attention | Mixers::NemotronHybrid | Mixers::AnyKind => {
+            Ok(vec![LayerKind::Attention; layers])
+        }
     }
-    Ok(vec![LayerKind::Attention; layers])
+}
+
+/// Nemotron-H's layers, as `NemotronHConfig` reads them: `layers_block_type` (or its alias
+/// `layer_types`), else `hybrid_override_pattern`. The list sets the layer count; a
+/// `num_hidden_layers` that disagrees is ignored, as the reference ignores it.
+fn nemotron_layers(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
+    let f = &k.f;
+    for key in ["layers_block_type", "layer_types"] {
+        if let Some(types) = k.strings(key)? {
+            if types.is_empty() {
+                return Err(f.invalid(key, "is empty"));
+            }
+            return types
+                .iter()
+                .map(|&t| match t {
+                    "mamba" | "linear_attention" => Ok(LayerKind::Mamba2),
+                    "attention" | "full_attention" => Ok(LayerKind::Attention),
+                    "mlp" => Ok(LayerKind::Mlp),
+                    "moe" => Ok(LayerKind::Moe),
+                    other => Err(f.invalid(
+                        key,
+                        format!(
+                            "has unknown layer type {other:?} (expected mamba, attention, mlp \
+                             or moe)"
+                        ),
+                    )),
+                })
+                .collect();
+        }
+    }
+    let pattern = f
+        .opt_str("hybrid_override_pattern")?
+        .ok_or_else(|| f.missing("layers_block_type` or `hybrid_override_pattern"))?;
+    if pattern.is_empty() {
+        return Err(f.invalid("hybrid_override_pattern", "is empty"));
+    }
+    pattern
+        .chars()
+        .map(|ch| match ch {
+            'M' => Ok(LayerKind::Mamba2),
+            '*' => Ok(LayerKind::Attention),
+            '-' => Ok(LayerKind::Mlp),
+            'E' => Ok(LayerKind::Moe),
+            other => Err(f.invalid(
+                "hybrid_override_pattern",
+                format!("has unknown layer {other:?} (expected M, *, - or E)"),
+            )),
+        })
+        .collect()
 }
 
 fn has_mrope(f: &Fields) -> bool {
@@ -251,6 +579,15 @@ fn has_mrope(f: &Fields) -> bool {
 
 /// Rules across fields, each naming the field at fault.
 fn check(c: &ModelConfig, f: &Fields) -> Result<(), ConfigError> {
+    if c.num_hidden_layers > MAX_DIM {
+        return Err(f.invalid(
+            "num_hidden_layers",
+            format!(
+                "is {}, larger than the largest supported value {MAX_DIM}",
+                c.num_hidden_layers
+            ),
+        ));
+    }
     if c.num_attention_layers() > 0
         && c.head_dim_field.is_none()
         && !c.is_mla()
@@ -291,9 +628,6 @@ fn check(c: &ModelConfig, f: &Fields) -> Result<(), ConfigError> {
                 ),
             ));
         }
-        if c.moe_intermediate_size == 0 {
-            return Err(f.missing("moe_intermediate_size"));
-        }
     }
     if c.num_ssm_layers() > 0 {
         for key in [
@@ -306,28 +640,27 @@ fn check(c: &ModelConfig, f: &Fields) -> Result<(), ConfigError> {
         }
     }
     if c.num_mamba_layers() > 0 {
-        for key in [
-            ["mamba_num_heads", "num_heads"],
-            ["ssm_state_size", "state_size"],
+        let (heads, head_dim, state) = match c.family {
+            Family::Mamba2 => ("num_heads", "head_dim", "state_size"),
+            _ => ("mamba_num_heads", "mamba_head_dim", "ssm_state_size"),
+        };
+        for (key, value) in [
+            (heads, c.mamba_num_heads),
+            (head_dim, c.mamba_head_dim),
+            (state, c.ssm_state_size),
         ] {
-            if f.opt_dim_any(&key, MAX_DIM)?.unwrap_or(0) == 0 {
-                return Err(f.missing(key[0]));
+            if value == 0 {
+                return Err(f.missing(key));
             }
         }
-        if c.mamba_n_groups == 0 || c.mamba_expand == 0 {
-            let key = if c.mamba_n_groups == 0 {
-                "n_groups"
-            } else {
-                "expand"
-            };
-            return Err(f.invalid(key, "is 0, but must be at least 1"));
+        if c.mamba_n_groups == 0 {
+            return Err(f.invalid("n_groups", "is 0, but must be at least 1"));
         }
     }
-    let has_dense_layers =
-        c.num_experts == 0 || c.first_k_dense_replace > 0 || c.layers.contains(&LayerKind::Mlp);
+    let has_dense_layers = c.num_experts == 0 || c.moe_dense_layers > 0;
     let has_mixer_only = c.family == Family::Mamba2;
     if has_dense_layers && !has_mixer_only && c.intermediate_size == 0 {
-        return Err(f.missing("intermediate_size"));
+        return Err(f.missing(c.family.dense_width_key()));
     }
     Ok(())
 }

@@ -102,10 +102,10 @@ fn merge(mut a: Value, b: &Value) -> Value {
     a
 }
 
-/// A random but valid `config.json` of one of the ten families.
+/// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..10;
+    let family = 0usize..21;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -142,9 +142,29 @@ fn config_json() -> impl Strategy<Value = Value> {
                         "mamba_num_heads": mamba_w.div_ceil(64), "mamba_head_dim": 64, "ssm_state_size": 128,
                         "n_groups": 8, "expand": 2, "chunk_size": 128}))
                 }
-                _ => json!({"model_type": "mamba2", "hidden_size": hidden, "num_hidden_layers": layers, "vocab_size": vocab,
-                    "num_heads": mamba_w.div_ceil(64), "head_dim": 64, "state_size": 128, "n_groups": 1, "expand": 2,
+                9 => json!({"model_type": "mamba2", "hidden_size": hidden, "num_hidden_layers": layers, "vocab_size": vocab,
+                    "num_heads": hidden * 2 / 64, "head_dim": 64, "state_size": 128, "n_groups": 1, "expand": 2,
                     "chunk_size": 256}),
+                10 => merge(c, &json!({"model_type": "mistral", "head_dim": hd})),
+                11 => merge(c, &json!({"model_type": "mixtral", "num_local_experts": experts, "num_experts_per_tok": top_k})),
+                12 => merge(c, &json!({"model_type": "qwen2"})),
+                13 => merge(merge(c, &moe_keys), &json!({"model_type": "qwen2_moe", "decoder_sparse_step": kv.min(4),
+                    "mlp_only_layers": [0]})),
+                14 | 15 => merge(c, &json!({"model_type": if family == 14 { "kimi_k2" } else { "glm_moe_dsa" },
+                    "n_routed_experts": experts, "num_experts_per_tok": top_k, "moe_intermediate_size": moe_w,
+                    "n_shared_experts": 1, "first_k_dense_replace": layers.min(3), "q_lora_rank": mla,
+                    "kv_lora_rank": mla.min(1024), "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256,
+                    "index_n_heads": heads, "index_head_dim": 128, "index_topk": 2048})),
+                16 => merge(c, &json!({"model_type": "glm4_moe", "head_dim": hd, "n_routed_experts": experts,
+                    "num_experts_per_tok": top_k, "moe_intermediate_size": moe_w, "n_shared_experts": 1,
+                    "first_k_dense_replace": 1})),
+                17 => merge(c, &json!({"model_type": "gpt_oss", "head_dim": hd, "num_local_experts": experts,
+                    "num_experts_per_tok": top_k})),
+                18 => json!({"model_type": "llama4", "text_config": merge(c, &json!({"head_dim": hd,
+                    "num_local_experts": experts, "num_experts_per_tok": top_k, "intermediate_size": moe_w,
+                    "intermediate_size_mlp": inter, "interleave_moe_layer_step": kv.min(4)}))}),
+                19 => json!({"model_type": "gemma3", "text_config": merge(c, &json!({"head_dim": hd}))}),
+                _ => merge(c, &json!({"model_type": "phi3"})),
             };
             if let Value::Object(obj) = &c {
                 if obj.contains_key("text_config") {
