@@ -98,7 +98,9 @@ fn params<'c>(cont: &'c Container) -> (Vec<TokenStream>, Vec<&'c proc_macro2::Id
     (decls.collect(), cont.input_names().collect())
 }
 
-/// `let name: usize = { checked formula };` for each derived value.
+/// `let name: usize = checked formula?;` for each derived value. An error in it names the
+/// derived value and the buffers whose formulas read it (directly or through another
+/// derived value), not a buffer of that name.
 pub fn derived_lets(cont: &Container) -> Vec<TokenStream> {
     let f = format_ident!("__f");
     cont.derived
@@ -107,13 +109,41 @@ pub fn derived_lets(cont: &Container) -> Vec<TokenStream> {
             let name = &d.name;
             let label = name.to_string();
             let value = d.formula.checked(&f);
+            let used_by = buffers_reading(cont, &label);
             quote! {
-                let #name: usize = {
-                    let #f = ::arena_runtime::Formula::new(#label);
-                    #value
-                };
+                let #name: usize = ::arena_runtime::Formula::new(#label)
+                    .derived(&[#(#used_by),*], |#f| ::core::result::Result::Ok(#value))?;
             }
         })
+        .collect()
+}
+
+/// The buffers whose formulas read the derived value `name`, directly or through the
+/// derived values after it that read it.
+fn buffers_reading(cont: &Container, name: &str) -> Vec<String> {
+    let mut readers = vec![name.to_string()];
+    for d in &cont.derived {
+        let reads = d
+            .formula
+            .value_names()
+            .iter()
+            .any(|n| readers.contains(&n.to_string()));
+        if reads {
+            readers.push(d.name.to_string());
+        }
+    }
+    cont.buffers
+        .iter()
+        .filter(|b| {
+            b.size
+                .iter()
+                .flat_map(|s| s.formulas())
+                .chain(&b.gate)
+                .chain(&b.min_bytes)
+                .flat_map(|f| f.value_names())
+                .any(|n| readers.contains(&n.to_string()))
+        })
+        .map(|b| b.ident.to_string())
         .collect()
 }
 

@@ -24,6 +24,21 @@ impl Formula {
         self.name
     }
 
+    /// Evaluates the derived value this context names: an error inside `value` becomes a
+    /// [`SizeError::Derived`] naming the derived value and `used_by`, the buffers that read
+    /// it, instead of a buffer of the derived value's name.
+    pub fn derived(
+        self,
+        used_by: &'static [&'static str],
+        value: impl FnOnce(Formula) -> Result<usize, SizeError>,
+    ) -> Result<usize, SizeError> {
+        value(self).map_err(|source| SizeError::Derived {
+            name: self.name,
+            used_by,
+            source: Box::new(source),
+        })
+    }
+
     fn overflow(self, op: &'static str, lhs: usize, rhs: usize) -> SizeError {
         SizeError::Overflow {
             buffer: self.name,

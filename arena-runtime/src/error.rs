@@ -32,13 +32,21 @@ pub enum SizeError {
     /// A value did not fit in `usize` (a `u64` or `u128` sizing result, say).
     #[error("buffer `{buffer}`: {value} does not fit in usize")]
     TooLarge { buffer: &'static str, value: u128 },
+    /// A derived value (`#[arena(derived(...))]`) failed; `used_by` are the buffers whose
+    /// formulas read it.
+    #[error("derived value `{name}` (read by {}): {}", used_by_text(used_by), source.detail())]
+    Derived {
+        name: &'static str,
+        used_by: &'static [&'static str],
+        source: Box<SizeError>,
+    },
     /// The sum of the tracked buffers overflowed.
     #[error("the arena's total overflows usize when adding buffer `{buffer}`")]
     TotalOverflow { buffer: &'static str },
 }
 
 impl SizeError {
-    /// The buffer (or sizing formula) the error is about, outermost first.
+    /// The buffer (or derived value, or sizing formula) the error is about, outermost first.
     pub fn buffer(&self) -> &'static str {
         match self {
             SizeError::Overflow { buffer, .. }
@@ -47,7 +55,34 @@ impl SizeError {
             | SizeError::Nested { buffer, .. }
             | SizeError::TooLarge { buffer, .. }
             | SizeError::TotalOverflow { buffer } => buffer,
+            SizeError::Derived { name, .. } => name,
         }
+    }
+
+    /// What went wrong, without the name of what it went wrong in.
+    fn detail(&self) -> String {
+        let full = self.to_string();
+        match self {
+            SizeError::Overflow { buffer, .. }
+            | SizeError::DivideByZero { buffer, .. }
+            | SizeError::Nested { buffer, .. }
+            | SizeError::TooLarge { buffer, .. } => full
+                .strip_prefix(&format!("buffer `{buffer}`: "))
+                .map(str::to_string)
+                .unwrap_or(full),
+            _ => full,
+        }
+    }
+}
+
+fn used_by_text(used_by: &[&str]) -> String {
+    match used_by {
+        [] => "no buffer".to_string(),
+        names => names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 

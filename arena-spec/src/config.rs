@@ -14,6 +14,11 @@ pub const MAX_DIM: usize = 1 << 20;
 /// Largest accepted vocabulary or context length.
 pub const MAX_EXTENT: usize = 1 << 24;
 
+/// The largest `config.json` read: far above any real one (the largest vendor files are a
+/// few KiB; a multimodal file with every sub-config is under 100 KiB), small enough that a
+/// mistyped path to a checkpoint shard or `/dev/zero` costs nothing. Chosen here.
+pub const MAX_CONFIG_BYTES: usize = 16 << 20;
+
 /// A config file could not be turned into a `ModelConfig`.
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -22,6 +27,12 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{path}: is {kind}, not a config file; nothing was read")]
+    NotAFile { path: PathBuf, kind: &'static str },
+    #[error("{path}: larger than {} MiB, the most a config.json may be; is this a checkpoint, not its config?", MAX_CONFIG_BYTES >> 20)]
+    TooLarge { path: PathBuf },
+    #[error(transparent)]
+    Levers(#[from] crate::levers::LeverError),
     #[error(
         "{path}: invalid JSON at line {line}, column {column}{}: {message}",
         in_key(key)
@@ -44,6 +55,67 @@ pub enum ConfigError {
     },
     #[error("{path}: unsupported model_type {model_type:?}; supported: {}", Family::ALL.iter().map(|f| f.model_type()).collect::<Vec<_>>().join(", "))]
     UnsupportedModelType { path: PathBuf, model_type: String },
+}
+
+/// The text of a config file: a regular file, read up to [`MAX_CONFIG_BYTES`].
+fn read_bounded(path: &Path) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let io = |source| ConfigError::Io {
+        path: path.into(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(ConfigError::NotAFile {
+            path: path.into(),
+            kind: file_kind(&meta.file_type()),
+        });
+    }
+    if meta.len() > MAX_CONFIG_BYTES as u64 {
+        return Err(ConfigError::TooLarge { path: path.into() });
+    }
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge { path: path.into() });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        ))
+    })
+}
+
+/// What a non-regular file is, in words.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a named pipe";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
 }
 
 fn in_key(key: &Option<String>) -> String {
@@ -157,21 +229,49 @@ pub struct ModelConfig {
 }
 
 impl ModelConfig {
-    /// Reads a `config.json`.
+    /// Reads a `config.json`, with the levers the process environment sets (`METRALE_*`,
+    /// read once, here): the path an engine takes, so the arena agrees with a loader that
+    /// installs lever-dependent weights (`ssm_rowwise_w_bf16`, the Q2 scratch). An invalid
+    /// lever value is an error naming the variable. [`Self::load_with_levers`] takes them
+    /// explicitly instead (tests, callers that decide the levers themselves).
+    ///
+    /// The file must be a regular file of at most [`MAX_CONFIG_BYTES`]; anything else (a
+    /// directory, a pipe, a device, a checkpoint shard given by mistake) is refused before
+    /// a byte is read past that bound.
     pub fn load(path: impl AsRef<Path>) -> Result<ModelConfig, ConfigError> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-            path: path.into(),
-            source,
-        })?;
-        Self::from_json_str(&text, path)
+        Self::load_with_levers(path, Levers::from_env()?)
     }
 
-    /// Parses the text of a `config.json`; `path` names it in errors.
-    pub fn from_json_str(text: &str, path: impl AsRef<Path>) -> Result<ModelConfig, ConfigError> {
+    /// [`Self::load`] with the levers given: the process environment is not read.
+    pub fn load_with_levers(
+        path: impl AsRef<Path>,
+        levers: Levers,
+    ) -> Result<ModelConfig, ConfigError> {
         let path = path.as_ref();
+        let text = read_bounded(path)?;
+        Self::from_json_str_with_levers(&text, path, levers)
+    }
+
+    /// Parses the text of a `config.json`, with the levers of the process environment (as
+    /// [`Self::load`]); `path` names it in errors.
+    pub fn from_json_str(text: &str, path: impl AsRef<Path>) -> Result<ModelConfig, ConfigError> {
+        Self::from_json_str_with_levers(text, path, Levers::from_env()?)
+    }
+
+    /// [`Self::from_json_str`] with the levers given.
+    pub fn from_json_str_with_levers(
+        text: &str,
+        path: impl AsRef<Path>,
+        levers: Levers,
+    ) -> Result<ModelConfig, ConfigError> {
+        let path = path.as_ref();
+        if text.len() > MAX_CONFIG_BYTES {
+            return Err(ConfigError::TooLarge { path: path.into() });
+        }
         let value = crate::config_json::parse(text, path)?;
-        crate::config_load::from_value(&value, path)
+        let mut config = crate::config_load::from_value(&value, path)?;
+        config.levers = levers;
+        Ok(config)
     }
 
     // ---- attention ----

@@ -2,6 +2,7 @@
 //! any directory.
 
 use crate::config::{ConfigError, ModelConfig};
+use crate::levers::Levers;
 use std::path::Path;
 
 /// A shipped config: its name (the file stem) and the file's text.
@@ -34,10 +35,17 @@ pub const SHIPPED: &[ShippedModel] = shipped![
 ];
 
 impl ShippedModel {
-    /// The parsed config; `source` is the shipped name.
+    /// The parsed config with the levers of the process environment (as
+    /// [`ModelConfig::load`]); `source` is the shipped name.
     pub fn config(&self) -> Result<ModelConfig, ConfigError> {
+        self.config_with_levers(Levers::from_env()?)
+    }
+
+    /// The parsed config with the levers given; the environment is not read.
+    pub fn config_with_levers(&self, levers: Levers) -> Result<ModelConfig, ConfigError> {
         let path = format!("arena-spec/models/{}.json", self.name);
-        let mut config = ModelConfig::from_json_str(self.json, Path::new(&path))?;
+        let mut config =
+            ModelConfig::from_json_str_with_levers(self.json, Path::new(&path), levers)?;
         config.source = self.name.to_string();
         Ok(config)
     }

@@ -281,7 +281,7 @@ proptest! {
     }
 
     #[test]
-    fn any_input_sizes_or_names_the_buffer_that_overflows(
+    fn any_input_sizes_or_names_the_buffer_or_derived_value_that_overflows(
         json in config_json(),
         levers in levers(),
         m in prop_oneof![1usize..=1 << 20, any::<usize>()],
@@ -296,10 +296,19 @@ proptest! {
                 prop_assert_eq!(all.len(), 46);
             }
             Err(e) => {
-                let known = BufferArena::BUFFERS.iter().any(|b| b.name == e.buffer())
-                    || ["m16", "expert_rows", "widest_k", "ffn_k", "logit_rows", "blocks_per_seq", "decode_rows"].contains(&e.buffer());
-                prop_assert!(known, "{e} names no buffer");
-                prop_assert!(matches!(e, SizeError::Overflow { .. } | SizeError::Nested { .. } | SizeError::TotalOverflow { .. }), "{e:?}");
+                let is_buffer = |name: &str| BufferArena::BUFFERS.iter().any(|b| b.name == name);
+                match &e {
+                    SizeError::Derived { name, used_by, source } => {
+                        prop_assert!(!is_buffer(name), "{e}");
+                        prop_assert!(!used_by.is_empty() && used_by.iter().all(|b| is_buffer(b)), "{e}");
+                        prop_assert!(e.to_string().starts_with(&format!("derived value `{name}` (read by `")), "{e}");
+                        prop_assert!(matches!(**source, SizeError::Overflow { .. } | SizeError::Nested { .. }), "{e:?}");
+                    }
+                    _ => {
+                        prop_assert!(is_buffer(e.buffer()), "{e} names no buffer");
+                        prop_assert!(matches!(e, SizeError::Overflow { .. } | SizeError::Nested { .. } | SizeError::TotalOverflow { .. }), "{e:?}");
+                    }
+                }
             }
         }
     }

@@ -146,14 +146,18 @@ impl BlockSizes {
         max_batch_tokens: usize,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        let m16: usize = {
-            let __f = ::arena_runtime::Formula::new("m16");
-            __f.ceil16(max_batch_tokens)?
-        };
-        let width: usize = {
-            let __f = ::arena_runtime::Formula::new("width");
-            __f.max(shapes.hidden, __f.mul(shapes.heads, shapes.head_dim)?)?
-        };
+        let m16: usize = ::arena_runtime::Formula::new("m16")
+            .derived(
+                &["act_fp8", "act_scale"],
+                |__f| ::core::result::Result::Ok(__f.ceil16(max_batch_tokens)?),
+            )?;
+        let width: usize = ::arena_runtime::Formula::new("width")
+            .derived(
+                &["act_fp8", "act_scale"],
+                |__f| ::core::result::Result::Ok(
+                    __f.max(shapes.hidden, __f.mul(shapes.heads, shapes.head_dim)?)?,
+                ),
+            )?;
         let mut __sizes = Self {
             act_fp8: 0,
             act_scale: 0,

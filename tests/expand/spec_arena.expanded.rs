@@ -268,34 +268,64 @@ impl BufferSizes {
         max_batch_size: usize,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        let m16: usize = {
-            let __f = ::arena_runtime::Formula::new("m16");
-            __f.ceil16(max_batch_tokens)?
-        };
-        let expert_rows: usize = {
-            let __f = ::arena_runtime::Formula::new("expert_rows");
-            __f.mul(max_batch_tokens, __f.value(config.expert_fanout())?)?
-        };
-        let widest_k: usize = {
-            let __f = ::arena_runtime::Formula::new("widest_k");
-            __f.value(config.widest_k())?
-        };
-        let ffn_k: usize = {
-            let __f = ::arena_runtime::Formula::new("ffn_k");
-            __f.value(config.ffn_k())?
-        };
-        let logit_rows: usize = {
-            let __f = ::arena_runtime::Formula::new("logit_rows");
-            __f.max(max_batch_size, VERIFY_ROW_CAP)?
-        };
-        let blocks_per_seq: usize = {
-            let __f = ::arena_runtime::Formula::new("blocks_per_seq");
-            __f.value(block_table_width(max_seq_len, kv_block_size))?
-        };
-        let decode_rows: usize = {
-            let __f = ::arena_runtime::Formula::new("decode_rows");
-            __f.value(decode_meta_rows(max_batch_size))?
-        };
+        let m16: usize = ::arena_runtime::Formula::new("m16")
+            .derived(
+                &[
+                    "ffn_act_q8",
+                    "ffn_act_a",
+                    "ffn_act_scale",
+                    "ffn_act_scale_kmajor",
+                    "fp8_act",
+                    "fp8_act_scale",
+                    "fp8_act_scale_kmajor",
+                    "q2_act_q8",
+                ],
+                |__f| ::core::result::Result::Ok(__f.ceil16(max_batch_tokens)?),
+            )?;
+        let expert_rows: usize = ::arena_runtime::Formula::new("expert_rows")
+            .derived(
+                &["expert_gate_out", "expert_up_out", "expert_down_out"],
+                |__f| ::core::result::Result::Ok(
+                    __f.mul(max_batch_tokens, __f.value(config.expert_fanout())?)?,
+                ),
+            )?;
+        let widest_k: usize = ::arena_runtime::Formula::new("widest_k")
+            .derived(
+                &["fp8_act", "fp8_act_scale", "fp8_act_scale_kmajor", "q2_act_q8"],
+                |__f| ::core::result::Result::Ok(__f.value(config.widest_k())?),
+            )?;
+        let ffn_k: usize = ::arena_runtime::Formula::new("ffn_k")
+            .derived(
+                &[
+                    "ffn_act_q8",
+                    "ffn_act_a",
+                    "ffn_act_scale",
+                    "ffn_act_scale_kmajor",
+                    "q2_act_q8",
+                ],
+                |__f| ::core::result::Result::Ok(__f.value(config.ffn_k())?),
+            )?;
+        let logit_rows: usize = ::arena_runtime::Formula::new("logit_rows")
+            .derived(
+                &["logits"],
+                |__f| ::core::result::Result::Ok(
+                    __f.max(max_batch_size, VERIFY_ROW_CAP)?,
+                ),
+            )?;
+        let blocks_per_seq: usize = ::arena_runtime::Formula::new("blocks_per_seq")
+            .derived(
+                &["scratch"],
+                |__f| ::core::result::Result::Ok(
+                    __f.value(block_table_width(max_seq_len, kv_block_size))?,
+                ),
+            )?;
+        let decode_rows: usize = ::arena_runtime::Formula::new("decode_rows")
+            .derived(
+                &["scratch"],
+                |__f| ::core::result::Result::Ok(
+                    __f.value(decode_meta_rows(max_batch_size))?,
+                ),
+            )?;
         let mut __sizes = Self {
             hidden_states: 0,
             residual: 0,

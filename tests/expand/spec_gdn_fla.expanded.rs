@@ -58,14 +58,18 @@ impl GdnFlaScratch {
         config: &ModelConfig,
         max_batch_tokens: usize,
     ) -> ::core::result::Result<GdnFlaLayout, ::arena_runtime::SizeError> {
-        let chunks: usize = {
-            let __f = ::arena_runtime::Formula::new("chunks");
-            __f.ceil_div(max_batch_tokens, FLA_CHUNK)?
-        };
-        let hv: usize = {
-            let __f = ::arena_runtime::Formula::new("hv");
-            config.linear_num_value_heads
-        };
+        let chunks: usize = ::arena_runtime::Formula::new("chunks")
+            .derived(
+                &["s"],
+                |__f| ::core::result::Result::Ok(
+                    __f.ceil_div(max_batch_tokens, FLA_CHUNK)?,
+                ),
+            )?;
+        let hv: usize = ::arena_runtime::Formula::new("hv")
+            .derived(
+                &["w", "u", "s", "uc", "gc"],
+                |__f| ::core::result::Result::Ok(config.linear_num_value_heads),
+            )?;
         let mut __cursor = ::arena_runtime::RegionCursor::new("GdnFlaScratch", 256usize);
         let mut __layout = GdnFlaLayout::default();
         __layout.w = {

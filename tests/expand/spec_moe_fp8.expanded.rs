@@ -78,18 +78,25 @@ impl MoeFp8Scratch {
         config: &ModelConfig,
         max_batch_tokens: usize,
     ) -> ::core::result::Result<MoeFp8ScratchLayout, ::arena_runtime::SizeError> {
-        let rows: usize = {
-            let __f = ::arena_runtime::Formula::new("rows");
-            __f.mul(max_batch_tokens, __f.value(config.expert_fanout())?)?
-        };
-        let k: usize = {
-            let __f = ::arena_runtime::Formula::new("k");
-            __f.max(config.hidden_size, __f.value(config.expert_width())?)?
-        };
-        let k_blocks: usize = {
-            let __f = ::arena_runtime::Formula::new("k_blocks");
-            __f.ceil_div(k, 128)?
-        };
+        let rows: usize = ::arena_runtime::Formula::new("rows")
+            .derived(
+                &["act_fp8", "act_scale", "act_scale_kmajor", "sorted_token_ids"],
+                |__f| ::core::result::Result::Ok(
+                    __f.mul(max_batch_tokens, __f.value(config.expert_fanout())?)?,
+                ),
+            )?;
+        let k: usize = ::arena_runtime::Formula::new("k")
+            .derived(
+                &["act_fp8", "act_scale", "act_scale_kmajor"],
+                |__f| ::core::result::Result::Ok(
+                    __f.max(config.hidden_size, __f.value(config.expert_width())?)?,
+                ),
+            )?;
+        let k_blocks: usize = ::arena_runtime::Formula::new("k_blocks")
+            .derived(
+                &["act_scale", "act_scale_kmajor"],
+                |__f| ::core::result::Result::Ok(__f.ceil_div(k, 128)?),
+            )?;
         let mut __cursor = ::arena_runtime::RegionCursor::new("MoeFp8Scratch", 256usize);
         let mut __layout = MoeFp8ScratchLayout::default();
         __layout.act_fp8 = {

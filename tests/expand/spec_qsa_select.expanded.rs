@@ -54,14 +54,16 @@ impl QsaSelectScratch {
         config: &ModelConfig,
         max_seq_len: usize,
     ) -> ::core::result::Result<QsaSelectLayout, ::arena_runtime::SizeError> {
-        let rows: usize = {
-            let __f = ::arena_runtime::Formula::new("rows");
-            __f.value(qsa_slab_rows(config))?
-        };
-        let ratio: usize = {
-            let __f = ::arena_runtime::Formula::new("ratio");
-            __f.value(config.index_ratio())?
-        };
+        let rows: usize = ::arena_runtime::Formula::new("rows")
+            .derived(
+                &["qk", "q_post", "scores", "lists"],
+                |__f| ::core::result::Result::Ok(__f.value(qsa_slab_rows(config))?),
+            )?;
+        let ratio: usize = ::arena_runtime::Formula::new("ratio")
+            .derived(
+                &["scores", "lists"],
+                |__f| ::core::result::Result::Ok(__f.value(config.index_ratio())?),
+            )?;
         let mut __cursor = ::arena_runtime::RegionCursor::new(
             "QsaSelectScratch",
             256usize,

@@ -96,10 +96,11 @@ impl Scratch {
         blocks_per_seq: usize,
         decode_rows: usize,
     ) -> ::core::result::Result<ScratchLayout, ::arena_runtime::SizeError> {
-        let top_k: usize = {
-            let __f = ::arena_runtime::Formula::new("top_k");
-            __f.value(router_top_k(config))?
-        };
+        let top_k: usize = ::arena_runtime::Formula::new("top_k")
+            .derived(
+                &["moe_topk_ids", "moe_topk_weights"],
+                |__f| ::core::result::Result::Ok(__f.value(router_top_k(config))?),
+            )?;
         let mut __cursor = ::arena_runtime::RegionCursor::new("Scratch", 256usize);
         let mut __layout = ScratchLayout::default();
         __layout.positions = {

@@ -50,14 +50,16 @@ impl SsdScratch {
         config: &ModelConfig,
         max_batch_tokens: usize,
     ) -> ::core::result::Result<SsdLayout, ::arena_runtime::SizeError> {
-        let chunk: usize = {
-            let __f = ::arena_runtime::Formula::new("chunk");
-            __f.value(config.mamba_chunk())?
-        };
-        let chunks: usize = {
-            let __f = ::arena_runtime::Formula::new("chunks");
-            __f.ceil_div(max_batch_tokens, chunk)?
-        };
+        let chunk: usize = ::arena_runtime::Formula::new("chunk")
+            .derived(
+                &["dt", "da_cumsum", "cb"],
+                |__f| ::core::result::Result::Ok(__f.value(config.mamba_chunk())?),
+            )?;
+        let chunks: usize = ::arena_runtime::Formula::new("chunks")
+            .derived(
+                &["dt", "da_cumsum", "cb"],
+                |__f| ::core::result::Result::Ok(__f.ceil_div(max_batch_tokens, chunk)?),
+            )?;
         let mut __cursor = ::arena_runtime::RegionCursor::new("SsdScratch", 256usize);
         let mut __layout = SsdLayout::default();
         __layout.dt = {

@@ -84,7 +84,7 @@ impl SizingArgs {
 
 /// A shipped model's name or a path to a `config.json`, with the environment's levers.
 pub fn load_model(model: &str) -> Result<ModelConfig, CliError> {
-    let mut config = if let Some(shipped) = models::find(model) {
+    let config = if let Some(shipped) = models::find(model) {
         shipped.config()?
     } else if Path::new(model).exists() {
         ModelConfig::load(model)?
@@ -94,7 +94,6 @@ pub fn load_model(model: &str) -> Result<ModelConfig, CliError> {
             models::names().join(", ")
         )));
     };
-    config.levers = arena_spec::Levers::from_env()?;
     Ok(config)
 }
 

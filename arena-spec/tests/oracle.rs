@@ -1,0 +1,352 @@
+//! The independent oracle: the widths of the modules the reference implementation
+//! (transformers, on PyTorch's `meta` device) builds for every shipped config, written to
+//! `tests/oracle/widths.json` by `tests/oracle/widths.py` (run by hand), checked against the
+//! arena's widths and buffer dims. Our formulas are not consulted for the expected values:
+//! each check reads a module shape from the oracle and compares it with what the arena sizes.
+//!
+//! Two kinds of check: the config's derived widths equal the reference's (q/k/v/o, MLA
+//! ranks, indexer, dense and expert widths, experts, router, GDN and Mamba-2 projections and
+//! convs); and every buffer that holds a module's output is at least that output's width
+//! (no kernel writes past its buffer).
+
+use arena_spec::models::SHIPPED;
+use arena_spec::report::SizeReport;
+use arena_spec::{ArenaInputs, ModelConfig};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+fn oracle() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/oracle/widths.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// One model's modules and parameters by pattern.
+struct Built<'a> {
+    modules: &'a serde_json::Map<String, Value>,
+    params: &'a serde_json::Map<String, Value>,
+}
+
+impl Built<'_> {
+    /// Records of the modules whose last path component is `name`, outside `exclude`.
+    fn linear(&self, name: &str, exclude: &[&str]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (pattern, records) in self.modules {
+            let last = pattern.rsplit('.').next().unwrap();
+            if last != name || exclude.iter().any(|x| pattern.contains(x)) {
+                continue;
+            }
+            for r in records.as_array().unwrap() {
+                out.push((
+                    r["in"].as_u64().unwrap() as usize,
+                    r["out"].as_u64().unwrap() as usize,
+                ));
+            }
+        }
+        out
+    }
+
+    /// The one output width of the modules called `name` (all layers agree), if any.
+    fn out(&self, name: &str, exclude: &[&str]) -> Option<usize> {
+        let widths: Vec<usize> = self.linear(name, exclude).iter().map(|r| r.1).collect();
+        assert!(
+            widths.windows(2).all(|w| w[0] == w[1]),
+            "{name}: layers disagree: {widths:?}"
+        );
+        widths.first().copied()
+    }
+
+    fn input(&self, name: &str, exclude: &[&str]) -> Option<usize> {
+        let widths: Vec<usize> = self.linear(name, exclude).iter().map(|r| r.0).collect();
+        assert!(
+            widths.windows(2).all(|w| w[0] == w[1]),
+            "{name}: {widths:?}"
+        );
+        widths.first().copied()
+    }
+
+    /// Shapes of the parameters whose pattern ends with `suffix`.
+    fn param(&self, suffix: &str) -> Option<Vec<usize>> {
+        self.params
+            .iter()
+            .find(|(p, _)| p.ends_with(suffix))
+            .map(|(_, records)| {
+                records[0]["shape"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.as_u64().unwrap() as usize)
+                    .collect()
+            })
+    }
+}
+
+/// Checks for one model: (what, arena, reference), equal widths.
+fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)> {
+    let mut eq = Vec::new();
+    let mut check = |what, arena: usize, reference: Option<usize>| {
+        if let Some(r) = reference {
+            eq.push((what, arena, r));
+        }
+    };
+    let not_attention = &["indexer", "linear_attn", "vision", "visual"][..];
+    check("vocab (lm_head out)", c.vocab_size, b.out("lm_head", &[]));
+    let embed = b.out("embed_tokens", &[]).or(b.out("embeddings", &[]));
+    check("hidden (embedding width)", c.hidden_size, embed);
+
+    // Attention.
+    if let Some(q_b) = b.out("q_b_proj", not_attention) {
+        check(
+            "q_lora_rank (q_a_proj out)",
+            c.q_lora_rank,
+            b.out("q_a_proj", not_attention),
+        );
+        check("q projection (q_b_proj out)", c.q_proj_width(), Some(q_b));
+    }
+    check(
+        "q projection (q_proj out)",
+        c.q_proj_width(),
+        b.out("q_proj", not_attention),
+    );
+    if let Some(kv_a) = b.out("kv_a_proj_with_mqa", not_attention) {
+        check(
+            "MLA kv (kv_a_proj_with_mqa out)",
+            c.kv_proj_width(),
+            Some(kv_a),
+        );
+    }
+    if let (Some(k), Some(v)) = (
+        b.out("k_proj", not_attention),
+        b.out("v_proj", not_attention),
+    ) {
+        check("k + v projections", c.kv_proj_width(), Some(k + v));
+    }
+    if let Some(qkv) = b.out("qkv_proj", not_attention) {
+        check(
+            "fused qkv_proj out",
+            c.q_proj_width() + c.kv_proj_width(),
+            Some(qkv),
+        );
+    }
+    check(
+        "attention output (o_proj in)",
+        c.attn_output_width(),
+        b.input("o_proj", not_attention),
+    );
+    check(
+        "indexer q (wq_b out)",
+        c.index_n_heads * c.index_head_dim,
+        b.out("wq_b", &[]),
+    );
+    check("indexer k (wk out)", c.index_head_dim, b.out("wk", &[]));
+
+    // Dense FFN (not experts, not shared experts, not the Mamba mixer's own projections).
+    let not_dense = &[
+        "experts",
+        "shared_expert",
+        "linear_attn",
+        "vision",
+        "visual",
+    ][..];
+    let dense_up = b
+        .out("gate_proj", not_dense)
+        .or(b.out("gate_up_proj", not_dense).map(|w| w / 2))
+        .or(b.out("up_proj", not_dense));
+    check("dense FFN width", c.intermediate_size, dense_up);
+
+    // Experts: fused [E, 2I, H] / [E, H, 2I] (or Nemotron-H's up-only [E, I, H]).
+    if let Some(shape) = b.param("experts.gate_up_proj") {
+        check("routed experts", c.num_experts, Some(shape[0]));
+        let two_i = if shape[1] == c.hidden_size {
+            shape[2]
+        } else {
+            shape[1]
+        };
+        check(
+            "routed expert width",
+            c.moe_intermediate_size,
+            Some(two_i / 2),
+        );
+    } else if let Some(shape) = b.param("experts.up_proj") {
+        check("routed experts", c.num_experts, Some(shape[0]));
+        check(
+            "routed expert width",
+            c.moe_intermediate_size,
+            Some(shape[1]),
+        );
+    }
+    let router = b
+        .param("gate.weight")
+        .or(b.param("router.weight"))
+        .map(|s| s[0])
+        .or(b.out("router", &[]));
+    check("router columns", c.num_experts, router);
+    let shared = b
+        .modules
+        .iter()
+        .filter(|(p, _)| p.contains("shared_expert") && p.ends_with(".up_proj"))
+        .map(|(_, r)| r[0]["out"].as_u64().unwrap() as usize)
+        .next();
+    check(
+        "shared expert width",
+        c.shared_expert_intermediate_size,
+        shared,
+    );
+
+    // Gated DeltaNet: fused qkvz + ba (Qwen3-Next) or split qkv / z / b / a (Qwen3.5).
+    let qkvz = b
+        .out("in_proj_qkvz", &[])
+        .or_else(|| Some(b.out("in_proj_qkv", &[])? + b.out("in_proj_z", &[])?));
+    check("GDN in_proj_qkvz", c.ssm_qkvz_size(), qkvz);
+    let ba = b
+        .out("in_proj_ba", &[])
+        .or_else(|| Some(b.out("in_proj_b", &[])? + b.out("in_proj_a", &[])?));
+    check("GDN in_proj_ba", 2 * c.linear_num_value_heads, ba);
+    if c.has_gdn() {
+        check("GDN conv channels", c.gdn_conv_dim(), b.out("conv1d", &[]));
+        check(
+            "GDN value dim (out_proj in)",
+            c.gdn_value_dim(),
+            b.input("out_proj", &[]),
+        );
+    }
+
+    // Mamba-2.
+    if c.has_mamba() {
+        check(
+            "Mamba-2 in_proj",
+            c.mamba_in_proj_width(),
+            b.out("in_proj", &[]),
+        );
+        check(
+            "Mamba-2 conv channels",
+            c.mamba_conv_dim(),
+            b.out("conv1d", &[]),
+        );
+        check(
+            "Mamba-2 d_inner (out_proj in)",
+            c.mamba_d_inner(),
+            b.input("out_proj", &[]),
+        );
+    }
+    eq
+}
+
+/// Every buffer holding a module's output is at least as wide as that output.
+fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut at_least = |buffer: &str, col: usize, need: Option<usize>, what: &str| {
+        let Some(need) = need else { return };
+        let have = dims[buffer].get(col).copied().unwrap_or(0);
+        if have < need {
+            failures.push(format!("{buffer} dim {col} = {have} < {what} = {need}"));
+        }
+    };
+    let not_attention = &["indexer", "linear_attn"][..];
+    let qkv = [
+        b.out("q_a_proj", not_attention),
+        b.out("q_b_proj", not_attention),
+        b.out("q_proj", not_attention),
+        b.out("k_proj", not_attention),
+        b.out("v_proj", not_attention),
+        b.out("kv_a_proj_with_mqa", not_attention),
+        b.out("qkv_proj", not_attention),
+    ]
+    .into_iter()
+    .flatten()
+    .sum::<usize>();
+    at_least(
+        "qkv_output",
+        1,
+        (qkv > 0).then_some(qkv),
+        "q + k + v outputs",
+    );
+    at_least(
+        "attn_output",
+        1,
+        b.input("o_proj", not_attention),
+        "o_proj in",
+    );
+    at_least("logits", 1, b.out("lm_head", &[]), "lm_head out");
+    let ssm_in = b.out("in_proj_qkvz", &[]).or(b.out("in_proj", &[]));
+    at_least("ssm_qkvz", 1, ssm_in, "SSM in_proj out");
+    at_least("ssm_deinterleaved", 1, ssm_in, "SSM in_proj out");
+    at_least("ssm_conv_out_f32", 1, b.out("conv1d", &[]), "conv channels");
+    // The expert buffers hold M · top_k rows of the widest FFN intermediate.
+    let widest_expert = [
+        b.param("experts.gate_up_proj")
+            .map(|s| (if s[1] == c.hidden_size { s[2] } else { s[1] }) / 2),
+        b.param("experts.up_proj").map(|s| s[1]),
+    ]
+    .into_iter()
+    .flatten()
+    .max();
+    at_least("expert_gate_out", 1, widest_expert, "routed expert width");
+    at_least("expert_up_out", 1, widest_expert, "routed expert width");
+    at_least("expert_down_out", 1, Some(c.hidden_size), "hidden");
+    // Every K the FP8 prefill projections quantize: hidden (q/k/v, in_proj, experts' input),
+    // the attention output, the SSM value / inner width.
+    let ks = [
+        b.input("o_proj", not_attention),
+        b.input("out_proj", &[]),
+        b.input("q_proj", not_attention),
+        b.input("in_proj", &[]),
+    ];
+    for k in ks.into_iter().flatten() {
+        at_least("fp8_act", 1, Some(k), "a projection's K");
+    }
+    failures
+}
+
+#[test]
+fn every_shipped_config_matches_the_reference_modules() {
+    let oracle = oracle();
+    let models = oracle["models"].as_object().unwrap();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for shipped in SHIPPED.iter().filter(|m| !m.is_synthetic()) {
+        let entry = models.get(shipped.name).unwrap_or_else(|| {
+            panic!(
+                "{}: no oracle entry; re-run tests/oracle/widths.py",
+                shipped.name
+            )
+        });
+        assert!(
+            entry["error"].is_null(),
+            "{}: {}",
+            shipped.name,
+            entry["error"]
+        );
+        let built = Built {
+            modules: entry["modules"].as_object().unwrap(),
+            params: entry["params"].as_object().unwrap(),
+        };
+        let config = shipped.config().unwrap();
+        let widths = width_checks(&config, &built);
+        assert!(
+            widths.len() >= 5,
+            "{}: only {} widths could be compared",
+            shipped.name,
+            widths.len()
+        );
+        for (what, arena, reference) in &widths {
+            if arena != reference {
+                failures.push(format!(
+                    "{}: {what}: arena {arena}, reference {reference}",
+                    shipped.name
+                ));
+            }
+        }
+        let (report, _) = SizeReport::new(&config, ArenaInputs::defaults_for(&config)).unwrap();
+        let dims: BTreeMap<&str, Vec<usize>> = report
+            .buffers
+            .iter()
+            .map(|b| (b.name, b.shape.clone()))
+            .collect();
+        for f in buffer_checks(&config, &built, &dims) {
+            failures.push(format!("{}: {f}", shipped.name));
+        }
+        checked += 1;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 10, "only {checked} shipped models were checked");
+}
