@@ -72,3 +72,27 @@ fn the_cli_fails_with_one_line_and_no_panic() {
         );
     }
 }
+
+/// NVIDIA's Nemotron-3 Super and Ultra files, verbatim (`tests/vendor_refused/`, sources in
+/// `models/SOURCES.md`): latent MoE needs a buffer the arena does not have, so they are
+/// refused in one line naming `moe_latent_size`, after their `Infinity` and
+/// `layers_block_type` keys have loaded.
+#[test]
+fn vendor_files_the_arena_cannot_size_are_refused_naming_what_is_missing() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vendor_refused");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let err = ModelConfig::load_with_levers(&path, Default::default())
+            .expect_err(&format!("{} loaded", path.display()));
+        let msg = err.to_string();
+        assert!(
+            msg.contains("field `moe_latent_size` is ")
+                && msg.contains("needs an [M, moe_latent_size] buffer the arena does not have"),
+            "{msg}"
+        );
+        assert!(!msg.contains('\n'), "{msg}");
+        seen += 1;
+    }
+    assert_eq!(seen, 2);
+}

@@ -350,3 +350,38 @@ fn every_shipped_config_matches_the_reference_modules() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked >= 10, "only {checked} shipped models were checked");
 }
+
+/// The files refused for latent MoE (`tests/vendor_refused/`): the reference does build the
+/// latent projections the arena has no buffer for, at the width the refusal names.
+#[test]
+fn refused_latent_moe_files_do_build_latent_projections_in_the_reference() {
+    let oracle = oracle();
+    for name in [
+        "nemotron-3-super-120b-a12b-fp8",
+        "nemotron-3-ultra-550b-a55b",
+    ] {
+        let entry = &oracle["models"][name];
+        let built = Built {
+            modules: entry["modules"].as_object().unwrap(),
+            params: entry["params"].as_object().unwrap(),
+        };
+        let path = format!(
+            "{}/tests/vendor_refused/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let file: Value = serde_json::from_str(
+            &std::fs::read_to_string(&path)
+                .unwrap()
+                .replace("Infinity", "1e308"),
+        )
+        .unwrap();
+        let latent = file["moe_latent_size"].as_u64().unwrap() as usize;
+        assert_eq!(built.out("fc1_latent_proj", &[]), Some(latent), "{name}");
+        let err = ModelConfig::load_with_levers(&path, Default::default()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("`moe_latent_size` is {latent}:")),
+            "{err}"
+        );
+    }
+}
