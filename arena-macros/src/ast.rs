@@ -29,7 +29,7 @@ impl Kind {
     }
     fn container_keys(self) -> &'static [&'static str] {
         match self {
-            Kind::Arena => &["sizes", "inputs", "derived"],
+            Kind::Arena => &["sizes", "inputs", "derived", "docs"],
             Kind::Regions => &["layout", "inputs", "derived", "align"],
         }
     }
@@ -49,6 +49,18 @@ pub struct Input {
 pub struct Derived {
     pub name: Ident,
     pub formula: Formula,
+}
+
+/// The author's documentation for generated items (`#[arena(docs(sizes = "…", ...))]`),
+/// placed before the generated doc lines.
+#[derive(Default)]
+pub struct Docs {
+    /// On the sizes struct.
+    pub sizes: Option<String>,
+    /// On `from_config` and `try_from_config`.
+    pub from_config: Option<String>,
+    /// On `total_bytes`.
+    pub total_bytes: Option<String>,
 }
 
 pub enum Size {
@@ -94,6 +106,7 @@ pub struct Container<'a> {
     pub companion: Ident,
     pub inputs: Vec<Input>,
     pub derived: Vec<Derived>,
+    pub docs: Docs,
     pub align: usize,
     pub buffers: Vec<Buffer<'a>>,
 }
@@ -133,6 +146,7 @@ impl<'a> Container<'a> {
             companion: default_companion,
             inputs: Vec::new(),
             derived: Vec::new(),
+            docs: Docs::default(),
             align: 256,
             buffers: Vec::new(),
         };
@@ -178,6 +192,38 @@ impl<'a> Container<'a> {
                         let what = format!("derived value `{name}`");
                         if let Some(formula) = Formula::parse(tokens, &what, cx) {
                             self.derived.push(Derived { name, formula });
+                        }
+                    }
+                }
+            }
+            "docs" => {
+                let usage = "docs(sizes = \"...\", from_config = \"...\", total_bytes = \"...\")";
+                if let Some(ts) = entry.listed(usage, cx) {
+                    for (name, tokens) in attr::parse_named(ts, "doc entry", cx) {
+                        let text = match syn::parse2::<syn::LitStr>(tokens) {
+                            Ok(lit) => lit.value(),
+                            Err(e) => {
+                                cx.syn_error(syn::Error::new(
+                                    e.span(),
+                                    "expected a string literal",
+                                ));
+                                continue;
+                            }
+                        };
+                        let slot = match name.to_string().as_str() {
+                            "sizes" => &mut self.docs.sizes,
+                            "from_config" => &mut self.docs.from_config,
+                            "total_bytes" => &mut self.docs.total_bytes,
+                            other => {
+                                cx.error_at(
+                                    name.span(),
+                                    format!("unknown doc entry `{other}`; expected `sizes`, `from_config` or `total_bytes`"),
+                                );
+                                continue;
+                            }
+                        };
+                        if slot.replace(text).is_some() {
+                            cx.error_at(name.span(), format!("`{name}` is documented twice"));
                         }
                     }
                 }

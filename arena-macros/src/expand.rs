@@ -69,13 +69,24 @@ fn sizes_struct(cont: &Container) -> TokenStream {
         let docs = field_doc(&b.docs, &formula_doc(b, &dtype_text(b)));
         quote!(#docs pub #ident: usize)
     });
+    let author = author_doc(&cont.docs.sizes);
     quote! {
+        #author
         #[doc = #header]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq)]
         #vis struct #sizes {
             #(#fields,)*
         }
     }
+}
+
+/// The author's doc text for a generated item, one `#[doc]` per line and a blank line after.
+fn author_doc(text: &Option<String>) -> TokenStream {
+    let Some(text) = text else {
+        return TokenStream::new();
+    };
+    let lines = text.lines().map(|l| format!(" {}", l.trim()));
+    quote!(#(#[doc = #lines])* #[doc = ""])
 }
 
 /// `#[doc]` attributes: the author's doc lines, a blank line and `extra`. One attribute per
@@ -216,6 +227,8 @@ fn expand(cont: &Container) -> TokenStream {
     let count = cont.buffers.len();
     let idents: Vec<_> = cont.buffers.iter().map(|b| &b.ident).collect();
     let arena_name = arena.to_string();
+    let from_config_doc = author_doc(&cont.docs.from_config);
+    let total_bytes_doc = author_doc(&cont.docs.total_bytes);
 
     let decls = cont.buffers.iter().map(|b| {
         let elem = b.elem.as_ref().expect("checked");
@@ -241,6 +254,7 @@ fn expand(cont: &Container) -> TokenStream {
         #sizes_struct
 
         impl #sizes {
+            #from_config_doc
             /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
             /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
             #[allow(clippy::too_many_arguments)]
@@ -265,6 +279,7 @@ fn expand(cont: &Container) -> TokenStream {
                 ::core::result::Result::Ok(__sizes)
             }
 
+            #from_config_doc
             /// [`Self::try_from_config`], panicking with its error message.
             #[allow(clippy::too_many_arguments)]
             pub fn from_config(#(#param_decls),*) -> Self {
@@ -274,6 +289,7 @@ fn expand(cont: &Container) -> TokenStream {
                 }
             }
 
+            #total_bytes_doc
             /// The sum of the tracked buffers: what a preflight reserves for the arena.
             pub fn total_bytes(&self) -> usize {
                 <#arena as ::arena_runtime::ArenaLayout>::tracked_total(self)

@@ -1,10 +1,10 @@
 //! Derive macros for the declarative buffer arena. Use them through `arena_runtime`, which
 //! re-exports them next to the types the generated code calls.
 //!
-//! The pipeline follows the usual derive layout: [`ast`] (the input model, keeping the
-//! original tokens for spans) → [`attr`] (attribute parsing) → [`valid`] (rules across
-//! fields) → [`expand`] / [`expand_regions`] (code generation). [`formula`] parses and
-//! rewrites the size formulas; [`ctxt`] collects every error so all are reported at once.
+//! The pipeline follows the usual derive layout: `ast` (the input model, keeping the
+//! original tokens for spans) → `attr` (attribute parsing) → `valid` (rules across
+//! fields) → `expand` / `expand_regions` (code generation). `formula` parses and
+//! rewrites the size formulas; `ctxt` collects every error so all are reported at once.
 
 mod ast;
 mod attr;

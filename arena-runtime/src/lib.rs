@@ -5,7 +5,7 @@
 //!
 //! - [`DevicePtr<T>`] and the element types of [`dtype`], so a buffer's dtype is its type;
 //! - [`Formula`], the checked arithmetic every size formula is rewritten into;
-//! - [`ArenaLayout`] and [`Arena`], the generic allocation, placement and release;
+//! - [`ArenaLayout`] and [`Arena`](struct@Arena), the generic allocation, placement and release;
 //! - the [`Device`] trait with [`HostDevice`] (real host memory, the default without a GPU),
 //!   [`CountingDevice`] (leak tests and fault injection) and, with the `cuda` feature,
 //!   `CudaDevice` on cudarc.

@@ -1,13 +1,6 @@
 //! The engine's buffer arena: every intermediate tensor of a forward pass, declared once.
-//!
-//! Invariants (what `#[derive(Arena)]` and `arena_runtime::Arena` guarantee):
-//! - every buffer is allocated at its `BufferSizes` size; the gated ones (`ssd_scratch`,
-//!   `gdn_fla_scratch`, `ffn_*`, `moe_fp8_scratch`, `q2_*`, `lora_*`, `ssm_rowwise_w_bf16`)
-//!   are `DevicePtr::NULL` when that size is 0;
-//! - no device memory is allocated after construction, and `release` frees every pointer.
-//!
-//! `M` is `max_batch_tokens` and `m16 = ceil16(M)` is M rounded up to a multiple of 16 (the
-//! GEMM tile height).
+//! The contract is on [`BufferArena`], [`BufferSizes`], `BufferSizes::from_config` and
+//! `BufferSizes::total_bytes`, where rustdoc shows it.
 
 use crate::config::ModelConfig;
 use crate::constants::{GATEUP_FUSED_MAX_M, SPLITK_MAX_M, SPLITK_MAX_SPLITS, VERIFY_ROW_CAP};
@@ -22,9 +15,26 @@ use arena_runtime::{Arena, DevicePtr};
 
 /// The GPU buffers of one forward pass, `M = max_batch_tokens`. `BufferSizes::from_config`
 /// holds each buffer's size formula.
+///
+/// Invariants (what `#[derive(Arena)]` and `arena_runtime::Arena` guarantee):
+/// - every buffer is allocated at its [`BufferSizes`] size; the gated ones (`ssd_scratch`,
+///   `gdn_fla_scratch`, `ffn_*`, `moe_fp8_scratch`, `q2_*`, `lora_*`, `ssm_rowwise_w_bf16`)
+///   are `DevicePtr::NULL` when that size is 0;
+/// - no device memory is allocated after construction, and `release` frees every pointer
+///   field.
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = BufferSizes,
+    docs(
+        sizes = "Byte size of each arena buffer. `M` is `max_batch_tokens` and `ceil16(M)` is M
+                 rounded up to a multiple of 16.",
+        from_config = "Every buffer size, in bytes. `max_seq_len` and `kv_block_size` set the
+                       block-table width in `scratch` (`max_seq_len / kv_block_size + 1` blocks,
+                       256 when `kv_block_size` is 0) and the QSA score width; `max_batch_size`
+                       sets the decode-metadata rows.",
+        total_bytes = "The sum of the sizes, which preflight reserves for the arena. `o_latent`
+                       and `norm_unit_w` are not in it."
+    ),
     inputs(
         config: &ModelConfig,
         max_batch_tokens: usize,
@@ -76,7 +86,9 @@ pub struct BufferArena {
     #[buffer(shape = [max_batch_tokens, config.hidden_size])]
     pub moe_output: DevicePtr<bf16>,
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
-    /// sequence, at least the rows of a batched MTP verify.
+    /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
+    /// `max_batch_size` without the decode-metadata clamp, so a serve wider than
+    /// `DECODE_META_MAX_ROWS` still has a row per sequence.
     #[buffer(shape = [logit_rows, config.vocab_size])]
     pub logits: DevicePtr<f32>,
     /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
@@ -138,10 +150,13 @@ pub struct BufferArena {
     /// `hc_mult == 0`.
     #[buffer(shape = [max_batch_tokens, config.hc_mult, config.hidden_size], min_bytes = 256)]
     pub hc_streams: DevicePtr<f32>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32, at least 256 bytes.
+    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
+    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
+    /// like `hc_streams`).
     #[buffer(shape = [max_batch_tokens, config.hc_mult], min_bytes = 256)]
     pub hc_post: DevicePtr<f32>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32, at least 256 bytes.
+    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
+    /// here, as `hc_post`).
     #[buffer(shape = [max_batch_tokens, config.hc_mult, config.hc_mult], min_bytes = 256)]
     pub hc_comb: DevicePtr<f32>,
     /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
@@ -149,17 +164,21 @@ pub struct BufferArena {
     /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
     #[buffer(bytes = hc_lowrank_scratch_bytes(config, max_batch_tokens), min_bytes = 256)]
     pub hc_lowrank_scratch: DevicePtr<u8>,
-    /// QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers
-    /// (`regions::QsaSelectScratch`: qk | q_post | scores | lists). 256 bytes without an
-    /// indexer.
+    /// QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:
+    /// qk `[2048, (index_n_heads + 1) · index_head_dim]` BF16, q_post `[2048,
+    /// index_n_heads, index_head_dim]` F32, scores `[2048, ceil(max_seq_len /
+    /// index_compress_ratio)]` F32, lists `[2048, index_topk / index_compress_ratio]` i32
+    /// (`regions::QsaSelectScratch`). 256 bytes without an indexer. The selection layer
+    /// carves the same layout.
     #[buffer(bytes = QsaSelectScratch::layout(config, max_seq_len), min_bytes = 256)]
     pub qsa_select_scratch: DevicePtr<u8>,
-    /// Token ids `[M]` u32 of the current pass, read by the hash-routed MoE layers
-    /// (`tid2eid[token_id]`). At least 256 bytes.
+    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
+    /// layers (`tid2eid[token_id]`). At least 256 bytes.
     #[buffer(shape = [max_batch_tokens], min_bytes = 256)]
     pub token_ids: DevicePtr<u32>,
     /// Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
-    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model. This one:
+    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
+    /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
     #[buffer(bytes = q8_1_mmq_bytes(m16, ffn_k), gate = config.has_dense_ffn())]
     pub ffn_act_q8: DevicePtr<u8>,
@@ -176,8 +195,10 @@ pub struct BufferArena {
     pub ffn_act_scale_kmajor: DevicePtr<f32>,
     /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
     /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
-    /// serves only the decode band. Sized for every dense model, whatever the levers say.
-    /// 0 for a MoE model.
+    /// serves only the decode band, and a widened `expert_gate_out` would carry
+    /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
+    /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
+    /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
     #[buffer(shape = [ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size], gate = config.has_dense_ffn())]
     pub ffn_gate_up_fused: DevicePtr<bf16>,
     /// FP8 activation scratch for the prefill projections, 1 byte per element,
@@ -204,9 +225,10 @@ pub struct BufferArena {
     /// `max(hidden, intermediate, the q projection width)`.
     #[buffer(shape = [max_batch_tokens, config.lora_widest_n()], gate = config.adapter_max_rank > 0)]
     pub lora_delta: DevicePtr<bf16>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16 (the expert width for a
-    /// MoE model without a dense FFN).
-    #[buffer(shape = [max_batch_tokens, max(config.intermediate_size, config.expert_width())], gate = config.adapter_max_rank > 0)]
+    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
+    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
+    /// that is for a MoE family).
+    #[buffer(shape = [max_batch_tokens, config.intermediate_size], gate = config.adapter_max_rank > 0)]
     pub lora_hact: DevicePtr<bf16>,
     /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
     /// overlap the metadata regions of `scratch`.
@@ -218,9 +240,11 @@ pub struct BufferArena {
     #[buffer(bytes = q2_dequant_scratch_bytes(config), gate = config.levers.gguf_native_q2)]
     pub q2_dequant_scratch: DevicePtr<bf16>,
     /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), `[ceil16(M), max(hidden, intermediate)]` in the
-    /// `q8_1_mmq` layout, shared by every keep-packed projection: each quantizes its BF16
-    /// activation here and runs the packed MMQ GEMM. 0 unless the lever is 1.
+    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
+    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
+    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
+    /// layout at the widest K any projection quantizes, the prefill projections' and the
+    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
     #[buffer(bytes = q8_1_mmq_bytes(m16, max(widest_k, ffn_k)), gate = config.levers.gguf_native_q2_mmq)]
     pub q2_act_q8: DevicePtr<u8>,
     /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's

@@ -520,7 +520,8 @@ impl ModelConfig {
     }
 
     /// The widest K of the FP8 prefill projections: hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim.
+    /// `d_inner` and the GDN value dim (the seeds' list), and the O projection's input
+    /// `q_heads · v_head_dim`, which under MLA can exceed `q_heads · head_dim`.
     pub fn widest_k(&self) -> usize {
         let gdn = if self.has_gdn() {
             self.gdn_value_dim()
@@ -529,6 +530,7 @@ impl ModelConfig {
         };
         self.hidden_size
             .max(self.num_attention_heads * self.head_dim())
+            .max(self.attn_output_width())
             .max(self.mamba_d_inner())
             .max(gdn)
     }

@@ -21,29 +21,32 @@ impl<'a> Keys<'a> {
         Ok(self.f.opt_dim(key, max)?.or(self.family.default_of(key)))
     }
 
+    /// The first spelling the file has, else the first spelling's default.
     fn dim_any(&self, keys: &[&str], max: usize) -> Result<Option<usize>, ConfigError> {
         for key in keys {
-            if let Some(v) = self.dim(key, max)? {
+            if let Some(v) = self.f.opt_dim(key, max)? {
                 return Ok(Some(v));
             }
         }
-        Ok(None)
+        Ok(keys.iter().find_map(|key| self.family.default_of(key)))
     }
 
     fn dim_or(&self, key: &str, default: usize) -> Result<usize, ConfigError> {
         Ok(self.dim(key, MAX_DIM)?.unwrap_or(default))
     }
 
-    /// A required value that must be > 0; the first spelling present is the one checked.
+    /// A required value that must be > 0; the first spelling the file has is the one
+    /// checked, else the family's default.
     fn positive_any(&self, keys: &[&str], max: usize) -> Result<usize, ConfigError> {
-        for key in keys {
-            match self.dim(key, max)? {
-                None => continue,
-                Some(0) => return Err(self.f.invalid(key, "is 0, but must be at least 1")),
-                Some(n) => return Ok(n),
-            }
+        let present = keys
+            .iter()
+            .find(|k| self.f.obj.get(**k).is_some_and(|v| !v.is_null()));
+        let key = present.unwrap_or(&keys[0]);
+        match self.dim_any(keys, max)? {
+            None => Err(self.f.missing(keys[keys.len() - 1])),
+            Some(0) => Err(self.f.invalid(key, "is 0, but must be at least 1")),
+            Some(n) => Ok(n),
         }
-        Err(self.f.missing(keys[0]))
     }
 
     fn positive(&self, key: &str, max: usize) -> Result<usize, ConfigError> {
@@ -180,10 +183,11 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
         num_attention_heads,
         num_key_value_heads,
         head_dim_field,
-        attn_output_gate: f
-            .opt_bool("attn_output_gate")?
-            .unwrap_or(family == Family::Qwen3Next),
-        mrope: has_mrope(f),
+        attn_output_gate: match family.gated_attention_output() {
+            Some(gated) => gated,
+            None => f.opt_bool("attn_output_gate")?.unwrap_or(false),
+        },
+        mrope: family.always_mrope() || has_mrope(f),
         layers,
         num_experts: moe.experts,
         num_experts_per_tok: moe.top_k,
@@ -304,7 +308,13 @@ fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
     let routes = match family.mixers() {
         // Nemotron-H routes exactly in its `moe` layers, whatever keys the file carries.
         Mixers::NemotronHybrid => layers.contains(&LayerKind::Moe),
-        _ => k.dim_any(keys.experts, MAX_DIM)?.unwrap_or(0) > 0,
+        // A MoE family's file without an expert count is refused rather than sized dense
+        // (the reference would build its class default of experts); 0 experts is dense, as
+        // the reference's sparse blocks read it.
+        _ => match k.dim_any(keys.experts, MAX_DIM)? {
+            None => return Err(f.missing(keys.experts_field)),
+            Some(n) => n > 0,
+        },
     };
     if !routes {
         return Ok(dense);
@@ -336,7 +346,14 @@ fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
     let n = layers.len();
     let dense_layers = match keys.dense_layers {
         DenseLayers::None => 0,
-        DenseLayers::FirstK => match k.strings("mlp_layer_types")? {
+        DenseLayers::FirstK => k.dim_or("first_k_dense_replace", 0)?.min(n),
+        DenseLayers::FirstKOrTypes => match k.strings("mlp_layer_types")? {
+            Some(types) if types.len() != n => {
+                return Err(f.invalid(
+                    "mlp_layer_types",
+                    format!("has {} entries but there are {n} layers", types.len()),
+                ))
+            }
             Some(types) => types.iter().filter(|&&t| t == "dense").count(),
             None => k.dim_or("first_k_dense_replace", 0)?.min(n),
         },
@@ -419,14 +436,15 @@ fn mamba_shape(k: &Keys, hidden_size: usize) -> Result<MambaShape, ConfigError> 
         heads: k.dim_or(heads_key, 0)?,
         head_dim: k.dim_or(head_dim_key, 0)?,
         state: k.dim_or(state_key, 0)?,
+        // NemotronHConfig reads the `mamba_*` spellings over the plain ones.
         groups: k
-            .dim_any(&["n_groups", "mamba_n_groups"], MAX_DIM)?
+            .dim_any(&["mamba_n_groups", "n_groups"], MAX_DIM)?
             .unwrap_or(1),
         conv_kernel: k
-            .dim_any(&["conv_kernel", "mamba_d_conv"], MAX_DIM)?
+            .dim_any(&["mamba_d_conv", "conv_kernel"], MAX_DIM)?
             .unwrap_or(4),
         chunk: k
-            .dim_any(&["chunk_size", "mamba_chunk_size"], MAX_DIM)?
+            .dim_any(&["mamba_chunk_size", "chunk_size"], MAX_DIM)?
             .unwrap_or(256),
     };
     // Mamba2Mixer sizes its inner width as `expand · hidden_size` and Mamba2Config refuses a
@@ -589,10 +607,22 @@ fn check(c: &ModelConfig, f: &Fields) -> Result<(), ConfigError> {
         ));
     }
     if c.num_attention_layers() > 0
-        && c.head_dim_field.is_none()
+        && (c.head_dim_field.is_none() || c.family.requires_heads_divide_hidden())
         && !c.is_mla()
         && !c.hidden_size.is_multiple_of(c.num_attention_heads)
     {
+        if c.head_dim_field.is_some() {
+            return Err(f.invalid(
+                "num_attention_heads",
+                format!(
+                    "is {}, which does not divide hidden_size {} (the {} configuration refuses \
+                     this even with a head_dim)",
+                    c.num_attention_heads,
+                    c.hidden_size,
+                    c.family.model_type()
+                ),
+            ));
+        }
         return Err(f.invalid(
             "num_attention_heads",
             format!(

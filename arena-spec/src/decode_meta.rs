@@ -8,7 +8,8 @@ use arena_runtime::{DevicePtr, Regions};
 
 /// The widest decode batch the metadata block serves (the serve's widest batch).
 pub const DECODE_META_MAX_ROWS: usize = 128;
-/// The fewest rows it is laid out for, so small serves keep the same kernels' strides.
+/// The fewest rows it is laid out for, so small serves keep the same kernels' strides. The
+/// seeds name the constant, not its value: 8 is chosen here.
 pub const DECODE_META_MIN_ROWS: usize = 8;
 
 /// Rows of the decode-metadata block for a serve of `max_batch_size` sequences.
@@ -16,7 +17,8 @@ pub fn decode_meta_rows(max_batch_size: usize) -> usize {
     max_batch_size.clamp(DECODE_META_MIN_ROWS, DECODE_META_MAX_ROWS)
 }
 
-/// The per-row arrays of one decode step.
+/// The per-row arrays of one decode step. The seeds name `DecodeMetaLayout`, not its
+/// regions: these arrays, their order and the 128-byte alignment are chosen here.
 #[derive(Regions)]
 #[regions(layout = DecodeMetaLayout, inputs(rows: usize), align = 128)]
 pub struct DecodeMeta {

@@ -59,9 +59,11 @@ pub(crate) enum Mixers {
 pub(crate) enum DenseLayers {
     /// Every FFN layer routes (Mixtral, gpt-oss).
     None,
-    /// The first `first_k_dense_replace` layers (DeepSeek, Kimi, GLM; GLM-MoE-DSA may list
-    /// them as `mlp_layer_types`).
+    /// The first `first_k_dense_replace` layers (DeepSeek, Kimi, GLM-4.5).
     FirstK,
+    /// GLM-MoE-DSA: `mlp_layer_types` (`"dense"` / `"sparse"` per layer) when present, else
+    /// the first `first_k_dense_replace` layers.
+    FirstKOrTypes,
     /// Qwen: layer `i` routes unless it is in `mlp_only_layers` or `(i + 1) %
     /// decoder_sparse_step != 0`.
     SparseStep,
@@ -77,6 +79,8 @@ pub(crate) enum DenseLayers {
 pub(crate) struct MoeKeys {
     /// The routed expert count, first spelling present wins.
     pub experts: &'static [&'static str],
+    /// The configuration class's own field for it, named when the file has none.
+    pub experts_field: &'static str,
     /// The routed expert width.
     pub expert_width: &'static str,
     pub shared: SharedExpert,
@@ -261,34 +265,66 @@ impl Family {
     pub(crate) fn moe(self) -> Option<MoeKeys> {
         use DenseLayers as D;
         use SharedExpert as S;
-        let keys = |experts, expert_width, shared, dense_layers| {
+        let keys = |experts: &'static [&'static str], expert_width, shared, dense_layers| {
             Some(MoeKeys {
                 experts,
+                experts_field: experts[experts.len() - 1],
                 expert_width,
                 shared,
                 dense_layers,
             })
         };
         match self {
+            // MixtralConfig / GptOssConfig map `num_experts` onto `num_local_experts`; the
+            // alias is read last when a file has both, so it wins.
             Family::Mixtral | Family::GptOss => keys(
-                &["num_local_experts", "num_experts"],
+                &["num_experts", "num_local_experts"],
                 "intermediate_size",
                 S::None,
                 D::None,
             ),
-            Family::Qwen2Moe | Family::Qwen3Moe | Family::Qwen3Next | Family::Qwen35Moe => keys(
-                &["num_experts", "num_local_experts"],
+            // Qwen3MoeSparseMoeBlock has no shared expert.
+            Family::Qwen3Moe => keys(
+                &["num_local_experts", "num_experts"],
+                "moe_intermediate_size",
+                S::None,
+                D::SparseStep,
+            ),
+            Family::Qwen2Moe | Family::Qwen3Next => keys(
+                &["num_experts"],
                 "moe_intermediate_size",
                 S::Width("shared_expert_intermediate_size"),
                 D::SparseStep,
             ),
-            Family::DeepseekV3
-            | Family::DeepseekV32
-            | Family::KimiK2
-            | Family::Glm4Moe
-            | Family::GlmMoeDsa
-            | Family::Synthetic => keys(
-                &["n_routed_experts", "num_local_experts"],
+            // Qwen3_5MoeDecoderLayer routes in every layer.
+            Family::Qwen35Moe => keys(
+                &["num_experts"],
+                "moe_intermediate_size",
+                S::Width("shared_expert_intermediate_size"),
+                D::None,
+            ),
+            // `num_local_experts` is an alias of `n_routed_experts` and wins over it.
+            Family::DeepseekV3 | Family::KimiK2 | Family::Glm4Moe => keys(
+                &["num_local_experts", "n_routed_experts"],
+                "moe_intermediate_size",
+                S::CountTimesExpertWidth,
+                D::FirstK,
+            ),
+            // These configs also re-route a `num_experts` key to `n_routed_experts`.
+            Family::DeepseekV32 => keys(
+                &["num_experts", "num_local_experts", "n_routed_experts"],
+                "moe_intermediate_size",
+                S::CountTimesExpertWidth,
+                D::FirstK,
+            ),
+            Family::GlmMoeDsa => keys(
+                &["num_experts", "num_local_experts", "n_routed_experts"],
+                "moe_intermediate_size",
+                S::CountTimesExpertWidth,
+                D::FirstKOrTypes,
+            ),
+            Family::Synthetic => keys(
+                &["n_routed_experts"],
                 "moe_intermediate_size",
                 S::CountTimesExpertWidth,
                 D::FirstK,
@@ -300,7 +336,7 @@ impl Family {
                 D::Interleaved,
             ),
             Family::NemotronH => keys(
-                &["n_routed_experts", "num_local_experts"],
+                &["num_local_experts", "n_routed_experts"],
                 "moe_intermediate_size",
                 S::Width("moe_shared_expert_intermediate_size"),
                 D::PerLayer,
@@ -314,6 +350,48 @@ impl Family {
             | Family::Gemma3
             | Family::Mamba2 => None,
         }
+    }
+
+    /// The attention output is gated by a second half of the q projection: the reference's
+    /// `q_proj` is `heads · head_dim · 2` wide whatever the file says (Qwen3-Next, Qwen3.5).
+    /// `None`: the file's `attn_output_gate` decides (synthetic configs).
+    pub(crate) fn gated_attention_output(self) -> Option<bool> {
+        match self {
+            Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe => Some(true),
+            Family::Synthetic => None,
+            Family::Llama
+            | Family::Mistral
+            | Family::Mixtral
+            | Family::Qwen2
+            | Family::Qwen2Moe
+            | Family::Qwen3
+            | Family::Qwen3Moe
+            | Family::DeepseekV3
+            | Family::DeepseekV32
+            | Family::KimiK2
+            | Family::Glm4Moe
+            | Family::GlmMoeDsa
+            | Family::GptOss
+            | Family::Llama4
+            | Family::Gemma3
+            | Family::Phi3
+            | Family::NemotronH
+            | Family::Mamba2 => Some(false),
+        }
+    }
+
+    /// The configuration class refuses a file whose `hidden_size` is not a multiple of
+    /// `num_attention_heads`, even with an explicit `head_dim` (LlamaConfig and
+    /// Gemma3TextConfig `validate_architecture`).
+    pub(crate) fn requires_heads_divide_hidden(self) -> bool {
+        matches!(self, Family::Llama | Family::Gemma3)
+    }
+
+    /// Positions carry three streams (multimodal RoPE) whatever the file says (Qwen3.5's
+    /// rotary embedding always takes three); other families only where the file has an
+    /// `mrope_section`.
+    pub(crate) fn always_mrope(self) -> bool {
+        matches!(self, Family::Qwen35 | Family::Qwen35Moe)
     }
 
     /// The key of the dense FFN width, where it is not `intermediate_size`.
@@ -374,11 +452,17 @@ impl Family {
             (Family::Mamba2, "head_dim") => Some(64),
             (Family::Mamba2, "n_groups") => Some(8),
             (Family::Mamba2, "expand") => Some(2),
+            // Qwen3Config: head_dim 128; Qwen3NextConfig, Qwen3_5(Moe)TextConfig: 256.
+            (Family::Qwen3 | Family::Qwen3Moe, "head_dim") => Some(128),
+            (Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe, "head_dim") => Some(256),
+            // NemotronHConfig chunk 128, Mamba2Config chunk 256; both conv kernel 4.
+            (Family::NemotronH, "chunk_size") => Some(128),
+            (Family::Mamba2, "chunk_size") => Some(256),
+            (Family::NemotronH | Family::Mamba2, "conv_kernel") => Some(4),
             // Qwen MoE configs: every layer routes unless told otherwise.
-            (
-                Family::Qwen2Moe | Family::Qwen3Moe | Family::Qwen3Next | Family::Qwen35Moe,
-                "decoder_sparse_step",
-            ) => Some(1),
+            (Family::Qwen2Moe | Family::Qwen3Moe | Family::Qwen3Next, "decoder_sparse_step") => {
+                Some(1)
+            }
             _ => None,
         }
     }

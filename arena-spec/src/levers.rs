@@ -1,10 +1,15 @@
-//! The engine's five levers, read from the environment in one place and carried on the
-//! config, so sizing never reads the process environment and tests never set it.
+//! The engine's five levers, read from the environment in one place ([`Levers::from_env`],
+//! called by the default load paths) and carried on the config, so sizing itself never
+//! reads the process environment and tests can pass the levers explicitly.
 
 use serde::Serialize;
 use thiserror::Error;
 
-/// The on/off switches that change which buffers the arena needs.
+/// The engine's on/off switches. Three open a buffer: `fp8_rowwise` →
+/// `ssm_rowwise_w_bf16`, `gguf_native_q2` → `q2_dequant_scratch`, `gguf_native_q2_mmq` →
+/// `q2_act_q8`. The two FP32 levers change no size: `gate_logits_f32` and
+/// `moe_router_in_f32` are sized whatever they say, as the seeds have it; they are carried
+/// so reports show the configuration an arena was sized under.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Levers {
     /// `METRALE_FP32_GATE`: top-K on unrounded FP32 gate logits.

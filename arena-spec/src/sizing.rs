@@ -8,7 +8,7 @@ use crate::constants::{
 };
 use arena_runtime::{size, SizeError};
 
-/// Bytes of the keep-packed Q2_0 dequant scratch: `hidden_size` times the widest of
+/// Bytes of the keep-packed Q2_0 dequant scratch (the seeds' rule): `hidden_size` times the widest of
 /// intermediate, QKVZ, Mamba-2 in_proj, the q projection and 2 · kv_heads · head_dim, in
 /// BF16. This covers a weight `[N, K]` with `hidden_size` as one dimension and the other at
 /// most that width; the dequant callers debug-assert `N * K * 2` against the allocated
@@ -32,10 +32,9 @@ pub fn q2_dequant_scratch_bytes(config: &ModelConfig) -> Result<usize, SizeError
 
 /// Scratch bytes of the kernel-batched prefill staging for `n` streams of `chunk_len`
 /// tokens each. Both the arena's `scratch` and the batched-prefill eligibility check call it
-/// (or the varlen form), so they agree on whether a batch fits. The terms: the MoE top-K
-/// area, `n` per-stream metadata blocks (positions, three streams under MRoPE, and slots),
-/// the block-table and seq_len pointer arrays, `cu_seqlens`, `kv_lens` and the
-/// `h_state_ptrs` table (one pointer per stream and GDN layer).
+/// (or the varlen form), so they agree on whether a batch fits. It is
+/// [`q12_batched_scratch_bytes_varlen`] with `n · chunk_len` tokens, none longer than
+/// `chunk_len`.
 pub fn q12_batched_scratch_bytes(
     config: &ModelConfig,
     n: usize,
@@ -48,22 +47,30 @@ pub fn q12_batched_scratch_bytes(
 /// [`q12_batched_scratch_bytes`] for a ragged batch: `total_tokens` is the packed total and
 /// `max_chunk_len` sizes the per-stream metadata slots, so a varlen batch is not charged the
 /// longest stream's length for every stream.
+///
+/// The terms, each a 256-byte-aligned area, follow the seeds' list:
+/// - `batch_kernel.rs`: the MoE top-K area (`i32` id and `f32` weight per token and
+///   choice) over the packed tokens, and `n` per-stream metadata blocks of `max_chunk_len`
+///   slots (chosen here: one `i32` per slot, the stream's token-to-packed-row index; the
+///   seeds name the blocks but not their element);
+/// - `stage_batched.rs`: positions (`i32`, three streams under MRoPE) and slots (`i64`)
+///   over the packed tokens, the block-table and seq_len pointer arrays (one `u64` per
+///   stream each), `cu_seqlens` (`n + 1` `i32`) and `kv_lens` (`n` `i32`);
+/// - the `h_state_ptrs` table: one `u64` per stream and GDN layer.
 pub fn q12_batched_scratch_bytes_varlen(
     config: &ModelConfig,
     n: usize,
     total_tokens: usize,
     max_chunk_len: usize,
 ) -> Result<usize, SizeError> {
-    let top_k = if config.is_moe() {
-        config.num_experts_per_tok
-    } else {
-        0
-    };
+    let top_k = router_top_k(config);
     let streams = config.position_streams();
     let ssm_layers = config.num_ssm_layers();
     size!(
         round_up(total_tokens * top_k * 8, 256)
-            + n * round_up(max_chunk_len * (4 * streams + 8), 256)
+            + n * round_up(max_chunk_len * 4, 256)
+            + round_up(total_tokens * 4 * streams, 256)
+            + round_up(total_tokens * 8, 256)
             + 2 * round_up(n * 8, 256)
             + round_up((n + 1) * 4, 256)
             + round_up(n * 4, 256)
@@ -120,8 +127,10 @@ pub fn q8_1_mmq_bytes(rows: usize, k: usize) -> Result<usize, SizeError> {
 }
 
 /// Low-rank hyper-connection scratch: the larger of the decode split layout (at most 64
-/// tokens of `[hc_mult, hidden + rank]` FP32) and the prefill GEMM layout (slabs of at most
-/// 2048 tokens of the same, BF16). 0 without a low-rank hyper-connection.
+/// tokens, FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16), as the
+/// seeds have it. The row width is chosen here (the seeds do not give it): `[hc_mult, hidden
+/// + hc_lowrank_rank]` per token, the full stream and its low-rank projection side by side.
+/// 0 without a low-rank hyper-connection.
 pub fn hc_lowrank_scratch_bytes(
     config: &ModelConfig,
     max_batch_tokens: usize,

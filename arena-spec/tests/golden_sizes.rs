@@ -19,7 +19,10 @@ fn golden_text(name: &str) -> String {
         "# {name}: M={} max_seq_len={} kv_block_size={} max_batch_size={}\n",
         INPUTS.max_batch_tokens, INPUTS.max_seq_len, INPUTS.kv_block_size, INPUTS.max_batch_size
     );
-    let mut config = arena_spec::models::find(name).unwrap().config().unwrap();
+    let mut config = arena_spec::models::find(name)
+        .unwrap()
+        .config_with_levers(Default::default())
+        .unwrap();
     for (label, levers) in [
         ("levers off", Levers::default()),
         ("levers on", Levers::ALL_ON),

@@ -320,7 +320,7 @@ fn every_shipped_config_matches_the_reference_modules() {
             modules: entry["modules"].as_object().unwrap(),
             params: entry["params"].as_object().unwrap(),
         };
-        let config = shipped.config().unwrap();
+        let config = shipped.config_with_levers(Default::default()).unwrap();
         let widths = width_checks(&config, &built);
         assert!(
             widths.len() >= 5,

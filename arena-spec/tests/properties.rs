@@ -190,8 +190,9 @@ fn levers() -> impl Strategy<Value = Levers> {
 }
 
 fn load(json: &Value, levers: Levers) -> ModelConfig {
-    let mut c = ModelConfig::from_json_str(&json.to_string(), "random.json")
-        .unwrap_or_else(|e| panic!("a generated config failed to load: {e}\n{json}"));
+    let mut c =
+        ModelConfig::from_json_str_with_levers(&json.to_string(), "random.json", Levers::default())
+            .unwrap_or_else(|e| panic!("a generated config failed to load: {e}\n{json}"));
     c.levers = levers;
     c
 }
@@ -310,6 +311,30 @@ proptest! {
                     }
                 }
             }
+        }
+    }
+
+    /// The seeds' varlen rule: a uniform batch is the varlen form with `n · L` tokens of at
+    /// most `L`, and a ragged batch (fewer tokens than `n` streams of its longest) costs no
+    /// more, and less once the gap spans a 256-byte area.
+    #[test]
+    fn varlen_staging_charges_the_packed_total(
+        json in config_json(),
+        n in 1usize..=16,
+        longest in 1usize..=8192,
+        short_by in prop::collection::vec(0usize..=8192, 16),
+    ) {
+        use arena_spec::{q12_batched_scratch_bytes, q12_batched_scratch_bytes_varlen};
+        let c = load(&json, Levers::default());
+        let uniform = q12_batched_scratch_bytes(&c, n, longest).unwrap();
+        prop_assert_eq!(q12_batched_scratch_bytes_varlen(&c, n, n * longest, longest).unwrap(), uniform);
+        // Stream 0 is the longest; the others are shorter by up to `longest - 1`.
+        let total: usize = longest + short_by[1..n].iter().map(|s| longest - s % longest).sum::<usize>();
+        let ragged = q12_batched_scratch_bytes_varlen(&c, n, total, longest).unwrap();
+        prop_assert!(ragged <= uniform, "{ragged} > {uniform}");
+        // Positions alone (4 bytes per token) drop a whole 256-byte area once 64 tokens are gone.
+        if n * longest - total >= 64 {
+            prop_assert!(ragged < uniform, "ragged {ragged} == uniform {uniform}");
         }
     }
 }

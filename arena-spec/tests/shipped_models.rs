@@ -12,7 +12,10 @@ const BLOCK: usize = 16;
 const BATCH: usize = 128;
 
 fn load(name: &str) -> ModelConfig {
-    arena_spec::models::find(name).unwrap().config().unwrap()
+    arena_spec::models::find(name)
+        .unwrap()
+        .config_with_levers(Default::default())
+        .unwrap()
 }
 
 fn sizes(config: &ModelConfig, m: usize) -> BufferSizes {
@@ -45,7 +48,8 @@ fn every_shipped_model_loads_with_its_family() {
         assert_eq!(load(name).family, family, "{name}");
     }
     for m in SHIPPED {
-        m.config().unwrap_or_else(|e| panic!("{}: {e}", m.name));
+        m.config_with_levers(Default::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", m.name));
     }
 }
 
@@ -276,7 +280,7 @@ fn the_report_marks_every_buffer_held_at_its_floor_shape_or_byte_formula() {
 #[test]
 fn total_is_the_sum_of_all_but_o_latent_and_norm_unit_w() {
     for m in SHIPPED {
-        let mut c = m.config().unwrap();
+        let mut c = m.config_with_levers(Default::default()).unwrap();
         c.levers = Levers::ALL_ON;
         let s = sizes(&c, M);
         let all: usize = s.buffers().iter().map(|b| b.bytes).sum();
@@ -303,7 +307,7 @@ fn token_buffers_scale_linearly_in_m() {
         "token_ids",
     ];
     for m in SHIPPED {
-        let c = m.config().unwrap();
+        let c = m.config_with_levers(Default::default()).unwrap();
         let (a, b) = (sizes(&c, 4096), sizes(&c, 8192));
         for name in linear {
             let (x, y) = (bytes_of(&a, name), bytes_of(&b, name));
@@ -318,7 +322,7 @@ fn token_buffers_scale_linearly_in_m() {
 fn the_synthetic_configs_run_every_formula_above_its_floor() {
     let mut above = std::collections::BTreeMap::new();
     for m in SHIPPED.iter().filter(|m| m.is_synthetic()) {
-        let mut c = m.config().unwrap();
+        let mut c = m.config_with_levers(Default::default()).unwrap();
         c.levers = Levers::ALL_ON;
         for b in sizes(&c, M).buffers() {
             let floor = if b.decl.min_bytes.is_some() { 256 } else { 0 };
@@ -336,7 +340,7 @@ fn the_synthetic_configs_run_every_formula_above_its_floor() {
 #[test]
 fn every_shipped_model_allocates_on_the_host_and_releases_to_zero() {
     for m in SHIPPED {
-        let c = m.config().unwrap();
+        let c = m.config_with_levers(Default::default()).unwrap();
         // A small M keeps host memory modest; the layout logic is the same at any M.
         let s = BufferSizes::from_config(&c, 64, 4096, BLOCK, 8);
         let device = CountingDevice::new(HostDevice::new());

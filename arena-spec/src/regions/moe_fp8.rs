@@ -3,8 +3,9 @@ use arena_runtime::dtype::F8E4M3;
 use arena_runtime::{DevicePtr, Regions};
 
 /// The grouped FP8 MoE scratch: disjoint regions; the shared, gate, up and down phases reuse
-/// them on one stream. Rows are `M · top_k` (one per routed token copy); K is the widest
-/// GEMM input of the expert path (`hidden` or the expert width).
+/// them on one stream (the seeds). Rows are `M · top_k` (one per routed token copy); K is
+/// the widest GEMM input of the expert path (`hidden` or the expert width). The regions and
+/// their shapes are chosen here: the seeds name the layout, not its contents.
 #[derive(Regions)]
 #[regions(
     layout = MoeFp8ScratchLayout,

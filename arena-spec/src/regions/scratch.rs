@@ -5,7 +5,9 @@ use crate::sizing::{q12_batched_scratch_bytes_varlen, router_top_k};
 use arena_runtime::{DevicePtr, Regions};
 
 /// The step's metadata regions: positions, slots, block tables, sequence lengths, the
-/// decode-metadata block, the router's top-K and the kernel-batched prefill staging.
+/// decode-metadata block, the router's top-K and the kernel-batched prefill staging. The
+/// seeds list what `scratch` holds (the block-table rule, decode rows, the batched-prefill
+/// staging); these regions, their order and element types are chosen here.
 #[derive(Regions)]
 #[regions(
     layout = ScratchLayout,

@@ -1,0 +1,179 @@
+//! Each family rule of `family.rs` on a file that exercises it: the shipped vendor files
+//! with one key changed, as the reference (transformers 5.24.0) reads them. The expected
+//! numbers are the reference's, quoted from its configuration and modeling files.
+
+use arena_spec::models::find;
+use arena_spec::{ConfigError, Levers, ModelConfig};
+use serde_json::{json, Value};
+
+fn shipped_json(name: &str) -> Value {
+    let text = find(name).unwrap().json.replace("Infinity", "1e308");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn load(v: &Value) -> Result<ModelConfig, ConfigError> {
+    ModelConfig::from_json_str_with_levers(&v.to_string(), "edited.json", Levers::default())
+}
+
+#[test]
+fn qwen3_5_gates_its_attention_output_whatever_the_file_says() {
+    // Qwen3_5Attention: q_proj is heads · head_dim · 2 (query and gate); there is no key.
+    let mut v = shipped_json("qwen3.5-27b");
+    v["text_config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("attn_output_gate");
+    let c = load(&v).unwrap();
+    assert_eq!(c.q_proj_width(), 24 * 256 * 2);
+    assert_eq!(
+        c.position_streams(),
+        3,
+        "Qwen3.5's rotary embedding always takes three"
+    );
+}
+
+#[test]
+fn nemotron_h_reads_the_mamba_spellings_over_the_plain_ones() {
+    // NemotronHConfig.__post_init__: `mamba_n_groups` replaces `n_groups`.
+    let mut v = shipped_json("nemotron-3-nano-30b-a3b");
+    v["mamba_n_groups"] = json!(4);
+    let c = load(&v).unwrap();
+    assert_eq!(c.mamba_n_groups, 4);
+    assert_eq!(c.mamba_conv_dim(), 64 * 64 + 2 * 4 * 128);
+    // Without either, the class default 8; the chunk defaults to 128.
+    v.as_object_mut().unwrap().remove("mamba_n_groups");
+    v.as_object_mut().unwrap().remove("n_groups");
+    v.as_object_mut().unwrap().remove("chunk_size");
+    let c = load(&v).unwrap();
+    assert_eq!((c.mamba_n_groups, c.mamba_chunk()), (8, 128));
+}
+
+#[test]
+fn nemotron_h_takes_its_layer_count_from_the_layer_list() {
+    // NemotronHConfig.num_hidden_layers is len(layers_block_type); the file's is ignored.
+    let mut v = shipped_json("nemotron-h-8b");
+    v["num_hidden_layers"] = json!(7);
+    let c = load(&v).unwrap();
+    assert_eq!(c.num_hidden_layers, 52);
+    let pattern = v["hybrid_override_pattern"].as_str().unwrap().to_string();
+    v.as_object_mut().unwrap().remove("hybrid_override_pattern");
+    v.as_object_mut().unwrap().remove("num_hidden_layers");
+    let names: Vec<&str> = pattern
+        .chars()
+        .map(|ch| match ch {
+            'M' => "mamba",
+            '*' => "attention",
+            '-' => "mlp",
+            _ => "moe",
+        })
+        .collect();
+    v["layers_block_type"] = json!(names);
+    assert_eq!(
+        load(&v).unwrap().layers,
+        c.layers,
+        "the list and the pattern agree"
+    );
+}
+
+#[test]
+fn a_moe_family_file_without_an_expert_count_is_refused_not_sized_dense() {
+    for (name, key) in [
+        ("qwen3-30b-a3b", "num_experts"),
+        ("mixtral-8x7b", "num_local_experts"),
+        ("deepseek-v3", "n_routed_experts"),
+    ] {
+        let mut v = shipped_json(name);
+        v.as_object_mut().unwrap().remove(key);
+        let err = load(&v).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("missing field `{key}`")),
+            "{name}: {err}"
+        );
+    }
+}
+
+#[test]
+fn expert_count_aliases_win_as_in_the_reference() {
+    // MixtralConfig maps `num_experts` onto `num_local_experts`; DeepseekV3Config maps
+    // `num_local_experts` onto `n_routed_experts`.
+    let mut v = shipped_json("mixtral-8x7b");
+    v["num_experts"] = json!(4);
+    assert_eq!(load(&v).unwrap().num_experts, 4);
+    let mut v = shipped_json("deepseek-v3");
+    v["num_local_experts"] = json!(64);
+    assert_eq!(load(&v).unwrap().num_experts, 64);
+}
+
+#[test]
+fn dense_layers_of_moe_families() {
+    // Qwen2MoeDecoderLayer: dense where `layer_idx in mlp_only_layers` or
+    // `(layer_idx + 1) % decoder_sparse_step != 0`.
+    let mut v = shipped_json("qwen3-30b-a3b");
+    v["mlp_only_layers"] = json!([0, 1]);
+    let c = load(&v).unwrap();
+    assert_eq!(c.moe_dense_layers, 2);
+    assert_eq!(
+        c.expert_width(),
+        768.max(6144usize.div_ceil(8)),
+        "a dense layer spread over top_k rows"
+    );
+    v["decoder_sparse_step"] = json!(2);
+    assert_eq!(load(&v).unwrap().moe_dense_layers, 24 + 1);
+    // Llama 4: `moe_layers` default every `interleave_moe_layer_step`-th layer; dense
+    // layers run at `intermediate_size_mlp`.
+    let mut v = shipped_json("llama-4-scout-17b-16e-instruct");
+    assert_eq!(load(&v).unwrap().moe_dense_layers, 0);
+    v["text_config"]["interleave_moe_layer_step"] = json!(2);
+    let c = load(&v).unwrap();
+    assert_eq!((c.moe_dense_layers, c.intermediate_size), (24, 16384));
+    // GLM-MoE-DSA: `mlp_layer_types` when present.
+    let mut v = shipped_json("glm-5");
+    assert_eq!(load(&v).unwrap().moe_dense_layers, 3);
+    let mut types = vec!["sparse"; 78];
+    types[10] = "dense";
+    v["mlp_layer_types"] = json!(types);
+    assert_eq!(load(&v).unwrap().moe_dense_layers, 1);
+}
+
+#[test]
+fn gemma3_files_rely_on_the_text_config_defaults() {
+    // Google's gemma-3 multimodal files list only a few text keys; Gemma3TextConfig gives
+    // the rest: vocab 262208, 8 heads, 4 kv heads, head_dim 256.
+    let v = json!({"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+        "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+                        "num_hidden_layers": 34, "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                        "sliding_window": 1024},
+        "vision_config": {"hidden_size": 1152, "model_type": "siglip_vision_model"}});
+    let c = load(&v).unwrap();
+    assert_eq!(
+        (c.vocab_size, c.num_attention_heads, c.num_key_value_heads),
+        (262_208, 8, 4)
+    );
+    assert_eq!(
+        (c.q_proj_width(), c.kv_proj_width()),
+        (8 * 256, 2 * 4 * 256)
+    );
+    // Gemma3TextConfig refuses hidden % heads != 0 even with a head_dim.
+    let mut bad = v.clone();
+    bad["text_config"]["num_attention_heads"] = json!(7);
+    let err = load(&bad).unwrap_err().to_string();
+    assert!(
+        err.contains("`text_config.num_attention_heads` is 7"),
+        "{err}"
+    );
+    // A text-only file (`gemma3_text`) is read at the top level.
+    let mut text = v["text_config"].clone();
+    text["vocab_size"] = json!(262_144);
+    assert_eq!(load(&text).unwrap().vocab_size, 262_144);
+}
+
+#[test]
+fn the_fp8_scratch_covers_an_mla_output_wider_than_the_query_head() {
+    // DeepseekV3Attention's o_proj reads heads · v_head_dim, which a file may make wider
+    // than heads · (qk_nope + qk_rope).
+    let mut v = shipped_json("deepseek-v3");
+    v["v_head_dim"] = json!(512);
+    let c = load(&v).unwrap();
+    assert_eq!(c.attn_output_width(), 128 * 512);
+    assert!(c.widest_k() >= c.attn_output_width());
+}
