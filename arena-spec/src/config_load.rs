@@ -362,14 +362,22 @@ fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
             if step == 0 {
                 return Err(f.invalid("decoder_sparse_step", "is 0, but must be at least 1"));
             }
-            let mlp_only = k.indices("mlp_only_layers")?.unwrap_or_default();
+            let mlp_only: std::collections::BTreeSet<usize> = k
+                .indices("mlp_only_layers")?
+                .unwrap_or_default()
+                .into_iter()
+                .collect();
             (0..n)
                 .filter(|i| mlp_only.contains(i) || (i + 1) % step != 0)
                 .count()
         }
         DenseLayers::Interleaved => {
             let routed = match k.indices("moe_layers")? {
-                Some(list) => (0..n).filter(|i| list.contains(i)).count(),
+                Some(list) => list
+                    .into_iter()
+                    .filter(|&i| i < n)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len(),
                 None => {
                     let step = k.dim_or("interleave_moe_layer_step", 1)?;
                     if step == 0 {
