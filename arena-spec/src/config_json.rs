@@ -32,6 +32,12 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let (json, edits) = replace_non_finite(text);
     serde_json::from_str(&json).map_err(|e| {
         let (line, column) = original_position(text, &json, &edits, e.line(), e.column());
+        // serde_json says "column 0" for the newline ending the line before: name that
+        // newline's own position instead.
+        let (line, column) = match (line, column) {
+            (l, 0) if l > 1 => (l - 1, text.lines().nth(l - 2).map_or(0, str::len) + 1),
+            other => other,
+        };
         let message = e.to_string();
         let suffix = format!(" at line {} column {}", e.line(), e.column());
         let message = message
@@ -178,13 +184,17 @@ fn key_path_at(text: &str, offset: usize) -> Option<String> {
                     }
                     i += 1;
                 }
-                if let Some(Frame::Object {
-                    key,
-                    in_value: false,
-                }) = stack.last_mut()
+                // A key counts once it is closed: the error may be inside an unclosed one.
+                let closed = i < bytes.len();
+                if let (
+                    true,
+                    Some(Frame::Object {
+                        key,
+                        in_value: false,
+                    }),
+                ) = (closed, stack.last_mut())
                 {
-                    let end = i.min(bytes.len());
-                    *key = Some(String::from_utf8_lossy(&bytes[start..end]).into_owned());
+                    *key = Some(printable(&String::from_utf8_lossy(&bytes[start..i])));
                 }
             }
             b'{' => stack.push(Frame::Object {
@@ -228,6 +238,19 @@ fn key_path_at(text: &str, offset: usize) -> Option<String> {
     (!path.is_empty()).then_some(path)
 }
 
+/// A key as it can be shown on one line: control characters escaped.
+fn printable(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,6 +291,16 @@ mod tests {
         let e = err("{\n  \"text_config\": {\n    \"hidden_size\": 40x96\n  }\n}");
         assert!(e.contains("(in `text_config.hidden_size`)"), "{e}");
         assert_eq!(e.matches("line").count(), 1, "{e}");
+    }
+
+    #[test]
+    fn an_error_inside_an_unclosed_key_names_the_object_on_one_line() {
+        // Found by the fuzzer: the unclosed key ran into the next line.
+        let e = err("{\n  \"a\": {\n  \"norm 30,\n \"b\": 1\n}}");
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.contains("(in `a`)"), "{e}");
+        let e = err("{\"x\\u000ay\": tru}");
+        assert!(e.contains("(in `x\\u000ay`)"), "{e}");
     }
 
     #[test]

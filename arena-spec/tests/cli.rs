@@ -38,7 +38,7 @@ fn error(args: &[&str], env: &[(&str, &str)]) -> String {
 
 #[test]
 fn plan_prints_every_buffer_and_the_totals() {
-    for model in ["llama-3.1-8b", "qwen3-30b-a3b", "nemotron-h-8b"] {
+    for model in ["llama-3.1-8b", "qwen3-30b-a3b", "nemotron-3-nano-30b-a3b"] {
         let out = stdout(&["plan", model, "--max-batch-tokens", "1024"]);
         assert!(out.contains("max_batch_tokens=1024 max_seq_len="), "{out}");
         assert_eq!(
@@ -140,7 +140,7 @@ fn sweep_prints_a_row_per_m_and_draws_svg() {
     let svg = std::env::temp_dir().join(format!("arena-sweep-{}.svg", std::process::id()));
     let out = stdout(&[
         "sweep",
-        "nemotron-h-8b",
+        "nemotron-3-nano-30b-a3b",
         "--max-batch-tokens",
         "256..4096",
         "--svg",

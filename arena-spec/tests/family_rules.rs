@@ -51,10 +51,10 @@ fn nemotron_h_reads_the_mamba_spellings_over_the_plain_ones() {
 #[test]
 fn nemotron_h_takes_its_layer_count_from_the_layer_list() {
     // NemotronHConfig.num_hidden_layers is len(layers_block_type); the file's is ignored.
-    let mut v = shipped_json("nemotron-h-8b");
+    let mut v = shipped_json("nemotron-h-56b-base-8k");
     v["num_hidden_layers"] = json!(7);
     let c = load(&v).unwrap();
-    assert_eq!(c.num_hidden_layers, 52);
+    assert_eq!(c.num_hidden_layers, 118);
     let pattern = v["hybrid_override_pattern"].as_str().unwrap().to_string();
     v.as_object_mut().unwrap().remove("hybrid_override_pattern");
     v.as_object_mut().unwrap().remove("num_hidden_layers");

@@ -301,54 +301,61 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
 fn every_shipped_config_matches_the_reference_modules() {
     let oracle = oracle();
     let models = oracle["models"].as_object().unwrap();
-    let mut checked = 0;
+    // Every shipped vendor file, and the test fixtures of families without one.
+    let mut configs: Vec<(String, ModelConfig)> = SHIPPED
+        .iter()
+        .filter(|m| !m.is_synthetic())
+        .map(|m| {
+            let config = m.config_with_levers(Default::default()).unwrap();
+            (m.name.to_string(), config)
+        })
+        .collect();
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    for entry in std::fs::read_dir(fixtures).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let config = ModelConfig::load_with_levers(&path, Default::default()).unwrap();
+        configs.push((name, config));
+    }
     let mut failures = Vec::new();
-    for shipped in SHIPPED.iter().filter(|m| !m.is_synthetic()) {
-        let entry = models.get(shipped.name).unwrap_or_else(|| {
-            panic!(
-                "{}: no oracle entry; re-run tests/oracle/widths.py",
-                shipped.name
-            )
-        });
-        assert!(
-            entry["error"].is_null(),
-            "{}: {}",
-            shipped.name,
-            entry["error"]
-        );
+    for (name, config) in &configs {
+        let entry = models
+            .get(name.as_str())
+            .unwrap_or_else(|| panic!("{name}: no oracle entry; re-run tests/oracle/widths.py"));
+        assert!(entry["error"].is_null(), "{name}: {}", entry["error"]);
         let built = Built {
             modules: entry["modules"].as_object().unwrap(),
             params: entry["params"].as_object().unwrap(),
         };
-        let config = shipped.config_with_levers(Default::default()).unwrap();
-        let widths = width_checks(&config, &built);
+        let widths = width_checks(config, &built);
         assert!(
             widths.len() >= 5,
-            "{}: only {} widths could be compared",
-            shipped.name,
+            "{name}: only {} widths could be compared",
             widths.len()
         );
         for (what, arena, reference) in &widths {
             if arena != reference {
                 failures.push(format!(
-                    "{}: {what}: arena {arena}, reference {reference}",
-                    shipped.name
+                    "{name}: {what}: arena {arena}, reference {reference}"
                 ));
             }
         }
-        let (report, _) = SizeReport::new(&config, ArenaInputs::defaults_for(&config)).unwrap();
+        let (report, _) = SizeReport::new(config, ArenaInputs::defaults_for(config)).unwrap();
         let dims: BTreeMap<&str, Vec<usize>> = report
             .buffers
             .iter()
             .map(|b| (b.name, b.shape.clone()))
             .collect();
-        for f in buffer_checks(&config, &built, &dims) {
-            failures.push(format!("{}: {f}", shipped.name));
+        for f in buffer_checks(config, &built, &dims) {
+            failures.push(format!("{name}: {f}"));
         }
-        checked += 1;
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 10, "only {checked} shipped models were checked");
+    assert!(
+        configs.len() >= 25,
+        "only {} models were checked",
+        configs.len()
+    );
 }
 
 /// The files refused for latent MoE (`tests/vendor_refused/`): the reference does build the

@@ -18,6 +18,17 @@ fn load(name: &str) -> ModelConfig {
         .unwrap()
 }
 
+/// Mamba-Codestral-7B's config as transcribed before shipped configs had to be verbatim: no
+/// verbatim copy was found, so it is a test fixture of the `mamba2` family, not a shipped
+/// model.
+fn mamba_fixture() -> ModelConfig {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mamba-codestral-7b.transcribed.json"
+    );
+    ModelConfig::load_with_levers(path, Levers::default()).unwrap()
+}
+
 fn sizes(config: &ModelConfig, m: usize) -> BufferSizes {
     BufferSizes::from_config(config, m, SEQ, BLOCK, BATCH)
 }
@@ -41,8 +52,19 @@ fn every_shipped_model_loads_with_its_family() {
         ("qwen3.5-35b-a3b", Family::Qwen35Moe),
         ("deepseek-v3", Family::DeepseekV3),
         ("deepseek-v3.2", Family::DeepseekV32),
-        ("nemotron-h-8b", Family::NemotronH),
-        ("mamba-codestral-7b", Family::Mamba2),
+        ("nemotron-h-56b-base-8k", Family::NemotronH),
+        ("nemotron-3-nano-30b-a3b", Family::NemotronH),
+        ("mistral-7b-v0.1", Family::Mistral),
+        ("mixtral-8x7b", Family::Mixtral),
+        ("qwen2.5-7b", Family::Qwen2),
+        ("kimi-k2", Family::KimiK2),
+        ("glm-4.5-air", Family::Glm4Moe),
+        ("glm-5", Family::GlmMoeDsa),
+        ("gpt-oss-20b", Family::GptOss),
+        ("llama-4-scout-17b-16e-instruct", Family::Llama4),
+        ("gemma-3-4b-it", Family::Gemma3),
+        ("gemma-3-1b-it", Family::Gemma3),
+        ("phi-4", Family::Phi3),
     ];
     for (name, family) in expected {
         assert_eq!(load(name).family, family, "{name}");
@@ -77,14 +99,14 @@ fn derived_quantities_match_the_published_shapes() {
         ),
         (5120, 48, 16)
     );
-    let nemo = load("nemotron-h-8b");
+    let nemo = load("nemotron-h-56b-base-8k");
     assert_eq!(
         (nemo.num_mamba_layers(), nemo.num_attention_layers()),
-        (24, 4)
+        (54, 10)
     );
-    assert_eq!(nemo.mamba_d_inner(), 8192);
+    assert_eq!(nemo.mamba_d_inner(), 256 * 64);
     assert_eq!(nemo.head_dim(), 128);
-    let mamba = load("mamba-codestral-7b");
+    let mamba = mamba_fixture();
     assert_eq!(mamba.num_mamba_layers(), 64);
     assert_eq!(mamba.mamba_in_proj_width(), 2 * 8192 + 2 * 8 * 128 + 128);
     assert_eq!(mamba.num_attention_layers(), 0);
@@ -185,7 +207,7 @@ fn gates_per_family() {
     assert_eq!(dense.gdn_fla_scratch, 0, "no GDN");
     assert!(sizes(&load("qwen3-next-80b-a3b"), M).gdn_fla_scratch > 0);
     assert_eq!(dense.ssd_scratch, 0, "no Mamba-2");
-    assert!(sizes(&load("nemotron-h-8b"), M).ssd_scratch > 0);
+    assert!(sizes(&load("nemotron-h-56b-base-8k"), M).ssd_scratch > 0);
     for b in ["q2_dequant_scratch", "q2_act_q8", "ssm_rowwise_w_bf16"] {
         assert_eq!(
             bytes_of(&sizes(&load("qwen3.5-27b"), M), b),
@@ -233,7 +255,7 @@ fn floors_hold_where_the_feature_is_absent() {
         256,
         "token_ids floors at 256 bytes"
     );
-    let mamba = sizes(&load("mamba-codestral-7b"), M);
+    let mamba = sizes(&mamba_fixture(), M);
     assert_eq!(
         (mamba.qkv_output, mamba.attn_output),
         (256, 256),
@@ -460,4 +482,55 @@ impl arena_runtime::Device for NoWrite {
     unsafe fn free(&self, addr: u64, bytes: usize) -> Result<(), arena_runtime::DeviceError> {
         self.0.free(addr, bytes)
     }
+}
+
+/// The shipped vendor files are the bytes `models/SOURCES.md` lists (size and SHA-256), and
+/// every non-synthetic file is listed: nobody edits a vendor's file by accident.
+#[test]
+fn shipped_files_are_the_bytes_listed_in_sources() {
+    use sha2::{Digest, Sha256};
+    let root = env!("CARGO_MANIFEST_DIR");
+    let sources = std::fs::read_to_string(format!("{root}/models/SOURCES.md")).unwrap();
+    let mut listed = std::collections::BTreeMap::new();
+    for line in sources.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let file = cells[0].trim_start_matches("| `").trim_end_matches('`');
+        let bytes: usize = cells[5].parse().unwrap();
+        let sha = cells[6].trim_matches('`').to_string();
+        listed.insert(file.to_string(), (bytes, sha));
+    }
+    let check = |dir: &str, file: &str| {
+        let data = std::fs::read(format!("{root}/{dir}/{file}")).unwrap();
+        let (bytes, sha) = listed
+            .get(file)
+            .unwrap_or_else(|| panic!("{file} is not listed in models/SOURCES.md"));
+        assert_eq!(data.len(), *bytes, "{file}: size");
+        let digest: String = Sha256::digest(&data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(&digest, sha, "{file}: SHA-256");
+    };
+    for m in SHIPPED.iter().filter(|m| !m.is_synthetic()) {
+        check("models", &format!("{}.json", m.name));
+        assert_eq!(
+            std::fs::read_to_string(format!("{root}/models/{}.json", m.name)).unwrap(),
+            m.json,
+            "the embedded text is the file"
+        );
+    }
+    for entry in std::fs::read_dir(format!("{root}/tests/vendor_refused")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        check("tests/vendor_refused", &name);
+    }
+    let on_disk = std::fs::read_dir(format!("{root}/models"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".json") && !n.starts_with("synthetic"))
+        .count();
+    assert_eq!(
+        on_disk,
+        SHIPPED.iter().filter(|m| !m.is_synthetic()).count(),
+        "every file is shipped"
+    );
 }
