@@ -265,7 +265,7 @@ fn expand(cont: &Container) -> TokenStream {
             /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
             /// a byte formula or a closed gate) and its bytes before the floor, in field order.
             /// The one place the formulas are.
-            #[allow(unused_variables, clippy::too_many_arguments)]
+            #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
             pub fn try_from_config_with(
                 #(#param_decls,)*
                 __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),

@@ -90,7 +90,7 @@ fn expand(cont: &Container) -> TokenStream {
 
         impl #name {
             /// Places every region, each at an offset aligned to the layout's alignment.
-            #[allow(unused_variables, clippy::too_many_arguments)]
+            #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
             pub fn layout(#(#params),*) -> ::core::result::Result<#layout, ::arena_runtime::SizeError> {
                 #(#derived)*
                 let mut __cursor = ::arena_runtime::RegionCursor::new(#label, #align);

@@ -66,8 +66,8 @@ pub struct BufferArena {
     /// 256 bytes for a model without attention layers.
     #[buffer(shape = [max_batch_tokens, config.qkv_width()], min_bytes = 256)]
     pub qkv_output: DevicePtr<bf16>,
-    /// Attention output before the O projection, `[M, q_heads · head_dim]` BF16; 256 bytes
-    /// without attention layers.
+    /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
+    /// head size: `head_dim`, or MLA's `v_head_dim`); 256 bytes without attention layers.
     #[buffer(shape = [max_batch_tokens, config.attn_output_width()], min_bytes = 256)]
     pub attn_output: DevicePtr<bf16>,
     /// BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
@@ -203,7 +203,8 @@ pub struct BufferArena {
     pub ffn_gate_up_fused: DevicePtr<bf16>,
     /// FP8 activation scratch for the prefill projections, 1 byte per element,
     /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim.
+    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
+    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
     #[buffer(shape = [m16, widest_k])]
     pub fp8_act: DevicePtr<F8E4M3>,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.

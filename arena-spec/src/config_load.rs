@@ -17,8 +17,14 @@ struct Keys<'a> {
 }
 
 impl<'a> Keys<'a> {
+    /// The file's value; an absent key takes the family's default, an explicit `null`
+    /// stays absent (Python's `None`, as the reference's `int | None` fields read it).
     fn dim(&self, key: &str, max: usize) -> Result<Option<usize>, ConfigError> {
-        Ok(self.f.opt_dim(key, max)?.or(self.family.default_of(key)))
+        match self.f.obj.get(key) {
+            Some(Value::Null) => Ok(None),
+            Some(_) => self.f.opt_dim(key, max),
+            None => Ok(self.family.default_of(key)),
+        }
     }
 
     /// The first spelling the file has, else the first spelling's default.
@@ -29,6 +35,16 @@ impl<'a> Keys<'a> {
             }
         }
         Ok(keys.iter().find_map(|key| self.family.default_of(key)))
+    }
+
+    /// The Mamba-2 key spellings the family's configuration reads, first wins:
+    /// NemotronHConfig takes the `mamba_*` forms over the plain ones; Mamba2Config knows
+    /// only the plain ones.
+    fn mamba_spellings(&self, plain: &'static str, legacy: &'static str) -> Vec<&'static str> {
+        match self.family {
+            Family::Mamba2 => vec![plain],
+            _ => vec![legacy, plain],
+        }
     }
 
     fn dim_or(&self, key: &str, default: usize) -> Result<usize, ConfigError> {
@@ -446,13 +462,16 @@ fn mamba_shape(k: &Keys, hidden_size: usize) -> Result<MambaShape, ConfigError> 
         state: k.dim_or(state_key, 0)?,
         // NemotronHConfig reads the `mamba_*` spellings over the plain ones.
         groups: k
-            .dim_any(&["mamba_n_groups", "n_groups"], MAX_DIM)?
+            .dim_any(&k.mamba_spellings("n_groups", "mamba_n_groups"), MAX_DIM)?
             .unwrap_or(1),
         conv_kernel: k
-            .dim_any(&["mamba_d_conv", "conv_kernel"], MAX_DIM)?
+            .dim_any(&k.mamba_spellings("conv_kernel", "mamba_d_conv"), MAX_DIM)?
             .unwrap_or(4),
         chunk: k
-            .dim_any(&["mamba_chunk_size", "chunk_size"], MAX_DIM)?
+            .dim_any(
+                &k.mamba_spellings("chunk_size", "mamba_chunk_size"),
+                MAX_DIM,
+            )?
             .unwrap_or(256),
     };
     // Mamba2Mixer sizes its inner width as `expand · hidden_size` and Mamba2Config refuses a
@@ -551,7 +570,8 @@ fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
 /// `num_hidden_layers` that disagrees is ignored, as the reference ignores it.
 fn nemotron_layers(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
     let f = &k.f;
-    for key in ["layers_block_type", "layer_types"] {
+    // `layer_types` is NemotronHConfig's alias of `layers_block_type` and wins over it.
+    for key in ["layer_types", "layers_block_type"] {
         if let Some(types) = k.strings(key)? {
             if types.is_empty() {
                 return Err(f.invalid(key, "is empty"));

@@ -1,11 +1,9 @@
-//! The model families the arena sizes, and every question whose answer differs between
-//! them: where the text model sits, how the layers are laid out, which keys hold the
-//! expert count and widths, which defaults a file may rely on. Each question is one
-//! exhaustive `match`, so a new family does not compile until each is answered.
+#![doc = include_str!("../FAMILIES.md")]
 //!
-//! Every answer follows the family's reference implementation, transformers'
-//! `models/<family>/configuration_<family>.py` and `modeling_<family>.py` (the table in the
-//! README names the file and class for each key).
+//! Each question whose answer differs between families (where the text model sits, how
+//! the layers are laid out, which keys hold the expert count and widths, which defaults a
+//! file may rely on) is one exhaustive `match` here, so a new family does not compile until
+//! each is answered.
 
 /// The model families the arena knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -61,8 +59,8 @@ pub(crate) enum DenseLayers {
     None,
     /// The first `first_k_dense_replace` layers (DeepSeek, Kimi, GLM-4.5).
     FirstK,
-    /// GLM-MoE-DSA: `mlp_layer_types` (`"dense"` / `"sparse"` per layer) when present, else
-    /// the first `first_k_dense_replace` layers.
+    /// DeepSeek-V3.2, GLM-MoE-DSA: `mlp_layer_types` (`"dense"` / `"sparse"` per layer)
+    /// when present, else the first `first_k_dense_replace` layers.
     FirstKOrTypes,
     /// Qwen: layer `i` routes unless it is in `mlp_only_layers` or `(i + 1) %
     /// decoder_sparse_step != 0`.
@@ -312,13 +310,13 @@ impl Family {
             ),
             // These configs also re-route a `num_experts` key to `n_routed_experts`.
             Family::DeepseekV32 => keys(
-                &["num_experts", "num_local_experts", "n_routed_experts"],
+                &["num_local_experts", "num_experts", "n_routed_experts"],
                 "moe_intermediate_size",
                 S::CountTimesExpertWidth,
-                D::FirstK,
+                D::FirstKOrTypes,
             ),
             Family::GlmMoeDsa => keys(
-                &["num_experts", "num_local_experts", "n_routed_experts"],
+                &["num_local_experts", "num_experts", "n_routed_experts"],
                 "moe_intermediate_size",
                 S::CountTimesExpertWidth,
                 D::FirstKOrTypes,
@@ -453,12 +451,58 @@ impl Family {
             (Family::Mamba2, "n_groups") => Some(8),
             (Family::Mamba2, "expand") => Some(2),
             // Qwen3Config: head_dim 128; Qwen3NextConfig, Qwen3_5(Moe)TextConfig: 256.
-            (Family::Qwen3 | Family::Qwen3Moe, "head_dim") => Some(128),
+            (Family::Qwen3, "head_dim") => Some(128),
             (Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe, "head_dim") => Some(256),
             // NemotronHConfig chunk 128, Mamba2Config chunk 256; both conv kernel 4.
             (Family::NemotronH, "chunk_size") => Some(128),
             (Family::Mamba2, "chunk_size") => Some(256),
             (Family::NemotronH | Family::Mamba2, "conv_kernel") => Some(4),
+            // DeepseekV3Config / DeepseekV32Config (Kimi K2 is built as DeepSeek-V3) and
+            // GlmMoeDsaConfig: the MLA ranks and head dims, the shared expert count, the
+            // leading dense layers and the indexer. An explicit `null` is not replaced
+            // (`q_lora_rank: null` means no q compression).
+            (Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2, "q_lora_rank") => {
+                Some(1536)
+            }
+            (Family::GlmMoeDsa, "q_lora_rank") => Some(2048),
+            (
+                Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2 | Family::GlmMoeDsa,
+                key,
+            ) if matches!(
+                key,
+                "kv_lora_rank"
+                    | "qk_rope_head_dim"
+                    | "n_shared_experts"
+                    | "first_k_dense_replace"
+                    | "index_head_dim"
+                    | "index_topk"
+            ) =>
+            {
+                match (self, key) {
+                    (_, "kv_lora_rank") => Some(512),
+                    (_, "qk_rope_head_dim") => Some(64),
+                    (_, "n_shared_experts") => Some(1),
+                    (_, "first_k_dense_replace") => Some(3),
+                    (Family::DeepseekV32 | Family::GlmMoeDsa, "index_head_dim") => Some(128),
+                    (Family::DeepseekV32 | Family::GlmMoeDsa, "index_topk") => Some(2048),
+                    _ => None,
+                }
+            }
+            (Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2, "qk_nope_head_dim") => {
+                Some(128)
+            }
+            (Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2, "v_head_dim") => Some(128),
+            (Family::GlmMoeDsa, "qk_nope_head_dim") => Some(192),
+            (Family::GlmMoeDsa, "v_head_dim") => Some(256),
+            (Family::DeepseekV32, "index_n_heads") => Some(64),
+            (Family::GlmMoeDsa, "index_n_heads") => Some(32),
+            // Glm4MoeConfig.
+            (Family::Glm4Moe, "n_shared_experts" | "first_k_dense_replace") => Some(1),
+            // The shared expert widths of Qwen2MoeConfig (5632), Qwen3NextConfig and
+            // Qwen3_5MoeTextConfig (512), NemotronHConfig (7688).
+            (Family::Qwen2Moe, "shared_expert_intermediate_size") => Some(5632),
+            (Family::Qwen3Next | Family::Qwen35Moe, "shared_expert_intermediate_size") => Some(512),
+            (Family::NemotronH, "moe_shared_expert_intermediate_size") => Some(7688),
             // Qwen MoE configs: every layer routes unless told otherwise.
             (Family::Qwen2Moe | Family::Qwen3Moe | Family::Qwen3Next, "decoder_sparse_step") => {
                 Some(1)

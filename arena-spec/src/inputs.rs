@@ -12,6 +12,10 @@ pub const DEFAULT_MAX_SEQ_LEN_CAP: usize = 131072;
 pub const DEFAULT_KV_BLOCK_SIZE: usize = 16;
 pub const DEFAULT_MAX_BATCH_SIZE: usize = 128;
 
+/// A buffer's dims (empty for a byte formula or a closed gate) and its bytes before the
+/// floor.
+pub type BufferShape = (Vec<usize>, usize);
+
 /// The arguments of `BufferSizes::from_config` after the config.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ArenaInputs {
@@ -58,7 +62,7 @@ impl ArenaInputs {
     pub fn sizes_and_shapes(
         &self,
         config: &ModelConfig,
-    ) -> Result<(BufferSizes, Vec<(Vec<usize>, usize)>), SizeError> {
+    ) -> Result<(BufferSizes, Vec<BufferShape>), SizeError> {
         let mut shapes = Vec::new();
         let sizes = BufferSizes::try_from_config_with(
             config,

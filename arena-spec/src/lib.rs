@@ -10,7 +10,7 @@ mod config_json;
 mod config_load;
 pub mod constants;
 pub mod decode_meta;
-mod family;
+pub mod family;
 pub mod inputs;
 pub mod levers;
 pub mod models;

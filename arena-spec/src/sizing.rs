@@ -128,9 +128,9 @@ pub fn q8_1_mmq_bytes(rows: usize, k: usize) -> Result<usize, SizeError> {
 
 /// Low-rank hyper-connection scratch: the larger of the decode split layout (at most 64
 /// tokens, FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16), as the
-/// seeds have it. The row width is chosen here (the seeds do not give it): `[hc_mult, hidden
-/// + hc_lowrank_rank]` per token, the full stream and its low-rank projection side by side.
-/// 0 without a low-rank hyper-connection.
+/// seeds have it. The row width is chosen here (the seeds do not give it):
+/// `[hc_mult, hidden + hc_lowrank_rank]` per token, the full stream and its low-rank
+/// projection side by side. 0 without a low-rank hyper-connection.
 pub fn hc_lowrank_scratch_bytes(
     config: &ModelConfig,
     max_batch_tokens: usize,

@@ -177,3 +177,51 @@ fn the_fp8_scratch_covers_an_mla_output_wider_than_the_query_head() {
     assert_eq!(c.attn_output_width(), 128 * 512);
     assert!(c.widest_k() >= c.attn_output_width());
 }
+
+#[test]
+fn an_absent_key_takes_the_class_default_an_explicit_null_does_not() {
+    // DeepseekV3Config: `q_lora_rank: int | None = 1536`.
+    let mut v = shipped_json("deepseek-v3");
+    v.as_object_mut().unwrap().remove("q_lora_rank");
+    assert_eq!(load(&v).unwrap().q_lora_rank, 1536);
+    v["q_lora_rank"] = Value::Null;
+    let c = load(&v).unwrap();
+    assert_eq!(
+        c.q_lora_rank, 0,
+        "null: no q compression, q_proj reads hidden"
+    );
+    // Without it, DeepSeek-V3's first three layers are dense (class default 3).
+    let mut v = shipped_json("deepseek-v3");
+    v.as_object_mut().unwrap().remove("first_k_dense_replace");
+    assert_eq!(load(&v).unwrap().moe_dense_layers, 3);
+}
+
+#[test]
+fn deepseek_v3_2_reads_its_dense_layers_from_mlp_layer_types() {
+    // DeepseekV32DecoderLayer: `DeepseekV32MoE if mlp_layer_types[i] == "sparse"`.
+    let mut v = shipped_json("deepseek-v3.2");
+    let mut types = vec!["sparse"; 61];
+    types[..5].fill("dense");
+    v["mlp_layer_types"] = json!(types);
+    v["first_k_dense_replace"] = json!(0);
+    assert_eq!(load(&v).unwrap().moe_dense_layers, 5);
+}
+
+#[test]
+fn nemotron_h_layer_types_alias_wins_and_mamba2_ignores_nemotron_spellings() {
+    let mut v = shipped_json("nemotron-3-nano-30b-a3b");
+    v["layers_block_type"] = json!(vec!["mamba"; 52]);
+    let mut types = vec!["mamba"; 52];
+    types[1] = "moe";
+    v["layer_types"] = json!(types);
+    let c = load(&v).unwrap();
+    assert!(c.is_moe(), "`layer_types` is the one NemotronHConfig keeps");
+    // Mamba2Config has no `mamba_n_groups`.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mamba-codestral-7b.transcribed.json"
+    );
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["mamba_n_groups"] = json!(1);
+    assert_eq!(load(&v).unwrap().mamba_n_groups, 8);
+}

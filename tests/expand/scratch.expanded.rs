@@ -45,7 +45,11 @@ impl ::arena_runtime::IntoSize for AttnScratchLayout {
 }
 impl AttnScratch {
     /// Places every region, each at an offset aligned to the layout's alignment.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    #[allow(
+        unused_variables,
+        clippy::too_many_arguments,
+        clippy::needless_question_mark
+    )]
     pub fn layout(
         shapes: &Shapes,
         rows: usize,
@@ -140,7 +144,11 @@ impl BlockSizes {
     /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
     /// a byte formula or a closed gate) and its bytes before the floor, in field order.
     /// The one place the formulas are.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    #[allow(
+        unused_variables,
+        clippy::too_many_arguments,
+        clippy::needless_question_mark
+    )]
     pub fn try_from_config_with(
         shapes: &Shapes,
         max_batch_tokens: usize,

@@ -27,8 +27,8 @@ pub struct BufferSizes {
     ///
     /// Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · tracked
     pub qkv_output: usize,
-    /// Attention output before the O projection, `[M, q_heads · head_dim]` BF16; 256 bytes
-    /// without attention layers.
+    /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
+    /// head size: `head_dim`, or MLA's `v_head_dim`); 256 bytes without attention layers.
     ///
     /// Shape `[max_batch_tokens, config.attn_output_width()]` of `bf16` · at least `256` bytes · tracked
     pub attn_output: usize,
@@ -191,7 +191,8 @@ pub struct BufferSizes {
     pub ffn_gate_up_fused: usize,
     /// FP8 activation scratch for the prefill projections, 1 byte per element,
     /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim.
+    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
+    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
     ///
     /// Shape `[m16, widest_k]` of `F8E4M3` · tracked
     pub fp8_act: usize,
@@ -281,7 +282,11 @@ impl BufferSizes {
     /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
     /// a byte formula or a closed gate) and its bytes before the floor, in field order.
     /// The one place the formulas are.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    #[allow(
+        unused_variables,
+        clippy::too_many_arguments,
+        clippy::needless_question_mark
+    )]
     pub fn try_from_config_with(
         config: &ModelConfig,
         max_batch_tokens: usize,
@@ -1199,7 +1204,7 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
             "",
             "256",
             true,
-            "Attention output before the O projection, `[M, q_heads · head_dim]` BF16; 256 bytes",
+            "Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value",
         ),
         ::arena_runtime::BufferDecl::new(
             "gate_logits",

@@ -66,7 +66,11 @@ impl ::arena_runtime::IntoSize for DecodeMetaLayout {
 }
 impl DecodeMeta {
     /// Places every region, each at an offset aligned to the layout's alignment.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    #[allow(
+        unused_variables,
+        clippy::too_many_arguments,
+        clippy::needless_question_mark
+    )]
     pub fn layout(
         rows: usize,
     ) -> ::core::result::Result<DecodeMetaLayout, ::arena_runtime::SizeError> {

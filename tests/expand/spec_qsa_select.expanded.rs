@@ -49,7 +49,11 @@ impl ::arena_runtime::IntoSize for QsaSelectLayout {
 }
 impl QsaSelectScratch {
     /// Places every region, each at an offset aligned to the layout's alignment.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    #[allow(
+        unused_variables,
+        clippy::too_many_arguments,
+        clippy::needless_question_mark
+    )]
     pub fn layout(
         config: &ModelConfig,
         max_seq_len: usize,

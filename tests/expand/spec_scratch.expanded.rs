@@ -89,7 +89,11 @@ impl ::arena_runtime::IntoSize for ScratchLayout {
 }
 impl Scratch {
     /// Places every region, each at an offset aligned to the layout's alignment.
-    #[allow(unused_variables, clippy::too_many_arguments)]
+    #[allow(
+        unused_variables,
+        clippy::too_many_arguments,
+        clippy::needless_question_mark
+    )]
     pub fn layout(
         config: &ModelConfig,
         max_batch_tokens: usize,
