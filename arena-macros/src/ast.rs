@@ -215,9 +215,14 @@ impl<'a> Container<'a> {
                             "from_config" => &mut self.docs.from_config,
                             "total_bytes" => &mut self.docs.total_bytes,
                             other => {
+                                let entries = ["sizes", "from_config", "total_bytes"];
+                                let mut hint = crate::suggest::hint(other, entries);
+                                if hint.is_empty() {
+                                    hint = "; the entries are `sizes`, `from_config` and `total_bytes`".into();
+                                }
                                 cx.error_at(
                                     name.span(),
-                                    format!("unknown doc entry `{other}`; expected `sizes`, `from_config` or `total_bytes`"),
+                                    format!("unknown doc entry `{other}`{hint}"),
                                 );
                                 continue;
                             }

@@ -85,8 +85,8 @@ pub fn ssm_rowwise_w_bf16_bytes(config: &ModelConfig) -> Result<usize, SizeError
     ssm_rowwise_w_bf16_bytes_for(config, config.levers.fp8_rowwise)
 }
 
-/// [`ssm_rowwise_w_bf16_bytes`] with the lever passed in, for callers that decide it
-/// themselves.
+/// [`ssm_rowwise_w_bf16_bytes`] with the lever passed in, for tests that must not set the
+/// process environment (and callers that decide the lever themselves).
 pub fn ssm_rowwise_w_bf16_bytes_for(
     config: &ModelConfig,
     enabled: bool,

@@ -264,3 +264,60 @@ fn a_closed_pipe_ends_the_output_quietly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Inputs a script or a typo produces: a device that never ends, a pipe nobody writes to, a
+/// directory, a file far larger than any config. Each is one error line, read no further
+/// than the bound (the command returns: a pipe would block a reader forever).
+#[cfg(unix)]
+#[test]
+fn hostile_paths_are_refused_without_reading_them() {
+    let dev_zero = error(&["plan", "/dev/zero"], &[]);
+    assert!(
+        dev_zero.contains("/dev/zero: is a character device, not a config file"),
+        "{dev_zero}"
+    );
+    let dir = std::env::temp_dir().join(format!("arena-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("config.json");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let pipe = error(&["plan", fifo.to_str().unwrap()], &[]);
+        assert!(
+            pipe.contains("is a named pipe, not a config file"),
+            "{pipe}"
+        );
+        std::fs::remove_file(&fifo).unwrap();
+    }
+    let as_dir = error(&["plan", dir.to_str().unwrap()], &[]);
+    assert!(
+        as_dir.contains("is a directory, not a config file"),
+        "{as_dir}"
+    );
+    // A sparse 64 MiB file: no disk used, and the loader must not read it.
+    let big = dir.join("model-00001-of-00004.safetensors");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let shard = error(&["plan", big.to_str().unwrap()], &[]);
+    assert!(shard.contains("larger than 16 MiB"), "{shard}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_overflowing_derived_value_is_named_as_one() {
+    let msg = error(
+        &[
+            "plan",
+            "qwen3-0.6b",
+            "--max-batch-tokens",
+            "18446744073709551615",
+        ],
+        &[],
+    );
+    assert!(
+        msg.contains("derived value `m16` (read by `ffn_act_q8`"),
+        "{msg}"
+    );
+    assert!(!msg.contains("buffer `m16`"), "{msg}");
+}

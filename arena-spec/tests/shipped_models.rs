@@ -534,3 +534,17 @@ fn shipped_files_are_the_bytes_listed_in_sources() {
         "every file is shipped"
     );
 }
+
+#[test]
+fn lora_hact_is_the_seeds_m_by_intermediate_size() {
+    // The seeds: "LoRA hidden-activation scratch [M, intermediate_size] BF16".
+    for name in ["synthetic-all-features-moe", "synthetic-all-features-dense"] {
+        let c = load(name);
+        assert!(c.adapter_max_rank > 0);
+        assert_eq!(
+            sizes(&c, M).lora_hact,
+            M * c.intermediate_size * 2,
+            "{name}"
+        );
+    }
+}
