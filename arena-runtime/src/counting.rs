@@ -103,7 +103,9 @@ impl<D: Device> Device for CountingDevice<D> {
             Some(&b) if b == bytes => {}
             _ => return Err(DeviceError::UnknownAddress { addr }),
         }
-        self.inner.free(addr, bytes)?;
+        // SAFETY: the caller's promise, and the address is a live allocation of `inner` of
+        // exactly these bytes (checked against the ledger above).
+        unsafe { self.inner.free(addr, bytes) }?;
         c.live.remove(&addr);
         c.frees += 1;
         Ok(())
@@ -114,11 +116,13 @@ impl<D: Device> Device for CountingDevice<D> {
     }
 
     unsafe fn write(&self, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
-        self.inner.write(addr, data)
+        // SAFETY: forwarded with the caller's promise unchanged.
+        unsafe { self.inner.write(addr, data) }
     }
 
     unsafe fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), DeviceError> {
-        self.inner.read(addr, out)
+        // SAFETY: forwarded with the caller's promise unchanged.
+        unsafe { self.inner.read(addr, out) }
     }
 }
 
@@ -133,6 +137,7 @@ mod tests {
         let view = d.clone();
         let a = d.alloc(512).unwrap();
         assert_eq!((view.live_allocations(), view.live_bytes()), (1, 512));
+        // SAFETY: `a` is a live allocation of `d`; the second free is refused, not performed.
         unsafe {
             d.free(a, 512).unwrap();
             assert_eq!(d.free(a, 512), Err(DeviceError::UnknownAddress { addr: a }));
@@ -147,6 +152,7 @@ mod tests {
         let a = d.alloc(16).unwrap();
         assert_eq!(d.alloc(16), Err(DeviceError::Injected { index: 2 }));
         let b = d.alloc(16).unwrap();
+        // SAFETY: `a` and `b` are live allocations of `d`, each freed once.
         unsafe {
             d.free(a, 16).unwrap();
             d.free(b, 16).unwrap();

@@ -6,12 +6,25 @@
 use crate::device::{Device, MemInfo};
 use crate::error::DeviceError;
 use crate::ptr::DevicePtr;
-use cudarc::driver::{result, sys, CudaContext, CudaStream, DeviceRepr, DriverError};
+use cudarc::driver::{
+    result, sys, CudaContext, CudaStream, DriverError, LaunchArgs, PushKernelArg,
+};
 use std::sync::Arc;
 
-// A `DevicePtr<T>` goes straight into a kernel launch: `#[repr(C)]` with the address first,
-// so the driver copies the pointer-sized parameter from its start.
-unsafe impl<T> DeviceRepr for DevicePtr<T> {}
+// A `DevicePtr<T>` is a kernel argument as it is: `launch.arg(&ptr)` passes its address, the
+// `T*` the kernel declares, and nothing else, as cudarc passes a `CudaSlice<T>`. It is not
+// `DeviceRepr` on purpose: that bound also admits `clone_htod(&[ptr, ...])`, which would
+// upload address and length pairs where a `T**` kernel reads addresses; build such a table
+// with `DevicePtr::address_table` instead.
+//
+// SAFETY: the pushed reference points at the pointer's 8-byte address field, a `u64`
+// (`CUdeviceptr`) that lives as long as the borrow `'b`, which outlives the launch `'a`.
+unsafe impl<'a, 'b: 'a, T> PushKernelArg<&'b DevicePtr<T>> for LaunchArgs<'a> {
+    #[inline(always)]
+    fn arg(&mut self, arg: &'b DevicePtr<T>) -> &mut Self {
+        self.arg(arg.address_ref())
+    }
+}
 
 /// Device memory of one CUDA context. Allocations are plain `cuMemAlloc`s made in that
 /// context, so an engine that owns a context (or a stream) allocates its arena in it.
@@ -87,7 +100,9 @@ impl Device for CudaDevice {
 
     unsafe fn free(&self, addr: u64, _bytes: usize) -> Result<(), DeviceError> {
         self.bind()?;
-        result::free_sync(addr).map_err(driver)
+        // SAFETY: the caller passes a live allocation of this device (the `Device::free`
+        // contract), and the context it was made in is bound to this thread.
+        unsafe { result::free_sync(addr) }.map_err(driver)
     }
 
     fn mem_info(&self) -> Option<MemInfo> {
@@ -98,12 +113,15 @@ impl Device for CudaDevice {
 
     unsafe fn write(&self, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
         self.bind()?;
-        result::memcpy_htod_sync(addr, data).map_err(driver)
+        // SAFETY: the caller promises `addr .. addr + data.len()` lies in a live allocation
+        // of this device (the `Device::write` contract); the context is bound.
+        unsafe { result::memcpy_htod_sync(addr, data) }.map_err(driver)
     }
 
     unsafe fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), DeviceError> {
         self.bind()?;
-        result::memcpy_dtoh_sync(out, addr).map_err(driver)
+        // SAFETY: as `write`, for `addr .. addr + out.len()`.
+        unsafe { result::memcpy_dtoh_sync(out, addr) }.map_err(driver)
     }
 }
 

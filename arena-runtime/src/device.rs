@@ -67,15 +67,18 @@ impl<D: Device + ?Sized> Device for &D {
         (**self).alloc(bytes)
     }
     unsafe fn free(&self, addr: u64, bytes: usize) -> Result<(), DeviceError> {
-        (**self).free(addr, bytes)
+        // SAFETY: forwarded with the caller's promise unchanged.
+        unsafe { (**self).free(addr, bytes) }
     }
     fn mem_info(&self) -> Option<MemInfo> {
         (**self).mem_info()
     }
     unsafe fn write(&self, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
-        (**self).write(addr, data)
+        // SAFETY: forwarded with the caller's promise unchanged.
+        unsafe { (**self).write(addr, data) }
     }
     unsafe fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), DeviceError> {
-        (**self).read(addr, out)
+        // SAFETY: forwarded with the caller's promise unchanged.
+        unsafe { (**self).read(addr, out) }
     }
 }

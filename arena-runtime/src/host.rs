@@ -43,7 +43,14 @@ impl HostDevice {
     /// `addr .. addr + len` lies inside a live allocation of a `HostDevice`, and nothing else
     /// accesses it while the slice lives.
     pub unsafe fn slice_mut<'a>(addr: u64, len: usize) -> &'a mut [u8] {
-        std::slice::from_raw_parts_mut(std::ptr::with_exposed_provenance_mut(addr as usize), len)
+        // SAFETY: the caller promises the range is inside a live host allocation, whose
+        // provenance `alloc` exposed, and that nothing else aliases it meanwhile.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                std::ptr::with_exposed_provenance_mut(addr as usize),
+                len,
+            )
+        }
     }
 }
 
@@ -71,19 +78,24 @@ impl Device for HostDevice {
         if addr == 0 {
             return Err(DeviceError::UnknownAddress { addr });
         }
-        alloc::dealloc(std::ptr::with_exposed_provenance_mut(addr as usize), layout);
+        // SAFETY: the caller passes a live allocation of this device with its size (the
+        // `Device::free` contract); `alloc` made it with this layout and exposed it.
+        unsafe { alloc::dealloc(std::ptr::with_exposed_provenance_mut(addr as usize), layout) };
         Ok(())
     }
 
     unsafe fn write(&self, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
         let dst: *mut u8 = std::ptr::with_exposed_provenance_mut(addr as usize);
-        std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len());
+        // SAFETY: the caller promises `addr .. addr + data.len()` is inside a live allocation
+        // (the `Device::write` contract); a host slice never overlaps device memory we own.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, data.len()) };
         Ok(())
     }
 
     unsafe fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), DeviceError> {
         let src: *const u8 = std::ptr::with_exposed_provenance(addr as usize);
-        std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len());
+        // SAFETY: as `write`, for `addr .. addr + out.len()`.
+        unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
         Ok(())
     }
 }
@@ -97,6 +109,7 @@ mod tests {
         let d = HostDevice::new();
         let a = d.alloc(1000).unwrap();
         assert_eq!(a % 256, 0);
+        // SAFETY: `a` is a live 1000-byte allocation of `d`; every access is inside it.
         unsafe {
             d.write(a + 10, &[1, 2, 3]).unwrap();
             let mut out = [0u8; 4];

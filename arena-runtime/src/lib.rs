@@ -14,6 +14,9 @@
 //! through [`Formula`]) → its offset ([`SlabPlan`]) → its pointer ([`ArenaLayout::from_addresses`],
 //! in [`Arena::allocate`]) → its release ([`Arena::release`] or drop).
 
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod arena;
 pub mod checked;
 pub mod counting;

@@ -15,8 +15,10 @@ pub struct DevicePtr<T> {
     _elem: PhantomData<*const T>,
 }
 
-// A device address is only a number on the host side.
+// SAFETY: a device address is only a number on the host side; nothing dereferences it here,
+// so sharing or sending one between threads touches no memory.
 unsafe impl<T> Send for DevicePtr<T> {}
+// SAFETY: as for `Send`.
 unsafe impl<T> Sync for DevicePtr<T> {}
 
 impl<T> Clone for DevicePtr<T> {
@@ -67,6 +69,20 @@ impl<T> DevicePtr<T> {
     /// The device address as an integer (0 for NULL).
     pub const fn as_raw(&self) -> u64 {
         self.addr
+    }
+
+    /// The address field itself: what a kernel launch pushes for this pointer.
+    #[cfg(feature = "cuda")]
+    pub(crate) const fn address_ref(&self) -> &u64 {
+        &self.addr
+    }
+
+    /// The addresses of `ptrs`, in order, one `u64` each: the device pointer table a `T**`
+    /// kernel parameter reads (grouped-GEMM A/B/C pointers, per-layer state pointers).
+    /// Upload it as it is, e.g. `stream.clone_htod(&DevicePtr::address_table(&ptrs))`; a
+    /// slice of `DevicePtr`s cannot be uploaded directly (each also carries its length).
+    pub fn address_table(ptrs: &[DevicePtr<T>]) -> Vec<u64> {
+        ptrs.iter().map(|p| p.addr).collect()
     }
 
     /// Length in elements.
@@ -146,6 +162,16 @@ mod tests {
             DevicePtr::<f32>::from_byte_len(0x1000, 10),
             DevicePtr::from_raw_parts(0x1000, 2)
         );
+    }
+
+    #[test]
+    fn an_address_table_holds_the_addresses_alone() {
+        let ptrs = [
+            DevicePtr::<f32>::from_raw_parts(0x1000, 4),
+            DevicePtr::NULL,
+            DevicePtr::from_raw_parts(0x2000, 9),
+        ];
+        assert_eq!(DevicePtr::address_table(&ptrs), [0x1000, 0, 0x2000]);
     }
 
     #[test]

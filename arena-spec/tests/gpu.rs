@@ -31,6 +31,9 @@ extern "C" __global__ void check(const unsigned char* p, unsigned long long n, u
 extern "C" __global__ void poke_past_end(float* p, unsigned long long len) {
     p[len] = 0.0f;
 }
+extern "C" __global__ void fill_through_table(float* const* table, unsigned int n, float v) {
+    if (threadIdx.x < n) table[threadIdx.x][0] = v + threadIdx.x;
+}
 "#;
 
 fn gpu() -> Option<CudaDevice> {
@@ -46,6 +49,7 @@ struct Kernels {
     fill: CudaFunction,
     check: CudaFunction,
     poke: CudaFunction,
+    through_table: CudaFunction,
 }
 
 impl Kernels {
@@ -58,6 +62,7 @@ impl Kernels {
             fill: module.load_function("fill").unwrap(),
             check: module.load_function("check").unwrap(),
             poke: module.load_function("poke_past_end").unwrap(),
+            through_table: module.load_function("fill_through_table").unwrap(),
         }
     }
 
@@ -242,5 +247,55 @@ fn an_engine_owned_stream_allocates_in_its_context() {
     .unwrap();
     let arena = BufferArena::allocate(from_stream, &sizes).unwrap();
     assert!(!arena.hidden_states.is_null());
+    arena.release().unwrap();
+}
+
+/// A pointer table built with `DevicePtr::address_table` is what a `T**` kernel reads: each
+/// entry reaches its own buffer (a slice of `DevicePtr` cannot be uploaded at all; see the
+/// compile-fail case `tests/ui/pointer_table_upload.rs`).
+#[test]
+fn a_pointer_table_reaches_every_buffer_it_lists() {
+    let Some(device) = gpu() else { return };
+    let k = Kernels::new(&device);
+    let config = arena_spec::models::find("qwen3-30b-a3b")
+        .unwrap()
+        .config()
+        .unwrap();
+    let sizes = ArenaInputs {
+        max_batch_tokens: 512,
+        ..REALISTIC
+    }
+    .sizes(&config)
+    .unwrap();
+    let arena = BufferArena::allocate(device.clone(), &sizes).unwrap();
+    let targets: Vec<DevicePtr<f32>> = vec![
+        arena.gate_logits_f32,
+        arena.moe_router_in_f32,
+        arena.ssm_gates,
+        arena.logits,
+    ];
+    let table = k
+        .stream
+        .clone_htod(&DevicePtr::address_table(&targets))
+        .unwrap();
+    let n = targets.len() as u32;
+    let v = 40.0f32;
+    let mut b = k.stream.launch_builder(&k.through_table);
+    b.arg(&table).arg(&n).arg(&v);
+    unsafe {
+        b.launch(LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        })
+    }
+    .unwrap();
+    k.stream.synchronize().unwrap();
+    for (i, p) in targets.iter().enumerate() {
+        let mut first = [0u8; 4];
+        // SAFETY: `p` is a live buffer of this arena, at least 4 bytes long.
+        unsafe { device.read(p.as_raw(), &mut first) }.unwrap();
+        assert_eq!(f32::from_le_bytes(first), v + i as f32, "entry {i}");
+    }
     arena.release().unwrap();
 }
