@@ -2,7 +2,7 @@
 //! and regions: formulas, floors, gates, tracking, checked arithmetic, placement, release.
 
 use arena_runtime::{
-    AllocMode, AllocOptions, ArenaError, ArenaLayout, CountingDevice, DeviceError, GuardError,
+    AllocMode, AllocOptions, Arena, ArenaError, CountingDevice, DeviceError, GuardError,
     HostDevice, SizeError,
 };
 use arena_tests::example::{BufferArena, BufferSizes, ModelConfig};
@@ -193,7 +193,7 @@ fn regions_are_disjoint_aligned_and_carved_from_the_buffer() {
 }
 
 fn assert_placed(
-    arena: &arena_runtime::Arena<BufferArena, impl arena_runtime::Device>,
+    arena: &arena_runtime::Allocated<BufferArena, impl arena_runtime::Device>,
     sizes: &BufferSizes,
 ) {
     let slab = arena.allocations();

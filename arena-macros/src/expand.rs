@@ -1,9 +1,9 @@
 //! Code generation for `#[derive(Arena)]`.
 //!
 //! For an arena `A` with sizes struct `S` it emits: the struct `S` (one `usize` per buffer),
-//! `S::try_from_config` / `from_config` / `total_bytes` / `buffers`, the `ArenaLayout` impl
+//! `S::try_from_config` / `from_config` / `total_bytes` / `buffers`, the `Arena` trait impl
 //! the runtime's generic allocation uses, and `A::allocate` / `allocate_with`. The
-//! arithmetic lives in `::arena_runtime::Formula`, so the expansion stays one call per
+//! arithmetic lives in `::arena_runtime::CheckedArith`, so the expansion stays one call per
 //! operation.
 
 use crate::ast::{Buffer, Container, Kind, Size};
@@ -122,8 +122,11 @@ pub fn derived_lets(cont: &Container) -> Vec<TokenStream> {
             let value = d.formula.checked(&f);
             let used_by = buffers_reading(cont, &label);
             quote! {
-                let #name: usize = ::arena_runtime::Formula::new(#label)
-                    .derived(&[#(#used_by),*], |#f| ::core::result::Result::Ok(#value))?;
+                let #name: usize = ::arena_runtime::__private::derived(
+                    ::arena_runtime::CheckedArith::new(#label),
+                    &[#(#used_by),*],
+                    |#f| ::core::result::Result::Ok(#value),
+                )?;
             }
         })
         .collect()
@@ -165,7 +168,7 @@ fn elem_size(b: &Buffer) -> TokenStream {
     quote_spanned!(elem.span()=> <#elem as ::arena_runtime::dtype::Element>::SIZE)
 }
 
-/// Tokens for a buffer's raw bytes (before gate and floor), using the `Formula` `__f`.
+/// Tokens for a buffer's raw bytes (before gate and floor), using the `CheckedArith` `__f`.
 /// With `on_dims`, the buffer's shape (empty for a byte formula) is handed to that
 /// `&mut dyn FnMut(&[usize])` first.
 pub fn raw_bytes(b: &Buffer, on_dims: Option<&proc_macro2::Ident>) -> TokenStream {
@@ -178,12 +181,12 @@ pub fn raw_bytes(b: &Buffer, on_dims: Option<&proc_macro2::Ident>) -> TokenStrea
         }
         (Size::Shape { dims, .. }, Some(on_dims)) => {
             let dims = dims.iter().map(|d| d.checked(&f));
-            quote!(#f.shape_reported(&[#(#dims),*], #size, #on_dims)?)
+            quote!(::arena_runtime::__private::shape_reported(#f, &[#(#dims),*], #size, #on_dims)?)
         }
         (Size::Bytes(formula), None) => formula.checked(&f),
         (Size::Bytes(formula), Some(on_dims)) => {
             let bytes = formula.checked(&f);
-            quote!(#f.bytes_reported(#bytes, #on_dims))
+            quote!(::arena_runtime::__private::bytes_reported(#bytes, #on_dims))
         }
     }
 }
@@ -202,14 +205,18 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
                 Some(gate) => {
                     let gate = gate.checked_bool(&f);
                     quote! {
-                        if #gate { #f.finish(#bytes, #floor, true)? } else { #f.closed(#on_dims) }
+                        if #gate {
+                            ::arena_runtime::__private::finish(#f, #bytes, #floor, true)?
+                        } else {
+                            ::arena_runtime::__private::closed(#on_dims)
+                        }
                     }
                 }
-                None => quote!(#f.finish(#bytes, #floor, false)?),
+                None => quote!(::arena_runtime::__private::finish(#f, #bytes, #floor, false)?),
             };
             quote! {
                 __sizes.#ident = {
-                    let #f = ::arena_runtime::Formula::new(#label);
+                    let #f = ::arena_runtime::CheckedArith::new(#label);
                     #body
                 };
             }
@@ -230,19 +237,33 @@ fn expand(cont: &Container) -> TokenStream {
     let from_config_doc = author_doc(&cont.docs.from_config);
     let total_bytes_doc = author_doc(&cont.docs.total_bytes);
 
+    let some = |text: Option<&String>| match text {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    };
     let decls = cont.buffers.iter().map(|b| {
         let elem = b.elem.as_ref().expect("checked");
         let name = b.ident.to_string();
         let formula = b.size.as_ref().map(Size::text).unwrap_or_default();
         let is_shape = matches!(b.size, Some(Size::Shape { .. }));
-        let gate = b.gate.as_ref().map_or("", |g| g.text.as_str());
-        let min_bytes = b.min_bytes.as_ref().map_or("", |m| m.text.as_str());
+        let gate = some(b.gate.as_ref().map(|g| &g.text));
+        let min_bytes = some(b.min_bytes.as_ref().map(|m| &m.text));
         let tracked = b.tracked;
         let doc = b.docs.first().cloned().unwrap_or_default();
         let size = elem_size(b);
         let dtype = quote_spanned!(elem.span()=> <#elem as ::arena_runtime::dtype::Element>::NAME);
         quote! {
-            ::arena_runtime::BufferDecl::new(#name, #dtype, #size, #formula, #is_shape, #gate, #min_bytes, #tracked, #doc)
+            ::arena_runtime::BufferDecl {
+                name: #name,
+                dtype: #dtype,
+                elem_size: #size,
+                formula: #formula,
+                is_shape: #is_shape,
+                gate: #gate,
+                min_bytes: #min_bytes,
+                tracked: #tracked,
+                doc: #doc,
+            }
         }
     });
     let pointers = cont.buffers.iter().map(|b| {
@@ -275,7 +296,7 @@ fn expand(cont: &Container) -> TokenStream {
                 // the number of buffers.
                 let mut __sizes = Self { #(#idents: 0),* };
                 #(#lets)*
-                <#arena as ::arena_runtime::ArenaLayout>::checked_tracked_total(&__sizes)?;
+                <#arena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
                 ::core::result::Result::Ok(__sizes)
             }
 
@@ -292,7 +313,7 @@ fn expand(cont: &Container) -> TokenStream {
             #total_bytes_doc
             /// The sum of the tracked buffers: what a preflight reserves for the arena.
             pub fn total_bytes(&self) -> usize {
-                <#arena as ::arena_runtime::ArenaLayout>::tracked_total(self)
+                <#arena as ::arena_runtime::Arena>::tracked_total(self)
             }
 
             /// Each buffer's shape as numbers, in field order: empty for a byte formula and
@@ -306,12 +327,12 @@ fn expand(cont: &Container) -> TokenStream {
 
             /// Each buffer's declaration with its size, in field order.
             pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
-                <#arena as ::arena_runtime::ArenaLayout>::buffer_infos(self)
+                <#arena as ::arena_runtime::Arena>::buffer_infos(self)
             }
         }
 
         #[automatically_derived]
-        impl ::arena_runtime::ArenaLayout for #arena {
+        impl ::arena_runtime::Arena for #arena {
             type Sizes = #sizes;
             const NAME: &'static str = #arena_name;
             const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[#(#decls),*];
@@ -321,7 +342,7 @@ fn expand(cont: &Container) -> TokenStream {
             }
 
             fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
-                let mut __p = ::arena_runtime::Pointers::new(addrs, bytes);
+                let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);
                 Self { #(#pointers),* }
             }
         }
@@ -331,8 +352,8 @@ fn expand(cont: &Container) -> TokenStream {
             pub fn allocate<D: ::arena_runtime::Device>(
                 device: D,
                 sizes: &#sizes,
-            ) -> ::core::result::Result<::arena_runtime::Arena<Self, D>, ::arena_runtime::ArenaError> {
-                ::arena_runtime::Arena::allocate(device, sizes, ::arena_runtime::AllocOptions::default())
+            ) -> ::core::result::Result<::arena_runtime::Allocated<Self, D>, ::arena_runtime::ArenaError> {
+                ::arena_runtime::Allocated::allocate(device, sizes, ::arena_runtime::AllocOptions::default())
             }
 
             /// Allocates the arena on `device` with explicit options (per-buffer mode, guard bands).
@@ -340,8 +361,8 @@ fn expand(cont: &Container) -> TokenStream {
                 device: D,
                 sizes: &#sizes,
                 options: ::arena_runtime::AllocOptions,
-            ) -> ::core::result::Result<::arena_runtime::Arena<Self, D>, ::arena_runtime::ArenaError> {
-                ::arena_runtime::Arena::allocate(device, sizes, options)
+            ) -> ::core::result::Result<::arena_runtime::Allocated<Self, D>, ::arena_runtime::ArenaError> {
+                ::arena_runtime::Allocated::allocate(device, sizes, options)
             }
         }
     }
@@ -381,7 +402,7 @@ fn fallback(cont: &Container) -> TokenStream {
             }
         }
 
-        impl ::arena_runtime::ArenaLayout for #arena {
+        impl ::arena_runtime::Arena for #arena {
             type Sizes = #sizes;
             const NAME: &'static str = "";
             const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[];
@@ -395,11 +416,11 @@ fn fallback(cont: &Container) -> TokenStream {
 
         impl #arena {
             pub fn allocate<D: ::arena_runtime::Device>(device: D, sizes: &#sizes)
-                -> ::core::result::Result<::arena_runtime::Arena<Self, D>, ::arena_runtime::ArenaError> {
+                -> ::core::result::Result<::arena_runtime::Allocated<Self, D>, ::arena_runtime::ArenaError> {
                 ::core::unimplemented!()
             }
             pub fn allocate_with<D: ::arena_runtime::Device>(device: D, sizes: &#sizes, options: ::arena_runtime::AllocOptions)
-                -> ::core::result::Result<::arena_runtime::Arena<Self, D>, ::arena_runtime::ArenaError> {
+                -> ::core::result::Result<::arena_runtime::Allocated<Self, D>, ::arena_runtime::ArenaError> {
                 ::core::unimplemented!()
             }
         }

@@ -55,7 +55,7 @@ fn expand(cont: &Container) -> TokenStream {
         let bytes = raw_bytes(b, None);
         quote! {
             __layout.#ident = {
-                let #f = ::arena_runtime::Formula::new(#region_label);
+                let #f = ::arena_runtime::CheckedArith::new(#region_label);
                 __cursor.place(#bytes)?
             };
         }
@@ -93,7 +93,7 @@ fn expand(cont: &Container) -> TokenStream {
             #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
             pub fn layout(#(#params),*) -> ::core::result::Result<#layout, ::arena_runtime::SizeError> {
                 #(#derived)*
-                let mut __cursor = ::arena_runtime::RegionCursor::new(#label, #align);
+                let mut __cursor = ::arena_runtime::__private::RegionCursor::new(#label, #align);
                 let mut __layout = #layout::default();
                 #(#places)*
                 __layout.total_bytes = __cursor.total();
@@ -105,7 +105,7 @@ fn expand(cont: &Container) -> TokenStream {
                 base: ::arena_runtime::DevicePtr<u8>,
                 layout: &#layout,
             ) -> ::core::result::Result<Self, ::arena_runtime::CarveError> {
-                ::arena_runtime::regions::check_carve(#label, base, layout.total_bytes)?;
+                ::arena_runtime::__private::check_carve(#label, base, layout.total_bytes)?;
                 ::core::result::Result::Ok(Self { #(#idents: layout.#idents.of(base)),* })
             }
         }

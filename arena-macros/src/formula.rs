@@ -3,7 +3,7 @@
 //! A formula is kept three ways: the author's tokens (re-emitted with their own spans, so
 //! rustc's type errors land on them), its text for reports, and its parse tree
 //! ([`crate::formula_parse`]), which [`Formula::checked`] rewrites so each `+ - * / %` and
-//! helper call becomes a call on an `::arena_runtime::Formula` that errs instead of wrapping.
+//! helper call becomes a call on an `::arena_runtime::CheckedArith` that errs instead of wrapping.
 
 use crate::ctxt::Ctxt;
 use crate::formula_parse::{self, Node, NodeKind, Parsed};

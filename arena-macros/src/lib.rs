@@ -72,7 +72,7 @@ fn expand_size(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     let label = formula.text.clone();
     let body = formula.checked(&f);
     quote::quote!({
-        let #f = ::arena_runtime::Formula::new(#label);
+        let #f = ::arena_runtime::CheckedArith::new(#label);
         #[allow(clippy::redundant_closure_call, clippy::needless_question_mark)]
         (|| -> ::core::result::Result<usize, ::arena_runtime::SizeError> {
             ::core::result::Result::Ok(#body)

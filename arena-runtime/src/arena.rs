@@ -1,4 +1,4 @@
-//! `Arena<L, D>`: the owning handle of an allocated arena.
+//! `Allocated<L, D>`: the owning handle of an allocated arena.
 //!
 //! Construction is the only place that allocates; `release` (or drop) frees each device
 //! allocation exactly once. A failed construction frees what it had allocated before
@@ -6,7 +6,7 @@
 
 use crate::device::Device;
 use crate::error::{ArenaError, DeviceError, GuardError};
-use crate::layout::{ArenaLayout, BufferDecl};
+use crate::layout::{Arena, BufferDecl};
 use crate::slab::SlabPlan;
 use core::ops::Deref;
 
@@ -24,7 +24,7 @@ pub enum AllocMode {
     PerBuffer,
 }
 
-/// Options of [`Arena::allocate`].
+/// Options of [`Allocated::allocate`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllocOptions {
     pub mode: AllocMode,
@@ -77,7 +77,7 @@ pub struct Placement {
 }
 
 /// An allocated arena: derefs to the arena struct of pointers, owns the memory.
-pub struct Arena<L: ArenaLayout, D: Device> {
+pub struct Allocated<L: Arena, D: Device> {
     buffers: L,
     sizes: L::Sizes,
     placements: Vec<Placement>,
@@ -87,7 +87,7 @@ pub struct Arena<L: ArenaLayout, D: Device> {
     device: D,
 }
 
-impl<L: ArenaLayout, D: Device> Arena<L, D> {
+impl<L: Arena, D: Device> Allocated<L, D> {
     /// Allocates every non-empty buffer of `sizes` on `device`.
     pub fn allocate(
         device: D,
@@ -282,23 +282,23 @@ fn free_all<D: Device>(
     first
 }
 
-impl<L: ArenaLayout, D: Device> Deref for Arena<L, D> {
+impl<L: Arena, D: Device> Deref for Allocated<L, D> {
     type Target = L;
     fn deref(&self) -> &L {
         &self.buffers
     }
 }
 
-impl<L: ArenaLayout, D: Device> Drop for Arena<L, D> {
+impl<L: Arena, D: Device> Drop for Allocated<L, D> {
     fn drop(&mut self) {
         // After `release` the list is empty and this frees nothing.
         let _ = free_all(&self.device, &mut self.allocations);
     }
 }
 
-impl<L: ArenaLayout, D: Device> core::fmt::Debug for Arena<L, D> {
+impl<L: Arena, D: Device> core::fmt::Debug for Allocated<L, D> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Arena")
+        f.debug_struct("Allocated")
             .field("layout", &L::NAME)
             .field("mode", &self.mode)
             .field("allocated_bytes", &self.allocated_bytes())

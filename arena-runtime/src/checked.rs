@@ -1,6 +1,6 @@
 //! Checked arithmetic for size formulas.
 //!
-//! The derive rewrites each `+ - * / %` of a formula into a call on a [`Formula`], so an
+//! The derive rewrites each `+ - * / %` of a formula into a call on a [`CheckedArith`], so an
 //! overflow becomes a [`SizeError`] naming the buffer instead of a wrapped number. The
 //! helpers a formula may call by bare name (`ceil16`, `round_up`, `ceil_div`, `max`, `min`)
 //! are methods here too.
@@ -9,11 +9,11 @@ use crate::error::SizeError;
 
 /// The checked-arithmetic context of one named formula.
 #[derive(Clone, Copy, Debug)]
-pub struct Formula {
+pub struct CheckedArith {
     name: &'static str,
 }
 
-impl Formula {
+impl CheckedArith {
     /// The context for the buffer (or intermediate, or sizing function) `name`.
     pub const fn new(name: &'static str) -> Self {
         Self { name }
@@ -22,21 +22,6 @@ impl Formula {
     /// The name errors carry.
     pub const fn name(self) -> &'static str {
         self.name
-    }
-
-    /// Evaluates the derived value this context names: an error inside `value` becomes a
-    /// [`SizeError::Derived`] naming the derived value and `used_by`, the buffers that read
-    /// it, instead of a buffer of the derived value's name.
-    pub fn derived(
-        self,
-        used_by: &'static [&'static str],
-        value: impl FnOnce(Formula) -> Result<usize, SizeError>,
-    ) -> Result<usize, SizeError> {
-        value(self).map_err(|source| SizeError::Derived {
-            name: self.name,
-            used_by,
-            source: Box::new(source),
-        })
     }
 
     fn overflow(self, op: &'static str, lhs: usize, rhs: usize) -> SizeError {
@@ -119,41 +104,6 @@ impl Formula {
     pub fn shape(self, dims: &[usize], elem_size: usize) -> Result<usize, SizeError> {
         dims.iter().try_fold(elem_size, |acc, &d| self.mul(acc, d))
     }
-
-    /// [`Self::shape`], then handing the dims and their bytes (before any floor) to
-    /// `on_dims` (how `dims()` and reports see each shape).
-    pub fn shape_reported(
-        self,
-        dims: &[usize],
-        elem_size: usize,
-        on_dims: &mut dyn FnMut(&[usize], usize),
-    ) -> Result<usize, SizeError> {
-        let bytes = self.shape(dims, elem_size)?;
-        on_dims(dims, bytes);
-        Ok(bytes)
-    }
-
-    /// A byte formula's value, handing `on_dims` the empty shape a byte formula has and its
-    /// bytes before any floor.
-    pub fn bytes_reported(self, bytes: usize, on_dims: &mut dyn FnMut(&[usize], usize)) -> usize {
-        on_dims(&[], bytes);
-        bytes
-    }
-
-    /// A buffer whose gate is closed: no shape, 0 bytes.
-    pub fn closed(self, on_dims: &mut dyn FnMut(&[usize], usize)) -> usize {
-        on_dims(&[], 0);
-        0
-    }
-
-    /// The final size: at least `floor` bytes, and not 0 unless the buffer is gated.
-    pub fn finish(self, bytes: usize, floor: usize, gated: bool) -> Result<usize, SizeError> {
-        let bytes = bytes.max(floor);
-        if bytes == 0 && !gated {
-            return Err(SizeError::Zero { buffer: self.name });
-        }
-        Ok(bytes)
-    }
 }
 
 /// What a formula accepts from a function call: a size, or a checked result.
@@ -215,7 +165,7 @@ pub fn checked_total(
 mod tests {
     use super::*;
 
-    const F: Formula = Formula::new("buf");
+    const F: CheckedArith = CheckedArith::new("buf");
 
     #[test]
     fn arithmetic_is_checked() {
@@ -257,26 +207,14 @@ mod tests {
     }
 
     #[test]
-    fn shapes_floors_and_zero() {
+    fn shapes() {
         assert_eq!(F.shape(&[4, 8], 2), Ok(64));
         assert!(F.shape(&[usize::MAX, 2], 1).is_err());
-        let mut seen = Vec::new();
-        let mut on_dims = |d: &[usize], b: usize| seen.push((d.to_vec(), b));
-        assert_eq!(F.shape_reported(&[2, 3], 4, &mut on_dims), Ok(24));
-        assert_eq!(F.bytes_reported(7, &mut on_dims), 7);
-        assert_eq!(F.closed(&mut on_dims), 0);
-        assert_eq!(seen, [(vec![2, 3], 24), (vec![], 7), (vec![], 0)]);
-        assert_eq!(F.finish(0, 256, false), Ok(256));
-        assert_eq!(F.finish(0, 0, true), Ok(0));
-        assert_eq!(
-            F.finish(0, 0, false),
-            Err(SizeError::Zero { buffer: "buf" })
-        );
     }
 
     #[test]
     fn nested_errors_keep_their_origin() {
-        let inner: Result<usize, SizeError> = Formula::new("inner").mul(usize::MAX, 3);
+        let inner: Result<usize, SizeError> = CheckedArith::new("inner").mul(usize::MAX, 3);
         let err = F.value(inner).unwrap_err();
         assert_eq!(err.buffer(), "buf");
         assert!(err.to_string().contains("inner"), "{err}");

@@ -1,6 +1,7 @@
 //! What the derive declares about an arena: one `BufferDecl` per buffer, in field order.
 
-/// A buffer as declared: everything but its size, which depends on the inputs.
+/// A buffer as declared: everything but its size, which depends on the inputs. The derive
+/// writes one per buffer, field by field, so `cargo expand` reads as a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferDecl {
     /// The field name.
@@ -24,46 +25,13 @@ pub struct BufferDecl {
 }
 
 impl BufferDecl {
-    /// A declaration; an empty `gate` or `min_bytes` means none. The derive emits one call
-    /// per buffer, which keeps its expansion short.
-    #[allow(clippy::too_many_arguments)]
-    pub const fn new(
-        name: &'static str,
-        dtype: &'static str,
-        elem_size: usize,
-        formula: &'static str,
-        is_shape: bool,
-        gate: &'static str,
-        min_bytes: &'static str,
-        tracked: bool,
-        doc: &'static str,
-    ) -> Self {
-        const fn some(s: &'static str) -> Option<&'static str> {
-            if s.is_empty() {
-                None
-            } else {
-                Some(s)
-            }
-        }
-        Self {
-            name,
-            dtype,
-            elem_size,
-            formula,
-            is_shape,
-            gate: some(gate),
-            min_bytes: some(min_bytes),
-            tracked,
-            doc,
-        }
-    }
-
     /// A gated buffer may be 0 bytes and NULL.
     pub const fn gated(&self) -> bool {
         self.gate.is_some()
     }
 }
 
+#[doc(hidden)]
 /// Hands out the buffers' pointers in field order: the derive's `from_addresses` calls
 /// [`Pointers::next_ptr`] once per field, and the field's type gives the element type.
 pub struct Pointers<'a> {
@@ -108,9 +76,10 @@ impl BufferInfo {
     }
 }
 
-/// Implemented by `#[derive(Arena)]`: how to go between an arena struct, its sizes struct
-/// and the runtime's generic allocation code.
-pub trait ArenaLayout: Sized {
+/// Implemented by `#[derive(Arena)]` (the trait of the derive's name, as serde's derives
+/// implement theirs): how to go between an arena struct, its sizes struct and the
+/// runtime's generic allocation code, [`Allocated`](crate::Allocated).
+pub trait Arena: Sized {
     /// The generated sizes struct.
     type Sizes: Copy + core::fmt::Debug;
     /// The arena's name, for error messages.

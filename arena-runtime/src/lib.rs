@@ -4,15 +4,19 @@
 //! calls what this crate provides:
 //!
 //! - [`DevicePtr<T>`] and the element types of [`dtype`], so a buffer's dtype is its type;
-//! - [`Formula`], the checked arithmetic every size formula is rewritten into;
-//! - [`ArenaLayout`] and [`Arena`](struct@Arena), the generic allocation, placement and release;
+//! - [`CheckedArith`], the checked arithmetic every size formula is rewritten into;
+//! - the [`Arena`](trait@Arena) trait the derive of the same name implements, and
+//!   [`Allocated`], the handle of an allocated arena (placement and release);
 //! - the [`Device`] trait with [`HostDevice`] (real host memory, the default without a GPU),
 //!   [`CountingDevice`] (leak tests and fault injection) and, with the `cuda` feature,
 //!   `CudaDevice` on cudarc.
 //!
 //! A buffer's life: its field declaration (the derive) → its size (`Sizes::try_from_config`,
-//! through [`Formula`]) → its offset ([`SlabPlan`]) → its pointer ([`ArenaLayout::from_addresses`],
-//! in [`Arena::allocate`]) → its release ([`Arena::release`] or drop).
+//! through [`CheckedArith`]) → its offset ([`SlabPlan`]) → its pointer
+//! ([`Arena::from_addresses`](trait@Arena), in [`Allocated::allocate`]) → its release
+//! ([`Allocated::release`] or drop).
+//!
+//! What only generated code calls lives in a hidden `__private` module: it is not API.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -32,17 +36,21 @@ pub mod slab;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 
-pub use arena::{AllocMode, AllocOptions, Allocation, Arena, Placement, GUARD_PATTERN};
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use arena::{AllocMode, AllocOptions, Allocated, Allocation, Placement, GUARD_PATTERN};
 #[cfg(feature = "derive")]
 pub use arena_macros::{size, Arena, Regions};
-pub use checked::{Formula, IntoSize};
+pub use checked::{CheckedArith, IntoSize};
 pub use counting::CountingDevice;
 pub use device::{Device, MemInfo};
 pub use error::{ArenaError, CarveError, DeviceError, GuardError, SizeError};
 pub use host::HostDevice;
-pub use layout::{ArenaLayout, BufferDecl, BufferInfo, Pointers};
+pub use layout::{Arena, BufferDecl, BufferInfo};
 pub use ptr::DevicePtr;
-pub use regions::{Region, RegionCursor};
+pub use regions::Region;
 pub use slab::SlabPlan;
 
 #[cfg(feature = "cuda")]

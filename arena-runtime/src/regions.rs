@@ -1,7 +1,7 @@
 //! Region layouts: one buffer carved into several regions back to back.
 //!
 //! `#[derive(Regions)]` declares the regions once; the generated `layout` function places
-//! them with a [`RegionCursor`], the layout's total sizes the arena buffer, and `carve`
+//! them with a `RegionCursor`, the layout's total sizes the arena buffer, and `carve`
 //! turns the buffer's pointer into one pointer per region with the same offsets.
 
 use crate::dtype::Element;
@@ -31,6 +31,7 @@ impl Region {
 }
 
 /// Places regions one after another, each at an offset aligned to `align`.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct RegionCursor {
     layout: &'static str,
@@ -70,6 +71,7 @@ impl RegionCursor {
 }
 
 /// Checks a buffer is long enough for a layout before carving it.
+#[doc(hidden)]
 pub fn check_carve(
     layout: &'static str,
     base: DevicePtr<u8>,

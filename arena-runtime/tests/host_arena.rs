@@ -4,7 +4,7 @@
 
 use arena_runtime::dtype::{bf16, F8E4M3};
 use arena_runtime::{
-    AllocOptions, Arena, CountingDevice, DevicePtr, GuardError, HostDevice, Regions,
+    AllocOptions, Allocated, Arena, CountingDevice, DevicePtr, GuardError, HostDevice, Regions,
 };
 
 pub struct Dims {
@@ -36,7 +36,7 @@ pub struct Small {
     pub unit: DevicePtr<u16>,
 }
 
-fn fill_and_verify(arena: &Arena<Small, CountingDevice<HostDevice>>) {
+fn fill_and_verify(arena: &Allocated<Small, CountingDevice<HostDevice>>) {
     let live: Vec<_> = arena
         .placements()
         .iter()

@@ -5,7 +5,7 @@
 //! `cargo bench -p arena-spec --features cuda --bench gpu_alloc` (prints a Markdown table;
 //! results are committed in `bench/gpu_alloc.md`). Without a GPU it says so and exits.
 
-use arena_runtime::{AllocOptions, Arena, CudaDevice, Device};
+use arena_runtime::{AllocOptions, Allocated, CudaDevice, Device};
 use arena_spec::{ArenaInputs, BufferArena};
 use std::time::Instant;
 
@@ -133,14 +133,14 @@ fn main() {
             );
             let slab = (
                 || BufferArena::allocate(device.clone(), &sizes).unwrap(),
-                |a: Arena<BufferArena, CudaDevice>| a.release().unwrap(),
+                |a: Allocated<BufferArena, CudaDevice>| a.release().unwrap(),
             );
             let per = (
                 || {
                     BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::per_buffer())
                         .unwrap()
                 },
-                |a: Arena<BufferArena, CudaDevice>| a.release().unwrap(),
+                |a: Allocated<BufferArena, CudaDevice>| a.release().unwrap(),
             );
             let [raw, slab, per]: [Measured; 3] =
                 measure_interleaved(&device, &[&raw, &slab, &per])

@@ -5,7 +5,7 @@ use crate::arena::{BufferArena, BufferSizes};
 use crate::config::ModelConfig;
 use crate::inputs::ArenaInputs;
 use crate::levers::Levers;
-use arena_runtime::{ArenaLayout, SizeError};
+use arena_runtime::{Arena, SizeError};
 use serde::Serialize;
 
 /// One buffer of a report.

@@ -27,6 +27,9 @@ fn without_default_features_no_cli_dependency_is_built() {
     let crates: Vec<&str> = tree.lines().filter_map(|l| l.split(' ').next()).collect();
     assert!(crates.contains(&"arena-runtime"), "{tree}");
     for cli_only in ["clap", "plotters", "libc", "assert_cmd"] {
-        assert!(!crates.contains(&cli_only), "{cli_only} in the library's tree:\n{tree}");
+        assert!(
+            !crates.contains(&cli_only),
+            "{cli_only} in the library's tree:\n{tree}"
+        );
     }
 }

@@ -5,7 +5,7 @@
 #![cfg(feature = "cuda")]
 
 use arena_runtime::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
-use arena_runtime::{AllocOptions, Arena, CudaDevice, Device, DevicePtr, GuardError};
+use arena_runtime::{AllocOptions, Allocated, CudaDevice, Device, DevicePtr, GuardError};
 use arena_spec::models::SHIPPED;
 use arena_spec::{ArenaInputs, BufferArena, ModelConfig};
 use std::sync::Arc;
@@ -116,7 +116,7 @@ fn byte_view(p: &arena_runtime::Placement) -> DevicePtr<u8> {
 }
 
 /// Writes a distinct byte over every buffer's full extent, then reads every buffer back.
-fn write_then_verify<D: Device>(k: &Kernels, arena: &Arena<BufferArena, D>, model: &str) {
+fn write_then_verify<D: Device>(k: &Kernels, arena: &Allocated<BufferArena, D>, model: &str) {
     let live: Vec<_> = arena.placements().iter().filter(|p| p.bytes > 0).collect();
     for (i, p) in live.iter().enumerate() {
         k.fill(byte_view(p), (i % 251 + 1) as u8);

@@ -1,7 +1,7 @@
 //! Property tests over random configs of every family and random inputs: totals, floors,
 //! gates, NULL pointers, slab placement, and checked overflow for any input.
 
-use arena_runtime::{ArenaLayout, Device, DeviceError, SizeError};
+use arena_runtime::{Arena, Device, DeviceError, SizeError};
 use arena_spec::regions::{GdnFlaScratch, MoeFp8Scratch, SsdScratch};
 use arena_spec::{BufferArena, BufferSizes, Levers, ModelConfig};
 use proptest::prelude::*;

@@ -1,7 +1,7 @@
 //! The engine's arena on every shipped model: loading, gates, floors, totals, linearity,
 //! allocation on the host backend, and the golden size table.
 
-use arena_runtime::{ArenaLayout, CountingDevice, HostDevice};
+use arena_runtime::{Arena, CountingDevice, HostDevice};
 use arena_spec::models::SHIPPED;
 use arena_spec::report::SizeReport;
 use arena_spec::{ArenaInputs, BufferArena, BufferSizes, Family, Levers, ModelConfig};

@@ -56,61 +56,64 @@ impl BufferSizes {
             side_scratch: 0,
         };
         __sizes.hidden_states = {
-            let __f = ::arena_runtime::Formula::new("hidden_states");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("hidden_states");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.gate_logits_f32 = {
-            let __f = ::arena_runtime::Formula::new("gate_logits_f32");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, config.num_experts],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("gate_logits_f32");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, config.num_experts],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.lora_xa = {
-            let __f = ::arena_runtime::Formula::new("lora_xa");
+            let __f = ::arena_runtime::CheckedArith::new("lora_xa");
             if config.adapter_max_rank > 0 {
-                __f.finish(
-                    __f
-                        .shape_reported(
-                            &[max_batch_tokens, config.adapter_max_rank],
-                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                            __on_dims,
-                        )?,
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, config.adapter_max_rank],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.side_scratch = {
-            let __f = ::arena_runtime::Formula::new("side_scratch");
-            __f.finish(
-                __f
-                    .bytes_reported(
-                        __f.value(scratch_bytes(config, max_seq_len))?,
-                        __on_dims,
-                    ),
+            let __f = ::arena_runtime::CheckedArith::new("side_scratch");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::bytes_reported(
+                    __f.value(scratch_bytes(config, max_seq_len))?,
+                    __on_dims,
+                ),
                 0,
                 false,
             )?
         };
-        <BufferArena as ::arena_runtime::ArenaLayout>::checked_tracked_total(&__sizes)?;
+        <BufferArena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
     }
     /// [`Self::try_from_config`], panicking with its error message.
@@ -127,7 +130,7 @@ impl BufferSizes {
     }
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
-        <BufferArena as ::arena_runtime::ArenaLayout>::tracked_total(self)
+        <BufferArena as ::arena_runtime::Arena>::tracked_total(self)
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
     /// for a buffer whose gate is closed. For reports.
@@ -151,58 +154,58 @@ impl BufferSizes {
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
-        <BufferArena as ::arena_runtime::ArenaLayout>::buffer_infos(self)
+        <BufferArena as ::arena_runtime::Arena>::buffer_infos(self)
     }
 }
 #[automatically_derived]
-impl ::arena_runtime::ArenaLayout for BufferArena {
+impl ::arena_runtime::Arena for BufferArena {
     type Sizes = BufferSizes;
     const NAME: &'static str = "BufferArena";
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl::new(
-            "hidden_states",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.hidden_size]",
-            true,
-            "",
-            "",
-            true,
-            "Hidden states of the current pass, \"[M, hidden]\" · BF16.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "gate_logits_f32",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.num_experts]",
-            true,
-            "",
-            "256",
-            true,
-            "FP32 router logits; 256 bytes for a model without experts.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "lora_xa",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.adapter_max_rank]",
-            true,
-            "config.adapter_max_rank > 0",
-            "",
-            true,
-            "LoRA shrink output; 0 when the model serves no adapters.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "side_scratch",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            "scratch_bytes(config, max_seq_len)",
-            false,
-            "",
-            "",
-            false,
-            "Scratch with its own byte formula (C:\\scratch), left out of the preflight total.",
-        ),
+        ::arena_runtime::BufferDecl {
+            name: "hidden_states",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.hidden_size]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Hidden states of the current pass, \"[M, hidden]\" · BF16.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "gate_logits_f32",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.num_experts]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "FP32 router logits; 256 bytes for a model without experts.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "lora_xa",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.adapter_max_rank]",
+            is_shape: true,
+            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "LoRA shrink output; 0 when the model serves no adapters.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "side_scratch",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "scratch_bytes(config, max_seq_len)",
+            is_shape: false,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: false,
+            doc: "Scratch with its own byte formula (C:\\scratch), left out of the preflight total.",
+        },
     ];
     fn byte_sizes(sizes: &BufferSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -210,7 +213,7 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
         ]
     }
     fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
-        let mut __p = ::arena_runtime::Pointers::new(addrs, bytes);
+        let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);
         Self {
             hidden_states: __p.next_ptr(),
             gate_logits_f32: __p.next_ptr(),
@@ -225,10 +228,10 @@ impl BufferArena {
         device: D,
         sizes: &BufferSizes,
     ) -> ::core::result::Result<
-        ::arena_runtime::Arena<Self, D>,
+        ::arena_runtime::Allocated<Self, D>,
         ::arena_runtime::ArenaError,
     > {
-        ::arena_runtime::Arena::allocate(
+        ::arena_runtime::Allocated::allocate(
             device,
             sizes,
             ::arena_runtime::AllocOptions::default(),
@@ -240,9 +243,9 @@ impl BufferArena {
         sizes: &BufferSizes,
         options: ::arena_runtime::AllocOptions,
     ) -> ::core::result::Result<
-        ::arena_runtime::Arena<Self, D>,
+        ::arena_runtime::Allocated<Self, D>,
         ::arena_runtime::ArenaError,
     > {
-        ::arena_runtime::Arena::allocate(device, sizes, options)
+        ::arena_runtime::Allocated::allocate(device, sizes, options)
     }
 }

@@ -54,10 +54,13 @@ impl AttnScratch {
         shapes: &Shapes,
         rows: usize,
     ) -> ::core::result::Result<AttnScratchLayout, ::arena_runtime::SizeError> {
-        let mut __cursor = ::arena_runtime::RegionCursor::new("AttnScratch", 128usize);
+        let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+            "AttnScratch",
+            128usize,
+        );
         let mut __layout = AttnScratchLayout::default();
         __layout.scores = {
-            let __f = ::arena_runtime::Formula::new("AttnScratch.scores");
+            let __f = ::arena_runtime::CheckedArith::new("AttnScratch.scores");
             __cursor
                 .place(
                     __f
@@ -68,7 +71,7 @@ impl AttnScratch {
                 )?
         };
         __layout.probs = {
-            let __f = ::arena_runtime::Formula::new("AttnScratch.probs");
+            let __f = ::arena_runtime::CheckedArith::new("AttnScratch.probs");
             __cursor
                 .place(
                     __f
@@ -79,7 +82,7 @@ impl AttnScratch {
                 )?
         };
         __layout.row_max = {
-            let __f = ::arena_runtime::Formula::new("AttnScratch.row_max");
+            let __f = ::arena_runtime::CheckedArith::new("AttnScratch.row_max");
             __cursor
                 .place(
                     __f
@@ -97,7 +100,11 @@ impl AttnScratch {
         base: ::arena_runtime::DevicePtr<u8>,
         layout: &AttnScratchLayout,
     ) -> ::core::result::Result<Self, ::arena_runtime::CarveError> {
-        ::arena_runtime::regions::check_carve("AttnScratch", base, layout.total_bytes)?;
+        ::arena_runtime::__private::check_carve(
+            "AttnScratch",
+            base,
+            layout.total_bytes,
+        )?;
         ::core::result::Result::Ok(Self {
             scores: layout.scores.of(base),
             probs: layout.probs.of(base),
@@ -154,18 +161,18 @@ impl BlockSizes {
         max_batch_tokens: usize,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        let m16: usize = ::arena_runtime::Formula::new("m16")
-            .derived(
-                &["act_fp8", "act_scale"],
-                |__f| ::core::result::Result::Ok(__f.ceil16(max_batch_tokens)?),
-            )?;
-        let width: usize = ::arena_runtime::Formula::new("width")
-            .derived(
-                &["act_fp8", "act_scale"],
-                |__f| ::core::result::Result::Ok(
-                    __f.max(shapes.hidden, __f.mul(shapes.heads, shapes.head_dim)?)?,
-                ),
-            )?;
+        let m16: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("m16"),
+            &["act_fp8", "act_scale"],
+            |__f| ::core::result::Result::Ok(__f.ceil16(max_batch_tokens)?),
+        )?;
+        let width: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("width"),
+            &["act_fp8", "act_scale"],
+            |__f| ::core::result::Result::Ok(
+                __f.max(shapes.hidden, __f.mul(shapes.heads, shapes.head_dim)?)?,
+            ),
+        )?;
         let mut __sizes = Self {
             act_fp8: 0,
             act_scale: 0,
@@ -173,61 +180,64 @@ impl BlockSizes {
             token_ids: 0,
         };
         __sizes.act_fp8 = {
-            let __f = ::arena_runtime::Formula::new("act_fp8");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[m16, width],
-                        <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("act_fp8");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[m16, width],
+                    <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.act_scale = {
-            let __f = ::arena_runtime::Formula::new("act_scale");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[m16, __f.ceil_div(width, 128)?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("act_scale");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[m16, __f.ceil_div(width, 128)?],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.attn_scratch = {
-            let __f = ::arena_runtime::Formula::new("attn_scratch");
+            let __f = ::arena_runtime::CheckedArith::new("attn_scratch");
             if shapes.heads > 0 {
-                __f.finish(
-                    __f
-                        .bytes_reported(
-                            __f.value(AttnScratch::layout(shapes, max_batch_tokens))?,
-                            __on_dims,
-                        ),
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::bytes_reported(
+                        __f.value(AttnScratch::layout(shapes, max_batch_tokens))?,
+                        __on_dims,
+                    ),
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.token_ids = {
-            let __f = ::arena_runtime::Formula::new("token_ids");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens],
-                        <u32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("token_ids");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens],
+                    <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
-        <BlockArena as ::arena_runtime::ArenaLayout>::checked_tracked_total(&__sizes)?;
+        <BlockArena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
     }
     /// [`Self::try_from_config`], panicking with its error message.
@@ -240,7 +250,7 @@ impl BlockSizes {
     }
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
-        <BlockArena as ::arena_runtime::ArenaLayout>::tracked_total(self)
+        <BlockArena as ::arena_runtime::Arena>::tracked_total(self)
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
     /// for a buffer whose gate is closed. For reports.
@@ -262,64 +272,64 @@ impl BlockSizes {
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
-        <BlockArena as ::arena_runtime::ArenaLayout>::buffer_infos(self)
+        <BlockArena as ::arena_runtime::Arena>::buffer_infos(self)
     }
 }
 #[automatically_derived]
-impl ::arena_runtime::ArenaLayout for BlockArena {
+impl ::arena_runtime::Arena for BlockArena {
     type Sizes = BlockSizes;
     const NAME: &'static str = "BlockArena";
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl::new(
-            "act_fp8",
-            <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
-            <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-            "[m16, width]",
-            true,
-            "",
-            "",
-            true,
-            "FP8 activations, `[ceil16(M), widest K]`.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "act_scale",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[m16, ceil_div(width, 128)]",
-            true,
-            "",
-            "",
-            true,
-            "One f32 scale per 128 activations.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "attn_scratch",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            "AttnScratch::layout(shapes, max_batch_tokens)",
-            false,
-            "shapes.heads > 0",
-            "",
-            true,
-            "Attention scratch, carved by `AttnScratch::carve`.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "token_ids",
-            <u32 as ::arena_runtime::dtype::Element>::NAME,
-            <u32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens]",
-            true,
-            "",
-            "256",
-            true,
-            "Token ids, at least 256 bytes.",
-        ),
+        ::arena_runtime::BufferDecl {
+            name: "act_fp8",
+            dtype: <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[m16, width]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "FP8 activations, `[ceil16(M), widest K]`.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "act_scale",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[m16, ceil_div(width, 128)]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "One f32 scale per 128 activations.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "attn_scratch",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "AttnScratch::layout(shapes, max_batch_tokens)",
+            is_shape: false,
+            gate: ::core::option::Option::Some("shapes.heads > 0"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Attention scratch, carved by `AttnScratch::carve`.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "token_ids",
+            dtype: <u32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "Token ids, at least 256 bytes.",
+        },
     ];
     fn byte_sizes(sizes: &BlockSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![sizes.act_fp8, sizes.act_scale, sizes.attn_scratch, sizes.token_ids]
     }
     fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
-        let mut __p = ::arena_runtime::Pointers::new(addrs, bytes);
+        let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);
         Self {
             act_fp8: __p.next_ptr(),
             act_scale: __p.next_ptr(),
@@ -334,10 +344,10 @@ impl BlockArena {
         device: D,
         sizes: &BlockSizes,
     ) -> ::core::result::Result<
-        ::arena_runtime::Arena<Self, D>,
+        ::arena_runtime::Allocated<Self, D>,
         ::arena_runtime::ArenaError,
     > {
-        ::arena_runtime::Arena::allocate(
+        ::arena_runtime::Allocated::allocate(
             device,
             sizes,
             ::arena_runtime::AllocOptions::default(),
@@ -349,9 +359,9 @@ impl BlockArena {
         sizes: &BlockSizes,
         options: ::arena_runtime::AllocOptions,
     ) -> ::core::result::Result<
-        ::arena_runtime::Arena<Self, D>,
+        ::arena_runtime::Allocated<Self, D>,
         ::arena_runtime::ArenaError,
     > {
-        ::arena_runtime::Arena::allocate(device, sizes, options)
+        ::arena_runtime::Allocated::allocate(device, sizes, options)
     }
 }

@@ -295,64 +295,62 @@ impl BufferSizes {
         max_batch_size: usize,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        let m16: usize = ::arena_runtime::Formula::new("m16")
-            .derived(
-                &[
-                    "ffn_act_q8",
-                    "ffn_act_a",
-                    "ffn_act_scale",
-                    "ffn_act_scale_kmajor",
-                    "fp8_act",
-                    "fp8_act_scale",
-                    "fp8_act_scale_kmajor",
-                    "q2_act_q8",
-                ],
-                |__f| ::core::result::Result::Ok(__f.ceil16(max_batch_tokens)?),
-            )?;
-        let expert_rows: usize = ::arena_runtime::Formula::new("expert_rows")
-            .derived(
-                &["expert_gate_out", "expert_up_out", "expert_down_out"],
-                |__f| ::core::result::Result::Ok(
-                    __f.mul(max_batch_tokens, __f.value(config.expert_fanout())?)?,
-                ),
-            )?;
-        let widest_k: usize = ::arena_runtime::Formula::new("widest_k")
-            .derived(
-                &["fp8_act", "fp8_act_scale", "fp8_act_scale_kmajor", "q2_act_q8"],
-                |__f| ::core::result::Result::Ok(__f.value(config.widest_k())?),
-            )?;
-        let ffn_k: usize = ::arena_runtime::Formula::new("ffn_k")
-            .derived(
-                &[
-                    "ffn_act_q8",
-                    "ffn_act_a",
-                    "ffn_act_scale",
-                    "ffn_act_scale_kmajor",
-                    "q2_act_q8",
-                ],
-                |__f| ::core::result::Result::Ok(__f.value(config.ffn_k())?),
-            )?;
-        let logit_rows: usize = ::arena_runtime::Formula::new("logit_rows")
-            .derived(
-                &["logits"],
-                |__f| ::core::result::Result::Ok(
-                    __f.max(max_batch_size, VERIFY_ROW_CAP)?,
-                ),
-            )?;
-        let blocks_per_seq: usize = ::arena_runtime::Formula::new("blocks_per_seq")
-            .derived(
-                &["scratch"],
-                |__f| ::core::result::Result::Ok(
-                    __f.value(block_table_width(max_seq_len, kv_block_size))?,
-                ),
-            )?;
-        let decode_rows: usize = ::arena_runtime::Formula::new("decode_rows")
-            .derived(
-                &["scratch"],
-                |__f| ::core::result::Result::Ok(
-                    __f.value(decode_meta_rows(max_batch_size))?,
-                ),
-            )?;
+        let m16: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("m16"),
+            &[
+                "ffn_act_q8",
+                "ffn_act_a",
+                "ffn_act_scale",
+                "ffn_act_scale_kmajor",
+                "fp8_act",
+                "fp8_act_scale",
+                "fp8_act_scale_kmajor",
+                "q2_act_q8",
+            ],
+            |__f| ::core::result::Result::Ok(__f.ceil16(max_batch_tokens)?),
+        )?;
+        let expert_rows: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("expert_rows"),
+            &["expert_gate_out", "expert_up_out", "expert_down_out"],
+            |__f| ::core::result::Result::Ok(
+                __f.mul(max_batch_tokens, __f.value(config.expert_fanout())?)?,
+            ),
+        )?;
+        let widest_k: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("widest_k"),
+            &["fp8_act", "fp8_act_scale", "fp8_act_scale_kmajor", "q2_act_q8"],
+            |__f| ::core::result::Result::Ok(__f.value(config.widest_k())?),
+        )?;
+        let ffn_k: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("ffn_k"),
+            &[
+                "ffn_act_q8",
+                "ffn_act_a",
+                "ffn_act_scale",
+                "ffn_act_scale_kmajor",
+                "q2_act_q8",
+            ],
+            |__f| ::core::result::Result::Ok(__f.value(config.ffn_k())?),
+        )?;
+        let logit_rows: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("logit_rows"),
+            &["logits"],
+            |__f| ::core::result::Result::Ok(__f.max(max_batch_size, VERIFY_ROW_CAP)?),
+        )?;
+        let blocks_per_seq: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("blocks_per_seq"),
+            &["scratch"],
+            |__f| ::core::result::Result::Ok(
+                __f.value(block_table_width(max_seq_len, kv_block_size))?,
+            ),
+        )?;
+        let decode_rows: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("decode_rows"),
+            &["scratch"],
+            |__f| ::core::result::Result::Ok(
+                __f.value(decode_meta_rows(max_batch_size))?,
+            ),
+        )?;
         let mut __sizes = Self {
             hidden_states: 0,
             residual: 0,
@@ -402,687 +400,717 @@ impl BufferSizes {
             ssm_rowwise_w_bf16: 0,
         };
         __sizes.hidden_states = {
-            let __f = ::arena_runtime::Formula::new("hidden_states");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("hidden_states");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.residual = {
-            let __f = ::arena_runtime::Formula::new("residual");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("residual");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.norm_output = {
-            let __f = ::arena_runtime::Formula::new("norm_output");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("norm_output");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.qkv_output = {
-            let __f = ::arena_runtime::Formula::new("qkv_output");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.qkv_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("qkv_output");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.qkv_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.attn_output = {
-            let __f = ::arena_runtime::Formula::new("attn_output");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.attn_output_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("attn_output");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.attn_output_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.gate_logits = {
-            let __f = ::arena_runtime::Formula::new("gate_logits");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.router_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("gate_logits");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.router_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.gate_logits_f32 = {
-            let __f = ::arena_runtime::Formula::new("gate_logits_f32");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.router_width())?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("gate_logits_f32");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.router_width())?],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.moe_router_in_f32 = {
-            let __f = ::arena_runtime::Formula::new("moe_router_in_f32");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.router_input_width())?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("moe_router_in_f32");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.router_input_width())?],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.moe_output = {
-            let __f = ::arena_runtime::Formula::new("moe_output");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("moe_output");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.logits = {
-            let __f = ::arena_runtime::Formula::new("logits");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[logit_rows, config.vocab_size],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("logits");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[logit_rows, config.vocab_size],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.ssm_qkvz = {
-            let __f = ::arena_runtime::Formula::new("ssm_qkvz");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.ssm_in_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("ssm_qkvz");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.ssm_in_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.ssm_ba = {
-            let __f = ::arena_runtime::Formula::new("ssm_ba");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("ssm_ba");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.ssm_deinterleaved = {
-            let __f = ::arena_runtime::Formula::new("ssm_deinterleaved");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.ssm_in_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("ssm_deinterleaved");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.ssm_in_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.ssm_gates = {
-            let __f = ::arena_runtime::Formula::new("ssm_gates");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("ssm_gates");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.ssm_conv_out_f32 = {
-            let __f = ::arena_runtime::Formula::new("ssm_conv_out_f32");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.ssm_conv_dim())?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("ssm_conv_out_f32");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.ssm_conv_dim())?],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.scratch = {
-            let __f = ::arena_runtime::Formula::new("scratch");
-            __f.finish(
-                __f
-                    .bytes_reported(
-                        __f
-                            .value(
-                                Scratch::layout(
-                                    config,
-                                    max_batch_tokens,
-                                    blocks_per_seq,
-                                    decode_rows,
-                                ),
-                            )?,
-                        __on_dims,
-                    ),
+            let __f = ::arena_runtime::CheckedArith::new("scratch");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::bytes_reported(
+                    __f
+                        .value(
+                            Scratch::layout(
+                                config,
+                                max_batch_tokens,
+                                blocks_per_seq,
+                                decode_rows,
+                            ),
+                        )?,
+                    __on_dims,
+                ),
                 0,
                 false,
             )?
         };
         __sizes.expert_gate_out = {
-            let __f = ::arena_runtime::Formula::new("expert_gate_out");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[expert_rows, __f.value(config.expert_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("expert_gate_out");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[expert_rows, __f.value(config.expert_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.expert_up_out = {
-            let __f = ::arena_runtime::Formula::new("expert_up_out");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[expert_rows, __f.value(config.expert_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("expert_up_out");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[expert_rows, __f.value(config.expert_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.expert_down_out = {
-            let __f = ::arena_runtime::Formula::new("expert_down_out");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[expert_rows, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("expert_down_out");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[expert_rows, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.splitk_workspace = {
-            let __f = ::arena_runtime::Formula::new("splitk_workspace");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[
-                            SPLITK_MAX_SPLITS,
-                            __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)?)?,
-                            __f
-                                .max(
-                                    __f
-                                        .max(
-                                            __f.value(config.qkv_width())?,
-                                            __f.value(config.ssm_in_width())?,
-                                        )?,
-                                    __f
-                                        .max(
-                                            __f.mul(2, __f.value(config.expert_width())?)?,
-                                            config.hidden_size,
-                                        )?,
-                                )?,
-                        ],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("splitk_workspace");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[
+                        SPLITK_MAX_SPLITS,
+                        __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)?)?,
+                        __f
+                            .max(
+                                __f
+                                    .max(
+                                        __f.value(config.qkv_width())?,
+                                        __f.value(config.ssm_in_width())?,
+                                    )?,
+                                __f
+                                    .max(
+                                        __f.mul(2, __f.value(config.expert_width())?)?,
+                                        config.hidden_size,
+                                    )?,
+                            )?,
+                    ],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.gdn_fla_scratch = {
-            let __f = ::arena_runtime::Formula::new("gdn_fla_scratch");
+            let __f = ::arena_runtime::CheckedArith::new("gdn_fla_scratch");
             if config.gdn_fla_supported() {
-                __f.finish(
-                    __f
-                        .bytes_reported(
-                            __f.value(GdnFlaScratch::layout(config, max_batch_tokens))?,
-                            __on_dims,
-                        ),
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::bytes_reported(
+                        __f.value(GdnFlaScratch::layout(config, max_batch_tokens))?,
+                        __on_dims,
+                    ),
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.ssd_scratch = {
-            let __f = ::arena_runtime::Formula::new("ssd_scratch");
+            let __f = ::arena_runtime::CheckedArith::new("ssd_scratch");
             if config.has_mamba() {
-                __f.finish(
-                    __f
-                        .bytes_reported(
-                            __f.value(SsdScratch::layout(config, max_batch_tokens))?,
-                            __on_dims,
-                        ),
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::bytes_reported(
+                        __f.value(SsdScratch::layout(config, max_batch_tokens))?,
+                        __on_dims,
+                    ),
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.o_latent = {
-            let __f = ::arena_runtime::Formula::new("o_latent");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, __f.value(config.o_latent_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("o_latent");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, __f.value(config.o_latent_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.norm_unit_w = {
-            let __f = ::arena_runtime::Formula::new("norm_unit_w");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[
-                            __f
-                                .max(
-                                    config.hidden_size,
-                                    __f.value(config.mamba_d_inner())?,
-                                )?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("norm_unit_w");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[__f.max(config.hidden_size, __f.value(config.mamba_d_inner())?)?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.hc_streams = {
-            let __f = ::arena_runtime::Formula::new("hc_streams");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, config.hc_mult, config.hidden_size],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("hc_streams");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, config.hc_mult, config.hidden_size],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.hc_post = {
-            let __f = ::arena_runtime::Formula::new("hc_post");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, config.hc_mult],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("hc_post");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, config.hc_mult],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.hc_comb = {
-            let __f = ::arena_runtime::Formula::new("hc_comb");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens, config.hc_mult, config.hc_mult],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("hc_comb");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens, config.hc_mult, config.hc_mult],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.hc_lowrank_scratch = {
-            let __f = ::arena_runtime::Formula::new("hc_lowrank_scratch");
-            __f.finish(
-                __f
-                    .bytes_reported(
-                        __f.value(hc_lowrank_scratch_bytes(config, max_batch_tokens))?,
-                        __on_dims,
-                    ),
+            let __f = ::arena_runtime::CheckedArith::new("hc_lowrank_scratch");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::bytes_reported(
+                    __f.value(hc_lowrank_scratch_bytes(config, max_batch_tokens))?,
+                    __on_dims,
+                ),
                 256,
                 false,
             )?
         };
         __sizes.qsa_select_scratch = {
-            let __f = ::arena_runtime::Formula::new("qsa_select_scratch");
-            __f.finish(
-                __f
-                    .bytes_reported(
-                        __f.value(QsaSelectScratch::layout(config, max_seq_len))?,
-                        __on_dims,
-                    ),
+            let __f = ::arena_runtime::CheckedArith::new("qsa_select_scratch");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::bytes_reported(
+                    __f.value(QsaSelectScratch::layout(config, max_seq_len))?,
+                    __on_dims,
+                ),
                 256,
                 false,
             )?
         };
         __sizes.token_ids = {
-            let __f = ::arena_runtime::Formula::new("token_ids");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[max_batch_tokens],
-                        <u32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("token_ids");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[max_batch_tokens],
+                    <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 256,
                 false,
             )?
         };
         __sizes.ffn_act_q8 = {
-            let __f = ::arena_runtime::Formula::new("ffn_act_q8");
+            let __f = ::arena_runtime::CheckedArith::new("ffn_act_q8");
             if config.has_dense_ffn() {
-                __f.finish(
-                    __f
-                        .bytes_reported(
-                            __f.value(q8_1_mmq_bytes(m16, ffn_k))?,
-                            __on_dims,
-                        ),
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::bytes_reported(
+                        __f.value(q8_1_mmq_bytes(m16, ffn_k))?,
+                        __on_dims,
+                    ),
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.ffn_act_a = {
-            let __f = ::arena_runtime::Formula::new("ffn_act_a");
+            let __f = ::arena_runtime::CheckedArith::new("ffn_act_a");
             if config.has_dense_ffn() {
-                __f.finish(
-                    __f
-                        .shape_reported(
-                            &[m16, ffn_k],
-                            <i8 as ::arena_runtime::dtype::Element>::SIZE,
-                            __on_dims,
-                        )?,
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[m16, ffn_k],
+                        <i8 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.ffn_act_scale = {
-            let __f = ::arena_runtime::Formula::new("ffn_act_scale");
+            let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale");
             if config.has_dense_ffn() {
-                __f.finish(
-                    __f
-                        .shape_reported(
-                            &[m16, __f.ceil_div(ffn_k, 32)?],
-                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                            __on_dims,
-                        )?,
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[m16, __f.ceil_div(ffn_k, 32)?],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.ffn_act_scale_kmajor = {
-            let __f = ::arena_runtime::Formula::new("ffn_act_scale_kmajor");
+            let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale_kmajor");
             if config.has_dense_ffn() {
-                __f.finish(
-                    __f
-                        .shape_reported(
-                            &[__f.ceil_div(ffn_k, 128)?, m16],
-                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                            __on_dims,
-                        )?,
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[__f.ceil_div(ffn_k, 128)?, m16],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.ffn_gate_up_fused = {
-            let __f = ::arena_runtime::Formula::new("ffn_gate_up_fused");
+            let __f = ::arena_runtime::CheckedArith::new("ffn_gate_up_fused");
             if config.has_dense_ffn() {
-                __f.finish(
-                    __f
-                        .shape_reported(
-                            &[
-                                __f.ceil16(GATEUP_FUSED_MAX_M)?,
-                                __f.mul(2, config.intermediate_size)?,
-                            ],
-                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                            __on_dims,
-                        )?,
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[
+                            __f.ceil16(GATEUP_FUSED_MAX_M)?,
+                            __f.mul(2, config.intermediate_size)?,
+                        ],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.fp8_act = {
-            let __f = ::arena_runtime::Formula::new("fp8_act");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[m16, widest_k],
-                        <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("fp8_act");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[m16, widest_k],
+                    <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.moe_fp8_scratch = {
-            let __f = ::arena_runtime::Formula::new("moe_fp8_scratch");
+            let __f = ::arena_runtime::CheckedArith::new("moe_fp8_scratch");
             if config.is_moe() {
-                __f.finish(
-                    __f
-                        .bytes_reported(
-                            __f.value(MoeFp8Scratch::layout(config, max_batch_tokens))?,
-                            __on_dims,
-                        ),
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::bytes_reported(
+                        __f.value(MoeFp8Scratch::layout(config, max_batch_tokens))?,
+                        __on_dims,
+                    ),
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.fp8_act_scale = {
-            let __f = ::arena_runtime::Formula::new("fp8_act_scale");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[m16, __f.ceil_div(widest_k, 128)?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[m16, __f.ceil_div(widest_k, 128)?],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.fp8_act_scale_kmajor = {
-            let __f = ::arena_runtime::Formula::new("fp8_act_scale_kmajor");
-            __f.finish(
-                __f
-                    .shape_reported(
-                        &[__f.ceil_div(widest_k, 128)?, m16],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+            let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale_kmajor");
+            ::arena_runtime::__private::finish(
+                __f,
+                ::arena_runtime::__private::shape_reported(
+                    __f,
+                    &[__f.ceil_div(widest_k, 128)?, m16],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    __on_dims,
+                )?,
                 0,
                 false,
             )?
         };
         __sizes.lora_xa = {
-            let __f = ::arena_runtime::Formula::new("lora_xa");
+            let __f = ::arena_runtime::CheckedArith::new("lora_xa");
             if config.adapter_max_rank > 0 {
-                __f.finish(
-                    __f
-                        .shape_reported(
-                            &[max_batch_tokens, config.adapter_max_rank],
-                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                            __on_dims,
-                        )?,
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, config.adapter_max_rank],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.lora_delta = {
-            let __f = ::arena_runtime::Formula::new("lora_delta");
+            let __f = ::arena_runtime::CheckedArith::new("lora_delta");
             if config.adapter_max_rank > 0 {
-                __f.finish(
-                    __f
-                        .shape_reported(
-                            &[max_batch_tokens, __f.value(config.lora_widest_n())?],
-                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                            __on_dims,
-                        )?,
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, __f.value(config.lora_widest_n())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.lora_hact = {
-            let __f = ::arena_runtime::Formula::new("lora_hact");
+            let __f = ::arena_runtime::CheckedArith::new("lora_hact");
             if config.adapter_max_rank > 0 {
-                __f.finish(
-                    __f
-                        .shape_reported(
-                            &[max_batch_tokens, config.intermediate_size],
-                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                            __on_dims,
-                        )?,
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, config.intermediate_size],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.lora_seq_slot = {
-            let __f = ::arena_runtime::Formula::new("lora_seq_slot");
+            let __f = ::arena_runtime::CheckedArith::new("lora_seq_slot");
             if config.adapter_max_rank > 0 {
-                __f.finish(
-                    __f
-                        .shape_reported(
-                            &[max_batch_tokens],
-                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
-                            __on_dims,
-                        )?,
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens],
+                        <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.q2_dequant_scratch = {
-            let __f = ::arena_runtime::Formula::new("q2_dequant_scratch");
+            let __f = ::arena_runtime::CheckedArith::new("q2_dequant_scratch");
             if config.levers.gguf_native_q2 {
-                __f.finish(
-                    __f
-                        .bytes_reported(
-                            __f.value(q2_dequant_scratch_bytes(config))?,
-                            __on_dims,
-                        ),
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::bytes_reported(
+                        __f.value(q2_dequant_scratch_bytes(config))?,
+                        __on_dims,
+                    ),
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.q2_act_q8 = {
-            let __f = ::arena_runtime::Formula::new("q2_act_q8");
+            let __f = ::arena_runtime::CheckedArith::new("q2_act_q8");
             if config.levers.gguf_native_q2_mmq {
-                __f.finish(
-                    __f
-                        .bytes_reported(
-                            __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?,
-                            __on_dims,
-                        ),
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::bytes_reported(
+                        __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?,
+                        __on_dims,
+                    ),
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
         __sizes.ssm_rowwise_w_bf16 = {
-            let __f = ::arena_runtime::Formula::new("ssm_rowwise_w_bf16");
+            let __f = ::arena_runtime::CheckedArith::new("ssm_rowwise_w_bf16");
             if config.levers.fp8_rowwise {
-                __f.finish(
-                    __f
-                        .bytes_reported(
-                            __f.value(ssm_rowwise_w_bf16_bytes(config))?,
-                            __on_dims,
-                        ),
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::bytes_reported(
+                        __f.value(ssm_rowwise_w_bf16_bytes(config))?,
+                        __on_dims,
+                    ),
                     0,
                     true,
                 )?
             } else {
-                __f.closed(__on_dims)
+                ::arena_runtime::__private::closed(__on_dims)
             }
         };
-        <BufferArena as ::arena_runtime::ArenaLayout>::checked_tracked_total(&__sizes)?;
+        <BufferArena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
     }
     /// Every buffer size, in bytes. `max_seq_len` and `kv_block_size` set the
@@ -1115,7 +1143,7 @@ impl BufferSizes {
     ///
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
-        <BufferArena as ::arena_runtime::ArenaLayout>::tracked_total(self)
+        <BufferArena as ::arena_runtime::Arena>::tracked_total(self)
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
     /// for a buffer whose gate is closed. For reports.
@@ -1143,520 +1171,520 @@ impl BufferSizes {
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
-        <BufferArena as ::arena_runtime::ArenaLayout>::buffer_infos(self)
+        <BufferArena as ::arena_runtime::Arena>::buffer_infos(self)
     }
 }
 #[automatically_derived]
-impl ::arena_runtime::ArenaLayout for BufferArena {
+impl ::arena_runtime::Arena for BufferArena {
     type Sizes = BufferSizes;
     const NAME: &'static str = "BufferArena";
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl::new(
-            "hidden_states",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.hidden_size]",
-            true,
-            "",
-            "",
-            true,
-            "Hidden states of the current pass, `[M, hidden]` BF16.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "residual",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.hidden_size]",
-            true,
-            "",
-            "",
-            true,
-            "The residual stream, `[M, hidden]` BF16.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "norm_output",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.hidden_size]",
-            true,
-            "",
-            "",
-            true,
-            "RMSNorm output feeding each projection, `[M, hidden]` BF16.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "qkv_output",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.qkv_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "attn_output",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.attn_output_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "gate_logits",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.router_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "gate_logits_f32",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.router_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "moe_router_in_f32",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.router_input_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "moe_output",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.hidden_size]",
-            true,
-            "",
-            "",
-            true,
-            "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "logits",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[logit_rows, config.vocab_size]",
-            true,
-            "",
-            "",
-            true,
-            "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ssm_qkvz",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.ssm_in_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ssm_ba",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.ssm_gate_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ssm_deinterleaved",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.ssm_in_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ssm_gates",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.ssm_gate_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ssm_conv_out_f32",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.ssm_conv_dim()]",
-            true,
-            "",
-            "256",
-            true,
-            "FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "scratch",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            "Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)",
-            false,
-            "",
-            "",
-            true,
-            "The step's metadata regions (`regions::Scratch`): positions, slots, block tables",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "expert_gate_out",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[expert_rows, config.expert_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "expert_up_out",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[expert_rows, config.expert_width()]",
-            true,
-            "",
-            "256",
-            true,
-            "Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "expert_down_out",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[expert_rows, config.hidden_size]",
-            true,
-            "",
-            "",
-            true,
-            "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "splitk_workspace",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]",
-            true,
-            "",
-            "",
-            true,
-            "FP32 split-K partial sums of the decode-band GEMMs:",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "gdn_fla_scratch",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            "GdnFlaScratch::layout(config, max_batch_tokens)",
-            false,
-            "config.gdn_fla_supported()",
-            "",
-            true,
-            "GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ssd_scratch",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            "SsdScratch::layout(config, max_batch_tokens)",
-            false,
-            "config.has_mamba()",
-            "",
-            true,
-            "Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "o_latent",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.o_latent_width()]",
-            true,
-            "",
-            "256",
-            false,
-            "Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "norm_unit_w",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max(config.hidden_size, config.mamba_d_inner())]",
-            true,
-            "",
-            "",
-            false,
-            "The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "hc_streams",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.hc_mult, config.hidden_size]",
-            true,
-            "",
-            "256",
-            true,
-            "Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "hc_post",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.hc_mult]",
-            true,
-            "",
-            "256",
-            true,
-            "Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "hc_comb",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.hc_mult, config.hc_mult]",
-            true,
-            "",
-            "256",
-            true,
-            "Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "hc_lowrank_scratch",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            "hc_lowrank_scratch_bytes(config, max_batch_tokens)",
-            false,
-            "",
-            "256",
-            true,
-            "Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "qsa_select_scratch",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            "QsaSelectScratch::layout(config, max_seq_len)",
-            false,
-            "",
-            "256",
-            true,
-            "QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "token_ids",
-            <u32 as ::arena_runtime::dtype::Element>::NAME,
-            <u32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens]",
-            true,
-            "",
-            "256",
-            true,
-            "Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ffn_act_q8",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            "q8_1_mmq_bytes(m16, ffn_k)",
-            false,
-            "config.has_dense_ffn()",
-            "",
-            true,
-            "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ffn_act_a",
-            <i8 as ::arena_runtime::dtype::Element>::NAME,
-            <i8 as ::arena_runtime::dtype::Element>::SIZE,
-            "[m16, ffn_k]",
-            true,
-            "config.has_dense_ffn()",
-            "",
-            true,
-            "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ffn_act_scale",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[m16, ceil_div(ffn_k, 32)]",
-            true,
-            "config.has_dense_ffn()",
-            "",
-            true,
-            "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ffn_act_scale_kmajor",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[ceil_div(ffn_k, 128), m16]",
-            true,
-            "config.has_dense_ffn()",
-            "",
-            true,
-            "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ffn_gate_up_fused",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]",
-            true,
-            "config.has_dense_ffn()",
-            "",
-            true,
-            "`[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "fp8_act",
-            <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
-            <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-            "[m16, widest_k]",
-            true,
-            "",
-            "",
-            true,
-            "FP8 activation scratch for the prefill projections, 1 byte per element,",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "moe_fp8_scratch",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            "MoeFp8Scratch::layout(config, max_batch_tokens)",
-            false,
-            "config.is_moe()",
-            "",
-            true,
-            "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "fp8_act_scale",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[m16, ceil_div(widest_k, 128)]",
-            true,
-            "",
-            "",
-            true,
-            "One f32 scale per 128 elements of `fp8_act`.",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "fp8_act_scale_kmajor",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[ceil_div(widest_k, 128), m16]",
-            true,
-            "",
-            "",
-            true,
-            "`[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "lora_xa",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.adapter_max_rank]",
-            true,
-            "config.adapter_max_rank > 0",
-            "",
-            true,
-            "LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "lora_delta",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.lora_widest_n()]",
-            true,
-            "config.adapter_max_rank > 0",
-            "",
-            true,
-            "LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "lora_hact",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens, config.intermediate_size]",
-            true,
-            "config.adapter_max_rank > 0",
-            "",
-            true,
-            "LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "lora_seq_slot",
-            <i32 as ::arena_runtime::dtype::Element>::NAME,
-            <i32 as ::arena_runtime::dtype::Element>::SIZE,
-            "[max_batch_tokens]",
-            true,
-            "config.adapter_max_rank > 0",
-            "",
-            true,
-            "LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "q2_dequant_scratch",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "q2_dequant_scratch_bytes(config)",
-            false,
-            "config.levers.gguf_native_q2",
-            "",
-            true,
-            "Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "q2_act_q8",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
-            false,
-            "config.levers.gguf_native_q2_mmq",
-            "",
-            true,
-            "Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch",
-        ),
-        ::arena_runtime::BufferDecl::new(
-            "ssm_rowwise_w_bf16",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            "ssm_rowwise_w_bf16_bytes(config)",
-            false,
-            "config.levers.fp8_rowwise",
-            "",
-            true,
-            "Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's",
-        ),
+        ::arena_runtime::BufferDecl {
+            name: "hidden_states",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.hidden_size]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Hidden states of the current pass, `[M, hidden]` BF16.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "residual",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.hidden_size]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "The residual stream, `[M, hidden]` BF16.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "norm_output",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.hidden_size]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "RMSNorm output feeding each projection, `[M, hidden]` BF16.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "qkv_output",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.qkv_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "attn_output",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.attn_output_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "gate_logits",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.router_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "gate_logits_f32",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.router_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "moe_router_in_f32",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.router_input_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "moe_output",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.hidden_size]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "logits",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[logit_rows, config.vocab_size]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ssm_qkvz",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.ssm_in_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ssm_ba",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.ssm_gate_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ssm_deinterleaved",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.ssm_in_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ssm_gates",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.ssm_gate_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ssm_conv_out_f32",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.ssm_conv_dim()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "scratch",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)",
+            is_shape: false,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "The step's metadata regions (`regions::Scratch`): positions, slots, block tables",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "expert_gate_out",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[expert_rows, config.expert_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "expert_up_out",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[expert_rows, config.expert_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "expert_down_out",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[expert_rows, config.hidden_size]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "splitk_workspace",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "FP32 split-K partial sums of the decode-band GEMMs:",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "gdn_fla_scratch",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "GdnFlaScratch::layout(config, max_batch_tokens)",
+            is_shape: false,
+            gate: ::core::option::Option::Some("config.gdn_fla_supported()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ssd_scratch",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "SsdScratch::layout(config, max_batch_tokens)",
+            is_shape: false,
+            gate: ::core::option::Option::Some("config.has_mamba()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "o_latent",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.o_latent_width()]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: false,
+            doc: "Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "norm_unit_w",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max(config.hidden_size, config.mamba_d_inner())]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: false,
+            doc: "The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "hc_streams",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.hc_mult, config.hidden_size]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "hc_post",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.hc_mult]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "hc_comb",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.hc_mult, config.hc_mult]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "hc_lowrank_scratch",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "hc_lowrank_scratch_bytes(config, max_batch_tokens)",
+            is_shape: false,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "qsa_select_scratch",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "QsaSelectScratch::layout(config, max_seq_len)",
+            is_shape: false,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "token_ids",
+            dtype: <u32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::Some("256"),
+            tracked: true,
+            doc: "Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ffn_act_q8",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "q8_1_mmq_bytes(m16, ffn_k)",
+            is_shape: false,
+            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ffn_act_a",
+            dtype: <i8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <i8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[m16, ffn_k]",
+            is_shape: true,
+            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ffn_act_scale",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[m16, ceil_div(ffn_k, 32)]",
+            is_shape: true,
+            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ffn_act_scale_kmajor",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[ceil_div(ffn_k, 128), m16]",
+            is_shape: true,
+            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ffn_gate_up_fused",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]",
+            is_shape: true,
+            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "`[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "fp8_act",
+            dtype: <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[m16, widest_k]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "FP8 activation scratch for the prefill projections, 1 byte per element,",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "moe_fp8_scratch",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "MoeFp8Scratch::layout(config, max_batch_tokens)",
+            is_shape: false,
+            gate: ::core::option::Option::Some("config.is_moe()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "fp8_act_scale",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[m16, ceil_div(widest_k, 128)]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "One f32 scale per 128 elements of `fp8_act`.",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "fp8_act_scale_kmajor",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[ceil_div(widest_k, 128), m16]",
+            is_shape: true,
+            gate: ::core::option::Option::None,
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "`[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "lora_xa",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.adapter_max_rank]",
+            is_shape: true,
+            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "lora_delta",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.lora_widest_n()]",
+            is_shape: true,
+            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "lora_hact",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.intermediate_size]",
+            is_shape: true,
+            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "lora_seq_slot",
+            dtype: <i32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <i32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens]",
+            is_shape: true,
+            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "q2_dequant_scratch",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "q2_dequant_scratch_bytes(config)",
+            is_shape: false,
+            gate: ::core::option::Option::Some("config.levers.gguf_native_q2"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "q2_act_q8",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
+            is_shape: false,
+            gate: ::core::option::Option::Some("config.levers.gguf_native_q2_mmq"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch",
+        },
+        ::arena_runtime::BufferDecl {
+            name: "ssm_rowwise_w_bf16",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "ssm_rowwise_w_bf16_bytes(config)",
+            is_shape: false,
+            gate: ::core::option::Option::Some("config.levers.fp8_rowwise"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's",
+        },
     ];
     fn byte_sizes(sizes: &BufferSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -1676,7 +1704,7 @@ impl ::arena_runtime::ArenaLayout for BufferArena {
         ]
     }
     fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
-        let mut __p = ::arena_runtime::Pointers::new(addrs, bytes);
+        let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);
         Self {
             hidden_states: __p.next_ptr(),
             residual: __p.next_ptr(),
@@ -1733,10 +1761,10 @@ impl BufferArena {
         device: D,
         sizes: &BufferSizes,
     ) -> ::core::result::Result<
-        ::arena_runtime::Arena<Self, D>,
+        ::arena_runtime::Allocated<Self, D>,
         ::arena_runtime::ArenaError,
     > {
-        ::arena_runtime::Arena::allocate(
+        ::arena_runtime::Allocated::allocate(
             device,
             sizes,
             ::arena_runtime::AllocOptions::default(),
@@ -1748,9 +1776,9 @@ impl BufferArena {
         sizes: &BufferSizes,
         options: ::arena_runtime::AllocOptions,
     ) -> ::core::result::Result<
-        ::arena_runtime::Arena<Self, D>,
+        ::arena_runtime::Allocated<Self, D>,
         ::arena_runtime::ArenaError,
     > {
-        ::arena_runtime::Arena::allocate(device, sizes, options)
+        ::arena_runtime::Allocated::allocate(device, sizes, options)
     }
 }

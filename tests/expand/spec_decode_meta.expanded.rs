@@ -74,17 +74,20 @@ impl DecodeMeta {
     pub fn layout(
         rows: usize,
     ) -> ::core::result::Result<DecodeMetaLayout, ::arena_runtime::SizeError> {
-        let mut __cursor = ::arena_runtime::RegionCursor::new("DecodeMeta", 128usize);
+        let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+            "DecodeMeta",
+            128usize,
+        );
         let mut __layout = DecodeMetaLayout::default();
         __layout.seq_lens = {
-            let __f = ::arena_runtime::Formula::new("DecodeMeta.seq_lens");
+            let __f = ::arena_runtime::CheckedArith::new("DecodeMeta.seq_lens");
             __cursor
                 .place(
                     __f.shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
         __layout.query_start_loc = {
-            let __f = ::arena_runtime::Formula::new("DecodeMeta.query_start_loc");
+            let __f = ::arena_runtime::CheckedArith::new("DecodeMeta.query_start_loc");
             __cursor
                 .place(
                     __f
@@ -95,28 +98,28 @@ impl DecodeMeta {
                 )?
         };
         __layout.slot_mapping = {
-            let __f = ::arena_runtime::Formula::new("DecodeMeta.slot_mapping");
+            let __f = ::arena_runtime::CheckedArith::new("DecodeMeta.slot_mapping");
             __cursor
                 .place(
                     __f.shape(&[rows], <i64 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
         __layout.positions = {
-            let __f = ::arena_runtime::Formula::new("DecodeMeta.positions");
+            let __f = ::arena_runtime::CheckedArith::new("DecodeMeta.positions");
             __cursor
                 .place(
                     __f.shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
         __layout.sampled_ids = {
-            let __f = ::arena_runtime::Formula::new("DecodeMeta.sampled_ids");
+            let __f = ::arena_runtime::CheckedArith::new("DecodeMeta.sampled_ids");
             __cursor
                 .place(
                     __f.shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
         __layout.block_table_ptrs = {
-            let __f = ::arena_runtime::Formula::new("DecodeMeta.block_table_ptrs");
+            let __f = ::arena_runtime::CheckedArith::new("DecodeMeta.block_table_ptrs");
             __cursor
                 .place(
                     __f.shape(&[rows], <u64 as ::arena_runtime::dtype::Element>::SIZE)?,
@@ -130,7 +133,7 @@ impl DecodeMeta {
         base: ::arena_runtime::DevicePtr<u8>,
         layout: &DecodeMetaLayout,
     ) -> ::core::result::Result<Self, ::arena_runtime::CarveError> {
-        ::arena_runtime::regions::check_carve("DecodeMeta", base, layout.total_bytes)?;
+        ::arena_runtime::__private::check_carve("DecodeMeta", base, layout.total_bytes)?;
         ::core::result::Result::Ok(Self {
             seq_lens: layout.seq_lens.of(base),
             query_start_loc: layout.query_start_loc.of(base),

@@ -62,22 +62,23 @@ impl GdnFlaScratch {
         config: &ModelConfig,
         max_batch_tokens: usize,
     ) -> ::core::result::Result<GdnFlaLayout, ::arena_runtime::SizeError> {
-        let chunks: usize = ::arena_runtime::Formula::new("chunks")
-            .derived(
-                &["s"],
-                |__f| ::core::result::Result::Ok(
-                    __f.ceil_div(max_batch_tokens, FLA_CHUNK)?,
-                ),
-            )?;
-        let hv: usize = ::arena_runtime::Formula::new("hv")
-            .derived(
-                &["w", "u", "s", "uc", "gc"],
-                |__f| ::core::result::Result::Ok(config.linear_num_value_heads),
-            )?;
-        let mut __cursor = ::arena_runtime::RegionCursor::new("GdnFlaScratch", 256usize);
+        let chunks: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("chunks"),
+            &["s"],
+            |__f| ::core::result::Result::Ok(__f.ceil_div(max_batch_tokens, FLA_CHUNK)?),
+        )?;
+        let hv: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("hv"),
+            &["w", "u", "s", "uc", "gc"],
+            |__f| ::core::result::Result::Ok(config.linear_num_value_heads),
+        )?;
+        let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+            "GdnFlaScratch",
+            256usize,
+        );
         let mut __layout = GdnFlaLayout::default();
         __layout.w = {
-            let __f = ::arena_runtime::Formula::new("GdnFlaScratch.w");
+            let __f = ::arena_runtime::CheckedArith::new("GdnFlaScratch.w");
             __cursor
                 .place(
                     __f
@@ -88,7 +89,7 @@ impl GdnFlaScratch {
                 )?
         };
         __layout.u = {
-            let __f = ::arena_runtime::Formula::new("GdnFlaScratch.u");
+            let __f = ::arena_runtime::CheckedArith::new("GdnFlaScratch.u");
             __cursor
                 .place(
                     __f
@@ -99,7 +100,7 @@ impl GdnFlaScratch {
                 )?
         };
         __layout.s = {
-            let __f = ::arena_runtime::Formula::new("GdnFlaScratch.s");
+            let __f = ::arena_runtime::CheckedArith::new("GdnFlaScratch.s");
             __cursor
                 .place(
                     __f
@@ -115,7 +116,7 @@ impl GdnFlaScratch {
                 )?
         };
         __layout.uc = {
-            let __f = ::arena_runtime::Formula::new("GdnFlaScratch.uc");
+            let __f = ::arena_runtime::CheckedArith::new("GdnFlaScratch.uc");
             __cursor
                 .place(
                     __f
@@ -126,7 +127,7 @@ impl GdnFlaScratch {
                 )?
         };
         __layout.gc = {
-            let __f = ::arena_runtime::Formula::new("GdnFlaScratch.gc");
+            let __f = ::arena_runtime::CheckedArith::new("GdnFlaScratch.gc");
             __cursor
                 .place(
                     __f
@@ -144,7 +145,7 @@ impl GdnFlaScratch {
         base: ::arena_runtime::DevicePtr<u8>,
         layout: &GdnFlaLayout,
     ) -> ::core::result::Result<Self, ::arena_runtime::CarveError> {
-        ::arena_runtime::regions::check_carve(
+        ::arena_runtime::__private::check_carve(
             "GdnFlaScratch",
             base,
             layout.total_bytes,

@@ -82,29 +82,32 @@ impl MoeFp8Scratch {
         config: &ModelConfig,
         max_batch_tokens: usize,
     ) -> ::core::result::Result<MoeFp8ScratchLayout, ::arena_runtime::SizeError> {
-        let rows: usize = ::arena_runtime::Formula::new("rows")
-            .derived(
-                &["act_fp8", "act_scale", "act_scale_kmajor", "sorted_token_ids"],
-                |__f| ::core::result::Result::Ok(
-                    __f.mul(max_batch_tokens, __f.value(config.expert_fanout())?)?,
-                ),
-            )?;
-        let k: usize = ::arena_runtime::Formula::new("k")
-            .derived(
-                &["act_fp8", "act_scale", "act_scale_kmajor"],
-                |__f| ::core::result::Result::Ok(
-                    __f.max(config.hidden_size, __f.value(config.expert_width())?)?,
-                ),
-            )?;
-        let k_blocks: usize = ::arena_runtime::Formula::new("k_blocks")
-            .derived(
-                &["act_scale", "act_scale_kmajor"],
-                |__f| ::core::result::Result::Ok(__f.ceil_div(k, 128)?),
-            )?;
-        let mut __cursor = ::arena_runtime::RegionCursor::new("MoeFp8Scratch", 256usize);
+        let rows: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("rows"),
+            &["act_fp8", "act_scale", "act_scale_kmajor", "sorted_token_ids"],
+            |__f| ::core::result::Result::Ok(
+                __f.mul(max_batch_tokens, __f.value(config.expert_fanout())?)?,
+            ),
+        )?;
+        let k: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("k"),
+            &["act_fp8", "act_scale", "act_scale_kmajor"],
+            |__f| ::core::result::Result::Ok(
+                __f.max(config.hidden_size, __f.value(config.expert_width())?)?,
+            ),
+        )?;
+        let k_blocks: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("k_blocks"),
+            &["act_scale", "act_scale_kmajor"],
+            |__f| ::core::result::Result::Ok(__f.ceil_div(k, 128)?),
+        )?;
+        let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+            "MoeFp8Scratch",
+            256usize,
+        );
         let mut __layout = MoeFp8ScratchLayout::default();
         __layout.act_fp8 = {
-            let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.act_fp8");
+            let __f = ::arena_runtime::CheckedArith::new("MoeFp8Scratch.act_fp8");
             __cursor
                 .place(
                     __f
@@ -115,7 +118,7 @@ impl MoeFp8Scratch {
                 )?
         };
         __layout.act_scale = {
-            let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.act_scale");
+            let __f = ::arena_runtime::CheckedArith::new("MoeFp8Scratch.act_scale");
             __cursor
                 .place(
                     __f
@@ -126,7 +129,9 @@ impl MoeFp8Scratch {
                 )?
         };
         __layout.act_scale_kmajor = {
-            let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.act_scale_kmajor");
+            let __f = ::arena_runtime::CheckedArith::new(
+                "MoeFp8Scratch.act_scale_kmajor",
+            );
             __cursor
                 .place(
                     __f
@@ -137,14 +142,16 @@ impl MoeFp8Scratch {
                 )?
         };
         __layout.sorted_token_ids = {
-            let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.sorted_token_ids");
+            let __f = ::arena_runtime::CheckedArith::new(
+                "MoeFp8Scratch.sorted_token_ids",
+            );
             __cursor
                 .place(
                     __f.shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE)?,
                 )?
         };
         __layout.expert_offsets = {
-            let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.expert_offsets");
+            let __f = ::arena_runtime::CheckedArith::new("MoeFp8Scratch.expert_offsets");
             __cursor
                 .place(
                     __f
@@ -155,7 +162,7 @@ impl MoeFp8Scratch {
                 )?
         };
         __layout.problem_sizes = {
-            let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.problem_sizes");
+            let __f = ::arena_runtime::CheckedArith::new("MoeFp8Scratch.problem_sizes");
             __cursor
                 .place(
                     __f
@@ -166,7 +173,7 @@ impl MoeFp8Scratch {
                 )?
         };
         __layout.gemm_ptrs = {
-            let __f = ::arena_runtime::Formula::new("MoeFp8Scratch.gemm_ptrs");
+            let __f = ::arena_runtime::CheckedArith::new("MoeFp8Scratch.gemm_ptrs");
             __cursor
                 .place(
                     __f
@@ -184,7 +191,7 @@ impl MoeFp8Scratch {
         base: ::arena_runtime::DevicePtr<u8>,
         layout: &MoeFp8ScratchLayout,
     ) -> ::core::result::Result<Self, ::arena_runtime::CarveError> {
-        ::arena_runtime::regions::check_carve(
+        ::arena_runtime::__private::check_carve(
             "MoeFp8Scratch",
             base,
             layout.total_bytes,

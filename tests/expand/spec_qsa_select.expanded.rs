@@ -58,23 +58,23 @@ impl QsaSelectScratch {
         config: &ModelConfig,
         max_seq_len: usize,
     ) -> ::core::result::Result<QsaSelectLayout, ::arena_runtime::SizeError> {
-        let rows: usize = ::arena_runtime::Formula::new("rows")
-            .derived(
-                &["qk", "q_post", "scores", "lists"],
-                |__f| ::core::result::Result::Ok(__f.value(qsa_slab_rows(config))?),
-            )?;
-        let ratio: usize = ::arena_runtime::Formula::new("ratio")
-            .derived(
-                &["scores", "lists"],
-                |__f| ::core::result::Result::Ok(__f.value(config.index_ratio())?),
-            )?;
-        let mut __cursor = ::arena_runtime::RegionCursor::new(
+        let rows: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("rows"),
+            &["qk", "q_post", "scores", "lists"],
+            |__f| ::core::result::Result::Ok(__f.value(qsa_slab_rows(config))?),
+        )?;
+        let ratio: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("ratio"),
+            &["scores", "lists"],
+            |__f| ::core::result::Result::Ok(__f.value(config.index_ratio())?),
+        )?;
+        let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
             "QsaSelectScratch",
             256usize,
         );
         let mut __layout = QsaSelectLayout::default();
         __layout.qk = {
-            let __f = ::arena_runtime::Formula::new("QsaSelectScratch.qk");
+            let __f = ::arena_runtime::CheckedArith::new("QsaSelectScratch.qk");
             __cursor
                 .place(
                     __f
@@ -92,7 +92,7 @@ impl QsaSelectScratch {
                 )?
         };
         __layout.q_post = {
-            let __f = ::arena_runtime::Formula::new("QsaSelectScratch.q_post");
+            let __f = ::arena_runtime::CheckedArith::new("QsaSelectScratch.q_post");
             __cursor
                 .place(
                     __f
@@ -103,7 +103,7 @@ impl QsaSelectScratch {
                 )?
         };
         __layout.scores = {
-            let __f = ::arena_runtime::Formula::new("QsaSelectScratch.scores");
+            let __f = ::arena_runtime::CheckedArith::new("QsaSelectScratch.scores");
             __cursor
                 .place(
                     __f
@@ -114,7 +114,7 @@ impl QsaSelectScratch {
                 )?
         };
         __layout.lists = {
-            let __f = ::arena_runtime::Formula::new("QsaSelectScratch.lists");
+            let __f = ::arena_runtime::CheckedArith::new("QsaSelectScratch.lists");
             __cursor
                 .place(
                     __f
@@ -132,7 +132,7 @@ impl QsaSelectScratch {
         base: ::arena_runtime::DevicePtr<u8>,
         layout: &QsaSelectLayout,
     ) -> ::core::result::Result<Self, ::arena_runtime::CarveError> {
-        ::arena_runtime::regions::check_carve(
+        ::arena_runtime::__private::check_carve(
             "QsaSelectScratch",
             base,
             layout.total_bytes,

@@ -100,15 +100,18 @@ impl Scratch {
         blocks_per_seq: usize,
         decode_rows: usize,
     ) -> ::core::result::Result<ScratchLayout, ::arena_runtime::SizeError> {
-        let top_k: usize = ::arena_runtime::Formula::new("top_k")
-            .derived(
-                &["moe_topk_ids", "moe_topk_weights"],
-                |__f| ::core::result::Result::Ok(__f.value(router_top_k(config))?),
-            )?;
-        let mut __cursor = ::arena_runtime::RegionCursor::new("Scratch", 256usize);
+        let top_k: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("top_k"),
+            &["moe_topk_ids", "moe_topk_weights"],
+            |__f| ::core::result::Result::Ok(__f.value(router_top_k(config))?),
+        )?;
+        let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+            "Scratch",
+            256usize,
+        );
         let mut __layout = ScratchLayout::default();
         __layout.positions = {
-            let __f = ::arena_runtime::Formula::new("Scratch.positions");
+            let __f = ::arena_runtime::CheckedArith::new("Scratch.positions");
             __cursor
                 .place(
                     __f
@@ -119,7 +122,7 @@ impl Scratch {
                 )?
         };
         __layout.slot_mapping = {
-            let __f = ::arena_runtime::Formula::new("Scratch.slot_mapping");
+            let __f = ::arena_runtime::CheckedArith::new("Scratch.slot_mapping");
             __cursor
                 .place(
                     __f
@@ -130,7 +133,7 @@ impl Scratch {
                 )?
         };
         __layout.block_table = {
-            let __f = ::arena_runtime::Formula::new("Scratch.block_table");
+            let __f = ::arena_runtime::CheckedArith::new("Scratch.block_table");
             __cursor
                 .place(
                     __f
@@ -141,7 +144,7 @@ impl Scratch {
                 )?
         };
         __layout.verify_block_table = {
-            let __f = ::arena_runtime::Formula::new("Scratch.verify_block_table");
+            let __f = ::arena_runtime::CheckedArith::new("Scratch.verify_block_table");
             __cursor
                 .place(
                     __f
@@ -152,7 +155,7 @@ impl Scratch {
                 )?
         };
         __layout.seq_lens = {
-            let __f = ::arena_runtime::Formula::new("Scratch.seq_lens");
+            let __f = ::arena_runtime::CheckedArith::new("Scratch.seq_lens");
             __cursor
                 .place(
                     __f
@@ -163,7 +166,7 @@ impl Scratch {
                 )?
         };
         __layout.cu_seqlens = {
-            let __f = ::arena_runtime::Formula::new("Scratch.cu_seqlens");
+            let __f = ::arena_runtime::CheckedArith::new("Scratch.cu_seqlens");
             __cursor
                 .place(
                     __f
@@ -174,11 +177,11 @@ impl Scratch {
                 )?
         };
         __layout.decode_meta = {
-            let __f = ::arena_runtime::Formula::new("Scratch.decode_meta");
+            let __f = ::arena_runtime::CheckedArith::new("Scratch.decode_meta");
             __cursor.place(__f.value(DecodeMeta::layout(decode_rows))?)?
         };
         __layout.moe_topk_ids = {
-            let __f = ::arena_runtime::Formula::new("Scratch.moe_topk_ids");
+            let __f = ::arena_runtime::CheckedArith::new("Scratch.moe_topk_ids");
             __cursor
                 .place(
                     __f
@@ -189,7 +192,7 @@ impl Scratch {
                 )?
         };
         __layout.moe_topk_weights = {
-            let __f = ::arena_runtime::Formula::new("Scratch.moe_topk_weights");
+            let __f = ::arena_runtime::CheckedArith::new("Scratch.moe_topk_weights");
             __cursor
                 .place(
                     __f
@@ -200,7 +203,7 @@ impl Scratch {
                 )?
         };
         __layout.q12_staging = {
-            let __f = ::arena_runtime::Formula::new("Scratch.q12_staging");
+            let __f = ::arena_runtime::CheckedArith::new("Scratch.q12_staging");
             __cursor
                 .place(
                     __f
@@ -222,7 +225,7 @@ impl Scratch {
         base: ::arena_runtime::DevicePtr<u8>,
         layout: &ScratchLayout,
     ) -> ::core::result::Result<Self, ::arena_runtime::CarveError> {
-        ::arena_runtime::regions::check_carve("Scratch", base, layout.total_bytes)?;
+        ::arena_runtime::__private::check_carve("Scratch", base, layout.total_bytes)?;
         ::core::result::Result::Ok(Self {
             positions: layout.positions.of(base),
             slot_mapping: layout.slot_mapping.of(base),

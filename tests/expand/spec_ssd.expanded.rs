@@ -54,20 +54,23 @@ impl SsdScratch {
         config: &ModelConfig,
         max_batch_tokens: usize,
     ) -> ::core::result::Result<SsdLayout, ::arena_runtime::SizeError> {
-        let chunk: usize = ::arena_runtime::Formula::new("chunk")
-            .derived(
-                &["dt", "da_cumsum", "cb"],
-                |__f| ::core::result::Result::Ok(__f.value(config.mamba_chunk())?),
-            )?;
-        let chunks: usize = ::arena_runtime::Formula::new("chunks")
-            .derived(
-                &["dt", "da_cumsum", "cb"],
-                |__f| ::core::result::Result::Ok(__f.ceil_div(max_batch_tokens, chunk)?),
-            )?;
-        let mut __cursor = ::arena_runtime::RegionCursor::new("SsdScratch", 256usize);
+        let chunk: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("chunk"),
+            &["dt", "da_cumsum", "cb"],
+            |__f| ::core::result::Result::Ok(__f.value(config.mamba_chunk())?),
+        )?;
+        let chunks: usize = ::arena_runtime::__private::derived(
+            ::arena_runtime::CheckedArith::new("chunks"),
+            &["dt", "da_cumsum", "cb"],
+            |__f| ::core::result::Result::Ok(__f.ceil_div(max_batch_tokens, chunk)?),
+        )?;
+        let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+            "SsdScratch",
+            256usize,
+        );
         let mut __layout = SsdLayout::default();
         __layout.dt = {
-            let __f = ::arena_runtime::Formula::new("SsdScratch.dt");
+            let __f = ::arena_runtime::CheckedArith::new("SsdScratch.dt");
             __cursor
                 .place(
                     __f
@@ -78,7 +81,7 @@ impl SsdScratch {
                 )?
         };
         __layout.da_cumsum = {
-            let __f = ::arena_runtime::Formula::new("SsdScratch.da_cumsum");
+            let __f = ::arena_runtime::CheckedArith::new("SsdScratch.da_cumsum");
             __cursor
                 .place(
                     __f
@@ -89,7 +92,7 @@ impl SsdScratch {
                 )?
         };
         __layout.cb = {
-            let __f = ::arena_runtime::Formula::new("SsdScratch.cb");
+            let __f = ::arena_runtime::CheckedArith::new("SsdScratch.cb");
             __cursor
                 .place(
                     __f
@@ -107,7 +110,7 @@ impl SsdScratch {
         base: ::arena_runtime::DevicePtr<u8>,
         layout: &SsdLayout,
     ) -> ::core::result::Result<Self, ::arena_runtime::CarveError> {
-        ::arena_runtime::regions::check_carve("SsdScratch", base, layout.total_bytes)?;
+        ::arena_runtime::__private::check_carve("SsdScratch", base, layout.total_bytes)?;
         ::core::result::Result::Ok(Self {
             dt: layout.dt.of(base),
             da_cumsum: layout.da_cumsum.of(base),

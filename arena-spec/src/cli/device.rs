@@ -1,7 +1,7 @@
 //! `--device host|cuda:N`: allocate the arena on the chosen device and check it.
 
 use super::common::CliError;
-use arena_runtime::{Arena, Device};
+use arena_runtime::{Allocated, Device};
 use arena_spec::{BufferArena, BufferSizes};
 
 /// Where `plan` allocates.
@@ -75,10 +75,10 @@ fn check_on<D: Device>(device: D, sizes: &BufferSizes) -> Result<AllocSummary, C
 
 /// Every buffer at its size, 256-byte aligned, disjoint; gated empty ones NULL.
 fn check_invariants<D: Device>(
-    arena: &Arena<BufferArena, D>,
+    arena: &Allocated<BufferArena, D>,
     sizes: &BufferSizes,
 ) -> Result<(), CliError> {
-    let expected = <BufferArena as arena_runtime::ArenaLayout>::byte_sizes(sizes);
+    let expected = <BufferArena as arena_runtime::Arena>::byte_sizes(sizes);
     let mut spans = Vec::new();
     for (p, &bytes) in arena.placements().iter().zip(&expected) {
         let fail = |what: &str| {

@@ -1,0 +1,101 @@
+//! What only the derives' generated code calls. Not API: it changes whenever the expansion
+//! does, so nothing outside generated code should name it (hidden from the docs, as
+//! serde's and thiserror's `__private` are).
+
+use crate::checked::CheckedArith;
+use crate::error::SizeError;
+
+pub use crate::layout::Pointers;
+pub use crate::regions::{check_carve, RegionCursor};
+
+/// A shape's bytes, handing its dims and those bytes (before any floor) to `on_dims` (how
+/// `dims()` and reports see each shape).
+pub fn shape_reported(
+    f: CheckedArith,
+    dims: &[usize],
+    elem_size: usize,
+    on_dims: &mut dyn FnMut(&[usize], usize),
+) -> Result<usize, SizeError> {
+    let bytes = f.shape(dims, elem_size)?;
+    on_dims(dims, bytes);
+    Ok(bytes)
+}
+
+/// A byte formula's value, handing `on_dims` the empty shape a byte formula has and its
+/// bytes before any floor.
+pub fn bytes_reported(bytes: usize, on_dims: &mut dyn FnMut(&[usize], usize)) -> usize {
+    on_dims(&[], bytes);
+    bytes
+}
+
+/// A buffer whose gate is closed: no shape, 0 bytes.
+pub fn closed(on_dims: &mut dyn FnMut(&[usize], usize)) -> usize {
+    on_dims(&[], 0);
+    0
+}
+
+/// The final size: at least `floor` bytes, and not 0 unless the buffer is gated.
+pub fn finish(
+    f: CheckedArith,
+    bytes: usize,
+    floor: usize,
+    gated: bool,
+) -> Result<usize, SizeError> {
+    let bytes = bytes.max(floor);
+    if bytes == 0 && !gated {
+        return Err(SizeError::Zero { buffer: f.name() });
+    }
+    Ok(bytes)
+}
+
+/// Evaluates a derived value: an error inside `value` becomes a [`SizeError::Derived`]
+/// naming the derived value and `used_by`, the buffers that read it, instead of a buffer of
+/// the derived value's name.
+pub fn derived(
+    f: CheckedArith,
+    used_by: &'static [&'static str],
+    value: impl FnOnce(CheckedArith) -> Result<usize, SizeError>,
+) -> Result<usize, SizeError> {
+    value(f).map_err(|source| SizeError::Derived {
+        name: f.name(),
+        used_by,
+        source: Box::new(source),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F: CheckedArith = CheckedArith::new("buf");
+
+    #[test]
+    fn shapes_floors_and_zero() {
+        let mut seen = Vec::new();
+        let mut on_dims = |d: &[usize], b: usize| seen.push((d.to_vec(), b));
+        assert_eq!(shape_reported(F, &[2, 3], 4, &mut on_dims), Ok(24));
+        assert_eq!(bytes_reported(7, &mut on_dims), 7);
+        assert_eq!(closed(&mut on_dims), 0);
+        assert_eq!(seen, [(vec![2, 3], 24), (vec![], 7), (vec![], 0)]);
+        assert_eq!(finish(F, 0, 256, false), Ok(256));
+        assert_eq!(finish(F, 0, 0, true), Ok(0));
+        assert_eq!(
+            finish(F, 0, 0, false),
+            Err(SizeError::Zero { buffer: "buf" })
+        );
+    }
+
+    #[test]
+    fn a_derived_value_is_named_with_its_readers() {
+        let err = derived(F, &["a", "b"], |f| f.mul(usize::MAX, 2)).unwrap_err();
+        assert_eq!(err.buffer(), "buf");
+        assert!(matches!(
+            err,
+            SizeError::Derived {
+                used_by: ["a", "b"],
+                ..
+            }
+        ));
+        assert_eq!(derived(F, &[], |f| f.add(1, 2)), Ok(3));
+    }
+}
