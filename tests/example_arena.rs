@@ -356,3 +356,29 @@ fn size_macro_checks_like_a_formula() {
     let big = usize::MAX;
     assert!(arena_runtime::size!(big * 2).is_err());
 }
+
+#[test]
+fn the_named_inputs_size_exactly_as_the_positional_ones() {
+    use arena_tests::example::BufferArenaInputs;
+    for (m, seq) in [(1, 1), (8192, 131072), (12345, 7)] {
+        let c = config(8, 16);
+        let named = BufferArenaInputs {
+            max_batch_tokens: m,
+            max_seq_len: seq,
+        };
+        assert_eq!(
+            BufferSizes::from_inputs(&c, &named),
+            BufferSizes::from_config(&c, m, seq)
+        );
+        assert_eq!(
+            BufferSizes::try_from_inputs(
+                &c,
+                &BufferArenaInputs {
+                    max_batch_tokens: usize::MAX,
+                    ..named
+                }
+            ),
+            BufferSizes::try_from_config(&c, usize::MAX, seq)
+        );
+    }
+}

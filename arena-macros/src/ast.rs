@@ -4,7 +4,7 @@
 use crate::attr::{self, Entry};
 use crate::ctxt::Ctxt;
 use crate::formula::Formula;
-use proc_macro2::{Ident, Span};
+use proc_macro2::{Delimiter, Ident, Span, TokenStream, TokenTree};
 use quote::format_ident;
 use syn::{Data, DeriveInput, Fields, GenericArgument, PathArguments, Type};
 
@@ -29,7 +29,7 @@ impl Kind {
     }
     fn container_keys(self) -> &'static [&'static str] {
         match self {
-            Kind::Arena => &["sizes", "inputs", "derived", "docs"],
+            Kind::Arena => &["sizes", "inputs", "derived", "docs", "inputs_struct"],
             Kind::Regions => &["layout", "inputs", "derived", "align"],
         }
     }
@@ -107,6 +107,10 @@ pub struct Container<'a> {
     pub inputs: Vec<Input>,
     pub derived: Vec<Derived>,
     pub docs: Docs,
+    /// The generated struct of the by-value inputs (`<Arena>Inputs` unless named), and the
+    /// extra derives asked for it (`inputs_struct(Name, derive(Serialize))`).
+    pub inputs_struct: Ident,
+    pub inputs_struct_derives: Vec<TokenStream>,
     pub align: usize,
     pub buffers: Vec<Buffer<'a>>,
 }
@@ -147,6 +151,8 @@ impl<'a> Container<'a> {
             inputs: Vec::new(),
             derived: Vec::new(),
             docs: Docs::default(),
+            inputs_struct: format_ident!("{}Inputs", input.ident),
+            inputs_struct_derives: Vec::new(),
             align: 256,
             buffers: Vec::new(),
         };
@@ -192,6 +198,37 @@ impl<'a> Container<'a> {
                         let what = format!("derived value `{name}`");
                         if let Some(formula) = Formula::parse(tokens, &what, cx) {
                             self.derived.push(Derived { name, formula });
+                        }
+                    }
+                }
+            }
+            "inputs_struct" => {
+                let usage = "inputs_struct(Name) or inputs_struct(Name, derive(Trait, ...))";
+                let key_span = entry.key.span();
+                if let Some(ts) = entry.listed(usage, cx) {
+                    let parts = attr::split_commas(ts);
+                    let mut parts = parts.into_iter();
+                    match parts.next().map(syn::parse2::<Ident>) {
+                        Some(Ok(id)) => self.inputs_struct = id,
+                        Some(Err(e)) => cx.syn_error(syn::Error::new(
+                            e.span(),
+                            format!("expected a struct name: `{usage}`"),
+                        )),
+                        None => cx.error_at(key_span, format!("expected `{usage}`")),
+                    }
+                    for part in parts {
+                        let mut trees = part.into_iter();
+                        match (trees.next(), trees.next(), trees.next()) {
+                            (Some(TokenTree::Ident(d)), Some(TokenTree::Group(g)), None)
+                                if d == "derive" && g.delimiter() == Delimiter::Parenthesis =>
+                            {
+                                self.inputs_struct_derives
+                                    .extend(attr::split_commas(g.stream()));
+                            }
+                            (first, _, _) => cx.error_at(
+                                first.map_or(key_span, |t| t.span()),
+                                format!("expected `{usage}`"),
+                            ),
                         }
                     }
                 }

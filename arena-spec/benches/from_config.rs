@@ -1,9 +1,9 @@
-//! `BufferSizes::from_config` per call, for the shipped models: the derive's generated sizing
+//! `BufferSizes::from_inputs` (the named form of `from_config`) per call, for the shipped models: the derive's generated sizing
 //! against the same code spelled out by hand (the compile-time benchmark builds this bench in
 //! both variants and compares). `cargo bench -p arena-spec --bench from_config`.
 
 use arena_spec::models::SHIPPED;
-use arena_spec::BufferSizes;
+use arena_spec::{ArenaInputs, BufferSizes};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -16,13 +16,13 @@ fn main() {
         let t = Instant::now();
         for i in 0..calls {
             let c = &configs[i % configs.len()];
-            black_box(BufferSizes::from_config(
-                black_box(c),
-                black_box(8192),
-                131072,
-                16,
-                128,
-            ));
+            let inputs = ArenaInputs {
+                max_batch_tokens: black_box(8192),
+                max_seq_len: 131072,
+                kv_block_size: 16,
+                max_batch_size: 128,
+            };
+            black_box(BufferSizes::from_inputs(black_box(c), &inputs));
         }
         per_call.push(t.elapsed().as_secs_f64() * 1e9 / calls as f64);
     }

@@ -25,6 +25,7 @@ use arena_runtime::{Arena, DevicePtr};
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = BufferSizes,
+    inputs_struct(ArenaInputs, derive(serde::Serialize)),
     docs(
         sizes = "Byte size of each arena buffer. `M` is `max_batch_tokens` and `ceil16(M)` is M
                  rounded up to a multiple of 16.",

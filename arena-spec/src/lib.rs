@@ -18,11 +18,10 @@ pub mod regions;
 pub mod report;
 pub mod sizing;
 
-pub use arena::{BufferArena, BufferSizes};
+pub use arena::{ArenaInputs, BufferArena, BufferSizes};
 pub use config::{ConfigError, Family, LayerKind, ModelConfig};
 pub use constants::{GATEUP_FUSED_MAX_M, Q12_SIZING_STREAMS, VERIFY_ROW_CAP};
 pub use decode_meta::{DecodeMetaLayout, DECODE_META_MAX_ROWS, DECODE_META_MIN_ROWS};
-pub use inputs::ArenaInputs;
 pub use levers::{LeverError, Levers};
 pub use regions::{MoeFp8Scratch, MoeFp8ScratchLayout};
 pub use sizing::{

@@ -1,9 +1,9 @@
 //! Reports of a sized arena: one row per buffer, the totals, and their text and JSON forms.
 //! The CLI prints these; the golden size tables are these.
 
+use crate::arena::ArenaInputs;
 use crate::arena::{BufferArena, BufferSizes};
 use crate::config::ModelConfig;
-use crate::inputs::ArenaInputs;
 use crate::levers::Levers;
 use arena_runtime::{Arena, SizeError};
 use serde::Serialize;

@@ -1,10 +1,8 @@
 //! What the commands share: resolving `<model>`, the sizing flags, errors, styling.
 
 use arena_runtime::{ArenaError, SizeError};
-use arena_spec::inputs::{
-    ArenaInputs, DEFAULT_KV_BLOCK_SIZE, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS,
-};
-use arena_spec::{models, ConfigError, LeverError, ModelConfig};
+use arena_spec::inputs::{DEFAULT_KV_BLOCK_SIZE, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS};
+use arena_spec::{models, ArenaInputs, ConfigError, LeverError, ModelConfig};
 use std::io::IsTerminal;
 use std::path::Path;
 use thiserror::Error;
