@@ -2,8 +2,7 @@
 //! and regions: formulas, floors, gates, tracking, checked arithmetic, placement, release.
 
 use arena_runtime::{
-    AllocMode, AllocOptions, Arena, ArenaError, CountingDevice, DeviceError, GuardError,
-    HostDevice, SizeError,
+    AllocMode, AllocOptions, Arena, CountingDevice, GuardError, HostDevice, SizeError,
 };
 use arena_tests::example::{BufferArena, BufferSizes, ModelConfig};
 use arena_tests::scratch::{AttnScratch, BlockArena, BlockSizes, Shapes};
@@ -196,24 +195,7 @@ fn assert_placed(
     arena: &arena_runtime::Allocated<BufferArena, impl arena_runtime::Device>,
     sizes: &BufferSizes,
 ) {
-    let slab = arena.allocations();
-    let mut spans = Vec::new();
-    for p in arena.placements() {
-        if p.bytes == 0 {
-            assert_eq!(p.addr, 0, "{} is empty and NULL", p.decl.name);
-            continue;
-        }
-        assert_eq!(p.addr % 256, 0, "{} is aligned", p.decl.name);
-        let inside = slab
-            .iter()
-            .any(|a| p.addr >= a.addr && p.addr + p.bytes as u64 <= a.addr + a.bytes as u64);
-        assert!(inside, "{} lies inside an allocation", p.decl.name);
-        spans.push((p.addr, p.addr + p.bytes as u64));
-    }
-    spans.sort();
-    for w in spans.windows(2) {
-        assert!(w[0].1 <= w[1].0, "buffers overlap");
-    }
+    arena.check_placement().unwrap();
     assert_eq!(arena.hidden_states.byte_len(), sizes.hidden_states);
     assert_eq!(arena.gate_logits_f32.byte_len(), sizes.gate_logits_f32);
     assert_eq!(arena.side_scratch.byte_len(), sizes.side_scratch);
@@ -272,35 +254,10 @@ fn failure_at_every_allocation_leaves_nothing_allocated() {
         .iter()
         .filter(|&&b| b > 0)
         .count();
-    for n in 1..=non_empty {
-        let device = CountingDevice::new(HostDevice::new());
-        device.fail_at(n);
-        let err = BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::per_buffer())
-            .unwrap_err();
-        let ArenaError::Alloc {
-            what,
-            bytes,
-            source,
-            ..
-        } = &err
-        else {
-            panic!("{err:?}")
-        };
-        let failed = BufferArena::BUFFERS
-            .iter()
-            .zip(BufferArena::byte_sizes(&sizes))
-            .filter(|(_, b)| *b > 0)
-            .nth(n - 1)
-            .unwrap();
-        assert!(what.contains(failed.0.name), "{err}");
-        assert_eq!(*bytes, failed.1);
-        assert_eq!(*source, DeviceError::Injected { index: n });
-        assert_eq!(
-            device.live_allocations(),
-            0,
-            "failure at allocation {n} leaked"
-        );
-    }
+    assert_eq!(
+        CountingDevice::check_every_allocation_failure::<BufferArena>(HostDevice::new, &sizes),
+        Ok(non_empty + 1)
+    );
     let device = CountingDevice::new(HostDevice::new());
     device.fail_at(1);
     let err = BufferArena::allocate(device.clone(), &sizes).unwrap_err();

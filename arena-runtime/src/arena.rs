@@ -84,6 +84,7 @@ pub struct Allocated<L: Arena, D: Device> {
     allocations: Vec<Allocation>,
     guard_bytes: usize,
     mode: AllocMode,
+    align: usize,
     device: D,
 }
 
@@ -173,6 +174,7 @@ impl<L: Arena, D: Device> Allocated<L, D> {
             allocations,
             guard_bytes: guard,
             mode: options.mode,
+            align,
             device,
         };
         if guard > 0 {
@@ -239,6 +241,11 @@ impl<L: Arena, D: Device> Allocated<L, D> {
     }
 
     /// Bytes actually allocated on the device (slab padding and guard bands included).
+    /// The alignment every non-empty buffer's address has (at least 256 bytes).
+    pub fn alignment(&self) -> usize {
+        self.align
+    }
+
     pub fn allocated_bytes(&self) -> usize {
         self.allocations.iter().map(|a| a.bytes).sum()
     }

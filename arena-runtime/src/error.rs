@@ -148,6 +148,39 @@ pub enum GuardError {
     },
 }
 
+/// [`Allocated::check_placement`](crate::Allocated::check_placement) found a buffer out of
+/// place: the arena's contract is broken (a bug in this crate or in a `Device`).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PlacementError {
+    #[error("buffer `{buffer}` has {placed} bytes but was sized {sized}")]
+    WrongSize {
+        buffer: &'static str,
+        placed: usize,
+        sized: usize,
+    },
+    #[error("buffer `{buffer}` ({bytes} bytes) is {}", if *.bytes == 0 { "empty but not NULL" } else { "NULL but not empty" })]
+    NullMismatch { buffer: &'static str, bytes: usize },
+    #[error("buffer `{buffer}` at {addr:#x} is not {align}-byte aligned")]
+    Misaligned {
+        buffer: &'static str,
+        addr: u64,
+        align: usize,
+    },
+    #[error(
+        "buffer `{buffer}` ({bytes} bytes at {addr:#x}) is not inside one allocation of the arena"
+    )]
+    Outside {
+        buffer: &'static str,
+        addr: u64,
+        bytes: usize,
+    },
+    #[error("buffers `{first}` and `{second}` overlap")]
+    Overlap {
+        first: &'static str,
+        second: &'static str,
+    },
+}
+
 /// A region layout could not be carved from a buffer.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CarveError {

@@ -123,10 +123,78 @@ fn a_failed_allocation_frees_what_came_before() {
         },
         7,
     );
-    for n in 1..=5 {
-        let device = CountingDevice::new(HostDevice::new());
-        device.fail_at(n);
-        assert!(Small::allocate_with(device.clone(), &sizes, AllocOptions::per_buffer()).is_err());
-        assert_eq!(device.live_allocations(), 0, "failure at {n}");
+    let checked = CountingDevice::check_every_allocation_failure::<Small>(HostDevice::new, &sizes);
+    assert_eq!(checked, Ok(5 + 1), "five buffers, then the slab");
+}
+
+/// A device that hands out address ranges without memory, breaking one promise on purpose.
+struct Faulty {
+    next: std::cell::Cell<u64>,
+    fault: Fault,
+}
+
+#[derive(Clone, Copy)]
+enum Fault {
+    None,
+    /// Every allocation 8 bytes past an aligned address.
+    Misaligned,
+    /// Every allocation at the same address.
+    SameAddress,
+}
+
+impl arena_runtime::Device for Faulty {
+    fn name(&self) -> String {
+        "faulty".into()
     }
+    fn alloc(&self, bytes: usize) -> Result<u64, arena_runtime::DeviceError> {
+        let addr = self.next.get();
+        if !matches!(self.fault, Fault::SameAddress) {
+            self.next.set((addr + bytes as u64 + 511) & !255);
+        }
+        Ok(match self.fault {
+            Fault::Misaligned => addr + 8,
+            _ => addr,
+        })
+    }
+    unsafe fn free(&self, _addr: u64, _bytes: usize) -> Result<(), arena_runtime::DeviceError> {
+        Ok(())
+    }
+}
+
+#[test]
+fn the_placement_check_holds_and_names_every_kind_of_breach() {
+    use arena_runtime::PlacementError;
+    let dims = Dims {
+        width: 64,
+        experts: 0,
+    };
+    let sizes = SmallSizes::from_config(&dims, 16);
+    let device = |fault| Faulty {
+        next: std::cell::Cell::new(1 << 20),
+        fault,
+    };
+    for options in [AllocOptions::default(), AllocOptions::per_buffer()] {
+        let arena = Small::allocate_with(device(Fault::None), &sizes, options).unwrap();
+        assert_eq!(arena.check_placement(), Ok(()));
+        assert!(arena.routed.is_null(), "gated off");
+        arena.release().unwrap();
+    }
+    let skewed = Small::allocate(device(Fault::Misaligned), &sizes).unwrap();
+    assert!(matches!(
+        skewed.check_placement(),
+        Err(PlacementError::Misaligned {
+            buffer: "hidden",
+            align: 256,
+            ..
+        })
+    ));
+    let stacked = Small::allocate_with(
+        device(Fault::SameAddress),
+        &sizes,
+        AllocOptions::per_buffer(),
+    )
+    .unwrap();
+    let err = stacked.check_placement().unwrap_err();
+    assert!(matches!(err, PlacementError::Overlap { .. }), "{err}");
+    assert!(err.to_string().contains("overlap"), "{err}");
 }

@@ -153,29 +153,7 @@ fn every_shipped_model_allocates_its_planned_footprint_and_gives_it_back() {
             config.source
         );
 
-        let slab = arena.allocations()[0];
-        let mut spans = Vec::new();
-        for p in arena.placements() {
-            if p.bytes == 0 {
-                assert_eq!(
-                    p.addr, 0,
-                    "{} {}: empty buffers are NULL",
-                    config.source, p.decl.name
-                );
-                continue;
-            }
-            assert_eq!(p.addr % 256, 0, "{} {}", config.source, p.decl.name);
-            assert!(
-                p.addr >= slab.addr && p.addr + p.bytes as u64 <= slab.addr + slab.bytes as u64
-            );
-            spans.push((p.addr, p.addr + p.bytes as u64));
-        }
-        spans.sort();
-        assert!(
-            spans.windows(2).all(|w| w[0].1 <= w[1].0),
-            "{}: buffers overlap",
-            config.source
-        );
+        arena.check_placement().unwrap();
         assert!(arena.moe_fp8_scratch.is_null() == (sizes.moe_fp8_scratch == 0));
         write_then_verify(&k, &arena, &config.source);
         k.stream.synchronize().unwrap();

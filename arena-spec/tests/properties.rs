@@ -265,18 +265,7 @@ proptest! {
         }
 
         let arena = BufferArena::allocate(AddressSpace::new(), &sizes).unwrap();
-        let slab = arena.allocations()[0];
-        let mut spans = Vec::new();
-        for p in arena.placements() {
-            prop_assert_eq!(p.addr == 0, p.bytes == 0, "{} is NULL exactly when empty", p.decl.name);
-            if p.bytes > 0 {
-                prop_assert_eq!(p.addr % 256, 0);
-                prop_assert!(p.addr >= slab.addr && p.addr + p.bytes as u64 <= slab.addr + slab.bytes as u64);
-                spans.push((p.addr, p.addr + p.bytes as u64));
-            }
-        }
-        spans.sort();
-        prop_assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "buffers overlap");
+        prop_assert_eq!(arena.check_placement(), Ok(()));
         prop_assert_eq!(arena.lora_xa.is_null(), sizes.lora_xa == 0);
         prop_assert_eq!(arena.ssd_scratch.is_null(), sizes.ssd_scratch == 0);
     }

@@ -400,7 +400,7 @@ fn regions_carve_the_arena_buffers_they_size() {
 
 #[test]
 fn a_failure_at_any_allocation_names_the_buffer_and_leaks_nothing() {
-    use arena_runtime::{AllocOptions, ArenaError, DeviceError};
+    use arena_runtime::{AllocOptions, ArenaError};
     for name in [
         "synthetic-all-features-moe",
         "synthetic-all-features-dense",
@@ -409,37 +409,13 @@ fn a_failure_at_any_allocation_names_the_buffer_and_leaks_nothing() {
         let mut c = load(name);
         c.levers = Levers::ALL_ON;
         let s = BufferSizes::from_config(&c, 64, 4096, BLOCK, 8);
-        let live: Vec<_> = BufferArena::BUFFERS
+        let checked =
+            CountingDevice::check_every_allocation_failure::<BufferArena>(HostDevice::new, &s);
+        let non_empty = BufferArena::byte_sizes(&s)
             .iter()
-            .zip(BufferArena::byte_sizes(&s))
-            .filter(|(_, b)| *b > 0)
-            .collect();
-        for (n, (decl, bytes)) in live.iter().enumerate().map(|(i, x)| (i + 1, x)) {
-            let device = CountingDevice::new(HostDevice::new());
-            device.fail_at(n);
-            let err = BufferArena::allocate_with(device.clone(), &s, AllocOptions::per_buffer())
-                .unwrap_err();
-            let ArenaError::Alloc {
-                what,
-                bytes: asked,
-                source,
-                ..
-            } = &err
-            else {
-                panic!("{err:?}")
-            };
-            assert_eq!(what, &format!("buffer `{}`", decl.name));
-            assert_eq!(asked, bytes);
-            assert_eq!(*source, DeviceError::Injected { index: n });
-            assert!(
-                err.to_string().contains(decl.name) && err.to_string().contains(&bytes.to_string())
-            );
-            assert_eq!(
-                device.live_allocations(),
-                0,
-                "{name}: failure at allocation {n} leaked"
-            );
-        }
+            .filter(|&&b| b > 0)
+            .count();
+        assert_eq!(checked, Ok(non_empty + 1), "{name}");
         let device = CountingDevice::new(HostDevice::new());
         device.fail_at(1);
         let err = BufferArena::allocate(device.clone(), &s).unwrap_err();
@@ -448,7 +424,6 @@ fn a_failure_at_any_allocation_names_the_buffer_and_leaks_nothing() {
                 .contains("the 46-buffer slab of BufferArena"),
             "{err}"
         );
-        assert_eq!(device.live_allocations(), 0);
         // A guard write failing after the slab was allocated frees the slab too.
         let err = BufferArena::allocate_with(
             NoWrite(CountingDevice::new(HostDevice::new())),

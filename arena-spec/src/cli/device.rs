@@ -1,7 +1,7 @@
 //! `--device host|cuda:N`: allocate the arena on the chosen device and check it.
 
 use super::common::CliError;
-use arena_runtime::{Allocated, Device};
+use arena_runtime::Device;
 use arena_spec::{BufferArena, BufferSizes};
 
 /// Where `plan` allocates.
@@ -60,7 +60,9 @@ fn check_on<D: Device>(device: D, sizes: &BufferSizes) -> Result<AllocSummary, C
     let before = device.mem_info();
     let arena = BufferArena::allocate(device, sizes)?;
     let after = arena.device().mem_info();
-    check_invariants(&arena, sizes)?;
+    arena
+        .check_placement()
+        .map_err(|e| CliError::Usage(format!("invariant broken: {e}")))?;
     let allocated_bytes = arena.allocated_bytes();
     arena.release()?;
     let free_memory_drop = before
@@ -71,43 +73,4 @@ fn check_on<D: Device>(device: D, sizes: &BufferSizes) -> Result<AllocSummary, C
         allocated_bytes,
         free_memory_drop,
     })
-}
-
-/// Every buffer at its size, 256-byte aligned, disjoint; gated empty ones NULL.
-fn check_invariants<D: Device>(
-    arena: &Allocated<BufferArena, D>,
-    sizes: &BufferSizes,
-) -> Result<(), CliError> {
-    let expected = <BufferArena as arena_runtime::Arena>::byte_sizes(sizes);
-    let mut spans = Vec::new();
-    for (p, &bytes) in arena.placements().iter().zip(&expected) {
-        let fail = |what: &str| {
-            Err(CliError::Usage(format!(
-                "invariant broken: buffer `{}` {what}",
-                p.decl.name
-            )))
-        };
-        if p.bytes != bytes {
-            return fail(&format!("has {} bytes, sized {bytes}", p.bytes));
-        }
-        if (p.addr == 0) != (bytes == 0) {
-            return fail("is NULL exactly when it is not empty");
-        }
-        if p.addr % 256 != 0 {
-            return fail("is not 256-byte aligned");
-        }
-        if bytes > 0 {
-            spans.push((p.addr, p.addr + bytes as u64, p.decl.name));
-        }
-    }
-    spans.sort();
-    for w in spans.windows(2) {
-        if w[0].1 > w[1].0 {
-            return Err(CliError::Usage(format!(
-                "invariant broken: `{}` overlaps `{}`",
-                w[0].2, w[1].2
-            )));
-        }
-    }
-    Ok(())
 }
