@@ -1,9 +1,10 @@
 //! Unit tests of the expansion: golden snapshots of the arenas under the workspace's
 //! `tests/expand/`, and the promise that the derive never panics on malformed input.
 //!
-//! Snapshots: each `tests/expand/NAME.rs` is expanded (every `#[derive(Arena)]` and
-//! `#[derive(Regions)]` struct in it), formatted with prettyplease and compared with
-//! `tests/expand/NAME.expanded.rs`. Set `ARENA_BLESS=1` to write the expected files anew.
+//! Snapshots: each input (`tests/expand/NAME.rs`, or a declaration of the engine arena) is
+//! expanded (every `#[derive(Arena)]` and `#[derive(Regions)]` struct in it), formatted with
+//! prettyplease and compared with its `.expanded.rs`, one test per input, failing with a
+//! unified diff. Set `ARENA_BLESS=1` to write the expected files anew.
 
 use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -35,56 +36,77 @@ fn expand_source(src: &str) -> String {
     prettyplease::unparse(&file)
 }
 
-/// Snapshot inputs: the test arenas of `tests/expand/`, and the engine's arena and region
-/// layouts in `arena-spec` (expected files `tests/expand/spec_*.expanded.rs`).
-fn snapshot_inputs() -> Vec<(PathBuf, PathBuf)> {
-    let dir = expand_dir();
-    let mut pairs: Vec<(PathBuf, PathBuf)> = std::fs::read_dir(&dir)
-        .expect("tests/expand exists")
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "rs")
-                && !p.to_string_lossy().ends_with(".expanded.rs")
-        })
-        .map(|p| (p.clone(), p.with_extension("expanded.rs")))
-        .collect();
-    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arena-spec/src");
-    let mut spec_files = vec![spec.join("arena.rs"), spec.join("decode_meta.rs")];
-    let mut regions: Vec<PathBuf> = std::fs::read_dir(spec.join("regions"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    regions.retain(|p| !p.ends_with("mod.rs"));
-    spec_files.extend(regions);
-    for f in spec_files {
-        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
-        pairs.push((f, dir.join(format!("spec_{stem}.expanded.rs"))));
+/// Compares one input's expansion with its snapshot, failing with a unified diff; with
+/// `ARENA_BLESS=1` writes the snapshot instead.
+fn check_snapshot(input: &Path, expected_path: &Path) {
+    let actual = expand_source(&std::fs::read_to_string(input).unwrap());
+    if std::env::var_os("ARENA_BLESS").is_some() {
+        std::fs::write(expected_path, &actual).unwrap();
+        return;
     }
-    pairs.sort();
-    pairs
+    let expected = std::fs::read_to_string(expected_path).unwrap_or_default();
+    if expected != actual {
+        let diff = similar::TextDiff::from_lines(&expected, &actual)
+            .unified_diff()
+            .context_radius(3)
+            .header(&expected_path.display().to_string(), "the expansion now")
+            .to_string();
+        panic!(
+            "the expansion of {} changed; review the diff and re-bless with \
+             ARENA_BLESS=1 cargo test -p arena-macros:\n{diff}",
+            input.display()
+        );
+    }
 }
 
-#[test]
-fn expansion_snapshots() {
-    let bless = std::env::var_os("ARENA_BLESS").is_some();
-    let inputs = snapshot_inputs();
-    assert!(inputs.len() > 2, "no snapshot inputs found");
-    let mut stale = Vec::new();
-    for (input, expected_path) in inputs {
-        let actual = expand_source(&std::fs::read_to_string(&input).unwrap());
-        if bless {
-            std::fs::write(&expected_path, &actual).unwrap();
-            continue;
+/// One test per snapshot input: a test arena of `tests/expand/`, or a declaration of the
+/// engine's arena in `arena-spec` (the single source of its fields, read where it lives;
+/// its snapshot is `tests/expand/spec_<file>.expanded.rs`).
+macro_rules! snapshots {
+    ($($test:ident: $input:literal => $expected:literal;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+                check_snapshot(&root.join($input), &root.join($expected));
+            }
+        )*
+
+        /// Every input file has its test above, so a new one cannot go unchecked.
+        #[test]
+        fn every_snapshot_input_has_a_test() {
+            let listed: Vec<&str> = vec![$($input),*];
+            let mut inputs: Vec<String> = std::fs::read_dir(expand_dir())
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "rs") && !p.to_string_lossy().ends_with(".expanded.rs"))
+                .map(|p| format!("tests/expand/{}", p.file_name().unwrap().to_string_lossy()))
+                .collect();
+            let regions = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arena-spec/src/regions");
+            inputs.extend(
+                std::fs::read_dir(regions)
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .filter(|n| n != "mod.rs")
+                    .map(|n| format!("arena-spec/src/regions/{n}")),
+            );
+            for input in inputs {
+                assert!(listed.contains(&input.as_str()), "{input} has no snapshot test");
+            }
         }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if expected != actual {
-            stale.push(expected_path.display().to_string());
-        }
-    }
-    assert!(
-        stale.is_empty(),
-        "the expansion changed for {stale:?}; review the diff and re-bless with ARENA_BLESS=1 cargo test -p arena-macros"
-    );
+    };
+}
+
+snapshots! {
+    snapshot_example: "tests/expand/example.rs" => "tests/expand/example.expanded.rs";
+    snapshot_scratch: "tests/expand/scratch.rs" => "tests/expand/scratch.expanded.rs";
+    snapshot_spec_arena: "arena-spec/src/arena.rs" => "tests/expand/spec_arena.expanded.rs";
+    snapshot_spec_decode_meta: "arena-spec/src/decode_meta.rs" => "tests/expand/spec_decode_meta.expanded.rs";
+    snapshot_spec_gdn_fla: "arena-spec/src/regions/gdn_fla.rs" => "tests/expand/spec_gdn_fla.expanded.rs";
+    snapshot_spec_moe_fp8: "arena-spec/src/regions/moe_fp8.rs" => "tests/expand/spec_moe_fp8.expanded.rs";
+    snapshot_spec_qsa_select: "arena-spec/src/regions/qsa_select.rs" => "tests/expand/spec_qsa_select.expanded.rs";
+    snapshot_spec_scratch: "arena-spec/src/regions/scratch.rs" => "tests/expand/spec_scratch.expanded.rs";
+    snapshot_spec_ssd: "arena-spec/src/regions/ssd.rs" => "tests/expand/spec_ssd.expanded.rs";
 }
 
 /// A small deterministic generator, so a failure reproduces from its seed.
