@@ -7,16 +7,11 @@
 
 use crate::ctxt::Ctxt;
 use crate::formula_parse::{self, Node, NodeKind, Parsed};
-use proc_macro2::{Delimiter, Group, Ident, Spacing, Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 
 /// Helpers a formula may call by bare name; they map to checked methods of `Formula`.
 pub const HELPERS: &[&str] = &["ceil16", "round_up", "ceil_div", "max", "min"];
-
-const KEYWORDS: &[&str] = &[
-    "if", "else", "match", "loop", "while", "for", "let", "return", "move", "async", "await",
-    "unsafe", "break", "continue", "fn", "static", "mut", "in", "yield",
-];
 
 /// One parsed formula.
 pub struct Formula {
@@ -38,9 +33,6 @@ impl Formula {
     pub fn parse(tokens: TokenStream, what: &str, cx: &Ctxt) -> Option<Formula> {
         if tokens.is_empty() {
             cx.error_at(Span::call_site(), format!("{what} is empty"));
-            return None;
-        }
-        if !prescan(tokens.clone(), cx) {
             return None;
         }
         let text = text_of(tokens.clone());
@@ -132,98 +124,6 @@ impl Formula {
     }
 }
 
-/// Rejects, with a precise message, token-level syntax that is outside the formula grammar.
-/// Stops at the first problem: one mistake in a formula is one error.
-fn prescan(tokens: TokenStream, cx: &Ctxt) -> bool {
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    let mut i = 0;
-    while i < trees.len() {
-        match &trees[i] {
-            TokenTree::Ident(id) => {
-                let s = id.to_string();
-                if KEYWORDS.contains(&s.as_str()) {
-                    cx.error_at(id.span(), format!("`{s}` is not allowed in a formula: a formula is arithmetic over the inputs (use `max`/`min` for choices, `gate = ...` for on/off)"));
-                    return false;
-                }
-            }
-            TokenTree::Group(g) => {
-                if g.delimiter() == Delimiter::Brace {
-                    cx.error_at(g.span(), "blocks are not allowed in a formula: a formula is one arithmetic expression");
-                    return false;
-                }
-                if !prescan(g.stream(), cx) {
-                    return false;
-                }
-            }
-            TokenTree::Punct(_) => {
-                let start = i;
-                let op = operator_at(&trees, &mut i);
-                if let Some(msg) = forbidden_operator(&op, trees.get(i + 1)) {
-                    cx.error_at(trees[start].span(), msg);
-                    return false;
-                }
-            }
-            TokenTree::Literal(_) => {}
-        }
-        i += 1;
-    }
-    true
-}
-
-/// The operator starting at `trees[*i]`: a run of joint punctuation (`==`, `::`, `&&`).
-/// Leaves `*i` on its last character.
-fn operator_at(trees: &[TokenTree], i: &mut usize) -> String {
-    let mut op = String::new();
-    while let Some(TokenTree::Punct(p)) = trees.get(*i) {
-        op.push(p.as_char());
-        if p.spacing() == Spacing::Alone {
-            break;
-        }
-        *i += 1;
-    }
-    op
-}
-
-fn forbidden_operator(op: &str, next: Option<&TokenTree>) -> Option<String> {
-    // Split a run like `*-` or `,&` into the operators Rust would read.
-    const ALLOWED: &[&str] = &[
-        "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "!", "&", ".", "::",
-        ",",
-    ];
-    if ALLOWED.contains(&op) {
-        if op == "!" && matches!(next, Some(TokenTree::Group(_))) {
-            return Some("macro calls are not allowed in a formula".into());
-        }
-        return None;
-    }
-    let msg = match op {
-        "=" => "assignment is not allowed in a formula; write `key = formula` once".to_string(),
-        "+=" | "-=" | "*=" | "/=" | "%=" => {
-            format!("`{op}` (assignment) is not allowed in a formula")
-        }
-        "|" => "closures are not allowed in a formula".to_string(),
-        "?" => {
-            "`?` is not allowed in a formula: the derive checks the arithmetic itself".to_string()
-        }
-        ".." | "..=" => "ranges are not allowed in a formula".to_string(),
-        ";" => "statements are not allowed in a formula".to_string(),
-        "^" | "<<" | ">>" => format!(
-            "`{op}` is not allowed in a formula: only + - * / % and comparisons are checked"
-        ),
-        _ => {
-            // Runs such as `*&` or `,-` are two operators written together.
-            let ok = op.char_indices().skip(1).any(|(k, _)| {
-                ALLOWED.contains(&&op[..k]) && forbidden_operator(&op[k..], next).is_none()
-            });
-            if ok {
-                return None;
-            }
-            format!("`{op}` is not allowed in a formula")
-        }
-    };
-    Some(msg)
-}
-
 fn collect_names(node: &Node, out: &mut Vec<Ident>) {
     match &node.kind {
         NodeKind::Path { name: Some(id) } => out.push(id.clone()),
@@ -301,7 +201,7 @@ pub fn text_of(tokens: TokenStream) -> String {
                     last = Last::Word;
                 }
                 TokenTree::Punct(_) => {
-                    let op = operator_at(&trees, &mut i);
+                    let op = formula_parse::operator_at(&trees, &mut i);
                     match op.as_str() {
                         "." | "::" => {
                             out.push_str(&op);

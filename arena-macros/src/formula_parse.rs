@@ -103,6 +103,9 @@ const CAST_PRECEDENCE: u8 = 6;
 
 /// Parses `tokens` (already through the token-level checks); reports the first problem.
 pub fn parse(tokens: TokenStream, what: &str, cx: &Ctxt) -> Option<Parsed> {
+    if !prescan(tokens.clone(), what, cx) {
+        return None;
+    }
     let mut p = Parser {
         levels: vec![tokens.into_iter().collect()],
         what,
@@ -113,6 +116,109 @@ pub fn parse(tokens: TokenStream, what: &str, cx: &Ctxt) -> Option<Parsed> {
         levels: p.levels,
         root,
     })
+}
+
+const KEYWORDS: &[&str] = &[
+    "if", "else", "match", "loop", "while", "for", "let", "return", "move", "async", "await",
+    "unsafe", "break", "continue", "fn", "static", "mut", "in", "yield",
+];
+
+/// The token-level half of the grammar: constructs a formula cannot contain (keywords,
+/// blocks, assignments, closures, `?`, ranges, macros...), rejected before parsing with a
+/// message saying what they are. Stops at the first problem: one mistake in a formula is one
+/// error. Messages read as the parser's: "`<what>` is not a formula: <why>".
+fn prescan(tokens: TokenStream, what: &str, cx: &Ctxt) -> bool {
+    let reject = |span: Span, msg: &str| {
+        cx.error_at(span, format!("{what} is not a formula: {msg}"));
+        false
+    };
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut i = 0;
+    while i < trees.len() {
+        match &trees[i] {
+            TokenTree::Ident(id) => {
+                let s = id.to_string();
+                if KEYWORDS.contains(&s.as_str()) {
+                    return reject(id.span(), &format!("`{s}` is not allowed: a formula is arithmetic over the inputs (use `max`/`min` for choices, `gate = ...` for on/off)"));
+                }
+            }
+            TokenTree::Group(g) => {
+                if g.delimiter() == Delimiter::Brace {
+                    return reject(
+                        g.span(),
+                        "a block is not allowed: a formula is one arithmetic expression",
+                    );
+                }
+                if !prescan(g.stream(), what, cx) {
+                    return false;
+                }
+            }
+            TokenTree::Punct(_) => {
+                let start = i;
+                let op = operator_at(&trees, &mut i);
+                // `name!(...)` is a macro call; `!(...)` after an operator is a negation.
+                let after_name = start > 0 && matches!(trees[start - 1], TokenTree::Ident(_));
+                if let Some(msg) = forbidden_operator(&op, trees.get(i + 1), after_name) {
+                    return reject(trees[start].span(), &msg);
+                }
+            }
+            TokenTree::Literal(_) => {}
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The operator starting at `trees[*i]`: a run of joint punctuation (`==`, `::`, `&&`).
+/// Leaves `*i` on its last character.
+pub(crate) fn operator_at(trees: &[TokenTree], i: &mut usize) -> String {
+    let mut op = String::new();
+    while let Some(TokenTree::Punct(p)) = trees.get(*i) {
+        op.push(p.as_char());
+        if p.spacing() == Spacing::Alone {
+            break;
+        }
+        *i += 1;
+    }
+    op
+}
+
+fn forbidden_operator(op: &str, next: Option<&TokenTree>, after_name: bool) -> Option<String> {
+    // Split a run like `*-` or `,&` into the operators Rust would read.
+    const ALLOWED: &[&str] = &[
+        "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "!", "&", ".", "::",
+        ",",
+    ];
+    if ALLOWED.contains(&op) {
+        if op == "!" && after_name && matches!(next, Some(TokenTree::Group(_))) {
+            return Some(
+                "a macro call is not allowed: call a function, or `size!` inside it".into(),
+            );
+        }
+        return None;
+    }
+    let msg = match op {
+        "=" => "`=` (assignment) is not allowed: write `key = formula` once".to_string(),
+        "+=" | "-=" | "*=" | "/=" | "%=" => format!("`{op}` (assignment) is not allowed"),
+        "|" => "`|` is not allowed: neither a closure nor a bitwise or is part of a formula (`||` is the logical or)".to_string(),
+        "?" => "`?` is not allowed: the derive checks the arithmetic itself".to_string(),
+        ".." | "..=" => format!("`{op}` (a range) is not allowed"),
+        ";" => "`;` is not allowed: a formula is one expression, not statements".to_string(),
+        "^" | "<<" | ">>" => {
+            format!("`{op}` is not allowed: only + - * / % and comparisons are checked")
+        }
+        _ => {
+            // Runs such as `*&` or `,-` are two operators written together.
+            let ok = op.char_indices().skip(1).any(|(k, _)| {
+                ALLOWED.contains(&&op[..k]) && forbidden_operator(&op[k..], next, false).is_none()
+            });
+            if ok {
+                return None;
+            }
+            format!("`{op}` is not allowed")
+        }
+    };
+    Some(msg)
 }
 
 struct Parser<'c> {
