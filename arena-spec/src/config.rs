@@ -4,7 +4,6 @@
 
 pub use crate::family::Family;
 use crate::levers::Levers;
-use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -55,67 +54,6 @@ pub enum ConfigError {
     },
     #[error("{path}: unsupported model_type {model_type:?}; supported: {}", Family::ALL.iter().map(|f| f.model_type()).collect::<Vec<_>>().join(", "))]
     UnsupportedModelType { path: PathBuf, model_type: String },
-}
-
-/// The text of a config file: a regular file, read up to [`MAX_CONFIG_BYTES`].
-fn read_bounded(path: &Path) -> Result<String, ConfigError> {
-    use std::io::Read;
-    let io = |source| ConfigError::Io {
-        path: path.into(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if !meta.is_file() {
-        return Err(ConfigError::NotAFile {
-            path: path.into(),
-            kind: file_kind(&meta.file_type()),
-        });
-    }
-    if meta.len() > MAX_CONFIG_BYTES as u64 {
-        return Err(ConfigError::TooLarge { path: path.into() });
-    }
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_CONFIG_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() > MAX_CONFIG_BYTES {
-        return Err(ConfigError::TooLarge { path: path.into() });
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        io(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
-            ),
-        ))
-    })
-}
-
-/// What a non-regular file is, in words.
-fn file_kind(t: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a named pipe";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    if t.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
 }
 
 fn in_key(key: &Option<String>) -> String {
@@ -248,7 +186,7 @@ impl ModelConfig {
         levers: Levers,
     ) -> Result<ModelConfig, ConfigError> {
         let path = path.as_ref();
-        let text = read_bounded(path)?;
+        let text = crate::config_json::read_bounded(path)?;
         Self::from_json_str_with_levers(&text, path, levers)
     }
 
@@ -417,22 +355,31 @@ impl ModelConfig {
         self.num_ssm_layers() > 0 && self.linear_num_value_heads > 0
     }
 
-    /// `linear_num_key_heads · linear_key_head_dim`.
+    /// `linear_num_key_heads · linear_key_head_dim` (0 without GDN layers, as the
+    /// `mamba_*` widths are 0 without Mamba-2 layers).
     pub fn gdn_key_dim(&self) -> usize {
-        self.linear_num_key_heads * self.linear_key_head_dim
+        if self.has_gdn() {
+            self.linear_num_key_heads * self.linear_key_head_dim
+        } else {
+            0
+        }
     }
 
-    /// `linear_num_value_heads · linear_value_head_dim`.
+    /// `linear_num_value_heads · linear_value_head_dim` (0 without GDN layers).
     pub fn gdn_value_dim(&self) -> usize {
-        self.linear_num_value_heads * self.linear_value_head_dim
+        if self.has_gdn() {
+            self.linear_num_value_heads * self.linear_value_head_dim
+        } else {
+            0
+        }
     }
 
-    /// `2·Hk·Dk + 2·Hv·Dv`: the width of `in_proj_qkvz`.
+    /// `2·Hk·Dk + 2·Hv·Dv`: the width of `in_proj_qkvz` (0 without GDN layers).
     pub fn ssm_qkvz_size(&self) -> usize {
         2 * self.gdn_key_dim() + 2 * self.gdn_value_dim()
     }
 
-    /// Channels of the GDN causal conv: q, k and v.
+    /// Channels of the GDN causal conv: q, k and v (0 without GDN layers).
     pub fn gdn_conv_dim(&self) -> usize {
         2 * self.gdn_key_dim() + self.gdn_value_dim()
     }
@@ -486,12 +433,7 @@ impl ModelConfig {
 
     /// Width of the SSM input projection output, GDN or Mamba-2.
     pub fn ssm_in_width(&self) -> usize {
-        let gdn = if self.has_gdn() {
-            self.ssm_qkvz_size()
-        } else {
-            0
-        };
-        gdn.max(self.mamba_in_proj_width())
+        self.ssm_qkvz_size().max(self.mamba_in_proj_width())
     }
 
     /// Per-token SSM gate columns: GDN's g and beta per value head, or Mamba-2's dt per head.
@@ -511,23 +453,14 @@ impl ModelConfig {
 
     /// Channels of the SSM causal conv, GDN or Mamba-2.
     pub fn ssm_conv_dim(&self) -> usize {
-        let gdn = if self.has_gdn() {
-            self.gdn_conv_dim()
-        } else {
-            0
-        };
-        gdn.max(self.mamba_conv_dim())
+        self.gdn_conv_dim().max(self.mamba_conv_dim())
     }
 
     /// The widest K of the FP8 prefill projections: hidden, `q_heads · head_dim`, Mamba-2
     /// `d_inner` and the GDN value dim (the seeds' list), and the O projection's input
     /// `q_heads · v_head_dim`, which under MLA can exceed `q_heads · head_dim`.
     pub fn widest_k(&self) -> usize {
-        let gdn = if self.has_gdn() {
-            self.gdn_value_dim()
-        } else {
-            0
-        };
+        let gdn = self.gdn_value_dim();
         self.hidden_size
             .max(self.num_attention_heads * self.head_dim())
             .max(self.attn_output_width())
@@ -569,124 +502,5 @@ impl ModelConfig {
     /// The context length the config allows.
     pub fn max_context(&self) -> usize {
         self.max_position_embeddings
-    }
-}
-
-/// Reads fields of one JSON object with errors naming the file and the field.
-pub(crate) struct Fields<'a> {
-    pub path: &'a Path,
-    pub obj: &'a Map<String, Value>,
-    /// `text_config.` for nested text models, so errors name the field as the file has it.
-    pub prefix: &'static str,
-}
-
-impl<'a> Fields<'a> {
-    fn name(&self, key: &str) -> String {
-        format!("{}{key}", self.prefix)
-    }
-
-    pub fn invalid(&self, key: &str, reason: impl Into<String>) -> ConfigError {
-        ConfigError::Invalid {
-            path: self.path.into(),
-            field: self.name(key),
-            reason: reason.into(),
-        }
-    }
-
-    pub fn missing(&self, key: &str) -> ConfigError {
-        ConfigError::Missing {
-            path: self.path.into(),
-            field: self.name(key),
-        }
-    }
-
-    /// A non-negative integer dimension, `None` when absent or null.
-    pub fn opt_dim(&self, key: &str, max: usize) -> Result<Option<usize>, ConfigError> {
-        let Some(v) = self.obj.get(key) else {
-            return Ok(None);
-        };
-        if v.is_null() {
-            return Ok(None);
-        }
-        if let Some(literal) = crate::config_json::non_finite(v) {
-            return Err(self.invalid(
-                key,
-                format!("is {literal}, but must be a finite whole number"),
-            ));
-        }
-        let n = match v {
-            Value::Number(n) => {
-                if let Some(u) = n.as_u64() {
-                    u
-                } else if n.as_i64().is_some_and(|i| i < 0) {
-                    return Err(self.invalid(key, format!("is {n}, but must not be negative")));
-                } else {
-                    match n.as_f64() {
-                        Some(f) if f.fract() == 0.0 && f >= 0.0 && f <= u64::MAX as f64 => f as u64,
-                        _ => {
-                            return Err(
-                                self.invalid(key, format!("is {n}, but must be a whole number"))
-                            )
-                        }
-                    }
-                }
-            }
-            other => {
-                return Err(self.invalid(key, format!("must be a number, not {}", json_kind(other))))
-            }
-        };
-        match usize::try_from(n) {
-            Ok(n) if n <= max => Ok(Some(n)),
-            _ => Err(self.invalid(
-                key,
-                format!("is {n}, larger than the largest supported value {max}"),
-            )),
-        }
-    }
-
-    /// A required dimension that must be > 0.
-    pub fn positive(&self, key: &str, max: usize) -> Result<usize, ConfigError> {
-        match self.opt_dim(key, max)? {
-            None => Err(self.missing(key)),
-            Some(0) => Err(self.invalid(key, "is 0, but must be at least 1")),
-            Some(n) => Ok(n),
-        }
-    }
-
-    pub fn opt_bool(&self, key: &str) -> Result<Option<bool>, ConfigError> {
-        match self.obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => Err(self.invalid(
-                key,
-                format!("must be true or false, not {}", json_kind(other)),
-            )),
-        }
-    }
-
-    pub fn opt_str(&self, key: &str) -> Result<Option<&'a str>, ConfigError> {
-        match self.obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v @ Value::String(s)) if crate::config_json::non_finite(v).is_none() => {
-                Ok(Some(s))
-            }
-            Some(other) => {
-                Err(self.invalid(key, format!("must be a string, not {}", json_kind(other))))
-            }
-        }
-    }
-}
-
-pub(crate) fn json_kind(v: &Value) -> &'static str {
-    if crate::config_json::non_finite(v).is_some() {
-        return "a non-finite number";
-    }
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

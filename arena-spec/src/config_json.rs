@@ -1,4 +1,5 @@
-//! Reading the text of a `config.json` the way the reference reads it.
+//! Reading the text of a `config.json` the way the reference reads it: a regular file,
+//! bounded in size, parsed as Python's `json` parses it.
 //!
 //! Hugging Face configs are written and read by Python's `json` module, which accepts three
 //! literals strict JSON lacks: `NaN`, `Infinity` and `-Infinity` (NVIDIA's Nemotron-H files
@@ -11,7 +12,7 @@
 //! A syntax error names its position once, in the file as written (the replacements are
 //! mapped back), and the key path it sits in (`text_config.rope_scaling.factor`).
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, MAX_CONFIG_BYTES};
 use serde_json::Value;
 use std::path::Path;
 
@@ -53,6 +54,67 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Value, ConfigError> {
             message,
         }
     })
+}
+
+/// The text of a config file: a regular file, read up to `MAX_CONFIG_BYTES`.
+pub(crate) fn read_bounded(path: &Path) -> Result<String, ConfigError> {
+    use std::io::Read;
+    let io = |source| ConfigError::Io {
+        path: path.into(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(ConfigError::NotAFile {
+            path: path.into(),
+            kind: file_kind(&meta.file_type()),
+        });
+    }
+    if meta.len() > MAX_CONFIG_BYTES as u64 {
+        return Err(ConfigError::TooLarge { path: path.into() });
+    }
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge { path: path.into() });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        ))
+    })
+}
+
+/// What a non-regular file is, in words.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a named pipe";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// One replacement: at `at` in the original text, `old` bytes became `new` bytes.

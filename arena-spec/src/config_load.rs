@@ -4,7 +4,8 @@
 //! modeling file); where a file's keys disagree in a way the reference would reject, the
 //! file is refused naming both keys.
 
-use crate::config::{json_kind, ConfigError, Fields, LayerKind, ModelConfig, MAX_DIM, MAX_EXTENT};
+use crate::config::{ConfigError, LayerKind, ModelConfig, MAX_DIM, MAX_EXTENT};
+use crate::config_fields::{json_kind, Fields};
 use crate::family::{DenseLayers, Family, Mixers, SharedExpert};
 use crate::levers::Levers;
 use serde_json::Value;

@@ -6,6 +6,7 @@
 
 mod arena;
 pub mod config;
+mod config_fields;
 mod config_json;
 mod config_load;
 pub mod constants;

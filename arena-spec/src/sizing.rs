@@ -14,11 +14,7 @@ use arena_runtime::{size, SizeError};
 /// most that width; the dequant callers debug-assert `N * K * 2` against the allocated
 /// size. It does not depend on the batch.
 pub fn q2_dequant_scratch_bytes(config: &ModelConfig) -> Result<usize, SizeError> {
-    let gdn = if config.has_gdn() {
-        config.ssm_qkvz_size()
-    } else {
-        0
-    };
+    let gdn = config.ssm_qkvz_size();
     let kv = 2 * config.num_key_value_heads * config.head_dim();
     let widest = config
         .intermediate_size
