@@ -8,6 +8,7 @@
 
 use crate::ast::{Buffer, Container, Kind, Size};
 use crate::ctxt::Ctxt;
+use crate::items::{render, Item, Render};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -114,14 +115,14 @@ fn is_plain_scalar(ty: &syn::Type) -> bool {
 /// The struct of the by-value inputs (every input but the references), and
 /// `from_inputs` / `try_from_inputs` / `try_from_inputs_with` taking the references first and
 /// the struct after: the named form of `from_config`, which cannot swap two `usize`s.
-fn inputs_struct(cont: &Container) -> (TokenStream, TokenStream) {
+fn inputs_struct<'a>(cont: &'a Container<'a>) -> (TokenStream, Vec<Item<'a>>) {
     let by_value: Vec<_> = cont
         .inputs
         .iter()
         .filter(|i| !matches!(i.ty, syn::Type::Reference(_)))
         .collect();
     if by_value.is_empty() {
-        return (TokenStream::new(), TokenStream::new());
+        return (TokenStream::new(), Vec::new());
     }
     let vis = &cont.original.vis;
     let name = &cont.inputs_struct;
@@ -172,27 +173,46 @@ fn inputs_struct(cont: &Container) -> (TokenStream, TokenStream) {
             #(#fields,)*
         }
     };
-    let methods = quote! {
-        /// [`Self::try_from_config`] with the by-value inputs by name.
-        pub fn try_from_inputs(#(#ref_decls,)* inputs: &#name) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-            Self::try_from_config(#(#args),*)
-        }
-
-        /// [`Self::from_config`] with the by-value inputs by name.
-        pub fn from_inputs(#(#ref_decls,)* inputs: &#name) -> Self {
-            Self::from_config(#(#args),*)
-        }
-
-        /// [`Self::try_from_config_with`] with the by-value inputs by name: the sizes and each
-        /// buffer's shape and bytes before the floor, in one pass.
-        pub fn try_from_inputs_with(
-            #(#ref_decls,)*
-            inputs: &#name,
-            on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
-        ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-            Self::try_from_config_with(#(#args,)* on_dims)
-        }
-    };
+    let (args, ref_decls) = (std::rc::Rc::new(args), std::rc::Rc::new(ref_decls));
+    let (a1, a2, a3) = (args.clone(), args.clone(), args);
+    let (r1, r2, r3) = (ref_decls.clone(), ref_decls.clone(), ref_decls);
+    let methods = vec![
+        Item::function(
+            quote! {
+                /// [`Self::try_from_config`] with the by-value inputs by name.
+                pub fn try_from_inputs(#(#r1,)* inputs: &#name) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
+            },
+            move || {
+                let args = a1.iter();
+                quote!(Self::try_from_config(#(#args),*))
+            },
+        ),
+        Item::function(
+            quote! {
+                /// [`Self::from_config`] with the by-value inputs by name.
+                pub fn from_inputs(#(#r2,)* inputs: &#name) -> Self
+            },
+            move || {
+                let args = a2.iter();
+                quote!(Self::from_config(#(#args),*))
+            },
+        ),
+        Item::function(
+            quote! {
+                /// [`Self::try_from_config_with`] with the by-value inputs by name: the sizes and each
+                /// buffer's shape and bytes before the floor, in one pass.
+                pub fn try_from_inputs_with(
+                    #(#r3,)*
+                    inputs: &#name,
+                    on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
+                ) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
+            },
+            move || {
+                let args = a3.iter();
+                quote!(Self::try_from_config_with(#(#args,)* on_dims))
+            },
+        ),
+    ];
     (struct_tokens, methods)
 }
 
@@ -320,208 +340,254 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
 }
 
 fn expand(cont: &Container) -> TokenStream {
+    render_arena(cont, Render::Real)
+}
+
+/// On error: the items the author's other code refers to, with bodies that never run, so
+/// one mistake in a declaration is reported once rather than at every use. The same item
+/// list as the real expansion, so the two cannot drift.
+fn fallback(cont: &Container) -> TokenStream {
+    render_arena(cont, Render::Stub)
+}
+
+fn render_arena(cont: &Container, how: Render) -> TokenStream {
     let arena = &cont.ident;
     let sizes = &cont.companion;
     let sizes_struct = sizes_struct(cont);
-    let (param_decls, param_names) = params(cont);
-    let derived = derived_lets(cont);
-    let lets = size_lets(cont);
-    let count = cont.buffers.len();
-    let idents: Vec<_> = cont.buffers.iter().map(|b| &b.ident).collect();
-    let arena_name = arena.to_string();
-    let from_config_doc = author_doc(&cont.docs.from_config);
-    let total_bytes_doc = author_doc(&cont.docs.total_bytes);
     let (inputs_struct, from_inputs) = inputs_struct(cont);
-
-    let some = |text: Option<&String>| match text {
-        Some(t) => quote!(::core::option::Option::Some(#t)),
-        None => quote!(::core::option::Option::None),
-    };
-    let decls = cont.buffers.iter().map(|b| {
-        let elem = b.elem.as_ref().expect("checked");
-        let name = b.ident.to_string();
-        let formula = b.size.as_ref().map(Size::text).unwrap_or_default();
-        let is_shape = matches!(b.size, Some(Size::Shape { .. }));
-        let gate = some(b.gate.as_ref().map(|g| &g.text));
-        let min_bytes = some(b.min_bytes.as_ref().map(|m| &m.text));
-        let tracked = b.tracked;
-        let doc = b.docs.first().cloned().unwrap_or_default();
-        let size = elem_size(b);
-        let dtype = quote_spanned!(elem.span()=> <#elem as ::arena_runtime::dtype::Element>::NAME);
-        quote! {
-            ::arena_runtime::BufferDecl {
-                name: #name,
-                dtype: #dtype,
-                elem_size: #size,
-                formula: #formula,
-                is_shape: #is_shape,
-                gate: #gate,
-                min_bytes: #min_bytes,
-                tracked: #tracked,
-                doc: #doc,
-            }
-        }
-    });
-    let pointers = cont.buffers.iter().map(|b| {
-        let ident = &b.ident;
-        quote!(#ident: __p.next_ptr())
-    });
-
+    let mut items = from_inputs;
+    items.extend(sizes_methods(cont));
+    let sizes_items = render(&items, how);
+    let layout_items = render(&layout_items(cont), how);
+    let arena_items = render(&allocate_items(cont), how);
     quote! {
         #sizes_struct
         #inputs_struct
 
         impl #sizes {
-            #from_inputs
-
-            #from_config_doc
-            /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
-            /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-            #[allow(clippy::too_many_arguments)]
-            pub fn try_from_config(#(#param_decls),*) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-                Self::try_from_config_with(#(#param_names,)* &mut |_, _| {})
-            }
-
-            /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
-            /// a byte formula or a closed gate) and its bytes before the floor, in field order.
-            /// The one place the formulas are.
-            #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
-            pub fn try_from_config_with(
-                #(#param_decls,)*
-                __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
-            ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-                #(#derived)*
-                // One struct rather than a local per buffer: compile time stays linear in
-                // the number of buffers.
-                let mut __sizes = Self { #(#idents: 0),* };
-                #(#lets)*
-                <#arena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
-                ::core::result::Result::Ok(__sizes)
-            }
-
-            #from_config_doc
-            /// [`Self::try_from_config`], panicking with its error message.
-            #[allow(clippy::too_many_arguments)]
-            pub fn from_config(#(#param_decls),*) -> Self {
-                match Self::try_from_config(#(#param_names),*) {
-                    ::core::result::Result::Ok(sizes) => sizes,
-                    ::core::result::Result::Err(err) => ::core::panic!("{}", err),
-                }
-            }
-
-            #total_bytes_doc
-            /// The sum of the tracked buffers: what a preflight reserves for the arena.
-            pub fn total_bytes(&self) -> usize {
-                <#arena as ::arena_runtime::Arena>::tracked_total(self)
-            }
-
-            /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-            /// for a buffer whose gate is closed. For reports.
-            #[allow(clippy::too_many_arguments)]
-            pub fn dims(#(#param_decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError> {
-                let mut __dims = ::std::vec::Vec::with_capacity(#count);
-                Self::try_from_config_with(#(#param_names,)* &mut |__d, _| __dims.push(__d.to_vec()))?;
-                ::core::result::Result::Ok(__dims)
-            }
-
-            /// Each buffer's declaration with its size, in field order.
-            pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
-                <#arena as ::arena_runtime::Arena>::buffer_infos(self)
-            }
+            #sizes_items
         }
 
         #[automatically_derived]
         impl ::arena_runtime::Arena for #arena {
             type Sizes = #sizes;
-            const NAME: &'static str = #arena_name;
-            const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[#(#decls),*];
-
-            fn byte_sizes(sizes: &#sizes) -> ::std::vec::Vec<usize> {
-                ::std::vec![#(sizes.#idents),*]
-            }
-
-            fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
-                let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);
-                Self { #(#pointers),* }
-            }
+            #layout_items
         }
 
         impl #arena {
-            /// Allocates the arena as one slab on `device`.
-            pub fn allocate<D: ::arena_runtime::Device>(
-                device: D,
-                sizes: &#sizes,
-            ) -> ::core::result::Result<::arena_runtime::Allocated<Self, D>, ::arena_runtime::ArenaError> {
-                ::arena_runtime::Allocated::allocate(device, sizes, ::arena_runtime::AllocOptions::default())
-            }
-
-            /// Allocates the arena on `device` with explicit options (per-buffer mode, guard bands).
-            pub fn allocate_with<D: ::arena_runtime::Device>(
-                device: D,
-                sizes: &#sizes,
-                options: ::arena_runtime::AllocOptions,
-            ) -> ::core::result::Result<::arena_runtime::Allocated<Self, D>, ::arena_runtime::ArenaError> {
-                ::arena_runtime::Allocated::allocate(device, sizes, options)
-            }
+            #arena_items
         }
     }
 }
 
-/// On error: the items the author's other code refers to, with bodies that never run, so
-/// one mistake in a declaration is reported once rather than at every use.
-fn fallback(cont: &Container) -> TokenStream {
+/// The sizes struct's constructors and reports.
+fn sizes_methods<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
     let arena = &cont.ident;
+    let (decls, names) = params(cont);
+    let from_config_doc = author_doc(&cont.docs.from_config);
+    let total_bytes_doc = author_doc(&cont.docs.total_bytes);
+    let count = cont.buffers.len();
+    let names = std::rc::Rc::new(names);
+    let (n1, n2, n3) = (names.clone(), names.clone(), names);
+    vec![
+        Item::function(
+            quote! {
+                #from_config_doc
+                /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
+                /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
+                #[allow(clippy::too_many_arguments)]
+                pub fn try_from_config(#(#decls),*) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
+            },
+            move || {
+                let names = n1.iter();
+                quote!(Self::try_from_config_with(#(#names,)* &mut |_, _| {}))
+            },
+        ),
+        Item::function(
+            quote! {
+                /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
+                /// a byte formula or a closed gate) and its bytes before the floor, in field order.
+                /// The one place the formulas are.
+                #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
+                pub fn try_from_config_with(
+                    #(#decls,)*
+                    __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
+                ) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
+            },
+            move || {
+                let derived = derived_lets(cont);
+                let lets = size_lets(cont);
+                let idents = cont.buffers.iter().map(|b| &b.ident);
+                quote! {
+                    #(#derived)*
+                    // One struct rather than a local per buffer: compile time stays linear in
+                    // the number of buffers.
+                    let mut __sizes = Self { #(#idents: 0),* };
+                    #(#lets)*
+                    <#arena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
+                    ::core::result::Result::Ok(__sizes)
+                }
+            },
+        ),
+        Item::function(
+            quote! {
+                #from_config_doc
+                /// [`Self::try_from_config`], panicking with its error message.
+                #[allow(clippy::too_many_arguments)]
+                pub fn from_config(#(#decls),*) -> Self
+            },
+            move || {
+                let names = n2.iter();
+                quote! {
+                    match Self::try_from_config(#(#names),*) {
+                        ::core::result::Result::Ok(sizes) => sizes,
+                        ::core::result::Result::Err(err) => ::core::panic!("{}", err),
+                    }
+                }
+            },
+        ),
+        Item::function(
+            quote! {
+                #total_bytes_doc
+                /// The sum of the tracked buffers: what a preflight reserves for the arena.
+                pub fn total_bytes(&self) -> usize
+            },
+            move || quote!(<#arena as ::arena_runtime::Arena>::tracked_total(self)),
+        ),
+        Item::function(
+            quote! {
+                /// Each buffer's shape as numbers, in field order: empty for a byte formula and
+                /// for a buffer whose gate is closed. For reports.
+                #[allow(clippy::too_many_arguments)]
+                pub fn dims(#(#decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError>
+            },
+            move || {
+                let names = n3.iter();
+                quote! {
+                    let mut __dims = ::std::vec::Vec::with_capacity(#count);
+                    Self::try_from_config_with(#(#names,)* &mut |__d, _| __dims.push(__d.to_vec()))?;
+                    ::core::result::Result::Ok(__dims)
+                }
+            },
+        ),
+        Item::function(
+            quote! {
+                /// Each buffer's declaration with its size, in field order.
+                pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo>
+            },
+            move || quote!(<#arena as ::arena_runtime::Arena>::buffer_infos(self)),
+        ),
+    ]
+}
+
+/// The `Arena` trait's items: the declarations, the byte sizes, the pointers.
+fn layout_items<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
     let sizes = &cont.companion;
-    let vis = &cont.original.vis;
-    let (param_decls, _) = params(cont);
-    let idents = cont.buffers.iter().map(|b| &b.ident);
-    quote! {
-        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq)]
-        #vis struct #sizes { #(pub #idents: usize,)* }
+    let arena_name = cont.ident.to_string();
+    vec![
+        Item::constant(
+            quote!(const NAME: &'static str),
+            move || quote!(#arena_name),
+            quote!(""),
+        ),
+        Item::constant(
+            quote!(const BUFFERS: &'static [::arena_runtime::BufferDecl]),
+            move || {
+                let decls = buffer_decls(cont);
+                quote!(&[#(#decls),*])
+            },
+            quote!(&[]),
+        ),
+        Item::function(
+            quote!(fn byte_sizes(sizes: &#sizes) -> ::std::vec::Vec<usize>),
+            move || {
+                let idents = cont.buffers.iter().map(|b| &b.ident);
+                quote!(::std::vec![#(sizes.#idents),*])
+            },
+        ),
+        Item::function(
+            quote!(fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self),
+            move || {
+                let pointers = cont.buffers.iter().map(|b| {
+                    let ident = &b.ident;
+                    quote!(#ident: __p.next_ptr())
+                });
+                quote! {
+                    let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);
+                    Self { #(#pointers),* }
+                }
+            },
+        ),
+    ]
+}
 
-        #[allow(unused_variables, clippy::too_many_arguments)]
-        impl #sizes {
-            pub fn try_from_config(#(#param_decls),*) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-                ::core::unimplemented!()
+/// One `BufferDecl` per buffer, written field by field.
+fn buffer_decls(cont: &Container) -> Vec<TokenStream> {
+    let some = |text: Option<&String>| match text {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    };
+    cont.buffers
+        .iter()
+        .map(|b| {
+            let elem = b.elem.as_ref().expect("checked");
+            let name = b.ident.to_string();
+            let formula = b.size.as_ref().map(Size::text).unwrap_or_default();
+            let is_shape = matches!(b.size, Some(Size::Shape { .. }));
+            let gate = some(b.gate.as_ref().map(|g| &g.text));
+            let min_bytes = some(b.min_bytes.as_ref().map(|m| &m.text));
+            let tracked = b.tracked;
+            let doc = b.docs.first().cloned().unwrap_or_default();
+            let size = elem_size(b);
+            let dtype =
+                quote_spanned!(elem.span()=> <#elem as ::arena_runtime::dtype::Element>::NAME);
+            quote! {
+                ::arena_runtime::BufferDecl {
+                    name: #name,
+                    dtype: #dtype,
+                    elem_size: #size,
+                    formula: #formula,
+                    is_shape: #is_shape,
+                    gate: #gate,
+                    min_bytes: #min_bytes,
+                    tracked: #tracked,
+                    doc: #doc,
+                }
             }
-            pub fn from_config(#(#param_decls),*) -> Self {
-                ::core::unimplemented!()
-            }
-            pub fn total_bytes(&self) -> usize {
-                ::core::unimplemented!()
-            }
-            pub fn dims(#(#param_decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError> {
-                ::core::unimplemented!()
-            }
-            pub fn try_from_config_with(#(#param_decls,)* on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize)) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-                ::core::unimplemented!()
-            }
-            pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
-                ::core::unimplemented!()
-            }
-        }
+        })
+        .collect()
+}
 
-        impl ::arena_runtime::Arena for #arena {
-            type Sizes = #sizes;
-            const NAME: &'static str = "";
-            const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[];
-            fn byte_sizes(sizes: &#sizes) -> ::std::vec::Vec<usize> {
-                ::core::unimplemented!()
-            }
-            fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
-                ::core::unimplemented!()
-            }
-        }
-
-        impl #arena {
-            pub fn allocate<D: ::arena_runtime::Device>(device: D, sizes: &#sizes)
-                -> ::core::result::Result<::arena_runtime::Allocated<Self, D>, ::arena_runtime::ArenaError> {
-                ::core::unimplemented!()
-            }
-            pub fn allocate_with<D: ::arena_runtime::Device>(device: D, sizes: &#sizes, options: ::arena_runtime::AllocOptions)
-                -> ::core::result::Result<::arena_runtime::Allocated<Self, D>, ::arena_runtime::ArenaError> {
-                ::core::unimplemented!()
-            }
-        }
-    }
+/// `A::allocate` and `A::allocate_with`.
+fn allocate_items<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
+    let sizes = &cont.companion;
+    vec![
+        Item::function(
+            quote! {
+                /// Allocates the arena as one slab on `device`.
+                pub fn allocate<D: ::arena_runtime::Device>(
+                    device: D,
+                    sizes: &#sizes,
+                ) -> ::core::result::Result<::arena_runtime::Allocated<Self, D>, ::arena_runtime::ArenaError>
+            },
+            || {
+                quote!(::arena_runtime::Allocated::allocate(
+                    device,
+                    sizes,
+                    ::arena_runtime::AllocOptions::default()
+                ))
+            },
+        ),
+        Item::function(
+            quote! {
+                /// Allocates the arena on `device` with explicit options (per-buffer mode, guard bands).
+                pub fn allocate_with<D: ::arena_runtime::Device>(
+                    device: D,
+                    sizes: &#sizes,
+                    options: ::arena_runtime::AllocOptions,
+                ) -> ::core::result::Result<::arena_runtime::Allocated<Self, D>, ::arena_runtime::ArenaError>
+            },
+            || quote!(::arena_runtime::Allocated::allocate(device, sizes, options)),
+        ),
+    ]
 }

@@ -13,6 +13,7 @@ mod expand;
 mod expand_regions;
 mod formula;
 mod formula_parse;
+mod items;
 mod suggest;
 mod valid;
 
