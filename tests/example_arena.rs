@@ -339,3 +339,27 @@ fn the_named_inputs_size_exactly_as_the_positional_ones() {
         );
     }
 }
+
+#[test]
+fn a_total_that_overflows_is_an_error_naming_the_buffer_where_it_does() {
+    let mut sizes = BufferSizes::from_config(&config(3, 2), 7, 33);
+    sizes.hidden_states = usize::MAX - 8;
+    assert_eq!(
+        BufferArena::checked_tracked_total(&sizes),
+        Err(SizeError::TotalOverflow {
+            buffer: "gate_logits_f32"
+        }),
+        "the first tracked buffer after hidden_states tips the sum over"
+    );
+    assert_eq!(
+        sizes.total_bytes(),
+        usize::MAX,
+        "the report total saturates"
+    );
+    let fits = BufferSizes::from_config(&config(3, 2), 7, 33);
+    assert_eq!(
+        BufferArena::checked_tracked_total(&fits),
+        Ok(fits.total_bytes())
+    );
+    assert!(fits.total_bytes() > 0);
+}

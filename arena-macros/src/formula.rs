@@ -263,18 +263,49 @@ mod tests {
 
     #[test]
     fn rejects_outside_the_grammar() {
-        for bad in [
-            quote!(if a { 1 } else { 2 }),
-            quote!(|x| x),
-            quote!({ 1 }),
-            quote!(a = 1),
-            quote!(a?),
-            quote!(a ^ b),
-            quote!(foo!(x)),
-            quote!((a, b)),
-            quote!(a..b),
+        // Each construct is rejected with the message that says what it is.
+        for (bad, says) in [
+            (
+                quote!(if a { 1 } else { 2 }),
+                "`if` is not allowed: a formula is arithmetic",
+            ),
+            (
+                quote!(|x| x),
+                "`|` is not allowed: neither a closure nor a bitwise or",
+            ),
+            (
+                quote!(a | b),
+                "`|` is not allowed: neither a closure nor a bitwise or",
+            ),
+            (quote!({ 1 }), "a block is not allowed"),
+            (quote!(a = 1), "`=` (assignment) is not allowed"),
+            (quote!(a += 1), "`+=` (assignment) is not allowed"),
+            (
+                quote!(a?),
+                "`?` is not allowed: the derive checks the arithmetic itself",
+            ),
+            (
+                quote!(a ^ b),
+                "`^` is not allowed: only + - * / % and comparisons are checked",
+            ),
+            (
+                quote!(a << 2),
+                "`<<` is not allowed: only + - * / % and comparisons are checked",
+            ),
+            (
+                quote!(a >> 2),
+                "`>>` is not allowed: only + - * / % and comparisons are checked",
+            ),
+            (quote!(foo!(x)), "a macro call is not allowed"),
+            (quote!(a..b), "`..` (a range) is not allowed"),
+            (quote!(a; b), "`;` is not allowed"),
+            (quote!((a, b)), "formula is not a formula"),
         ] {
-            assert!(parse(bad.clone()).is_err(), "accepted {bad}");
+            let err = parse(bad.clone())
+                .err()
+                .unwrap_or_else(|| panic!("accepted {bad}"));
+            assert!(err.contains("formula is not a formula: "), "{bad}: {err}");
+            assert!(err.contains(says), "{bad}: `{err}` does not say `{says}`");
         }
         for good in [
             quote!(a * b + c),
@@ -283,6 +314,8 @@ mod tests {
             quote!(x as usize),
             quote!(a.max(b)),
             quote!(-1),
+            quote!(t[!(x)]),
+            quote!(a * -b),
         ] {
             assert!(
                 parse(good.clone()).is_ok(),

@@ -82,3 +82,31 @@ impl<D: Device + ?Sized> Device for &D {
         unsafe { (**self).read(addr, out) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counting::CountingDevice;
+    use crate::host::HostDevice;
+
+    #[test]
+    fn a_reference_to_a_device_is_the_same_device() {
+        let inner = CountingDevice::new(HostDevice::new());
+        let by_ref: &CountingDevice<HostDevice> = &inner;
+        assert_eq!(Device::name(&by_ref), inner.name());
+        assert_eq!(Device::alignment(&by_ref), inner.alignment());
+        let addr = Device::alloc(&by_ref, 512).unwrap();
+        assert_ne!(addr, 0);
+        assert_eq!((inner.live_allocations(), inner.live_bytes()), (1, 512));
+        let mut back = [0u8; 3];
+        // SAFETY: `addr` is a live 512-byte allocation of `inner`; all accesses are inside it.
+        unsafe {
+            Device::write(&by_ref, addr + 5, &[7, 8, 9]).unwrap();
+            Device::read(&by_ref, addr + 5, &mut back).unwrap();
+            Device::free(&by_ref, addr, 512).unwrap();
+        }
+        assert_eq!(back, [7, 8, 9]);
+        assert_eq!(inner.live_allocations(), 0);
+        assert_eq!(Device::mem_info(&by_ref), inner.mem_info());
+    }
+}

@@ -180,5 +180,38 @@ mod tests {
         assert_eq!(q.slice_bytes::<f32>(16, 4).unwrap().as_raw(), 0x1010);
         assert!(q.slice_bytes::<f32>(16, 13).is_none());
         assert!(DevicePtr::<u8>::NULL.slice_bytes::<u8>(0, 0).is_none());
+        // A region that ends exactly at the buffer's end, as the last region of a layout does.
+        let last = q
+            .slice_bytes::<f32>(48, 4)
+            .expect("ends at the end: inside");
+        assert_eq!((last.as_raw(), last.byte_len()), (0x1030, 16));
+        assert!(
+            q.slice_bytes::<u8>(64, 0).is_some(),
+            "an empty slice at the end"
+        );
+        assert!(
+            q.slice_bytes::<u8>(64, 1).is_none(),
+            "one byte past the end"
+        );
+    }
+
+    #[test]
+    fn equality_is_address_and_length_and_empty_is_zero_length() {
+        let p = DevicePtr::<f32>::from_raw_parts(0x1000, 4);
+        assert_eq!(p, DevicePtr::from_raw_parts(0x1000, 4));
+        assert_ne!(
+            p,
+            DevicePtr::from_raw_parts(0x1000, 5),
+            "same address, other length"
+        );
+        assert_ne!(
+            p,
+            DevicePtr::from_raw_parts(0x2000, 4),
+            "same length, other address"
+        );
+        assert_ne!(p, DevicePtr::NULL);
+        assert!(!p.is_empty());
+        assert!(DevicePtr::<f32>::from_raw_parts(0x1000, 0).is_empty());
+        assert!(DevicePtr::<f32>::NULL.is_empty() && DevicePtr::<f32>::default().is_null());
     }
 }
