@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Mutation testing of the workspace with cargo-mutants, run by hand (not in CI).
+
+    cargo install cargo-mutants --locked          # 27.1 measured here
+    python3 arena-spec/bench/mutants.py run runtime --shard 1/2
+    python3 arena-spec/bench/mutants.py run macros --shard 3/8
+    python3 arena-spec/bench/mutants.py report     # writes arena-spec/bench/mutants.md
+
+Each crate is tested with the tests that exercise it:
+  runtime: arena-runtime's own tests and the `tests` crate's (example arena, UI cases are
+           skipped: they only re-check the derive's messages, not runtime behaviour);
+           `src/cuda.rs` is left out: only the GPU suite reaches it (listed as such).
+  macros:  arena-macros' own tests and the `tests` crate's, the UI cases and expansion
+           snapshots included.
+  spec:    arena-spec's tests (the GPU tests skip without a device).
+A shard is a slice of the crate's mutants (`--shard k/n`); on 2 cores a shard of about 60
+mutants takes an hour or two. Results go to arena-spec/bench/mutants/<crate>-<k>of<n>/ (the
+summaries are committed; cargo-mutants' own output folder is not). `report` merges every
+shard's summary into mutants.md, with each surviving mutant's reason from
+mutants_reasons.txt ("<mutant as cargo-mutants names it>\t<reason>"), or "unexplained".
+"""
+import argparse, json, subprocess, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "arena-spec" / "bench"
+CRATES = {
+    "runtime": {
+        "package": "arena-runtime",
+        "tests": ["arena-runtime", "arena-tests"],
+        "exclude": ["arena-runtime/src/cuda.rs"],
+        "test_args": ["--skip", "compile_fail"],
+    },
+    "macros": {
+        "package": "arena-macros",
+        "tests": ["arena-macros", "arena-tests"],
+        "exclude": [],
+        "test_args": [],
+    },
+    "spec": {
+        "package": "arena-spec",
+        "tests": ["arena-spec"],
+        "exclude": ["arena-spec/src/cli/device.rs"],
+        "test_args": [],
+    },
+}
+KINDS = {"caught": "caught.txt", "missed": "missed.txt", "timeout": "timeout.txt", "unviable": "unviable.txt"}
+
+
+def run(crate, shard):
+    c = CRATES[crate]
+    k, n = shard.split("/")
+    out = BENCH / "mutants" / f"{crate}-{k}of{n}"
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = ["cargo", "mutants", "-p", c["package"], "--shard", shard, "--sharding", "slice",
+           "--timeout-multiplier", "3", "-o", str(out / "cargo-mutants")]
+    for t in c["tests"]:
+        cmd += ["--test-package", t]
+    for e in c["exclude"]:
+        cmd += ["--exclude", e]
+    if c["test_args"]:
+        cmd += ["--"] + c["test_args"]
+    print(" ".join(cmd), flush=True)
+    subprocess.run(cmd, cwd=ROOT)  # exits non-zero when a mutant survives: expected
+    results = out / "cargo-mutants" / "mutants.out"
+    summary = {"crate": crate, "shard": shard, "command": " ".join(cmd)}
+    for kind, name in KINDS.items():
+        f = results / name
+        summary[kind] = sorted(l for l in f.read_text().splitlines() if l) if f.exists() else []
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print({k: len(summary[k]) for k in KINDS})
+
+
+def report():
+    reasons = {}
+    rf = BENCH / "mutants_reasons.txt"
+    if rf.exists():
+        for line in rf.read_text().splitlines():
+            if "\t" in line and not line.startswith("#"):
+                name, why = line.split("\t", 1)
+                reasons[name] = why
+    rows, survivors = [], []
+    for crate in CRATES:
+        shards = sorted((BENCH / "mutants").glob(f"{crate}-*/summary.json"))
+        if not shards:
+            continue
+        totals = {k: 0 for k in KINDS}
+        for s in shards:
+            d = json.loads(s.read_text())
+            for k in KINDS:
+                totals[k] += len(d[k])
+            survivors += [(crate, d["shard"], m) for m in d["missed"] + d["timeout"]]
+        viable = totals["caught"] + totals["missed"] + totals["timeout"]
+        pct = 100.0 * totals["caught"] / viable if viable else 0.0
+        rows.append(f"| {crate} | {', '.join(json.loads(s.read_text())['shard'] for s in shards)} | "
+                    f"{totals['caught']} | {totals['missed']} | {totals['unviable']} | {totals['timeout']} | {pct:.1f}% |")
+    lines = ["# Mutation testing", "",
+             "Run by hand: `python3 arena-spec/bench/mutants.py run <runtime|macros|spec> --shard k/n`, then",
+             "`python3 arena-spec/bench/mutants.py report` (this file). cargo-mutants 27.1, 2 cores.",
+             "Caught / viable = caught / (caught + missed + timeout).", "",
+             "| crate | shards run | caught | missed | unviable | timeout | caught of viable |",
+             "|---|---|---|---|---|---|---|"] + rows + ["", "## Surviving mutants", "",
+             "| crate | shard | mutant | reason |", "|---|---|---|---|"]
+    for crate, shard, m in survivors:
+        lines.append(f"| {crate} | {shard} | `{m}` | {reasons.get(m, 'unexplained')} |")
+    (BENCH / "mutants.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(rows))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("crate", choices=CRATES)
+    r.add_argument("--shard", default="1/1")
+    sub.add_parser("report")
+    a = p.parse_args()
+    if a.cmd == "run":
+        run(a.crate, a.shard)
+    else:
+        report()
+
+
+if __name__ == "__main__":
+    main()
