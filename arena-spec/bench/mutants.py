@@ -2,7 +2,7 @@
 """Mutation testing of the workspace with cargo-mutants, run by hand (not in CI).
 
     cargo install cargo-mutants --locked          # 27.1 measured here
-    python3 arena-spec/bench/mutants.py run runtime --shard 1/2
+    python3 arena-spec/bench/mutants.py run runtime --shard 0/4
     python3 arena-spec/bench/mutants.py run macros --shard 3/8
     python3 arena-spec/bench/mutants.py report     # writes arena-spec/bench/mutants.md
 
@@ -13,7 +13,7 @@ Each crate is tested with the tests that exercise it:
   macros:  arena-macros' own tests and the `tests` crate's, the UI cases and expansion
            snapshots included.
   spec:    arena-spec's tests (the GPU tests skip without a device).
-A shard is a slice of the crate's mutants (`--shard k/n`); on 2 cores a shard of about 60
+A shard is a slice of the crate's mutants (`--shard k/n`, k counted from 0); on 2 cores a shard of about 60
 mutants takes an hour or two. Results go to arena-spec/bench/mutants/<crate>-<k>of<n>/ (the
 summaries are committed; cargo-mutants' own output folder is not). `report` merges every
 shard's summary into mutants.md, with each surviving mutant's reason from
@@ -29,7 +29,7 @@ CRATES = {
         "package": "arena-runtime",
         "tests": ["arena-runtime", "arena-tests"],
         "exclude": ["arena-runtime/src/cuda.rs"],
-        "test_args": ["--skip", "compile_fail"],
+        "test_args": ["--", "--skip", "compile_fail"],
     },
     "macros": {
         "package": "arena-macros",
@@ -52,10 +52,12 @@ def run(crate, shard):
     k, n = shard.split("/")
     out = BENCH / "mutants" / f"{crate}-{k}of{n}"
     out.mkdir(parents=True, exist_ok=True)
-    cmd = ["cargo", "mutants", "-p", c["package"], "--shard", shard, "--sharding", "slice",
-           "--timeout-multiplier", "3", "-o", str(out / "cargo-mutants")]
-    for t in c["tests"]:
-        cmd += ["--test-package", t]
+    # `--workspace --file` rather than `-p`: with `-p`, cargo-mutants 27.1 runs only the mutated
+    # package's tests, whatever `--test-package` names.
+    cmd = ["cargo", "mutants", "--workspace", "--file", f"{c['package']}/src/**", "--shard", shard,
+           "--sharding", "slice", "--jobs", "2", "--timeout-multiplier", "3",
+           "-o", str(out / "cargo-mutants")]
+    cmd += ["--test-package", ",".join(c["tests"])]
     for e in c["exclude"]:
         cmd += ["--exclude", e]
     if c["test_args"]:
@@ -95,7 +97,7 @@ def report():
         rows.append(f"| {crate} | {', '.join(json.loads(s.read_text())['shard'] for s in shards)} | "
                     f"{totals['caught']} | {totals['missed']} | {totals['unviable']} | {totals['timeout']} | {pct:.1f}% |")
     lines = ["# Mutation testing", "",
-             "Run by hand: `python3 arena-spec/bench/mutants.py run <runtime|macros|spec> --shard k/n`, then",
+             "Run by hand: `python3 arena-spec/bench/mutants.py run <runtime|macros|spec> --shard k/n` (k from 0), then",
              "`python3 arena-spec/bench/mutants.py report` (this file). cargo-mutants 27.1, 2 cores.",
              "Caught / viable = caught / (caught + missed + timeout).", "",
              "| crate | shards run | caught | missed | unviable | timeout | caught of viable |",
@@ -112,7 +114,7 @@ def main():
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("crate", choices=CRATES)
-    r.add_argument("--shard", default="1/1")
+    r.add_argument("--shard", default="0/1")
     sub.add_parser("report")
     a = p.parse_args()
     if a.cmd == "run":
