@@ -2,7 +2,8 @@
 //! and regions: formulas, floors, gates, tracking, checked arithmetic, placement, release.
 
 use arena_runtime::{
-    AllocMode, AllocOptions, Arena, CountingDevice, GuardError, HostDevice, SizeError,
+    AllocMode, AllocOptions, Arena, ArenaError, CountingDevice, DeviceError, GuardError,
+    HostDevice, SizeError,
 };
 use arena_tests::example::{BufferArena, BufferSizes, ModelConfig};
 use arena_tests::scratch::{AttnScratch, BlockArena, BlockSizes, Shapes};
@@ -65,6 +66,10 @@ fn descriptors_carry_the_declaration() {
         ]
     );
     let lora = &infos[2];
+    assert!(
+        lora.decl.gated() && !infos[0].decl.gated(),
+        "gated exactly when declared with a gate"
+    );
     assert_eq!(lora.decl.dtype, "bf16");
     assert_eq!(
         lora.decl.formula,
@@ -362,4 +367,73 @@ fn a_total_that_overflows_is_an_error_naming_the_buffer_where_it_does() {
         Ok(fits.total_bytes())
     );
     assert!(fits.total_bytes() > 0);
+}
+
+/// A device whose frees fail: what an engine sees when its driver refuses a free.
+struct FreeFails(HostDevice);
+
+impl arena_runtime::Device for FreeFails {
+    fn name(&self) -> String {
+        "free-fails".into()
+    }
+    fn alloc(&self, bytes: usize) -> Result<u64, DeviceError> {
+        self.0.alloc(bytes)
+    }
+    unsafe fn free(&self, _addr: u64, _bytes: usize) -> Result<(), DeviceError> {
+        Err(DeviceError::Unsupported("free"))
+    }
+}
+
+#[test]
+fn release_reports_a_failed_free_instead_of_losing_it() {
+    let sizes = BufferSizes::from_config(&config(3, 2), 7, 33);
+    let arena = BufferArena::allocate(FreeFails(HostDevice::new()), &sizes).unwrap();
+    let shown = format!("{arena:?}");
+    assert!(
+        shown.contains("Allocated") && shown.contains("BufferArena") && shown.contains("Slab"),
+        "{shown}"
+    );
+    let err = arena.release().unwrap_err();
+    assert!(
+        matches!(&err, ArenaError::Free { device, .. } if device == "free-fails"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("BufferArena"), "{err}");
+}
+
+#[test]
+fn the_fault_injection_check_reports_a_leak() {
+    let sizes = BufferSizes::from_config(&config(3, 2), 7, 33);
+    let report = CountingDevice::check_every_allocation_failure::<BufferArena>(
+        || FreeFails(HostDevice::new()),
+        &sizes,
+    );
+    let err = report.unwrap_err();
+    assert!(err.contains("leaked"), "{err}");
+}
+
+#[test]
+fn an_arena_whose_every_buffer_is_off_allocates_nothing() {
+    let mut sizes = BufferSizes::from_config(&config(3, 0), 7, 33);
+    // Every size 0, as a config whose every gate is closed would give.
+    sizes.hidden_states = 0;
+    sizes.gate_logits_f32 = 0;
+    sizes.lora_xa = 0;
+    sizes.side_scratch = 0;
+    let device = CountingDevice::new(HostDevice::new());
+    let arena = BufferArena::allocate(device.clone(), &sizes).unwrap();
+    assert_eq!(device.allocations(), 0, "no zero-byte slab is asked for");
+    assert!(arena.hidden_states.is_null() && arena.allocations().is_empty());
+    arena.release().unwrap();
+}
+
+#[test]
+fn a_pointer_copy_is_the_same_pointer() {
+    let sizes = BufferSizes::from_config(&config(3, 2), 7, 33);
+    let arena = BufferArena::allocate(HostDevice::new(), &sizes).unwrap();
+    #[allow(clippy::clone_on_copy)]
+    let copy = arena.hidden_states.clone();
+    assert_eq!(copy, arena.hidden_states);
+    assert!(!copy.is_null());
+    arena.release().unwrap();
 }

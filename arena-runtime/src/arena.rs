@@ -296,6 +296,14 @@ impl<L: Arena, D: Device> Deref for Allocated<L, D> {
     }
 }
 
+#[cfg(test)]
+impl<L: Arena, D: Device> Allocated<L, D> {
+    /// Lets the placement check's tests break the contract on purpose.
+    pub(crate) fn corrupt(&mut self, f: impl FnOnce(&mut Vec<Placement>, &mut Vec<Allocation>)) {
+        f(&mut self.placements, &mut self.allocations)
+    }
+}
+
 impl<L: Arena, D: Device> Drop for Allocated<L, D> {
     fn drop(&mut self) {
         // After `release` the list is empty and this frees nothing.

@@ -119,5 +119,18 @@ mod tests {
         }
         assert!(d.alloc(0).is_err());
         assert!(HostDevice::with_alignment(3).is_none());
+        assert_eq!((d.name(), d.alignment()), ("host".to_string(), 256));
+    }
+
+    #[test]
+    fn a_wider_alignment_reaches_every_allocation() {
+        let d = HostDevice::with_alignment(4096).expect("a power of two");
+        assert_eq!(d.alignment(), 4096);
+        let addrs: Vec<u64> = (1..5).map(|i| d.alloc(i * 100).unwrap()).collect();
+        assert!(addrs.iter().all(|a| a % 4096 == 0), "{addrs:x?}");
+        for (i, a) in addrs.into_iter().enumerate() {
+            // SAFETY: each address is a live allocation of `d` of this size, freed once.
+            unsafe { d.free(a, (i + 1) * 100) }.unwrap();
+        }
     }
 }

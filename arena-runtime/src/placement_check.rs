@@ -61,3 +61,114 @@ impl<L: Arena, D: Device> Allocated<L, D> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::arena::{AllocOptions, Allocated};
+    use crate::error::PlacementError;
+    use crate::host::HostDevice;
+    use crate::layout::{Arena, BufferDecl};
+
+    /// Three buffers of 300, 0 and 700 bytes, the middle one empty.
+    struct Three;
+    const DECLS: [BufferDecl; 3] = [decl("a"), decl("empty"), decl("b")];
+    const fn decl(name: &'static str) -> BufferDecl {
+        BufferDecl {
+            name,
+            dtype: "u8",
+            elem_size: 1,
+            formula: "",
+            is_shape: false,
+            gate: None,
+            min_bytes: None,
+            tracked: true,
+            doc: "",
+        }
+    }
+    impl Arena for Three {
+        type Sizes = [usize; 3];
+        const NAME: &'static str = "Three";
+        const BUFFERS: &'static [BufferDecl] = &DECLS;
+        fn byte_sizes(sizes: &[usize; 3]) -> Vec<usize> {
+            sizes.to_vec()
+        }
+        fn from_addresses(_: &[u64], _: &[usize]) -> Self {
+            Three
+        }
+    }
+
+    fn arena() -> Allocated<Three, HostDevice> {
+        let a = Allocated::<Three, _>::allocate(
+            HostDevice::new(),
+            &[300, 0, 700],
+            AllocOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(a.check_placement(), Ok(()));
+        a
+    }
+
+    #[test]
+    fn every_breach_is_named() {
+        let mut a = arena();
+        a.corrupt(|p, _| p[0].bytes = 299);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::WrongSize {
+                buffer: "a",
+                placed: 299,
+                sized: 300
+            })
+        ));
+
+        let mut a = arena();
+        a.corrupt(|p, _| p[1].addr = p[0].addr);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::NullMismatch {
+                buffer: "empty",
+                bytes: 0
+            })
+        ));
+
+        let mut a = arena();
+        a.corrupt(|p, _| p[2].addr = 0);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::NullMismatch {
+                buffer: "b",
+                bytes: 700
+            })
+        ));
+
+        // One byte past its allocation's end, though it starts inside it.
+        let mut a = arena();
+        a.corrupt(|p, allocs| p[2].addr = ((allocs[0].addr + allocs[0].bytes as u64) & !255) - 256);
+        assert!(
+            matches!(
+                a.check_placement(),
+                Err(PlacementError::Outside { buffer: "b", .. })
+            ),
+            "{:?}",
+            a.check_placement()
+        );
+
+        // Before every allocation's start.
+        let mut a = arena();
+        a.corrupt(|p, allocs| p[0].addr = allocs[0].addr - 256);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::Outside { buffer: "a", .. })
+        ));
+
+        let mut a = arena();
+        a.corrupt(|p, _| p[2].addr = p[0].addr + 256);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::Overlap {
+                first: "a",
+                second: "b"
+            })
+        ));
+    }
+}
