@@ -162,6 +162,11 @@ mod tests {
             DevicePtr::<f32>::from_byte_len(0x1000, 10),
             DevicePtr::from_raw_parts(0x1000, 2)
         );
+        assert_eq!(DevicePtr::<f32>::from_byte_len(0x1000, 12).len(), 3);
+        assert_eq!(q.cast::<f32>().len(), 4, "16 bytes are 4 f32");
+        assert_eq!(q.cast::<u64>().byte_len(), 16);
+        assert_eq!(format!("{q:?}"), "DevicePtr<bf16>(0x1000, 8 elems)");
+        assert_eq!(format!("{p:?}"), "DevicePtr<bf16>::NULL");
     }
 
     #[test]
