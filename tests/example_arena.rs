@@ -263,6 +263,13 @@ fn failure_at_every_allocation_leaves_nothing_allocated() {
         CountingDevice::check_every_allocation_failure::<BufferArena>(HostDevice::new, &sizes),
         Ok(non_empty + 1)
     );
+    // With a gated-off buffer: empty buffers are never allocated, so never failed.
+    let gated_off = BufferSizes::from_config(&config(3, 0), 7, 33);
+    assert_eq!(gated_off.lora_xa, 0);
+    assert_eq!(
+        CountingDevice::check_every_allocation_failure::<BufferArena>(HostDevice::new, &gated_off),
+        Ok(3 + 1)
+    );
     let device = CountingDevice::new(HostDevice::new());
     device.fail_at(1);
     let err = BufferArena::allocate(device.clone(), &sizes).unwrap_err();

@@ -213,6 +213,17 @@ mod tests {
     }
 
     #[test]
+    fn values_of_every_integer_kind_convert_exactly() {
+        assert_eq!(F.value(5usize), Ok(5));
+        assert_eq!(F.value(6u64), Ok(6));
+        assert_eq!(F.value(7u32), Ok(7));
+        assert_eq!(F.value(Ok::<u32, SizeError>(8)), Ok(8));
+        // An error of this same formula passes through as it is, not nested in itself.
+        let own: Result<usize, SizeError> = F.mul(usize::MAX, 2);
+        assert_eq!(F.value(own.clone()), own);
+    }
+
+    #[test]
     fn nested_errors_keep_their_origin() {
         let inner: Result<usize, SizeError> = CheckedArith::new("inner").mul(usize::MAX, 3);
         let err = F.value(inner).unwrap_err();

@@ -145,6 +145,48 @@ mod tests {
         assert_eq!((view.live_allocations(), view.frees()), (0, 1));
     }
 
+    /// A device reporting memory, as a GPU does.
+    struct WithMemory;
+    impl Device for WithMemory {
+        fn name(&self) -> String {
+            "with-memory".into()
+        }
+        fn alloc(&self, _bytes: usize) -> Result<u64, DeviceError> {
+            Ok(4096)
+        }
+        unsafe fn free(&self, _addr: u64, _bytes: usize) -> Result<(), DeviceError> {
+            Ok(())
+        }
+        fn mem_info(&self) -> Option<MemInfo> {
+            Some(MemInfo { free: 3, total: 7 })
+        }
+    }
+
+    #[test]
+    fn it_is_the_device_it_wraps_and_a_cleared_failure_does_not_fire() {
+        let d = CountingDevice::new(WithMemory);
+        assert_eq!(
+            (d.name(), d.alignment()),
+            ("counting(with-memory)".to_string(), 256),
+            "the default alignment"
+        );
+        assert_eq!(d.mem_info(), Some(MemInfo { free: 3, total: 7 }));
+        assert_eq!(
+            Device::mem_info(&&d),
+            d.mem_info(),
+            "a reference forwards too"
+        );
+        let wide = CountingDevice::new(HostDevice::with_alignment(1024).unwrap());
+        assert_eq!(
+            (wide.name(), wide.alignment()),
+            ("counting(host)".to_string(), 1024)
+        );
+        d.fail_at(1);
+        d.clear_failure();
+        assert_eq!(d.alloc(8), Ok(4096));
+        assert_eq!(d.allocations(), 1);
+    }
+
     #[test]
     fn injected_failure_hits_the_nth_call() {
         let d = CountingDevice::new(HostDevice::new());

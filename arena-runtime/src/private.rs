@@ -97,5 +97,23 @@ mod tests {
             }
         ));
         assert_eq!(derived(F, &[], |f| f.add(1, 2)), Ok(3));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "derived value `buf` (read by `a`, `b`): {} * 2 overflows usize",
+                usize::MAX
+            )
+        );
+        let unread = derived(F, &[], |f| f.div(1, 0)).unwrap_err();
+        assert_eq!(
+            unread.to_string(),
+            "derived value `buf` (read by no buffer): 1 / 0 divides by zero"
+        );
+        let zero = derived(F, &["a"], |_| Err(SizeError::Zero { buffer: "inner" })).unwrap_err();
+        assert!(
+            zero.to_string()
+                .ends_with("buffer `inner` is not gated but its formula gives 0 bytes"),
+            "{zero}"
+        );
     }
 }
