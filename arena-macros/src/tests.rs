@@ -227,3 +227,60 @@ fn derive_never_panics_on_malformed_input() {
         "only {errors} of {cases} mutations were reported as errors"
     );
 }
+
+/// The error messages of a declaration, in order (empty when it expands).
+fn errors_of(declaration: TokenStream) -> Vec<String> {
+    let out = crate::expand::derive(declaration).to_string();
+    out.split("compile_error !")
+        .skip(1)
+        .map(|e| e.split('"').nth(1).unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn container_entries_take_only_their_documented_forms() {
+    let arena = |container: TokenStream| {
+        quote::quote! {
+            #[derive(Arena)]
+            #[arena(inputs(m: usize), #container)]
+            pub struct A {
+                #[buffer(shape = [m])]
+                pub x: DevicePtr<u8>,
+            }
+        }
+    };
+    assert!(errors_of(arena(quote::quote!(inputs_struct(N, derive(Clone))))).is_empty());
+    assert!(errors_of(arena(quote::quote!(docs(sizes = "s")))).is_empty());
+    for (bad, says) in [
+        (
+            quote::quote!(inputs_struct(N, derive[Clone])),
+            "expected `inputs_struct(Name)",
+        ),
+        (
+            quote::quote!(inputs_struct(N, serde(Clone))),
+            "expected `inputs_struct(Name)",
+        ),
+        (
+            quote::quote!(inputs_struct(N, derive(Clone) x)),
+            "expected `inputs_struct(Name)",
+        ),
+        (quote::quote!(inputs_struct(3)), "expected a struct name"),
+        (quote::quote!(docs(sizes = 3)), "expected a string literal"),
+        (
+            quote::quote!(docs(sizes = "a", sizes = "b")),
+            "`sizes` is documented twice",
+        ),
+        (
+            quote::quote!(docs(totl_bytes = "a")),
+            "did you mean `total_bytes`?",
+        ),
+        (
+            quote::quote!(docs(other = "a")),
+            "the entries are `sizes`, `from_config` and `total_bytes`",
+        ),
+    ] {
+        let errors = errors_of(arena(bad.clone()));
+        assert_eq!(errors.len(), 1, "{bad}: {errors:?}");
+        assert!(errors[0].contains(says), "{bad}: {errors:?}");
+    }
+}

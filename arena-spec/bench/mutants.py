@@ -53,9 +53,10 @@ def run(crate, shard):
     out = BENCH / "mutants" / f"{crate}-{k}of{n}"
     out.mkdir(parents=True, exist_ok=True)
     # `--workspace --file` rather than `-p`: with `-p`, cargo-mutants 27.1 runs only the mutated
-    # package's tests, whatever `--test-package` names.
+    # package's tests, whatever `--test-package` names. A fixed 240 s timeout: the baseline runs
+    # the mutated package's tests alone, so the automatic one is too short for the UI cases.
     cmd = ["cargo", "mutants", "--workspace", "--file", f"{c['package']}/src/**", "--shard", shard,
-           "--sharding", "slice", "--jobs", "2", "--timeout-multiplier", "3",
+           "--sharding", "slice", "--jobs", "2", "--timeout", "240",
            "-o", str(out / "cargo-mutants")]
     cmd += ["--test-package", ",".join(c["tests"])]
     for e in c["exclude"]:
