@@ -284,3 +284,30 @@ fn container_entries_take_only_their_documented_forms() {
         assert!(errors[0].contains(says), "{bad}: {errors:?}");
     }
 }
+
+#[test]
+fn a_region_alignment_must_be_a_power_of_two() {
+    let layout = |align: TokenStream| {
+        quote::quote! {
+            #[derive(Regions)]
+            #[regions(inputs(m: usize), align = #align)]
+            pub struct R {
+                #[region(shape = [m])]
+                pub x: DevicePtr<u8>,
+            }
+        }
+    };
+    let out = crate::expand_regions::derive(layout(quote::quote!(64))).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
+    assert!(
+        out.contains("RegionCursor :: new (\"R\" , 64usize)"),
+        "{out}"
+    );
+    for bad in [quote::quote!(100), quote::quote!(0)] {
+        let out = crate::expand_regions::derive(layout(bad.clone())).to_string();
+        assert!(
+            out.contains("`align` must be a power of two"),
+            "{bad}: {out}"
+        );
+    }
+}
