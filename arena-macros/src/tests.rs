@@ -311,3 +311,72 @@ fn a_region_alignment_must_be_a_power_of_two() {
         );
     }
 }
+
+#[test]
+fn malformed_attribute_syntax_is_one_error_saying_what_was_expected() {
+    let arena = |container: TokenStream, buffer: TokenStream| {
+        quote::quote! {
+            #[derive(Arena)]
+            #[arena(#container)]
+            pub struct A {
+                #[buffer(#buffer)]
+                pub x: DevicePtr<u8>,
+            }
+        }
+    };
+    let ok_container = quote::quote!(inputs(m: usize), derived(k = m + 1));
+    let ok_buffer = quote::quote!(shape = [m, k]);
+    assert!(errors_of(arena(ok_container.clone(), ok_buffer.clone())).is_empty());
+    for (container, buffer, says) in [
+        // `=` must be a lone `=`: `==` is a comparison, not an assignment.
+        (
+            ok_container.clone(),
+            quote::quote!(shape == [m]),
+            "expected `shape = ...` after `shape`",
+        ),
+        (
+            ok_container.clone(),
+            quote::quote!(shape[m]),
+            "expected `shape = ...` after `shape`",
+        ),
+        // A list is one parenthesised group, nothing after it.
+        (
+            quote::quote!(inputs[m: usize]),
+            ok_buffer.clone(),
+            "expected `inputs = ...` after `inputs`",
+        ),
+        (
+            quote::quote!(inputs(m: usize) (n: usize)),
+            ok_buffer.clone(),
+            "expected `inputs = ...` after `inputs`",
+        ),
+        (
+            quote::quote!(inputs(m: usize), 3),
+            ok_buffer.clone(),
+            "expected a key of `#[arena(...)]`: sizes, inputs, derived, docs, inputs_struct",
+        ),
+        // A named entry is `name = formula`, with a formula.
+        (
+            quote::quote!(inputs(m: usize), derived(k == m)),
+            ok_buffer.clone(),
+            "each derived value is `name = formula`",
+        ),
+        (
+            quote::quote!(inputs(m: usize), derived(k =)),
+            ok_buffer.clone(),
+            "each derived value is `name = formula`",
+        ),
+        // A shape is bracketed.
+        (
+            ok_container.clone(),
+            quote::quote!(shape = (m)),
+            "`shape = [d0, d1, ...]`",
+        ),
+    ] {
+        let errors = errors_of(arena(container.clone(), buffer.clone()));
+        assert!(
+            errors.iter().any(|e| e.contains(says)),
+            "#[arena({container})] #[buffer({buffer})]: {errors:?} does not say `{says}`"
+        );
+    }
+}
