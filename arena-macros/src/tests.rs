@@ -380,3 +380,52 @@ fn malformed_attribute_syntax_is_one_error_saying_what_was_expected() {
         );
     }
 }
+
+#[test]
+fn the_inputs_struct_is_copy_only_when_every_input_is_a_plain_number() {
+    let expand = |inputs: TokenStream| {
+        crate::expand::derive(quote::quote! {
+            #[derive(Arena)]
+            #[arena(inputs(#inputs))]
+            pub struct A {
+                #[buffer(shape = [m])]
+                pub x: DevicePtr<u8>,
+            }
+        })
+        .to_string()
+    };
+    let derives_of_inputs = |out: &str| {
+        let at = out.find("pub struct AInputs").expect("the inputs struct");
+        let derive = out[..at].rfind("# [derive").unwrap();
+        out[derive..at].to_string()
+    };
+    let scalar = expand(quote::quote!(m: usize, on: bool));
+    assert!(
+        derives_of_inputs(&scalar).contains(":: core :: marker :: Copy"),
+        "{scalar}"
+    );
+    let owned = expand(quote::quote!(m: usize, label: String));
+    let derives = derives_of_inputs(&owned);
+    assert!(
+        !derives.contains("Copy") && !derives.contains("Hash"),
+        "{derives}"
+    );
+    assert!(
+        derives.contains("Clone") && derives.contains("PartialEq"),
+        "{derives}"
+    );
+    // Only references: no inputs struct at all.
+    let none = crate::expand::derive(quote::quote! {
+        #[derive(Arena)]
+        #[arena(inputs(c: &C))]
+        pub struct A {
+            #[buffer(shape = [c.m])]
+            pub x: DevicePtr<u8>,
+        }
+    })
+    .to_string();
+    assert!(
+        !none.contains("AInputs") && !none.contains("from_inputs"),
+        "{none}"
+    );
+}
