@@ -341,4 +341,37 @@ mod tests {
             .collect();
         assert_eq!(names, ["a", "b", "c"]);
     }
+
+    #[test]
+    fn every_operator_is_checked_under_negation_and_logic() {
+        let f = format_ident!("__f");
+        for (op, method) in [
+            ("+", "add"),
+            ("-", "sub"),
+            ("*", "mul"),
+            ("/", "div"),
+            ("%", "rem"),
+        ] {
+            let ts: TokenStream = format!("a {op} b").parse().unwrap();
+            let out = parse(ts).unwrap().checked(&f).to_string();
+            assert_eq!(out, format!("__f . {method} (a , b) ?"), "{op}");
+        }
+        // Inside `!` and `&&` the arithmetic is still checked; the logic stays as written.
+        let gate = parse(quote!(!(m + 1 > k) && (k - 1) % 2 == 0)).unwrap();
+        let out = gate.checked_bool(&f).to_string();
+        assert!(out.starts_with("! "), "{out}");
+        for call in ["__f . add (m , 1) ?", "__f . sub (k , 1) ?", "__f . rem ("] {
+            assert!(out.contains(call), "{call} in {out}");
+        }
+        assert!(out.contains("&&"), "{out}");
+        assert_eq!(gate.text, "!(m + 1 > k) && (k - 1) % 2 == 0");
+        // A boolean operand of `&&` / `||` is a truth value, not a size to convert.
+        let flags = parse(quote!(on || config.enabled() && k > 0)).unwrap();
+        let out = flags.checked_bool(&f).to_string();
+        assert!(
+            !out.contains("value (on)") && !out.contains("value (config"),
+            "{out}"
+        );
+        assert_eq!(text_of(quote!(a * -b - c)), "a * -b - c");
+    }
 }
