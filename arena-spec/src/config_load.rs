@@ -188,7 +188,7 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
     let moe = moe_shape(&k, &layers)?;
     let mamba = mamba_shape(&k, hidden_size)?;
 
-    let mut c = ModelConfig {
+    let c = ModelConfig {
         source: path.display().to_string(),
         model_type: model_type.to_string(),
         family,
@@ -215,11 +215,13 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
         moe_dense_layers: moe.dense_layers,
         zero_expert_num: k.dim_or("zero_expert_num", 0)?,
         hash_moe_layers: k.dim_or("hash_moe_layers", 0)?,
-        q_lora_rank: 0,
-        kv_lora_rank: 0,
-        qk_nope_head_dim: 0,
-        qk_rope_head_dim: 0,
-        v_head_dim: 0,
+        // Low-rank (MLA) attention keys are read for every family, so a synthetic or future
+        // file can turn MLA on; the MLA families' files always carry them.
+        q_lora_rank: k.dim_or("q_lora_rank", 0)?,
+        kv_lora_rank: k.dim_or("kv_lora_rank", 0)?,
+        qk_nope_head_dim: k.dim_or("qk_nope_head_dim", 0)?,
+        qk_rope_head_dim: k.dim_or("qk_rope_head_dim", 0)?,
+        v_head_dim: k.dim_or("v_head_dim", 0)?,
         index_n_heads: k.dim_or("index_n_heads", 0)?,
         index_head_dim: k.dim_or("index_head_dim", 0)?,
         index_topk: k.dim_or("index_topk", 0)?,
@@ -242,13 +244,6 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
         adapter_max_rank: k.dim_or("adapter_max_rank", 0)?,
         levers: Levers::default(),
     };
-    // Low-rank (MLA) attention keys are read for every family, so a synthetic or future
-    // file can turn MLA on; the MLA families' files always carry them.
-    c.q_lora_rank = k.dim_or("q_lora_rank", 0)?;
-    c.kv_lora_rank = k.dim_or("kv_lora_rank", 0)?;
-    c.qk_nope_head_dim = k.dim_or("qk_nope_head_dim", 0)?;
-    c.qk_rope_head_dim = k.dim_or("qk_rope_head_dim", 0)?;
-    c.v_head_dim = k.dim_or("v_head_dim", 0)?;
     if family.has_mla() && has_attention && c.kv_lora_rank == 0 {
         return Err(f.missing("kv_lora_rank"));
     }

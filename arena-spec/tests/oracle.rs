@@ -47,19 +47,24 @@ impl Built<'_> {
 
     /// The one output width of the modules called `name` (all layers agree), if any.
     fn out(&self, name: &str, exclude: &[&str]) -> Option<usize> {
-        let widths: Vec<usize> = self.linear(name, exclude).iter().map(|r| r.1).collect();
+        self.one(name, exclude, |(_, out)| out)
+    }
+
+    /// The one input width of the modules called `name`, if any.
+    fn input(&self, name: &str, exclude: &[&str]) -> Option<usize> {
+        self.one(name, exclude, |(input, _)| input)
+    }
+
+    fn one(
+        &self,
+        name: &str,
+        exclude: &[&str],
+        pick: impl Fn((usize, usize)) -> usize,
+    ) -> Option<usize> {
+        let widths: Vec<usize> = self.linear(name, exclude).into_iter().map(pick).collect();
         assert!(
             widths.windows(2).all(|w| w[0] == w[1]),
             "{name}: layers disagree: {widths:?}"
-        );
-        widths.first().copied()
-    }
-
-    fn input(&self, name: &str, exclude: &[&str]) -> Option<usize> {
-        let widths: Vec<usize> = self.linear(name, exclude).iter().map(|r| r.0).collect();
-        assert!(
-            widths.windows(2).all(|w| w[0] == w[1]),
-            "{name}: {widths:?}"
         );
         widths.first().copied()
     }
