@@ -819,6 +819,8 @@ mod tests {
             "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
             "(config.index_n_heads + 1) * config.index_head_dim",
             "f(a, b,)",
+            // A field followed by an index is not a method call.
+            "a.b[c] + d.e[0].f",
         ];
         for src in fixed {
             assert_eq!(ours(src), syns(src), "{src}");
