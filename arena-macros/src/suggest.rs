@@ -52,4 +52,16 @@ mod tests {
         );
         assert_eq!(did_you_mean("zzz", ["shape", "bytes"]), None);
     }
+
+    #[test]
+    fn edit_distance_counts_insertions_deletions_and_substitutions() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("flaw", "lawn"), 2);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("abc", ""), 3);
+        assert_eq!(edit_distance("shape", "shape"), 0);
+        assert_eq!(edit_distance("ab", "ba"), 2);
+        assert_eq!(edit_distance("abcd", "abd"), 1);
+        assert_eq!(edit_distance("abd", "abcd"), 1);
+    }
 }
