@@ -474,7 +474,7 @@ fn mamba_shape(k: &Keys, hidden_size: usize) -> Result<MambaShape, ConfigError> 
     // file where that is not `num_heads · head_dim`; NemotronHMamba2Mixer uses
     // `mamba_num_heads · mamba_head_dim` and never reads `expand` for a width.
     if k.family.mixers() == Mixers::Mamba2 {
-        let expand = k.dim_any(&["expand"], MAX_DIM)?.unwrap_or(2);
+        let expand = k.dim_or("expand", 2)?;
         if expand.checked_mul(hidden_size) != shape.heads.checked_mul(shape.head_dim) {
             return Err(f.invalid(
                 "expand",

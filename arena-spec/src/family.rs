@@ -467,27 +467,22 @@ impl Family {
             (Family::GlmMoeDsa, "q_lora_rank") => Some(2048),
             (
                 Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2 | Family::GlmMoeDsa,
-                key,
-            ) if matches!(
-                key,
-                "kv_lora_rank"
-                    | "qk_rope_head_dim"
-                    | "n_shared_experts"
-                    | "first_k_dense_replace"
-                    | "index_head_dim"
-                    | "index_topk"
-            ) =>
-            {
-                match (self, key) {
-                    (_, "kv_lora_rank") => Some(512),
-                    (_, "qk_rope_head_dim") => Some(64),
-                    (_, "n_shared_experts") => Some(1),
-                    (_, "first_k_dense_replace") => Some(3),
-                    (Family::DeepseekV32 | Family::GlmMoeDsa, "index_head_dim") => Some(128),
-                    (Family::DeepseekV32 | Family::GlmMoeDsa, "index_topk") => Some(2048),
-                    _ => None,
-                }
-            }
+                "kv_lora_rank",
+            ) => Some(512),
+            (
+                Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2 | Family::GlmMoeDsa,
+                "qk_rope_head_dim",
+            ) => Some(64),
+            (
+                Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2 | Family::GlmMoeDsa,
+                "n_shared_experts",
+            ) => Some(1),
+            (
+                Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2 | Family::GlmMoeDsa,
+                "first_k_dense_replace",
+            ) => Some(3),
+            (Family::DeepseekV32 | Family::GlmMoeDsa, "index_head_dim") => Some(128),
+            (Family::DeepseekV32 | Family::GlmMoeDsa, "index_topk") => Some(2048),
             (Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2, "qk_nope_head_dim") => {
                 Some(128)
             }
