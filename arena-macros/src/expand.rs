@@ -154,8 +154,57 @@ fn inputs_struct<'a>(cont: &'a Container<'a>) -> (TokenStream, Vec<Item<'a>>) {
             quote!(#n: #ty)
         })
         .collect();
-    let args: Vec<_> = cont
-        .inputs
+    let struct_tokens = quote! {
+        #[doc = #header]
+        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq, #plain #(#extra),*)]
+        #vis struct #name {
+            #(#fields,)*
+        }
+    };
+    let methods = vec![
+        Item::function(
+            quote! {
+                /// [`Self::try_from_config`] with the by-value inputs by name.
+                pub fn try_from_inputs(#(#ref_decls,)* inputs: &#name) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
+            },
+            move || {
+                let args = by_name_args(cont);
+                quote!(Self::try_from_config(#(#args),*))
+            },
+        ),
+        Item::function(
+            quote! {
+                /// [`Self::from_config`] with the by-value inputs by name.
+                pub fn from_inputs(#(#ref_decls,)* inputs: &#name) -> Self
+            },
+            move || {
+                let args = by_name_args(cont);
+                quote!(Self::from_config(#(#args),*))
+            },
+        ),
+        Item::function(
+            quote! {
+                /// [`Self::try_from_config_with`] with the by-value inputs by name: the sizes and each
+                /// buffer's shape and bytes before the floor, in one pass.
+                pub fn try_from_inputs_with(
+                    #(#ref_decls,)*
+                    inputs: &#name,
+                    on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
+                ) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
+            },
+            move || {
+                let args = by_name_args(cont);
+                quote!(Self::try_from_config_with(#(#args,)* on_dims))
+            },
+        ),
+    ];
+    (struct_tokens, methods)
+}
+
+/// The arguments `from_inputs` passes to `from_config`: the references as they are, the
+/// by-value inputs read from the struct `inputs`.
+fn by_name_args(cont: &Container) -> Vec<TokenStream> {
+    cont.inputs
         .iter()
         .map(|i| {
             let n = &i.name;
@@ -165,55 +214,7 @@ fn inputs_struct<'a>(cont: &'a Container<'a>) -> (TokenStream, Vec<Item<'a>>) {
                 quote!(inputs.#n)
             }
         })
-        .collect();
-    let struct_tokens = quote! {
-        #[doc = #header]
-        #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq, #plain #(#extra),*)]
-        #vis struct #name {
-            #(#fields,)*
-        }
-    };
-    let (args, ref_decls) = (std::rc::Rc::new(args), std::rc::Rc::new(ref_decls));
-    let (a1, a2, a3) = (args.clone(), args.clone(), args);
-    let (r1, r2, r3) = (ref_decls.clone(), ref_decls.clone(), ref_decls);
-    let methods = vec![
-        Item::function(
-            quote! {
-                /// [`Self::try_from_config`] with the by-value inputs by name.
-                pub fn try_from_inputs(#(#r1,)* inputs: &#name) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
-            },
-            move || {
-                let args = a1.iter();
-                quote!(Self::try_from_config(#(#args),*))
-            },
-        ),
-        Item::function(
-            quote! {
-                /// [`Self::from_config`] with the by-value inputs by name.
-                pub fn from_inputs(#(#r2,)* inputs: &#name) -> Self
-            },
-            move || {
-                let args = a2.iter();
-                quote!(Self::from_config(#(#args),*))
-            },
-        ),
-        Item::function(
-            quote! {
-                /// [`Self::try_from_config_with`] with the by-value inputs by name: the sizes and each
-                /// buffer's shape and bytes before the floor, in one pass.
-                pub fn try_from_inputs_with(
-                    #(#r3,)*
-                    inputs: &#name,
-                    on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
-                ) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
-            },
-            move || {
-                let args = a3.iter();
-                quote!(Self::try_from_config_with(#(#args,)* on_dims))
-            },
-        ),
-    ];
-    (struct_tokens, methods)
+        .collect()
 }
 
 fn params<'c>(cont: &'c Container) -> (Vec<TokenStream>, Vec<&'c proc_macro2::Ident>) {
@@ -388,12 +389,10 @@ fn render_arena(cont: &Container, how: Render) -> TokenStream {
 /// The sizes struct's constructors and reports.
 fn sizes_methods<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
     let arena = &cont.ident;
-    let (decls, names) = params(cont);
+    let (decls, _) = params(cont);
     let from_config_doc = author_doc(&cont.docs.from_config);
     let total_bytes_doc = author_doc(&cont.docs.total_bytes);
     let count = cont.buffers.len();
-    let names = std::rc::Rc::new(names);
-    let (n1, n2, n3) = (names.clone(), names.clone(), names);
     vec![
         Item::function(
             quote! {
@@ -404,7 +403,7 @@ fn sizes_methods<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
                 pub fn try_from_config(#(#decls),*) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
             },
             move || {
-                let names = n1.iter();
+                let names = cont.input_names();
                 quote!(Self::try_from_config_with(#(#names,)* &mut |_, _| {}))
             },
         ),
@@ -442,7 +441,7 @@ fn sizes_methods<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
                 pub fn from_config(#(#decls),*) -> Self
             },
             move || {
-                let names = n2.iter();
+                let names = cont.input_names();
                 quote! {
                     match Self::try_from_config(#(#names),*) {
                         ::core::result::Result::Ok(sizes) => sizes,
@@ -467,7 +466,7 @@ fn sizes_methods<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
                 pub fn dims(#(#decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError>
             },
             move || {
-                let names = n3.iter();
+                let names = cont.input_names();
                 quote! {
                     let mut __dims = ::std::vec::Vec::with_capacity(#count);
                     Self::try_from_config_with(#(#names,)* &mut |__d, _| __dims.push(__d.to_vec()))?;
