@@ -95,15 +95,28 @@ impl Kernels {
         let len = p.len() as u64;
         let mut b = self.stream.launch_builder(&self.poke);
         b.arg(&p).arg(&len);
-        unsafe {
-            b.launch(LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (1, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .unwrap();
+        unsafe { b.launch(one_block(1)) }.unwrap();
         self.stream.synchronize().unwrap();
+    }
+}
+
+/// A shipped model's sizes at M = 512, the rest realistic: enough for a single-kernel test.
+fn small_sizes(model: &str) -> arena_spec::BufferSizes {
+    let config = arena_spec::models::find(model).unwrap().config().unwrap();
+    ArenaInputs {
+        max_batch_tokens: 512,
+        ..REALISTIC
+    }
+    .sizes(&config)
+    .unwrap()
+}
+
+/// One block of `threads` threads.
+fn one_block(threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
     }
 }
 
@@ -213,16 +226,7 @@ fn an_engine_owned_stream_allocates_in_its_context() {
     let Some(device) = gpu() else { return };
     let stream = device.context().new_stream().unwrap();
     let from_stream = CudaDevice::from_stream(&stream);
-    let config = arena_spec::models::find("llama-3.1-8b")
-        .unwrap()
-        .config()
-        .unwrap();
-    let sizes = ArenaInputs {
-        max_batch_tokens: 512,
-        ..REALISTIC
-    }
-    .sizes(&config)
-    .unwrap();
+    let sizes = small_sizes("llama-3.1-8b");
     let arena = BufferArena::allocate(from_stream, &sizes).unwrap();
     assert!(!arena.hidden_states.is_null());
     arena.release().unwrap();
@@ -235,16 +239,7 @@ fn an_engine_owned_stream_allocates_in_its_context() {
 fn a_pointer_table_reaches_every_buffer_it_lists() {
     let Some(device) = gpu() else { return };
     let k = Kernels::new(&device);
-    let config = arena_spec::models::find("qwen3-30b-a3b")
-        .unwrap()
-        .config()
-        .unwrap();
-    let sizes = ArenaInputs {
-        max_batch_tokens: 512,
-        ..REALISTIC
-    }
-    .sizes(&config)
-    .unwrap();
+    let sizes = small_sizes("qwen3-30b-a3b");
     let arena = BufferArena::allocate(device.clone(), &sizes).unwrap();
     let targets: Vec<DevicePtr<f32>> = vec![
         arena.gate_logits_f32,
@@ -260,14 +255,7 @@ fn a_pointer_table_reaches_every_buffer_it_lists() {
     let v = 40.0f32;
     let mut b = k.stream.launch_builder(&k.through_table);
     b.arg(&table).arg(&n).arg(&v);
-    unsafe {
-        b.launch(LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (32, 1, 1),
-            shared_mem_bytes: 0,
-        })
-    }
-    .unwrap();
+    unsafe { b.launch(one_block(32)) }.unwrap();
     k.stream.synchronize().unwrap();
     for (i, p) in targets.iter().enumerate() {
         let mut first = [0u8; 4];
