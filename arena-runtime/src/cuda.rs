@@ -47,6 +47,15 @@ impl CudaDevice {
         CudaContext::device_count().is_ok_and(|n| n > 0)
     }
 
+    /// How many devices the driver reports; 0 without a driver.
+    pub fn count() -> Result<usize, DeviceError> {
+        if !Self::available() {
+            return Ok(0);
+        }
+        let n = CudaContext::device_count().map_err(driver)?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     /// The primary context of device `ordinal`.
     pub fn new(ordinal: usize) -> Result<Self, DeviceError> {
         if !Self::available() {

@@ -18,7 +18,8 @@ use arena_runtime::{Arena, DevicePtr};
 ///
 /// Invariants (what `#[derive(Arena)]` and `arena_runtime::Arena` guarantee):
 /// - every buffer is allocated at its [`BufferSizes`] size; the gated ones (`ssd_scratch`,
-///   `gdn_fla_scratch`, `ffn_*`, `moe_fp8_scratch`, `q2_*`, `lora_*`, `ssm_rowwise_w_bf16`)
+///   `gdn_fla_scratch`, `ffn_*`, `moe_fp8_scratch`, `q2_*`, `lora_*`, `ssm_rowwise_w_bf16`,
+///   and `logits` on a pipeline stage without the LM head)
 ///   are `DevicePtr::NULL` when that size is 0;
 /// - no device memory is allocated after construction, and `release` frees every pointer
 ///   field.
@@ -89,8 +90,10 @@ pub struct BufferArena {
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
     /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
     /// `max_batch_size` without the decode-metadata clamp, so a serve wider than
-    /// `DECODE_META_MAX_ROWS` still has a row per sequence.
-    #[buffer(shape = [logit_rows, config.vocab_size])]
+    /// `DECODE_META_MAX_ROWS` still has a row per sequence. On a rank of a parallel layout
+    /// these are the gathered logits (full vocabulary) on the last pipeline stage and 0
+    /// bytes on the others, which have no LM head (`ModelConfig::lm_head_vocab`).
+    #[buffer(shape = [logit_rows, config.lm_head_vocab()], gate = config.lm_head_vocab() > 0)]
     pub logits: DevicePtr<f32>,
     /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
     /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.

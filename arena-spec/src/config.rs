@@ -119,6 +119,9 @@ pub struct ModelConfig {
     /// Layers of a MoE model whose FFN is dense (DeepSeek's first `first_k_dense_replace`,
     /// Qwen's `mlp_only_layers`, Llama 4's non-MoE layers, Nemotron-H's `-` layers).
     pub moe_dense_layers: usize,
+    /// One entry per layer of a MoE model: its FFN is dense (`moe_dense_layers` counts
+    /// them; all false for a dense model). Kept per layer so a pipeline stage counts its own.
+    pub dense_ffn_layers: Vec<bool>,
     /// Zero (identity) experts the router also scores; synthetic.
     pub zero_expert_num: usize,
     /// Layers routed by token-id hash (DeepSeek-V4 style); synthetic.
@@ -164,6 +167,9 @@ pub struct ModelConfig {
 
     /// The levers the arena is sized under.
     pub levers: Levers,
+    /// The rank of a parallel layout this config is one shard of (`ModelConfig::shard`);
+    /// `None`: the whole model on one GPU.
+    pub shard: Option<crate::parallel::RankShard>,
 }
 
 impl ModelConfig {
@@ -314,10 +320,23 @@ impl ModelConfig {
         }
     }
 
-    /// Rows of the expert buffers per token: `top_k` for a MoE model, 1 for a dense one.
+    /// The routed experts this GPU holds: all of them, or `num_experts / ep` on a rank of
+    /// an expert-parallel layout. The router still scores all `num_experts`.
+    pub fn local_experts(&self) -> usize {
+        match &self.shard {
+            Some(shard) => shard.local_experts,
+            None => self.num_experts,
+        }
+    }
+
+    /// Rows of the expert buffers per token: `top_k` for a MoE model, 1 for a dense one. On
+    /// an expert-parallel rank, at most its local experts: a token's `top_k` experts are
+    /// distinct, so no more than `min(top_k, local experts)` of them are on one rank.
     pub fn expert_fanout(&self) -> usize {
         if self.is_moe() {
-            self.num_experts_per_tok.max(1)
+            self.num_experts_per_tok
+                .max(1)
+                .min(self.local_experts().max(1))
         } else {
             1
         }
@@ -496,6 +515,15 @@ impl ModelConfig {
             3
         } else {
             1
+        }
+    }
+
+    /// Columns of the logits buffer: the vocabulary, or 0 on a pipeline stage without the
+    /// LM head (every stage but the last).
+    pub fn lm_head_vocab(&self) -> usize {
+        match &self.shard {
+            Some(shard) if !shard.holds_lm_head => 0,
+            _ => self.vocab_size,
         }
     }
 

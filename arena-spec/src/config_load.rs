@@ -212,7 +212,8 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
         shared_expert_intermediate_size: moe.shared_width,
         n_shared_experts: k.dim_or("n_shared_experts", 0)?,
         first_k_dense_replace: k.dim_or("first_k_dense_replace", 0)?,
-        moe_dense_layers: moe.dense_layers,
+        moe_dense_layers: moe.dense_ffn.iter().filter(|&&d| d).count(),
+        dense_ffn_layers: moe.dense_ffn,
         zero_expert_num: k.dim_or("zero_expert_num", 0)?,
         hash_moe_layers: k.dim_or("hash_moe_layers", 0)?,
         // Low-rank (MLA) attention keys are read for every family, so a synthetic or future
@@ -243,6 +244,7 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
         hc_lowrank_rank: k.dim_or("hc_lowrank_rank", 0)?,
         adapter_max_rank: k.dim_or("adapter_max_rank", 0)?,
         levers: Levers::default(),
+        shard: None,
     };
     if family.has_mla() && has_attention && c.kv_lora_rank == 0 {
         return Err(f.missing("kv_lora_rank"));
@@ -297,8 +299,8 @@ struct MoeShape {
     expert_width: usize,
     /// The shared expert path's width (0 without one).
     shared_width: usize,
-    /// Layers with a dense FFN in a MoE model.
-    dense_layers: usize,
+    /// Per layer of a MoE model: its FFN is dense.
+    dense_ffn: Vec<bool>,
     /// The dense FFN width (0 where no layer has one and the file gives none).
     dense_width: usize,
 }
@@ -311,7 +313,7 @@ fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
         top_k: 0,
         expert_width: 0,
         shared_width: 0,
-        dense_layers: 0,
+        dense_ffn: vec![false; layers.len()],
         dense_width: k.dim_or("intermediate_size", 0)?,
     };
     let Some(keys) = family.moe() else {
@@ -356,9 +358,14 @@ fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
         SharedExpert::SameAsExpert => expert_width,
     };
     let n = layers.len();
-    let dense_layers = match keys.dense_layers {
-        DenseLayers::None => 0,
-        DenseLayers::FirstK => k.dim_or("first_k_dense_replace", 0)?.min(n),
+    let first_k = |k: &Keys| -> Result<Vec<bool>, ConfigError> {
+        let dense = k.dim_or("first_k_dense_replace", 0)?.min(n);
+        Ok((0..n).map(|i| i < dense).collect())
+    };
+    // Which layers run a dense FFN, layer by layer: a pipeline stage counts its own.
+    let dense_ffn: Vec<bool> = match keys.dense_layers {
+        DenseLayers::None => vec![false; n],
+        DenseLayers::FirstK => first_k(k)?,
         DenseLayers::FirstKOrTypes => match k.strings("mlp_layer_types")? {
             Some(types) if types.len() != n => {
                 return Err(f.invalid(
@@ -366,8 +373,8 @@ fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
                     format!("has {} entries but there are {n} layers", types.len()),
                 ))
             }
-            Some(types) => types.iter().filter(|&&t| t == "dense").count(),
-            None => k.dim_or("first_k_dense_replace", 0)?.min(n),
+            Some(types) => types.iter().map(|&t| t == "dense").collect(),
+            None => first_k(k)?,
         },
         DenseLayers::SparseStep => {
             let step = k.dim_or("decoder_sparse_step", 1)?;
@@ -380,16 +387,12 @@ fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
                 .into_iter()
                 .collect();
             (0..n)
-                .filter(|i| mlp_only.contains(i) || (i + 1) % step != 0)
-                .count()
+                .map(|i| mlp_only.contains(&i) || (i + 1) % step != 0)
+                .collect()
         }
         DenseLayers::Interleaved => {
-            let routed = match k.indices("moe_layers")? {
-                Some(list) => list
-                    .into_iter()
-                    .filter(|&i| i < n)
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len(),
+            let routed: std::collections::BTreeSet<usize> = match k.indices("moe_layers")? {
+                Some(list) => list.into_iter().filter(|&i| i < n).collect(),
                 None => {
                     let step = k.dim_or("interleave_moe_layer_step", 1)?;
                     if step == 0 {
@@ -397,13 +400,14 @@ fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
                             f.invalid("interleave_moe_layer_step", "is 0, but must be at least 1")
                         );
                     }
-                    (step - 1..n).step_by(step).count()
+                    (step - 1..n).step_by(step).collect()
                 }
             };
-            n - routed
+            (0..n).map(|i| !routed.contains(&i)).collect()
         }
-        DenseLayers::PerLayer => layers.iter().filter(|&&l| l == LayerKind::Mlp).count(),
+        DenseLayers::PerLayer => layers.iter().map(|&l| l == LayerKind::Mlp).collect(),
     };
+    let dense_layers = dense_ffn.iter().filter(|&&d| d).count();
     // The width the dense layers run at; a MoE model without dense layers keeps the file's
     // `intermediate_size` (the FFN width LoRA and the Q2 scratch are sized from).
     let dense_width = if dense_layers > 0 {
@@ -419,7 +423,7 @@ fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
         top_k,
         expert_width,
         shared_width,
-        dense_layers,
+        dense_ffn,
         dense_width,
     })
 }

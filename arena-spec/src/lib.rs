@@ -2,7 +2,8 @@
 //! real Hugging Face `config.json` files.
 //!
 //! Start at [`BufferArena`] (the declaration), [`BufferSizes::from_config`] (the sizes),
-//! [`ModelConfig::load`] (the config) and [`models`] (the shipped configs).
+//! [`ModelConfig::load`] (the config), [`models`] (the shipped configs) and
+//! [`ModelConfig::shard`] (one GPU's config of a parallel layout).
 
 mod arena;
 pub mod config;
@@ -15,6 +16,7 @@ pub mod family;
 pub mod inputs;
 pub mod levers;
 pub mod models;
+pub mod parallel;
 pub mod regions;
 pub mod report;
 pub mod sizing;
@@ -24,6 +26,7 @@ pub use config::{ConfigError, Family, LayerKind, ModelConfig};
 pub use constants::{GATEUP_FUSED_MAX_M, Q12_SIZING_STREAMS, VERIFY_ROW_CAP};
 pub use decode_meta::{DecodeMetaLayout, DECODE_META_MAX_ROWS, DECODE_META_MIN_ROWS};
 pub use levers::{LeverError, Levers};
+pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
 pub use regions::{MoeFp8Scratch, MoeFp8ScratchLayout};
 pub use sizing::{
     q12_batched_scratch_bytes, q12_batched_scratch_bytes_varlen, q2_dequant_scratch_bytes,

@@ -21,6 +21,7 @@ macro_rules! shipped {
 /// Every shipped config, in a stable order.
 pub const SHIPPED: &[ShippedModel] = shipped![
     "llama-3.1-8b",
+    "llama-3.1-70b",
     "llama-4-scout-17b-16e-instruct",
     "mistral-7b-v0.1",
     "mistral-nemo-instruct-2407",

@@ -7,7 +7,7 @@
 use arena_runtime::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use arena_runtime::{AllocOptions, Allocated, CudaDevice, Device, DevicePtr, GuardError};
 use arena_spec::models::SHIPPED;
-use arena_spec::{ArenaInputs, BufferArena, ModelConfig};
+use arena_spec::{ArenaInputs, BufferArena, BufferSizes, ModelConfig, ParallelLayout, Rank};
 use std::sync::Arc;
 
 const REALISTIC: ArenaInputs = ArenaInputs {
@@ -264,4 +264,109 @@ fn a_pointer_table_reaches_every_buffer_it_lists() {
         assert_eq!(f32::from_le_bytes(first), v + i as f32, "entry {i}");
     }
     arena.release().unwrap();
+}
+
+/// What one rank's arena showed on its GPU.
+struct RankRow {
+    gpu: usize,
+    planned: usize,
+    drop: usize,
+}
+
+/// Allocates one rank's arena on GPU `gpu` in `options`' mode, checks the free-memory drop
+/// (slab: the footprint in 2 MiB pages; per buffer: between the footprint less a page and
+/// every allocation rounded up to a page, the driver's packing rules in
+/// `shared/reference`), writes and reads back every buffer with a kernel on that GPU,
+/// releases, and checks the memory came back.
+fn one_rank_on(gpu: usize, what: &str, sizes: &BufferSizes, options: AllocOptions) -> RankRow {
+    let device = CudaDevice::new(gpu).expect("the GPU opens");
+    let k = Kernels::new(&device);
+    let before = device.mem_info().unwrap().free;
+    let arena = BufferArena::allocate_with(device.clone(), sizes, options).unwrap();
+    let drop = before - device.mem_info().unwrap().free;
+    let planned = arena.allocated_bytes();
+    if options == AllocOptions::per_buffer() {
+        let ceiling: usize = arena
+            .placements()
+            .iter()
+            .filter(|p| p.bytes > 0)
+            .map(|p| p.bytes.div_ceil(PAGE) * PAGE)
+            .sum();
+        assert!(
+            drop + PAGE >= planned && drop <= ceiling,
+            "{what} on cuda:{gpu}: per-buffer drop {drop} outside [{planned} - 2 MiB, {ceiling}]"
+        );
+    } else {
+        assert_eq!(
+            drop,
+            planned.div_ceil(PAGE) * PAGE,
+            "{what} on cuda:{gpu}: free memory dropped by the footprint in 2 MiB pages"
+        );
+    }
+    arena.check_placement().unwrap();
+    write_then_verify(&k, &arena, what);
+    k.stream.synchronize().unwrap();
+    arena.release().unwrap();
+    assert_eq!(
+        device.mem_info().unwrap().free,
+        before,
+        "{what} on cuda:{gpu}: free memory rises back after release"
+    );
+    RankRow { gpu, planned, drop }
+}
+
+/// The rank arenas of a tensor-parallel layout of Qwen3-Next and an expert-parallel one of
+/// DeepSeek-V3, in slab and per-buffer modes: rank `r` on GPU `r mod n`, the GPUs of a round
+/// concurrently (one thread and one context each), so on one GPU every rank runs in turn.
+/// Prints a row per rank.
+#[test]
+fn rank_arenas_of_a_layout_allocate_on_every_gpu() {
+    if gpu().is_none() {
+        return;
+    }
+    let gpus = CudaDevice::count().unwrap();
+    let layouts = [
+        ("qwen3-next-80b-a3b", ParallelLayout::new(2, 1, 1).unwrap()),
+        ("deepseek-v3", ParallelLayout::new(2, 2, 1).unwrap()),
+    ];
+    println!("{gpus} GPU(s)");
+    println!(
+        "{:<20} {:<16} {:>4} {:>4} {:<10} {:>14} {:>14}",
+        "model", "layout", "rank", "gpu", "mode", "planned B", "drop B"
+    );
+    for (model, layout) in layouts {
+        let whole = arena_spec::models::find(model).unwrap().config().unwrap();
+        let ranks: Vec<(Rank, BufferSizes)> = layout
+            .ranks()
+            .map(|r| (r, REALISTIC.sizes(&whole.shard(&r).unwrap()).unwrap()))
+            .collect();
+        for (mode, options) in [
+            ("slab", AllocOptions::default()),
+            ("per-buffer", AllocOptions::per_buffer()),
+        ] {
+            for round in ranks.chunks(gpus) {
+                let rows: Vec<RankRow> = std::thread::scope(|scope| {
+                    let handles: Vec<_> = round
+                        .iter()
+                        .enumerate()
+                        .map(|(gpu, (rank, sizes))| {
+                            let what = format!("{model} {layout} rank {}", rank.index);
+                            scope.spawn(move || one_rank_on(gpu, &what, sizes, options))
+                        })
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                });
+                for ((rank, _), row) in round.iter().zip(rows) {
+                    println!(
+                        "{model:<20} {:<16} {:>4} {:>4} {mode:<10} {:>14} {:>14}",
+                        layout.to_string(),
+                        rank.index,
+                        row.gpu,
+                        row.planned,
+                        row.drop
+                    );
+                }
+            }
+        }
+    }
 }

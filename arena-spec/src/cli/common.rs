@@ -2,7 +2,9 @@
 
 use arena_runtime::{ArenaError, SizeError};
 use arena_spec::inputs::{DEFAULT_KV_BLOCK_SIZE, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS};
-use arena_spec::{models, ArenaInputs, ConfigError, LeverError, ModelConfig};
+use arena_spec::{
+    models, ArenaInputs, ConfigError, LeverError, ModelConfig, ParallelLayout, ShardError,
+};
 use std::io::IsTerminal;
 use std::path::Path;
 use thiserror::Error;
@@ -18,6 +20,8 @@ pub enum CliError {
     Size { model: String, source: SizeError },
     #[error("{0}")]
     Arena(#[from] ArenaError),
+    #[error("{0}")]
+    Shard(#[from] ShardError),
     #[error("{0}")]
     Usage(String),
 }
@@ -47,6 +51,67 @@ pub struct FixedSizing {
     /// Set a lever, e.g. `--lever fp8_rowwise=1` or `--lever METRALE_GGUF_NATIVE_Q2=1` (repeatable)
     #[arg(long = "lever", value_name = "NAME=0|1")]
     pub levers: Vec<String>,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+}
+
+/// The parallel layout: sizes are then per GPU (rank).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LayoutArgs {
+    /// Tensor-parallel GPUs per pipeline stage
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub tp: usize,
+    /// Expert-parallel degree, within the tensor-parallel group (divides --tp)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub ep: usize,
+    /// Pipeline-parallel stages
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub pp: usize,
+    /// The rank to size, `stage · tp + tp_rank` [default: the rank with the largest arena]
+    #[arg(long, value_name = "R")]
+    pub rank: Option<usize>,
+}
+
+impl LayoutArgs {
+    pub fn layout(&self) -> Result<ParallelLayout, CliError> {
+        Ok(ParallelLayout::new(self.tp, self.ep, self.pp)?)
+    }
+
+    /// One config per pipeline stage (its first rank's; the ranks of a stage have identical
+    /// arenas), or only `--rank`'s; the whole model, unsharded, for the single-GPU layout.
+    pub fn rank_configs(&self, whole: &ModelConfig) -> Result<Vec<ModelConfig>, CliError> {
+        let layout = self.layout()?;
+        if layout == ParallelLayout::SINGLE && self.rank.unwrap_or(0) == 0 {
+            return Ok(vec![whole.clone()]);
+        }
+        let ranks: Vec<_> = match self.rank {
+            Some(r) => vec![layout.rank(r)?],
+            None => layout.stage_leaders().collect(),
+        };
+        Ok(ranks
+            .iter()
+            .map(|r| whole.shard(r))
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// `--rank`'s config, or the rank whose arena is largest at `inputs` (the first such).
+    pub fn chosen(
+        &self,
+        whole: &ModelConfig,
+        inputs: &ArenaInputs,
+    ) -> Result<ModelConfig, CliError> {
+        let mut best: Option<(usize, ModelConfig)> = None;
+        for config in self.rank_configs(whole)? {
+            let total = inputs
+                .sizes(&config)
+                .map_err(size_error(&config))?
+                .total_bytes();
+            if best.as_ref().is_none_or(|(t, _)| total > *t) {
+                best = Some((total, config));
+            }
+        }
+        Ok(best.expect("a layout has at least one rank").1)
+    }
 }
 
 impl SizingArgs {
@@ -95,11 +160,21 @@ pub fn load_model(model: &str) -> Result<ModelConfig, CliError> {
     Ok(config)
 }
 
-/// A model loaded and its levers applied, with its inputs.
-pub fn resolve(model: &str, sizing: &SizingArgs) -> Result<(ModelConfig, ArenaInputs), CliError> {
+/// A model loaded and its levers applied, with its inputs: the whole model's config.
+pub fn resolve_whole(
+    model: &str,
+    sizing: &SizingArgs,
+) -> Result<(ModelConfig, ArenaInputs), CliError> {
     let mut config = load_model(model)?;
     sizing.apply_levers(&mut config)?;
     let inputs = sizing.inputs(&config)?;
+    Ok((config, inputs))
+}
+
+/// [`resolve_whole`], then the rank the layout flags choose ([`LayoutArgs::chosen`]).
+pub fn resolve(model: &str, sizing: &SizingArgs) -> Result<(ModelConfig, ArenaInputs), CliError> {
+    let (whole, inputs) = resolve_whole(model, sizing)?;
+    let config = sizing.fixed.layout.chosen(&whole, &inputs)?;
     Ok((config, inputs))
 }
 
@@ -136,4 +211,35 @@ pub fn print_inputs(config: &ModelConfig, inputs: &ArenaInputs) {
         inputs.max_batch_size,
         levers.join(", ")
     );
+    if let Some(line) = rank_line(config) {
+        println!("{line}");
+    }
+}
+
+/// `per GPU: rank 3 of tp=4 ep=2 pp=2 (stage 0, layers 0..31, 128 of 256 experts)`, for a
+/// sharded config.
+pub fn rank_line(config: &ModelConfig) -> Option<String> {
+    let shard = config.shard.as_ref()?;
+    let experts = if config.is_moe() {
+        format!(
+            ", {} of {} experts",
+            shard.local_experts, config.num_experts
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "per GPU: rank {} of {} ({} ranks; stage {}, layers {}..{}{experts}{})",
+        shard.rank.index,
+        shard.rank.layout,
+        shard.rank.layout.world_size(),
+        shard.rank.stage(),
+        shard.layers.start,
+        shard.layers.end,
+        if shard.holds_lm_head {
+            ", LM head"
+        } else {
+            ", no LM head"
+        }
+    ))
 }

@@ -1,61 +1,132 @@
-//! `--device host|cuda:N`: allocate the arena on the chosen device and check it.
+//! `--device host|cuda:N|cuda:0,1|cuda:all`: allocate each rank's arena on the chosen
+//! device(s) and check it.
 
 use super::common::CliError;
 use arena_runtime::Device;
 use arena_spec::{BufferArena, BufferSizes};
 
+/// The granularity the CUDA driver maps device memory in: a slab's free-memory drop is its
+/// size rounded up to this (measured on the H200, `shared/reference`).
+const CUDA_PAGE: usize = 2 << 20;
+
 /// Where `plan` allocates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeviceChoice {
     Host,
-    Cuda(usize),
+    /// These GPU ordinals, in order: rank `r` goes to the `r mod n`-th.
+    Cuda(Vec<usize>),
+    /// Every GPU the driver reports.
+    CudaAll,
 }
 
 impl std::str::FromStr for DeviceChoice {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "host" => Ok(DeviceChoice::Host),
-            _ => s
-                .strip_prefix("cuda:")
-                .and_then(|n| n.parse().ok())
-                .map(DeviceChoice::Cuda)
-                .ok_or_else(|| format!("`{s}` is not a device: use host or cuda:N")),
+        let bad = || format!("`{s}` is not a device: use host, cuda:N, cuda:0,1 or cuda:all");
+        if s == "host" {
+            return Ok(DeviceChoice::Host);
         }
+        let list = s.strip_prefix("cuda:").ok_or_else(bad)?;
+        if list == "all" {
+            return Ok(DeviceChoice::CudaAll);
+        }
+        let ordinals: Vec<usize> = list
+            .split(',')
+            .map(|n| n.trim().parse().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        let mut seen = ordinals.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != ordinals.len() {
+            return Err(format!("`{s}` lists a GPU twice"));
+        }
+        Ok(DeviceChoice::Cuda(ordinals))
     }
 }
 
-/// What allocating the arena showed.
+/// What allocating one rank's arena showed.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct AllocSummary {
+    /// The rank of the parallel layout (0 for a single GPU).
+    pub rank: usize,
     pub device: String,
     /// Bytes of the device allocations (the slab, padding included).
     pub allocated_bytes: usize,
     /// How much the device's free memory dropped, where the device can tell.
     pub free_memory_drop: Option<usize>,
+    /// Whether that drop is the slab rounded up to the driver's 2 MiB page (a GPU only;
+    /// another process allocating on the same GPU at the same time makes it false).
+    pub drop_matches_plan: Option<bool>,
 }
 
-pub fn allocate_and_check(
-    choice: DeviceChoice,
-    sizes: &BufferSizes,
-) -> Result<AllocSummary, CliError> {
+/// Allocates, checks and releases each rank's arena: `(rank, sizes)` in order. On GPUs,
+/// rank `r` runs on the `r mod n`-th listed GPU; the GPUs of one round work concurrently
+/// (one thread and one `CudaDevice` per GPU), and ranks beyond the GPU count run in later
+/// rounds, in turn. The host runs every rank in turn.
+pub fn allocate_ranks(
+    choice: &DeviceChoice,
+    ranks: &[(usize, BufferSizes)],
+) -> Result<Vec<AllocSummary>, CliError> {
     match choice {
-        DeviceChoice::Host => check_on(arena_runtime::HostDevice::new(), sizes),
+        DeviceChoice::Host => ranks
+            .iter()
+            .map(|(rank, sizes)| check_on(*rank, arena_runtime::HostDevice::new(), sizes))
+            .collect(),
         #[cfg(feature = "cuda")]
-        DeviceChoice::Cuda(n) => {
-            let device = arena_runtime::CudaDevice::new(n)
-                .map_err(|e| CliError::Usage(format!("cannot open cuda:{n}: {e}")))?;
-            check_on(device, sizes)
+        DeviceChoice::Cuda(ordinals) => on_gpus(ordinals, ranks),
+        #[cfg(feature = "cuda")]
+        DeviceChoice::CudaAll => {
+            let n = arena_runtime::CudaDevice::count()
+                .map_err(|e| CliError::Usage(format!("cannot count CUDA devices: {e}")))?;
+            if n == 0 {
+                return Err(CliError::Usage("cuda:all: no CUDA device found".into()));
+            }
+            on_gpus(&(0..n).collect::<Vec<_>>(), ranks)
         }
         #[cfg(not(feature = "cuda"))]
-        DeviceChoice::Cuda(_) => Err(CliError::Usage(
+        DeviceChoice::Cuda(_) | DeviceChoice::CudaAll => Err(CliError::Usage(
             "this build has no CUDA support: rebuild with `--features cuda` to use --device cuda:N"
                 .into(),
         )),
     }
 }
 
-fn check_on<D: Device>(device: D, sizes: &BufferSizes) -> Result<AllocSummary, CliError> {
+#[cfg(feature = "cuda")]
+fn on_gpus(
+    ordinals: &[usize],
+    ranks: &[(usize, BufferSizes)],
+) -> Result<Vec<AllocSummary>, CliError> {
+    let mut out = Vec::with_capacity(ranks.len());
+    for round in ranks.chunks(ordinals.len()) {
+        let results: Vec<Result<AllocSummary, CliError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = round
+                .iter()
+                .zip(ordinals)
+                .map(|((rank, sizes), &n)| {
+                    scope.spawn(move || {
+                        let device = arena_runtime::CudaDevice::new(n)
+                            .map_err(|e| CliError::Usage(format!("cannot open cuda:{n}: {e}")))?;
+                        check_on(*rank, device, sizes)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a rank's allocation thread does not panic"))
+                .collect()
+        });
+        for result in results {
+            out.push(result?);
+        }
+    }
+    Ok(out)
+}
+
+fn check_on<D: Device>(
+    rank: usize,
+    device: D,
+    sizes: &BufferSizes,
+) -> Result<AllocSummary, CliError> {
     let name = device.name();
     let before = device.mem_info();
     let arena = BufferArena::allocate(device, sizes)?;
@@ -69,8 +140,11 @@ fn check_on<D: Device>(device: D, sizes: &BufferSizes) -> Result<AllocSummary, C
         .zip(after)
         .map(|(b, a)| b.free.saturating_sub(a.free));
     Ok(AllocSummary {
+        rank,
         device: name,
         allocated_bytes,
         free_memory_drop,
+        drop_matches_plan: free_memory_drop
+            .map(|drop| drop == allocated_bytes.div_ceil(CUDA_PAGE) * CUDA_PAGE),
     })
 }

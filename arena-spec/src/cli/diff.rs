@@ -1,6 +1,7 @@
-//! `arena diff`: two models, or one model under two lever sets, side by side.
+//! `arena diff`: two models, one model under two lever sets, or one model under two
+//! parallel layouts, side by side.
 
-use super::common::{print_inputs, resolve, size_error, CliError, SizingArgs};
+use super::common::{print_inputs, resolve, size_error, CliError, LayoutArgs, SizingArgs};
 use arena_spec::report::{human_bytes, SizeReport};
 
 #[derive(Debug, clap::Args)]
@@ -12,6 +13,18 @@ pub struct DiffArgs {
     /// Levers of the second side, over those of the first (repeatable)
     #[arg(long = "lever-b", value_name = "NAME=0|1")]
     pub levers_b: Vec<String>,
+    /// Tensor-parallel degree of the second side [default: --tp]
+    #[arg(long = "tp-b", value_name = "N")]
+    pub tp_b: Option<usize>,
+    /// Expert-parallel degree of the second side [default: --ep]
+    #[arg(long = "ep-b", value_name = "N")]
+    pub ep_b: Option<usize>,
+    /// Pipeline stages of the second side [default: --pp]
+    #[arg(long = "pp-b", value_name = "N")]
+    pub pp_b: Option<usize>,
+    /// The rank of the second side [default: --rank, else its largest]
+    #[arg(long = "rank-b", value_name = "R")]
+    pub rank_b: Option<usize>,
     /// Inputs and levers of both sides
     #[command(flatten)]
     pub sizing: SizingArgs,
@@ -19,13 +32,23 @@ pub struct DiffArgs {
 
 pub fn run(args: DiffArgs) -> Result<(), CliError> {
     let (config_a, inputs) = resolve(&args.model_a, &args.sizing)?;
-    let (mut config_b, _) = resolve(
-        args.model_b.as_deref().unwrap_or(&args.model_a),
-        &args.sizing,
-    )?;
-    if args.model_b.is_none() && args.levers_b.is_empty() {
+    let a_layout = &args.sizing.fixed.layout;
+    let mut sizing_b = args.sizing.clone();
+    sizing_b.fixed.layout = LayoutArgs {
+        tp: args.tp_b.unwrap_or(a_layout.tp),
+        ep: args.ep_b.unwrap_or(a_layout.ep),
+        pp: args.pp_b.unwrap_or(a_layout.pp),
+        rank: args.rank_b.or(a_layout.rank),
+    };
+    let other_layout = [args.tp_b, args.ep_b, args.pp_b, args.rank_b]
+        .iter()
+        .any(Option::is_some);
+    let (mut config_b, _) = resolve(args.model_b.as_deref().unwrap_or(&args.model_a), &sizing_b)?;
+    if args.model_b.is_none() && args.levers_b.is_empty() && !other_layout {
         return Err(CliError::Usage(
-            "give a second model, or `--lever-b NAME=0|1` to compare lever sets".into(),
+            "give a second model, `--lever-b NAME=0|1` to compare lever sets, or \
+             `--tp-b/--ep-b/--pp-b N` to compare layouts"
+                .into(),
         ));
     }
     for assignment in &args.levers_b {

@@ -1,6 +1,6 @@
 //! `arena fit`: the largest max_batch_tokens (or max_batch_size) that fits a budget.
 
-use super::common::{bold, print_inputs, resolve, size_error, CliError, SizingArgs};
+use super::common::{bold, print_inputs, resolve_whole, size_error, CliError, SizingArgs};
 use arena_spec::report::{human_bytes, parse_bytes, SizeReport};
 use arena_spec::{ArenaInputs, ModelConfig};
 
@@ -30,7 +30,7 @@ pub struct FitArgs {
 const SEARCH_LIMIT: usize = 1 << 32;
 
 pub fn run(args: FitArgs) -> Result<(), CliError> {
-    let (config, inputs) = resolve(&args.model, &args.sizing)?;
+    let (whole, inputs) = resolve_whole(&args.model, &args.sizing)?;
     let with = |v: usize| match args.vary {
         Vary::Tokens => ArenaInputs {
             max_batch_tokens: v,
@@ -45,7 +45,20 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
         Vary::Tokens => "max_batch_tokens",
         Vary::Batch => "max_batch_size",
     };
-    let best = largest_fitting(&config, args.budget, with).map_err(size_error(&config))?;
+    // Under a parallel layout every rank must fit: the answer is the smallest of the
+    // stages' answers, and the table is the rank that binds.
+    let mut binding: Option<(Option<usize>, ModelConfig)> = None;
+    for config in args.sizing.fixed.layout.rank_configs(&whole)? {
+        let best = largest_fitting(&config, args.budget, with).map_err(size_error(&config))?;
+        let tighter = match &binding {
+            None => true,
+            Some((b, _)) => best.unwrap_or(0) < b.unwrap_or(0),
+        };
+        if tighter {
+            binding = Some((best, config));
+        }
+    }
+    let (best, config) = binding.expect("a layout has at least one rank");
     let Some(best) = best else {
         let need = total(&config, with(1))
             .map_err(size_error(&config))?
@@ -59,9 +72,14 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     let inputs = with(best);
     let (report, _) = SizeReport::new(&config, inputs).map_err(size_error(&config))?;
     println!(
-        "{} {what} = {best}: total_bytes {} of the budget {}{}",
+        "{} {what} = {best}: total_bytes {}{} of the budget {}{}",
         bold("fits:"),
         human_bytes(report.total_bytes),
+        if config.shard.is_some() {
+            " per GPU (the rank that binds)"
+        } else {
+            ""
+        },
         human_bytes(args.budget),
         if best == SEARCH_LIMIT {
             " (the search limit)"

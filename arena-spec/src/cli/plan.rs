@@ -1,8 +1,9 @@
-//! `arena plan`: size, allocate, check, release, report.
+//! `arena plan`: size, allocate, check, release, report; per GPU under a parallel layout.
 
-use super::common::{bold, print_inputs, resolve, size_error, CliError, SizingArgs};
-use super::device::{allocate_and_check, DeviceChoice};
+use super::common::{bold, print_inputs, resolve_whole, size_error, CliError, SizingArgs};
+use super::device::{allocate_ranks, AllocSummary, DeviceChoice};
 use arena_spec::report::{human_bytes, SizeReport};
+use arena_spec::{ArenaInputs, BufferSizes, ModelConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct PlanArgs {
@@ -10,7 +11,8 @@ pub struct PlanArgs {
     pub model: String,
     #[command(flatten)]
     pub sizing: SizingArgs,
-    /// Where to allocate: host, or cuda:N in a build with the `cuda` feature
+    /// Where to allocate: host, or (in a build with the `cuda` feature) cuda:N, a list
+    /// cuda:0,1 (rank r on the (r mod n)-th GPU, concurrently) or cuda:all
     #[arg(long, default_value = "host", value_name = "DEVICE")]
     pub device: DeviceChoice,
     /// Print one JSON document instead of the table
@@ -18,16 +20,65 @@ pub struct PlanArgs {
     pub json: bool,
 }
 
+/// One pipeline stage's arena: the ranks that allocate it and its total.
+#[derive(Debug, serde::Serialize)]
+struct StageSummary {
+    stage: usize,
+    /// The ranks of the stage, first and last.
+    ranks: [usize; 2],
+    /// The model's layers the stage runs.
+    layers: [usize; 2],
+    total_bytes: usize,
+}
+
 pub fn run(args: PlanArgs) -> Result<(), CliError> {
-    let (config, inputs) = resolve(&args.model, &args.sizing)?;
-    let (report, sizes) = SizeReport::new(&config, inputs).map_err(size_error(&config))?;
-    let alloc = allocate_and_check(args.device, &sizes)?;
+    let (whole, inputs) = resolve_whole(&args.model, &args.sizing)?;
+    let layout_args = &args.sizing.fixed.layout;
+    let layout = layout_args.layout()?;
+    let config = layout_args.chosen(&whole, &inputs)?;
+    let (report, _) = SizeReport::new(&config, inputs).map_err(size_error(&config))?;
+
+    // Every rank's arena (or only --rank's): a stage's ranks share one size.
+    let stages = stage_sizes(&whole, &inputs, layout_args)?;
+    let ranks: Vec<(usize, BufferSizes)> = match layout_args.rank {
+        Some(r) => vec![(r, stages[0].1)],
+        None => layout
+            .ranks()
+            .map(|r| (r.index, stages[r.stage()].1))
+            .collect(),
+    };
+    let alloc = allocate_ranks(&args.device, &ranks)?;
+    let stage_rows: Vec<StageSummary> = stages
+        .iter()
+        .map(|(c, sizes)| {
+            let (stage, layers) = c.shard.as_ref().map_or((0, 0..c.layers.len()), |s| {
+                (s.rank.stage(), s.layers.clone())
+            });
+            StageSummary {
+                stage,
+                ranks: [stage * layout.tp, stage * layout.tp + layout.tp - 1],
+                layers: [layers.start, layers.end],
+                total_bytes: sizes.total_bytes(),
+            }
+        })
+        .collect();
+
     if args.json {
         let doc = serde_json::json!({
             "model": report.model,
             "model_type": config.model_type,
             "inputs": report.inputs,
             "levers": report.levers,
+            "layout": {
+                "tp": layout.tp,
+                "ep": layout.ep,
+                "pp": layout.pp,
+                "world_size": layout.world_size(),
+                "rank": config.shard.as_ref().map_or(0, |s| s.rank.index),
+                "per_rank": config.shard.is_some(),
+                "shard": config.shard,
+            },
+            "stages": stage_rows,
             "buffers": report.buffers,
             "total_bytes": report.total_bytes,
             "untracked_bytes": report.untracked_bytes,
@@ -43,8 +94,13 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
     println!();
     print!("{}", report.table());
     println!();
+    let per = if config.shard.is_some() {
+        " per GPU"
+    } else {
+        ""
+    };
     println!(
-        "{} {} ({} B)",
+        "{}{per} {} ({} B)",
         bold("total_bytes"),
         human_bytes(report.total_bytes),
         report.total_bytes
@@ -53,14 +109,61 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
         "untracked   {} (o_latent, norm_unit_w)",
         human_bytes(report.untracked_bytes)
     );
-    let drop = alloc
-        .free_memory_drop
-        .map(|d| format!(", free memory dropped {}", human_bytes(d)))
-        .unwrap_or_default();
-    println!(
-        "allocated   {} on {} in one slab; every buffer checked at its size, aligned, disjoint, gated ones NULL; released{drop}",
-        human_bytes(alloc.allocated_bytes),
-        alloc.device
-    );
+    if layout.pp > 1 && layout_args.rank.is_none() {
+        for s in &stage_rows {
+            println!(
+                "stage {}     ranks {}..={}, layers {}..{}: total_bytes {}",
+                s.stage,
+                s.ranks[0],
+                s.ranks[1],
+                s.layers[0],
+                s.layers[1],
+                human_bytes(s.total_bytes)
+            );
+        }
+    }
+    for a in &alloc {
+        print_allocation(a, ranks.len() > 1);
+    }
     Ok(())
+}
+
+/// One config and its sizes per stage (or only `--rank`'s).
+fn stage_sizes(
+    whole: &ModelConfig,
+    inputs: &ArenaInputs,
+    layout: &super::common::LayoutArgs,
+) -> Result<Vec<(ModelConfig, BufferSizes)>, CliError> {
+    layout
+        .rank_configs(whole)?
+        .into_iter()
+        .map(|c| {
+            let sizes = inputs.sizes(&c).map_err(size_error(&c))?;
+            Ok((c, sizes))
+        })
+        .collect()
+}
+
+fn print_allocation(a: &AllocSummary, several: bool) {
+    let drop = match (a.free_memory_drop, a.drop_matches_plan) {
+        (Some(d), Some(true)) => format!(
+            ", free memory dropped {} (the slab in 2 MiB pages)",
+            human_bytes(d)
+        ),
+        (Some(d), _) => format!(
+            ", free memory dropped {}, NOT the slab in 2 MiB pages (another process allocating?)",
+            human_bytes(d)
+        ),
+        (None, _) => String::new(),
+    };
+    let who = if several {
+        format!("rank {}: ", a.rank)
+    } else {
+        String::new()
+    };
+    println!(
+        "allocated   {who}{} on {} in one slab; every buffer checked at its size, aligned, disjoint, gated ones NULL; released{drop}",
+        human_bytes(a.allocated_bytes),
+        a.device
+    );
 }

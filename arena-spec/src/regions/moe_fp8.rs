@@ -3,7 +3,7 @@ use arena_runtime::dtype::F8E4M3;
 use arena_runtime::{DevicePtr, Regions};
 
 /// The grouped FP8 MoE scratch: disjoint regions; the shared, gate, up and down phases reuse
-/// them on one stream (the seeds). Rows are `M · top_k` (one per routed token copy); K is
+/// them on one stream (the seeds). Rows are `M · top_k` (one per routed token copy; `ModelConfig::expert_fanout`); K is
 /// the widest GEMM input of the expert path (`hidden` or the expert width). The regions and
 /// their shapes are chosen here: the seeds name the layout, not its contents.
 #[derive(Regions)]
@@ -29,13 +29,14 @@ pub struct MoeFp8Scratch {
     /// Token copy index per grouped row.
     #[region(shape = [rows])]
     pub sorted_token_ids: DevicePtr<i32>,
-    /// Start row of each expert's group, plus the end.
-    #[region(shape = [config.num_experts + 1])]
+    /// Start row of each expert's group, plus the end; one group per expert this GPU holds
+    /// (`ModelConfig::local_experts`: all, or `num_experts / ep` on an expert-parallel rank).
+    #[region(shape = [config.local_experts() + 1])]
     pub expert_offsets: DevicePtr<i32>,
     /// `(m, n, k)` of each expert's GEMM.
-    #[region(shape = [config.num_experts, 3])]
+    #[region(shape = [config.local_experts(), 3])]
     pub problem_sizes: DevicePtr<i32>,
     /// A, B, C and scale pointers of each expert's GEMM.
-    #[region(shape = [config.num_experts, 4])]
+    #[region(shape = [config.local_experts(), 4])]
     pub gemm_ptrs: DevicePtr<u64>,
 }
