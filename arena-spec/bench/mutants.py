@@ -55,8 +55,10 @@ def run(crate, shard):
     # `--workspace --file` rather than `-p`: with `-p`, cargo-mutants 27.1 runs only the mutated
     # package's tests, whatever `--test-package` names. A fixed 240 s timeout: the baseline runs
     # the mutated package's tests alone, so the automatic one is too short for the UI cases.
+    # A build timeout too: a mutant that stops the derive's parser from advancing hangs
+    # rustc expanding the tests crate (no build timeout by default), holding GiBs of memory.
     cmd = ["cargo", "mutants", "--workspace", "--file", f"{c['package']}/src/**", "--shard", shard,
-           "--sharding", "slice", "--jobs", "2", "--timeout", "240",
+           "--sharding", "slice", "--jobs", "2", "--timeout", "240", "--build-timeout", "300",
            "-o", str(out / "cargo-mutants")]
     cmd += ["--test-package", ",".join(c["tests"])]
     for e in c["exclude"]:

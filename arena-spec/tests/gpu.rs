@@ -316,11 +316,10 @@ fn one_rank_on(gpu: usize, what: &str, sizes: &BufferSizes, options: AllocOption
 }
 
 /// The rank arenas of a tensor-parallel layout of Qwen3-Next and an expert-parallel one of
-/// DeepSeek-V3, in slab and per-buffer modes: rank `r` on GPU `r mod n`, the GPUs of a round
+/// DeepSeek-V3 in one allocation mode: rank `r` on GPU `r mod n`, the GPUs of a round
 /// concurrently (one thread and one context each), so on one GPU every rank runs in turn.
 /// Prints a row per rank.
-#[test]
-fn rank_arenas_of_a_layout_allocate_on_every_gpu() {
+fn rank_arenas_on_every_gpu(mode: &str, options: AllocOptions) {
     if gpu().is_none() {
         return;
     }
@@ -329,7 +328,7 @@ fn rank_arenas_of_a_layout_allocate_on_every_gpu() {
         ("qwen3-next-80b-a3b", ParallelLayout::new(2, 1, 1).unwrap()),
         ("deepseek-v3", ParallelLayout::new(2, 2, 1).unwrap()),
     ];
-    println!("{gpus} GPU(s)");
+    println!("{gpus} GPU(s), {mode}");
     println!(
         "{:<20} {:<16} {:>4} {:>4} {:<10} {:>14} {:>14}",
         "model", "layout", "rank", "gpu", "mode", "planned B", "drop B"
@@ -340,33 +339,38 @@ fn rank_arenas_of_a_layout_allocate_on_every_gpu() {
             .ranks()
             .map(|r| (r, REALISTIC.sizes(&whole.shard(&r).unwrap()).unwrap()))
             .collect();
-        for (mode, options) in [
-            ("slab", AllocOptions::default()),
-            ("per-buffer", AllocOptions::per_buffer()),
-        ] {
-            for round in ranks.chunks(gpus) {
-                let rows: Vec<RankRow> = std::thread::scope(|scope| {
-                    let handles: Vec<_> = round
-                        .iter()
-                        .enumerate()
-                        .map(|(gpu, (rank, sizes))| {
-                            let what = format!("{model} {layout} rank {}", rank.index);
-                            scope.spawn(move || one_rank_on(gpu, &what, sizes, options))
-                        })
-                        .collect();
-                    handles.into_iter().map(|h| h.join().unwrap()).collect()
-                });
-                for ((rank, _), row) in round.iter().zip(rows) {
-                    println!(
-                        "{model:<20} {:<16} {:>4} {:>4} {mode:<10} {:>14} {:>14}",
-                        layout.to_string(),
-                        rank.index,
-                        row.gpu,
-                        row.planned,
-                        row.drop
-                    );
-                }
+        for round in ranks.chunks(gpus) {
+            let rows: Vec<RankRow> = std::thread::scope(|scope| {
+                let handles: Vec<_> = round
+                    .iter()
+                    .enumerate()
+                    .map(|(gpu, (rank, sizes))| {
+                        let what = format!("{model} {layout} rank {}", rank.index);
+                        scope.spawn(move || one_rank_on(gpu, &what, sizes, options))
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for ((rank, _), row) in round.iter().zip(rows) {
+                println!(
+                    "{model:<20} {:<16} {:>4} {:>4} {mode:<10} {:>14} {:>14}",
+                    layout.to_string(),
+                    rank.index,
+                    row.gpu,
+                    row.planned,
+                    row.drop
+                );
             }
         }
     }
+}
+
+#[test]
+fn rank_arenas_of_a_layout_allocate_on_every_gpu_in_one_slab() {
+    rank_arenas_on_every_gpu("slab", AllocOptions::default());
+}
+
+#[test]
+fn rank_arenas_of_a_layout_allocate_on_every_gpu_per_buffer() {
+    rank_arenas_on_every_gpu("per-buffer", AllocOptions::per_buffer());
 }

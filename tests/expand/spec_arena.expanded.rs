@@ -54,9 +54,11 @@ pub struct BufferSizes {
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
     /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
     /// `max_batch_size` without the decode-metadata clamp, so a serve wider than
-    /// `DECODE_META_MAX_ROWS` still has a row per sequence.
+    /// `DECODE_META_MAX_ROWS` still has a row per sequence. On a rank of a parallel layout
+    /// these are the gathered logits (full vocabulary) on the last pipeline stage and 0
+    /// bytes on the others, which have no LM head (`ModelConfig::lm_head_vocab`).
     ///
-    /// Shape `[logit_rows, config.vocab_size]` of `f32` · tracked
+    /// Shape `[logit_rows, config.lm_head_vocab()]` of `f32` · gate `config.lm_head_vocab() > 0` · tracked
     pub logits: usize,
     /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
     /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
@@ -582,17 +584,21 @@ impl BufferSizes {
         };
         __sizes.logits = {
             let __f = ::arena_runtime::CheckedArith::new("logits");
-            ::arena_runtime::__private::finish(
-                __f,
-                ::arena_runtime::__private::shape_reported(
+            if __f.value(config.lm_head_vocab())? > 0 {
+                ::arena_runtime::__private::finish(
                     __f,
-                    &[logit_rows, config.vocab_size],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
-                0,
-                false,
-            )?
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[logit_rows, __f.value(config.lm_head_vocab())?],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
         };
         __sizes.ssm_qkvz = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_qkvz");
@@ -1337,9 +1343,9 @@ impl ::arena_runtime::Arena for BufferArena {
             name: "logits",
             dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[logit_rows, config.vocab_size]",
+            formula: "[logit_rows, config.lm_head_vocab()]",
             is_shape: true,
-            gate: ::core::option::Option::None,
+            gate: ::core::option::Option::Some("config.lm_head_vocab() > 0"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",

@@ -24,17 +24,18 @@ pub struct MoeFp8ScratchLayout {
     ///
     /// Shape `[rows]` of `i32`
     pub sorted_token_ids: ::arena_runtime::Region,
-    /// Start row of each expert's group, plus the end.
+    /// Start row of each expert's group, plus the end; one group per expert this GPU holds
+    /// (`ModelConfig::local_experts`: all, or `num_experts / ep` on an expert-parallel rank).
     ///
-    /// Shape `[config.num_experts + 1]` of `i32`
+    /// Shape `[config.local_experts() + 1]` of `i32`
     pub expert_offsets: ::arena_runtime::Region,
     /// `(m, n, k)` of each expert's GEMM.
     ///
-    /// Shape `[config.num_experts, 3]` of `i32`
+    /// Shape `[config.local_experts(), 3]` of `i32`
     pub problem_sizes: ::arena_runtime::Region,
     /// A, B, C and scale pointers of each expert's GEMM.
     ///
-    /// Shape `[config.num_experts, 4]` of `u64`
+    /// Shape `[config.local_experts(), 4]` of `u64`
     pub gemm_ptrs: ::arena_runtime::Region,
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
@@ -156,7 +157,7 @@ impl MoeFp8Scratch {
                 .place(
                     __f
                         .shape(
-                            &[__f.add(config.num_experts, 1)?],
+                            &[__f.add(__f.value(config.local_experts())?, 1)?],
                             <i32 as ::arena_runtime::dtype::Element>::SIZE,
                         )?,
                 )?
@@ -167,7 +168,7 @@ impl MoeFp8Scratch {
                 .place(
                     __f
                         .shape(
-                            &[config.num_experts, 3],
+                            &[__f.value(config.local_experts())?, 3],
                             <i32 as ::arena_runtime::dtype::Element>::SIZE,
                         )?,
                 )?
@@ -178,7 +179,7 @@ impl MoeFp8Scratch {
                 .place(
                     __f
                         .shape(
-                            &[config.num_experts, 4],
+                            &[__f.value(config.local_experts())?, 4],
                             <u64 as ::arena_runtime::dtype::Element>::SIZE,
                         )?,
                 )?
