@@ -29,8 +29,15 @@ impl Kind {
     }
     fn container_keys(self) -> &'static [&'static str] {
         match self {
-            Kind::Arena => &["sizes", "inputs", "derived", "docs", "inputs_struct"],
-            Kind::Regions => &["layout", "inputs", "derived", "align"],
+            Kind::Arena => &[
+                "sizes",
+                "inputs",
+                "derived",
+                "docs",
+                "inputs_struct",
+                "const",
+            ],
+            Kind::Regions => &["layout", "inputs", "derived", "align", "const"],
         }
     }
     fn field_keys(self) -> &'static [&'static str] {
@@ -112,6 +119,8 @@ pub struct Container<'a> {
     pub inputs_struct: Ident,
     pub inputs_struct_derives: Vec<TokenStream>,
     pub align: usize,
+    /// `#[arena(const)]` / `#[regions(const)]`: also generate the const sizing path.
+    pub const_path: bool,
     pub buffers: Vec<Buffer<'a>>,
 }
 
@@ -154,6 +163,7 @@ impl<'a> Container<'a> {
             inputs_struct: format_ident!("{}Inputs", input.ident),
             inputs_struct_derives: Vec::new(),
             align: 256,
+            const_path: false,
             buffers: Vec::new(),
         };
 
@@ -270,6 +280,7 @@ impl<'a> Container<'a> {
                     }
                 }
             }
+            "const" => self.const_path = entry.flag(cx),
             "align" => {
                 if let Some(ts) = entry.assigned("align = 256", cx) {
                     match syn::parse2::<syn::LitInt>(ts)

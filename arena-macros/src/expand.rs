@@ -203,7 +203,7 @@ fn inputs_struct<'a>(cont: &'a Container<'a>) -> (TokenStream, Vec<Item<'a>>) {
 
 /// The arguments `from_inputs` passes to `from_config`: the references as they are, the
 /// by-value inputs read from the struct `inputs`.
-fn by_name_args(cont: &Container) -> Vec<TokenStream> {
+pub fn by_name_args(cont: &Container) -> Vec<TokenStream> {
     cont.inputs
         .iter()
         .map(|i| {
@@ -279,7 +279,7 @@ fn buffers_reading(cont: &Container, name: &str) -> Vec<String> {
 
 /// `<T as Element>::SIZE` for the buffer's element type, spanned at the type: every use is
 /// the same projection at the same place, so a type that is not an `Element` is one error.
-fn elem_size(b: &Buffer) -> TokenStream {
+pub fn elem_size(b: &Buffer) -> TokenStream {
     let elem = b.elem.as_ref().expect("checked: a DevicePtr field");
     quote_spanned!(elem.span()=> <#elem as ::arena_runtime::dtype::Element>::SIZE)
 }
@@ -358,6 +358,7 @@ fn render_arena(cont: &Container, how: Render) -> TokenStream {
     let (inputs_struct, from_inputs) = inputs_struct(cont);
     let mut items = from_inputs;
     items.extend(sizes_methods(cont));
+    items.extend(crate::expand_const::const_items(cont));
     let sizes_items = render(&items, how);
     let layout_items = render(&layout_items(cont), how);
     let arena_items = render(&allocate_items(cont), how);
@@ -450,14 +451,18 @@ fn sizes_methods<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
                 }
             },
         ),
-        Item::function(
-            quote! {
-                #total_bytes_doc
-                /// The sum of the tracked buffers: what a preflight reserves for the arena.
-                pub fn total_bytes(&self) -> usize
-            },
-            move || quote!(<#arena as ::arena_runtime::Arena>::tracked_total(self)),
-        ),
+        if cont.const_path {
+            crate::expand_const::const_total_bytes(cont, total_bytes_doc)
+        } else {
+            Item::function(
+                quote! {
+                    #total_bytes_doc
+                    /// The sum of the tracked buffers: what a preflight reserves for the arena.
+                    pub fn total_bytes(&self) -> usize
+                },
+                move || quote!(<#arena as ::arena_runtime::Arena>::tracked_total(self)),
+            )
+        },
         Item::function(
             quote! {
                 /// Each buffer's shape as numbers, in field order: empty for a byte formula and

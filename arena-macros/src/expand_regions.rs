@@ -5,9 +5,10 @@
 //! pointer per region, and `IntoSize` for `RLayout`, so an arena formula
 //! `bytes = R::layout(...)` sizes the buffer with the same layout the kernels carve.
 
-use crate::ast::{Container, Kind};
+use crate::ast::{Container, Kind, Size};
 use crate::ctxt::Ctxt;
 use crate::expand::{derived_lets, dtype_text, field_doc, formula_doc, raw_bytes};
+use crate::formula::breaking_op;
 use crate::items::{render, Item, Render};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -125,7 +126,9 @@ fn region_items<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
         })
         .collect();
     let carve_label = label.clone();
-    vec![
+    let bytes_label = label.clone();
+    let bytes_params = params.clone();
+    let mut items = vec![
         Item::function(
             quote! {
                 /// Places every region, each at an offset aligned to the layout's alignment.
@@ -173,5 +176,64 @@ fn region_items<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
                 }
             },
         ),
-    ]
+    ];
+    if cont.const_path {
+        items.push(Item::function(
+            quote! {
+                /// The bytes [`Self::layout`] needs (its `total_bytes`), as a `const fn`: the
+                /// same formulas and alignment, for arena formulas on the const sizing path.
+                #[allow(unused_variables, clippy::too_many_arguments)]
+                pub const fn bytes(#(#bytes_params),*) -> ::core::result::Result<usize, ::arena_runtime::SizeError>
+            },
+            move || const_bytes_body(cont, &bytes_label),
+        ));
+    }
+    items
+}
+
+/// The body of the const `bytes`: derived values and regions in order, each failure breaking
+/// out of one labeled block with its `SizeError`.
+fn const_bytes_body(cont: &Container, label: &str) -> TokenStream {
+    let f = format_ident!("__f");
+    let block = syn::Lifetime::new("'__size", proc_macro2::Span::call_site());
+    let align = cont.align;
+    let derived = cont.derived.iter().map(|d| {
+        let name = &d.name;
+        let value = d.formula.breaking(&f, &block);
+        let derived_label = name.to_string();
+        quote! {
+            let #name: usize = {
+                let #f = ::arena_runtime::CheckedArith::new(#derived_label);
+                #value
+            };
+        }
+    });
+    let places = cont.buffers.iter().map(|b| {
+        let ident = &b.ident;
+        let region_label = format!("{label}.{ident}");
+        let bytes = match b.size.as_ref().expect("checked: shape or bytes") {
+            Size::Shape { dims, .. } => {
+                let size = crate::expand::elem_size(b);
+                let dims = dims.iter().map(|d| d.breaking(&f, &block));
+                breaking_op(quote!(#f.shape(&[#(#dims),*], #size)), &block)
+            }
+            Size::Bytes(formula) => formula.breaking(&f, &block),
+        };
+        let placed = breaking_op(quote!(__cursor.advance(__bytes)), &block);
+        quote! {
+            {
+                let #f = ::arena_runtime::CheckedArith::new(#region_label);
+                let __bytes: usize = #bytes;
+                let _ = #placed;
+            }
+        }
+    });
+    quote! {
+        #block: {
+            #(#derived)*
+            let mut __cursor = ::arena_runtime::__private::RegionCursor::new(#label, #align);
+            #(#places)*
+            ::core::result::Result::Ok(__cursor.total())
+        }
+    }
 }

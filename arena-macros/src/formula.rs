@@ -20,6 +20,18 @@ pub struct Formula {
     pub text: String,
 }
 
+/// How a failed checked operation leaves the expression.
+#[derive(Clone, Copy)]
+enum Style<'a> {
+    /// `?`: the enclosing function returns the `SizeError` (the run-time path).
+    Try,
+    /// Panic with this message: in const evaluation, a compile error (the const path).
+    Panic(&'a str),
+    /// `break 'label Err(..)` out of a labeled block: `?` for a `const fn` (`size!`,
+    /// region sizes), where `?` itself is not allowed.
+    Break(&'a syn::Lifetime),
+}
+
 /// Where a sub-expression's value goes: a size, a truth value, or a call argument.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -51,12 +63,29 @@ impl Formula {
     /// Tokens computing the size with checked arithmetic through the `Formula` named `f`.
     /// The value is a `usize`; `?` propagates a `SizeError`.
     pub fn checked(&self, f: &Ident) -> TokenStream {
-        self.rewrite(&self.parsed.root, Mode::Size, f)
+        self.rewrite(&self.parsed.root, Mode::Size, f, Style::Try)
     }
 
     /// Tokens computing a gate (a `bool`), with checked arithmetic inside comparisons.
     pub fn checked_bool(&self, f: &Ident) -> TokenStream {
-        self.rewrite(&self.parsed.root, Mode::Bool, f)
+        self.rewrite(&self.parsed.root, Mode::Bool, f, Style::Try)
+    }
+
+    /// The size for a `const fn`: a failed operation panics with `msg` (a compile error under
+    /// const evaluation).
+    pub fn konst(&self, f: &Ident, msg: &str) -> TokenStream {
+        self.rewrite(&self.parsed.root, Mode::Size, f, Style::Panic(msg))
+    }
+
+    /// A gate for a `const fn`, as [`Self::konst`].
+    pub fn konst_bool(&self, f: &Ident, msg: &str) -> TokenStream {
+        self.rewrite(&self.parsed.root, Mode::Bool, f, Style::Panic(msg))
+    }
+
+    /// The size inside a block labeled `label` whose value is a `Result<usize, SizeError>`:
+    /// a failed operation breaks out of it with the error. Usable in a `const fn`.
+    pub fn breaking(&self, f: &Ident, label: &syn::Lifetime) -> TokenStream {
+        self.rewrite(&self.parsed.root, Mode::Size, f, Style::Break(label))
     }
 
     /// The author's tokens of `range` at `level`.
@@ -64,7 +93,7 @@ impl Formula {
         self.parsed.levels[level][range].iter().cloned().collect()
     }
 
-    fn rewrite(&self, node: &Node, mode: Mode, f: &Ident) -> TokenStream {
+    fn rewrite(&self, node: &Node, mode: Mode, f: &Ident, style: Style) -> TokenStream {
         match &node.kind {
             NodeKind::Binary {
                 op,
@@ -76,35 +105,36 @@ impl Formula {
                 if let Some(method) = op.method() {
                     let span = self.parsed.levels[node.level][op_range.start].span();
                     let method = Ident::new(method, span);
-                    let l = self.rewrite(left, Mode::Size, f);
-                    let r = self.rewrite(right, Mode::Size, f);
-                    return quote_spanned!(span=> #f.#method(#l, #r)?);
+                    let l = self.rewrite(left, Mode::Size, f, style);
+                    let r = self.rewrite(right, Mode::Size, f, style);
+                    return checked_op(quote_spanned!(span=> #f.#method(#l, #r)), style, span);
                 }
                 let operand = match op {
                     formula_parse::BinOp::And | formula_parse::BinOp::Or => Mode::Bool,
                     _ => Mode::Size,
                 };
-                let l = grouped(self.rewrite(left, operand, f));
-                let r = grouped(self.rewrite(right, operand, f));
+                let l = grouped(self.rewrite(left, operand, f, style));
+                let r = grouped(self.rewrite(right, operand, f, style));
                 quote!(#l #op_tokens #r)
             }
             NodeKind::Not(inner) => {
                 let op = self.tokens(node.level, node.range.start..node.range.start + 1);
-                let inner = grouped(self.rewrite(inner, Mode::Bool, f));
+                let inner = grouped(self.rewrite(inner, Mode::Bool, f, style));
                 quote!(#op #inner)
             }
-            NodeKind::Paren(inner) => grouped(self.rewrite(inner, mode, f)),
+            NodeKind::Paren(inner) => grouped(self.rewrite(inner, mode, f, style)),
             NodeKind::Call { func, args } => {
                 if let NodeKind::Path { name: Some(id) } = &func.kind {
                     if mode != Mode::Bool && HELPERS.contains(&id.to_string().as_str()) {
-                        let args = args.iter().map(|a| self.rewrite(a, Mode::Size, f));
-                        return quote_spanned!(id.span()=> #f.#id(#(#args),*)?);
+                        let args = args.iter().map(|a| self.rewrite(a, Mode::Size, f, style));
+                        let call = quote_spanned!(id.span()=> #f.#id(#(#args),*));
+                        return checked_op(call, style, id.span());
                     }
                 }
                 let span = self.parsed.levels[func.level][func.range.start].span();
                 let func = self.tokens(func.level, func.range.clone());
-                let args = args.iter().map(|a| self.rewrite(a, Mode::Arg, f));
-                wrap_value(quote!(#func(#(#args),*)), mode, f, span)
+                let args = args.iter().map(|a| self.rewrite(a, Mode::Arg, f, style));
+                wrap_value(quote!(#func(#(#args),*)), mode, f, span, style)
             }
             NodeKind::Method {
                 receiver,
@@ -112,11 +142,11 @@ impl Formula {
                 turbofish,
                 args,
             } => {
-                let receiver = grouped(self.rewrite(receiver, Mode::Arg, f));
+                let receiver = grouped(self.rewrite(receiver, Mode::Arg, f, style));
                 let turbofish = self.tokens(node.level, turbofish.clone());
-                let args = args.iter().map(|a| self.rewrite(a, Mode::Arg, f));
+                let args = args.iter().map(|a| self.rewrite(a, Mode::Arg, f, style));
                 let call = quote!(#receiver.#method #turbofish(#(#args),*));
-                wrap_value(call, mode, f, method.span())
+                wrap_value(call, mode, f, method.span(), style)
             }
             // Literals, paths, fields, indexing, casts, `-x` and `&x`: as written.
             _ => self.tokens(node.level, node.range.clone()),
@@ -155,13 +185,46 @@ fn grouped(ts: TokenStream) -> TokenStream {
     TokenTree::Group(Group::new(Delimiter::None, ts)).into()
 }
 
-/// A call's result in a size position goes through `IntoSize` (plain `usize` or a checked
-/// result of a sizing function).
-fn wrap_value(call: TokenStream, mode: Mode, f: &Ident, span: Span) -> TokenStream {
-    if mode == Mode::Size {
-        quote_spanned!(span=> #f.value(#call)?)
-    } else {
-        call
+/// `op` (a `Result<usize, SizeError>`), unwrapped inside a block labeled `label` whose
+/// value is a `Result<usize, SizeError>`: an error breaks out of the block with it.
+pub fn breaking_op(op: TokenStream, label: &syn::Lifetime) -> TokenStream {
+    checked_op(op, Style::Break(label), Span::call_site())
+}
+
+/// A checked operation's `Result<usize, SizeError>` unwrapped as `style` says.
+fn checked_op(op: TokenStream, style: Style, span: Span) -> TokenStream {
+    match style {
+        Style::Try => quote_spanned!(span=> #op?),
+        Style::Panic(msg) => {
+            quote_spanned!(span=> ::arena_runtime::__private::Konst(#op).get(#msg))
+        }
+        Style::Break(label) => quote_spanned! {span=> {
+            let __r = #op;
+            let __v = match &__r {
+                ::core::result::Result::Ok(__v) => *__v,
+                ::core::result::Result::Err(_) => break #label __r,
+            };
+            ::core::mem::forget(__r);
+            __v
+        }},
+    }
+}
+
+/// A call's result in a size position: a plain `usize` (or `u32`, `u64`) or a checked
+/// result of a sizing function, through `IntoSize` at run time and `Konst` in a `const fn`.
+fn wrap_value(call: TokenStream, mode: Mode, f: &Ident, span: Span, style: Style) -> TokenStream {
+    if mode != Mode::Size {
+        return call;
+    }
+    match style {
+        Style::Try => quote_spanned!(span=> #f.value(#call)?),
+        // `Konst` picks the conversion by the call's type with inherent `const fn`s, since a
+        // `const fn` cannot call `IntoSize`.
+        Style::Panic(_) | Style::Break(_) => checked_op(
+            quote_spanned!(span=> ::arena_runtime::__private::Konst(#call).into_result(#f)),
+            style,
+            span,
+        ),
     }
 }
 

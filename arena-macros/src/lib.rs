@@ -10,6 +10,7 @@ mod ast;
 mod attr;
 mod ctxt;
 mod expand;
+mod expand_const;
 mod expand_regions;
 mod formula;
 mod formula_parse;
@@ -42,7 +43,9 @@ use proc_macro::TokenStream;
 /// `min_bytes = formula` (a floor) and `untracked` (left out of `total_bytes`).
 /// Container keys: `sizes = Name` (default `<Arena>Sizes`), `inputs(name: Type, ...)` (the
 /// parameters of `from_config`, in order), `derived(name = formula, ...)` (values computed
-/// once, in order, before the buffers).
+/// once, in order, before the buffers), `const` (also generate the const sizing path:
+/// `const_from_config`, `const_from_inputs`, `named_sizes`, and `total_bytes` as a
+/// `const fn`; every function a formula calls must then be a `const fn`).
 #[proc_macro_derive(Arena, attributes(arena, buffer))]
 pub fn derive_arena(input: TokenStream) -> TokenStream {
     expand::derive(input.into()).into()
@@ -58,7 +61,9 @@ pub fn derive_regions(input: TokenStream) -> TokenStream {
 }
 
 /// A size formula outside an arena: `size!(a * b + c)` evaluates to
-/// `Result<usize, SizeError>` with every operation checked, as in `#[buffer]` formulas.
+/// `Result<usize, SizeError>` with every operation checked, as in `#[buffer]` formulas. It
+/// expands to a labeled block, so it works in a `const fn` too (calls in it must then be
+/// `const fn`s returning a `usize`, `u32`, `u64` or `Result<usize, SizeError>`).
 #[proc_macro]
 pub fn size(input: TokenStream) -> TokenStream {
     expand_size(input.into()).into()
@@ -71,12 +76,13 @@ fn expand_size(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
     };
     let f = quote::format_ident!("__f");
     let label = formula.text.clone();
-    let body = formula.checked(&f);
+    let block = syn::Lifetime::new("'__size", proc_macro2::Span::call_site());
+    let body = formula.breaking(&f, &block);
+    // A labeled block rather than a closure and `?`: the same expansion runs in a `const fn`.
     quote::quote!({
         let #f = ::arena_runtime::CheckedArith::new(#label);
-        #[allow(clippy::redundant_closure_call, clippy::needless_question_mark)]
-        (|| -> ::core::result::Result<usize, ::arena_runtime::SizeError> {
-            ::core::result::Result::Ok(#body)
-        })()
+        #block: {
+            ::core::result::Result::<usize, ::arena_runtime::SizeError>::Ok(#body)
+        }
     })
 }

@@ -24,7 +24,7 @@ impl CheckedArith {
         self.name
     }
 
-    fn overflow(self, op: &'static str, lhs: usize, rhs: usize) -> SizeError {
+    const fn overflow(self, op: &'static str, lhs: usize, rhs: usize) -> SizeError {
         SizeError::Overflow {
             buffer: self.name,
             op,
@@ -33,50 +33,70 @@ impl CheckedArith {
         }
     }
 
-    pub fn add(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
-        lhs.checked_add(rhs).ok_or(self.overflow("+", lhs, rhs))
+    // Every operation is a `const fn` (matches rather than `Option` combinators), so the same
+    // checked arithmetic runs in `const` evaluation: the derive's const sizing path and
+    // `size!` in a `const fn`.
+
+    pub const fn add(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
+        match lhs.checked_add(rhs) {
+            Some(v) => Ok(v),
+            None => Err(self.overflow("+", lhs, rhs)),
+        }
     }
 
     /// Subtraction; going below 0 is an error, never a wrap.
-    pub fn sub(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
-        lhs.checked_sub(rhs).ok_or(self.overflow("-", lhs, rhs))
+    pub const fn sub(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
+        match lhs.checked_sub(rhs) {
+            Some(v) => Ok(v),
+            None => Err(self.overflow("-", lhs, rhs)),
+        }
     }
 
-    pub fn mul(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
-        lhs.checked_mul(rhs).ok_or(self.overflow("*", lhs, rhs))
+    pub const fn mul(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
+        match lhs.checked_mul(rhs) {
+            Some(v) => Ok(v),
+            None => Err(self.overflow("*", lhs, rhs)),
+        }
     }
 
-    pub fn div(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
-        lhs.checked_div(rhs).ok_or(SizeError::DivideByZero {
-            buffer: self.name,
-            op: "/",
-            lhs,
-        })
+    pub const fn div(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
+        match lhs.checked_div(rhs) {
+            Some(v) => Ok(v),
+            None => Err(SizeError::DivideByZero {
+                buffer: self.name,
+                op: "/",
+                lhs,
+            }),
+        }
     }
 
-    pub fn rem(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
-        lhs.checked_rem(rhs).ok_or(SizeError::DivideByZero {
-            buffer: self.name,
-            op: "%",
-            lhs,
-        })
+    pub const fn rem(self, lhs: usize, rhs: usize) -> Result<usize, SizeError> {
+        match lhs.checked_rem(rhs) {
+            Some(v) => Ok(v),
+            None => Err(SizeError::DivideByZero {
+                buffer: self.name,
+                op: "%",
+                lhs,
+            }),
+        }
     }
 
     /// `x` rounded up to a multiple of 16 (the GEMM tile height).
-    pub fn ceil16(self, x: usize) -> Result<usize, SizeError> {
+    pub const fn ceil16(self, x: usize) -> Result<usize, SizeError> {
         self.round_up(x, 16)
     }
 
     /// `x` rounded up to a multiple of `to`.
-    pub fn round_up(self, x: usize, to: usize) -> Result<usize, SizeError> {
-        let blocks = self.ceil_div(x, to)?;
-        blocks
-            .checked_mul(to)
-            .ok_or(self.overflow("round_up", x, to))
+    pub const fn round_up(self, x: usize, to: usize) -> Result<usize, SizeError> {
+        let blocks = crate::const_try!(self.ceil_div(x, to));
+        match blocks.checked_mul(to) {
+            Some(v) => Ok(v),
+            None => Err(self.overflow("round_up", x, to)),
+        }
     }
 
     /// `a / b` rounded up.
-    pub fn ceil_div(self, a: usize, b: usize) -> Result<usize, SizeError> {
+    pub const fn ceil_div(self, a: usize, b: usize) -> Result<usize, SizeError> {
         if b == 0 {
             return Err(SizeError::DivideByZero {
                 buffer: self.name,
@@ -84,25 +104,30 @@ impl CheckedArith {
                 lhs: a,
             });
         }
-        Ok(a / b + usize::from(!a.is_multiple_of(b)))
+        Ok(a / b + !a.is_multiple_of(b) as usize)
     }
 
-    pub fn max(self, a: usize, b: usize) -> Result<usize, SizeError> {
-        Ok(a.max(b))
+    pub const fn max(self, a: usize, b: usize) -> Result<usize, SizeError> {
+        Ok(if a > b { a } else { b })
     }
 
-    pub fn min(self, a: usize, b: usize) -> Result<usize, SizeError> {
-        Ok(a.min(b))
+    pub const fn min(self, a: usize, b: usize) -> Result<usize, SizeError> {
+        Ok(if a < b { a } else { b })
     }
 
-    /// A value a formula got from a call: a plain `usize`, or a checked result of a sizing function.
     pub fn value<V: IntoSize>(self, v: V) -> Result<usize, SizeError> {
         v.into_size(self.name)
     }
 
     /// Bytes of a shape: the product of the dims times the element size.
-    pub fn shape(self, dims: &[usize], elem_size: usize) -> Result<usize, SizeError> {
-        dims.iter().try_fold(elem_size, |acc, &d| self.mul(acc, d))
+    pub const fn shape(self, dims: &[usize], elem_size: usize) -> Result<usize, SizeError> {
+        let mut bytes = elem_size;
+        let mut i = 0;
+        while i < dims.len() {
+            bytes = crate::const_try!(self.mul(bytes, dims[i]));
+            i += 1;
+        }
+        Ok(bytes)
     }
 }
 

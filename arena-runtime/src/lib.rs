@@ -29,6 +29,7 @@ pub mod dtype;
 pub mod error;
 mod fault_injection;
 pub mod host;
+mod konst;
 pub mod layout;
 mod placement_check;
 pub mod ptr;

@@ -5,6 +5,11 @@
 use crate::checked::CheckedArith;
 use crate::error::SizeError;
 
+pub use crate::konst::Konst;
+/// The const sizing path's helpers (`#[arena(const)]`, `assert_fits!`).
+pub mod konst {
+    pub use crate::konst::{finish, fits, total, Message};
+}
 pub use crate::layout::Pointers;
 pub use crate::regions::{check_carve, RegionCursor};
 

@@ -49,19 +49,47 @@ impl RegionCursor {
     }
 
     /// The next region, `bytes` long.
-    pub fn place(&mut self, bytes: usize) -> Result<Region, SizeError> {
-        let overflow = SizeError::Overflow {
+    pub const fn place(&mut self, bytes: usize) -> Result<Region, SizeError> {
+        let start = self.end;
+        match self.next_end(bytes) {
+            Some((offset, end)) => {
+                self.end = end;
+                Ok(Region { offset, bytes })
+            }
+            None => Err(self.overflow(start, bytes)),
+        }
+    }
+
+    /// [`Self::place`] for a `const fn` that needs only the total: the new end.
+    pub const fn advance(&mut self, bytes: usize) -> Result<usize, SizeError> {
+        let start = self.end;
+        match self.next_end(bytes) {
+            Some((_, end)) => {
+                self.end = end;
+                Ok(end)
+            }
+            None => Err(self.overflow(start, bytes)),
+        }
+    }
+
+    /// The next region's offset (the end aligned up) and end, if neither overflows.
+    const fn next_end(&self, bytes: usize) -> Option<(usize, usize)> {
+        let Some(offset) = self.end.checked_next_multiple_of(self.align) else {
+            return None;
+        };
+        match offset.checked_add(bytes) {
+            Some(end) => Some((offset, end)),
+            None => None,
+        }
+    }
+
+    const fn overflow(&self, start: usize, bytes: usize) -> SizeError {
+        SizeError::Overflow {
             buffer: self.layout,
             op: "+",
-            lhs: self.end,
+            lhs: start,
             rhs: bytes,
-        };
-        let offset = self
-            .end
-            .checked_next_multiple_of(self.align)
-            .ok_or(overflow.clone())?;
-        self.end = offset.checked_add(bytes).ok_or(overflow)?;
-        Ok(Region { offset, bytes })
+        }
     }
 
     /// Bytes the layout needs.

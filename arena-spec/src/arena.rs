@@ -25,6 +25,7 @@ use arena_runtime::{Arena, DevicePtr};
 ///   field.
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
+    const,
     sizes = BufferSizes,
     inputs_struct(ArenaInputs, derive(serde::Serialize)),
     docs(
@@ -114,7 +115,7 @@ pub struct BufferArena {
     /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
     /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
     /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    #[buffer(bytes = Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows))]
+    #[buffer(bytes = Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows))]
     pub scratch: DevicePtr<u8>,
     /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
     /// rows for a dense model).
@@ -138,11 +139,11 @@ pub struct BufferArena {
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
     /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
     /// both 128, the only shape the FLA prefill kernels run.
-    #[buffer(bytes = GdnFlaScratch::layout(config, max_batch_tokens), gate = config.gdn_fla_supported())]
+    #[buffer(bytes = GdnFlaScratch::bytes(config, max_batch_tokens), gate = config.gdn_fla_supported())]
     pub gdn_fla_scratch: DevicePtr<u8>,
     /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
     /// unless the model has Mamba-2 heads and a state size.
-    #[buffer(bytes = SsdScratch::layout(config, max_batch_tokens), gate = config.has_mamba())]
+    #[buffer(bytes = SsdScratch::bytes(config, max_batch_tokens), gate = config.has_mamba())]
     pub ssd_scratch: DevicePtr<u8>,
     /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
     #[buffer(shape = [max_batch_tokens, config.o_latent_width()], min_bytes = 256, untracked)]
@@ -174,7 +175,7 @@ pub struct BufferArena {
     /// index_compress_ratio)]` F32, lists `[2048, index_topk / index_compress_ratio]` i32
     /// (`regions::QsaSelectScratch`). 256 bytes without an indexer. The selection layer
     /// carves the same layout.
-    #[buffer(bytes = QsaSelectScratch::layout(config, max_seq_len), min_bytes = 256)]
+    #[buffer(bytes = QsaSelectScratch::bytes(config, max_seq_len), min_bytes = 256)]
     pub qsa_select_scratch: DevicePtr<u8>,
     /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
     /// layers (`tid2eid[token_id]`). At least 256 bytes.
@@ -212,7 +213,7 @@ pub struct BufferArena {
     #[buffer(shape = [m16, widest_k])]
     pub fp8_act: DevicePtr<F8E4M3>,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    #[buffer(bytes = MoeFp8Scratch::layout(config, max_batch_tokens), gate = config.is_moe())]
+    #[buffer(bytes = MoeFp8Scratch::bytes(config, max_batch_tokens), gate = config.is_moe())]
     pub moe_fp8_scratch: DevicePtr<u8>,
     /// One f32 scale per 128 elements of `fp8_act`.
     #[buffer(shape = [m16, ceil_div(widest_k, 128)])]

@@ -4,6 +4,7 @@
 
 pub use crate::family::Family;
 use crate::levers::Levers;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -79,11 +80,16 @@ pub enum LayerKind {
 
 /// The model shapes the arena is sized from. Raw fields hold the file's values (0 where a
 /// feature is absent); methods derive everything else.
+///
+/// One type for run time and `const`: the text and per-layer fields are `Cow<'static, _>`,
+/// so a loaded config owns them and a `const` config (a shipped model's in
+/// [`crate::models::consts`], or a model author's own) borrows `'static` data; every method
+/// a formula calls is a `const fn`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelConfig {
     /// Where it came from (a shipped model's name or a file path).
-    pub source: String,
-    pub model_type: String,
+    pub source: Cow<'static, str>,
+    pub model_type: Cow<'static, str>,
     pub family: Family,
 
     pub hidden_size: usize,
@@ -101,7 +107,7 @@ pub struct ModelConfig {
     /// Multimodal RoPE: positions have three streams.
     pub mrope: bool,
     /// One entry per layer.
-    pub layers: Vec<LayerKind>,
+    pub layers: Cow<'static, [LayerKind]>,
 
     /// Routed experts (`num_experts` or `n_routed_experts`), 0 for a dense model.
     pub num_experts: usize,
@@ -121,7 +127,7 @@ pub struct ModelConfig {
     pub moe_dense_layers: usize,
     /// One entry per layer of a MoE model: its FFN is dense (`moe_dense_layers` counts
     /// them; all false for a dense model). Kept per layer so a pipeline stage counts its own.
-    pub dense_ffn_layers: Vec<bool>,
+    pub dense_ffn_layers: Cow<'static, [bool]>,
     /// Zero (identity) experts the router also scores; synthetic.
     pub zero_expert_num: usize,
     /// Layers routed by token-id hash (DeepSeek-V4 style); synthetic.
@@ -221,12 +227,12 @@ impl ModelConfig {
     // ---- attention ----
 
     /// Multi-head latent attention (DeepSeek).
-    pub fn is_mla(&self) -> bool {
+    pub const fn is_mla(&self) -> bool {
         self.kv_lora_rank > 0
     }
 
     /// The q/k head size: `head_dim` as written, MLA's nope + rope, or `hidden / heads`.
-    pub fn head_dim(&self) -> usize {
+    pub const fn head_dim(&self) -> usize {
         if self.is_mla() {
             return self.qk_nope_head_dim + self.qk_rope_head_dim;
         }
@@ -238,7 +244,7 @@ impl ModelConfig {
     }
 
     /// The attention value head size (MLA's `v_head_dim`, else `head_dim`).
-    pub fn value_head_dim(&self) -> usize {
+    pub const fn value_head_dim(&self) -> usize {
         if self.is_mla() {
             self.v_head_dim
         } else {
@@ -247,13 +253,13 @@ impl ModelConfig {
     }
 
     /// Output width of the q projection (doubled when the attention output is gated).
-    pub fn q_proj_width(&self) -> usize {
+    pub const fn q_proj_width(&self) -> usize {
         let gate = if self.attn_output_gate { 2 } else { 1 };
         self.num_attention_heads * self.head_dim() * gate
     }
 
     /// Output width of the k and v projections (MLA: the compressed kv and the rope key).
-    pub fn kv_proj_width(&self) -> usize {
+    pub const fn kv_proj_width(&self) -> usize {
         if self.is_mla() {
             self.kv_lora_rank + self.qk_rope_head_dim
         } else {
@@ -262,7 +268,7 @@ impl ModelConfig {
     }
 
     /// Width of the fused qkv output: q, k and v (and MLA's compressed q).
-    pub fn qkv_width(&self) -> usize {
+    pub const fn qkv_width(&self) -> usize {
         if self.num_attention_layers() == 0 {
             return 0;
         }
@@ -270,7 +276,7 @@ impl ModelConfig {
     }
 
     /// Width of the attention output before the O projection: `q_heads · value head dim`.
-    pub fn attn_output_width(&self) -> usize {
+    pub const fn attn_output_width(&self) -> usize {
         if self.num_attention_layers() == 0 {
             return 0;
         }
@@ -279,31 +285,45 @@ impl ModelConfig {
 
     // ---- layers ----
 
-    fn count(&self, kind: LayerKind) -> usize {
-        self.layers.iter().filter(|&&k| k == kind).count()
+    const fn count(&self, kind: LayerKind) -> usize {
+        let layers = self.layer_kinds();
+        let (mut n, mut i) = (0, 0);
+        while i < layers.len() {
+            n += (layers[i] as u8 == kind as u8) as usize;
+            i += 1;
+        }
+        n
     }
 
-    pub fn num_attention_layers(&self) -> usize {
+    /// The layers, whether owned (loaded) or borrowed (a `const` config).
+    pub const fn layer_kinds(&self) -> &[LayerKind] {
+        match &self.layers {
+            Cow::Borrowed(layers) => layers,
+            Cow::Owned(layers) => layers.as_slice(),
+        }
+    }
+
+    pub const fn num_attention_layers(&self) -> usize {
         self.count(LayerKind::Attention)
     }
 
     /// Gated DeltaNet layers: the SSM layers of the `ssm_*` buffers and the row-wise slab.
-    pub fn num_ssm_layers(&self) -> usize {
+    pub const fn num_ssm_layers(&self) -> usize {
         self.count(LayerKind::LinearAttention)
     }
 
-    pub fn num_mamba_layers(&self) -> usize {
+    pub const fn num_mamba_layers(&self) -> usize {
         self.count(LayerKind::Mamba2)
     }
 
     // ---- MoE ----
 
-    pub fn is_moe(&self) -> bool {
+    pub const fn is_moe(&self) -> bool {
         self.num_experts > 0
     }
 
     /// Columns the router scores: routed plus zero experts (0 without experts).
-    pub fn router_width(&self) -> usize {
+    pub const fn router_width(&self) -> usize {
         if self.is_moe() {
             self.num_experts + self.zero_expert_num
         } else {
@@ -312,7 +332,7 @@ impl ModelConfig {
     }
 
     /// Width of the FP32 router input (`hidden` for a MoE model, else 0).
-    pub fn router_input_width(&self) -> usize {
+    pub const fn router_input_width(&self) -> usize {
         if self.is_moe() {
             self.hidden_size
         } else {
@@ -322,7 +342,7 @@ impl ModelConfig {
 
     /// The routed experts this GPU holds: all of them, or `num_experts / ep` on a rank of
     /// an expert-parallel layout. The router still scores all `num_experts`.
-    pub fn local_experts(&self) -> usize {
+    pub const fn local_experts(&self) -> usize {
         match &self.shard {
             Some(shard) => shard.local_experts,
             None => self.num_experts,
@@ -332,11 +352,12 @@ impl ModelConfig {
     /// Rows of the expert buffers per token: `top_k` for a MoE model, 1 for a dense one. On
     /// an expert-parallel rank, at most its local experts: a token's `top_k` experts are
     /// distinct, so no more than `min(top_k, local experts)` of them are on one rank.
-    pub fn expert_fanout(&self) -> usize {
+    pub const fn expert_fanout(&self) -> usize {
         if self.is_moe() {
-            self.num_experts_per_tok
-                .max(1)
-                .min(self.local_experts().max(1))
+            min(
+                max(self.num_experts_per_tok, 1),
+                max(self.local_experts(), 1),
+            )
         } else {
             1
         }
@@ -345,7 +366,7 @@ impl ModelConfig {
     /// Width of the expert gate/up outputs. Dense: `intermediate_size`. MoE: the widest of
     /// a routed expert, the shared expert(s), and a first dense layer spread over `top_k`
     /// rows per token, so one buffer of `M · top_k` rows serves every FFN layer.
-    pub fn expert_width(&self) -> usize {
+    pub const fn expert_width(&self) -> usize {
         if !self.is_moe() {
             return self.intermediate_size;
         }
@@ -355,28 +376,28 @@ impl ModelConfig {
         } else {
             0
         };
-        self.moe_intermediate_size.max(shared).max(dense)
+        max(max(self.moe_intermediate_size, shared), dense)
     }
 
     /// A dense-FFN model: the `ffn_*` buffers exist.
-    pub fn has_dense_ffn(&self) -> bool {
+    pub const fn has_dense_ffn(&self) -> bool {
         !self.is_moe() && self.intermediate_size > 0
     }
 
     /// K of the dense-FFN activation quantization: `max(hidden, intermediate)`.
-    pub fn ffn_k(&self) -> usize {
-        self.hidden_size.max(self.intermediate_size)
+    pub const fn ffn_k(&self) -> usize {
+        max(self.hidden_size, self.intermediate_size)
     }
 
     // ---- Gated DeltaNet ----
 
-    pub fn has_gdn(&self) -> bool {
+    pub const fn has_gdn(&self) -> bool {
         self.num_ssm_layers() > 0 && self.linear_num_value_heads > 0
     }
 
     /// `linear_num_key_heads · linear_key_head_dim` (0 without GDN layers, as the
     /// `mamba_*` widths are 0 without Mamba-2 layers).
-    pub fn gdn_key_dim(&self) -> usize {
+    pub const fn gdn_key_dim(&self) -> usize {
         if self.has_gdn() {
             self.linear_num_key_heads * self.linear_key_head_dim
         } else {
@@ -385,7 +406,7 @@ impl ModelConfig {
     }
 
     /// `linear_num_value_heads · linear_value_head_dim` (0 without GDN layers).
-    pub fn gdn_value_dim(&self) -> usize {
+    pub const fn gdn_value_dim(&self) -> usize {
         if self.has_gdn() {
             self.linear_num_value_heads * self.linear_value_head_dim
         } else {
@@ -394,30 +415,30 @@ impl ModelConfig {
     }
 
     /// `2·Hk·Dk + 2·Hv·Dv`: the width of `in_proj_qkvz` (0 without GDN layers).
-    pub fn ssm_qkvz_size(&self) -> usize {
+    pub const fn ssm_qkvz_size(&self) -> usize {
         2 * self.gdn_key_dim() + 2 * self.gdn_value_dim()
     }
 
     /// Channels of the GDN causal conv: q, k and v (0 without GDN layers).
-    pub fn gdn_conv_dim(&self) -> usize {
+    pub const fn gdn_conv_dim(&self) -> usize {
         2 * self.gdn_key_dim() + self.gdn_value_dim()
     }
 
     /// The FLA chunked-prefill kernels run only at key and value head dims of 128.
-    pub fn gdn_fla_supported(&self) -> bool {
+    pub const fn gdn_fla_supported(&self) -> bool {
         self.has_gdn() && self.linear_key_head_dim == 128 && self.linear_value_head_dim == 128
     }
 
     // ---- Mamba-2 ----
 
-    pub fn has_mamba(&self) -> bool {
+    pub const fn has_mamba(&self) -> bool {
         self.num_mamba_layers() > 0 && self.mamba_num_heads > 0 && self.ssm_state_size > 0
     }
 
     /// Mamba-2 `d_inner = heads · head_dim` (0 without Mamba-2 layers): what
     /// `NemotronHMamba2Mixer` sizes its projections with. `Mamba2Mixer` uses `expand ·
     /// hidden`, which `Mamba2Config` requires to be the same number (checked at load).
-    pub fn mamba_d_inner(&self) -> usize {
+    pub const fn mamba_d_inner(&self) -> usize {
         if self.has_mamba() {
             self.mamba_num_heads * self.mamba_head_dim
         } else {
@@ -426,7 +447,7 @@ impl ModelConfig {
     }
 
     /// Mamba-2 `in_proj` width: z, x, B, C and dt.
-    pub fn mamba_in_proj_width(&self) -> usize {
+    pub const fn mamba_in_proj_width(&self) -> usize {
         if !self.has_mamba() {
             return 0;
         }
@@ -436,7 +457,7 @@ impl ModelConfig {
     }
 
     /// Channels of the Mamba-2 causal conv: x, B and C.
-    pub fn mamba_conv_dim(&self) -> usize {
+    pub const fn mamba_conv_dim(&self) -> usize {
         if !self.has_mamba() {
             return 0;
         }
@@ -444,19 +465,19 @@ impl ModelConfig {
     }
 
     /// Mamba-2 SSD chunk length.
-    pub fn mamba_chunk(&self) -> usize {
-        self.mamba_chunk_size.max(1)
+    pub const fn mamba_chunk(&self) -> usize {
+        max(self.mamba_chunk_size, 1)
     }
 
     // ---- shared by several buffers ----
 
     /// Width of the SSM input projection output, GDN or Mamba-2.
-    pub fn ssm_in_width(&self) -> usize {
-        self.ssm_qkvz_size().max(self.mamba_in_proj_width())
+    pub const fn ssm_in_width(&self) -> usize {
+        max(self.ssm_qkvz_size(), self.mamba_in_proj_width())
     }
 
     /// Per-token SSM gate columns: GDN's g and beta per value head, or Mamba-2's dt per head.
-    pub fn ssm_gate_width(&self) -> usize {
+    pub const fn ssm_gate_width(&self) -> usize {
         let gdn = if self.has_gdn() {
             2 * self.linear_num_value_heads
         } else {
@@ -467,50 +488,53 @@ impl ModelConfig {
         } else {
             0
         };
-        gdn.max(mamba)
+        max(gdn, mamba)
     }
 
     /// Channels of the SSM causal conv, GDN or Mamba-2.
-    pub fn ssm_conv_dim(&self) -> usize {
-        self.gdn_conv_dim().max(self.mamba_conv_dim())
+    pub const fn ssm_conv_dim(&self) -> usize {
+        max(self.gdn_conv_dim(), self.mamba_conv_dim())
     }
 
     /// The widest K of the FP8 prefill projections: hidden, `q_heads · head_dim`, Mamba-2
     /// `d_inner` and the GDN value dim (the seeds' list), and the O projection's input
     /// `q_heads · v_head_dim`, which under MLA can exceed `q_heads · head_dim`.
-    pub fn widest_k(&self) -> usize {
+    pub const fn widest_k(&self) -> usize {
         let gdn = self.gdn_value_dim();
-        self.hidden_size
-            .max(self.num_attention_heads * self.head_dim())
-            .max(self.attn_output_width())
-            .max(self.mamba_d_inner())
-            .max(gdn)
+        max(
+            max(
+                max(self.hidden_size, self.num_attention_heads * self.head_dim()),
+                max(self.attn_output_width(), self.mamba_d_inner()),
+            ),
+            gdn,
+        )
     }
 
     /// The widest output a LoRA adapter targets: hidden, intermediate, the q projection.
-    pub fn lora_widest_n(&self) -> usize {
-        self.hidden_size
-            .max(self.intermediate_size)
-            .max(self.q_proj_width())
+    pub const fn lora_widest_n(&self) -> usize {
+        max(
+            max(self.hidden_size, self.intermediate_size),
+            self.q_proj_width(),
+        )
     }
 
     // ---- synthetic features ----
 
-    pub fn o_latent_width(&self) -> usize {
+    pub const fn o_latent_width(&self) -> usize {
         self.o_groups * self.o_lora_rank
     }
 
-    pub fn has_indexer(&self) -> bool {
+    pub const fn has_indexer(&self) -> bool {
         self.index_n_heads > 0 && self.index_head_dim > 0 && self.index_topk > 0
     }
 
     /// The indexer's compression ratio (1 when absent).
-    pub fn index_ratio(&self) -> usize {
-        self.index_compress_ratio.max(1)
+    pub const fn index_ratio(&self) -> usize {
+        max(self.index_compress_ratio, 1)
     }
 
     /// Position streams: three under MRoPE.
-    pub fn position_streams(&self) -> usize {
+    pub const fn position_streams(&self) -> usize {
         if self.mrope {
             3
         } else {
@@ -520,7 +544,7 @@ impl ModelConfig {
 
     /// Columns of the logits buffer: the vocabulary, or 0 on a pipeline stage without the
     /// LM head (every stage but the last).
-    pub fn lm_head_vocab(&self) -> usize {
+    pub const fn lm_head_vocab(&self) -> usize {
         match &self.shard {
             Some(shard) if !shard.holds_lm_head => 0,
             _ => self.vocab_size,
@@ -528,7 +552,25 @@ impl ModelConfig {
     }
 
     /// The context length the config allows.
-    pub fn max_context(&self) -> usize {
+    pub const fn max_context(&self) -> usize {
         self.max_position_embeddings
+    }
+}
+
+/// `max` for the `const fn` methods (`Ord::max` is not `const`).
+const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `min` for the `const fn` methods.
+const fn min(a: usize, b: usize) -> usize {
+    if a < b {
+        a
+    } else {
+        b
     }
 }

@@ -189,8 +189,8 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
     let mamba = mamba_shape(&k, hidden_size)?;
 
     let c = ModelConfig {
-        source: path.display().to_string(),
-        model_type: model_type.to_string(),
+        source: path.display().to_string().into(),
+        model_type: model_type.to_string().into(),
         family,
         hidden_size,
         intermediate_size: moe.dense_width,
@@ -205,7 +205,7 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
             None => f.opt_bool("attn_output_gate")?.unwrap_or(false),
         },
         mrope: family.always_mrope() || has_mrope(f),
-        layers,
+        layers: layers.into(),
         num_experts: moe.experts,
         num_experts_per_tok: moe.top_k,
         moe_intermediate_size: moe.expert_width,
@@ -213,7 +213,7 @@ pub(crate) fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, Conf
         n_shared_experts: k.dim_or("n_shared_experts", 0)?,
         first_k_dense_replace: k.dim_or("first_k_dense_replace", 0)?,
         moe_dense_layers: moe.dense_ffn.iter().filter(|&&d| d).count(),
-        dense_ffn_layers: moe.dense_ffn,
+        dense_ffn_layers: moe.dense_ffn.into(),
         zero_expert_num: k.dim_or("zero_expert_num", 0)?,
         hash_moe_layers: k.dim_or("hash_moe_layers", 0)?,
         // Low-rank (MLA) attention keys are read for every family, so a synthetic or future

@@ -13,14 +13,20 @@ pub const DECODE_META_MAX_ROWS: usize = 128;
 pub const DECODE_META_MIN_ROWS: usize = 8;
 
 /// Rows of the decode-metadata block for a serve of `max_batch_size` sequences.
-pub fn decode_meta_rows(max_batch_size: usize) -> usize {
-    max_batch_size.clamp(DECODE_META_MIN_ROWS, DECODE_META_MAX_ROWS)
+pub const fn decode_meta_rows(max_batch_size: usize) -> usize {
+    if max_batch_size < DECODE_META_MIN_ROWS {
+        DECODE_META_MIN_ROWS
+    } else if max_batch_size > DECODE_META_MAX_ROWS {
+        DECODE_META_MAX_ROWS
+    } else {
+        max_batch_size
+    }
 }
 
 /// The per-row arrays of one decode step. The seeds name `DecodeMetaLayout`, not its
 /// regions: these arrays, their order and the 128-byte alignment are chosen here.
 #[derive(Regions)]
-#[regions(layout = DecodeMetaLayout, inputs(rows: usize), align = 128)]
+#[regions(const, layout = DecodeMetaLayout, inputs(rows: usize), align = 128)]
 pub struct DecodeMeta {
     /// Sequence length per row.
     #[region(shape = [rows])]

@@ -63,7 +63,7 @@ impl ShippedModel {
         let path = format!("arena-spec/models/{}.json", self.name);
         let mut config =
             ModelConfig::from_json_str_with_levers(self.json, Path::new(&path), levers)?;
-        config.source = self.name.to_string();
+        config.source = self.name.into();
         Ok(config)
     }
 

@@ -253,7 +253,7 @@ impl ModelConfig {
     /// not divisible by `tp`, experts not divisible by `ep`, more stages than layers) is an
     /// error naming the field and the numbers.
     pub fn shard(&self, rank: &Rank) -> Result<ModelConfig, ShardError> {
-        let model = self.source.as_str();
+        let model: &str = &self.source;
         if let Some(shard) = &self.shard {
             return Err(ShardError::AlreadySharded {
                 model: model.to_string(),
@@ -355,8 +355,8 @@ impl ModelConfig {
             });
         }
         let layers = layout.stage_layers(n, rank.stage());
-        c.layers = self.layers[layers.clone()].to_vec();
-        c.dense_ffn_layers = self.dense_ffn_layers[layers.clone()].to_vec();
+        c.layers = self.layers[layers.clone()].to_vec().into();
+        c.dense_ffn_layers = self.dense_ffn_layers[layers.clone()].to_vec().into();
         c.num_hidden_layers = c.layers.len();
         c.moe_dense_layers = c.dense_ffn_layers.iter().filter(|&&d| d).count();
         let holds_lm_head = rank.stage() + 1 == layout.pp;

@@ -64,7 +64,7 @@ impl SizeReport {
             .collect();
         let untracked_bytes = buffers.iter().filter(|b| !b.tracked).map(|b| b.bytes).sum();
         let report = SizeReport {
-            model: config.source.clone(),
+            model: config.source.to_string(),
             inputs,
             levers: config.levers,
             total_bytes: sizes.total_bytes(),

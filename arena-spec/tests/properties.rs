@@ -208,6 +208,8 @@ fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
         "q2_dequant_scratch" => c.levers.gguf_native_q2,
         "q2_act_q8" => c.levers.gguf_native_q2_mmq,
         "ssm_rowwise_w_bf16" => c.levers.fp8_rowwise,
+        // Closed only on a pipeline stage without the LM head.
+        "logits" => c.lm_head_vocab() > 0,
         _ => return None,
     })
 }

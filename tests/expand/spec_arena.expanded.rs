@@ -85,7 +85,7 @@ pub struct BufferSizes {
     /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
     /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
     ///
-    /// Bytes `Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)` (as `u8`) · tracked
+    /// Bytes `Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)` (as `u8`) · tracked
     pub scratch: usize,
     /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
     /// rows for a dense model).
@@ -110,12 +110,12 @@ pub struct BufferSizes {
     /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
     /// both 128, the only shape the FLA prefill kernels run.
     ///
-    /// Bytes `GdnFlaScratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · tracked
+    /// Bytes `GdnFlaScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · tracked
     pub gdn_fla_scratch: usize,
     /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
     /// unless the model has Mamba-2 heads and a state size.
     ///
-    /// Bytes `SsdScratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · tracked
+    /// Bytes `SsdScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · tracked
     pub ssd_scratch: usize,
     /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
     ///
@@ -154,7 +154,7 @@ pub struct BufferSizes {
     /// (`regions::QsaSelectScratch`). 256 bytes without an indexer. The selection layer
     /// carves the same layout.
     ///
-    /// Bytes `QsaSelectScratch::layout(config, max_seq_len)` (as `u8`) · at least `256` bytes · tracked
+    /// Bytes `QsaSelectScratch::bytes(config, max_seq_len)` (as `u8`) · at least `256` bytes · tracked
     pub qsa_select_scratch: usize,
     /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
     /// layers (`tid2eid[token_id]`). At least 256 bytes.
@@ -200,7 +200,7 @@ pub struct BufferSizes {
     pub fp8_act: usize,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
     ///
-    /// Bytes `MoeFp8Scratch::layout(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · tracked
+    /// Bytes `MoeFp8Scratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · tracked
     pub moe_fp8_scratch: usize,
     /// One f32 scale per 128 elements of `fp8_act`.
     ///
@@ -677,7 +677,7 @@ impl BufferSizes {
                 ::arena_runtime::__private::bytes_reported(
                     __f
                         .value(
-                            Scratch::layout(
+                            Scratch::bytes(
                                 config,
                                 max_batch_tokens,
                                 blocks_per_seq,
@@ -768,7 +768,7 @@ impl BufferSizes {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::bytes_reported(
-                        __f.value(GdnFlaScratch::layout(config, max_batch_tokens))?,
+                        __f.value(GdnFlaScratch::bytes(config, max_batch_tokens))?,
                         __on_dims,
                     ),
                     0,
@@ -784,7 +784,7 @@ impl BufferSizes {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::bytes_reported(
-                        __f.value(SsdScratch::layout(config, max_batch_tokens))?,
+                        __f.value(SsdScratch::bytes(config, max_batch_tokens))?,
                         __on_dims,
                     ),
                     0,
@@ -881,7 +881,7 @@ impl BufferSizes {
             ::arena_runtime::__private::finish(
                 __f,
                 ::arena_runtime::__private::bytes_reported(
-                    __f.value(QsaSelectScratch::layout(config, max_seq_len))?,
+                    __f.value(QsaSelectScratch::bytes(config, max_seq_len))?,
                     __on_dims,
                 ),
                 256,
@@ -1013,7 +1013,7 @@ impl BufferSizes {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::bytes_reported(
-                        __f.value(MoeFp8Scratch::layout(config, max_batch_tokens))?,
+                        __f.value(MoeFp8Scratch::bytes(config, max_batch_tokens))?,
                         __on_dims,
                     ),
                     0,
@@ -1203,8 +1203,53 @@ impl BufferSizes {
     /// and `norm_unit_w` are not in it.
     ///
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
-    pub fn total_bytes(&self) -> usize {
-        <BufferArena as ::arena_runtime::Arena>::tracked_total(self)
+    pub const fn total_bytes(&self) -> usize {
+        let mut __total = 0usize;
+        __total = __total.saturating_add(self.hidden_states);
+        __total = __total.saturating_add(self.residual);
+        __total = __total.saturating_add(self.norm_output);
+        __total = __total.saturating_add(self.qkv_output);
+        __total = __total.saturating_add(self.attn_output);
+        __total = __total.saturating_add(self.gate_logits);
+        __total = __total.saturating_add(self.gate_logits_f32);
+        __total = __total.saturating_add(self.moe_router_in_f32);
+        __total = __total.saturating_add(self.moe_output);
+        __total = __total.saturating_add(self.logits);
+        __total = __total.saturating_add(self.ssm_qkvz);
+        __total = __total.saturating_add(self.ssm_ba);
+        __total = __total.saturating_add(self.ssm_deinterleaved);
+        __total = __total.saturating_add(self.ssm_gates);
+        __total = __total.saturating_add(self.ssm_conv_out_f32);
+        __total = __total.saturating_add(self.scratch);
+        __total = __total.saturating_add(self.expert_gate_out);
+        __total = __total.saturating_add(self.expert_up_out);
+        __total = __total.saturating_add(self.expert_down_out);
+        __total = __total.saturating_add(self.splitk_workspace);
+        __total = __total.saturating_add(self.gdn_fla_scratch);
+        __total = __total.saturating_add(self.ssd_scratch);
+        __total = __total.saturating_add(self.hc_streams);
+        __total = __total.saturating_add(self.hc_post);
+        __total = __total.saturating_add(self.hc_comb);
+        __total = __total.saturating_add(self.hc_lowrank_scratch);
+        __total = __total.saturating_add(self.qsa_select_scratch);
+        __total = __total.saturating_add(self.token_ids);
+        __total = __total.saturating_add(self.ffn_act_q8);
+        __total = __total.saturating_add(self.ffn_act_a);
+        __total = __total.saturating_add(self.ffn_act_scale);
+        __total = __total.saturating_add(self.ffn_act_scale_kmajor);
+        __total = __total.saturating_add(self.ffn_gate_up_fused);
+        __total = __total.saturating_add(self.fp8_act);
+        __total = __total.saturating_add(self.moe_fp8_scratch);
+        __total = __total.saturating_add(self.fp8_act_scale);
+        __total = __total.saturating_add(self.fp8_act_scale_kmajor);
+        __total = __total.saturating_add(self.lora_xa);
+        __total = __total.saturating_add(self.lora_delta);
+        __total = __total.saturating_add(self.lora_hact);
+        __total = __total.saturating_add(self.lora_seq_slot);
+        __total = __total.saturating_add(self.q2_dequant_scratch);
+        __total = __total.saturating_add(self.q2_act_q8);
+        __total = __total.saturating_add(self.ssm_rowwise_w_bf16);
+        __total
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
     /// for a buffer whose gate is closed. For reports.
@@ -1233,6 +1278,1433 @@ impl BufferSizes {
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
         <BufferArena as ::arena_runtime::Arena>::buffer_infos(self)
+    }
+    /// [`Self::from_config`] as a `const fn`, for `const` items: the same formulas,
+    /// gates, floors and tracking. A formula that overflows, divides by zero or goes
+    /// below 0 (or an ungated buffer of 0 bytes) panics with a message naming the
+    /// buffer, which in a `const` is a compile error. Called at run time it panics
+    /// too: use [`Self::try_from_config`] there.
+    #[allow(clippy::too_many_arguments, unused_variables)]
+    pub const fn const_from_config(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+        max_seq_len: usize,
+        kv_block_size: usize,
+        max_batch_size: usize,
+    ) -> Self {
+        let m16: usize = {
+            let __f = ::arena_runtime::CheckedArith::new("m16");
+            ::arena_runtime::__private::Konst(__f.ceil16(max_batch_tokens))
+                .get(
+                    "arena `BufferArena`, const sizing: derived value `m16`: `ceil16(max_batch_tokens)` overflows usize, divides by zero or goes below 0",
+                )
+        };
+        let expert_rows: usize = {
+            let __f = ::arena_runtime::CheckedArith::new("expert_rows");
+            ::arena_runtime::__private::Konst(
+                    __f
+                        .mul(
+                            max_batch_tokens,
+                            ::arena_runtime::__private::Konst(
+                                    ::arena_runtime::__private::Konst(config.expert_fanout())
+                                        .into_result(__f),
+                                )
+                                .get(
+                                    "arena `BufferArena`, const sizing: derived value `expert_rows`: `max_batch_tokens * config.expert_fanout()` overflows usize, divides by zero or goes below 0",
+                                ),
+                        ),
+                )
+                .get(
+                    "arena `BufferArena`, const sizing: derived value `expert_rows`: `max_batch_tokens * config.expert_fanout()` overflows usize, divides by zero or goes below 0",
+                )
+        };
+        let widest_k: usize = {
+            let __f = ::arena_runtime::CheckedArith::new("widest_k");
+            ::arena_runtime::__private::Konst(
+                    ::arena_runtime::__private::Konst(config.widest_k()).into_result(__f),
+                )
+                .get(
+                    "arena `BufferArena`, const sizing: derived value `widest_k`: `config.widest_k()` overflows usize, divides by zero or goes below 0",
+                )
+        };
+        let ffn_k: usize = {
+            let __f = ::arena_runtime::CheckedArith::new("ffn_k");
+            ::arena_runtime::__private::Konst(
+                    ::arena_runtime::__private::Konst(config.ffn_k()).into_result(__f),
+                )
+                .get(
+                    "arena `BufferArena`, const sizing: derived value `ffn_k`: `config.ffn_k()` overflows usize, divides by zero or goes below 0",
+                )
+        };
+        let logit_rows: usize = {
+            let __f = ::arena_runtime::CheckedArith::new("logit_rows");
+            ::arena_runtime::__private::Konst(__f.max(max_batch_size, VERIFY_ROW_CAP))
+                .get(
+                    "arena `BufferArena`, const sizing: derived value `logit_rows`: `max(max_batch_size, VERIFY_ROW_CAP)` overflows usize, divides by zero or goes below 0",
+                )
+        };
+        let blocks_per_seq: usize = {
+            let __f = ::arena_runtime::CheckedArith::new("blocks_per_seq");
+            ::arena_runtime::__private::Konst(
+                    ::arena_runtime::__private::Konst(
+                            block_table_width(max_seq_len, kv_block_size),
+                        )
+                        .into_result(__f),
+                )
+                .get(
+                    "arena `BufferArena`, const sizing: derived value `blocks_per_seq`: `block_table_width(max_seq_len, kv_block_size)` overflows usize, divides by zero or goes below 0",
+                )
+        };
+        let decode_rows: usize = {
+            let __f = ::arena_runtime::CheckedArith::new("decode_rows");
+            ::arena_runtime::__private::Konst(
+                    ::arena_runtime::__private::Konst(decode_meta_rows(max_batch_size))
+                        .into_result(__f),
+                )
+                .get(
+                    "arena `BufferArena`, const sizing: derived value `decode_rows`: `decode_meta_rows(max_batch_size)` overflows usize, divides by zero or goes below 0",
+                )
+        };
+        let mut __sizes = Self {
+            hidden_states: 0,
+            residual: 0,
+            norm_output: 0,
+            qkv_output: 0,
+            attn_output: 0,
+            gate_logits: 0,
+            gate_logits_f32: 0,
+            moe_router_in_f32: 0,
+            moe_output: 0,
+            logits: 0,
+            ssm_qkvz: 0,
+            ssm_ba: 0,
+            ssm_deinterleaved: 0,
+            ssm_gates: 0,
+            ssm_conv_out_f32: 0,
+            scratch: 0,
+            expert_gate_out: 0,
+            expert_up_out: 0,
+            expert_down_out: 0,
+            splitk_workspace: 0,
+            gdn_fla_scratch: 0,
+            ssd_scratch: 0,
+            o_latent: 0,
+            norm_unit_w: 0,
+            hc_streams: 0,
+            hc_post: 0,
+            hc_comb: 0,
+            hc_lowrank_scratch: 0,
+            qsa_select_scratch: 0,
+            token_ids: 0,
+            ffn_act_q8: 0,
+            ffn_act_a: 0,
+            ffn_act_scale: 0,
+            ffn_act_scale_kmajor: 0,
+            ffn_gate_up_fused: 0,
+            fp8_act: 0,
+            moe_fp8_scratch: 0,
+            fp8_act_scale: 0,
+            fp8_act_scale_kmajor: 0,
+            lora_xa: 0,
+            lora_delta: 0,
+            lora_hact: 0,
+            lora_seq_slot: 0,
+            q2_dequant_scratch: 0,
+            q2_act_q8: 0,
+            ssm_rowwise_w_bf16: 0,
+        };
+        __sizes.hidden_states = {
+            let __f = ::arena_runtime::CheckedArith::new("hidden_states");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[max_batch_tokens, config.hidden_size],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `hidden_states`: `[max_batch_tokens, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `hidden_states` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.residual = {
+            let __f = ::arena_runtime::CheckedArith::new("residual");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[max_batch_tokens, config.hidden_size],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `residual`: `[max_batch_tokens, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `residual` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.norm_output = {
+            let __f = ::arena_runtime::CheckedArith::new("norm_output");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[max_batch_tokens, config.hidden_size],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `norm_output`: `[max_batch_tokens, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `norm_output` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.qkv_output = {
+            let __f = ::arena_runtime::CheckedArith::new("qkv_output");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.qkv_width())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `qkv_output`: `[max_batch_tokens, config.qkv_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `qkv_output`: `[max_batch_tokens, config.qkv_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `qkv_output` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.attn_output = {
+            let __f = ::arena_runtime::CheckedArith::new("attn_output");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(
+                                                    config.attn_output_width(),
+                                                )
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `attn_output`: `[max_batch_tokens, config.attn_output_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `attn_output`: `[max_batch_tokens, config.attn_output_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `attn_output` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.gate_logits = {
+            let __f = ::arena_runtime::CheckedArith::new("gate_logits");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.router_width())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `gate_logits`: `[max_batch_tokens, config.router_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `gate_logits`: `[max_batch_tokens, config.router_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `gate_logits` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.gate_logits_f32 = {
+            let __f = ::arena_runtime::CheckedArith::new("gate_logits_f32");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.router_width())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `gate_logits_f32`: `[max_batch_tokens, config.router_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `gate_logits_f32`: `[max_batch_tokens, config.router_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `gate_logits_f32` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.moe_router_in_f32 = {
+            let __f = ::arena_runtime::CheckedArith::new("moe_router_in_f32");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(
+                                                    config.router_input_width(),
+                                                )
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `moe_router_in_f32`: `[max_batch_tokens, config.router_input_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `moe_router_in_f32`: `[max_batch_tokens, config.router_input_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `moe_router_in_f32` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.moe_output = {
+            let __f = ::arena_runtime::CheckedArith::new("moe_output");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[max_batch_tokens, config.hidden_size],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `moe_output`: `[max_batch_tokens, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `moe_output` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.logits = {
+            let __f = ::arena_runtime::CheckedArith::new("logits");
+            if ::arena_runtime::__private::Konst(
+                    ::arena_runtime::__private::Konst(config.lm_head_vocab())
+                        .into_result(__f),
+                )
+                .get(
+                    "arena `BufferArena`, const sizing: gate of buffer `logits`: `config.lm_head_vocab() > 0` overflows usize, divides by zero or goes below 0",
+                ) > 0
+            {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            __f
+                                .shape(
+                                    &[
+                                        logit_rows,
+                                        ::arena_runtime::__private::Konst(
+                                                ::arena_runtime::__private::Konst(config.lm_head_vocab())
+                                                    .into_result(__f),
+                                            )
+                                            .get(
+                                                "arena `BufferArena`, const sizing: buffer `logits`: `[logit_rows, config.lm_head_vocab()]` overflows usize, divides by zero or goes below 0",
+                                            ),
+                                    ],
+                                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                                ),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `logits`: `[logit_rows, config.lm_head_vocab()]` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `logits` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.ssm_qkvz = {
+            let __f = ::arena_runtime::CheckedArith::new("ssm_qkvz");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.ssm_in_width())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `ssm_qkvz`: `[max_batch_tokens, config.ssm_in_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `ssm_qkvz`: `[max_batch_tokens, config.ssm_in_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `ssm_qkvz` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.ssm_ba = {
+            let __f = ::arena_runtime::CheckedArith::new("ssm_ba");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.ssm_gate_width())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `ssm_ba`: `[max_batch_tokens, config.ssm_gate_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `ssm_ba`: `[max_batch_tokens, config.ssm_gate_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `ssm_ba` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.ssm_deinterleaved = {
+            let __f = ::arena_runtime::CheckedArith::new("ssm_deinterleaved");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.ssm_in_width())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved`: `[max_batch_tokens, config.ssm_in_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved`: `[max_batch_tokens, config.ssm_in_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.ssm_gates = {
+            let __f = ::arena_runtime::CheckedArith::new("ssm_gates");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.ssm_gate_width())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `ssm_gates`: `[max_batch_tokens, config.ssm_gate_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `ssm_gates`: `[max_batch_tokens, config.ssm_gate_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `ssm_gates` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.ssm_conv_out_f32 = {
+            let __f = ::arena_runtime::CheckedArith::new("ssm_conv_out_f32");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.ssm_conv_dim())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32`: `[max_batch_tokens, config.ssm_conv_dim()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32`: `[max_batch_tokens, config.ssm_conv_dim()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.scratch = {
+            let __f = ::arena_runtime::CheckedArith::new("scratch");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        ::arena_runtime::__private::Konst(
+                                Scratch::bytes(
+                                    config,
+                                    max_batch_tokens,
+                                    blocks_per_seq,
+                                    decode_rows,
+                                ),
+                            )
+                            .into_result(__f),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `scratch`: `Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `scratch` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.expert_gate_out = {
+            let __f = ::arena_runtime::CheckedArith::new("expert_gate_out");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    expert_rows,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.expert_width())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `expert_gate_out`: `[expert_rows, config.expert_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `expert_gate_out`: `[expert_rows, config.expert_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `expert_gate_out` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.expert_up_out = {
+            let __f = ::arena_runtime::CheckedArith::new("expert_up_out");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    expert_rows,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.expert_width())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `expert_up_out`: `[expert_rows, config.expert_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `expert_up_out`: `[expert_rows, config.expert_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `expert_up_out` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.expert_down_out = {
+            let __f = ::arena_runtime::CheckedArith::new("expert_down_out");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[expert_rows, config.hidden_size],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `expert_down_out`: `[expert_rows, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `expert_down_out` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.splitk_workspace = {
+            let __f = ::arena_runtime::CheckedArith::new("splitk_workspace");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    SPLITK_MAX_SPLITS,
+                                    ::arena_runtime::__private::Konst(
+                                            __f
+                                                .ceil16(
+                                                    ::arena_runtime::__private::Konst(
+                                                            __f.min(max_batch_tokens, SPLITK_MAX_M),
+                                                        )
+                                                        .get(
+                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                        ),
+                                                ),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                    ::arena_runtime::__private::Konst(
+                                            __f
+                                                .max(
+                                                    ::arena_runtime::__private::Konst(
+                                                            __f
+                                                                .max(
+                                                                    ::arena_runtime::__private::Konst(
+                                                                            ::arena_runtime::__private::Konst(config.qkv_width())
+                                                                                .into_result(__f),
+                                                                        )
+                                                                        .get(
+                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                        ),
+                                                                    ::arena_runtime::__private::Konst(
+                                                                            ::arena_runtime::__private::Konst(config.ssm_in_width())
+                                                                                .into_result(__f),
+                                                                        )
+                                                                        .get(
+                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                        ),
+                                                                ),
+                                                        )
+                                                        .get(
+                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                        ),
+                                                    ::arena_runtime::__private::Konst(
+                                                            __f
+                                                                .max(
+                                                                    ::arena_runtime::__private::Konst(
+                                                                            __f
+                                                                                .mul(
+                                                                                    2,
+                                                                                    ::arena_runtime::__private::Konst(
+                                                                                            ::arena_runtime::__private::Konst(config.expert_width())
+                                                                                                .into_result(__f),
+                                                                                        )
+                                                                                        .get(
+                                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                                        ),
+                                                                                ),
+                                                                        )
+                                                                        .get(
+                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                        ),
+                                                                    config.hidden_size,
+                                                                ),
+                                                        )
+                                                        .get(
+                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                        ),
+                                                ),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `splitk_workspace` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.gdn_fla_scratch = {
+            let __f = ::arena_runtime::CheckedArith::new("gdn_fla_scratch");
+            if config.gdn_fla_supported() {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            ::arena_runtime::__private::Konst(
+                                    GdnFlaScratch::bytes(config, max_batch_tokens),
+                                )
+                                .into_result(__f),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `gdn_fla_scratch`: `GdnFlaScratch::bytes(config, max_batch_tokens)` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `gdn_fla_scratch` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.ssd_scratch = {
+            let __f = ::arena_runtime::CheckedArith::new("ssd_scratch");
+            if config.has_mamba() {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            ::arena_runtime::__private::Konst(
+                                    SsdScratch::bytes(config, max_batch_tokens),
+                                )
+                                .into_result(__f),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `ssd_scratch`: `SsdScratch::bytes(config, max_batch_tokens)` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `ssd_scratch` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.o_latent = {
+            let __f = ::arena_runtime::CheckedArith::new("o_latent");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    max_batch_tokens,
+                                    ::arena_runtime::__private::Konst(
+                                            ::arena_runtime::__private::Konst(config.o_latent_width())
+                                                .into_result(__f),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `o_latent`: `[max_batch_tokens, config.o_latent_width()]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `o_latent`: `[max_batch_tokens, config.o_latent_width()]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `o_latent` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.norm_unit_w = {
+            let __f = ::arena_runtime::CheckedArith::new("norm_unit_w");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    ::arena_runtime::__private::Konst(
+                                            __f
+                                                .max(
+                                                    config.hidden_size,
+                                                    ::arena_runtime::__private::Konst(
+                                                            ::arena_runtime::__private::Konst(config.mamba_d_inner())
+                                                                .into_result(__f),
+                                                        )
+                                                        .get(
+                                                            "arena `BufferArena`, const sizing: buffer `norm_unit_w`: `[max(config.hidden_size, config.mamba_d_inner())]` overflows usize, divides by zero or goes below 0",
+                                                        ),
+                                                ),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `norm_unit_w`: `[max(config.hidden_size, config.mamba_d_inner())]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `norm_unit_w`: `[max(config.hidden_size, config.mamba_d_inner())]` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `norm_unit_w` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.hc_streams = {
+            let __f = ::arena_runtime::CheckedArith::new("hc_streams");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[max_batch_tokens, config.hc_mult, config.hidden_size],
+                                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `hc_streams`: `[max_batch_tokens, config.hc_mult, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `hc_streams` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.hc_post = {
+            let __f = ::arena_runtime::CheckedArith::new("hc_post");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[max_batch_tokens, config.hc_mult],
+                                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `hc_post`: `[max_batch_tokens, config.hc_mult]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `hc_post` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.hc_comb = {
+            let __f = ::arena_runtime::CheckedArith::new("hc_comb");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[max_batch_tokens, config.hc_mult, config.hc_mult],
+                                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `hc_comb`: `[max_batch_tokens, config.hc_mult, config.hc_mult]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `hc_comb` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.hc_lowrank_scratch = {
+            let __f = ::arena_runtime::CheckedArith::new("hc_lowrank_scratch");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        ::arena_runtime::__private::Konst(
+                                hc_lowrank_scratch_bytes(config, max_batch_tokens),
+                            )
+                            .into_result(__f),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `hc_lowrank_scratch`: `hc_lowrank_scratch_bytes(config, max_batch_tokens)` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `hc_lowrank_scratch` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.qsa_select_scratch = {
+            let __f = ::arena_runtime::CheckedArith::new("qsa_select_scratch");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        ::arena_runtime::__private::Konst(
+                                QsaSelectScratch::bytes(config, max_seq_len),
+                            )
+                            .into_result(__f),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `qsa_select_scratch`: `QsaSelectScratch::bytes(config, max_seq_len)` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `qsa_select_scratch` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.token_ids = {
+            let __f = ::arena_runtime::CheckedArith::new("token_ids");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[max_batch_tokens],
+                                <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `token_ids`: `[max_batch_tokens]` overflows usize, divides by zero or goes below 0",
+                    ),
+                256,
+                false,
+                "arena `BufferArena`, const sizing: buffer `token_ids` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.ffn_act_q8 = {
+            let __f = ::arena_runtime::CheckedArith::new("ffn_act_q8");
+            if config.has_dense_ffn() {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            ::arena_runtime::__private::Konst(q8_1_mmq_bytes(m16, ffn_k))
+                                .into_result(__f),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `ffn_act_q8`: `q8_1_mmq_bytes(m16, ffn_k)` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `ffn_act_q8` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.ffn_act_a = {
+            let __f = ::arena_runtime::CheckedArith::new("ffn_act_a");
+            if config.has_dense_ffn() {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            __f
+                                .shape(
+                                    &[m16, ffn_k],
+                                    <i8 as ::arena_runtime::dtype::Element>::SIZE,
+                                ),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `ffn_act_a`: `[m16, ffn_k]` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `ffn_act_a` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.ffn_act_scale = {
+            let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale");
+            if config.has_dense_ffn() {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            __f
+                                .shape(
+                                    &[
+                                        m16,
+                                        ::arena_runtime::__private::Konst(__f.ceil_div(ffn_k, 32))
+                                            .get(
+                                                "arena `BufferArena`, const sizing: buffer `ffn_act_scale`: `[m16, ceil_div(ffn_k, 32)]` overflows usize, divides by zero or goes below 0",
+                                            ),
+                                    ],
+                                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                                ),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `ffn_act_scale`: `[m16, ceil_div(ffn_k, 32)]` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `ffn_act_scale` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.ffn_act_scale_kmajor = {
+            let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale_kmajor");
+            if config.has_dense_ffn() {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            __f
+                                .shape(
+                                    &[
+                                        ::arena_runtime::__private::Konst(__f.ceil_div(ffn_k, 128))
+                                            .get(
+                                                "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor`: `[ceil_div(ffn_k, 128), m16]` overflows usize, divides by zero or goes below 0",
+                                            ),
+                                        m16,
+                                    ],
+                                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                                ),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor`: `[ceil_div(ffn_k, 128), m16]` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.ffn_gate_up_fused = {
+            let __f = ::arena_runtime::CheckedArith::new("ffn_gate_up_fused");
+            if config.has_dense_ffn() {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            __f
+                                .shape(
+                                    &[
+                                        ::arena_runtime::__private::Konst(
+                                                __f.ceil16(GATEUP_FUSED_MAX_M),
+                                            )
+                                            .get(
+                                                "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused`: `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` overflows usize, divides by zero or goes below 0",
+                                            ),
+                                        ::arena_runtime::__private::Konst(
+                                                __f.mul(2, config.intermediate_size),
+                                            )
+                                            .get(
+                                                "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused`: `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` overflows usize, divides by zero or goes below 0",
+                                            ),
+                                    ],
+                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                                ),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused`: `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.fp8_act = {
+            let __f = ::arena_runtime::CheckedArith::new("fp8_act");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[m16, widest_k],
+                                <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `fp8_act`: `[m16, widest_k]` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `fp8_act` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.moe_fp8_scratch = {
+            let __f = ::arena_runtime::CheckedArith::new("moe_fp8_scratch");
+            if config.is_moe() {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            ::arena_runtime::__private::Konst(
+                                    MoeFp8Scratch::bytes(config, max_batch_tokens),
+                                )
+                                .into_result(__f),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `moe_fp8_scratch`: `MoeFp8Scratch::bytes(config, max_batch_tokens)` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `moe_fp8_scratch` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.fp8_act_scale = {
+            let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    m16,
+                                    ::arena_runtime::__private::Konst(
+                                            __f.ceil_div(widest_k, 128),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `fp8_act_scale`: `[m16, ceil_div(widest_k, 128)]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                ],
+                                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `fp8_act_scale`: `[m16, ceil_div(widest_k, 128)]` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `fp8_act_scale` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.fp8_act_scale_kmajor = {
+            let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale_kmajor");
+            ::arena_runtime::__private::konst::finish(
+                ::arena_runtime::__private::Konst(
+                        __f
+                            .shape(
+                                &[
+                                    ::arena_runtime::__private::Konst(
+                                            __f.ceil_div(widest_k, 128),
+                                        )
+                                        .get(
+                                            "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor`: `[ceil_div(widest_k, 128), m16]` overflows usize, divides by zero or goes below 0",
+                                        ),
+                                    m16,
+                                ],
+                                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                            ),
+                    )
+                    .get(
+                        "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor`: `[ceil_div(widest_k, 128), m16]` overflows usize, divides by zero or goes below 0",
+                    ),
+                0,
+                false,
+                "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` is not gated but its formula gives 0 bytes",
+            )
+        };
+        __sizes.lora_xa = {
+            let __f = ::arena_runtime::CheckedArith::new("lora_xa");
+            if config.adapter_max_rank > 0 {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            __f
+                                .shape(
+                                    &[max_batch_tokens, config.adapter_max_rank],
+                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                                ),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `lora_xa`: `[max_batch_tokens, config.adapter_max_rank]` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `lora_xa` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.lora_delta = {
+            let __f = ::arena_runtime::CheckedArith::new("lora_delta");
+            if config.adapter_max_rank > 0 {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            __f
+                                .shape(
+                                    &[
+                                        max_batch_tokens,
+                                        ::arena_runtime::__private::Konst(
+                                                ::arena_runtime::__private::Konst(config.lora_widest_n())
+                                                    .into_result(__f),
+                                            )
+                                            .get(
+                                                "arena `BufferArena`, const sizing: buffer `lora_delta`: `[max_batch_tokens, config.lora_widest_n()]` overflows usize, divides by zero or goes below 0",
+                                            ),
+                                    ],
+                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                                ),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `lora_delta`: `[max_batch_tokens, config.lora_widest_n()]` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `lora_delta` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.lora_hact = {
+            let __f = ::arena_runtime::CheckedArith::new("lora_hact");
+            if config.adapter_max_rank > 0 {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            __f
+                                .shape(
+                                    &[max_batch_tokens, config.intermediate_size],
+                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                                ),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `lora_hact`: `[max_batch_tokens, config.intermediate_size]` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `lora_hact` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.lora_seq_slot = {
+            let __f = ::arena_runtime::CheckedArith::new("lora_seq_slot");
+            if config.adapter_max_rank > 0 {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            __f
+                                .shape(
+                                    &[max_batch_tokens],
+                                    <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                                ),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `lora_seq_slot`: `[max_batch_tokens]` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `lora_seq_slot` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.q2_dequant_scratch = {
+            let __f = ::arena_runtime::CheckedArith::new("q2_dequant_scratch");
+            if config.levers.gguf_native_q2 {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            ::arena_runtime::__private::Konst(
+                                    q2_dequant_scratch_bytes(config),
+                                )
+                                .into_result(__f),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `q2_dequant_scratch`: `q2_dequant_scratch_bytes(config)` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `q2_dequant_scratch` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.q2_act_q8 = {
+            let __f = ::arena_runtime::CheckedArith::new("q2_act_q8");
+            if config.levers.gguf_native_q2_mmq {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            ::arena_runtime::__private::Konst(
+                                    q8_1_mmq_bytes(
+                                        m16,
+                                        ::arena_runtime::__private::Konst(__f.max(widest_k, ffn_k))
+                                            .get(
+                                                "arena `BufferArena`, const sizing: buffer `q2_act_q8`: `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` overflows usize, divides by zero or goes below 0",
+                                            ),
+                                    ),
+                                )
+                                .into_result(__f),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `q2_act_q8`: `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `q2_act_q8` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.ssm_rowwise_w_bf16 = {
+            let __f = ::arena_runtime::CheckedArith::new("ssm_rowwise_w_bf16");
+            if config.levers.fp8_rowwise {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            ::arena_runtime::__private::Konst(
+                                    ssm_rowwise_w_bf16_bytes(config),
+                                )
+                                .into_result(__f),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `ssm_rowwise_w_bf16`: `ssm_rowwise_w_bf16_bytes(config)` overflows usize, divides by zero or goes below 0",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `ssm_rowwise_w_bf16` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        let _ = ::arena_runtime::__private::konst::total(
+            &__sizes.byte_sizes_const(),
+            &Self::TRACKED,
+            "arena `BufferArena`, const sizing: the total of the tracked buffers overflows usize",
+        );
+        __sizes
+    }
+    /// Whether each buffer counts in `total_bytes`, in field order.
+    const TRACKED: [bool; 46usize] = [
+        true, true, true, true, true, true, true, true, true, true, true, true, true,
+        true, true, true, true, true, true, true, true, true, false, false, true, true,
+        true, true, true, true, true, true, true, true, true, true, true, true, true,
+        true, true, true, true, true, true, true,
+    ];
+    /// Each buffer's bytes, in field order.
+    const fn byte_sizes_const(&self) -> [usize; 46usize] {
+        [
+            self.hidden_states,
+            self.residual,
+            self.norm_output,
+            self.qkv_output,
+            self.attn_output,
+            self.gate_logits,
+            self.gate_logits_f32,
+            self.moe_router_in_f32,
+            self.moe_output,
+            self.logits,
+            self.ssm_qkvz,
+            self.ssm_ba,
+            self.ssm_deinterleaved,
+            self.ssm_gates,
+            self.ssm_conv_out_f32,
+            self.scratch,
+            self.expert_gate_out,
+            self.expert_up_out,
+            self.expert_down_out,
+            self.splitk_workspace,
+            self.gdn_fla_scratch,
+            self.ssd_scratch,
+            self.o_latent,
+            self.norm_unit_w,
+            self.hc_streams,
+            self.hc_post,
+            self.hc_comb,
+            self.hc_lowrank_scratch,
+            self.qsa_select_scratch,
+            self.token_ids,
+            self.ffn_act_q8,
+            self.ffn_act_a,
+            self.ffn_act_scale,
+            self.ffn_act_scale_kmajor,
+            self.ffn_gate_up_fused,
+            self.fp8_act,
+            self.moe_fp8_scratch,
+            self.fp8_act_scale,
+            self.fp8_act_scale_kmajor,
+            self.lora_xa,
+            self.lora_delta,
+            self.lora_hact,
+            self.lora_seq_slot,
+            self.q2_dequant_scratch,
+            self.q2_act_q8,
+            self.ssm_rowwise_w_bf16,
+        ]
+    }
+    /// Each buffer's name and bytes, in field order (`assert_fits!` names the
+    /// largest when a budget is blown).
+    pub const fn named_sizes(&self) -> [(&'static str, usize); 46usize] {
+        [
+            ("hidden_states", self.hidden_states),
+            ("residual", self.residual),
+            ("norm_output", self.norm_output),
+            ("qkv_output", self.qkv_output),
+            ("attn_output", self.attn_output),
+            ("gate_logits", self.gate_logits),
+            ("gate_logits_f32", self.gate_logits_f32),
+            ("moe_router_in_f32", self.moe_router_in_f32),
+            ("moe_output", self.moe_output),
+            ("logits", self.logits),
+            ("ssm_qkvz", self.ssm_qkvz),
+            ("ssm_ba", self.ssm_ba),
+            ("ssm_deinterleaved", self.ssm_deinterleaved),
+            ("ssm_gates", self.ssm_gates),
+            ("ssm_conv_out_f32", self.ssm_conv_out_f32),
+            ("scratch", self.scratch),
+            ("expert_gate_out", self.expert_gate_out),
+            ("expert_up_out", self.expert_up_out),
+            ("expert_down_out", self.expert_down_out),
+            ("splitk_workspace", self.splitk_workspace),
+            ("gdn_fla_scratch", self.gdn_fla_scratch),
+            ("ssd_scratch", self.ssd_scratch),
+            ("o_latent", self.o_latent),
+            ("norm_unit_w", self.norm_unit_w),
+            ("hc_streams", self.hc_streams),
+            ("hc_post", self.hc_post),
+            ("hc_comb", self.hc_comb),
+            ("hc_lowrank_scratch", self.hc_lowrank_scratch),
+            ("qsa_select_scratch", self.qsa_select_scratch),
+            ("token_ids", self.token_ids),
+            ("ffn_act_q8", self.ffn_act_q8),
+            ("ffn_act_a", self.ffn_act_a),
+            ("ffn_act_scale", self.ffn_act_scale),
+            ("ffn_act_scale_kmajor", self.ffn_act_scale_kmajor),
+            ("ffn_gate_up_fused", self.ffn_gate_up_fused),
+            ("fp8_act", self.fp8_act),
+            ("moe_fp8_scratch", self.moe_fp8_scratch),
+            ("fp8_act_scale", self.fp8_act_scale),
+            ("fp8_act_scale_kmajor", self.fp8_act_scale_kmajor),
+            ("lora_xa", self.lora_xa),
+            ("lora_delta", self.lora_delta),
+            ("lora_hact", self.lora_hact),
+            ("lora_seq_slot", self.lora_seq_slot),
+            ("q2_dequant_scratch", self.q2_dequant_scratch),
+            ("q2_act_q8", self.q2_act_q8),
+            ("ssm_rowwise_w_bf16", self.ssm_rowwise_w_bf16),
+        ]
+    }
+    /// [`Self::const_from_config`] with the by-value inputs by name.
+    pub const fn const_from_inputs(config: &ModelConfig, inputs: &ArenaInputs) -> Self {
+        Self::const_from_config(
+            config,
+            inputs.max_batch_tokens,
+            inputs.max_seq_len,
+            inputs.kv_block_size,
+            inputs.max_batch_size,
+        )
     }
 }
 #[automatically_derived]
@@ -1409,7 +2881,7 @@ impl ::arena_runtime::Arena for BufferArena {
             name: "scratch",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "Scratch::layout(config, max_batch_tokens, blocks_per_seq, decode_rows)",
+            formula: "Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)",
             is_shape: false,
             gate: ::core::option::Option::None,
             min_bytes: ::core::option::Option::None,
@@ -1464,7 +2936,7 @@ impl ::arena_runtime::Arena for BufferArena {
             name: "gdn_fla_scratch",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "GdnFlaScratch::layout(config, max_batch_tokens)",
+            formula: "GdnFlaScratch::bytes(config, max_batch_tokens)",
             is_shape: false,
             gate: ::core::option::Option::Some("config.gdn_fla_supported()"),
             min_bytes: ::core::option::Option::None,
@@ -1475,7 +2947,7 @@ impl ::arena_runtime::Arena for BufferArena {
             name: "ssd_scratch",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "SsdScratch::layout(config, max_batch_tokens)",
+            formula: "SsdScratch::bytes(config, max_batch_tokens)",
             is_shape: false,
             gate: ::core::option::Option::Some("config.has_mamba()"),
             min_bytes: ::core::option::Option::None,
@@ -1552,7 +3024,7 @@ impl ::arena_runtime::Arena for BufferArena {
             name: "qsa_select_scratch",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "QsaSelectScratch::layout(config, max_seq_len)",
+            formula: "QsaSelectScratch::bytes(config, max_seq_len)",
             is_shape: false,
             gate: ::core::option::Option::None,
             min_bytes: ::core::option::Option::Some("256"),
@@ -1640,7 +3112,7 @@ impl ::arena_runtime::Arena for BufferArena {
             name: "moe_fp8_scratch",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "MoeFp8Scratch::layout(config, max_batch_tokens)",
+            formula: "MoeFp8Scratch::bytes(config, max_batch_tokens)",
             is_shape: false,
             gate: ::core::option::Option::Some("config.is_moe()"),
             min_bytes: ::core::option::Option::None,

@@ -143,4 +143,167 @@ impl DecodeMeta {
             block_table_ptrs: layout.block_table_ptrs.of(base),
         })
     }
+    /// The bytes [`Self::layout`] needs (its `total_bytes`), as a `const fn`: the
+    /// same formulas and alignment, for arena formulas on the const sizing path.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub const fn bytes(
+        rows: usize,
+    ) -> ::core::result::Result<usize, ::arena_runtime::SizeError> {
+        '__size: {
+            let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+                "DecodeMeta",
+                128usize,
+            );
+            {
+                let __f = ::arena_runtime::CheckedArith::new("DecodeMeta.seq_lens");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new(
+                    "DecodeMeta.query_start_loc",
+                );
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                {
+                                    let __r = __f.add(rows, 1);
+                                    let __v = match &__r {
+                                        ::core::result::Result::Ok(__v) => *__v,
+                                        ::core::result::Result::Err(_) => break '__size __r,
+                                    };
+                                    ::core::mem::forget(__r);
+                                    __v
+                                },
+                            ],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("DecodeMeta.slot_mapping");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(&[rows], <i64 as ::arena_runtime::dtype::Element>::SIZE);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("DecodeMeta.positions");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("DecodeMeta.sampled_ids");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new(
+                    "DecodeMeta.block_table_ptrs",
+                );
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(&[rows], <u64 as ::arena_runtime::dtype::Element>::SIZE);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            ::core::result::Result::Ok(__cursor.total())
+        }
+    }
 }

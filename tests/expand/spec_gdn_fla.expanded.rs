@@ -158,4 +158,165 @@ impl GdnFlaScratch {
             gc: layout.gc.of(base),
         })
     }
+    /// The bytes [`Self::layout`] needs (its `total_bytes`), as a `const fn`: the
+    /// same formulas and alignment, for arena formulas on the const sizing path.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub const fn bytes(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+    ) -> ::core::result::Result<usize, ::arena_runtime::SizeError> {
+        '__size: {
+            let chunks: usize = {
+                let __f = ::arena_runtime::CheckedArith::new("chunks");
+                {
+                    let __r = __f.ceil_div(max_batch_tokens, FLA_CHUNK);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                }
+            };
+            let hv: usize = {
+                let __f = ::arena_runtime::CheckedArith::new("hv");
+                config.linear_num_value_heads
+            };
+            let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+                "GdnFlaScratch",
+                256usize,
+            );
+            {
+                let __f = ::arena_runtime::CheckedArith::new("GdnFlaScratch.w");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, hv, config.linear_key_head_dim],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("GdnFlaScratch.u");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, hv, config.linear_value_head_dim],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("GdnFlaScratch.s");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                chunks,
+                                hv,
+                                config.linear_key_head_dim,
+                                config.linear_value_head_dim,
+                            ],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("GdnFlaScratch.uc");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, hv, config.linear_value_head_dim],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("GdnFlaScratch.gc");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, hv],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            ::core::result::Result::Ok(__cursor.total())
+        }
+    }
 }

@@ -207,4 +207,329 @@ impl MoeFp8Scratch {
             gemm_ptrs: layout.gemm_ptrs.of(base),
         })
     }
+    /// The bytes [`Self::layout`] needs (its `total_bytes`), as a `const fn`: the
+    /// same formulas and alignment, for arena formulas on the const sizing path.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub const fn bytes(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+    ) -> ::core::result::Result<usize, ::arena_runtime::SizeError> {
+        '__size: {
+            let rows: usize = {
+                let __f = ::arena_runtime::CheckedArith::new("rows");
+                {
+                    let __r = __f
+                        .mul(
+                            max_batch_tokens,
+                            {
+                                let __r = ::arena_runtime::__private::Konst(
+                                        config.expert_fanout(),
+                                    )
+                                    .into_result(__f);
+                                let __v = match &__r {
+                                    ::core::result::Result::Ok(__v) => *__v,
+                                    ::core::result::Result::Err(_) => break '__size __r,
+                                };
+                                ::core::mem::forget(__r);
+                                __v
+                            },
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                }
+            };
+            let k: usize = {
+                let __f = ::arena_runtime::CheckedArith::new("k");
+                {
+                    let __r = __f
+                        .max(
+                            config.hidden_size,
+                            {
+                                let __r = ::arena_runtime::__private::Konst(
+                                        config.expert_width(),
+                                    )
+                                    .into_result(__f);
+                                let __v = match &__r {
+                                    ::core::result::Result::Ok(__v) => *__v,
+                                    ::core::result::Result::Err(_) => break '__size __r,
+                                };
+                                ::core::mem::forget(__r);
+                                __v
+                            },
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                }
+            };
+            let k_blocks: usize = {
+                let __f = ::arena_runtime::CheckedArith::new("k_blocks");
+                {
+                    let __r = __f.ceil_div(k, 128);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                }
+            };
+            let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+                "MoeFp8Scratch",
+                256usize,
+            );
+            {
+                let __f = ::arena_runtime::CheckedArith::new("MoeFp8Scratch.act_fp8");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[rows, k],
+                            <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("MoeFp8Scratch.act_scale");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[rows, k_blocks],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new(
+                    "MoeFp8Scratch.act_scale_kmajor",
+                );
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                k_blocks,
+                                {
+                                    let __r = __f.ceil16(rows);
+                                    let __v = match &__r {
+                                        ::core::result::Result::Ok(__v) => *__v,
+                                        ::core::result::Result::Err(_) => break '__size __r,
+                                    };
+                                    ::core::mem::forget(__r);
+                                    __v
+                                },
+                            ],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new(
+                    "MoeFp8Scratch.sorted_token_ids",
+                );
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(&[rows], <i32 as ::arena_runtime::dtype::Element>::SIZE);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new(
+                    "MoeFp8Scratch.expert_offsets",
+                );
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                {
+                                    let __r = __f
+                                        .add(
+                                            {
+                                                let __r = ::arena_runtime::__private::Konst(
+                                                        config.local_experts(),
+                                                    )
+                                                    .into_result(__f);
+                                                let __v = match &__r {
+                                                    ::core::result::Result::Ok(__v) => *__v,
+                                                    ::core::result::Result::Err(_) => break '__size __r,
+                                                };
+                                                ::core::mem::forget(__r);
+                                                __v
+                                            },
+                                            1,
+                                        );
+                                    let __v = match &__r {
+                                        ::core::result::Result::Ok(__v) => *__v,
+                                        ::core::result::Result::Err(_) => break '__size __r,
+                                    };
+                                    ::core::mem::forget(__r);
+                                    __v
+                                },
+                            ],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new(
+                    "MoeFp8Scratch.problem_sizes",
+                );
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                {
+                                    let __r = ::arena_runtime::__private::Konst(
+                                            config.local_experts(),
+                                        )
+                                        .into_result(__f);
+                                    let __v = match &__r {
+                                        ::core::result::Result::Ok(__v) => *__v,
+                                        ::core::result::Result::Err(_) => break '__size __r,
+                                    };
+                                    ::core::mem::forget(__r);
+                                    __v
+                                },
+                                3,
+                            ],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("MoeFp8Scratch.gemm_ptrs");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                {
+                                    let __r = ::arena_runtime::__private::Konst(
+                                            config.local_experts(),
+                                        )
+                                        .into_result(__f);
+                                    let __v = match &__r {
+                                        ::core::result::Result::Ok(__v) => *__v,
+                                        ::core::result::Result::Err(_) => break '__size __r,
+                                    };
+                                    ::core::mem::forget(__r);
+                                    __v
+                                },
+                                4,
+                            ],
+                            <u64 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            ::core::result::Result::Ok(__cursor.total())
+        }
+    }
 }

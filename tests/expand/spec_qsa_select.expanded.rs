@@ -144,4 +144,190 @@ impl QsaSelectScratch {
             lists: layout.lists.of(base),
         })
     }
+    /// The bytes [`Self::layout`] needs (its `total_bytes`), as a `const fn`: the
+    /// same formulas and alignment, for arena formulas on the const sizing path.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub const fn bytes(
+        config: &ModelConfig,
+        max_seq_len: usize,
+    ) -> ::core::result::Result<usize, ::arena_runtime::SizeError> {
+        '__size: {
+            let rows: usize = {
+                let __f = ::arena_runtime::CheckedArith::new("rows");
+                {
+                    let __r = ::arena_runtime::__private::Konst(qsa_slab_rows(config))
+                        .into_result(__f);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                }
+            };
+            let ratio: usize = {
+                let __f = ::arena_runtime::CheckedArith::new("ratio");
+                {
+                    let __r = ::arena_runtime::__private::Konst(config.index_ratio())
+                        .into_result(__f);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                }
+            };
+            let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+                "QsaSelectScratch",
+                256usize,
+            );
+            {
+                let __f = ::arena_runtime::CheckedArith::new("QsaSelectScratch.qk");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                rows,
+                                {
+                                    let __r = __f
+                                        .mul(
+                                            {
+                                                let __r = __f.add(config.index_n_heads, 1);
+                                                let __v = match &__r {
+                                                    ::core::result::Result::Ok(__v) => *__v,
+                                                    ::core::result::Result::Err(_) => break '__size __r,
+                                                };
+                                                ::core::mem::forget(__r);
+                                                __v
+                                            },
+                                            config.index_head_dim,
+                                        );
+                                    let __v = match &__r {
+                                        ::core::result::Result::Ok(__v) => *__v,
+                                        ::core::result::Result::Err(_) => break '__size __r,
+                                    };
+                                    ::core::mem::forget(__r);
+                                    __v
+                                },
+                            ],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("QsaSelectScratch.q_post");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[rows, config.index_n_heads, config.index_head_dim],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("QsaSelectScratch.scores");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                rows,
+                                {
+                                    let __r = __f.ceil_div(max_seq_len, ratio);
+                                    let __v = match &__r {
+                                        ::core::result::Result::Ok(__v) => *__v,
+                                        ::core::result::Result::Err(_) => break '__size __r,
+                                    };
+                                    ::core::mem::forget(__r);
+                                    __v
+                                },
+                            ],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("QsaSelectScratch.lists");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                rows,
+                                {
+                                    let __r = __f.div(config.index_topk, ratio);
+                                    let __v = match &__r {
+                                        ::core::result::Result::Ok(__v) => *__v,
+                                        ::core::result::Result::Err(_) => break '__size __r,
+                                    };
+                                    ::core::mem::forget(__r);
+                                    __v
+                                },
+                            ],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            ::core::result::Result::Ok(__cursor.total())
+        }
+    }
 }

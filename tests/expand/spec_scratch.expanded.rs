@@ -34,7 +34,7 @@ pub struct ScratchLayout {
     pub cu_seqlens: ::arena_runtime::Region,
     /// The fixed-stride decode-metadata block (`decode_meta`).
     ///
-    /// Bytes `DecodeMeta::layout(decode_rows)` (as `u8`)
+    /// Bytes `DecodeMeta::bytes(decode_rows)` (as `u8`)
     pub decode_meta: ::arena_runtime::Region,
     /// Expert ids of each token's top-K (empty for a dense model).
     ///
@@ -178,7 +178,7 @@ impl Scratch {
         };
         __layout.decode_meta = {
             let __f = ::arena_runtime::CheckedArith::new("Scratch.decode_meta");
-            __cursor.place(__f.value(DecodeMeta::layout(decode_rows))?)?
+            __cursor.place(__f.value(DecodeMeta::bytes(decode_rows))?)?
         };
         __layout.moe_topk_ids = {
             let __f = ::arena_runtime::CheckedArith::new("Scratch.moe_topk_ids");
@@ -238,5 +238,314 @@ impl Scratch {
             moe_topk_weights: layout.moe_topk_weights.of(base),
             q12_staging: layout.q12_staging.of(base),
         })
+    }
+    /// The bytes [`Self::layout`] needs (its `total_bytes`), as a `const fn`: the
+    /// same formulas and alignment, for arena formulas on the const sizing path.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub const fn bytes(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+        blocks_per_seq: usize,
+        decode_rows: usize,
+    ) -> ::core::result::Result<usize, ::arena_runtime::SizeError> {
+        '__size: {
+            let top_k: usize = {
+                let __f = ::arena_runtime::CheckedArith::new("top_k");
+                {
+                    let __r = ::arena_runtime::__private::Konst(router_top_k(config))
+                        .into_result(__f);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                }
+            };
+            let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+                "Scratch",
+                256usize,
+            );
+            {
+                let __f = ::arena_runtime::CheckedArith::new("Scratch.positions");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                {
+                                    let __r = ::arena_runtime::__private::Konst(
+                                            config.position_streams(),
+                                        )
+                                        .into_result(__f);
+                                    let __v = match &__r {
+                                        ::core::result::Result::Ok(__v) => *__v,
+                                        ::core::result::Result::Err(_) => break '__size __r,
+                                    };
+                                    ::core::mem::forget(__r);
+                                    __v
+                                },
+                                max_batch_tokens,
+                            ],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("Scratch.slot_mapping");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens],
+                            <i64 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("Scratch.block_table");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[decode_rows, blocks_per_seq],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new(
+                    "Scratch.verify_block_table",
+                );
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[VERIFY_ROW_CAP, blocks_per_seq],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("Scratch.seq_lens");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[decode_rows],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("Scratch.cu_seqlens");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[
+                                {
+                                    let __r = __f.add(decode_rows, 1);
+                                    let __v = match &__r {
+                                        ::core::result::Result::Ok(__v) => *__v,
+                                        ::core::result::Result::Err(_) => break '__size __r,
+                                    };
+                                    ::core::mem::forget(__r);
+                                    __v
+                                },
+                            ],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("Scratch.decode_meta");
+                let __bytes: usize = {
+                    let __r = ::arena_runtime::__private::Konst(
+                            DecodeMeta::bytes(decode_rows),
+                        )
+                        .into_result(__f);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("Scratch.moe_topk_ids");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, top_k],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("Scratch.moe_topk_weights");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, top_k],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("Scratch.q12_staging");
+                let __bytes: usize = {
+                    let __r = ::arena_runtime::__private::Konst(
+                            q12_batched_scratch_bytes_varlen(
+                                config,
+                                Q12_SIZING_STREAMS,
+                                max_batch_tokens,
+                                max_batch_tokens,
+                            ),
+                        )
+                        .into_result(__f);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            ::core::result::Result::Ok(__cursor.total())
+        }
     }
 }

@@ -117,4 +117,119 @@ impl SsdScratch {
             cb: layout.cb.of(base),
         })
     }
+    /// The bytes [`Self::layout`] needs (its `total_bytes`), as a `const fn`: the
+    /// same formulas and alignment, for arena formulas on the const sizing path.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub const fn bytes(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+    ) -> ::core::result::Result<usize, ::arena_runtime::SizeError> {
+        '__size: {
+            let chunk: usize = {
+                let __f = ::arena_runtime::CheckedArith::new("chunk");
+                {
+                    let __r = ::arena_runtime::__private::Konst(config.mamba_chunk())
+                        .into_result(__f);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                }
+            };
+            let chunks: usize = {
+                let __f = ::arena_runtime::CheckedArith::new("chunks");
+                {
+                    let __r = __f.ceil_div(max_batch_tokens, chunk);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                }
+            };
+            let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
+                "SsdScratch",
+                256usize,
+            );
+            {
+                let __f = ::arena_runtime::CheckedArith::new("SsdScratch.dt");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[config.mamba_num_heads, chunks, chunk],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("SsdScratch.da_cumsum");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[config.mamba_num_heads, chunks, chunk],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("SsdScratch.cb");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[chunks, config.mamba_n_groups, chunk, chunk],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            ::core::result::Result::Ok(__cursor.total())
+        }
+    }
 }

@@ -180,7 +180,7 @@ pub fn resolve(model: &str, sizing: &SizingArgs) -> Result<(ModelConfig, ArenaIn
 
 pub fn size_error(config: &ModelConfig) -> impl Fn(SizeError) -> CliError + '_ {
     move |source| CliError::Size {
-        model: config.source.clone(),
+        model: config.source.to_string(),
         source,
     }
 }

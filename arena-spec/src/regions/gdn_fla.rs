@@ -8,6 +8,7 @@ use arena_runtime::{DevicePtr, Regions};
 /// gates the buffer on that.
 #[derive(Regions)]
 #[regions(
+    const,
     layout = GdnFlaLayout,
     inputs(config: &ModelConfig, max_batch_tokens: usize),
     derived(chunks = ceil_div(max_batch_tokens, FLA_CHUNK), hv = config.linear_num_value_heads)

@@ -8,6 +8,7 @@ use arena_runtime::{DevicePtr, Regions};
 /// their shapes are chosen here: the seeds name the layout, not its contents.
 #[derive(Regions)]
 #[regions(
+    const,
     layout = MoeFp8ScratchLayout,
     inputs(config: &ModelConfig, max_batch_tokens: usize),
     derived(

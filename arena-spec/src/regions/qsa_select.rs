@@ -7,6 +7,7 @@ use arena_runtime::{DevicePtr, Regions};
 /// region is empty without an indexer.
 #[derive(Regions)]
 #[regions(
+    const,
     layout = QsaSelectLayout,
     inputs(config: &ModelConfig, max_seq_len: usize),
     derived(rows = qsa_slab_rows(config), ratio = config.index_ratio())

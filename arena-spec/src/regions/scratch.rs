@@ -10,6 +10,7 @@ use arena_runtime::{DevicePtr, Regions};
 /// staging); these regions, their order and element types are chosen here.
 #[derive(Regions)]
 #[regions(
+    const,
     layout = ScratchLayout,
     inputs(config: &ModelConfig, max_batch_tokens: usize, blocks_per_seq: usize, decode_rows: usize),
     derived(top_k = router_top_k(config))
@@ -34,7 +35,7 @@ pub struct Scratch {
     #[region(shape = [decode_rows + 1])]
     pub cu_seqlens: DevicePtr<i32>,
     /// The fixed-stride decode-metadata block (`decode_meta`).
-    #[region(bytes = DecodeMeta::layout(decode_rows))]
+    #[region(bytes = DecodeMeta::bytes(decode_rows))]
     pub decode_meta: DevicePtr<u8>,
     /// Expert ids of each token's top-K (empty for a dense model).
     #[region(shape = [max_batch_tokens, top_k])]

@@ -5,6 +5,7 @@ use arena_runtime::{DevicePtr, Regions};
 /// the config's `chunk_size`.
 #[derive(Regions)]
 #[regions(
+    const,
     layout = SsdLayout,
     inputs(config: &ModelConfig, max_batch_tokens: usize),
     derived(chunk = config.mamba_chunk(), chunks = ceil_div(max_batch_tokens, chunk))

@@ -1,0 +1,339 @@
+//! The const sizing path: what the code `#[arena(const)]` generates calls, all `const fn`.
+//!
+//! At run time a formula's failure is a [`SizeError`] value. In `const` evaluation there is
+//! no caller to hand it to, so each formula unwraps its checked arithmetic here and panics
+//! with a message the derive wrote naming the buffer and the formula: under const evaluation
+//! that panic is the compile error.
+
+use crate::checked::CheckedArith;
+use crate::error::SizeError;
+
+/// A formula's checked value in a const context. `get` unwraps it or panics with the
+/// formula's message; `into_result` turns a call's value into a checked result without
+/// panicking (`size!` and region sizes, which must still return errors at run time).
+/// Inherent methods per value type, since trait methods cannot be called in a `const fn`.
+pub struct Konst<T>(pub T);
+
+impl Konst<usize> {
+    pub const fn get(self, _msg: &'static str) -> usize {
+        self.0
+    }
+    pub const fn into_result(self, _f: CheckedArith) -> Result<usize, SizeError> {
+        Ok(self.0)
+    }
+}
+
+impl Konst<u32> {
+    pub const fn get(self, _msg: &'static str) -> usize {
+        self.0 as usize
+    }
+    pub const fn into_result(self, _f: CheckedArith) -> Result<usize, SizeError> {
+        Ok(self.0 as usize)
+    }
+}
+
+impl Konst<u64> {
+    pub const fn get(self, msg: &'static str) -> usize {
+        if self.0 > usize::MAX as u64 {
+            panic!("{}", msg)
+        }
+        self.0 as usize
+    }
+    pub const fn into_result(self, f: CheckedArith) -> Result<usize, SizeError> {
+        if self.0 > usize::MAX as u64 {
+            return Err(SizeError::TooLarge {
+                buffer: f.name(),
+                value: self.0 as u128,
+            });
+        }
+        Ok(self.0 as usize)
+    }
+}
+
+impl Konst<Result<usize, SizeError>> {
+    pub const fn get(self, msg: &'static str) -> usize {
+        let value = match &self.0 {
+            Ok(v) => Some(*v),
+            Err(_) => None,
+        };
+        // Moved on every path: a `const fn` cannot run `SizeError`'s destructor.
+        core::mem::forget(self);
+        match value {
+            Some(v) => v,
+            None => panic!("{}", msg),
+        }
+    }
+    pub const fn into_result(self, _f: CheckedArith) -> Result<usize, SizeError> {
+        // SAFETY: reads the wrapper's only field, then forgets the wrapper, so the field is
+        // owned once (by the return value). Moving the field out directly is refused in a
+        // `const fn`: the checker cannot see the wrapper has nothing else to drop.
+        let result = unsafe { core::ptr::read(&self.0) };
+        core::mem::forget(self);
+        result
+    }
+}
+
+/// `?` for a `const fn` returning `Result<_, SizeError>`: the `Ok` value, or return the
+/// error. (`?` itself is not allowed in a `const fn`, and a plain `match` that leaves the
+/// `Result` unmoved on the `Ok` path needs its destructor, which const evaluation cannot
+/// run; this moves it on every path.)
+///
+/// ```
+/// use arena_runtime::{const_try, CheckedArith, SizeError};
+///
+/// const fn area(w: usize, h: usize) -> Result<usize, SizeError> {
+///     let f = CheckedArith::new("area");
+///     let px = const_try!(f.mul(w, h));
+///     f.mul(px, 4)
+/// }
+/// const A: usize = match area(3, 5) { Ok(v) => v, Err(_) => panic!("overflow") };
+/// assert_eq!(A, 60);
+/// ```
+#[macro_export]
+macro_rules! const_try {
+    ($result:expr) => {{
+        let result = $result;
+        let value = match &result {
+            ::core::result::Result::Ok(v) => *v,
+            ::core::result::Result::Err(_) => return result,
+        };
+        ::core::mem::forget(result);
+        value
+    }};
+}
+
+/// The final size, as `__private::finish` at run time: at least `floor` bytes, and not 0
+/// unless the buffer is gated (`zero_msg` otherwise).
+pub const fn finish(bytes: usize, floor: usize, gated: bool, zero_msg: &'static str) -> usize {
+    let bytes = if bytes > floor { bytes } else { floor };
+    if bytes == 0 && !gated {
+        panic!("{}", zero_msg)
+    }
+    bytes
+}
+
+/// The sum of the tracked sizes, checked.
+pub const fn total(sizes: &[usize], tracked: &[bool], msg: &'static str) -> usize {
+    let mut total = 0usize;
+    let mut i = 0;
+    while i < sizes.len() {
+        if tracked[i] {
+            total = match total.checked_add(sizes[i]) {
+                Some(t) => t,
+                None => panic!("{}", msg),
+            };
+        }
+        i += 1;
+    }
+    total
+}
+
+/// A message built during const evaluation (numbers included), for a panic that is a
+/// compile error. Text past the capacity is cut.
+pub struct Message {
+    buf: [u8; Message::CAPACITY],
+    len: usize,
+}
+
+impl Message {
+    const CAPACITY: usize = 1024;
+
+    pub const fn new() -> Self {
+        Message {
+            buf: [0; Message::CAPACITY],
+            len: 0,
+        }
+    }
+
+    pub const fn text(mut self, s: &str) -> Self {
+        let bytes = s.as_bytes();
+        let mut i = 0;
+        // Whole characters only, so the text stays UTF-8.
+        while i < bytes.len() && self.len < Self::CAPACITY {
+            let width = utf8_width(bytes[i]);
+            if self.len + width > Self::CAPACITY {
+                break;
+            }
+            let mut k = 0;
+            while k < width {
+                self.buf[self.len] = bytes[i + k];
+                self.len += 1;
+                k += 1;
+            }
+            i += width;
+        }
+        self
+    }
+
+    pub const fn number(mut self, mut n: usize) -> Self {
+        let mut digits = [0u8; 20];
+        let mut count = 0;
+        loop {
+            digits[count] = b'0' + (n % 10) as u8;
+            count += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        while count > 0 && self.len < Self::CAPACITY {
+            count -= 1;
+            self.buf[self.len] = digits[count];
+            self.len += 1;
+        }
+        self
+    }
+
+    pub const fn panic(&self) -> ! {
+        let (text, _) = self.buf.split_at(self.len);
+        match core::str::from_utf8(text) {
+            Ok(s) => panic!("{}", s),
+            Err(_) => panic!("(message not UTF-8)"),
+        }
+    }
+}
+
+impl Default for Message {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+const fn utf8_width(first: u8) -> usize {
+    match first {
+        0..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
+}
+
+/// The check behind `assert_fits!`: a compile error naming `what`, the budget, the total,
+/// the overshoot and the three largest buffers when `total > budget`.
+pub const fn fits(what: &str, named: &[(&'static str, usize)], total: usize, budget: usize) {
+    if total <= budget {
+        return;
+    }
+    let mut m = Message::new()
+        .text(what)
+        .text(" does not fit its budget: total_bytes ")
+        .number(total)
+        .text(" B > budget ")
+        .number(budget)
+        .text(" B (")
+        .number(total - budget)
+        .text(" B over); largest buffers:");
+    // The three largest, by a selection that skips those already listed.
+    let mut shown = [usize::MAX; 3];
+    let mut rank = 0;
+    while rank < 3 && rank < named.len() {
+        let mut best = usize::MAX;
+        let mut i = 0;
+        while i < named.len() {
+            let taken = shown[0] == i || shown[1] == i || shown[2] == i;
+            if !taken && (best == usize::MAX || named[i].1 > named[best].1) {
+                best = i;
+            }
+            i += 1;
+        }
+        shown[rank] = best;
+        m = m
+            .text(if rank == 0 { " " } else { ", " })
+            .text("`")
+            .text(named[best].0)
+            .text("` ")
+            .number(named[best].1)
+            .text(" B");
+        rank += 1;
+    }
+    m.panic()
+}
+
+/// Asserts at compile time that a const-sized arena fits a byte budget: on failure the
+/// build stops with an error naming the label, the budget, the total, how far over it is and
+/// the three largest buffers. `sizes` is a value of an arena's sizes struct computed by the
+/// const path (`#[arena(const)]`: `Sizes::const_from_config` / `const_from_inputs`).
+///
+/// ```ignore
+/// const AT_8K: BufferSizes = BufferSizes::const_from_inputs(&MY_MODEL, INPUTS_8K);
+/// arena_runtime::assert_fits!("my-model at M = 8192", AT_8K, budget = 2 << 30);
+/// ```
+#[macro_export]
+macro_rules! assert_fits {
+    ($what:expr, $sizes:expr, budget = $budget:expr $(,)?) => {
+        const _: () = {
+            let sizes = $sizes;
+            $crate::__private::konst::fits(
+                $what,
+                &sizes.named_sizes(),
+                sizes.total_bytes(),
+                $budget,
+            )
+        };
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F: CheckedArith = CheckedArith::new("buf");
+
+    #[test]
+    fn values_unwrap_or_convert() {
+        assert_eq!(Konst(7usize).get("m"), 7);
+        assert_eq!(Konst(7u32).get("m"), 7);
+        assert_eq!(Konst(7u64).get("m"), 7);
+        assert_eq!(Konst(F.mul(3, 4)).get("m"), 12);
+        assert_eq!(Konst(F.mul(3, 4)).into_result(F), Ok(12));
+        assert_eq!(Konst(5u64).into_result(F), Ok(5));
+        assert_eq!(finish(0, 256, false, "z"), 256);
+        assert_eq!(finish(0, 0, true, "z"), 0);
+        assert_eq!(total(&[1, 2, 4], &[true, false, true], "t"), 5);
+    }
+
+    #[test]
+    #[should_panic(expected = "buffer `x` overflows")]
+    fn a_failed_formula_panics_with_its_message() {
+        Konst(F.mul(usize::MAX, 2)).get("buffer `x` overflows");
+    }
+
+    #[test]
+    #[should_panic(expected = "buffer `z` is not gated but its formula gives 0 bytes")]
+    fn an_ungated_zero_panics() {
+        finish(
+            0,
+            0,
+            false,
+            "buffer `z` is not gated but its formula gives 0 bytes",
+        );
+    }
+
+    #[test]
+    fn a_blown_budget_names_the_total_and_the_largest_buffers() {
+        let named = [("a", 10), ("b", 300), ("c", 20), ("d", 200)];
+        fits("m", &named, 530, 1000);
+        let err =
+            std::panic::catch_unwind(|| fits("model at M = 8", &named, 530, 500)).unwrap_err();
+        let msg = err.downcast_ref::<String>().unwrap();
+        assert_eq!(
+            msg,
+            "model at M = 8 does not fit its budget: total_bytes 530 B > budget 500 B (30 B \
+             over); largest buffers: `b` 300 B, `d` 200 B, `c` 20 B"
+        );
+    }
+
+    #[test]
+    fn messages_keep_whole_characters_and_numbers() {
+        let m = Message::new()
+            .text("é ")
+            .number(0)
+            .text(" ")
+            .number(usize::MAX);
+        let (text, _) = m.buf.split_at(m.len);
+        assert_eq!(
+            core::str::from_utf8(text).unwrap(),
+            format!("é 0 {}", usize::MAX)
+        );
+    }
+}
