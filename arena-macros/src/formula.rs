@@ -134,7 +134,13 @@ impl Formula {
                 let span = self.parsed.levels[func.level][func.range.start].span();
                 let func = self.tokens(func.level, func.range.clone());
                 let args = args.iter().map(|a| self.rewrite(a, Mode::Arg, f, style));
-                wrap_value(quote!(#func(#(#args),*)), mode, f, span, style)
+                wrap_value(
+                    quote_spanned!(span=> #func(#(#args),*)),
+                    mode,
+                    f,
+                    span,
+                    style,
+                )
             }
             NodeKind::Method {
                 receiver,
@@ -145,7 +151,9 @@ impl Formula {
                 let receiver = grouped(self.rewrite(receiver, Mode::Arg, f, style));
                 let turbofish = self.tokens(node.level, turbofish.clone());
                 let args = args.iter().map(|a| self.rewrite(a, Mode::Arg, f, style));
-                let call = quote!(#receiver.#method #turbofish(#(#args),*));
+                // Spanned at the method, so rustc's errors about the call (a method that is not
+                // a `const fn` on the const path, say) point at the formula's tokens.
+                let call = quote_spanned!(method.span()=> #receiver.#method #turbofish(#(#args),*));
                 wrap_value(call, mode, f, method.span(), style)
             }
             // Literals, paths, fields, indexing, casts, `-x` and `&x`: as written.

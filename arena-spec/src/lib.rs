@@ -6,10 +6,12 @@
 //! [`ModelConfig::shard`] (one GPU's config of a parallel layout).
 
 mod arena;
+pub mod budgets;
 pub mod config;
 mod config_fields;
 mod config_json;
 mod config_load;
+mod const_config;
 pub mod constants;
 pub mod decode_meta;
 pub mod family;
@@ -23,6 +25,7 @@ pub mod sizing;
 
 pub use arena::{ArenaInputs, BufferArena, BufferSizes};
 pub use config::{ConfigError, Family, LayerKind, ModelConfig};
+pub use const_config::const_name;
 pub use constants::{GATEUP_FUSED_MAX_M, Q12_SIZING_STREAMS, VERIFY_ROW_CAP};
 pub use decode_meta::{DecodeMetaLayout, DECODE_META_MAX_ROWS, DECODE_META_MIN_ROWS};
 pub use levers::{LeverError, Levers};

@@ -5,6 +5,12 @@ use crate::config::{ConfigError, ModelConfig};
 use crate::levers::Levers;
 use std::path::Path;
 
+/// Every shipped model as a `const ModelConfig` (levers off), for the const sizing path:
+/// `BufferSizes::const_from_inputs(&consts::LLAMA_3_1_8B, &inputs)` in a `const` item.
+#[rustfmt::skip] // generated; the test that blesses it compares its exact text
+#[path = "shipped_consts.rs"]
+pub mod consts;
+
 /// A shipped config: its name (the file stem) and the file's text.
 #[derive(Debug, Clone, Copy)]
 pub struct ShippedModel {

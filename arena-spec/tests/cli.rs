@@ -487,3 +487,21 @@ fn a_split_the_engine_refuses_is_one_line() {
         error(&["plan", "qwen3-0.6b", "--device", "cuda:0,0"], &[]).contains("lists a GPU twice")
     );
 }
+
+#[test]
+fn const_config_prints_a_const_the_compiler_sizes() {
+    let out = stdout(&["const-config", "qwen3-0.6b"]);
+    assert!(
+        out.contains("pub const QWEN3_0_6B: ModelConfig = ModelConfig {"),
+        "{out}"
+    );
+    assert!(out.contains("    hidden_size: 1024,"), "{out}");
+    let config = arena_spec::models::find("qwen3-0.6b")
+        .unwrap()
+        .config_with_levers(Default::default())
+        .unwrap();
+    // The same text the shipped consts are made of.
+    assert!(out.ends_with(&config.const_item("QWEN3_0_6B").unwrap()));
+    let named = stdout(&["const-config", "qwen3-0.6b", "--name", "MINE"]);
+    assert!(named.contains("pub const MINE: ModelConfig"), "{named}");
+}

@@ -23,3 +23,80 @@ fn both_paths_give_identical_sizes_for_every_shipped_model() {
         }
     }
 }
+
+/// The text of `src/shipped_consts.rs`: every shipped config written back as a `const`.
+fn shipped_consts_source() -> String {
+    let mut out = String::from(
+        "//! Every shipped model as a `const ModelConfig` (levers off), for the const sizing path.\n\
+         //! Generated from `arena-spec/models/*.json` by `ModelConfig::const_item`: do not edit.\n\
+         //! `ARENA_BLESS=1 cargo test -p arena-spec --test const_sizes` rewrites it; that test\n\
+         //! fails while it is stale.\n\n\
+         use crate::config::{Family, LayerKind, ModelConfig};\n\
+         use crate::levers::Levers;\n\
+         use std::borrow::Cow;\n",
+    );
+    let mut all = String::new();
+    for m in SHIPPED {
+        let config = m.config_with_levers(Levers::default()).unwrap();
+        let name = arena_spec::const_name(m.name);
+        out.push('\n');
+        out.push_str(&config.const_item(&name).unwrap());
+        all.push_str(&format!("    ({:?}, &{name}),\n", m.name));
+    }
+    out.push_str(&format!(
+        "\n/// Each shipped model's name and const config, in `SHIPPED` order.\n\
+         pub const ALL: &[(&str, &ModelConfig)] = &[\n{all}];\n"
+    ));
+    out
+}
+
+#[test]
+fn the_shipped_consts_are_the_loaded_configs() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/shipped_consts.rs");
+    let expected = shipped_consts_source();
+    if std::env::var_os("ARENA_BLESS").is_some() {
+        std::fs::write(path, &expected).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(path).unwrap(),
+        expected,
+        "src/shipped_consts.rs is stale: re-bless with ARENA_BLESS=1"
+    );
+    let consts = arena_spec::models::consts::ALL;
+    assert_eq!(consts.len(), SHIPPED.len());
+    for ((name, config), m) in consts.iter().zip(SHIPPED) {
+        assert_eq!(*name, m.name);
+        assert_eq!(
+            **config,
+            m.config_with_levers(Levers::default()).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+// Sized at compile time: a shipped model's const config through the const path.
+const NEXT_AT_8K: BufferSizes =
+    BufferSizes::const_from_inputs(&arena_spec::models::consts::QWEN3_NEXT_80B_A3B, &INPUTS);
+arena_runtime::assert_fits!(
+    "qwen3-next-80b-a3b at M = 8192",
+    NEXT_AT_8K,
+    budget = 3 << 30
+);
+
+#[test]
+fn a_const_sizes_what_the_run_time_path_sizes() {
+    let config = arena_spec::models::find("qwen3-next-80b-a3b")
+        .unwrap()
+        .config_with_levers(Levers::default())
+        .unwrap();
+    assert_eq!(
+        NEXT_AT_8K,
+        BufferSizes::try_from_inputs(&config, &INPUTS).unwrap()
+    );
+    let named: Vec<(&str, usize)> = NEXT_AT_8K
+        .buffers()
+        .iter()
+        .map(|b| (b.decl.name, b.bytes))
+        .collect();
+    assert_eq!(NEXT_AT_8K.named_sizes().to_vec(), named);
+}

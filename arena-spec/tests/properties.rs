@@ -2,7 +2,9 @@
 //! gates, NULL pointers, slab placement, and checked overflow for any input.
 
 use arena_runtime::{Arena, Device, DeviceError, SizeError};
-use arena_spec::regions::{GdnFlaScratch, MoeFp8Scratch, SsdScratch};
+use arena_spec::decode_meta::decode_meta_rows;
+use arena_spec::regions::{GdnFlaScratch, MoeFp8Scratch, QsaSelectScratch, Scratch, SsdScratch};
+use arena_spec::sizing::block_table_width;
 use arena_spec::{BufferArena, BufferSizes, Levers, ModelConfig};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -229,6 +231,8 @@ proptest! {
         let c = load(&json, levers);
         let sizes = BufferSizes::try_from_config(&c, m, seq, block, batch).unwrap();
         let dims = BufferSizes::dims(&c, m, seq, block, batch).unwrap();
+        // The const sizing path, evaluated at run time here, sizes every family alike.
+        prop_assert_eq!(BufferSizes::const_from_config(&c, m, seq, block, batch), sizes);
         let infos = sizes.buffers();
 
         let tracked: usize = infos.iter().filter(|b| b.decl.tracked).map(|b| b.bytes).sum();
@@ -256,6 +260,13 @@ proptest! {
                 }
             }
         }
+        // The const region sizes the arena reads are the layouts the kernels carve.
+        prop_assert_eq!(GdnFlaScratch::bytes(&c, m).unwrap(), GdnFlaScratch::layout(&c, m).unwrap().total_bytes);
+        prop_assert_eq!(SsdScratch::bytes(&c, m).unwrap(), SsdScratch::layout(&c, m).unwrap().total_bytes);
+        prop_assert_eq!(MoeFp8Scratch::bytes(&c, m).unwrap(), MoeFp8Scratch::layout(&c, m).unwrap().total_bytes);
+        prop_assert_eq!(QsaSelectScratch::bytes(&c, seq).unwrap(), QsaSelectScratch::layout(&c, seq).unwrap().total_bytes);
+        let (blocks, rows) = (block_table_width(seq, block).unwrap(), decode_meta_rows(batch));
+        prop_assert_eq!(Scratch::bytes(&c, m, blocks, rows).unwrap(), Scratch::layout(&c, m, blocks, rows).unwrap().total_bytes);
         if c.gdn_fla_supported() {
             prop_assert_eq!(sizes.gdn_fla_scratch, GdnFlaScratch::layout(&c, m).unwrap().total_bytes);
         }

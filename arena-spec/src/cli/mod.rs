@@ -1,6 +1,7 @@
 //! The CLI's commands and the arguments they share.
 
 mod common;
+mod const_config;
 mod device;
 mod diff;
 mod fit;
@@ -31,6 +32,8 @@ enum Command {
     Diff(diff::DiffArgs),
     /// List the shipped models with their family and key shapes.
     Models,
+    /// Print a model's config as a Rust `const`, for sizing it at compile time.
+    ConstConfig(const_config::ConstConfigArgs),
 }
 
 pub fn run(cli: Cli) -> Result<(), CliError> {
@@ -40,5 +43,6 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Sweep(a) => sweep::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Models => models::run(),
+        Command::ConstConfig(a) => const_config::run(a),
     }
 }
