@@ -860,6 +860,9 @@ mod tests {
             ("a.b::<u8>", "expected the method's arguments"),
             ("a, b", "one value was expected here, not a list"),
             ("()", "expected a value"),
+            ("a !", "expected an operator, found `!`"),
+            ("a; b", "a formula is one expression, not statements"),
+            ("a =- b", "`=-` is not allowed"),
         ] {
             let err = ours(src).expect_err(src);
             assert!(err.contains("formula is not a formula"), "{src}: {err}");

@@ -97,6 +97,20 @@ def make_hand(work):
     return hand
 
 
+def make_no_const(work):
+    """The workspace without the arena's const sizing path: `const` dropped from
+    `#[arena(...)]` and the budgets module (its only user in the library) removed."""
+    nc = work / "no-const"
+    copy_workspace(nc)
+    arena = nc / "arena-spec/src/arena.rs"
+    text = arena.read_text()
+    assert "#[arena(\n    const,\n" in text
+    arena.write_text(text.replace("#[arena(\n    const,\n", "#[arena(\n", 1))
+    lib = nc / "arena-spec/src/lib.rs"
+    lib.write_text(lib.read_text().replace("pub mod budgets;\n", ""))
+    return nc
+
+
 def make_baseline(work):
     """An empty proc-macro crate with arena-macros' dependencies, pinned by the same lock."""
     base = work / "baseline"
@@ -163,7 +177,7 @@ def synthetic(work, n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--parts", default="1234", help="which measurements to run, e.g. 3 or 124")
+    ap.add_argument("--parts", default="12345", help="which measurements to run, e.g. 3 or 124")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="arena-ctime-"))
     rows = []
@@ -234,6 +248,21 @@ def main():
                 float(re.search(r"FROM_CONFIG_NS ([\d.]+)", run(bench, ws, tgt(name + "r"), capture=True)).group(1)) for _ in range(3))
             d_ns, h_ns = ns(derive, "d"), ns(hand, "h")
             rows.append(("from_config per call: derive / hand (target ≤ 1.05×)", f"{d_ns:.0f} ns / {h_ns:.0f} ns = **{d_ns / h_ns:.3f}×**"))
+        if "5" in args.parts:  # the const sizing path's share: #[arena(const)] and the budgets
+            nc = make_no_const(work)
+            build = "cargo build -q -p arena-spec --lib"
+            only = lambda ws, name: (lambda: run("cargo clean -q -p arena-spec", ws, tgt(name)))
+            run(build, nc, tgt("n"))  # dependencies once
+            run(build, derive, tgt("d"))
+            (d_only, n_only), _ = interleaved(
+                args.runs, (only(derive, "d"), build, derive, tgt("d")), (only(nc, "n"), build, nc, tgt("n")))
+            touch = lambda ws: (lambda: (ws / "arena-spec/src/arena.rs").touch())
+            (d_touch, n_touch), _ = interleaved(
+                max(args.runs, 21), (touch(derive), build, derive, tgt("d")), (touch(nc), build, nc, tgt("n")))
+            rows.append(("const path's share, arena-spec crate alone: with / without `#[arena(const)]` and the budgets",
+                         f"{d_only:.2f} s / {n_only:.2f} s = **{d_only / n_only:.3f}×**"))
+            rows.append(("const path's share, after touching arena.rs: with / without",
+                         f"{d_touch:.3f} s / {n_touch:.3f} s = **{d_touch / n_touch:.3f}×**"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
