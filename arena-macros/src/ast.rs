@@ -36,13 +36,14 @@ impl Kind {
                 "docs",
                 "inputs_struct",
                 "const",
+                "phases",
             ],
             Kind::Regions => &["layout", "inputs", "derived", "align", "const"],
         }
     }
     fn field_keys(self) -> &'static [&'static str] {
         match self {
-            Kind::Arena => &["shape", "bytes", "gate", "min_bytes", "untracked"],
+            Kind::Arena => &["shape", "bytes", "gate", "min_bytes", "untracked", "phase"],
             Kind::Regions => &["shape", "bytes"],
         }
     }
@@ -104,6 +105,15 @@ pub struct Buffer<'a> {
     pub gate: Option<Formula>,
     pub min_bytes: Option<Formula>,
     pub tracked: bool,
+    /// `phase = name` or `phase = first..=last`; `None`: the whole step.
+    pub phase: Option<PhaseRange>,
+}
+
+/// The phases a buffer is live in, as written (checked against the container's list in
+/// `valid`).
+pub struct PhaseRange {
+    pub first: Ident,
+    pub last: Ident,
 }
 
 pub struct Container<'a> {
@@ -121,6 +131,8 @@ pub struct Container<'a> {
     pub align: usize,
     /// `#[arena(const)]` / `#[regions(const)]`: also generate the const sizing path.
     pub const_path: bool,
+    /// `#[arena(phases(a, b, ...))]`: the step's phases in order.
+    pub phases: Vec<Ident>,
     pub buffers: Vec<Buffer<'a>>,
 }
 
@@ -164,6 +176,7 @@ impl<'a> Container<'a> {
             inputs_struct_derives: Vec::new(),
             align: 256,
             const_path: false,
+            phases: Vec::new(),
             buffers: Vec::new(),
         };
 
@@ -281,6 +294,19 @@ impl<'a> Container<'a> {
                 }
             }
             "const" => self.const_path = entry.flag(cx),
+            "phases" => {
+                if let Some(ts) = entry.listed("phases(first, second, ...)", cx) {
+                    for part in attr::split_commas(ts) {
+                        match syn::parse2::<Ident>(part.clone()) {
+                            Ok(id) => self.phases.push(id),
+                            Err(_) => cx.error_spanned_by(
+                                part,
+                                "a phase is a name: `phases(attention, ffn, lm_head)`",
+                            ),
+                        }
+                    }
+                }
+            }
             "align" => {
                 if let Some(ts) = entry.assigned("align = 256", cx) {
                     match syn::parse2::<syn::LitInt>(ts)
@@ -320,6 +346,7 @@ impl<'a> Buffer<'a> {
             gate: None,
             min_bytes: None,
             tracked: true,
+            phase: None,
         };
         let name = kind.field_attr();
         let attrs: Vec<&syn::Attribute> = field
@@ -379,6 +406,11 @@ impl<'a> Buffer<'a> {
                             .and_then(|ts| Formula::parse(ts, &what, cx))
                     }
                     "untracked" => buffer.tracked = !entry.flag(cx),
+                    "phase" => {
+                        buffer.phase = entry
+                            .assigned("phase = name or phase = first..=last", cx)
+                            .and_then(|ts| parse_phase(ts, &buffer.ident, cx))
+                    }
                     _ => unreachable!("keys are checked by attr::entries"),
                 }
             }
@@ -403,6 +435,43 @@ impl<'a> Buffer<'a> {
         }
         buffer
     }
+}
+
+/// `name` or `first..=last`.
+fn parse_phase(tokens: TokenStream, buffer: &Ident, cx: &Ctxt) -> Option<PhaseRange> {
+    let usage = format!(
+        "`phase` of `{buffer}` is a phase name or an inclusive range of them: `phase = ffn` or `phase = attention..=ffn`"
+    );
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let ident = |t: &TokenTree| match t {
+        TokenTree::Ident(id) => Some(id.clone()),
+        _ => None,
+    };
+    let punct = |t: &TokenTree, c: char| matches!(t, TokenTree::Punct(p) if p.as_char() == c);
+    match trees.as_slice() {
+        [one] => ident(one).map(|id| PhaseRange {
+            first: id.clone(),
+            last: id,
+        }),
+        [a, d1, d2, eq, b] if punct(d1, '.') && punct(d2, '.') && punct(eq, '=') => {
+            match (ident(a), ident(b)) {
+                (Some(first), Some(last)) => Some(PhaseRange { first, last }),
+                _ => None,
+            }
+        }
+        [_, d1, d2, _] if punct(d1, '.') && punct(d2, '.') => {
+            cx.error_spanned_by(
+                tokens,
+                format!("`phase` of `{buffer}`: write the range inclusive, `first..=last`: both ends are live"),
+            );
+            return None;
+        }
+        _ => None,
+    }
+    .or_else(|| {
+        cx.error_spanned_by(tokens, usage);
+        None
+    })
 }
 
 /// The `T` of a `DevicePtr<T>` type (any path ending in `DevicePtr`).

@@ -500,6 +500,14 @@ fn layout_items<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
             quote!(""),
         ),
         Item::constant(
+            quote!(const PHASES: &'static [&'static str]),
+            move || {
+                let names = cont.phases.iter().map(|p| p.to_string());
+                quote!(&[#(#names),*])
+            },
+            quote!(&[]),
+        ),
+        Item::constant(
             quote!(const BUFFERS: &'static [::arena_runtime::BufferDecl]),
             move || {
                 let decls = buffer_decls(cont);
@@ -550,6 +558,16 @@ fn buffer_decls(cont: &Container) -> Vec<TokenStream> {
             let size = elem_size(b);
             let dtype =
                 quote_spanned!(elem.span()=> <#elem as ::arena_runtime::dtype::Element>::NAME);
+            let position = |id: &proc_macro2::Ident| {
+                cont.phases.iter().position(|p| p == id).expect("checked")
+            };
+            let live = match &b.phase {
+                None => quote!(::arena_runtime::Live::WholeStep),
+                Some(r) => {
+                    let (first, last) = (position(&r.first), position(&r.last));
+                    quote!(::arena_runtime::Live::Phases { first: #first, last: #last })
+                }
+            };
             quote! {
                 ::arena_runtime::BufferDecl {
                     name: #name,
@@ -561,6 +579,7 @@ fn buffer_decls(cont: &Container) -> Vec<TokenStream> {
                     min_bytes: #min_bytes,
                     tracked: #tracked,
                     doc: #doc,
+                    live: #live,
                 }
             }
         })

@@ -9,6 +9,7 @@ use proc_macro2::Ident;
 
 pub fn check(cx: &Ctxt, cont: &Container) {
     check_unique_names(cx, cont);
+    check_phases(cx, cont);
 
     let inputs: Vec<String> = cont.input_names().map(Ident::to_string).collect();
     let derived: Vec<String> = cont.derived.iter().map(|d| d.name.to_string()).collect();
@@ -92,6 +93,71 @@ fn check_unique_names(cx: &Ctxt, cont: &Container) {
                 b.ident.span(),
                 "names starting with `__` are reserved for generated code",
             );
+        }
+    }
+}
+
+/// Phases: names unique, every buffer's phase known (did-you-mean), ranges in the declared
+/// order, every declared phase used by some buffer.
+fn check_phases(cx: &Ctxt, cont: &Container) {
+    let names: Vec<String> = cont.phases.iter().map(Ident::to_string).collect();
+    for (i, p) in cont.phases.iter().enumerate() {
+        if names[..i].contains(&names[i]) {
+            cx.error_at(
+                p.span(),
+                format!("phase `{p}` is listed twice in `phases(...)`"),
+            );
+        }
+    }
+    let index = |id: &Ident| names.iter().position(|n| *n == id.to_string());
+    let mut used = vec![false; names.len()];
+    for b in &cont.buffers {
+        let Some(range) = &b.phase else { continue };
+        if names.is_empty() {
+            cx.error_at(
+                range.first.span(),
+                format!(
+                    "`{}` names a phase, but the arena declares none: list them in order with `#[arena(phases(...))]`",
+                    b.ident
+                ),
+            );
+            continue;
+        }
+        let mut ends = Vec::new();
+        for end in [&range.first, &range.last] {
+            match index(end) {
+                Some(i) => ends.push(i),
+                None => cx.error_at(
+                    end.span(),
+                    format!(
+                        "`{end}` is not a phase of this arena{}",
+                        hint(&end.to_string(), names.iter().map(String::as_str))
+                    ),
+                ),
+            }
+        }
+        if let [first, last] = ends[..] {
+            if first > last {
+                cx.error_at(
+                    range.first.span(),
+                    format!(
+                        "the phases of `{}` run backwards: `{}` comes after `{}` in `phases(...)`; write `{}..={}`",
+                        b.ident, range.first, range.last, range.last, range.first
+                    ),
+                );
+            } else {
+                used[first..=last].iter_mut().for_each(|u| *u = true);
+            }
+        }
+    }
+    if !cx.has_errors() {
+        for (p, used) in cont.phases.iter().zip(used) {
+            if !used {
+                cx.error_at(
+                    p.span(),
+                    format!("no buffer is live in phase `{p}`: give one `phase = {p}`, or drop the phase"),
+                );
+            }
         }
     }
 }

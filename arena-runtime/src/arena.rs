@@ -7,11 +7,16 @@
 use crate::device::Device;
 use crate::error::{ArenaError, DeviceError, GuardError};
 use crate::layout::{Arena, BufferDecl};
+use crate::shared::SharedPlan;
 use crate::slab::SlabPlan;
 use core::ops::Deref;
 
 /// The byte every guard band is filled with.
 pub const GUARD_PATTERN: u8 = 0xA5;
+
+/// The byte [`Allocated::poison_phase`] fills a phase's buffers with: `0xFFFF…` is a NaN in
+/// every floating-point dtype the arena holds, so a stale read shows.
+pub const POISON_PATTERN: u8 = 0xFF;
 
 /// How the buffers are backed by device allocations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -20,8 +25,11 @@ pub enum AllocMode {
     #[default]
     Slab,
     /// One allocation per non-empty buffer: slower, but tools such as compute-sanitizer
-    /// then see each buffer's bounds.
+    /// then see each buffer's bounds. Cannot share bytes between phases.
     PerBuffer,
+    /// One slab in which buffers whose phases never overlap share bytes
+    /// ([`crate::SharedPlan`]): the caller promises its step honours the phases it declared.
+    Shared,
 }
 
 /// Options of [`Allocated::allocate`].
@@ -45,6 +53,16 @@ impl Default for AllocOptions {
 }
 
 impl AllocOptions {
+    /// One slab in which buffers of disjoint phases share bytes ([`AllocMode::Shared`]).
+    /// A mode of its own, so it cannot be combined with [`Self::per_buffer`]: separate
+    /// allocations share nothing.
+    pub fn shared() -> Self {
+        Self {
+            mode: AllocMode::Shared,
+            ..Self::default()
+        }
+    }
+
     pub fn per_buffer() -> Self {
         Self {
             mode: AllocMode::PerBuffer,
@@ -107,9 +125,19 @@ impl<L: Arena, D: Device> Allocated<L, D> {
         let mut addrs = vec![0u64; bytes.len()];
 
         match options.mode {
-            AllocMode::Slab => {
+            AllocMode::Slab | AllocMode::Shared => {
                 let names: Vec<&'static str> = L::BUFFERS.iter().map(|d| d.name).collect();
-                let plan = SlabPlan::new(&names, &bytes, align, guard)?;
+                let plan = if options.mode == AllocMode::Shared {
+                    let live: Vec<crate::Live> = L::BUFFERS.iter().map(|d| d.live).collect();
+                    let shared =
+                        SharedPlan::new(&names, &bytes, &live, L::PHASES.len(), align, guard)?;
+                    SlabPlan {
+                        offsets: shared.offsets,
+                        total: shared.footprint,
+                    }
+                } else {
+                    SlabPlan::new(&names, &bytes, align, guard)?
+                };
                 if plan.total > 0 {
                     let base = device
                         .alloc(plan.total)
@@ -195,6 +223,35 @@ impl<L: Arena, D: Device> Allocated<L, D> {
                     source,
                 }
             })?;
+        }
+        Ok(())
+    }
+
+    /// Poison mode, for an engine checking its phase contract: fills the bytes of every
+    /// buffer whose live range begins at phase `phase` with [`POISON_PATTERN`] (`0xFF`:
+    /// NaN in `f32`, `bf16` and `f16`), one device fill per buffer. Call it as each phase
+    /// begins, on the stream the step runs on; a kernel that still reads a buffer whose phase
+    /// has ended then reads NaNs where that buffer's bytes were reused. Only a shared arena
+    /// reuses bytes; on the others this fills nothing shared but is still allowed.
+    pub fn poison_phase(&self, phase: usize) -> Result<(), ArenaError> {
+        if phase >= L::PHASES.len() {
+            return Err(ArenaError::NoSuchPhase {
+                arena: L::NAME,
+                phase,
+                phases: L::PHASES.len(),
+            });
+        }
+        for p in self.placements.iter().filter(|p| p.bytes > 0) {
+            if matches!(p.decl.live, crate::Live::Phases { first, .. } if first == phase) {
+                // SAFETY: `p` is a live buffer of this arena, `p.bytes` long.
+                unsafe { self.device.fill(p.addr, p.bytes, POISON_PATTERN) }.map_err(|source| {
+                    ArenaError::Poison {
+                        buffer: p.decl.name,
+                        device: self.device.name(),
+                        source,
+                    }
+                })?;
+            }
         }
         Ok(())
     }

@@ -54,6 +54,24 @@ pub trait Device {
         let _ = (addr, out);
         Err(DeviceError::Unsupported("reading memory"))
     }
+
+    /// Sets `bytes` bytes at `addr` to `value` (poison mode). By default through
+    /// [`Self::write`], a MiB at a time; a GPU backend overrides it with a device memset.
+    ///
+    /// # Safety
+    /// `addr .. addr + bytes` lies inside a live allocation of this device.
+    unsafe fn fill(&self, addr: u64, bytes: usize, value: u8) -> Result<(), DeviceError> {
+        const CHUNK: usize = 1 << 20;
+        let pattern = vec![value; bytes.min(CHUNK)];
+        let mut done = 0;
+        while done < bytes {
+            let n = (bytes - done).min(CHUNK);
+            // SAFETY: `done + n <= bytes`, inside the caller's range.
+            unsafe { self.write(addr + done as u64, &pattern[..n]) }?;
+            done += n;
+        }
+        Ok(())
+    }
 }
 
 impl<D: Device + ?Sized> Device for &D {
@@ -80,6 +98,10 @@ impl<D: Device + ?Sized> Device for &D {
     unsafe fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), DeviceError> {
         // SAFETY: forwarded with the caller's promise unchanged.
         unsafe { (**self).read(addr, out) }
+    }
+    unsafe fn fill(&self, addr: u64, bytes: usize, value: u8) -> Result<(), DeviceError> {
+        // SAFETY: forwarded with the caller's promise unchanged.
+        unsafe { (**self).fill(addr, bytes, value) }
     }
 }
 

@@ -124,6 +124,20 @@ pub enum ArenaError {
         device: String,
         source: DeviceError,
     },
+    /// Poisoning a phase's buffers failed.
+    #[error("poisoning `{buffer}` on {device}: {source}")]
+    Poison {
+        buffer: &'static str,
+        device: String,
+        source: DeviceError,
+    },
+    /// `poison_phase` was given a phase the arena does not declare.
+    #[error("{arena} has {phases} phases; there is no phase {phase}")]
+    NoSuchPhase {
+        arena: &'static str,
+        phase: usize,
+        phases: usize,
+    },
     /// Freeing failed; the other allocations were still freed.
     #[error("freeing {what} ({bytes} bytes) on {device}: {source}")]
     Free {

@@ -86,7 +86,12 @@ impl Konst<Result<usize, SizeError>> {
 ///     let px = const_try!(f.mul(w, h));
 ///     f.mul(px, 4)
 /// }
-/// const A: usize = match area(3, 5) { Ok(v) => v, Err(_) => panic!("overflow") };
+/// const A: usize = {
+///     let r = area(3, 5);
+///     let v = match &r { Ok(v) => *v, Err(_) => panic!("overflow") };
+///     core::mem::forget(r); // moved on every path: no destructor runs in const evaluation
+///     v
+/// };
 /// assert_eq!(A, 60);
 /// ```
 #[macro_export]

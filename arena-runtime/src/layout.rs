@@ -22,6 +22,9 @@ pub struct BufferDecl {
     pub tracked: bool,
     /// The first line of the field's doc comment.
     pub doc: &'static str,
+    /// The phases of the step it is live in (`#[buffer(phase = ...)]`; the whole step by
+    /// default). Only an arena allocated with `AllocOptions::shared()` acts on it.
+    pub live: crate::Live,
 }
 
 impl BufferDecl {
@@ -86,6 +89,8 @@ pub trait Arena: Sized {
     const NAME: &'static str;
     /// Every buffer, in field order.
     const BUFFERS: &'static [BufferDecl];
+    /// The step's phases in order (`#[arena(phases(...))]`), empty when none are declared.
+    const PHASES: &'static [&'static str] = &[];
 
     /// Each buffer's bytes, in field order.
     fn byte_sizes(sizes: &Self::Sizes) -> Vec<usize>;
@@ -111,6 +116,21 @@ pub trait Arena: Sized {
             .zip(Self::byte_sizes(sizes))
             .filter(|(decl, _)| decl.tracked)
             .map(|(decl, bytes)| (decl.name, bytes))
+    }
+
+    /// The shared slab's plan at these sizes: buffers whose phases never overlap share bytes
+    /// (256-byte alignment, no guard bands), with the lower bound and the unshared slab.
+    fn shared_plan(sizes: &Self::Sizes) -> Result<crate::SharedPlan, crate::SizeError> {
+        let names: Vec<&'static str> = Self::BUFFERS.iter().map(|d| d.name).collect();
+        let live: Vec<crate::Live> = Self::BUFFERS.iter().map(|d| d.live).collect();
+        crate::SharedPlan::new(
+            &names,
+            &Self::byte_sizes(sizes),
+            &live,
+            Self::PHASES.len(),
+            256,
+            0,
+        )
     }
 
     /// Each buffer with its size, in field order.

@@ -34,6 +34,7 @@ pub mod layout;
 mod placement_check;
 pub mod ptr;
 pub mod regions;
+pub mod shared;
 pub mod slab;
 
 #[cfg(feature = "cuda")]
@@ -54,6 +55,7 @@ pub use host::HostDevice;
 pub use layout::{Arena, BufferDecl, BufferInfo};
 pub use ptr::DevicePtr;
 pub use regions::Region;
+pub use shared::{Live, SharedPlan};
 pub use slab::SlabPlan;
 
 #[cfg(feature = "cuda")]

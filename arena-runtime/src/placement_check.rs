@@ -47,9 +47,26 @@ impl<L: Arena, D: Device> Allocated<L, D> {
                     bytes,
                 });
             }
-            spans.push((p.addr, p.addr + bytes as u64, buffer));
+            spans.push((p.addr, p.addr + bytes as u64, buffer, p.decl.live));
         }
-        spans.sort_unstable();
+        spans.sort_unstable_by_key(|s| (s.0, s.1));
+        if self.mode() == crate::AllocMode::Shared {
+            // Sharing: only buffers live in a common phase must be disjoint.
+            for (i, a) in spans.iter().enumerate() {
+                for b in &spans[i + 1..] {
+                    if b.0 >= a.1 {
+                        break;
+                    }
+                    if a.3.overlaps(b.3) {
+                        return Err(PlacementError::Overlap {
+                            first: a.2,
+                            second: b.2,
+                        });
+                    }
+                }
+            }
+            return Ok(());
+        }
         for w in spans.windows(2) {
             if w[0].1 > w[1].0 {
                 return Err(PlacementError::Overlap {
@@ -83,6 +100,7 @@ mod tests {
             min_bytes: None,
             tracked: true,
             doc: "",
+            live: crate::Live::WholeStep,
         }
     }
     impl Arena for Three {

@@ -27,6 +27,8 @@ pub struct BufferRow {
     /// Its shape or byte formula gives fewer bytes than its `min_bytes` floor (the model
     /// lacks the feature).
     pub at_floor: bool,
+    /// The phases it is live in: `whole step`, a phase, or `first..=last`.
+    pub phase: String,
 }
 
 /// A sized arena.
@@ -39,6 +41,13 @@ pub struct SizeReport {
     pub total_bytes: usize,
     /// Bytes of the untracked buffers (`o_latent`, `norm_unit_w`), allocated but not in the total.
     pub untracked_bytes: usize,
+    /// The slab when buffers of disjoint phases share bytes (`AllocOptions::shared()`),
+    /// untracked buffers included, as allocated.
+    pub shared_bytes: usize,
+    /// No sharing can need less: the largest sum of live bytes over the phases.
+    pub shared_lower_bound: usize,
+    /// The slab without sharing (every buffer apart, 256-byte aligned), as allocated.
+    pub unshared_slab_bytes: usize,
 }
 
 impl SizeReport {
@@ -60,8 +69,10 @@ impl SizeReport {
                 off: info.decl.gated() && info.bytes == 0,
                 at_floor: info.decl.min_bytes.is_some() && raw_bytes < info.bytes,
                 shape,
+                phase: phase_text(info.decl.live),
             })
             .collect();
+        let plan = BufferArena::shared_plan(&sizes)?;
         let untracked_bytes = buffers.iter().filter(|b| !b.tracked).map(|b| b.bytes).sum();
         let report = SizeReport {
             model: config.source.to_string(),
@@ -69,6 +80,9 @@ impl SizeReport {
             levers: config.levers,
             total_bytes: sizes.total_bytes(),
             untracked_bytes,
+            shared_bytes: plan.footprint,
+            shared_lower_bound: plan.lower_bound,
+            unshared_slab_bytes: plan.unshared,
             buffers,
         };
         Ok((report, sizes))
@@ -93,8 +107,8 @@ impl SizeReport {
             .unwrap_or(5)
             .max(5);
         out.push_str(&format!(
-            "{:<22} {:<9} {:<shape_w$} {:>12} {:>7}  {}\n",
-            "buffer", "dtype", "shape", "bytes", "share", "marks"
+            "{:<22} {:<9} {:<shape_w$} {:>12} {:>7}  {:<12}  {}\n",
+            "buffer", "dtype", "shape", "bytes", "share", "phase", "marks"
         ));
         for b in &self.buffers {
             let share = if self.total_bytes > 0 && b.tracked {
@@ -113,18 +127,31 @@ impl SizeReport {
             .collect::<Vec<_>>()
             .join(", ");
             let line = format!(
-                "{:<22} {:<9} {:<shape_w$} {:>12} {:>7}  {}",
+                "{:<22} {:<9} {:<shape_w$} {:>12} {:>7}  {:<12}  {}",
                 b.name,
                 b.dtype,
                 shape_text(b),
                 human_bytes(b.bytes),
                 share,
+                b.phase,
                 marks
             );
             out.push_str(line.trim_end());
             out.push('\n');
         }
         out
+    }
+}
+
+/// `whole step`, `ffn` or `gdn..=mamba2`, by the engine arena's phase names.
+pub fn phase_text(live: arena_runtime::Live) -> String {
+    let names = <BufferArena as Arena>::PHASES;
+    match live {
+        arena_runtime::Live::WholeStep => "whole step".to_string(),
+        arena_runtime::Live::Phases { first, last } if first == last => names[first].to_string(),
+        arena_runtime::Live::Phases { first, last } => {
+            format!("{}..={}", names[first], names[last])
+        }
     }
 }
 

@@ -199,6 +199,7 @@ impl BufferSizes {
 impl ::arena_runtime::Arena for BufferArena {
     type Sizes = BufferSizes;
     const NAME: &'static str = "BufferArena";
+    const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl {
             name: "hidden_states",
@@ -210,6 +211,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Hidden states of the current pass, \"[M, hidden]\" · BF16.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "gate_logits_f32",
@@ -221,6 +223,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "FP32 router logits; 256 bytes for a model without experts.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "lora_xa",
@@ -232,6 +235,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "LoRA shrink output; 0 when the model serves no adapters.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "side_scratch",
@@ -243,6 +247,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: false,
             doc: "Scratch with its own byte formula (C:\\scratch), left out of the preflight total.",
+            live: ::arena_runtime::Live::WholeStep,
         },
     ];
     fn byte_sizes(sizes: &BufferSizes) -> ::std::vec::Vec<usize> {

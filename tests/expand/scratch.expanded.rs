@@ -311,6 +311,7 @@ impl BlockSizes {
 impl ::arena_runtime::Arena for BlockArena {
     type Sizes = BlockSizes;
     const NAME: &'static str = "BlockArena";
+    const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl {
             name: "act_fp8",
@@ -322,6 +323,7 @@ impl ::arena_runtime::Arena for BlockArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "FP8 activations, `[ceil16(M), widest K]`.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "act_scale",
@@ -333,6 +335,7 @@ impl ::arena_runtime::Arena for BlockArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "One f32 scale per 128 activations.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "attn_scratch",
@@ -344,6 +347,7 @@ impl ::arena_runtime::Arena for BlockArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Attention scratch, carved by `AttnScratch::carve`.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "token_ids",
@@ -355,6 +359,7 @@ impl ::arena_runtime::Arena for BlockArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "Token ids, at least 256 bytes.",
+            live: ::arena_runtime::Live::WholeStep,
         },
     ];
     fn byte_sizes(sizes: &BlockSizes) -> ::std::vec::Vec<usize> {

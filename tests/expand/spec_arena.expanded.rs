@@ -11,43 +11,52 @@
 )]
 pub struct BufferSizes {
     /// Hidden states of the current pass, `[M, hidden]` BF16.
+    /// The whole step: the stream every sublayer reads and writes.
     ///
     /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub hidden_states: usize,
     /// The residual stream, `[M, hidden]` BF16.
+    /// The whole step: the residual stream.
     ///
     /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub residual: usize,
     /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
+    /// The whole step: every mixer, FFN and the LM head read a norm output.
     ///
     /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub norm_output: usize,
     /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
     /// 256 bytes for a model without attention layers.
+    /// Live in the attention mixer only: the O projection consumes it.
     ///
     /// Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · tracked
     pub qkv_output: usize,
     /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
     /// head size: `head_dim`, or MLA's `v_head_dim`); 256 bytes without attention layers.
+    /// Live in the attention mixer only: the O projection consumes it.
     ///
     /// Shape `[max_batch_tokens, config.attn_output_width()]` of `bf16` · at least `256` bytes · tracked
     pub attn_output: usize,
     /// BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
+    /// Live in the router phase: the top-K reads it and writes the experts' ids and weights into `scratch` before the experts run.
     ///
     /// Shape `[max_batch_tokens, config.router_width()]` of `bf16` · at least `256` bytes · tracked
     pub gate_logits: usize,
     /// FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
     /// and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
     /// for a model without experts.
+    /// Live in the router phase (as `gate_logits`).
     ///
     /// Shape `[max_batch_tokens, config.router_width()]` of `f32` · at least `256` bytes · tracked
     pub gate_logits_f32: usize,
     /// FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
     /// `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
+    /// Live in the router phase: only the router GEMM reads it.
     ///
     /// Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · tracked
     pub moe_router_in_f32: usize,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
+    /// Live in the FFN/MoE phase: added into the residual stream before the next mixer.
     ///
     /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub moe_output: usize,
@@ -57,93 +66,112 @@ pub struct BufferSizes {
     /// `DECODE_META_MAX_ROWS` still has a row per sequence. On a rank of a parallel layout
     /// these are the gathered logits (full vocabulary) on the last pipeline stage and 0
     /// bytes on the others, which have no LM head (`ModelConfig::lm_head_vocab`).
+    /// Live in the LM head phase only, after the last layer.
     ///
     /// Shape `[logit_rows, config.lm_head_vocab()]` of `f32` · gate `config.lm_head_vocab() > 0` · tracked
     pub logits: usize,
     /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
     /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
+    /// Live in the GDN and Mamba-2 mixers, which share it.
     ///
     /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked
     pub ssm_qkvz: usize,
     /// GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
+    /// Live in the GDN and Mamba-2 mixers.
     ///
     /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `bf16` · at least `256` bytes · tracked
     pub ssm_ba: usize,
     /// q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
+    /// Live in the GDN and Mamba-2 mixers.
     ///
     /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked
     pub ssm_deinterleaved: usize,
     /// FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
+    /// Live in the GDN and Mamba-2 mixers.
     ///
     /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `f32` · at least `256` bytes · tracked
     pub ssm_gates: usize,
     /// FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
+    /// Live in the GDN and Mamba-2 mixers.
     ///
     /// Shape `[max_batch_tokens, config.ssm_conv_dim()]` of `f32` · at least `256` bytes · tracked
     pub ssm_conv_out_f32: usize,
     /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
     /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
     /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
+    /// The whole step: step metadata every layer reads.
     ///
     /// Bytes `Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)` (as `u8`) · tracked
     pub scratch: usize,
     /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
     /// rows for a dense model).
+    /// Live in the FFN/MoE phase.
     ///
     /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked
     pub expert_gate_out: usize,
     /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
+    /// Live in the FFN/MoE phase.
     ///
     /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked
     pub expert_up_out: usize,
     /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
+    /// Live in the FFN/MoE phase.
     ///
     /// Shape `[expert_rows, config.hidden_size]` of `bf16` · tracked
     pub expert_down_out: usize,
     /// FP32 split-K partial sums of the decode-band GEMMs:
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
     /// qkv, SSM-in, expert gate+up and hidden outputs.
+    /// The whole step: every decode-band GEMM, in every phase.
     ///
     /// Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` of `f32` · tracked
     pub splitk_workspace: usize,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
     /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
     /// both 128, the only shape the FLA prefill kernels run.
+    /// Live in the GDN mixer only.
     ///
     /// Bytes `GdnFlaScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · tracked
     pub gdn_fla_scratch: usize,
     /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
     /// unless the model has Mamba-2 heads and a state size.
+    /// Live in the Mamba-2 mixer only.
     ///
     /// Bytes `SsdScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · tracked
     pub ssd_scratch: usize,
     /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
+    /// Live in the attention mixer (the grouped O projection).
     ///
     /// Shape `[max_batch_tokens, config.o_latent_width()]` of `bf16` · at least `256` bytes · untracked (not in `total_bytes`)
     pub o_latent: usize,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
+    /// The whole step: a weight, written once.
     ///
     /// Shape `[max(config.hidden_size, config.mamba_d_inner())]` of `bf16` · untracked (not in `total_bytes`)
     pub norm_unit_w: usize,
     /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
     /// `hc_mult == 0`.
+    /// The whole step: hyper-connections wrap every sublayer.
     ///
     /// Shape `[max_batch_tokens, config.hc_mult, config.hidden_size]` of `f32` · at least `256` bytes · tracked
     pub hc_streams: usize,
     /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
     /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
     /// like `hc_streams`).
+    /// The whole step (hyper-connections).
     ///
     /// Shape `[max_batch_tokens, config.hc_mult]` of `f32` · at least `256` bytes · tracked
     pub hc_post: usize,
     /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
     /// here, as `hc_post`).
+    /// The whole step (hyper-connections).
     ///
     /// Shape `[max_batch_tokens, config.hc_mult, config.hc_mult]` of `f32` · at least `256` bytes · tracked
     pub hc_comb: usize,
     /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
     /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
     /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
+    /// The whole step (hyper-connections).
     ///
     /// Bytes `hc_lowrank_scratch_bytes(config, max_batch_tokens)` (as `u8`) · at least `256` bytes · tracked
     pub hc_lowrank_scratch: usize,
@@ -153,11 +181,13 @@ pub struct BufferSizes {
     /// index_compress_ratio)]` F32, lists `[2048, index_topk / index_compress_ratio]` i32
     /// (`regions::QsaSelectScratch`). 256 bytes without an indexer. The selection layer
     /// carves the same layout.
+    /// Live in the attention mixer: the indexer selects before the sparse attention.
     ///
     /// Bytes `QsaSelectScratch::bytes(config, max_seq_len)` (as `u8`) · at least `256` bytes · tracked
     pub qsa_select_scratch: usize,
     /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
     /// layers (`tid2eid[token_id]`). At least 256 bytes.
+    /// The whole step: step input.
     ///
     /// Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
     pub token_ids: usize,
@@ -165,20 +195,24 @@ pub struct BufferSizes {
     /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
     /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
+    /// Live in the FFN/MoE phase.
     ///
     /// Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn()` · tracked
     pub ffn_act_q8: usize,
     /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
+    /// Live in the FFN/MoE phase.
     ///
     /// Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn()` · tracked
     pub ffn_act_a: usize,
     /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
+    /// Live in the FFN/MoE phase.
     ///
     /// Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn()` · tracked
     pub ffn_act_scale: usize,
     /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
     /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
     /// `ffn_act_scale`. 0 for a MoE model.
+    /// Live in the FFN/MoE phase.
     ///
     /// Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn()` · tracked
     pub ffn_act_scale_kmajor: usize,
@@ -188,6 +222,7 @@ pub struct BufferSizes {
     /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
     /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
     /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
+    /// Live in the FFN/MoE phase.
     ///
     /// Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · tracked
     pub ffn_gate_up_fused: usize,
@@ -195,47 +230,56 @@ pub struct BufferSizes {
     /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
     /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
     /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
+    /// The whole step: every prefill projection of every phase quantizes into it.
     ///
     /// Shape `[m16, widest_k]` of `F8E4M3` · tracked
     pub fp8_act: usize,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
+    /// Live in the FFN/MoE phase (the seeds already reuse it across the shared, gate, up and down GEMMs).
     ///
     /// Bytes `MoeFp8Scratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · tracked
     pub moe_fp8_scratch: usize,
     /// One f32 scale per 128 elements of `fp8_act`.
+    /// The whole step (every projection).
     ///
     /// Shape `[m16, ceil_div(widest_k, 128)]` of `f32` · tracked
     pub fp8_act_scale: usize,
     /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
     /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
     /// arm included.
+    /// The whole step (every projection).
     ///
     /// Shape `[ceil_div(widest_k, 128), m16]` of `f32` · tracked
     pub fp8_act_scale_kmajor: usize,
     /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
     /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
+    /// The whole step: adapters sit on projections of every phase.
     ///
     /// Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_xa: usize,
     /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
     /// `max(hidden, intermediate, the q projection width)`.
+    /// The whole step (adapters).
     ///
     /// Shape `[max_batch_tokens, config.lora_widest_n()]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_delta: usize,
     /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
     /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
     /// that is for a MoE family).
+    /// The whole step (adapters).
     ///
     /// Shape `[max_batch_tokens, config.intermediate_size]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_hact: usize,
     /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
     /// overlap the metadata regions of `scratch`.
+    /// The whole step (adapters).
     ///
     /// Shape `[max_batch_tokens]` of `i32` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_seq_slot: usize,
     /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
     /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
     /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
+    /// The whole step: keep-packed projections of every phase.
     ///
     /// Bytes `q2_dequant_scratch_bytes(config)` (as `bf16`) · gate `config.levers.gguf_native_q2` · tracked
     pub q2_dequant_scratch: usize,
@@ -245,6 +289,7 @@ pub struct BufferSizes {
     /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
     /// layout at the widest K any projection quantizes, the prefill projections' and the
     /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
+    /// The whole step (keep-packed projections).
     ///
     /// Bytes `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` (as `u8`) · gate `config.levers.gguf_native_q2_mmq` · tracked
     pub q2_act_q8: usize,
@@ -252,6 +297,7 @@ pub struct BufferSizes {
     /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
     /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
     /// the lever is 1.
+    /// The whole step, and beyond: weights kept for the arena's life, never shared.
     ///
     /// Bytes `ssm_rowwise_w_bf16_bytes(config)` (as `bf16`) · gate `config.levers.fp8_rowwise` · tracked
     pub ssm_rowwise_w_bf16: usize,
@@ -2711,6 +2757,14 @@ impl BufferSizes {
 impl ::arena_runtime::Arena for BufferArena {
     type Sizes = BufferSizes;
     const NAME: &'static str = "BufferArena";
+    const PHASES: &'static [&'static str] = &[
+        "attention",
+        "gdn",
+        "mamba2",
+        "router",
+        "ffn",
+        "lm_head",
+    ];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl {
             name: "hidden_states",
@@ -2722,6 +2776,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Hidden states of the current pass, `[M, hidden]` BF16.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "residual",
@@ -2733,6 +2788,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "The residual stream, `[M, hidden]` BF16.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "norm_output",
@@ -2744,6 +2800,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "RMSNorm output feeding each projection, `[M, hidden]` BF16.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "qkv_output",
@@ -2755,6 +2812,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;",
+            live: ::arena_runtime::Live::Phases {
+                first: 0usize,
+                last: 0usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "attn_output",
@@ -2766,6 +2827,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value",
+            live: ::arena_runtime::Live::Phases {
+                first: 0usize,
+                last: 0usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "gate_logits",
@@ -2777,6 +2842,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.",
+            live: ::arena_runtime::Live::Phases {
+                first: 3usize,
+                last: 3usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "gate_logits_f32",
@@ -2788,6 +2857,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`",
+            live: ::arena_runtime::Live::Phases {
+                first: 3usize,
+                last: 3usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "moe_router_in_f32",
@@ -2799,6 +2872,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under",
+            live: ::arena_runtime::Live::Phases {
+                first: 3usize,
+                last: 3usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "moe_output",
@@ -2810,6 +2887,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
+            live: ::arena_runtime::Live::Phases {
+                first: 4usize,
+                last: 4usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "logits",
@@ -2821,6 +2902,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
+            live: ::arena_runtime::Live::Phases {
+                first: 5usize,
+                last: 5usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "ssm_qkvz",
@@ -2832,6 +2917,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`",
+            live: ::arena_runtime::Live::Phases {
+                first: 1usize,
+                last: 2usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "ssm_ba",
@@ -2843,6 +2932,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.",
+            live: ::arena_runtime::Live::Phases {
+                first: 1usize,
+                last: 2usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "ssm_deinterleaved",
@@ -2854,6 +2947,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.",
+            live: ::arena_runtime::Live::Phases {
+                first: 1usize,
+                last: 2usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "ssm_gates",
@@ -2865,6 +2962,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.",
+            live: ::arena_runtime::Live::Phases {
+                first: 1usize,
+                last: 2usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "ssm_conv_out_f32",
@@ -2876,6 +2977,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).",
+            live: ::arena_runtime::Live::Phases {
+                first: 1usize,
+                last: 2usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "scratch",
@@ -2887,6 +2992,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "The step's metadata regions (`regions::Scratch`): positions, slots, block tables",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "expert_gate_out",
@@ -2898,6 +3004,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
+            live: ::arena_runtime::Live::Phases {
+                first: 4usize,
+                last: 4usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "expert_up_out",
@@ -2909,6 +3019,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.",
+            live: ::arena_runtime::Live::Phases {
+                first: 4usize,
+                last: 4usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "expert_down_out",
@@ -2920,6 +3034,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
+            live: ::arena_runtime::Live::Phases {
+                first: 4usize,
+                last: 4usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "splitk_workspace",
@@ -2931,6 +3049,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "FP32 split-K partial sums of the decode-band GEMMs:",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "gdn_fla_scratch",
@@ -2942,6 +3061,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back",
+            live: ::arena_runtime::Live::Phases {
+                first: 1usize,
+                last: 1usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "ssd_scratch",
@@ -2953,6 +3076,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0",
+            live: ::arena_runtime::Live::Phases {
+                first: 2usize,
+                last: 2usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "o_latent",
@@ -2964,6 +3091,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: false,
             doc: "Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.",
+            live: ::arena_runtime::Live::Phases {
+                first: 0usize,
+                last: 0usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "norm_unit_w",
@@ -2975,6 +3106,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: false,
             doc: "The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "hc_streams",
@@ -2986,6 +3118,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "hc_post",
@@ -2997,6 +3130,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "hc_comb",
@@ -3008,6 +3142,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "hc_lowrank_scratch",
@@ -3019,6 +3154,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "qsa_select_scratch",
@@ -3030,6 +3166,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:",
+            live: ::arena_runtime::Live::Phases {
+                first: 0usize,
+                last: 0usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "token_ids",
@@ -3041,6 +3181,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
             doc: "Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "ffn_act_q8",
@@ -3052,6 +3193,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
+            live: ::arena_runtime::Live::Phases {
+                first: 4usize,
+                last: 4usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "ffn_act_a",
@@ -3063,6 +3208,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
+            live: ::arena_runtime::Live::Phases {
+                first: 4usize,
+                last: 4usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "ffn_act_scale",
@@ -3074,6 +3223,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
+            live: ::arena_runtime::Live::Phases {
+                first: 4usize,
+                last: 4usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "ffn_act_scale_kmajor",
@@ -3085,6 +3238,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
+            live: ::arena_runtime::Live::Phases {
+                first: 4usize,
+                last: 4usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "ffn_gate_up_fused",
@@ -3096,6 +3253,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "`[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN",
+            live: ::arena_runtime::Live::Phases {
+                first: 4usize,
+                last: 4usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "fp8_act",
@@ -3107,6 +3268,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "FP8 activation scratch for the prefill projections, 1 byte per element,",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "moe_fp8_scratch",
@@ -3118,6 +3280,10 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
+            live: ::arena_runtime::Live::Phases {
+                first: 4usize,
+                last: 4usize,
+            },
         },
         ::arena_runtime::BufferDecl {
             name: "fp8_act_scale",
@@ -3129,6 +3295,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "One f32 scale per 128 elements of `fp8_act`.",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "fp8_act_scale_kmajor",
@@ -3140,6 +3307,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "`[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "lora_xa",
@@ -3151,6 +3319,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "lora_delta",
@@ -3162,6 +3331,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "lora_hact",
@@ -3173,6 +3343,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "lora_seq_slot",
@@ -3184,6 +3355,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "q2_dequant_scratch",
@@ -3195,6 +3367,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "q2_act_q8",
@@ -3206,6 +3379,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch",
+            live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "ssm_rowwise_w_bf16",
@@ -3217,6 +3391,7 @@ impl ::arena_runtime::Arena for BufferArena {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's",
+            live: ::arena_runtime::Live::WholeStep,
         },
     ];
     fn byte_sizes(sizes: &BufferSizes) -> ::std::vec::Vec<usize> {

@@ -51,6 +51,10 @@ pub struct FixedSizing {
     /// Set a lever, e.g. `--lever fp8_rowwise=1` or `--lever METRALE_GGUF_NATIVE_Q2=1` (repeatable)
     #[arg(long = "lever", value_name = "NAME=0|1")]
     pub levers: Vec<String>,
+    /// Count (and `plan` allocates) the shared slab, where buffers of disjoint phases share
+    /// bytes, instead of total_bytes
+    #[arg(long)]
+    pub shared: bool,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }

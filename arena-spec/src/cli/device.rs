@@ -2,7 +2,7 @@
 //! device(s) and check it.
 
 use super::common::CliError;
-use arena_runtime::Device;
+use arena_runtime::{AllocOptions, Device};
 use arena_spec::{BufferArena, BufferSizes};
 
 /// The granularity the CUDA driver maps device memory in: a slab's free-memory drop is its
@@ -57,6 +57,8 @@ pub struct AllocSummary {
     /// Whether that drop is the slab rounded up to the driver's 2 MiB page (a GPU only;
     /// another process allocating on the same GPU at the same time makes it false).
     pub drop_matches_plan: Option<bool>,
+    /// Allocated as a shared slab (buffers of disjoint phases share bytes).
+    pub shared: bool,
 }
 
 /// Allocates, checks and releases each rank's arena: `(rank, sizes)` in order. On GPUs,
@@ -66,14 +68,20 @@ pub struct AllocSummary {
 pub fn allocate_ranks(
     choice: &DeviceChoice,
     ranks: &[(usize, BufferSizes)],
+    shared: bool,
 ) -> Result<Vec<AllocSummary>, CliError> {
+    let options = if shared {
+        AllocOptions::shared()
+    } else {
+        AllocOptions::default()
+    };
     match choice {
         DeviceChoice::Host => ranks
             .iter()
-            .map(|(rank, sizes)| check_on(*rank, arena_runtime::HostDevice::new(), sizes))
+            .map(|(rank, sizes)| check_on(*rank, arena_runtime::HostDevice::new(), sizes, options))
             .collect(),
         #[cfg(feature = "cuda")]
-        DeviceChoice::Cuda(ordinals) => on_gpus(ordinals, ranks),
+        DeviceChoice::Cuda(ordinals) => on_gpus(ordinals, ranks, options),
         #[cfg(feature = "cuda")]
         DeviceChoice::CudaAll => {
             let n = arena_runtime::CudaDevice::count()
@@ -81,7 +89,7 @@ pub fn allocate_ranks(
             if n == 0 {
                 return Err(CliError::Usage("cuda:all: no CUDA device found".into()));
             }
-            on_gpus(&(0..n).collect::<Vec<_>>(), ranks)
+            on_gpus(&(0..n).collect::<Vec<_>>(), ranks, options)
         }
         #[cfg(not(feature = "cuda"))]
         DeviceChoice::Cuda(_) | DeviceChoice::CudaAll => Err(CliError::Usage(
@@ -95,6 +103,7 @@ pub fn allocate_ranks(
 fn on_gpus(
     ordinals: &[usize],
     ranks: &[(usize, BufferSizes)],
+    options: AllocOptions,
 ) -> Result<Vec<AllocSummary>, CliError> {
     let mut out = Vec::with_capacity(ranks.len());
     for round in ranks.chunks(ordinals.len()) {
@@ -106,7 +115,7 @@ fn on_gpus(
                     scope.spawn(move || {
                         let device = arena_runtime::CudaDevice::new(n)
                             .map_err(|e| CliError::Usage(format!("cannot open cuda:{n}: {e}")))?;
-                        check_on(*rank, device, sizes)
+                        check_on(*rank, device, sizes, options)
                     })
                 })
                 .collect();
@@ -126,10 +135,11 @@ fn check_on<D: Device>(
     rank: usize,
     device: D,
     sizes: &BufferSizes,
+    options: AllocOptions,
 ) -> Result<AllocSummary, CliError> {
     let name = device.name();
     let before = device.mem_info();
-    let arena = BufferArena::allocate(device, sizes)?;
+    let arena = BufferArena::allocate_with(device, sizes, options)?;
     let after = arena.device().mem_info();
     arena
         .check_placement()
@@ -146,5 +156,6 @@ fn check_on<D: Device>(
         free_memory_drop,
         drop_matches_plan: free_memory_drop
             .map(|drop| drop == allocated_bytes.div_ceil(CUDA_PAGE) * CUDA_PAGE),
+        shared: options.mode == arena_runtime::AllocMode::Shared,
     })
 }

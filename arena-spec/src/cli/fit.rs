@@ -47,9 +47,11 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     };
     // Under a parallel layout every rank must fit: the answer is the smallest of the
     // stages' answers, and the table is the rank that binds.
+    let shared = args.sizing.fixed.shared;
     let mut binding: Option<(Option<usize>, ModelConfig)> = None;
     for config in args.sizing.fixed.layout.rank_configs(&whole)? {
-        let best = largest_fitting(&config, args.budget, with).map_err(size_error(&config))?;
+        let best =
+            largest_fitting(&config, args.budget, shared, with).map_err(size_error(&config))?;
         let tighter = match &binding {
             None => true,
             Some((b, _)) => best.unwrap_or(0) < b.unwrap_or(0),
@@ -60,7 +62,7 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     }
     let (best, config) = binding.expect("a layout has at least one rank");
     let Some(best) = best else {
-        let need = total(&config, with(1))
+        let need = total(&config, with(1), shared)
             .map_err(size_error(&config))?
             .unwrap_or(usize::MAX);
         return Err(CliError::Usage(format!(
@@ -72,9 +74,14 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     let inputs = with(best);
     let (report, _) = SizeReport::new(&config, inputs).map_err(size_error(&config))?;
     println!(
-        "{} {what} = {best}: total_bytes {}{} of the budget {}{}",
+        "{} {what} = {best}: {} {}{} of the budget {}{}",
         bold("fits:"),
-        human_bytes(report.total_bytes),
+        if shared { "shared slab" } else { "total_bytes" },
+        human_bytes(if shared {
+            report.shared_bytes
+        } else {
+            report.total_bytes
+        }),
         if config.shard.is_some() {
             " per GPU (the rank that binds)"
         } else {
@@ -94,12 +101,19 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The total at `inputs`, or `None` when a size overflows (never fits).
+/// The total at `inputs` (or the shared slab's footprint), or `None` when a size overflows
+/// (never fits).
 fn total(
     config: &ModelConfig,
     inputs: ArenaInputs,
+    shared: bool,
 ) -> Result<Option<usize>, arena_runtime::SizeError> {
     match inputs.sizes(config) {
+        Ok(s) if shared => match <arena_spec::BufferArena as arena_runtime::Arena>::shared_plan(&s)
+        {
+            Ok(plan) => Ok(Some(plan.footprint)),
+            Err(_) => Ok(None),
+        },
         Ok(s) => Ok(Some(s.total_bytes())),
         Err(
             arena_runtime::SizeError::Overflow { .. }
@@ -118,10 +132,11 @@ fn total(
 fn largest_fitting(
     config: &ModelConfig,
     budget: usize,
+    shared: bool,
     with: impl Fn(usize) -> ArenaInputs,
 ) -> Result<Option<usize>, arena_runtime::SizeError> {
     let fits = |v: usize| -> Result<bool, arena_runtime::SizeError> {
-        Ok(total(config, with(v))?.is_some_and(|t| t <= budget))
+        Ok(total(config, with(v), shared)?.is_some_and(|t| t <= budget))
     };
     if !fits(1)? {
         return Ok(None);

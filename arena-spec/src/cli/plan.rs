@@ -47,7 +47,8 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
             .map(|r| (r.index, stages[r.stage()].1))
             .collect(),
     };
-    let alloc = allocate_ranks(&args.device, &ranks)?;
+    let shared = args.sizing.fixed.shared;
+    let alloc = allocate_ranks(&args.device, &ranks, shared)?;
     let stage_rows: Vec<StageSummary> = stages
         .iter()
         .map(|(c, sizes)| {
@@ -80,8 +81,12 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
             },
             "stages": stage_rows,
             "buffers": report.buffers,
+            "phases": <arena_spec::BufferArena as arena_runtime::Arena>::PHASES,
             "total_bytes": report.total_bytes,
             "untracked_bytes": report.untracked_bytes,
+            "unshared_slab_bytes": report.unshared_slab_bytes,
+            "shared_bytes": report.shared_bytes,
+            "shared_lower_bound": report.shared_lower_bound,
             "allocation": alloc,
         });
         println!(
@@ -108,6 +113,15 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
     println!(
         "untracked   {} (o_latent, norm_unit_w)",
         human_bytes(report.untracked_bytes)
+    );
+    println!(
+        "shared      {} ({} B) when buffers of disjoint phases share bytes: {} against the unshared slab {}; lower bound {} ({:.3}×)",
+        human_bytes(report.shared_bytes),
+        report.shared_bytes,
+        super::diff::saving(report.unshared_slab_bytes, report.shared_bytes),
+        human_bytes(report.unshared_slab_bytes),
+        human_bytes(report.shared_lower_bound),
+        report.shared_bytes as f64 / report.shared_lower_bound.max(1) as f64
     );
     if layout.pp > 1 && layout_args.rank.is_none() {
         for s in &stage_rows {
@@ -161,8 +175,13 @@ fn print_allocation(a: &AllocSummary, several: bool) {
     } else {
         String::new()
     };
+    let how = if a.shared {
+        "in one shared slab; every buffer checked at its size, aligned, disjoint from every buffer live in a common phase"
+    } else {
+        "in one slab; every buffer checked at its size, aligned, disjoint"
+    };
     println!(
-        "allocated   {who}{} on {} in one slab; every buffer checked at its size, aligned, disjoint, gated ones NULL; released{drop}",
+        "allocated   {who}{} on {} {how}, gated ones NULL; released{drop}",
         human_bytes(a.allocated_bytes),
         a.device
     );

@@ -91,7 +91,12 @@ pub fn run(args: SweepArgs) -> Result<(), CliError> {
                     .map_or(0, |b| b.bytes)
             })
             .collect();
-        rows.push((m, report.total_bytes, per));
+        let total = if args.fixed.shared {
+            report.shared_bytes
+        } else {
+            report.total_bytes
+        };
+        rows.push((m, total, per));
     }
 
     print_inputs(
@@ -102,7 +107,12 @@ pub fn run(args: SweepArgs) -> Result<(), CliError> {
         },
     );
     println!();
-    print!("{:>8} {:>12}", "M", "total_bytes");
+    let total_name = if args.fixed.shared {
+        "shared slab"
+    } else {
+        "total_bytes"
+    };
+    print!("{:>8} {:>12}", "M", total_name);
     for n in &top {
         print!(" {n:>20}");
     }
