@@ -109,7 +109,7 @@ fn check_phases(cx: &Ctxt, cont: &Container) {
             );
         }
     }
-    let index = |id: &Ident| names.iter().position(|n| *n == id.to_string());
+    let index = |id: &Ident| cont.phases.iter().position(|p| p == id);
     let mut used = vec![false; names.len()];
     for b in &cont.buffers {
         let Some(range) = &b.phase else { continue };

@@ -44,7 +44,9 @@ pub mod cuda;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use arena::{AllocMode, AllocOptions, Allocated, Allocation, Placement, GUARD_PATTERN};
+pub use arena::{
+    AllocMode, AllocOptions, Allocated, Allocation, Placement, GUARD_PATTERN, POISON_PATTERN,
+};
 #[cfg(feature = "derive")]
 pub use arena_macros::{size, Arena, Regions};
 pub use checked::{CheckedArith, IntoSize};

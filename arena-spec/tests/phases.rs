@@ -33,3 +33,86 @@ fn every_shipped_model_shares_close_to_the_lower_bound() {
         assert!(ratio <= 1.02, "{}: {ratio}", m.name);
     }
 }
+
+/// The step's phases in order on a shared host slab: as each phase begins, every buffer that
+/// becomes live is written with its own byte (whole-step buffers at the first phase), and
+/// every buffer live in the phase must still hold its byte: no byte of a live buffer was
+/// reused. Then poison mode: a phase's poisoning fills exactly its new buffers.
+#[test]
+fn a_step_on_the_shared_slab_never_clobbers_a_live_buffer() {
+    use arena_runtime::{AllocOptions, Device, HostDevice, Live, POISON_PATTERN};
+    let phases = <BufferArena as Arena>::PHASES.len();
+    for name in [
+        "qwen3-next-80b-a3b",
+        "nemotron-3-nano-30b-a3b",
+        "deepseek-v3.2",
+        "synthetic-all-features-moe",
+    ] {
+        let config = arena_spec::models::find(name)
+            .unwrap()
+            .config_with_levers(Levers::default())
+            .unwrap();
+        let sizes = ArenaInputs {
+            max_batch_tokens: 64,
+            max_seq_len: 4096,
+            ..INPUTS
+        }
+        .sizes(&config)
+        .unwrap();
+        let arena =
+            BufferArena::allocate_with(HostDevice::new(), &sizes, AllocOptions::shared()).unwrap();
+        arena.check_placement().unwrap();
+        let plan = BufferArena::shared_plan(&sizes).unwrap();
+        assert_eq!(arena.allocated_bytes(), plan.footprint, "{name}");
+        let device = arena.device();
+        let live: Vec<_> = arena
+            .placements()
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.bytes > 0)
+            .collect();
+        let starts = |l: Live, p: usize| match l {
+            Live::WholeStep => p == 0,
+            Live::Phases { first, .. } => first == p,
+        };
+        for p in 0..phases {
+            for &(i, b) in &live {
+                if starts(b.decl.live, p) {
+                    // SAFETY: `b` is a live buffer of `arena`, `b.bytes` long.
+                    unsafe { device.write(b.addr, &vec![(i % 250 + 1) as u8; b.bytes]) }.unwrap();
+                }
+            }
+            for &(i, b) in &live {
+                if b.decl.live.contains(p) {
+                    let mut back = vec![0u8; b.bytes];
+                    // SAFETY: as above.
+                    unsafe { device.read(b.addr, &mut back) }.unwrap();
+                    assert!(
+                        back.iter().all(|&x| x == (i % 250 + 1) as u8),
+                        "{name}: `{}` clobbered in phase {p}",
+                        b.decl.name
+                    );
+                }
+            }
+        }
+        let ffn = <BufferArena as Arena>::PHASES
+            .iter()
+            .position(|&n| n == "ffn")
+            .unwrap();
+        arena.poison_phase(ffn).unwrap();
+        for &(_, b) in &live {
+            let mut back = vec![0u8; b.bytes];
+            // SAFETY: as above.
+            unsafe { device.read(b.addr, &mut back) }.unwrap();
+            let poisoned = back.iter().all(|&x| x == POISON_PATTERN);
+            if starts(b.decl.live, ffn) {
+                assert!(poisoned, "{name}: `{}` begins in ffn", b.decl.name);
+            }
+            if b.decl.live.contains(ffn) && !starts(b.decl.live, ffn) {
+                assert!(!poisoned, "{name}: `{}` is live across ffn", b.decl.name);
+            }
+        }
+        assert!(arena.poison_phase(phases).is_err());
+        arena.release().unwrap();
+    }
+}
