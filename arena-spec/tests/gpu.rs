@@ -374,3 +374,84 @@ fn rank_arenas_of_a_layout_allocate_on_every_gpu_in_one_slab() {
 fn rank_arenas_of_a_layout_allocate_on_every_gpu_per_buffer() {
     rank_arenas_on_every_gpu("per-buffer", AllocOptions::per_buffer());
 }
+
+/// Every shipped model's step on its shared slab (`AllocOptions::shared()`, the realistic
+/// inputs): free memory drops by the planned footprint to the 2 MiB page; as each phase
+/// begins a kernel fills every buffer that becomes live with its own byte (whole-step buffers
+/// at the first phase), and a kernel checks that every buffer live in the phase still holds
+/// its byte; free memory comes back on release. Prints one row per model of the committed
+/// table (`arena-spec/bench/phase_sharing.md`), with the planning and allocation times.
+#[test]
+fn a_step_on_the_shared_slab_keeps_every_live_buffer_intact() {
+    use arena_runtime::{Arena, Live};
+    let Some(device) = gpu() else { return };
+    let k = Kernels::new(&device);
+    let phases = <BufferArena as Arena>::PHASES.len();
+    println!("| model | unshared slab | shared slab | lower bound | shared / bound | saving | free-memory drop | plan | allocation |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for config in configs() {
+        let sizes = REALISTIC.sizes(&config).unwrap();
+        let t = std::time::Instant::now();
+        let plan = BufferArena::shared_plan(&sizes).unwrap();
+        let plan_us = t.elapsed().as_secs_f64() * 1e6;
+        let before = device.mem_info().unwrap().free;
+        let t = std::time::Instant::now();
+        let arena =
+            BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::shared()).unwrap();
+        let alloc_us = t.elapsed().as_secs_f64() * 1e6;
+        let drop = before - device.mem_info().unwrap().free;
+        assert_eq!(arena.allocated_bytes(), plan.footprint, "{}", config.source);
+        assert_eq!(
+            drop,
+            plan.footprint.div_ceil(PAGE) * PAGE,
+            "{}: free memory dropped by the shared footprint in 2 MiB pages",
+            config.source
+        );
+        arena.check_placement().unwrap();
+        let live: Vec<_> = arena
+            .placements()
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.bytes > 0)
+            .collect();
+        let starts = |l: Live, p: usize| match l {
+            Live::WholeStep => p == 0,
+            Live::Phases { first, .. } => first == p,
+        };
+        for p in 0..phases {
+            for &(i, b) in &live {
+                if starts(b.decl.live, p) {
+                    k.fill(byte_view(b), (i % 251 + 1) as u8);
+                }
+            }
+            for &(i, b) in &live {
+                if b.decl.live.contains(p) {
+                    assert_eq!(
+                        k.mismatches(byte_view(b), (i % 251 + 1) as u8),
+                        0,
+                        "{}: `{}` clobbered in phase {}",
+                        config.source,
+                        b.decl.name,
+                        <BufferArena as Arena>::PHASES[p]
+                    );
+                }
+            }
+        }
+        k.stream.synchronize().unwrap();
+        arena.release().unwrap();
+        assert_eq!(device.mem_info().unwrap().free, before, "{}", config.source);
+        let mib = |b: usize| format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64);
+        println!(
+            "| {} | {} | {} | {} | {:.3}× | {:.1}% | {} | {:.0} µs | {:.0} µs |",
+            config.source,
+            mib(plan.unshared),
+            mib(plan.footprint),
+            mib(plan.lower_bound),
+            plan.footprint as f64 / plan.lower_bound as f64,
+            100.0 * (1.0 - plan.footprint as f64 / plan.unshared as f64),
+            mib(drop),
+            plan_us,
+            alloc_us
+        );
+    }
+}
