@@ -118,6 +118,11 @@ pub trait Arena: Sized {
             .map(|(decl, bytes)| (decl.name, bytes))
     }
 
+    /// The index of phase `name` in [`Self::PHASES`] (for `Allocated::poison_phase`).
+    fn phase(name: &str) -> Option<usize> {
+        Self::PHASES.iter().position(|&p| p == name)
+    }
+
     /// The shared slab's plan at these sizes: buffers whose phases never overlap share bytes
     /// (256-byte alignment, no guard bands), with the lower bound and the unshared slab.
     fn shared_plan(sizes: &Self::Sizes) -> Result<crate::SharedPlan, crate::SizeError> {
