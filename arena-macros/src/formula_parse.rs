@@ -845,6 +845,26 @@ mod tests {
     }
 
     #[test]
+    fn true_and_false_are_literals_not_names() {
+        let cx = Ctxt::default();
+        let parsed = parse("flag && true || !false".parse().unwrap(), "formula", &cx).unwrap();
+        let mut names = Vec::new();
+        fn walk(node: &Node, out: &mut Vec<String>) {
+            match &node.kind {
+                NodeKind::Path { name: Some(id) } => out.push(id.to_string()),
+                NodeKind::Binary { left, right, .. } => {
+                    walk(left, out);
+                    walk(right, out);
+                }
+                NodeKind::Not(inner) | NodeKind::Paren(inner) => walk(inner, out),
+                _ => {}
+            }
+        }
+        walk(&parsed.root, &mut names);
+        assert_eq!(names, ["flag"]);
+    }
+
+    #[test]
     fn reports_what_is_outside_the_grammar() {
         for (src, msg) in [
             ("a b", "expected an operator, found `b`"),
@@ -862,6 +882,7 @@ mod tests {
             ("()", "expected a value"),
             ("a !", "expected an operator, found `!`"),
             ("a; b", "a formula is one expression, not statements"),
+            ("a + < b", "expected a value, found `<`"),
             ("a =- b", "`=-` is not allowed"),
         ] {
             let err = ours(src).expect_err(src);

@@ -505,3 +505,74 @@ fn const_config_prints_a_const_the_compiler_sizes() {
     let named = stdout(&["const-config", "qwen3-0.6b", "--name", "MINE"]);
     assert!(named.contains("pub const MINE: ModelConfig"), "{named}");
 }
+
+#[test]
+fn plan_fit_sweep_and_diff_report_the_shared_slab() {
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&[
+        "plan",
+        "qwen3-next-80b-a3b",
+        "--json",
+        "--shared",
+        "--max-batch-tokens",
+        "1024",
+    ]))
+    .unwrap();
+    assert_eq!(
+        doc["phases"],
+        serde_json::json!(["attention", "gdn", "mamba2", "router", "ffn", "lm_head"])
+    );
+    let shared = doc["shared_bytes"].as_u64().unwrap();
+    let bound = doc["shared_lower_bound"].as_u64().unwrap();
+    let unshared = doc["unshared_slab_bytes"].as_u64().unwrap();
+    assert!(
+        bound <= shared && shared < unshared,
+        "{bound} {shared} {unshared}"
+    );
+    assert_eq!(
+        doc["allocation"][0]["allocated_bytes"].as_u64(),
+        Some(shared)
+    );
+    assert_eq!(doc["allocation"][0]["shared"], true);
+    let phase_of = |name: &str| {
+        doc["buffers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == name)
+            .unwrap()["phase"]
+            .clone()
+    };
+    assert_eq!(phase_of("qkv_output"), "attention");
+    assert_eq!(phase_of("ssm_qkvz"), "gdn..=mamba2");
+    assert_eq!(phase_of("hidden_states"), "whole step");
+
+    let table = stdout(&["plan", "llama-3.1-8b", "--max-batch-tokens", "1024"]);
+    assert!(table.contains("shared      "), "{table}");
+    let fit = stdout(&["fit", "qwen3-next-80b-a3b", "--budget", "2GiB", "--shared"]);
+    let whole = stdout(&["fit", "qwen3-next-80b-a3b", "--budget", "2GiB"]);
+    let m = |out: &str| -> usize {
+        let rest = out.split("max_batch_tokens = ").nth(1).unwrap();
+        rest.split(':').next().unwrap().parse().unwrap()
+    };
+    assert!(fit.contains("shared slab"), "{fit}");
+    assert!(
+        m(&fit) > m(&whole),
+        "sharing fits more tokens: {fit} / {whole}"
+    );
+    let sweep = stdout(&[
+        "sweep",
+        "qwen3-0.6b",
+        "--max-batch-tokens",
+        "256..512",
+        "--shared",
+    ]);
+    assert!(sweep.contains("shared slab"), "{sweep}");
+    let diff = stdout(&[
+        "diff",
+        "llama-3.1-8b",
+        "qwen3-next-80b-a3b",
+        "--max-batch-tokens",
+        "1024",
+    ]);
+    assert!(diff.contains("sharing saves"), "{diff}");
+}
