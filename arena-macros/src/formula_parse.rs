@@ -815,6 +815,8 @@ mod tests {
             "config.f().g(1, 2).h",
             "x.0 + t[i][j]",
             "a::B::<u8>(1)",
+            // Generic arguments inside a path, followed by more of it.
+            "T::<u8>::f(1) + m::<A, B>::n",
             "::core::cmp::max(a, b)",
             "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
             "(config.index_n_heads + 1) * config.index_head_dim",
