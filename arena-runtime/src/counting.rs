@@ -124,6 +124,11 @@ impl<D: Device> Device for CountingDevice<D> {
         // SAFETY: forwarded with the caller's promise unchanged.
         unsafe { self.inner.read(addr, out) }
     }
+
+    unsafe fn fill(&self, addr: u64, bytes: usize, value: u8) -> Result<(), DeviceError> {
+        // SAFETY: forwarded with the caller's promise unchanged.
+        unsafe { self.inner.fill(addr, bytes, value) }
+    }
 }
 
 #[cfg(test)]

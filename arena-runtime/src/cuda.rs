@@ -132,6 +132,13 @@ impl Device for CudaDevice {
         // SAFETY: as `write`, for `addr .. addr + out.len()`.
         unsafe { result::memcpy_dtoh_sync(out, addr) }.map_err(driver)
     }
+
+    unsafe fn fill(&self, addr: u64, bytes: usize, value: u8) -> Result<(), DeviceError> {
+        self.bind()?;
+        // SAFETY: as `write`, for `addr .. addr + bytes`: one `cuMemsetD8`, synchronous, so
+        // the fill is done before the phase's kernels are launched.
+        unsafe { result::memset_d8_sync(addr, value, bytes) }.map_err(driver)
+    }
 }
 
 #[cfg(test)]

@@ -189,4 +189,82 @@ mod tests {
             })
         ));
     }
+
+    /// `a` in phase 0, `b` in phase 1, `c` the whole step.
+    struct Phased;
+    const PHASED: [BufferDecl; 3] = [
+        BufferDecl {
+            live: crate::Live::Phases { first: 0, last: 0 },
+            ..decl("a")
+        },
+        BufferDecl {
+            live: crate::Live::Phases { first: 1, last: 1 },
+            ..decl("b")
+        },
+        decl("c"),
+    ];
+    impl Arena for Phased {
+        type Sizes = [usize; 3];
+        const NAME: &'static str = "Phased";
+        const BUFFERS: &'static [BufferDecl] = &PHASED;
+        const PHASES: &'static [&'static str] = &["p0", "p1"];
+        fn byte_sizes(sizes: &[usize; 3]) -> Vec<usize> {
+            sizes.to_vec()
+        }
+        fn from_addresses(_: &[u64], _: &[usize]) -> Self {
+            Phased
+        }
+    }
+
+    #[test]
+    fn a_shared_arena_may_overlap_only_buffers_of_disjoint_phases() {
+        let shared = || {
+            Allocated::<Phased, _>::allocate(
+                HostDevice::new(),
+                &[512, 512, 256],
+                AllocOptions::shared(),
+            )
+            .unwrap()
+        };
+        let a = shared();
+        assert_eq!(a.check_placement(), Ok(()));
+        assert_eq!(
+            a.placements()[0].addr,
+            a.placements()[1].addr,
+            "a and b share"
+        );
+        assert_eq!(a.allocated_bytes(), 768);
+
+        // The whole-step buffer moved onto `a`: live together, so an overlap.
+        let mut a = shared();
+        a.corrupt(|p, _| p[2].addr = p[0].addr + 256);
+        assert!(
+            matches!(
+                a.check_placement(),
+                Err(PlacementError::Overlap {
+                    first: "a",
+                    second: "c"
+                }) | Err(PlacementError::Overlap {
+                    first: "b",
+                    second: "c"
+                })
+            ),
+            "{:?}",
+            a.check_placement()
+        );
+
+        // Unshared, `a` and `b` on the same bytes are an overlap.
+        let mut a = Allocated::<Phased, _>::allocate(
+            HostDevice::new(),
+            &[512, 512, 256],
+            AllocOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(a.allocated_bytes(), 512 + 512 + 256);
+        a.corrupt(|p, _| p[1].addr = p[0].addr);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::Overlap { .. })
+        ));
+    }
 }

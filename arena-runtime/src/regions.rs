@@ -120,6 +120,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn advance_is_place_without_the_region() {
+        let (mut placed, mut advanced) = (RegionCursor::new("l", 256), RegionCursor::new("l", 256));
+        for bytes in [10, 0, 300, 1] {
+            let region = placed.place(bytes).unwrap();
+            assert_eq!(advanced.advance(bytes), Ok(region.offset + bytes));
+            assert_eq!(advanced.total(), placed.total());
+        }
+        let mut full = RegionCursor::new("l", 256);
+        full.advance(usize::MAX - 10).unwrap();
+        assert_eq!(
+            full.advance(1),
+            Err(SizeError::Overflow {
+                buffer: "l",
+                op: "+",
+                lhs: usize::MAX - 10,
+                rhs: 1
+            })
+        );
+        assert_eq!(
+            full.total(),
+            usize::MAX - 10,
+            "a failed advance moves nothing"
+        );
+        let mut near = RegionCursor::new("l", 256);
+        near.advance(1).unwrap();
+        assert!(near.advance(usize::MAX - 100).is_err());
+    }
+
+    #[test]
     fn cursor_aligns_and_totals() {
         let mut c = RegionCursor::new("l", 256);
         let a = c.place(10).unwrap();

@@ -13,7 +13,7 @@ pub struct Dims {
 }
 
 #[derive(Regions)]
-#[regions(inputs(rows: usize), align = 64)]
+#[regions(const, inputs(rows: usize), align = 64)]
 pub struct Split {
     #[region(shape = [rows])]
     pub ids: DevicePtr<i32>,
@@ -197,4 +197,111 @@ fn the_placement_check_holds_and_names_every_kind_of_breach() {
     let err = stacked.check_placement().unwrap_err();
     assert!(matches!(err, PlacementError::Overlap { .. }), "{err}");
     assert!(err.to_string().contains("overlap"), "{err}");
+}
+
+/// A phased arena: `a` and `b` are never live together, `c` spans both phases, `w` is the
+/// whole step.
+#[derive(Arena)]
+#[arena(sizes = PhasedSizes, inputs(m: usize), phases(first, second))]
+pub struct Phased {
+    #[buffer(shape = [m], phase = first)]
+    pub a: DevicePtr<u32>,
+    #[buffer(shape = [m], phase = second)]
+    pub b: DevicePtr<u32>,
+    #[buffer(shape = [m], phase = first..=second)]
+    pub c: DevicePtr<u32>,
+    #[buffer(shape = [m])]
+    pub w: DevicePtr<u32>,
+    #[buffer(bytes = Split::bytes(m), phase = second)]
+    pub split: DevicePtr<u8>,
+}
+
+#[test]
+fn a_shared_arena_shares_only_between_disjoint_phases_and_poisons_a_phase() {
+    use arena_runtime::{AllocMode, Device, Live, POISON_PATTERN};
+    assert_eq!(<Phased as Arena>::PHASES, ["first", "second"]);
+    assert_eq!(<Phased as Arena>::phase("second"), Some(1));
+    assert_eq!(<Phased as Arena>::phase("third"), None);
+    assert_eq!(
+        <Phased as Arena>::BUFFERS[2].live,
+        Live::Phases { first: 0, last: 1 }
+    );
+    let sizes = PhasedSizes::from_config(100);
+    assert_eq!(sizes.split, Split::layout(100).unwrap().total_bytes);
+    let plan = Phased::shared_plan(&sizes).unwrap();
+    assert!(plan.footprint < plan.unshared);
+    assert_eq!(plan.footprint, plan.lower_bound);
+
+    let device = CountingDevice::new(HostDevice::new());
+    let arena = Phased::allocate_with(&device, &sizes, AllocOptions::shared()).unwrap();
+    assert_eq!(arena.mode(), AllocMode::Shared);
+    assert_eq!(arena.allocated_bytes(), plan.footprint);
+    assert_eq!(arena.check_placement(), Ok(()));
+    assert_eq!(arena.a.as_raw(), arena.b.as_raw(), "a and b share bytes");
+    let distinct = [arena.a.as_raw(), arena.c.as_raw(), arena.w.as_raw()];
+    assert!(distinct[0] != distinct[1] && distinct[1] != distinct[2] && distinct[0] != distinct[2]);
+
+    // Phase 0 writes a, c, w; phase 1 begins: poisoning fills b and split (they begin
+    // there), leaving c and w (live across) untouched.
+    for (p, v) in [(&arena.a, 1u8), (&arena.c, 2), (&arena.w, 3)] {
+        // SAFETY: a live buffer of this arena.
+        unsafe { device.fill(p.as_raw(), p.byte_len(), v) }.unwrap();
+    }
+    arena.poison_phase(1).unwrap();
+    let read = |addr: u64, len: usize| {
+        let mut out = vec![0u8; len];
+        // SAFETY: a live buffer of this arena.
+        unsafe { device.read(addr, &mut out) }.unwrap();
+        out
+    };
+    assert!(read(arena.b.as_raw(), arena.b.byte_len())
+        .iter()
+        .all(|&x| x == POISON_PATTERN));
+    assert!(read(arena.split.as_raw(), arena.split.byte_len())
+        .iter()
+        .all(|&x| x == POISON_PATTERN));
+    assert!(
+        read(arena.a.as_raw(), arena.a.byte_len())
+            .iter()
+            .all(|&x| x == POISON_PATTERN),
+        "a's bytes were reused by b"
+    );
+    assert!(read(arena.c.as_raw(), arena.c.byte_len())
+        .iter()
+        .all(|&x| x == 2));
+    assert!(read(arena.w.as_raw(), arena.w.byte_len())
+        .iter()
+        .all(|&x| x == 3));
+    assert!(matches!(
+        arena.poison_phase(2),
+        Err(arena_runtime::ArenaError::NoSuchPhase {
+            phase: 2,
+            phases: 2,
+            ..
+        })
+    ));
+    arena.release().unwrap();
+    assert_eq!(device.live_allocations(), 0);
+
+    // Unshared, the same arena keeps every buffer apart.
+    let apart = Phased::allocate_with(&device, &sizes, AllocOptions::default()).unwrap();
+    assert_eq!(apart.allocated_bytes(), plan.unshared);
+    assert_ne!(apart.a.as_raw(), apart.b.as_raw());
+    apart.release().unwrap();
+}
+
+#[test]
+fn a_default_fill_covers_every_byte_across_its_chunks() {
+    use arena_runtime::Device;
+    let device = HostDevice::new();
+    let n = (2 << 20) + 5;
+    let addr = device.alloc(n).unwrap();
+    // SAFETY: `addr .. addr + n` is this allocation.
+    unsafe { device.fill(addr, n, 7) }.unwrap();
+    unsafe { device.fill(addr, 3, 9) }.unwrap();
+    let mut out = vec![0u8; n];
+    unsafe { device.read(addr, &mut out) }.unwrap();
+    assert_eq!(&out[..4], &[9, 9, 9, 7]);
+    assert!(out[3..].iter().all(|&b| b == 7));
+    unsafe { device.free(addr, n) }.unwrap();
 }
