@@ -846,6 +846,26 @@ mod tests {
         );
     }
 
+    /// A value followed by an invisible group (a macro_rules `$x`) is two values, not an
+    /// index: only `[...]` indexes.
+    #[test]
+    fn only_brackets_index() {
+        use proc_macro2::{Group, Ident, Span};
+        let cx = Ctxt::default();
+        let inner: TokenStream = "b".parse().unwrap();
+        let tokens: TokenStream = [
+            TokenTree::Ident(Ident::new("a", Span::call_site())),
+            TokenTree::Group(Group::new(Delimiter::None, inner)),
+        ]
+        .into_iter()
+        .collect();
+        assert!(parse(tokens, "formula", &cx).is_none());
+        assert!(cx
+            .to_compile_errors()
+            .to_string()
+            .contains("expected an operator"));
+    }
+
     #[test]
     fn true_and_false_are_literals_not_names() {
         let cx = Ctxt::default();
