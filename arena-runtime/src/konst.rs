@@ -292,6 +292,13 @@ mod tests {
         assert_eq!(Konst(F.mul(3, 4)).get("m"), 12);
         assert_eq!(Konst(F.mul(3, 4)).into_result(F), Ok(12));
         assert_eq!(Konst(5u64).into_result(F), Ok(5));
+        assert_eq!(Konst(7usize).into_result(F), Ok(7));
+        assert_eq!(Konst(7u32).into_result(F), Ok(7));
+        if usize::BITS == 64 {
+            // Every u64 is a usize here: the largest converts, it does not fail.
+            assert_eq!(Konst(u64::MAX).get("m"), usize::MAX);
+            assert_eq!(Konst(u64::MAX).into_result(F), Ok(usize::MAX));
+        }
         assert_eq!(finish(0, 256, false, "z"), 256);
         assert_eq!(finish(0, 0, true, "z"), 0);
         assert_eq!(total(&[1, 2, 4], &[true, false, true], "t"), 5);
@@ -325,6 +332,41 @@ mod tests {
             msg,
             "model at M = 8 does not fit its budget: total_bytes 530 B > budget 500 B (30 B \
              over); largest buffers: `b` 300 B, `d` 200 B, `c` 20 B"
+        );
+    }
+
+    fn text_of(m: &Message) -> &str {
+        let (text, _) = m.buf.split_at(m.len);
+        core::str::from_utf8(text).unwrap()
+    }
+
+    #[test]
+    fn a_full_message_cuts_at_a_whole_character() {
+        let pad = "a".repeat(Message::CAPACITY - 2);
+        // "€" is 3 bytes and does not fit in the 2 left; "é" (2) does.
+        let m = Message::new().text(&pad).text("€");
+        assert_eq!(text_of(&m), pad);
+        let m = Message::new().text(&pad).text("é€");
+        assert_eq!(text_of(&m), format!("{pad}é"));
+        let m = m.text("x").number(42);
+        assert_eq!(m.len, Message::CAPACITY, "nothing past the capacity");
+        let three = "a".repeat(Message::CAPACITY - 3);
+        assert_eq!(
+            text_of(&Message::new().text(&three).text("€")),
+            format!("{three}€")
+        );
+        let long = Message::new().text(&"b".repeat(Message::CAPACITY + 10));
+        assert_eq!(text_of(&long).len(), Message::CAPACITY);
+    }
+
+    #[test]
+    fn a_blown_budget_lists_what_there_is_and_ties_in_field_order() {
+        let err = std::panic::catch_unwind(|| fits("m", &[("a", 300), ("b", 300)], 600, 100))
+            .unwrap_err();
+        assert_eq!(
+            err.downcast_ref::<String>().unwrap(),
+            "m does not fit its budget: total_bytes 600 B > budget 100 B (500 B over); \
+             largest buffers: `a` 300 B, `b` 300 B"
         );
     }
 
