@@ -232,6 +232,29 @@ mod tests {
         assert_eq!(plan.footprint, 5120);
     }
 
+    /// Placed in this order: `x`, `y`, `z` (phase 2 only) make room between `c1`, `c2`, `c3`
+    /// (every phase); `n` (phases 0..=1) conflicts only with the `c`s, whose gaps are 1024,
+    /// 256 and 512 bytes: it takes the smallest that fits.
+    #[test]
+    fn a_buffer_takes_the_smallest_gap_that_fits() {
+        let names = ["x", "c1", "y", "c2", "z", "c3", "n"];
+        let sizes = [1024, 256, 256, 256, 512, 256, 256];
+        let live = [
+            p(2, 2),
+            p(0, 2),
+            p(2, 2),
+            p(0, 2),
+            p(2, 2),
+            p(0, 2),
+            p(0, 1),
+        ];
+        let (footprint, offsets) =
+            place(&[0, 1, 2, 3, 4, 5, 6], &names, &sizes, &sizes, &live, 0).unwrap();
+        let at: Vec<usize> = offsets.iter().map(|o| o.unwrap()).collect();
+        assert_eq!(at, [0, 1024, 1280, 1536, 1792, 2304, 1280]);
+        assert_eq!(footprint, 2560);
+    }
+
     #[test]
     fn empty_buffers_take_no_space_and_overflow_is_named() {
         let plan = SharedPlan::new(&["a", "b"], &[0, 10], &[W, W], 0, 256, 0).unwrap();
