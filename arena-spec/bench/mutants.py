@@ -109,7 +109,11 @@ def report():
              "`python3 arena-spec/bench/mutants.py report` (this file). cargo-mutants 27.1, 2 cores.",
              "Caught / viable = caught / (caught + missed + timeout). A timeout is a mutant whose tests",
              "never finished (a parser loop that no longer advances, say): detected by the hang, so the",
-             "last column counts it with the caught ones.", "",
+             "last column counts it with the caught ones.",
+             "Each shard mutated the working tree as it was when the shard started, so shards run at different",
+             "commits measured slightly different mutant lists; a survivor marked \"fixed\" was killed by a test",
+             "added after its shard ran. The `spec` crate has the same command but no shard run yet: its tests",
+             "take about a minute per mutant, so a shard of 50 is most of an hour on 2 cores.", "",
              "| crate | shards run | caught | missed | unviable | timeout | caught of viable | detected of viable |",
              "|---|---|---|---|---|---|---|---|"] + rows + ["", "## Surviving mutants", "",
              "| crate | shard | mutant | reason |", "|---|---|---|---|"]
