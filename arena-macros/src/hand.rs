@@ -28,6 +28,13 @@ impl VisitMut for ExpandSize {
                     .expect("size! expands to an expression");
                 return;
             }
+            // Another macro whose argument is one expression (`const_try!(size!(...))`):
+            // expand inside it.
+            if let Ok(mut inner) = syn::parse2::<syn::Expr>(m.mac.tokens.clone()) {
+                self.visit_expr_mut(&mut inner);
+                m.mac.tokens = inner.into_token_stream();
+                return;
+            }
         }
         syn::visit_mut::visit_expr_mut(self, e);
     }
