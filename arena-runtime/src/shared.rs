@@ -30,6 +30,15 @@ impl Live {
         }
     }
 
+    /// Whether the buffer becomes live as phase `phase` begins (a whole-step buffer at the
+    /// first phase): when a step writes it first.
+    pub const fn starts_at(self, phase: usize) -> bool {
+        match self {
+            Live::WholeStep => phase == 0,
+            Live::Phases { first, .. } => first == phase,
+        }
+    }
+
     /// Whether the buffer is live in phase `phase`.
     pub const fn contains(self, phase: usize) -> bool {
         match self {
@@ -189,6 +198,14 @@ mod tests {
     const W: Live = Live::WholeStep;
     const fn p(first: usize, last: usize) -> Live {
         Live::Phases { first, last }
+    }
+
+    #[test]
+    fn live_ranges_begin_overlap_and_contain() {
+        assert!(W.starts_at(0) && !W.starts_at(1));
+        assert!(p(1, 2).starts_at(1) && !p(1, 2).starts_at(2) && !p(1, 2).starts_at(0));
+        assert!(p(1, 2).contains(2) && !p(1, 2).contains(3) && !p(1, 2).contains(0));
+        assert!(p(0, 1).overlaps(p(1, 2)) && !p(0, 0).overlaps(p(1, 2)) && W.overlaps(p(3, 3)));
     }
 
     #[test]

@@ -96,6 +96,22 @@ impl SizeReport {
         rows
     }
 
+    /// The golden-table form: one line per buffer (name, bytes, shape) and the total, exact
+    /// numbers only, so a formula change is a one-line diff in `tests/golden/`.
+    pub fn golden_lines(&self) -> String {
+        let mut out = String::new();
+        for b in &self.buffers {
+            out.push_str(&format!(
+                "{:<22} {:>14}  {}\n",
+                b.name,
+                b.bytes,
+                shape_text(b)
+            ));
+        }
+        out.push_str(&format!("{:<22} {:>14}\n", "total_bytes", self.total_bytes));
+        out
+    }
+
     /// The per-buffer table: buffer, dtype, shape, bytes, share of the total, marks.
     pub fn table(&self) -> String {
         let mut out = String::new();

@@ -3,7 +3,7 @@
 //! Re-bless with `ARENA_BLESS=1 cargo test -p arena-spec --test golden_sizes`.
 
 use arena_spec::models::SHIPPED;
-use arena_spec::report::{shape_text, SizeReport};
+use arena_spec::report::SizeReport;
 use arena_spec::{ArenaInputs, Levers};
 use std::path::Path;
 
@@ -30,18 +30,7 @@ fn golden_text(name: &str) -> String {
         config.levers = levers;
         let (report, _) = SizeReport::new(&config, INPUTS).unwrap();
         out.push_str(&format!("\n## {label}\n"));
-        for b in &report.buffers {
-            out.push_str(&format!(
-                "{:<22} {:>14}  {}\n",
-                b.name,
-                b.bytes,
-                shape_text(b)
-            ));
-        }
-        out.push_str(&format!(
-            "{:<22} {:>14}\n",
-            "total_bytes", report.total_bytes
-        ));
+        out.push_str(&report.golden_lines());
     }
     out
 }

@@ -383,7 +383,7 @@ fn rank_arenas_of_a_layout_allocate_on_every_gpu_per_buffer() {
 /// table (`arena-spec/bench/phase_sharing.md`), with the planning and allocation times.
 #[test]
 fn a_step_on_the_shared_slab_keeps_every_live_buffer_intact() {
-    use arena_runtime::{Arena, Live};
+    use arena_runtime::Arena;
     let Some(device) = gpu() else { return };
     let k = Kernels::new(&device);
     let phases = <BufferArena as Arena>::PHASES.len();
@@ -414,13 +414,9 @@ fn a_step_on_the_shared_slab_keeps_every_live_buffer_intact() {
             .enumerate()
             .filter(|(_, p)| p.bytes > 0)
             .collect();
-        let starts = |l: Live, p: usize| match l {
-            Live::WholeStep => p == 0,
-            Live::Phases { first, .. } => first == p,
-        };
         for p in 0..phases {
             for &(i, b) in &live {
-                if starts(b.decl.live, p) {
+                if b.decl.live.starts_at(p) {
                     k.fill(byte_view(b), (i % 251 + 1) as u8);
                 }
             }

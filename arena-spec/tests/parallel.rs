@@ -4,7 +4,7 @@
 //! Re-bless the tables with `ARENA_BLESS=1 cargo test -p arena-spec --test parallel`.
 
 use arena_spec::models::SHIPPED;
-use arena_spec::report::{shape_text, SizeReport};
+use arena_spec::report::SizeReport;
 use arena_spec::{ArenaInputs, LayerKind, ModelConfig, ParallelLayout, ShardError};
 use std::path::Path;
 
@@ -337,18 +337,7 @@ fn golden_text(name: &str, layouts: &[Degrees]) -> String {
                 if s.holds_lm_head { ", LM head" } else { "" }
             ));
             let (report, _) = SizeReport::new(&c, INPUTS).unwrap();
-            for b in &report.buffers {
-                out.push_str(&format!(
-                    "{:<22} {:>14}  {}\n",
-                    b.name,
-                    b.bytes,
-                    shape_text(b)
-                ));
-            }
-            out.push_str(&format!(
-                "{:<22} {:>14}\n",
-                "total_bytes", report.total_bytes
-            ));
+            out.push_str(&report.golden_lines());
         }
     }
     out

@@ -40,7 +40,7 @@ fn every_shipped_model_shares_close_to_the_lower_bound() {
 /// reused. Then poison mode: a phase's poisoning fills exactly its new buffers.
 #[test]
 fn a_step_on_the_shared_slab_never_clobbers_a_live_buffer() {
-    use arena_runtime::{AllocOptions, Device, HostDevice, Live, POISON_PATTERN};
+    use arena_runtime::{AllocOptions, Device, HostDevice, POISON_PATTERN};
     let phases = <BufferArena as Arena>::PHASES.len();
     for name in [
         "qwen3-next-80b-a3b",
@@ -71,13 +71,9 @@ fn a_step_on_the_shared_slab_never_clobbers_a_live_buffer() {
             .enumerate()
             .filter(|(_, p)| p.bytes > 0)
             .collect();
-        let starts = |l: Live, p: usize| match l {
-            Live::WholeStep => p == 0,
-            Live::Phases { first, .. } => first == p,
-        };
         for p in 0..phases {
             for &(i, b) in &live {
-                if starts(b.decl.live, p) {
+                if b.decl.live.starts_at(p) {
                     // SAFETY: `b` is a live buffer of `arena`, `b.bytes` long.
                     unsafe { device.write(b.addr, &vec![(i % 250 + 1) as u8; b.bytes]) }.unwrap();
                 }
@@ -105,10 +101,10 @@ fn a_step_on_the_shared_slab_never_clobbers_a_live_buffer() {
             // SAFETY: as above.
             unsafe { device.read(b.addr, &mut back) }.unwrap();
             let poisoned = back.iter().all(|&x| x == POISON_PATTERN);
-            if starts(b.decl.live, ffn) {
+            if b.decl.live.starts_at(ffn) {
                 assert!(poisoned, "{name}: `{}` begins in ffn", b.decl.name);
             }
-            if b.decl.live.contains(ffn) && !starts(b.decl.live, ffn) {
+            if b.decl.live.contains(ffn) && !b.decl.live.starts_at(ffn) {
                 assert!(!poisoned, "{name}: `{}` is live across ffn", b.decl.name);
             }
         }
