@@ -96,3 +96,20 @@ fn vendor_files_the_arena_cannot_size_are_refused_naming_what_is_missing() {
     }
     assert_eq!(seen, 2);
 }
+
+/// The size bound is on the text as given: exactly `MAX_CONFIG_BYTES` is read (and here
+/// fails as JSON), one byte more is refused unread.
+#[test]
+fn a_text_at_the_size_bound_is_read_and_one_byte_more_is_not() {
+    use arena_spec::config::MAX_CONFIG_BYTES;
+    use arena_spec::{ConfigError, Levers, ModelConfig};
+    let at = format!("{{}}{}", " ".repeat(MAX_CONFIG_BYTES - 2));
+    assert_eq!(at.len(), MAX_CONFIG_BYTES);
+    let err =
+        ModelConfig::from_json_str_with_levers(&at, "at.json", Levers::default()).unwrap_err();
+    assert!(!matches!(err, ConfigError::TooLarge { .. }), "{err}");
+    let over = format!("{at} ");
+    let err =
+        ModelConfig::from_json_str_with_levers(&over, "over.json", Levers::default()).unwrap_err();
+    assert!(matches!(err, ConfigError::TooLarge { .. }), "{err}");
+}

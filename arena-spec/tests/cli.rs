@@ -576,3 +576,15 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
     ]);
     assert!(diff.contains("sharing saves"), "{diff}");
 }
+
+#[test]
+fn help_goes_to_stdout_and_a_usage_error_is_one_line() {
+    let help = arena().arg("--help").output().unwrap();
+    assert!(help.status.success());
+    assert!(String::from_utf8(help.stdout)
+        .unwrap()
+        .contains("Usage: arena"));
+    let missing = error(&["plan"], &[]);
+    assert!(missing.contains("required"), "{missing}");
+    assert!(!missing.contains("Usage:"), "{missing}");
+}
