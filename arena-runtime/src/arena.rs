@@ -55,7 +55,8 @@ impl Default for AllocOptions {
 impl AllocOptions {
     /// One slab in which buffers of disjoint phases share bytes ([`AllocMode::Shared`]).
     /// A mode of its own, so it cannot be combined with [`Self::per_buffer`]: separate
-    /// allocations share nothing.
+    /// allocations share nothing. Guard bands are refused with it (`SharedGuards`): a buffer
+    /// of another phase may lie over a guard band.
     pub fn shared() -> Self {
         Self {
             mode: AllocMode::Shared,
@@ -121,6 +122,9 @@ impl<L: Arena, D: Device> Allocated<L, D> {
             .max(256)
             .next_power_of_two();
         let guard = options.guard_bytes;
+        if guard > 0 && options.mode == AllocMode::Shared {
+            return Err(ArenaError::SharedGuards { arena: L::NAME });
+        }
         let mut allocations = Vec::new();
         let mut addrs = vec![0u64; bytes.len()];
 

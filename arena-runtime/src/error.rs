@@ -131,6 +131,10 @@ pub enum ArenaError {
         device: String,
         source: DeviceError,
     },
+    /// Guard bands were asked of a shared slab: a buffer of another phase may lie over a guard
+    /// band there, so a write to it would read back as an overrun.
+    #[error("{arena}: guard bands need a layout without sharing (another phase's buffer may lie over a guard band); allocate the shared slab without guard_bytes")]
+    SharedGuards { arena: &'static str },
     /// `poison_phase` was given a phase the arena does not declare.
     #[error("{arena} has {phases} phases; there is no phase {phase}")]
     NoSuchPhase {

@@ -24,8 +24,9 @@ impl Live {
     pub const fn overlaps(self, other: Live) -> bool {
         match (self, other) {
             (Live::WholeStep, _) | (_, Live::WholeStep) => true,
+            // A backwards range (only a hand-written `BufferDecl` can hold one) is live nowhere.
             (Live::Phases { first: a, last: b }, Live::Phases { first: c, last: d }) => {
-                a <= d && c <= b
+                a <= b && c <= d && a <= d && c <= b
             }
         }
     }
@@ -99,7 +100,7 @@ impl SharedPlan {
         // buffers: microseconds for an arena's few dozen.
         let span = |i: usize| match live[i] {
             Live::WholeStep => (0, phases.max(1)),
-            Live::Phases { first, last } => (first, last - first + 1),
+            Live::Phases { first, last } => (first, last.saturating_sub(first) + 1),
         };
         let by_size = |a: &usize, b: &usize| reserved[*b].cmp(&reserved[*a]).then(a.cmp(b));
         let mut orders: Vec<Vec<usize>> = Vec::new();
@@ -206,6 +207,14 @@ mod tests {
         assert!(p(1, 2).starts_at(1) && !p(1, 2).starts_at(2) && !p(1, 2).starts_at(0));
         assert!(p(1, 2).contains(2) && !p(1, 2).contains(3) && !p(1, 2).contains(0));
         assert!(p(0, 1).overlaps(p(1, 2)) && !p(0, 0).overlaps(p(1, 2)) && W.overlaps(p(3, 3)));
+    }
+
+    #[test]
+    fn a_backwards_range_is_live_nowhere_and_plans_without_panicking() {
+        let back = Live::Phases { first: 2, last: 1 };
+        assert!(!back.contains(1) && !back.contains(2) && !back.overlaps(p(0, 3)));
+        let plan = SharedPlan::new(&["a", "b"], &[256, 256], &[back, p(1, 2)], 3, 256, 0).unwrap();
+        assert_eq!(plan.offsets, vec![Some(0), Some(0)]);
     }
 
     #[test]

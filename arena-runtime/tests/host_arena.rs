@@ -305,3 +305,21 @@ fn a_default_fill_covers_every_byte_across_its_chunks() {
     assert!(out[3..].iter().all(|&b| b == 7));
     unsafe { device.free(addr, n) }.unwrap();
 }
+
+#[test]
+fn a_shared_slab_refuses_guard_bands() {
+    let sizes = PhasedSizes::from_config(100);
+    let err = Phased::allocate_with(
+        HostDevice::new(),
+        &sizes,
+        AllocOptions::shared().with_guard_bytes(64),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            arena_runtime::ArenaError::SharedGuards { arena: "Phased" }
+        ),
+        "{err}"
+    );
+}

@@ -152,12 +152,13 @@ pub struct BufferArena {
     pub expert_down_out: DevicePtr<bf16>,
     /// FP32 split-K partial sums of the decode-band GEMMs:
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, expert gate+up and hidden outputs.
+    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
+    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// The whole step: every decode-band GEMM, in every phase.
     #[buffer(shape = [
         SPLITK_MAX_SPLITS,
         ceil16(min(max_batch_tokens, SPLITK_MAX_M)),
-        max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))
+        max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))
     ])]
     pub splitk_workspace: DevicePtr<f32>,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back

@@ -379,6 +379,28 @@ impl ModelConfig {
         max(max(self.moe_intermediate_size, shared), dense)
     }
 
+    /// The widest gate (or up) projection output a decode-band GEMM writes per token row: the
+    /// dense FFN width, a routed or shared expert's width, and in a MoE model with dense layers
+    /// their full `intermediate_size` (which [`Self::expert_width`] spreads over `top_k` rows;
+    /// a split-K partial has one row per token, so it cannot be spread).
+    pub const fn widest_ffn_n(&self) -> usize {
+        if !self.is_moe() {
+            return self.intermediate_size;
+        }
+        let dense = if self.moe_dense_layers > 0 {
+            self.intermediate_size
+        } else {
+            0
+        };
+        max(
+            max(
+                self.moe_intermediate_size,
+                self.shared_expert_intermediate_size,
+            ),
+            dense,
+        )
+    }
+
     /// A dense-FFN model: the `ffn_*` buffers exist.
     pub const fn has_dense_ffn(&self) -> bool {
         !self.is_moe() && self.intermediate_size > 0

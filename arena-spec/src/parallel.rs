@@ -69,8 +69,10 @@ pub enum ShardError {
     ZeroDegree { name: &'static str },
     #[error("ep = {ep} does not divide tp = {tp}: the expert-parallel group lives inside the tensor-parallel group (SGLang's rule)")]
     EpNotInTp { tp: usize, ep: usize },
-    #[error("rank {index} is not a rank of tp = {tp}, pp = {pp} ({} ranks)", tp * pp)]
+    #[error("rank {index} is not a rank of tp = {tp}, pp = {pp} ({} ranks)", tp.saturating_mul(*pp))]
     NoSuchRank { index: usize, tp: usize, pp: usize },
+    #[error("tp = {tp} × pp = {pp} is more than {max} GPUs")]
+    TooManyRanks { tp: usize, pp: usize, max: usize },
     #[error("{model}: `{field}` = {value} is not divisible by {by_name} = {by}")]
     Indivisible {
         model: String,
@@ -107,12 +109,24 @@ impl ParallelLayout {
         pp: 1,
     };
 
-    /// A layout, checked: every degree at least 1 and `ep` dividing `tp`.
+    /// The most GPUs a layout may have: far beyond any deployment, small enough that every
+    /// rank can be listed. Chosen here.
+    pub const MAX_WORLD_SIZE: usize = 1 << 16;
+
+    /// A layout, checked: every degree at least 1, `ep` dividing `tp`, at most
+    /// [`Self::MAX_WORLD_SIZE`] GPUs.
     pub fn new(tp: usize, ep: usize, pp: usize) -> Result<ParallelLayout, ShardError> {
         for (name, value) in [("tp", tp), ("ep", ep), ("pp", pp)] {
             if value == 0 {
                 return Err(ShardError::ZeroDegree { name });
             }
+        }
+        if tp.checked_mul(pp).is_none_or(|n| n > Self::MAX_WORLD_SIZE) {
+            return Err(ShardError::TooManyRanks {
+                tp,
+                pp,
+                max: Self::MAX_WORLD_SIZE,
+            });
         }
         if !tp.is_multiple_of(ep) {
             return Err(ShardError::EpNotInTp { tp, ep });
@@ -260,7 +274,9 @@ impl ModelConfig {
                 index: shard.rank.index,
             });
         }
-        let layout = rank.layout;
+        // `Rank`'s fields are public: re-check what `ParallelLayout::new` and `rank` check.
+        let layout = ParallelLayout::new(rank.layout.tp, rank.layout.ep, rank.layout.pp)?;
+        layout.rank(rank.index)?;
         let (tp, ep) = (layout.tp, layout.ep);
         let mut c = self.clone();
 

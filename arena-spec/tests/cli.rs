@@ -588,3 +588,11 @@ fn help_goes_to_stdout_and_a_usage_error_is_one_line() {
     assert!(missing.contains("required"), "{missing}");
     assert!(!missing.contains("Usage:"), "{missing}");
 }
+
+#[test]
+fn an_absurd_layout_is_one_line_not_an_abort() {
+    let e = error(&["plan", "qwen3-0.6b", "--pp", "1152921504606846976"], &[]);
+    assert!(e.contains("more than 65536 GPUs"), "{e}");
+    let e = error(&["plan", "qwen3-0.6b", "--pp", "60000"], &[]);
+    assert!(e.contains("only 28 layers"), "{e}");
+}

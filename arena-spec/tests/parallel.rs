@@ -363,3 +363,33 @@ fn golden_per_rank_tables() {
         "per-rank tables differ (re-bless with ARENA_BLESS=1 after checking): {stale:?}"
     );
 }
+
+#[test]
+fn hand_built_or_huge_layouts_are_refused_not_panicked_on() {
+    use arena_spec::Rank;
+    let whole = load("llama-3.1-8b");
+    let past = Rank {
+        layout: layout(2, 1, 2),
+        index: 9,
+    };
+    assert!(matches!(
+        whole.shard(&past),
+        Err(ShardError::NoSuchRank { index: 9, .. })
+    ));
+    let zero = Rank {
+        layout: ParallelLayout {
+            tp: 0,
+            ep: 1,
+            pp: 1,
+        },
+        index: 0,
+    };
+    assert!(matches!(
+        whole.shard(&zero),
+        Err(ShardError::ZeroDegree { name: "tp" })
+    ));
+    assert!(matches!(
+        ParallelLayout::new(1 << 40, 1, 1 << 40),
+        Err(ShardError::TooManyRanks { .. })
+    ));
+}

@@ -526,3 +526,17 @@ fn lora_hact_is_the_seeds_m_by_intermediate_size() {
         );
     }
 }
+
+/// The split-K partials have one row per token, so a MoE model's dense layers count at their
+/// full gate+up width there (DeepSeek-V3: 2 × 18432, wider than q|k|v's 26688), not spread
+/// over `top_k` rows as in the expert buffers.
+#[test]
+fn split_k_partials_hold_a_dense_layer_of_a_moe_model() {
+    let c = load("deepseek-v3");
+    assert_eq!(c.widest_ffn_n(), 18432);
+    let s = sizes(&c, M);
+    assert_eq!(s.splitk_workspace, 8 * 64 * (2 * 18432) * 4);
+    // Without dense layers the widest is an expert's.
+    let next = load("qwen3-next-80b-a3b");
+    assert_eq!(next.widest_ffn_n(), next.expert_width());
+}

@@ -121,10 +121,11 @@ pub struct BufferSizes {
     pub expert_down_out: usize,
     /// FP32 split-K partial sums of the decode-band GEMMs:
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, expert gate+up and hidden outputs.
+    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
+    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// The whole step: every decode-band GEMM, in every phase.
     ///
-    /// Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` of `f32` · tracked
+    /// Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` of `f32` · tracked
     pub splitk_workspace: usize,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
     /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
@@ -796,7 +797,7 @@ impl BufferSizes {
                                     )?,
                                 __f
                                     .max(
-                                        __f.mul(2, __f.value(config.expert_width())?)?,
+                                        __f.mul(2, __f.value(config.widest_ffn_n())?)?,
                                         config.hidden_size,
                                     )?,
                             )?,
@@ -1952,12 +1953,12 @@ impl BufferSizes {
                                                             __f.min(max_batch_tokens, SPLITK_MAX_M),
                                                         )
                                                         .get(
-                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
                                                         ),
                                                 ),
                                         )
                                         .get(
-                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
                                         ),
                                     ::arena_runtime::__private::Konst(
                                             __f
@@ -1970,19 +1971,19 @@ impl BufferSizes {
                                                                                 .into_result(__f),
                                                                         )
                                                                         .get(
-                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
                                                                         ),
                                                                     ::arena_runtime::__private::Konst(
                                                                             ::arena_runtime::__private::Konst(config.ssm_in_width())
                                                                                 .into_result(__f),
                                                                         )
                                                                         .get(
-                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
                                                                         ),
                                                                 ),
                                                         )
                                                         .get(
-                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
                                                         ),
                                                     ::arena_runtime::__private::Konst(
                                                             __f
@@ -1992,34 +1993,34 @@ impl BufferSizes {
                                                                                 .mul(
                                                                                     2,
                                                                                     ::arena_runtime::__private::Konst(
-                                                                                            ::arena_runtime::__private::Konst(config.expert_width())
+                                                                                            ::arena_runtime::__private::Konst(config.widest_ffn_n())
                                                                                                 .into_result(__f),
                                                                                         )
                                                                                         .get(
-                                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
                                                                                         ),
                                                                                 ),
                                                                         )
                                                                         .get(
-                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
                                                                         ),
                                                                     config.hidden_size,
                                                                 ),
                                                         )
                                                         .get(
-                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
                                                         ),
                                                 ),
                                         )
                                         .get(
-                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
                                         ),
                                 ],
                                 <f32 as ::arena_runtime::dtype::Element>::SIZE,
                             ),
                     )
                     .get(
-                        "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                        "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
                     ),
                 0,
                 false,
@@ -3043,7 +3044,7 @@ impl ::arena_runtime::Arena for BufferArena {
             name: "splitk_workspace",
             dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.expert_width(), config.hidden_size))]",
+            formula: "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]",
             is_shape: true,
             gate: ::core::option::Option::None,
             min_bytes: ::core::option::Option::None,

@@ -88,6 +88,9 @@ impl LayoutArgs {
         if layout == ParallelLayout::SINGLE && self.rank.unwrap_or(0) == 0 {
             return Ok(vec![whole.clone()]);
         }
+        // The first rank's shard checks the split (more stages than layers, say) before any
+        // list of ranks is made.
+        whole.shard(&layout.rank(0)?)?;
         let ranks: Vec<_> = match self.rank {
             Some(r) => vec![layout.rank(r)?],
             None => layout.stage_leaders().collect(),
