@@ -112,7 +112,7 @@ def report():
              "last column counts it with the caught ones.",
              "Each shard mutated the working tree as it was when the shard started, so shards run at different",
              "commits measured slightly different mutant lists; a survivor marked \"fixed\" was killed by a test",
-             "added after its shard ran. `spec` (no target set for it) has one shard of 24 run: its tests take",
+             "added after its shard ran. `spec` (no target set for it) has three shards of 24 run: its tests take",
              "30 to 50 seconds per mutant, so a shard of about 40 is 6 to 10 minutes on 2 cores.", "",
              "| crate | shards run | caught | missed | unviable | timeout | caught of viable | detected of viable |",
              "|---|---|---|---|---|---|---|---|"] + rows + ["", "## Surviving mutants", "",

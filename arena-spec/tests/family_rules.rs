@@ -225,3 +225,53 @@ fn nemotron_h_layer_types_alias_wins_and_mamba2_ignores_nemotron_spellings() {
     v["mamba_n_groups"] = json!(1);
     assert_eq!(load(&v).unwrap().mamba_n_groups, 8);
 }
+
+/// A MoE model without dense layers sizes its expert buffers by the experts alone: the file's
+/// `intermediate_size` (which Qwen3-MoE's reference builds no layer with) does not widen them.
+#[test]
+fn a_moe_model_without_dense_layers_ignores_intermediate_size_in_its_expert_width() {
+    let mut v = shipped_json("qwen3-30b-a3b");
+    v["intermediate_size"] = json!(65536);
+    let c = load(&v).unwrap();
+    assert_eq!(c.moe_dense_layers, 0);
+    assert_eq!(c.expert_width(), 768);
+    assert_eq!(c.widest_ffn_n(), 768);
+}
+
+/// Linear-attention keys on a model without linear-attention layers size nothing (a Qwen3
+/// file carrying Qwen3-Next's `linear_*` keys, say): no GDN buffers.
+#[test]
+fn linear_attention_keys_without_such_layers_size_nothing() {
+    let mut v = shipped_json("qwen3-0.6b");
+    for (k, n) in [
+        ("linear_num_key_heads", 16),
+        ("linear_num_value_heads", 32),
+        ("linear_key_head_dim", 128),
+        ("linear_value_head_dim", 128),
+        ("linear_conv_kernel_dim", 4),
+    ] {
+        v[k] = json!(n);
+    }
+    let c = load(&v).unwrap();
+    assert_eq!(c.num_ssm_layers(), 0);
+    assert!(!c.has_gdn());
+    assert_eq!(
+        (c.ssm_qkvz_size(), c.gdn_conv_dim(), c.ssm_gate_width()),
+        (0, 0, 0)
+    );
+}
+
+/// A model whose layers are all mixers (a plain Mamba-2 model) has no dense FFN: the `ffn_*`
+/// buffers are off, as for a MoE model.
+#[test]
+fn a_model_without_an_ffn_width_has_no_dense_ffn_buffers() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mamba-codestral-7b.transcribed.json"
+    );
+    let c = ModelConfig::load_with_levers(path, Levers::default()).unwrap();
+    assert_eq!(c.intermediate_size, 0);
+    assert!(!c.has_dense_ffn());
+    let s = arena_spec::BufferSizes::from_config(&c, 256, 4096, 16, 8);
+    assert_eq!((s.ffn_act_a, s.ffn_act_q8, s.ffn_gate_up_fused), (0, 0, 0));
+}
