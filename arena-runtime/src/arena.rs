@@ -7,7 +7,6 @@
 use crate::device::Device;
 use crate::error::{ArenaError, DeviceError, GuardError};
 use crate::layout::{Arena, BufferDecl};
-use crate::shared::SharedPlan;
 use crate::slab::SlabPlan;
 use core::ops::Deref;
 
@@ -130,16 +129,14 @@ impl<L: Arena, D: Device> Allocated<L, D> {
 
         match options.mode {
             AllocMode::Slab | AllocMode::Shared => {
-                let names: Vec<&'static str> = L::BUFFERS.iter().map(|d| d.name).collect();
                 let plan = if options.mode == AllocMode::Shared {
-                    let live: Vec<crate::Live> = L::BUFFERS.iter().map(|d| d.live).collect();
-                    let shared =
-                        SharedPlan::new(&names, &bytes, &live, L::PHASES.len(), align, guard)?;
+                    let shared = L::shared_plan_with(sizes, align, guard)?;
                     SlabPlan {
                         offsets: shared.offsets,
                         total: shared.footprint,
                     }
                 } else {
+                    let names: Vec<&'static str> = L::BUFFERS.iter().map(|d| d.name).collect();
                     SlabPlan::new(&names, &bytes, align, guard)?
                 };
                 if plan.total > 0 {

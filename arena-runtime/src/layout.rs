@@ -126,6 +126,16 @@ pub trait Arena: Sized {
     /// The shared slab's plan at these sizes: buffers whose phases never overlap share bytes
     /// (256-byte alignment, no guard bands), with the lower bound and the unshared slab.
     fn shared_plan(sizes: &Self::Sizes) -> Result<crate::SharedPlan, crate::SizeError> {
+        Self::shared_plan_with(sizes, 256, 0)
+    }
+
+    /// [`Self::shared_plan`] at an alignment (a power of two) and guard band of the caller's:
+    /// what `Allocated::allocate` places a shared slab with.
+    fn shared_plan_with(
+        sizes: &Self::Sizes,
+        align: usize,
+        guard: usize,
+    ) -> Result<crate::SharedPlan, crate::SizeError> {
         let names: Vec<&'static str> = Self::BUFFERS.iter().map(|d| d.name).collect();
         let live: Vec<crate::Live> = Self::BUFFERS.iter().map(|d| d.live).collect();
         crate::SharedPlan::new(
@@ -133,8 +143,8 @@ pub trait Arena: Sized {
             &Self::byte_sizes(sizes),
             &live,
             Self::PHASES.len(),
-            256,
-            0,
+            align,
+            guard,
         )
     }
 

@@ -579,8 +579,8 @@ impl ModelConfig {
     }
 }
 
-/// `max` for the `const fn` methods (`Ord::max` is not `const`).
-const fn max(a: usize, b: usize) -> usize {
+/// `max` for the `const fn` methods here and in `sizing` (`Ord::max` is not `const`).
+pub(crate) const fn max(a: usize, b: usize) -> usize {
     if a > b {
         a
     } else {

@@ -1,7 +1,7 @@
 //! Sizing functions the arena's formulas call, and that engine code calls too, so both sides
 //! agree. Each returns `Result<usize, SizeError>` with every operation checked (`size!`).
 
-use crate::config::ModelConfig;
+use crate::config::{max, ModelConfig};
 use crate::constants::{
     DEFAULT_BLOCK_TABLE_WIDTH, HC_DECODE_MAX_TOKENS, HC_PREFILL_SLAB_TOKENS, Q8_1_MMQ_BYTES,
     Q8_1_MMQ_VALUES, QSA_SLAB_ROWS,
@@ -163,14 +163,5 @@ pub const fn router_top_k(config: &ModelConfig) -> usize {
         config.num_experts_per_tok
     } else {
         0
-    }
-}
-
-/// `max` for the `const fn`s here (`Ord::max` is not `const`).
-const fn max(a: usize, b: usize) -> usize {
-    if a > b {
-        a
-    } else {
-        b
     }
 }

@@ -3,7 +3,8 @@
 use arena_runtime::{ArenaError, SizeError};
 use arena_spec::inputs::{DEFAULT_KV_BLOCK_SIZE, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS};
 use arena_spec::{
-    models, ArenaInputs, ConfigError, LeverError, ModelConfig, ParallelLayout, ShardError,
+    models, ArenaInputs, BufferSizes, ConfigError, LeverError, ModelConfig, ParallelLayout,
+    ShardError,
 };
 use std::io::IsTerminal;
 use std::path::Path;
@@ -89,16 +90,33 @@ impl LayoutArgs {
             return Ok(vec![whole.clone()]);
         }
         // The first rank's shard checks the split (more stages than layers, say) before any
-        // list of ranks is made.
-        whole.shard(&layout.rank(0)?)?;
-        let ranks: Vec<_> = match self.rank {
-            Some(r) => vec![layout.rank(r)?],
-            None => layout.stage_leaders().collect(),
+        // list of ranks is made; it is the first stage's config too.
+        let first = whole.shard(&layout.rank(0)?)?;
+        let rest: Vec<_> = match self.rank {
+            Some(0) => return Ok(vec![first]),
+            Some(r) => return Ok(vec![whole.shard(&layout.rank(r)?)?]),
+            None => layout.stage_leaders().skip(1).collect(),
         };
-        Ok(ranks
-            .iter()
-            .map(|r| whole.shard(r))
-            .collect::<Result<_, _>>()?)
+        let mut configs = vec![first];
+        for r in &rest {
+            configs.push(whole.shard(r)?);
+        }
+        Ok(configs)
+    }
+
+    /// [`Self::rank_configs`], each with its sizes at `inputs`.
+    pub fn rank_sizes(
+        &self,
+        whole: &ModelConfig,
+        inputs: &ArenaInputs,
+    ) -> Result<Vec<(ModelConfig, BufferSizes)>, CliError> {
+        self.rank_configs(whole)?
+            .into_iter()
+            .map(|c| {
+                let sizes = inputs.sizes(&c).map_err(size_error(&c))?;
+                Ok((c, sizes))
+            })
+            .collect()
     }
 
     /// `--rank`'s config, or the rank whose arena is largest at `inputs` (the first such).
@@ -107,18 +125,19 @@ impl LayoutArgs {
         whole: &ModelConfig,
         inputs: &ArenaInputs,
     ) -> Result<ModelConfig, CliError> {
-        let mut best: Option<(usize, ModelConfig)> = None;
-        for config in self.rank_configs(whole)? {
-            let total = inputs
-                .sizes(&config)
-                .map_err(size_error(&config))?
-                .total_bytes();
-            if best.as_ref().is_none_or(|(t, _)| total > *t) {
-                best = Some((total, config));
-            }
-        }
-        Ok(best.expect("a layout has at least one rank").1)
+        Ok(largest(&self.rank_sizes(whole, inputs)?).0.clone())
     }
+}
+
+/// The rank whose arena is largest (the first of equals).
+pub fn largest(ranks: &[(ModelConfig, BufferSizes)]) -> &(ModelConfig, BufferSizes) {
+    let mut best = &ranks[0];
+    for r in &ranks[1..] {
+        if r.1.total_bytes() > best.1.total_bytes() {
+            best = r;
+        }
+    }
+    best
 }
 
 impl SizingArgs {

@@ -1,9 +1,9 @@
 //! `arena plan`: size, allocate, check, release, report; per GPU under a parallel layout.
 
-use super::common::{bold, print_inputs, resolve_whole, size_error, CliError, SizingArgs};
+use super::common::{bold, largest, print_inputs, resolve_whole, size_error, CliError, SizingArgs};
 use super::device::{allocate_ranks, AllocSummary, DeviceChoice};
 use arena_spec::report::{human_bytes, SizeReport};
-use arena_spec::{ArenaInputs, BufferSizes, ModelConfig};
+use arena_spec::BufferSizes;
 
 #[derive(Debug, clap::Args)]
 pub struct PlanArgs {
@@ -35,11 +35,10 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
     let (whole, inputs) = resolve_whole(&args.model, &args.sizing)?;
     let layout_args = &args.sizing.fixed.layout;
     let layout = layout_args.layout()?;
-    let config = layout_args.chosen(&whole, &inputs)?;
+    // Every stage's config and sizes (or only --rank's): a stage's ranks share one size.
+    let stages = layout_args.rank_sizes(&whole, &inputs)?;
+    let config = largest(&stages).0.clone();
     let (report, _) = SizeReport::new(&config, inputs).map_err(size_error(&config))?;
-
-    // Every rank's arena (or only --rank's): a stage's ranks share one size.
-    let stages = stage_sizes(&whole, &inputs, layout_args)?;
     let ranks: Vec<(usize, BufferSizes)> = match layout_args.rank {
         Some(r) => vec![(r, stages[0].1)],
         None => layout
@@ -140,22 +139,6 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
         print_allocation(a, ranks.len() > 1);
     }
     Ok(())
-}
-
-/// One config and its sizes per stage (or only `--rank`'s).
-fn stage_sizes(
-    whole: &ModelConfig,
-    inputs: &ArenaInputs,
-    layout: &super::common::LayoutArgs,
-) -> Result<Vec<(ModelConfig, BufferSizes)>, CliError> {
-    layout
-        .rank_configs(whole)?
-        .into_iter()
-        .map(|c| {
-            let sizes = inputs.sizes(&c).map_err(size_error(&c))?;
-            Ok((c, sizes))
-        })
-        .collect()
 }
 
 fn print_allocation(a: &AllocSummary, several: bool) {
