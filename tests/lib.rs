@@ -8,3 +8,7 @@ pub mod example {
 pub mod scratch {
     include!("expand/scratch.rs");
 }
+
+pub mod phased {
+    include!("expand/phased.rs");
+}

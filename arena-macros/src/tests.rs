@@ -99,6 +99,7 @@ macro_rules! snapshots {
 
 snapshots! {
     snapshot_example: "tests/expand/example.rs" => "tests/expand/example.expanded.rs";
+    snapshot_phased: "tests/expand/phased.rs" => "tests/expand/phased.expanded.rs";
     snapshot_scratch: "tests/expand/scratch.rs" => "tests/expand/scratch.expanded.rs";
     snapshot_spec_arena: "arena-spec/src/arena.rs" => "tests/expand/spec_arena.expanded.rs";
     snapshot_spec_decode_meta: "arena-spec/src/decode_meta.rs" => "tests/expand/spec_decode_meta.expanded.rs";

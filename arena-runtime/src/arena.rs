@@ -298,20 +298,22 @@ impl<L: Arena, D: Device> Allocated<L, D> {
         &self.allocations
     }
 
-    /// Bytes actually allocated on the device (slab padding and guard bands included).
     /// The alignment every non-empty buffer's address has (at least 256 bytes).
     pub fn alignment(&self) -> usize {
         self.align
     }
 
+    /// Bytes actually allocated on the device (slab padding and guard bands included).
     pub fn allocated_bytes(&self) -> usize {
         self.allocations.iter().map(|a| a.bytes).sum()
     }
 
+    /// How the buffers were placed: one slab, one allocation each, or a shared slab.
     pub fn mode(&self) -> AllocMode {
         self.mode
     }
 
+    /// The device the arena's memory lives on.
     pub fn device(&self) -> &D {
         &self.device
     }
