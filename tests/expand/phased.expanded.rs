@@ -19,11 +19,11 @@ pub struct StepSizes {
     ///
     /// Shape `[max_batch_tokens, config.hidden]` of `bf16` · tracked
     pub attn_out: usize,
-    /// Per-token positions: written as attention begins, read again by the FFN's rotary-free
-    /// bookkeeping, so live across both.
+    /// Per-token expert ids: the router writes them at the end of the attention phase and
+    /// the experts read them, so they are live across both; at least 256 bytes.
     ///
     /// Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
-    pub positions: usize,
+    pub expert_ids: usize,
     /// Gate and up projections side by side.
     ///
     /// Shape `[max_batch_tokens, 2 * config.intermediate]` of `bf16` · tracked
@@ -104,7 +104,7 @@ impl StepSizes {
             hidden_states: 0,
             qkv: 0,
             attn_out: 0,
-            positions: 0,
+            expert_ids: 0,
             gate_up: 0,
             act: 0,
             logits: 0,
@@ -151,8 +151,8 @@ impl StepSizes {
                 false,
             )?
         };
-        __sizes.positions = {
-            let __f = ::arena_runtime::CheckedArith::new("positions");
+        __sizes.expert_ids = {
+            let __f = ::arena_runtime::CheckedArith::new("expert_ids");
             ::arena_runtime::__private::finish(
                 __f,
                 ::arena_runtime::__private::shape_reported(
@@ -300,7 +300,7 @@ impl ::arena_runtime::Arena for StepArena {
             },
         },
         ::arena_runtime::BufferDecl {
-            name: "positions",
+            name: "expert_ids",
             dtype: <u32 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u32 as ::arena_runtime::dtype::Element>::SIZE,
             formula: "[max_batch_tokens]",
@@ -308,7 +308,7 @@ impl ::arena_runtime::Arena for StepArena {
             gate: ::core::option::Option::None,
             min_bytes: ::core::option::Option::Some("256"),
             tracked: true,
-            doc: "Per-token positions: written as attention begins, read again by the FFN's rotary-free",
+            doc: "Per-token expert ids: the router writes them at the end of the attention phase and",
             live: ::arena_runtime::Live::Phases {
                 first: 0usize,
                 last: 1usize,
@@ -362,7 +362,7 @@ impl ::arena_runtime::Arena for StepArena {
     ];
     fn byte_sizes(sizes: &StepSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
-            sizes.hidden_states, sizes.qkv, sizes.attn_out, sizes.positions, sizes
+            sizes.hidden_states, sizes.qkv, sizes.attn_out, sizes.expert_ids, sizes
             .gate_up, sizes.act, sizes.logits
         ]
     }
@@ -372,7 +372,7 @@ impl ::arena_runtime::Arena for StepArena {
             hidden_states: __p.next_ptr(),
             qkv: __p.next_ptr(),
             attn_out: __p.next_ptr(),
-            positions: __p.next_ptr(),
+            expert_ids: __p.next_ptr(),
             gate_up: __p.next_ptr(),
             act: __p.next_ptr(),
             logits: __p.next_ptr(),
