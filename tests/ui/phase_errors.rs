@@ -1,5 +1,5 @@
 // Phases: an unknown phase (with a suggestion), a range that runs backwards, a phase no
-// buffer is live in, and a phase named where the arena declares none.
+// buffer is live in, a phase named where the arena declares none, and a phase listed twice.
 use arena_runtime::{dtype::bf16, Arena, DevicePtr};
 
 pub struct Config {
@@ -27,6 +27,15 @@ pub struct Unused {
 #[derive(Arena)]
 #[arena(sizes = NoneSizes, inputs(config: &Config, m: usize))]
 pub struct NoPhases {
+    #[buffer(shape = [m, config.hidden_size], phase = ffn)]
+    pub act: DevicePtr<bf16>,
+}
+
+#[derive(Arena)]
+#[arena(sizes = TwiceSizes, inputs(config: &Config, m: usize), phases(attention, ffn, attention))]
+pub struct Twice {
+    #[buffer(shape = [m, config.hidden_size], phase = attention)]
+    pub qkv: DevicePtr<bf16>,
     #[buffer(shape = [m, config.hidden_size], phase = ffn)]
     pub act: DevicePtr<bf16>,
 }
