@@ -4,8 +4,8 @@
 //! Splitting at top-level commas is enough, since brackets and parentheses arrive as single
 //! token groups; each value is then parsed by its key.
 
-use crate::ctxt::Ctxt;
-use crate::suggest::hint;
+use arena_macros_core::ctxt::Ctxt;
+use arena_macros_core::suggest::hint;
 use proc_macro2::{Delimiter, Ident, Spacing, Span, TokenStream, TokenTree};
 use syn::spanned::Spanned;
 
@@ -207,10 +207,7 @@ pub fn parse_inputs(tokens: TokenStream, cx: &Ctxt) -> Vec<(Ident, syn::Type)> {
         );
         match parsed {
             Ok(pair) => out.push(pair),
-            Err(e) => cx.syn_error(syn::Error::new(
-                span,
-                format!("each input is `name: Type`: {e}"),
-            )),
+            Err(e) => cx.error_at(span, format!("each input is `name: Type`: {e}")),
         }
     }
     out

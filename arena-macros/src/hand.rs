@@ -24,7 +24,7 @@ impl VisitMut for ExpandSize {
                 .last()
                 .is_some_and(|s| s.ident == "size")
             {
-                *e = syn::parse2(crate::expand_size(m.mac.tokens.clone()))
+                *e = syn::parse2(arena_macros_core::size_macro(m.mac.tokens.clone()))
                     .expect("size! expands to an expression");
                 return;
             }
@@ -114,9 +114,9 @@ pub fn hand_expanded(src: &str) -> String {
                 && text.contains("Arena")
                 && s.attrs.iter().any(|a| a.path().is_ident("arena"))
             {
-                generated = crate::expand::derive(s.to_token_stream());
+                generated = crate::arena(s.to_token_stream());
             } else if s.attrs.iter().any(|a| a.path().is_ident("regions")) {
-                generated = crate::expand_regions::derive(s.to_token_stream());
+                generated = crate::regions(s.to_token_stream());
             }
             strip_derive(&mut s.attrs);
             for f in s.fields.iter_mut() {
@@ -184,7 +184,7 @@ fn time_expansion() {
         let mut times: Vec<f64> = (0..runs)
             .map(|_| {
                 let t = std::time::Instant::now();
-                let out = crate::expand::derive(input.clone());
+                let out = crate::arena(input.clone());
                 assert!(!out.to_string().contains("compile_error"));
                 t.elapsed().as_secs_f64()
             })

@@ -1,28 +1,23 @@
 //! Derive macros for the declarative buffer arena. Use them through `arena_runtime`, which
 //! re-exports them next to the types the generated code calls.
 //!
-//! The pipeline follows the usual derive layout: `ast` (the input model, keeping the
-//! original tokens for spans) → `attr` (attribute parsing) → `valid` (rules across
-//! fields) → `expand` / `expand_regions` (code generation). `formula` parses and
-//! rewrites the size formulas; `ctxt` collects every error so all are reported at once.
+//! The pipeline follows the usual derive layout: `ast` (reads the struct into the model,
+//! keeping the original tokens for spans) → `attr` (attribute parsing) → then, in
+//! `arena-macros-core`, `valid` (rules across fields) → `expand` / `expand_regions` (code
+//! generation); `formula` parses and rewrites the size formulas; `ctxt` collects every error
+//! so all are reported at once. Only the reading needs `syn`: the rest is a crate of its own
+//! that builds beside `syn` (see `arena-macros-core`).
 
 mod ast;
 mod attr;
-mod ctxt;
-mod expand;
-mod expand_const;
-mod expand_regions;
-mod formula;
-mod formula_parse;
-mod items;
-mod suggest;
-mod valid;
 
 #[cfg(test)]
 mod hand;
 #[cfg(test)]
 mod tests;
 
+use arena_macros_core::ctxt::Ctxt;
+use arena_macros_core::model::Kind;
 use proc_macro::TokenStream;
 
 /// Declares a buffer arena: one `#[buffer(...)]` field per buffer.
@@ -48,7 +43,7 @@ use proc_macro::TokenStream;
 /// `const fn`; every function a formula calls must then be a `const fn`).
 #[proc_macro_derive(Arena, attributes(arena, buffer))]
 pub fn derive_arena(input: TokenStream) -> TokenStream {
-    expand::derive(input.into()).into()
+    arena(input.into()).into()
 }
 
 /// Declares a region layout: one buffer carved into `#[region(...)]` fields back to back.
@@ -57,7 +52,7 @@ pub fn derive_arena(input: TokenStream) -> TokenStream {
 /// `align = N` (each region's offset alignment, default 256). Field keys: `shape` or `bytes`.
 #[proc_macro_derive(Regions, attributes(regions, region))]
 pub fn derive_regions(input: TokenStream) -> TokenStream {
-    expand_regions::derive(input.into()).into()
+    regions(input.into()).into()
 }
 
 /// A size formula outside an arena: `size!(a * b + c)` evaluates to
@@ -66,23 +61,27 @@ pub fn derive_regions(input: TokenStream) -> TokenStream {
 /// `const fn`s returning a `usize`, `u32`, `u64` or `Result<usize, SizeError>`).
 #[proc_macro]
 pub fn size(input: TokenStream) -> TokenStream {
-    expand_size(input.into()).into()
+    arena_macros_core::size_macro(input.into()).into()
 }
 
-fn expand_size(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
-    let cx = ctxt::Ctxt::default();
-    let Some(formula) = formula::Formula::parse(input, "`size!`", &cx) else {
-        return cx.to_compile_errors();
+/// `#[derive(Arena)]` on tokens: read the struct, then check and generate.
+fn arena(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    let input = match syn::parse2::<syn::DeriveInput>(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
     };
-    let f = quote::format_ident!("__f");
-    let label = formula.text.clone();
-    let block = syn::Lifetime::new("'__size", proc_macro2::Span::call_site());
-    let body = formula.breaking(&f, &block);
-    // A labeled block rather than a closure and `?`: the same expansion runs in a `const fn`.
-    quote::quote!({
-        let #f = ::arena_runtime::CheckedArith::new(#label);
-        #block: {
-            ::core::result::Result::<usize, ::arena_runtime::SizeError>::Ok(#body)
-        }
-    })
+    let cx = Ctxt::default();
+    let cont = ast::container(&cx, &input, Kind::Arena);
+    arena_macros_core::expand::derive(&cx, cont.as_ref())
+}
+
+/// `#[derive(Regions)]` on tokens.
+fn regions(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    let input = match syn::parse2::<syn::DeriveInput>(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let cx = Ctxt::default();
+    let cont = ast::container(&cx, &input, Kind::Regions);
+    arena_macros_core::expand_regions::derive(&cx, cont.as_ref())
 }

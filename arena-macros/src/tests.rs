@@ -6,6 +6,7 @@
 //! prettyplease and compared with its `.expanded.rs`, one test per input, failing with a
 //! unified diff. Set `ARENA_BLESS=1` to write the expected files anew.
 
+use arena_macros_core::rng::Rng;
 use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use std::path::{Path, PathBuf};
@@ -26,10 +27,10 @@ fn expand_source(src: &str) -> String {
             })
         };
         if derives("Arena") {
-            out.extend(crate::expand::derive(s.to_token_stream()));
+            out.extend(crate::arena(s.to_token_stream()));
         }
         if derives("Regions") {
-            out.extend(crate::expand_regions::derive(s.to_token_stream()));
+            out.extend(crate::regions(s.to_token_stream()));
         }
     }
     let file: syn::File = syn::parse2(out).expect("the expansion is valid Rust");
@@ -108,20 +109,6 @@ snapshots! {
     snapshot_spec_qsa_select: "arena-spec/src/regions/qsa_select.rs" => "tests/expand/spec_qsa_select.expanded.rs";
     snapshot_spec_scratch: "arena-spec/src/regions/scratch.rs" => "tests/expand/spec_scratch.expanded.rs";
     snapshot_spec_ssd: "arena-spec/src/regions/ssd.rs" => "tests/expand/spec_ssd.expanded.rs";
-}
-
-/// A small deterministic generator, so a failure reproduces from its seed.
-pub(crate) struct Rng(pub(crate) u64);
-impl Rng {
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 fn junk(rng: &mut Rng) -> TokenTree {
@@ -208,9 +195,9 @@ fn derive_never_panics_on_malformed_input() {
         let text = mutated.to_string();
         let result = std::panic::catch_unwind(|| {
             if *is_arena {
-                crate::expand::derive(mutated)
+                crate::arena(mutated)
             } else {
-                crate::expand_regions::derive(mutated)
+                crate::regions(mutated)
             }
         });
         let out = result.unwrap_or_else(|_| panic!("the derive panicked on case {case}: {text}"));
@@ -231,7 +218,7 @@ fn derive_never_panics_on_malformed_input() {
 
 /// The error messages of a declaration, in order (empty when it expands).
 fn errors_of(declaration: TokenStream) -> Vec<String> {
-    let out = crate::expand::derive(declaration).to_string();
+    let out = crate::arena(declaration).to_string();
     out.split("compile_error !")
         .skip(1)
         .map(|e| e.split('"').nth(1).unwrap_or_default().to_string())
@@ -298,14 +285,14 @@ fn a_region_alignment_must_be_a_power_of_two() {
             }
         }
     };
-    let out = crate::expand_regions::derive(layout(quote::quote!(64))).to_string();
+    let out = crate::regions(layout(quote::quote!(64))).to_string();
     assert!(!out.contains("compile_error"), "{out}");
     assert!(
         out.contains("RegionCursor :: new (\"R\" , 64usize)"),
         "{out}"
     );
     for bad in [quote::quote!(100), quote::quote!(0)] {
-        let out = crate::expand_regions::derive(layout(bad.clone())).to_string();
+        let out = crate::regions(layout(bad.clone())).to_string();
         assert!(
             out.contains("`align` must be a power of two"),
             "{bad}: {out}"
@@ -385,7 +372,7 @@ fn malformed_attribute_syntax_is_one_error_saying_what_was_expected() {
 #[test]
 fn the_inputs_struct_is_copy_only_when_every_input_is_a_plain_number() {
     let expand = |inputs: TokenStream| {
-        crate::expand::derive(quote::quote! {
+        crate::arena(quote::quote! {
             #[derive(Arena)]
             #[arena(inputs(#inputs))]
             pub struct A {
@@ -416,7 +403,7 @@ fn the_inputs_struct_is_copy_only_when_every_input_is_a_plain_number() {
         "{derives}"
     );
     // Only references: no inputs struct at all.
-    let none = crate::expand::derive(quote::quote! {
+    let none = crate::arena(quote::quote! {
         #[derive(Arena)]
         #[arena(inputs(c: &C))]
         pub struct A {

@@ -2,7 +2,7 @@
 //!
 //! A formula is kept three ways: the author's tokens (re-emitted with their own spans, so
 //! rustc's type errors land on them), its text for reports, and its parse tree
-//! ([`crate::formula_parse`]), which [`Formula::checked`] rewrites so each `+ - * / %` and
+//! (`formula_parse`), which [`Formula::checked`] rewrites so each `+ - * / %` and
 //! helper call becomes a call on an `::arena_runtime::CheckedArith` that errs instead of wrapping.
 
 use crate::ctxt::Ctxt;
@@ -29,7 +29,7 @@ enum Style<'a> {
     Panic(&'a str),
     /// `break 'label Err(..)` out of a labeled block: `?` for a `const fn` (`size!`,
     /// region sizes), where `?` itself is not allowed.
-    Break(&'a syn::Lifetime),
+    Break(&'a TokenStream),
 }
 
 /// Where a sub-expression's value goes: a size, a truth value, or a call argument.
@@ -84,7 +84,7 @@ impl Formula {
 
     /// The size inside a block labeled `label` whose value is a `Result<usize, SizeError>`:
     /// a failed operation breaks out of it with the error. Usable in a `const fn`.
-    pub fn breaking(&self, f: &Ident, label: &syn::Lifetime) -> TokenStream {
+    pub fn breaking(&self, f: &Ident, label: &TokenStream) -> TokenStream {
         self.rewrite(&self.parsed.root, Mode::Size, f, Style::Break(label))
     }
 
@@ -195,7 +195,7 @@ fn grouped(ts: TokenStream) -> TokenStream {
 
 /// `op` (a `Result<usize, SizeError>`), unwrapped inside a block labeled `label` whose
 /// value is a `Result<usize, SizeError>`: an error breaks out of the block with it.
-pub fn breaking_op(op: TokenStream, label: &syn::Lifetime) -> TokenStream {
+pub fn breaking_op(op: TokenStream, label: &TokenStream) -> TokenStream {
     checked_op(op, Style::Break(label), Span::call_site())
 }
 

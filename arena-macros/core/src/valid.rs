@@ -1,9 +1,9 @@
 //! Rules across fields: every name a formula reads is declared, and no declared name is
 //! shadowed by a buffer.
 
-use crate::ast::Container;
 use crate::ctxt::Ctxt;
 use crate::formula::Formula;
+use crate::model::Container;
 use crate::suggest::hint;
 use proc_macro2::Ident;
 

@@ -645,7 +645,7 @@ fn is_top_comma(t: &TokenTree) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tests::Rng;
+    use crate::rng::Rng;
     use quote::ToTokens;
     use syn::Expr;
 

@@ -7,9 +7,9 @@
 //! const evaluation is the compile error. Helpers live in
 //! `::arena_runtime::__private::{Konst, konst}`.
 
-use crate::ast::{Buffer, Container, Size};
 use crate::expand::elem_size;
 use crate::items::Item;
+use crate::model::{Buffer, Container, Size};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -107,7 +107,7 @@ fn raw_bytes(b: &Buffer, msg: &str) -> TokenStream {
 }
 
 /// The const path's items, for an arena that asked for them.
-pub fn const_items<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
+pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
     if !cont.const_path {
         return Vec::new();
     }
@@ -195,11 +195,8 @@ pub fn const_items<'a>(cont: &'a Container<'a>) -> Vec<Item<'a>> {
 }
 
 /// `const_from_inputs`: the named form, when the arena has by-value inputs.
-fn const_from_inputs<'a>(cont: &'a Container<'a>) -> Option<Item<'a>> {
-    let by_value = cont
-        .inputs
-        .iter()
-        .any(|i| !matches!(i.ty, syn::Type::Reference(_)));
+fn const_from_inputs<'a>(cont: &'a Container) -> Option<Item<'a>> {
+    let by_value = cont.inputs.iter().any(|i| !i.by_ref);
     if !by_value {
         return None;
     }
@@ -207,7 +204,7 @@ fn const_from_inputs<'a>(cont: &'a Container<'a>) -> Option<Item<'a>> {
     let refs: Vec<TokenStream> = cont
         .inputs
         .iter()
-        .filter(|i| matches!(i.ty, syn::Type::Reference(_)))
+        .filter(|i| i.by_ref)
         .map(|i| {
             let (n, ty) = (&i.name, &i.ty);
             quote!(#n: #ty)
@@ -226,7 +223,7 @@ fn const_from_inputs<'a>(cont: &'a Container<'a>) -> Option<Item<'a>> {
 }
 
 /// `total_bytes` as a `const fn` (saturating, as the run-time one), for the const path.
-pub fn const_total_bytes<'a>(cont: &'a Container<'a>, doc: TokenStream) -> Item<'a> {
+pub fn const_total_bytes<'a>(cont: &'a Container, doc: TokenStream) -> Item<'a> {
     Item::function(
         quote! {
             #doc

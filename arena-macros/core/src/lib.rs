@@ -1,0 +1,72 @@
+//! The syn-free half of `arena-macros`: the input model, the formula grammar, the rules
+//! across fields and the code generation of `#[derive(Arena)]`, `#[derive(Regions)]` and
+//! `size!`. Not a public API: `arena-macros` is its only user, and nothing here is stable.
+//!
+//! Why a crate of its own: it needs only `proc-macro2` and `quote`, so Cargo builds it while
+//! `syn` builds, on another core. A clean build of a user's project then waits on `syn` and
+//! on `arena-macros`' small syn-dependent part (reading the struct and its attributes into
+//! [`model`]), not on the whole derive (see `arena-spec/bench/compile_time.md`).
+//!
+//! The pipeline: `arena-macros` builds a [`model::Container`] (`ast.rs`, `attr.rs`) →
+//! [`valid`] checks the rules across fields → [`expand`] / [`expand_regions`] generate the
+//! code. [`formula`] checks and rewrites the size formulas (parsed by `formula_parse`);
+//! [`ctxt::Ctxt`] collects every error so all are reported at once.
+
+pub mod ctxt;
+pub mod expand;
+mod expand_const;
+pub mod expand_regions;
+pub mod formula;
+mod formula_parse;
+mod items;
+pub mod model;
+#[doc(hidden)]
+pub mod rng;
+pub mod suggest;
+pub mod valid;
+
+use proc_macro2::{Ident, Punct, Spacing, Span, TokenStream, TokenTree};
+use quote::ToTokens;
+
+/// The span of some tokens, as `syn`'s `Spanned::span` gives it: the first token's, joined
+/// to the last's where the compiler can join spans.
+pub fn span_of(tokens: &impl ToTokens) -> Span {
+    let mut spans = tokens.to_token_stream().into_iter().map(|tt| tt.span());
+    let Some(first) = spans.next() else {
+        return Span::call_site();
+    };
+    spans
+        .last()
+        .and_then(|last| first.join(last))
+        .unwrap_or(first)
+}
+
+/// The lifetime tokens `'name` (a joint apostrophe and the name), for block labels.
+pub fn lifetime(name: &str) -> TokenStream {
+    [
+        TokenTree::Punct(Punct::new('\'', Spacing::Joint)),
+        TokenTree::Ident(Ident::new(name, Span::call_site())),
+    ]
+    .into_iter()
+    .collect()
+}
+
+/// `size!(formula)`: the formula with every operation checked, as a labeled block giving
+/// `Result<usize, SizeError>` (a labeled block rather than a closure and `?`, so the same
+/// expansion runs in a `const fn`).
+pub fn size_macro(input: TokenStream) -> TokenStream {
+    let cx = ctxt::Ctxt::default();
+    let Some(formula) = formula::Formula::parse(input, "`size!`", &cx) else {
+        return cx.to_compile_errors();
+    };
+    let f = quote::format_ident!("__f");
+    let label = formula.text.clone();
+    let block = lifetime("__size");
+    let body = formula.breaking(&f, &block);
+    quote::quote!({
+        let #f = ::arena_runtime::CheckedArith::new(#label);
+        #block: {
+            ::core::result::Result::<usize, ::arena_runtime::SizeError>::Ok(#body)
+        }
+    })
+}

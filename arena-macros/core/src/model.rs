@@ -1,0 +1,150 @@
+//! The input model: what an author declared, parsed once by `arena-macros` (`ast.rs`) from
+//! the struct and its attributes. Tokens keep their spans, so every later error and every
+//! generated item that repeats an author's tokens points at the author's code. `Kind` says
+//! which derive it is for (an arena or a region layout).
+
+use crate::formula::Formula;
+use proc_macro2::{Ident, TokenStream};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Arena,
+    Regions,
+}
+
+impl Kind {
+    pub fn container_attr(self) -> &'static str {
+        match self {
+            Kind::Arena => "arena",
+            Kind::Regions => "regions",
+        }
+    }
+
+    pub fn field_attr(self) -> &'static str {
+        match self {
+            Kind::Arena => "buffer",
+            Kind::Regions => "region",
+        }
+    }
+
+    pub fn container_keys(self) -> &'static [&'static str] {
+        match self {
+            Kind::Arena => &[
+                "sizes",
+                "inputs",
+                "derived",
+                "docs",
+                "inputs_struct",
+                "const",
+                "phases",
+            ],
+            Kind::Regions => &["layout", "inputs", "derived", "align", "const"],
+        }
+    }
+
+    pub fn field_keys(self) -> &'static [&'static str] {
+        match self {
+            Kind::Arena => &["shape", "bytes", "gate", "min_bytes", "untracked", "phase"],
+            Kind::Regions => &["shape", "bytes"],
+        }
+    }
+}
+
+/// One parameter of `from_config`, `name: Type`.
+pub struct Input {
+    pub name: Ident,
+    pub ty: TokenStream,
+    /// The type is a reference (`&Config`): passed through, not stored in the inputs struct.
+    pub by_ref: bool,
+    /// The type is a plain number or flag (`usize`, `bool`, ...), so the inputs struct can
+    /// derive `Copy`, `Eq` and `Hash`.
+    pub plain_scalar: bool,
+}
+
+pub struct Derived {
+    pub name: Ident,
+    pub formula: Formula,
+}
+
+/// The author's documentation for generated items (`#[arena(docs(sizes = "…", ...))]`),
+/// placed before the generated doc lines.
+#[derive(Default)]
+pub struct Docs {
+    /// On the sizes struct.
+    pub sizes: Option<String>,
+    /// On `from_config` and `try_from_config`.
+    pub from_config: Option<String>,
+    /// On `total_bytes`.
+    pub total_bytes: Option<String>,
+}
+
+pub enum Size {
+    /// Dimensions in elements.
+    Shape { dims: Vec<Formula>, text: String },
+    /// A byte count.
+    Bytes(Formula),
+}
+
+impl Size {
+    pub fn text(&self) -> &str {
+        match self {
+            Size::Shape { text, .. } => text,
+            Size::Bytes(f) => &f.text,
+        }
+    }
+
+    pub fn formulas(&self) -> Vec<&Formula> {
+        match self {
+            Size::Shape { dims, .. } => dims.iter().collect(),
+            Size::Bytes(f) => vec![f],
+        }
+    }
+}
+
+/// One buffer (or region) field.
+pub struct Buffer {
+    pub ident: Ident,
+    /// The `T` of `DevicePtr<T>`; `None` when the field is not a `DevicePtr`.
+    pub elem: Option<TokenStream>,
+    pub docs: Vec<String>,
+    pub size: Option<Size>,
+    pub gate: Option<Formula>,
+    pub min_bytes: Option<Formula>,
+    pub tracked: bool,
+    /// `phase = name` or `phase = first..=last`; `None`: the whole step.
+    pub phase: Option<PhaseRange>,
+}
+
+/// The phases a buffer is live in, as written (checked against the container's list in
+/// `valid`).
+pub struct PhaseRange {
+    pub first: Ident,
+    pub last: Ident,
+}
+
+pub struct Container {
+    pub ident: Ident,
+    /// The struct's visibility, which the generated structs take.
+    pub vis: TokenStream,
+    /// The generated sizes struct (arena) or layout struct (regions).
+    pub companion: Ident,
+    pub inputs: Vec<Input>,
+    pub derived: Vec<Derived>,
+    pub docs: Docs,
+    /// The generated struct of the by-value inputs (`<Arena>Inputs` unless named), and the
+    /// extra derives asked for it (`inputs_struct(Name, derive(Serialize))`).
+    pub inputs_struct: Ident,
+    pub inputs_struct_derives: Vec<TokenStream>,
+    pub align: usize,
+    /// `#[arena(const)]` / `#[regions(const)]`: also generate the const sizing path.
+    pub const_path: bool,
+    /// `#[arena(phases(a, b, ...))]`: the step's phases in order.
+    pub phases: Vec<Ident>,
+    pub buffers: Vec<Buffer>,
+}
+
+impl Container {
+    pub fn input_names(&self) -> impl Iterator<Item = &Ident> {
+        self.inputs.iter().map(|i| &i.name)
+    }
+}
