@@ -17,7 +17,7 @@ mod hand;
 mod tests;
 
 use arena_macros_core::ctxt::Ctxt;
-use arena_macros_core::model::Kind;
+use arena_macros_core::model::{Container, Kind};
 use proc_macro::TokenStream;
 
 /// Declares a buffer arena: one `#[buffer(...)]` field per buffer.
@@ -64,24 +64,32 @@ pub fn size(input: TokenStream) -> TokenStream {
     arena_macros_core::size_macro(input.into()).into()
 }
 
-/// `#[derive(Arena)]` on tokens: read the struct, then check and generate.
+/// `#[derive(Arena)]` on tokens.
 fn arena(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
-    let input = match syn::parse2::<syn::DeriveInput>(input) {
-        Ok(i) => i,
-        Err(e) => return e.to_compile_error(),
-    };
-    let cx = Ctxt::default();
-    let cont = ast::container(&cx, &input, Kind::Arena);
-    arena_macros_core::expand::derive(&cx, cont.as_ref())
+    read_then(input, Kind::Arena, arena_macros_core::expand::derive)
 }
 
 /// `#[derive(Regions)]` on tokens.
 fn regions(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    read_then(
+        input,
+        Kind::Regions,
+        arena_macros_core::expand_regions::derive,
+    )
+}
+
+/// Reads the struct into the model (the part that needs `syn`), then hands it to the core's
+/// `generate`, which checks it and generates the code or renders every error.
+fn read_then(
+    input: proc_macro2::TokenStream,
+    kind: Kind,
+    generate: fn(&Ctxt, Option<&Container>) -> proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
     let input = match syn::parse2::<syn::DeriveInput>(input) {
         Ok(i) => i,
         Err(e) => return e.to_compile_error(),
     };
     let cx = Ctxt::default();
-    let cont = ast::container(&cx, &input, Kind::Regions);
-    arena_macros_core::expand_regions::derive(&cx, cont.as_ref())
+    let cont = ast::container(&cx, &input, kind);
+    generate(&cx, cont.as_ref())
 }

@@ -190,12 +190,15 @@ def main():
         if "1" in args.parts:  # the macro crate over its dependencies
             base = make_baseline(work)
             users = user_of(work, "arena-macros", derive / "arena-macros"), user_of(work, "baseline", base)
+            cpu = []
             (macros, baseline), added = interleaved(
                 args.runs,
                 (clean("um"), "cargo build -q", users[0], tgt("um")),
-                (clean("ub"), "cargo build -q", users[1], tgt("ub")))
+                (clean("ub"), "cargo build -q", users[1], tgt("ub")), cpu=cpu)
             rows.append(("clean build as a dependency: arena-macros + syn/quote/proc-macro2", f"{macros:.2f} s"))
             rows.append(("clean build as a dependency: empty proc-macro + the same syn/quote/proc-macro2", f"{baseline:.2f} s"))
+            rows.append(("**the ratio** (target ≤ 1.25×); CPU (user + system) of the same builds",
+                         f"**{macros / baseline:.2f}×**; CPU {cpu[0]:.2f} s / {cpu[1]:.2f} s = {cpu[0] / cpu[1]:.2f}×"))
             rows.append(("**arena-macros adds** (median of per-round differences; target ≤ 1 s)", f"**{added:+.2f} s**"))
             (macros, baseline), added = interleaved(
                 args.runs,
