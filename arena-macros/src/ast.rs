@@ -1,7 +1,7 @@
 //! Reads the derive's input into the model (`arena_macros_core::model`): the struct, its
-//! fields and their attributes, keeping the original tokens for spans. The only part of the
-//! derive that needs `syn`; everything after it (checks, code generation) is in
-//! `arena-macros-core`.
+//! fields and their attributes, keeping the original tokens for spans. With `attr.rs` and the
+//! entry points in `lib.rs`, the part of the derive that needs `syn`; everything after it
+//! (checks, code generation) is in `arena-macros-core`.
 
 use crate::attr::{self, Entry};
 use arena_macros_core::ctxt::Ctxt;
@@ -184,6 +184,8 @@ fn apply(cont: &mut Container, entry: Entry, cx: &Ctxt) {
                 {
                     Ok((v, _)) if v.is_power_of_two() => cont.align = v,
                     Ok((_, l)) => cx.error_spanned_by(&l, "`align` must be a power of two"),
+                    // A literal's parse error has one message at one span; an error carrying
+                    // a span range (a type's, say) would keep only its start here.
                     Err(e) => {
                         for err in e {
                             cx.error_at(err.span(), err);

@@ -66,20 +66,17 @@ pub fn size(input: TokenStream) -> TokenStream {
 
 /// `#[derive(Arena)]` on tokens.
 fn arena(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
-    read_then(input, Kind::Arena, arena_macros_core::expand::derive)
+    read_then(input, Kind::Arena, arena_macros_core::derive_arena)
 }
 
 /// `#[derive(Regions)]` on tokens.
 fn regions(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
-    read_then(
-        input,
-        Kind::Regions,
-        arena_macros_core::expand_regions::derive,
-    )
+    read_then(input, Kind::Regions, arena_macros_core::derive_regions)
 }
 
-/// Reads the struct into the model (the part that needs `syn`), then hands it to the core's
-/// `generate`, which checks it and generates the code or renders every error.
+/// Reads the struct into the model (the part that needs `syn`), then hands it to `generate`
+/// (`arena_macros_core::derive_arena` or `derive_regions`), which checks it and generates the
+/// code or renders every error.
 fn read_then(
     input: proc_macro2::TokenStream,
     kind: Kind,

@@ -118,8 +118,10 @@ def report():
              "added after its shard ran. `spec` (no target set for it) has three shards of 24 run: its tests take",
              "30 to 50 seconds per mutant, so a shard of about 40 is 6 to 10 minutes on 2 cores.",
              "The `macros` shards ran before the derive's syn-free half moved to `arena-macros/core/src/`",
-             "(`formula*.rs`, `expand*.rs`, `valid.rs`, `ctxt.rs`, `items.rs`, `suggest.rs`, moved unchanged but",
-             "for the entry points): their mutants are named by the old paths.", "",
+             "(`formula*.rs`, `expand*.rs`, `valid.rs`, `ctxt.rs`, `items.rs`, `suggest.rs`; `ctxt.rs` rewritten",
+             "without `syn`, the entry points and the model's types reshaped): their mutants are named by the",
+             "old paths and lines, so a new `macros` run names its survivors anew and each needs its reason",
+             "read again.", "",
              "| crate | shards run | caught | missed | unviable | timeout | caught of viable | detected of viable |",
              "|---|---|---|---|---|---|---|---|"] + rows + ["", "## Surviving mutants", "",
              "| crate | shard | mutant | reason |", "|---|---|---|---|"]

@@ -12,6 +12,7 @@ struct Message {
     text: String,
 }
 
+/// The errors of one derive, in the order they were found.
 #[derive(Default)]
 pub struct Ctxt {
     errors: RefCell<Vec<Message>>,
@@ -39,10 +40,12 @@ impl Ctxt {
         });
     }
 
+    /// Errors so far: a caller compares counts to tell whether its own step added one.
     pub fn error_count(&self) -> usize {
         self.errors.borrow().len()
     }
 
+    /// Whether any error was found: the derive then emits the errors and the fallback.
     pub fn has_errors(&self) -> bool {
         !self.errors.borrow().is_empty()
     }

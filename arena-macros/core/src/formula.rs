@@ -2,7 +2,7 @@
 //!
 //! A formula is kept three ways: the author's tokens (re-emitted with their own spans, so
 //! rustc's type errors land on them), its text for reports, and its parse tree
-//! (`formula_parse`), which [`Formula::checked`] rewrites so each `+ - * / %` and
+//! (`formula_parse`), which `Formula::checked` rewrites so each `+ - * / %` and
 //! helper call becomes a call on an `::arena_runtime::CheckedArith` that errs instead of wrapping.
 
 use crate::ctxt::Ctxt;
@@ -11,7 +11,7 @@ use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 
 /// Helpers a formula may call by bare name; they map to checked methods of `Formula`.
-pub const HELPERS: &[&str] = &["ceil16", "round_up", "ceil_div", "max", "min"];
+pub(crate) const HELPERS: &[&str] = &["ceil16", "round_up", "ceil_div", "max", "min"];
 
 /// One parsed formula.
 pub struct Formula {
@@ -54,7 +54,7 @@ impl Formula {
 
     /// The bare lowercase names the formula reads as values (not called as functions):
     /// these must be inputs or derived values.
-    pub fn value_names(&self) -> Vec<Ident> {
+    pub(crate) fn value_names(&self) -> Vec<Ident> {
         let mut out = Vec::new();
         collect_names(&self.parsed.root, &mut out);
         out
@@ -62,29 +62,29 @@ impl Formula {
 
     /// Tokens computing the size with checked arithmetic through the `Formula` named `f`.
     /// The value is a `usize`; `?` propagates a `SizeError`.
-    pub fn checked(&self, f: &Ident) -> TokenStream {
+    pub(crate) fn checked(&self, f: &Ident) -> TokenStream {
         self.rewrite(&self.parsed.root, Mode::Size, f, Style::Try)
     }
 
     /// Tokens computing a gate (a `bool`), with checked arithmetic inside comparisons.
-    pub fn checked_bool(&self, f: &Ident) -> TokenStream {
+    pub(crate) fn checked_bool(&self, f: &Ident) -> TokenStream {
         self.rewrite(&self.parsed.root, Mode::Bool, f, Style::Try)
     }
 
     /// The size for a `const fn`: a failed operation panics with `msg` (a compile error under
     /// const evaluation).
-    pub fn konst(&self, f: &Ident, msg: &str) -> TokenStream {
+    pub(crate) fn konst(&self, f: &Ident, msg: &str) -> TokenStream {
         self.rewrite(&self.parsed.root, Mode::Size, f, Style::Panic(msg))
     }
 
     /// A gate for a `const fn`, as [`Self::konst`].
-    pub fn konst_bool(&self, f: &Ident, msg: &str) -> TokenStream {
+    pub(crate) fn konst_bool(&self, f: &Ident, msg: &str) -> TokenStream {
         self.rewrite(&self.parsed.root, Mode::Bool, f, Style::Panic(msg))
     }
 
     /// The size inside a block labeled `label` whose value is a `Result<usize, SizeError>`:
     /// a failed operation breaks out of it with the error. Usable in a `const fn`.
-    pub fn breaking(&self, f: &Ident, label: &TokenStream) -> TokenStream {
+    pub(crate) fn breaking(&self, f: &Ident, label: &TokenStream) -> TokenStream {
         self.rewrite(&self.parsed.root, Mode::Size, f, Style::Break(label))
     }
 
@@ -195,7 +195,7 @@ fn grouped(ts: TokenStream) -> TokenStream {
 
 /// `op` (a `Result<usize, SizeError>`), unwrapped inside a block labeled `label` whose
 /// value is a `Result<usize, SizeError>`: an error breaks out of the block with it.
-pub fn breaking_op(op: TokenStream, label: &TokenStream) -> TokenStream {
+pub(crate) fn breaking_op(op: TokenStream, label: &TokenStream) -> TokenStream {
     checked_op(op, Style::Break(label), Span::call_site())
 }
 

@@ -7,15 +7,16 @@
 //! on `arena-macros`' small syn-dependent part (reading the struct and its attributes into
 //! [`model`]), not on the whole derive (see `arena-spec/bench/compile_time.md`).
 //!
-//! The pipeline: `arena-macros` builds a [`model::Container`] (`ast.rs`, `attr.rs`) →
-//! [`valid`] checks the rules across fields → [`expand`] / [`expand_regions`] generate the
-//! code. [`formula`] checks and rewrites the size formulas (parsed by `formula_parse`);
-//! [`ctxt::Ctxt`] collects every error so all are reported at once.
+//! The pipeline: `arena-macros` builds a [`model::Container`] (`ast.rs`, `attr.rs`) and hands
+//! it to [`derive_arena`] or [`derive_regions`]: `valid` checks the rules across fields, then
+//! `expand` / `expand_regions` generate the code. [`formula`] checks and rewrites the size
+//! formulas (parsed by `formula_parse`); [`ctxt::Ctxt`] collects every error so all are
+//! reported at once.
 
 pub mod ctxt;
-pub mod expand;
+mod expand;
 mod expand_const;
-pub mod expand_regions;
+mod expand_regions;
 pub mod formula;
 mod formula_parse;
 mod items;
@@ -23,14 +24,17 @@ pub mod model;
 #[doc(hidden)]
 pub mod rng;
 pub mod suggest;
-pub mod valid;
+mod valid;
+
+pub use expand::derive as derive_arena;
+pub use expand_regions::derive as derive_regions;
 
 use proc_macro2::{Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::ToTokens;
 
 /// The span of some tokens, as `syn`'s `Spanned::span` gives it: the first token's, joined
 /// to the last's where the compiler can join spans.
-pub fn span_of(tokens: &impl ToTokens) -> Span {
+pub(crate) fn span_of(tokens: &impl ToTokens) -> Span {
     let mut spans = tokens.to_token_stream().into_iter().map(|tt| tt.span());
     let Some(first) = spans.next() else {
         return Span::call_site();
@@ -42,7 +46,7 @@ pub fn span_of(tokens: &impl ToTokens) -> Span {
 }
 
 /// The lifetime tokens `'name` (a joint apostrophe and the name), for block labels.
-pub fn lifetime(name: &str) -> TokenStream {
+pub(crate) fn lifetime(name: &str) -> TokenStream {
     [
         TokenTree::Punct(Punct::new('\'', Spacing::Joint)),
         TokenTree::Ident(Ident::new(name, Span::call_site())),

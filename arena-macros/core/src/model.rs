@@ -6,6 +6,7 @@
 use crate::formula::Formula;
 use proc_macro2::{Ident, TokenStream};
 
+/// Which derive a model is for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Arena,
@@ -13,6 +14,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The struct's attribute: `#[arena(...)]` or `#[regions(...)]`.
     pub fn container_attr(self) -> &'static str {
         match self {
             Kind::Arena => "arena",
@@ -20,6 +22,7 @@ impl Kind {
         }
     }
 
+    /// A field's attribute: `#[buffer(...)]` or `#[region(...)]`.
     pub fn field_attr(self) -> &'static str {
         match self {
             Kind::Arena => "buffer",
@@ -27,6 +30,7 @@ impl Kind {
         }
     }
 
+    /// The keys the struct's attribute takes.
     pub fn container_keys(self) -> &'static [&'static str] {
         match self {
             Kind::Arena => &[
@@ -42,6 +46,7 @@ impl Kind {
         }
     }
 
+    /// The keys a field's attribute takes.
     pub fn field_keys(self) -> &'static [&'static str] {
         match self {
             Kind::Arena => &["shape", "bytes", "gate", "min_bytes", "untracked", "phase"],
@@ -61,6 +66,7 @@ pub struct Input {
     pub plain_scalar: bool,
 }
 
+/// A derived value, `derived(name = formula)`: computed once, in order, before the buffers.
 pub struct Derived {
     pub name: Ident,
     pub formula: Formula,
@@ -78,6 +84,7 @@ pub struct Docs {
     pub total_bytes: Option<String>,
 }
 
+/// How a buffer's size is written.
 pub enum Size {
     /// Dimensions in elements.
     Shape { dims: Vec<Formula>, text: String },
@@ -86,6 +93,7 @@ pub enum Size {
 }
 
 impl Size {
+    /// The formula as written, for docs and reports.
     pub fn text(&self) -> &str {
         match self {
             Size::Shape { text, .. } => text,
@@ -93,6 +101,7 @@ impl Size {
         }
     }
 
+    /// Every formula of the size (each dimension, or the byte count).
     pub fn formulas(&self) -> Vec<&Formula> {
         match self {
             Size::Shape { dims, .. } => dims.iter().collect(),
@@ -122,6 +131,7 @@ pub struct PhaseRange {
     pub last: Ident,
 }
 
+/// The whole declaration: the struct, its attribute's keys and its fields.
 pub struct Container {
     pub ident: Ident,
     /// The struct's visibility, which the generated structs take.
@@ -144,6 +154,7 @@ pub struct Container {
 }
 
 impl Container {
+    /// The names of `from_config`'s parameters, in order.
     pub fn input_names(&self) -> impl Iterator<Item = &Ident> {
         self.inputs.iter().map(|i| &i.name)
     }

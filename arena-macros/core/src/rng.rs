@@ -2,6 +2,7 @@
 //! formula-parser differential test, the never-panics test), so a failure reproduces from
 //! its seed. Not for anything else.
 
+/// Xorshift64; the state must not be 0.
 pub struct Rng(pub u64);
 
 impl Rng {
