@@ -63,6 +63,8 @@ impl AllocOptions {
         }
     }
 
+    /// One allocation per non-empty buffer ([`AllocMode::PerBuffer`]), for tools that check
+    /// each allocation's bounds.
     pub fn per_buffer() -> Self {
         Self {
             mode: AllocMode::PerBuffer,
@@ -70,6 +72,8 @@ impl AllocOptions {
         }
     }
 
+    /// The same options with `guard_bytes` of guard band after each buffer, which
+    /// [`Allocated::check_guards`] reads back.
     pub fn with_guard_bytes(self, guard_bytes: usize) -> Self {
         Self {
             guard_bytes,
