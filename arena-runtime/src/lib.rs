@@ -31,6 +31,7 @@ mod fault_injection;
 pub mod host;
 mod konst;
 pub mod layout;
+mod phase_check;
 mod placement_check;
 pub mod ptr;
 pub mod regions;

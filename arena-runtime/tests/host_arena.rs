@@ -290,6 +290,81 @@ fn a_shared_arena_shares_only_between_disjoint_phases_and_poisons_a_phase() {
     apart.release().unwrap();
 }
 
+/// A host device with a broken `fill`: `skip` does nothing (poison mode silently off);
+/// otherwise it covers its last allocation whole, past the range asked, as a memset with a
+/// wrong length would.
+struct BadFill {
+    host: HostDevice,
+    skip: bool,
+    last: std::cell::Cell<(u64, usize)>,
+}
+
+impl BadFill {
+    fn new(skip: bool) -> Self {
+        BadFill {
+            host: HostDevice::new(),
+            skip,
+            last: std::cell::Cell::new((0, 0)),
+        }
+    }
+}
+
+impl arena_runtime::Device for BadFill {
+    fn name(&self) -> String {
+        "host with a broken fill".into()
+    }
+    fn alloc(&self, bytes: usize) -> Result<u64, arena_runtime::DeviceError> {
+        let addr = self.host.alloc(bytes)?;
+        self.last.set((addr, bytes));
+        Ok(addr)
+    }
+    unsafe fn free(&self, addr: u64, bytes: usize) -> Result<(), arena_runtime::DeviceError> {
+        // SAFETY: forwarded with the caller's promise unchanged.
+        unsafe { self.host.free(addr, bytes) }
+    }
+    unsafe fn write(&self, addr: u64, data: &[u8]) -> Result<(), arena_runtime::DeviceError> {
+        // SAFETY: forwarded with the caller's promise unchanged.
+        unsafe { self.host.write(addr, data) }
+    }
+    unsafe fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), arena_runtime::DeviceError> {
+        // SAFETY: forwarded with the caller's promise unchanged.
+        unsafe { self.host.read(addr, out) }
+    }
+    unsafe fn fill(&self, _: u64, _: usize, value: u8) -> Result<(), arena_runtime::DeviceError> {
+        if self.skip {
+            return Ok(());
+        }
+        let (addr, bytes) = self.last.get();
+        // SAFETY: the last allocation, which the arena being poisoned still holds.
+        unsafe { self.host.write(addr, &vec![value; bytes]) }
+    }
+}
+
+/// `check_step` passes a sound shared arena, and is not vacuous: where poisoning does not
+/// happen it names the first buffer that should have been poisoned and the phase, and where
+/// poisoning overruns it names the live buffer it overwrote.
+#[test]
+fn check_step_passes_a_shared_arena_and_names_a_missing_poison() {
+    let sizes = PhasedSizes::from_config(100);
+    let arena = Phased::allocate_with(HostDevice::new(), &sizes, AllocOptions::shared()).unwrap();
+    assert_eq!(arena.check_step(), Ok(()));
+    arena.release().unwrap();
+
+    let arena = Phased::allocate_with(BadFill::new(true), &sizes, AllocOptions::shared()).unwrap();
+    assert_eq!(
+        arena.check_step(),
+        Err("`a` is not poisoned as phase `first` begins".into())
+    );
+    arena.release().unwrap();
+
+    let arena = Phased::allocate_with(BadFill::new(false), &sizes, AllocOptions::shared()).unwrap();
+    assert_eq!(
+        arena.check_step(),
+        Err("`c` was overwritten in phase `second`".into())
+    );
+    arena.release().unwrap();
+}
+
 #[test]
 fn a_default_fill_covers_every_byte_across_its_chunks() {
     use arena_runtime::Device;
