@@ -15,16 +15,7 @@ use quote::{format_ident, quote, quote_spanned};
 /// `#[derive(Arena)]` on a read declaration (`None` when it could not be read): the
 /// generated code, or every error with the fallback beside them.
 pub fn derive(cx: &Ctxt, cont: Option<&Container>) -> TokenStream {
-    let Some(cont) = cont else {
-        return cx.to_compile_errors();
-    };
-    crate::valid::check(cx, cont);
-    if cx.has_errors() {
-        let errors = cx.to_compile_errors();
-        let fallback = fallback(cont);
-        return quote!(#errors #fallback);
-    }
-    expand(cont)
+    crate::items::generate(cx, cont, render_arena)
 }
 
 /// One `#[doc]` line describing the formula, dtype, gate, floor and tracking.
@@ -316,17 +307,6 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
             }
         })
         .collect()
-}
-
-fn expand(cont: &Container) -> TokenStream {
-    render_arena(cont, Render::Real)
-}
-
-/// On error: the items the author's other code refers to, with bodies that never run, so
-/// one mistake in a declaration is reported once rather than at every use. The same item
-/// list as the real expansion, so the two cannot drift.
-fn fallback(cont: &Container) -> TokenStream {
-    render_arena(cont, Render::Stub)
 }
 
 fn render_arena(cont: &Container, how: Render) -> TokenStream {

@@ -16,18 +16,7 @@ use quote::{format_ident, quote};
 /// `#[derive(Regions)]` on a read declaration (`None` when it could not be read): the
 /// generated code, or every error with the fallback beside them.
 pub fn derive(cx: &Ctxt, cont: Option<&Container>) -> TokenStream {
-    let Some(cont) = cont else {
-        return cx.to_compile_errors();
-    };
-    crate::valid::check(cx, cont);
-    if cx.has_errors() {
-        // Beside the errors, the layout's items with bodies that never run, so one typo is
-        // one error rather than one more at every use of the layout.
-        let errors = cx.to_compile_errors();
-        let fallback = render_regions(cont, Render::Stub);
-        return quote!(#errors #fallback);
-    }
-    render_regions(cont, Render::Real)
+    crate::items::generate(cx, cont, render_regions)
 }
 
 fn render_regions(cont: &Container, how: Render) -> TokenStream {

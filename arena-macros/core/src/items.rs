@@ -6,6 +6,8 @@
 //! so one mistake is one error rather than one more at every use of the arena. Both come
 //! from one list of [`Item`]s: the real expansion renders each body, the fallback a stub.
 
+use crate::ctxt::Ctxt;
+use crate::model::Container;
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -70,6 +72,28 @@ impl<'a> Item<'a> {
             ItemKind::Const => quote!(#head = #body;),
         }
     }
+}
+
+/// A derive's output for a read declaration (`None` when it could not be read): checked
+/// (`valid`), then `render(cont, Real)`; with errors, the errors and beside them
+/// `render(cont, Stub)`, the fallback: the items the author's other code refers to, with
+/// bodies that never run, so one mistake in a declaration is reported once rather than at
+/// every use. The same item list as the real expansion, so the two cannot drift.
+pub fn generate(
+    cx: &Ctxt,
+    cont: Option<&Container>,
+    render: fn(&Container, Render) -> TokenStream,
+) -> TokenStream {
+    let Some(cont) = cont else {
+        return cx.to_compile_errors();
+    };
+    crate::valid::check(cx, cont);
+    if cx.has_errors() {
+        let errors = cx.to_compile_errors();
+        let fallback = render(cont, Render::Stub);
+        return quote!(#errors #fallback);
+    }
+    render(cont, Render::Real)
 }
 
 /// Every item of a list, rendered one way.
