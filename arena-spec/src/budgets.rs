@@ -14,12 +14,7 @@ use crate::models::consts::{
 use arena_runtime::assert_fits;
 
 /// The inputs the budgets are stated at: `arena plan`'s defaults for a 128K-context model.
-pub const BUDGET_INPUTS: ArenaInputs = ArenaInputs {
-    max_batch_tokens: 8192,
-    max_seq_len: 131072,
-    kv_block_size: 16,
-    max_batch_size: 128,
-};
+pub const BUDGET_INPUTS: ArenaInputs = ArenaInputs::AT_128K;
 
 const MIB: usize = 1 << 20;
 

@@ -3,12 +3,7 @@
 use arena_spec::models::SHIPPED;
 use arena_spec::{ArenaInputs, BufferSizes, Levers};
 
-const INPUTS: ArenaInputs = ArenaInputs {
-    max_batch_tokens: 8192,
-    max_seq_len: 131072,
-    kv_block_size: 16,
-    max_batch_size: 128,
-};
+const INPUTS: ArenaInputs = ArenaInputs::AT_128K;
 
 #[test]
 fn both_paths_give_identical_sizes_for_every_shipped_model() {

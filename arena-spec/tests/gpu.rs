@@ -10,12 +10,7 @@ use arena_spec::models::SHIPPED;
 use arena_spec::{ArenaInputs, BufferArena, BufferSizes, ModelConfig, ParallelLayout, Rank};
 use std::sync::Arc;
 
-const REALISTIC: ArenaInputs = ArenaInputs {
-    max_batch_tokens: 8192,
-    max_seq_len: 131072,
-    kv_block_size: 16,
-    max_batch_size: 128,
-};
+const REALISTIC: ArenaInputs = ArenaInputs::AT_128K;
 const PAGE: usize = 2 << 20;
 
 const KERNELS: &str = r#"

@@ -6,12 +6,7 @@ use arena_runtime::Arena;
 use arena_spec::models::SHIPPED;
 use arena_spec::{ArenaInputs, BufferArena, Levers};
 
-const INPUTS: ArenaInputs = ArenaInputs {
-    max_batch_tokens: 8192,
-    max_seq_len: 131072,
-    kv_block_size: 16,
-    max_batch_size: 128,
-};
+const INPUTS: ArenaInputs = ArenaInputs::AT_128K;
 
 #[test]
 fn every_shipped_model_shares_close_to_the_lower_bound() {
