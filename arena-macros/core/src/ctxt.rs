@@ -25,9 +25,7 @@ impl Ctxt {
     }
 
     fn spanned(&self, tokens: TokenStream, text: String) {
-        let mut spans = tokens.into_iter().map(|tt| tt.span());
-        let start = spans.next().unwrap_or_else(Span::call_site);
-        let end = spans.last().unwrap_or(start);
+        let (start, end) = crate::span_range(tokens);
         self.errors.borrow_mut().push(Message { start, end, text });
     }
 

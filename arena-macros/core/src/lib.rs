@@ -32,17 +32,19 @@ pub use expand_regions::derive as derive_regions;
 use proc_macro2::{Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::ToTokens;
 
+/// The spans of the first and the last token (the same for one token, the call site for
+/// none): the range an error or a span of the tokens covers.
+pub(crate) fn span_range(tokens: TokenStream) -> (Span, Span) {
+    let mut spans = tokens.into_iter().map(|tt| tt.span());
+    let first = spans.next().unwrap_or_else(Span::call_site);
+    (first, spans.last().unwrap_or(first))
+}
+
 /// The span of some tokens, as `syn`'s `Spanned::span` gives it: the first token's, joined
 /// to the last's where the compiler can join spans.
 pub(crate) fn span_of(tokens: &impl ToTokens) -> Span {
-    let mut spans = tokens.to_token_stream().into_iter().map(|tt| tt.span());
-    let Some(first) = spans.next() else {
-        return Span::call_site();
-    };
-    spans
-        .last()
-        .and_then(|last| first.join(last))
-        .unwrap_or(first)
+    let (first, last) = span_range(tokens.to_token_stream());
+    first.join(last).unwrap_or(first)
 }
 
 /// The lifetime tokens `'name` (a joint apostrophe and the name), for block labels.
