@@ -3,10 +3,11 @@
 //!
 //! The pipeline follows the usual derive layout: `ast` (reads the struct into the model,
 //! keeping the original tokens for spans) → `attr` (attribute parsing) → then, in
-//! `arena-macros-core`, `valid` (rules across fields) → `expand` / `expand_regions` (code
-//! generation); `formula` parses and rewrites the size formulas; `ctxt` collects every error
-//! so all are reported at once. Only the reading needs `syn`: the rest is a crate of its own
-//! that builds beside `syn` (see `arena-macros-core`).
+//! `arena-macros-core`, `valid` (rules across fields) → `expand` (code generation:
+//! `expand/arena.rs`, `expand/const_path.rs`, `expand/regions.rs` on the shared
+//! `expand/parts.rs`); `formula` parses and rewrites the size formulas; `ctxt` collects
+//! every error so all are reported at once. Only the reading needs `syn`: the rest is a
+//! crate of its own that builds beside `syn` (see `arena-macros-core`).
 
 mod ast;
 mod attr;

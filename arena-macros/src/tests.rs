@@ -83,13 +83,13 @@ macro_rules! snapshots {
                 .filter(|p| p.extension().is_some_and(|e| e == "rs") && !p.to_string_lossy().ends_with(".expanded.rs"))
                 .map(|p| format!("tests/expand/{}", p.file_name().unwrap().to_string_lossy()))
                 .collect();
-            let regions = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arena-spec/src/regions");
+            let regions = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arena-spec/src/arena/regions");
             inputs.extend(
                 std::fs::read_dir(regions)
                     .unwrap()
                     .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                     .filter(|n| n != "mod.rs")
-                    .map(|n| format!("arena-spec/src/regions/{n}")),
+                    .map(|n| format!("arena-spec/src/arena/regions/{n}")),
             );
             for input in inputs {
                 assert!(listed.contains(&input.as_str()), "{input} has no snapshot test");
@@ -102,13 +102,13 @@ snapshots! {
     snapshot_example: "tests/expand/example.rs" => "tests/expand/example.expanded.rs";
     snapshot_phased: "tests/expand/phased.rs" => "tests/expand/phased.expanded.rs";
     snapshot_scratch: "tests/expand/scratch.rs" => "tests/expand/scratch.expanded.rs";
-    snapshot_spec_arena: "arena-spec/src/arena.rs" => "tests/expand/spec_arena.expanded.rs";
-    snapshot_spec_decode_meta: "arena-spec/src/decode_meta.rs" => "tests/expand/spec_decode_meta.expanded.rs";
-    snapshot_spec_gdn_fla: "arena-spec/src/regions/gdn_fla.rs" => "tests/expand/spec_gdn_fla.expanded.rs";
-    snapshot_spec_moe_fp8: "arena-spec/src/regions/moe_fp8.rs" => "tests/expand/spec_moe_fp8.expanded.rs";
-    snapshot_spec_qsa_select: "arena-spec/src/regions/qsa_select.rs" => "tests/expand/spec_qsa_select.expanded.rs";
-    snapshot_spec_scratch: "arena-spec/src/regions/scratch.rs" => "tests/expand/spec_scratch.expanded.rs";
-    snapshot_spec_ssd: "arena-spec/src/regions/ssd.rs" => "tests/expand/spec_ssd.expanded.rs";
+    snapshot_spec_arena: "arena-spec/src/arena/mod.rs" => "tests/expand/spec_arena.expanded.rs";
+    snapshot_spec_decode_meta: "arena-spec/src/arena/regions/decode_meta.rs" => "tests/expand/spec_decode_meta.expanded.rs";
+    snapshot_spec_gdn_fla: "arena-spec/src/arena/regions/gdn_fla.rs" => "tests/expand/spec_gdn_fla.expanded.rs";
+    snapshot_spec_moe_fp8: "arena-spec/src/arena/regions/moe_fp8.rs" => "tests/expand/spec_moe_fp8.expanded.rs";
+    snapshot_spec_qsa_select: "arena-spec/src/arena/regions/qsa_select.rs" => "tests/expand/spec_qsa_select.expanded.rs";
+    snapshot_spec_scratch: "arena-spec/src/arena/regions/scratch.rs" => "tests/expand/spec_scratch.expanded.rs";
+    snapshot_spec_ssd: "arena-spec/src/arena/regions/ssd.rs" => "tests/expand/spec_ssd.expanded.rs";
 }
 
 fn junk(rng: &mut Rng) -> TokenTree {

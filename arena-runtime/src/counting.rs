@@ -1,7 +1,10 @@
-//! `CountingDevice<D>`: counts live allocations and injects failures, for leak tests.
+//! `CountingDevice<D>`: counts live allocations and injects failures, for leak tests, and
+//! the fault-injection check run through it.
 
+use crate::allocated::{AllocOptions, Allocated};
+use crate::arena::Arena;
 use crate::device::{Device, MemInfo};
-use crate::error::DeviceError;
+use crate::error::{ArenaError, DeviceError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -128,6 +131,74 @@ impl<D: Device> Device for CountingDevice<D> {
     unsafe fn fill(&self, addr: u64, bytes: usize, value: u8) -> Result<(), DeviceError> {
         // SAFETY: forwarded with the caller's promise unchanged.
         unsafe { self.inner.fill(addr, bytes, value) }
+    }
+}
+
+// The "fail at allocation n, nothing leaks" check, written once for any arena: what the
+// runtime's, the example arena's and the engine arena's tests all run.
+impl<D: Device> CountingDevice<D> {
+    /// Allocates `sizes` once per allocation the arena makes, failing the n-th each time,
+    /// in per-buffer mode (one failure per non-empty buffer) and in slab mode. Each failure
+    /// must leave nothing allocated and be an [`ArenaError::Alloc`] naming the buffer (or
+    /// the slab) and the bytes asked, with the injected error as its source. Returns how
+    /// many failures were checked, or the first broken promise.
+    pub fn check_every_allocation_failure<A: Arena>(
+        make: impl Fn() -> D,
+        sizes: &A::Sizes,
+    ) -> Result<usize, String> {
+        let live: Vec<_> = A::BUFFERS
+            .iter()
+            .zip(A::byte_sizes(sizes))
+            .filter(|(_, bytes)| *bytes > 0)
+            .collect();
+        let mut checked = 0;
+        for (n, (decl, bytes)) in live.iter().enumerate().map(|(i, x)| (i + 1, x)) {
+            let what = format!("buffer `{}`", decl.name);
+            check_one::<A, D>(&make, sizes, AllocOptions::per_buffer(), n, &what, *bytes)?;
+            checked += 1;
+        }
+        if !live.is_empty() {
+            let slab = format!("the {}-buffer slab of {}", A::BUFFERS.len(), A::NAME);
+            let device = CountingDevice::new(make());
+            let total = Allocated::<A, _>::allocate(&device, sizes, AllocOptions::default())
+                .map(|a| a.allocated_bytes())
+                .map_err(|e| format!("the slab did not allocate without a fault: {e}"))?;
+            if device.live_allocations() != 0 {
+                return Err("dropping the arena left memory allocated".into());
+            }
+            check_one::<A, D>(&make, sizes, AllocOptions::default(), 1, &slab, total)?;
+            checked += 1;
+        }
+        Ok(checked)
+    }
+}
+
+fn check_one<A: Arena, D: Device>(
+    make: &impl Fn() -> D,
+    sizes: &A::Sizes,
+    options: AllocOptions,
+    n: usize,
+    what: &str,
+    bytes: usize,
+) -> Result<(), String> {
+    let device = CountingDevice::new(make());
+    device.fail_at(n);
+    let result = Allocated::<A, _>::allocate(&device, sizes, options);
+    let leaked = device.live_allocations();
+    match result {
+        Ok(_) => Err(format!("failing allocation {n} ({what}) did not fail")),
+        Err(_) if leaked != 0 => Err(format!(
+            "failing allocation {n} ({what}) leaked {leaked} allocations"
+        )),
+        Err(ArenaError::Alloc {
+            what: named,
+            bytes: asked,
+            source: DeviceError::Injected { index },
+            ..
+        }) if named == what && asked == bytes && index == n => Ok(()),
+        Err(e) => Err(format!(
+            "failing allocation {n}: expected an error naming {what} and {bytes} bytes, got: {e:?}"
+        )),
     }
 }
 

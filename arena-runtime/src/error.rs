@@ -46,6 +46,22 @@ pub enum SizeError {
 }
 
 impl SizeError {
+    /// The size could not be represented: a formula's arithmetic, a sizing function's value
+    /// or the total overflowed `usize`, here or in the error it wraps. A caller searching
+    /// for the largest input that fits a budget reads this as "does not fit"; every other
+    /// error (a division by 0, an ungated 0) is a mistake in the declaration or the config.
+    pub fn is_overflow(&self) -> bool {
+        match self {
+            SizeError::Overflow { .. }
+            | SizeError::TooLarge { .. }
+            | SizeError::TotalOverflow { .. } => true,
+            SizeError::Nested { source, .. } | SizeError::Derived { source, .. } => {
+                source.is_overflow()
+            }
+            SizeError::DivideByZero { .. } | SizeError::Zero { .. } => false,
+        }
+    }
+
     /// The buffer (or derived value, or sizing formula) the error is about, outermost first.
     pub fn buffer(&self) -> &'static str {
         match self {
@@ -208,4 +224,44 @@ pub enum CarveError {
         have: usize,
         need: usize,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SizeError;
+
+    #[test]
+    fn overflow_is_told_apart_from_other_size_errors_at_any_depth() {
+        let overflow = SizeError::Overflow {
+            buffer: "a",
+            op: "*",
+            lhs: usize::MAX,
+            rhs: 2,
+        };
+        let nested = |source| SizeError::Nested {
+            buffer: "b",
+            source: Box::new(source),
+        };
+        assert!(overflow.is_overflow());
+        assert!(SizeError::TooLarge {
+            buffer: "a",
+            value: u128::MAX
+        }
+        .is_overflow());
+        assert!(SizeError::TotalOverflow { buffer: "a" }.is_overflow());
+        assert!(nested(nested(overflow.clone())).is_overflow());
+        assert!(SizeError::Derived {
+            name: "m16",
+            used_by: &["a"],
+            source: Box::new(overflow),
+        }
+        .is_overflow());
+        assert!(!SizeError::Zero { buffer: "a" }.is_overflow());
+        assert!(!nested(SizeError::DivideByZero {
+            buffer: "a",
+            op: "/",
+            lhs: 1
+        })
+        .is_overflow());
+    }
 }

@@ -21,41 +21,41 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod arena;
-pub mod checked;
-pub mod counting;
-pub mod device;
+// Every module is private behind the one re-export list below (as cudarc's `driver::safe`
+// does): each item has one public path, at the root. `dtype` stays a module, its element
+// types named as `dtype::bf16`; `__private` is what only generated code calls.
+mod allocated;
+mod arena;
+mod checked;
+mod const_eval;
+mod counting;
+mod device;
 pub mod dtype;
-pub mod error;
-mod fault_injection;
-pub mod host;
-mod konst;
-pub mod layout;
-mod phase_check;
-mod placement_check;
-pub mod ptr;
-pub mod regions;
-pub mod shared;
-pub mod slab;
+mod error;
+mod host;
+mod ptr;
+mod regions;
+mod shared;
+mod slab;
 
 #[cfg(feature = "cuda")]
-pub mod cuda;
+mod cuda;
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
-pub use arena::{
+pub use allocated::{
     AllocMode, AllocOptions, Allocated, Allocation, Placement, GUARD_PATTERN, POISON_PATTERN,
 };
+pub use arena::{Arena, BufferDecl, BufferInfo};
 #[cfg(feature = "derive")]
 pub use arena_macros::{size, Arena, Regions};
-pub use checked::{CheckedArith, IntoSize};
+pub use checked::{checked_total, saturating_sum, CheckedArith, IntoSize};
 pub use counting::CountingDevice;
 pub use device::{Device, MemInfo};
 pub use error::{ArenaError, CarveError, DeviceError, GuardError, PlacementError, SizeError};
 pub use host::HostDevice;
-pub use layout::{Arena, BufferDecl, BufferInfo};
 pub use ptr::DevicePtr;
 pub use regions::Region;
 pub use shared::{Live, SharedPlan};

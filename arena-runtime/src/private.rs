@@ -5,12 +5,12 @@
 use crate::checked::CheckedArith;
 use crate::error::SizeError;
 
-pub use crate::konst::Konst;
+pub use crate::const_eval::Konst;
 /// The const sizing path's helpers (`#[arena(const)]`, `assert_fits!`).
 pub mod konst {
-    pub use crate::konst::{finish, fits, total, Message};
+    pub use crate::const_eval::{finish, fits, total, Message};
 }
-pub use crate::layout::Pointers;
+pub use crate::arena::Pointers;
 pub use crate::regions::{check_carve, RegionCursor};
 
 /// A shape's bytes, handing its dims and those bytes (before any floor) to `on_dims` (how

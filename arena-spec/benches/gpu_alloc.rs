@@ -3,7 +3,7 @@
 //! delta), for a dense, a MoE and a hybrid model at M ∈ {512, 8192, 32768}.
 //!
 //! `cargo bench -p arena-spec --features cuda --bench gpu_alloc` (prints a Markdown table;
-//! results are committed in `bench/gpu_alloc.md`). Without a GPU it says so and exits.
+//! results are committed in `measurements/gpu_alloc.md`). Without a GPU it says so and exits.
 
 use arena_runtime::{AllocOptions, Allocated, CudaDevice, Device};
 use arena_spec::{ArenaInputs, BufferArena};

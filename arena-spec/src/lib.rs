@@ -4,34 +4,43 @@
 //! Start at [`BufferArena`] (the declaration), [`BufferSizes::from_config`] (the sizes),
 //! [`ModelConfig::load`] (the config), [`models`] (the shipped configs) and
 //! [`ModelConfig::shard`] (one GPU's config of a parallel layout).
+//!
+//! Four wings: [`arena`] (the arena, its sizing functions, constants, region layouts and
+//! budgets), [`config`] (`ModelConfig`, its loading, the family rules, levers, sharding),
+//! [`models`] (the shipped configs, also as `const`s), and what reads both: [`parallel`]
+//! (layouts and ranks), [`fit`] (the budget search) and [`report`] (per-buffer tables and the
+//! `plan` document). The `arena` CLI is a binary of its own (`src/bin/arena/`).
 
-mod arena;
-pub mod budgets;
+pub mod arena;
 pub mod config;
-mod config_fields;
-mod config_json;
-mod config_load;
-mod const_config;
-pub mod constants;
-pub mod decode_meta;
-pub mod family;
-pub mod inputs;
-pub mod levers;
+pub mod fit;
 pub mod models;
 pub mod parallel;
-pub mod regions;
 pub mod report;
-pub mod sizing;
 
-pub use arena::{ArenaInputs, BufferArena, BufferSizes};
-pub use config::{ConfigError, Family, LayerKind, ModelConfig};
-pub use const_config::const_name;
-pub use constants::{GATEUP_FUSED_MAX_M, Q12_SIZING_STREAMS, VERIFY_ROW_CAP};
-pub use decode_meta::{DecodeMetaLayout, DECODE_META_MAX_ROWS, DECODE_META_MIN_ROWS};
-pub use levers::{LeverError, Levers};
-pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
-pub use regions::{MoeFp8Scratch, MoeFp8ScratchLayout};
-pub use sizing::{
+pub use arena::constants::{GATEUP_FUSED_MAX_M, Q12_SIZING_STREAMS, VERIFY_ROW_CAP};
+pub use arena::regions::{
+    DecodeMetaLayout, MoeFp8Scratch, MoeFp8ScratchLayout, DECODE_META_MAX_ROWS,
+    DECODE_META_MIN_ROWS,
+};
+pub use arena::sizing::{
     q12_batched_scratch_bytes, q12_batched_scratch_bytes_varlen, q2_dequant_scratch_bytes,
     ssm_rowwise_w_bf16_bytes, ssm_rowwise_w_bf16_bytes_for, ssm_rowwise_w_bf16_layer_bytes,
 };
+pub use arena::{ArenaInputs, BufferArena, BufferSizes};
+pub use config::levers::{LeverError, Levers};
+pub use config::{const_name, ConfigError, Family, LayerKind, ModelConfig};
+pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
+
+// The module paths before the crate was arranged in wings, kept for one release so code
+// written against them still builds; new code names the paths above.
+#[doc(hidden)]
+pub use arena::{budgets, constants, inputs, regions, sizing};
+#[doc(hidden)]
+pub use config::{family, levers};
+#[doc(hidden)]
+pub mod decode_meta {
+    pub use crate::arena::regions::{
+        decode_meta_rows, DecodeMeta, DecodeMetaLayout, DECODE_META_MAX_ROWS, DECODE_META_MIN_ROWS,
+    };
+}

@@ -19,15 +19,15 @@ fn both_paths_give_identical_sizes_for_every_shipped_model() {
     }
 }
 
-/// The text of `src/shipped_consts.rs`: every shipped config written back as a `const`.
+/// The text of `src/models/consts.rs`: every shipped config written back as a `const`.
 fn shipped_consts_source() -> String {
     let mut out = String::from(
-        "//! Every shipped model as a `const ModelConfig` (levers off), for the const sizing path.\n\
-         //! Generated from `arena-spec/models/*.json` by `ModelConfig::const_item`: do not edit.\n\
+        "//! Generated from `arena-spec/models/*.json` by `ModelConfig::const_item`: do not edit.\n\
+         //! Every shipped model as a `const ModelConfig` (levers off), for the const sizing path.\n\
          //! `ARENA_BLESS=1 cargo test -p arena-spec --test const_sizes` rewrites it; that test\n\
          //! fails while it is stale.\n\n\
+         use crate::config::levers::Levers;\n\
          use crate::config::{Family, LayerKind, ModelConfig};\n\
-         use crate::levers::Levers;\n\
          use std::borrow::Cow;\n",
     );
     let mut all = String::new();
@@ -47,7 +47,7 @@ fn shipped_consts_source() -> String {
 
 #[test]
 fn the_shipped_consts_are_the_loaded_configs() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/shipped_consts.rs");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/models/consts.rs");
     let expected = shipped_consts_source();
     if std::env::var_os("ARENA_BLESS").is_some() {
         std::fs::write(path, &expected).unwrap();
@@ -55,7 +55,7 @@ fn the_shipped_consts_are_the_loaded_configs() {
     assert_eq!(
         std::fs::read_to_string(path).unwrap(),
         expected,
-        "src/shipped_consts.rs is stale: re-bless with ARENA_BLESS=1"
+        "src/models/consts.rs is stale: re-bless with ARENA_BLESS=1"
     );
     let consts = arena_spec::models::consts::ALL;
     assert_eq!(consts.len(), SHIPPED.len());

@@ -375,7 +375,7 @@ fn rank_arenas_of_a_layout_allocate_on_every_gpu_per_buffer() {
 /// begins a kernel fills every buffer that becomes live with its own byte (whole-step buffers
 /// at the first phase), and a kernel checks that every buffer live in the phase still holds
 /// its byte; free memory comes back on release. Prints one row per model of the committed
-/// table (`arena-spec/bench/phase_sharing.md`), with the planning and allocation times.
+/// table (`arena-spec/measurements/phase_sharing.md`), with the planning and allocation times.
 #[test]
 fn a_step_on_the_shared_slab_keeps_every_live_buffer_intact() {
     use arena_runtime::Arena;

@@ -2,9 +2,11 @@
 //! gates, NULL pointers, slab placement, and checked overflow for any input.
 
 use arena_runtime::{Arena, Device, DeviceError, SizeError};
-use arena_spec::decode_meta::decode_meta_rows;
-use arena_spec::regions::{GdnFlaScratch, MoeFp8Scratch, QsaSelectScratch, Scratch, SsdScratch};
-use arena_spec::sizing::block_table_width;
+use arena_spec::arena::regions::decode_meta_rows;
+use arena_spec::arena::regions::{
+    GdnFlaScratch, MoeFp8Scratch, QsaSelectScratch, Scratch, SsdScratch,
+};
+use arena_spec::arena::sizing::block_table_width;
 use arena_spec::{BufferArena, BufferSizes, Levers, ModelConfig};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};

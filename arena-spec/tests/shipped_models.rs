@@ -387,9 +387,10 @@ fn regions_carve_the_arena_buffers_they_size() {
     let c = load("synthetic-all-features-moe");
     let s = BufferSizes::from_config(&c, 64, 4096, BLOCK, 8);
     let arena = BufferArena::allocate(HostDevice::new(), &s).unwrap();
-    let layout = arena_spec::regions::GdnFlaScratch::layout(&c, 64).unwrap();
+    let layout = arena_spec::arena::regions::GdnFlaScratch::layout(&c, 64).unwrap();
     assert_eq!(layout.total_bytes, s.gdn_fla_scratch);
-    let carved = arena_spec::regions::GdnFlaScratch::carve(arena.gdn_fla_scratch, &layout).unwrap();
+    let carved =
+        arena_spec::arena::regions::GdnFlaScratch::carve(arena.gdn_fla_scratch, &layout).unwrap();
     assert_eq!(carved.w.as_raw(), arena.gdn_fla_scratch.as_raw());
     assert!(
         carved.gc.as_raw() + carved.gc.byte_len() as u64
@@ -397,7 +398,7 @@ fn regions_carve_the_arena_buffers_they_size() {
     );
     let moe = arena_spec::MoeFp8Scratch::layout(&c, 64).unwrap();
     assert_eq!(moe.total_bytes, s.moe_fp8_scratch);
-    let scratch = arena_spec::regions::Scratch::layout(&c, 64, 4096 / BLOCK + 1, 8).unwrap();
+    let scratch = arena_spec::arena::regions::Scratch::layout(&c, 64, 4096 / BLOCK + 1, 8).unwrap();
     assert_eq!(scratch.total_bytes, s.scratch);
 }
 

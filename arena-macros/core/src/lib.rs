@@ -5,29 +5,27 @@
 //! Why a crate of its own: it needs only `proc-macro2` and `quote`, so Cargo builds it while
 //! `syn` builds, on another core. A clean build of a user's project then waits on `syn` and
 //! on `arena-macros`' small syn-dependent part (reading the struct and its attributes into
-//! [`model`]), not on the whole derive (see `arena-spec/bench/compile_time.md`).
+//! [`model`]), not on the whole derive (see `arena-spec/measurements/compile_time.md`).
 //!
 //! The pipeline: `arena-macros` builds a [`model::Container`] (`ast.rs`, `attr.rs`) and hands
 //! it to [`derive_arena`] or [`derive_regions`]: `valid` checks the rules across fields, then
-//! `expand` / `expand_regions` generate the code. [`formula`] checks and rewrites the size
-//! formulas (parsed by `formula_parse`); [`ctxt::Ctxt`] collects every error so all are
-//! reported at once.
+//! `expand` generates the code, one module per generator: `expand/arena.rs` (with the const
+//! sizing path, `expand/const_path.rs`) and `expand/regions.rs`, on the helpers they share
+//! (`expand/parts.rs`) and one item list for the expansion and its fallback
+//! (`expand/items.rs`). [`formula`] checks and rewrites the size formulas (parsed by
+//! `formula_parse`); [`ctxt::Ctxt`] collects every error so all are reported at once.
 
 pub mod ctxt;
 mod expand;
-mod expand_const;
-mod expand_regions;
 pub mod formula;
 mod formula_parse;
-mod items;
 pub mod model;
 #[doc(hidden)]
 pub mod rng;
 pub mod suggest;
 mod valid;
 
-pub use expand::derive as derive_arena;
-pub use expand_regions::derive as derive_regions;
+pub use expand::{derive_arena, derive_regions};
 
 use proc_macro2::{Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::ToTokens;

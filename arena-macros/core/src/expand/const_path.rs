@@ -1,0 +1,230 @@
+//! The const sizing path of `#[arena(const)]`: `const_from_config` / `const_from_inputs`
+//! (usable in `const` items), `named_sizes`, and `total_bytes` as a `const fn`.
+//!
+//! The same formulas as the run-time path, in the same order, with the same gates, floors,
+//! zero check and tracking; only a failure differs. At run time it is a `SizeError` value; here
+//! each formula panics with a message naming the buffer and the formula, and a panic during
+//! const evaluation is the compile error. Helpers live in
+//! `::arena_runtime::__private::{Konst, konst}`.
+
+use super::items::Item;
+use super::parts::{by_name_args, elem_size, input_decls, ref_input_decls};
+use crate::model::{Buffer, Container, Size};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// What a failed formula of `what` (a buffer or derived value) says at compile time.
+fn message(arena: &str, what: &str, formula: &str) -> String {
+    format!(
+        "arena `{arena}`, const sizing: {what}: `{formula}` overflows usize, divides by zero \
+         or goes below 0"
+    )
+}
+
+/// `let name: usize = ...;` for each derived value, in order.
+fn derived_lets(cont: &Container) -> Vec<TokenStream> {
+    let f = format_ident!("__f");
+    let arena = cont.ident.to_string();
+    cont.derived
+        .iter()
+        .map(|d| {
+            let name = &d.name;
+            let label = name.to_string();
+            let msg = message(&arena, &format!("derived value `{label}`"), &d.formula.text);
+            let value = d.formula.konst(&f, &msg);
+            quote! {
+                let #name: usize = {
+                    let #f = ::arena_runtime::CheckedArith::new(#label);
+                    #value
+                };
+            }
+        })
+        .collect()
+}
+
+/// `__sizes.name = ...;` for each buffer: gate, raw bytes, floor, zero check.
+fn size_lets(cont: &Container) -> Vec<TokenStream> {
+    let f = format_ident!("__f");
+    let arena = cont.ident.to_string();
+    cont.buffers
+        .iter()
+        .map(|b| {
+            let ident = &b.ident;
+            let label = ident.to_string();
+            let what = format!("buffer `{label}`");
+            let bytes = raw_bytes(
+                b,
+                &message(
+                    &arena,
+                    &what,
+                    b.size.as_ref().map(Size::text).unwrap_or_default(),
+                ),
+            );
+            let floor = b.min_bytes.as_ref().map_or(quote!(0), |m| {
+                m.konst(&f, &message(&arena, &format!("floor of {what}"), &m.text))
+            });
+            let zero = format!(
+                "arena `{arena}`, const sizing: buffer `{label}` is not gated but its formula \
+                 gives 0 bytes"
+            );
+            let body = match &b.gate {
+                Some(gate) => {
+                    let gate = gate
+                        .konst_bool(&f, &message(&arena, &format!("gate of {what}"), &gate.text));
+                    quote! {
+                        if #gate {
+                            ::arena_runtime::__private::konst::finish(#bytes, #floor, true, #zero)
+                        } else {
+                            0
+                        }
+                    }
+                }
+                None => {
+                    quote!(::arena_runtime::__private::konst::finish(#bytes, #floor, false, #zero))
+                }
+            };
+            quote! {
+                __sizes.#ident = {
+                    let #f = ::arena_runtime::CheckedArith::new(#label);
+                    #body
+                };
+            }
+        })
+        .collect()
+}
+
+/// A buffer's bytes before gate and floor.
+fn raw_bytes(b: &Buffer, msg: &str) -> TokenStream {
+    let f = format_ident!("__f");
+    match b.size.as_ref().expect("checked: shape or bytes") {
+        Size::Shape { dims, .. } => {
+            let size = elem_size(b);
+            let dims = dims.iter().map(|d| d.konst(&f, msg));
+            quote!(::arena_runtime::__private::Konst(#f.shape(&[#(#dims),*], #size)).get(#msg))
+        }
+        Size::Bytes(formula) => formula.konst(&f, msg),
+    }
+}
+
+/// The const path's items, for an arena that asked for them.
+pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
+    if !cont.const_path {
+        return Vec::new();
+    }
+    let decls = input_decls(cont);
+    let count = cont.buffers.len();
+    let mut items = vec![
+        Item::function(
+            quote! {
+                /// [`Self::from_config`] as a `const fn`, for `const` items: the same formulas,
+                /// gates, floors and tracking. A formula that overflows, divides by zero or goes
+                /// below 0 (or an ungated buffer of 0 bytes) panics with a message naming the
+                /// buffer, which in a `const` is a compile error. Called at run time it panics
+                /// too: use [`Self::try_from_config`] there.
+                #[allow(clippy::too_many_arguments, unused_variables)]
+                pub const fn const_from_config(#(#decls),*) -> Self
+            },
+            move || {
+                let derived = derived_lets(cont);
+                let lets = size_lets(cont);
+                let idents = cont.buffers.iter().map(|b| &b.ident);
+                let arena = cont.ident.to_string();
+                let total_msg =
+                    format!("arena `{arena}`, const sizing: the total of the tracked buffers overflows usize");
+                quote! {
+                    #(#derived)*
+                    let mut __sizes = Self { #(#idents: 0),* };
+                    #(#lets)*
+                    let _ = ::arena_runtime::__private::konst::total(
+                        &__sizes.byte_sizes_const(),
+                        &Self::TRACKED,
+                        #total_msg,
+                    );
+                    __sizes
+                }
+            },
+        ),
+        Item::constant(
+            quote! {
+                /// Whether each buffer counts in `total_bytes`, in field order.
+                const TRACKED: [bool; #count]
+            },
+            move || {
+                let tracked = cont.buffers.iter().map(|b| b.tracked);
+                quote!([#(#tracked),*])
+            },
+            quote!([false; #count]),
+        ),
+        Item::function(
+            quote! {
+                /// Each buffer's bytes, in field order.
+                const fn byte_sizes_const(&self) -> [usize; #count]
+            },
+            move || {
+                let idents = cont.buffers.iter().map(|b| &b.ident);
+                quote!([#(self.#idents),*])
+            },
+        ),
+        Item::function(
+            quote! {
+                /// Each buffer's name and bytes, in field order (`assert_fits!` names the
+                /// largest when a budget is blown).
+                pub const fn named_sizes(&self) -> [(&'static str, usize); #count]
+            },
+            move || {
+                let pairs = cont.buffers.iter().map(|b| {
+                    let ident = &b.ident;
+                    let name = ident.to_string();
+                    quote!((#name, self.#ident))
+                });
+                quote!([#(#pairs),*])
+            },
+        ),
+    ];
+    if let Some(item) = const_from_inputs(cont) {
+        items.push(item);
+    }
+    items
+}
+
+/// `const_from_inputs`: the named form, when the arena has by-value inputs.
+fn const_from_inputs<'a>(cont: &'a Container) -> Option<Item<'a>> {
+    let by_value = cont.inputs.iter().any(|i| !i.by_ref);
+    if !by_value {
+        return None;
+    }
+    let name = &cont.inputs_struct;
+    let refs = ref_input_decls(cont);
+    Some(Item::function(
+        quote! {
+            /// [`Self::const_from_config`] with the by-value inputs by name.
+            pub const fn const_from_inputs(#(#refs,)* inputs: &#name) -> Self
+        },
+        move || {
+            let args = by_name_args(cont);
+            quote!(Self::const_from_config(#(#args),*))
+        },
+    ))
+}
+
+/// `total_bytes` as a `const fn` (saturating, as the run-time one), for the const path.
+pub fn const_total_bytes<'a>(cont: &'a Container, doc: TokenStream) -> Item<'a> {
+    Item::function(
+        quote! {
+            #doc
+            /// The sum of the tracked buffers: what a preflight reserves for the arena.
+            pub const fn total_bytes(&self) -> usize
+        },
+        move || {
+            let adds = cont.buffers.iter().filter(|b| b.tracked).map(|b| {
+                let ident = &b.ident;
+                quote!(__total = __total.saturating_add(self.#ident);)
+            });
+            quote! {
+                let mut __total = 0usize;
+                #(#adds)*
+                __total
+            }
+        },
+    )
+}

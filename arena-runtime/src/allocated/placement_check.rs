@@ -1,0 +1,270 @@
+//! The one check of where an allocated arena's buffers landed: what the CLI runs after
+//! every allocation and what the tests assert, so the contract is stated once.
+
+use crate::allocated::Allocated;
+use crate::arena::Arena;
+use crate::device::Device;
+use crate::error::PlacementError;
+
+impl<A: Arena, D: Device> Allocated<A, D> {
+    /// Checks the placement contract: every buffer at exactly its sized bytes, NULL exactly
+    /// when empty, aligned to [`Self::alignment`], inside one of the arena's allocations,
+    /// and disjoint from every other buffer. The first breach is the error.
+    pub fn check_placement(&self) -> Result<(), PlacementError> {
+        let sized = A::byte_sizes(self.sizes());
+        let mut spans = Vec::new();
+        for (p, &bytes) in self.placements().iter().zip(&sized) {
+            let buffer = p.decl.name;
+            if p.bytes != bytes {
+                return Err(PlacementError::WrongSize {
+                    buffer,
+                    placed: p.bytes,
+                    sized: bytes,
+                });
+            }
+            if (p.addr == 0) != (bytes == 0) {
+                return Err(PlacementError::NullMismatch { buffer, bytes });
+            }
+            if bytes == 0 {
+                continue;
+            }
+            if p.addr % self.alignment() as u64 != 0 {
+                return Err(PlacementError::Misaligned {
+                    buffer,
+                    addr: p.addr,
+                    align: self.alignment(),
+                });
+            }
+            let end = p.addr.checked_add(bytes as u64);
+            let inside = self
+                .allocations()
+                .iter()
+                .any(|a| p.addr >= a.addr && end.is_some_and(|e| e <= a.addr + a.bytes as u64));
+            if !inside {
+                return Err(PlacementError::Outside {
+                    buffer,
+                    addr: p.addr,
+                    bytes,
+                });
+            }
+            spans.push((p.addr, p.addr + bytes as u64, buffer, p.decl.live));
+        }
+        spans.sort_unstable_by_key(|s| (s.0, s.1));
+        if self.mode() == crate::AllocMode::Shared {
+            // Sharing: only buffers live in a common phase must be disjoint.
+            for (i, a) in spans.iter().enumerate() {
+                for b in &spans[i + 1..] {
+                    if b.0 >= a.1 {
+                        break;
+                    }
+                    if a.3.overlaps(b.3) {
+                        return Err(PlacementError::Overlap {
+                            first: a.2,
+                            second: b.2,
+                        });
+                    }
+                }
+            }
+            return Ok(());
+        }
+        for w in spans.windows(2) {
+            if w[0].1 > w[1].0 {
+                return Err(PlacementError::Overlap {
+                    first: w[0].2,
+                    second: w[1].2,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::allocated::{AllocOptions, Allocated};
+    use crate::arena::{Arena, BufferDecl};
+    use crate::error::PlacementError;
+    use crate::host::HostDevice;
+
+    /// Three buffers of 300, 0 and 700 bytes, the middle one empty.
+    struct Three;
+    const DECLS: [BufferDecl; 3] = [decl("a"), decl("empty"), decl("b")];
+    const fn decl(name: &'static str) -> BufferDecl {
+        BufferDecl {
+            name,
+            dtype: "u8",
+            elem_size: 1,
+            formula: "",
+            is_shape: false,
+            gate: None,
+            min_bytes: None,
+            tracked: true,
+            doc: "",
+            live: crate::Live::WholeStep,
+        }
+    }
+    impl Arena for Three {
+        type Sizes = [usize; 3];
+        const NAME: &'static str = "Three";
+        const BUFFERS: &'static [BufferDecl] = &DECLS;
+        fn byte_sizes(sizes: &[usize; 3]) -> Vec<usize> {
+            sizes.to_vec()
+        }
+        fn from_addresses(_: &[u64], _: &[usize]) -> Self {
+            Three
+        }
+    }
+
+    fn arena() -> Allocated<Three, HostDevice> {
+        let a = Allocated::<Three, _>::allocate(
+            HostDevice::new(),
+            &[300, 0, 700],
+            AllocOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(a.check_placement(), Ok(()));
+        a
+    }
+
+    #[test]
+    fn every_breach_is_named() {
+        let mut a = arena();
+        a.corrupt(|p, _| p[0].bytes = 299);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::WrongSize {
+                buffer: "a",
+                placed: 299,
+                sized: 300
+            })
+        ));
+
+        let mut a = arena();
+        a.corrupt(|p, _| p[1].addr = p[0].addr);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::NullMismatch {
+                buffer: "empty",
+                bytes: 0
+            })
+        ));
+
+        let mut a = arena();
+        a.corrupt(|p, _| p[2].addr = 0);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::NullMismatch {
+                buffer: "b",
+                bytes: 700
+            })
+        ));
+
+        // One byte past its allocation's end, though it starts inside it.
+        let mut a = arena();
+        a.corrupt(|p, allocs| p[2].addr = ((allocs[0].addr + allocs[0].bytes as u64) & !255) - 256);
+        assert!(
+            matches!(
+                a.check_placement(),
+                Err(PlacementError::Outside { buffer: "b", .. })
+            ),
+            "{:?}",
+            a.check_placement()
+        );
+
+        // Before every allocation's start.
+        let mut a = arena();
+        a.corrupt(|p, allocs| p[0].addr = allocs[0].addr - 256);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::Outside { buffer: "a", .. })
+        ));
+
+        let mut a = arena();
+        a.corrupt(|p, _| p[2].addr = p[0].addr + 256);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::Overlap {
+                first: "a",
+                second: "b"
+            })
+        ));
+    }
+
+    /// `a` in phase 0, `b` in phase 1, `c` the whole step.
+    struct Phased;
+    const PHASED: [BufferDecl; 3] = [
+        BufferDecl {
+            live: crate::Live::Phases { first: 0, last: 0 },
+            ..decl("a")
+        },
+        BufferDecl {
+            live: crate::Live::Phases { first: 1, last: 1 },
+            ..decl("b")
+        },
+        decl("c"),
+    ];
+    impl Arena for Phased {
+        type Sizes = [usize; 3];
+        const NAME: &'static str = "Phased";
+        const BUFFERS: &'static [BufferDecl] = &PHASED;
+        const PHASES: &'static [&'static str] = &["p0", "p1"];
+        fn byte_sizes(sizes: &[usize; 3]) -> Vec<usize> {
+            sizes.to_vec()
+        }
+        fn from_addresses(_: &[u64], _: &[usize]) -> Self {
+            Phased
+        }
+    }
+
+    #[test]
+    fn a_shared_arena_may_overlap_only_buffers_of_disjoint_phases() {
+        let shared = || {
+            Allocated::<Phased, _>::allocate(
+                HostDevice::new(),
+                &[512, 512, 256],
+                AllocOptions::shared(),
+            )
+            .unwrap()
+        };
+        let a = shared();
+        assert_eq!(a.check_placement(), Ok(()));
+        assert_eq!(
+            a.placements()[0].addr,
+            a.placements()[1].addr,
+            "a and b share"
+        );
+        assert_eq!(a.allocated_bytes(), 768);
+
+        // The whole-step buffer moved onto `a`: live together, so an overlap.
+        let mut a = shared();
+        a.corrupt(|p, _| p[2].addr = p[0].addr + 256);
+        assert!(
+            matches!(
+                a.check_placement(),
+                Err(PlacementError::Overlap {
+                    first: "a",
+                    second: "c"
+                }) | Err(PlacementError::Overlap {
+                    first: "b",
+                    second: "c"
+                })
+            ),
+            "{:?}",
+            a.check_placement()
+        );
+
+        // Unshared, `a` and `b` on the same bytes are an overlap.
+        let mut a = Allocated::<Phased, _>::allocate(
+            HostDevice::new(),
+            &[512, 512, 256],
+            AllocOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(a.allocated_bytes(), 512 + 512 + 256);
+        a.corrupt(|p, _| p[1].addr = p[0].addr);
+        assert!(matches!(
+            a.check_placement(),
+            Err(PlacementError::Overlap { .. })
+        ));
+    }
+}

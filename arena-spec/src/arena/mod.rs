@@ -1,0 +1,326 @@
+//! The engine's buffer arena: every intermediate tensor of a forward pass, declared once.
+//! The contract is on [`BufferArena`], [`BufferSizes`], `BufferSizes::from_config` and
+//! `BufferSizes::total_bytes`, where rustdoc shows it.
+//!
+//! Beside it: `sizing.rs` (the byte formulas too long for a field), `constants.rs` (the
+//! seeds' named values and the ones chosen here), `regions/` (buffers carved into regions,
+//! each a `#[derive(Regions)]` layout), `inputs.rs` (the arena's inputs by name, their
+//! defaults, each buffer's shape for reports) and `budgets.rs` (compile-time budgets).
+
+pub mod budgets;
+pub mod constants;
+pub mod inputs;
+pub mod ranks;
+pub mod regions;
+pub mod sizing;
+
+use crate::config::ModelConfig;
+use arena_runtime::dtype::{bf16, F8E4M3};
+use arena_runtime::{Arena, DevicePtr};
+use constants::{GATEUP_FUSED_MAX_M, SPLITK_MAX_M, SPLITK_MAX_SPLITS, VERIFY_ROW_CAP};
+use regions::{
+    decode_meta_rows, GdnFlaScratch, MoeFp8Scratch, QsaSelectScratch, Scratch, SsdScratch,
+};
+use sizing::{
+    block_table_width, hc_lowrank_scratch_bytes, q2_dequant_scratch_bytes, q8_1_mmq_bytes,
+    ssm_rowwise_w_bf16_bytes,
+};
+
+/// The GPU buffers of one forward pass, `M = max_batch_tokens`. `BufferSizes::from_config`
+/// holds each buffer's size formula.
+///
+/// Invariants (what `#[derive(Arena)]` and `arena_runtime::Arena` guarantee):
+/// - every buffer is allocated at its [`BufferSizes`] size; the gated ones (`ssd_scratch`,
+///   `gdn_fla_scratch`, `ffn_*`, `moe_fp8_scratch`, `q2_*`, `lora_*`, `ssm_rowwise_w_bf16`,
+///   and `logits` on a pipeline stage without the LM head)
+///   are `DevicePtr::NULL` when that size is 0;
+/// - no device memory is allocated after construction, and `release` frees every pointer
+///   field.
+#[derive(Arena, Debug, Clone, Copy)]
+#[arena(
+    const,
+    sizes = BufferSizes,
+    // The step's phases in order, per layer: one mixer (attention, GDN or Mamba-2), then the
+    // MoE router, then the FFN/MoE experts; the LM head after the last layer. Buffers of disjoint phases may share bytes
+    // in a shared slab (`AllocOptions::shared()`).
+    phases(attention, gdn, mamba2, router, ffn, lm_head),
+    inputs_struct(ArenaInputs, derive(serde::Serialize)),
+    docs(
+        sizes = "Byte size of each arena buffer. `M` is `max_batch_tokens` and `ceil16(M)` is M
+                 rounded up to a multiple of 16.",
+        from_config = "Every buffer size, in bytes. `max_seq_len` and `kv_block_size` set the
+                       block-table width in `scratch` (`max_seq_len / kv_block_size + 1` blocks,
+                       256 when `kv_block_size` is 0) and the QSA score width; `max_batch_size`
+                       sets the decode-metadata rows.",
+        total_bytes = "The sum of the sizes, which preflight reserves for the arena. `o_latent`
+                       and `norm_unit_w` are not in it."
+    ),
+    inputs(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+        max_seq_len: usize,
+        kv_block_size: usize,
+        max_batch_size: usize
+    ),
+    derived(
+        m16 = ceil16(max_batch_tokens),
+        expert_rows = max_batch_tokens * config.expert_fanout(),
+        widest_k = config.widest_k(),
+        ffn_k = config.ffn_k(),
+        logit_rows = max(max_batch_size, VERIFY_ROW_CAP),
+        blocks_per_seq = block_table_width(max_seq_len, kv_block_size),
+        decode_rows = decode_meta_rows(max_batch_size)
+    )
+)]
+pub struct BufferArena {
+    /// Hidden states of the current pass, `[M, hidden]` BF16.
+    /// The whole step: the stream every sublayer reads and writes.
+    #[buffer(shape = [max_batch_tokens, config.hidden_size])]
+    pub hidden_states: DevicePtr<bf16>,
+    /// The residual stream, `[M, hidden]` BF16.
+    /// The whole step: the residual stream.
+    #[buffer(shape = [max_batch_tokens, config.hidden_size])]
+    pub residual: DevicePtr<bf16>,
+    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
+    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    #[buffer(shape = [max_batch_tokens, config.hidden_size])]
+    pub norm_output: DevicePtr<bf16>,
+    /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
+    /// 256 bytes for a model without attention layers.
+    /// Live in the attention mixer only: the O projection consumes it.
+    #[buffer(shape = [max_batch_tokens, config.qkv_width()], min_bytes = 256, phase = attention)]
+    pub qkv_output: DevicePtr<bf16>,
+    /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
+    /// head size: `head_dim`, or MLA's `v_head_dim`); 256 bytes without attention layers.
+    /// Live in the attention mixer only: the O projection consumes it.
+    #[buffer(shape = [max_batch_tokens, config.attn_output_width()], min_bytes = 256, phase = attention)]
+    pub attn_output: DevicePtr<bf16>,
+    /// BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
+    /// Live in the router phase: the top-K reads it and writes the experts' ids and weights into `scratch` before the experts run.
+    #[buffer(shape = [max_batch_tokens, config.router_width()], min_bytes = 256, phase = router)]
+    pub gate_logits: DevicePtr<bf16>,
+    /// FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
+    /// and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
+    /// for a model without experts.
+    /// Live in the router phase (as `gate_logits`).
+    #[buffer(shape = [max_batch_tokens, config.router_width()], min_bytes = 256, phase = router)]
+    pub gate_logits_f32: DevicePtr<f32>,
+    /// FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
+    /// `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
+    /// Live in the router phase: only the router GEMM reads it.
+    #[buffer(shape = [max_batch_tokens, config.router_input_width()], min_bytes = 256, phase = router)]
+    pub moe_router_in_f32: DevicePtr<f32>,
+    /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
+    /// Live in the FFN/MoE phase: added into the residual stream before the next mixer.
+    #[buffer(shape = [max_batch_tokens, config.hidden_size], phase = ffn)]
+    pub moe_output: DevicePtr<bf16>,
+    /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
+    /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
+    /// `max_batch_size` without the decode-metadata clamp, so a serve wider than
+    /// `DECODE_META_MAX_ROWS` still has a row per sequence. On a rank of a parallel layout
+    /// these are the gathered logits (full vocabulary) on the last pipeline stage and 0
+    /// bytes on the others, which have no LM head (`ModelConfig::lm_head_vocab`).
+    /// Live in the LM head phase only, after the last layer.
+    #[buffer(shape = [logit_rows, config.lm_head_vocab()], gate = config.lm_head_vocab() > 0, phase = lm_head)]
+    pub logits: DevicePtr<f32>,
+    /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
+    /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
+    /// Live in the GDN and Mamba-2 mixers, which share it.
+    #[buffer(shape = [max_batch_tokens, config.ssm_in_width()], min_bytes = 256, phase = gdn..=mamba2)]
+    pub ssm_qkvz: DevicePtr<bf16>,
+    /// GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
+    /// Live in the GDN and Mamba-2 mixers.
+    #[buffer(shape = [max_batch_tokens, config.ssm_gate_width()], min_bytes = 256, phase = gdn..=mamba2)]
+    pub ssm_ba: DevicePtr<bf16>,
+    /// q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
+    /// Live in the GDN and Mamba-2 mixers.
+    #[buffer(shape = [max_batch_tokens, config.ssm_in_width()], min_bytes = 256, phase = gdn..=mamba2)]
+    pub ssm_deinterleaved: DevicePtr<bf16>,
+    /// FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
+    /// Live in the GDN and Mamba-2 mixers.
+    #[buffer(shape = [max_batch_tokens, config.ssm_gate_width()], min_bytes = 256, phase = gdn..=mamba2)]
+    pub ssm_gates: DevicePtr<f32>,
+    /// FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
+    /// Live in the GDN and Mamba-2 mixers.
+    #[buffer(shape = [max_batch_tokens, config.ssm_conv_dim()], min_bytes = 256, phase = gdn..=mamba2)]
+    pub ssm_conv_out_f32: DevicePtr<f32>,
+    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
+    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
+    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
+    /// The whole step: step metadata every layer reads.
+    #[buffer(bytes = Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows))]
+    pub scratch: DevicePtr<u8>,
+    /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
+    /// rows for a dense model).
+    /// Live in the FFN/MoE phase.
+    #[buffer(shape = [expert_rows, config.expert_width()], min_bytes = 256, phase = ffn)]
+    pub expert_gate_out: DevicePtr<bf16>,
+    /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
+    /// Live in the FFN/MoE phase.
+    #[buffer(shape = [expert_rows, config.expert_width()], min_bytes = 256, phase = ffn)]
+    pub expert_up_out: DevicePtr<bf16>,
+    /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
+    /// Live in the FFN/MoE phase.
+    #[buffer(shape = [expert_rows, config.hidden_size], phase = ffn)]
+    pub expert_down_out: DevicePtr<bf16>,
+    /// FP32 split-K partial sums of the decode-band GEMMs:
+    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
+    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
+    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
+    /// The whole step: every decode-band GEMM, in every phase.
+    #[buffer(shape = [
+        SPLITK_MAX_SPLITS,
+        ceil16(min(max_batch_tokens, SPLITK_MAX_M)),
+        max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))
+    ])]
+    pub splitk_workspace: DevicePtr<f32>,
+    /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
+    /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
+    /// both 128, the only shape the FLA prefill kernels run.
+    /// Live in the GDN mixer only.
+    #[buffer(bytes = GdnFlaScratch::bytes(config, max_batch_tokens), gate = config.gdn_fla_supported(), phase = gdn)]
+    pub gdn_fla_scratch: DevicePtr<u8>,
+    /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
+    /// unless the model has Mamba-2 heads and a state size.
+    /// Live in the Mamba-2 mixer only.
+    #[buffer(bytes = SsdScratch::bytes(config, max_batch_tokens), gate = config.has_mamba(), phase = mamba2)]
+    pub ssd_scratch: DevicePtr<u8>,
+    /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
+    /// Live in the attention mixer (the grouped O projection).
+    #[buffer(shape = [max_batch_tokens, config.o_latent_width()], min_bytes = 256, untracked, phase = attention)]
+    pub o_latent: DevicePtr<bf16>,
+    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
+    /// The whole step: a weight, written once.
+    #[buffer(shape = [max(config.hidden_size, config.mamba_d_inner())], untracked)]
+    pub norm_unit_w: DevicePtr<bf16>,
+    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
+    /// `hc_mult == 0`.
+    /// The whole step: hyper-connections wrap every sublayer.
+    #[buffer(shape = [max_batch_tokens, config.hc_mult, config.hidden_size], min_bytes = 256)]
+    pub hc_streams: DevicePtr<f32>,
+    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
+    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
+    /// like `hc_streams`).
+    /// The whole step (hyper-connections).
+    #[buffer(shape = [max_batch_tokens, config.hc_mult], min_bytes = 256)]
+    pub hc_post: DevicePtr<f32>,
+    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
+    /// here, as `hc_post`).
+    /// The whole step (hyper-connections).
+    #[buffer(shape = [max_batch_tokens, config.hc_mult, config.hc_mult], min_bytes = 256)]
+    pub hc_comb: DevicePtr<f32>,
+    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
+    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
+    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
+    /// The whole step (hyper-connections).
+    #[buffer(bytes = hc_lowrank_scratch_bytes(config, max_batch_tokens), min_bytes = 256)]
+    pub hc_lowrank_scratch: DevicePtr<u8>,
+    /// QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:
+    /// qk `[2048, (index_n_heads + 1) · index_head_dim]` BF16, q_post `[2048,
+    /// index_n_heads, index_head_dim]` F32, scores `[2048, ceil(max_seq_len /
+    /// index_compress_ratio)]` F32, lists `[2048, index_topk / index_compress_ratio]` i32
+    /// (`regions::QsaSelectScratch`). 256 bytes without an indexer. The selection layer
+    /// carves the same layout.
+    /// Live in the attention mixer: the indexer selects before the sparse attention.
+    #[buffer(bytes = QsaSelectScratch::bytes(config, max_seq_len), min_bytes = 256, phase = attention)]
+    pub qsa_select_scratch: DevicePtr<u8>,
+    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
+    /// layers (`tid2eid[token_id]`). At least 256 bytes.
+    /// The whole step: step input.
+    #[buffer(shape = [max_batch_tokens], min_bytes = 256)]
+    pub token_ids: DevicePtr<u32>,
+    /// Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
+    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
+    /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
+    /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
+    /// Live in the FFN/MoE phase.
+    #[buffer(bytes = q8_1_mmq_bytes(m16, ffn_k), gate = config.has_dense_ffn(), phase = ffn)]
+    pub ffn_act_q8: DevicePtr<u8>,
+    /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
+    /// Live in the FFN/MoE phase.
+    #[buffer(shape = [m16, ffn_k], gate = config.has_dense_ffn(), phase = ffn)]
+    pub ffn_act_a: DevicePtr<i8>,
+    /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
+    /// Live in the FFN/MoE phase.
+    #[buffer(shape = [m16, ceil_div(ffn_k, 32)], gate = config.has_dense_ffn(), phase = ffn)]
+    pub ffn_act_scale: DevicePtr<f32>,
+    /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
+    /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
+    /// `ffn_act_scale`. 0 for a MoE model.
+    /// Live in the FFN/MoE phase.
+    #[buffer(shape = [ceil_div(ffn_k, 128), m16], gate = config.has_dense_ffn(), phase = ffn)]
+    pub ffn_act_scale_kmajor: DevicePtr<f32>,
+    /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
+    /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
+    /// serves only the decode band, and a widened `expert_gate_out` would carry
+    /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
+    /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
+    /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
+    /// Live in the FFN/MoE phase.
+    #[buffer(shape = [ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size], gate = config.has_dense_ffn(), phase = ffn)]
+    pub ffn_gate_up_fused: DevicePtr<bf16>,
+    /// FP8 activation scratch for the prefill projections, 1 byte per element,
+    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
+    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
+    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
+    /// The whole step: every prefill projection of every phase quantizes into it.
+    #[buffer(shape = [m16, widest_k])]
+    pub fp8_act: DevicePtr<F8E4M3>,
+    /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
+    /// Live in the FFN/MoE phase (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    #[buffer(bytes = MoeFp8Scratch::bytes(config, max_batch_tokens), gate = config.is_moe(), phase = ffn)]
+    pub moe_fp8_scratch: DevicePtr<u8>,
+    /// One f32 scale per 128 elements of `fp8_act`.
+    /// The whole step (every projection).
+    #[buffer(shape = [m16, ceil_div(widest_k, 128)])]
+    pub fp8_act_scale: DevicePtr<f32>,
+    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
+    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
+    /// arm included.
+    /// The whole step (every projection).
+    #[buffer(shape = [ceil_div(widest_k, 128), m16])]
+    pub fp8_act_scale_kmajor: DevicePtr<f32>,
+    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
+    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
+    /// The whole step: adapters sit on projections of every phase.
+    #[buffer(shape = [max_batch_tokens, config.adapter_max_rank], gate = config.adapter_max_rank > 0)]
+    pub lora_xa: DevicePtr<bf16>,
+    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
+    /// `max(hidden, intermediate, the q projection width)`.
+    /// The whole step (adapters).
+    #[buffer(shape = [max_batch_tokens, config.lora_widest_n()], gate = config.adapter_max_rank > 0)]
+    pub lora_delta: DevicePtr<bf16>,
+    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
+    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
+    /// that is for a MoE family).
+    /// The whole step (adapters).
+    #[buffer(shape = [max_batch_tokens, config.intermediate_size], gate = config.adapter_max_rank > 0)]
+    pub lora_hact: DevicePtr<bf16>,
+    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
+    /// overlap the metadata regions of `scratch`.
+    /// The whole step (adapters).
+    #[buffer(shape = [max_batch_tokens], gate = config.adapter_max_rank > 0)]
+    pub lora_seq_slot: DevicePtr<i32>,
+    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
+    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
+    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
+    /// The whole step: keep-packed projections of every phase.
+    #[buffer(bytes = q2_dequant_scratch_bytes(config), gate = config.levers.gguf_native_q2)]
+    pub q2_dequant_scratch: DevicePtr<bf16>,
+    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
+    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
+    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
+    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
+    /// layout at the widest K any projection quantizes, the prefill projections' and the
+    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
+    /// The whole step (keep-packed projections).
+    #[buffer(bytes = q8_1_mmq_bytes(m16, max(widest_k, ffn_k)), gate = config.levers.gguf_native_q2_mmq)]
+    pub q2_act_q8: DevicePtr<u8>,
+    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
+    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
+    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
+    /// the lever is 1.
+    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    #[buffer(bytes = ssm_rowwise_w_bf16_bytes(config), gate = config.levers.fp8_rowwise)]
+    pub ssm_rowwise_w_bf16: DevicePtr<bf16>,
+}

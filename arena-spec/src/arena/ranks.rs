@@ -1,0 +1,97 @@
+//! Every rank of a parallel layout sized: one config and one arena per pipeline stage (the
+//! ranks of a stage have identical arenas), and the rank whose arena is largest, which is
+//! the one a per-GPU budget binds on.
+
+use crate::arena::{ArenaInputs, BufferSizes};
+use crate::config::ModelConfig;
+use crate::parallel::{ParallelLayout, ShardError};
+use arena_runtime::SizeError;
+use thiserror::Error;
+
+/// One rank's config (sharded, or the whole model on one GPU) and its arena's sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankArena {
+    pub config: ModelConfig,
+    pub sizes: BufferSizes,
+}
+
+/// A layout whose ranks cannot be sized: a split the engine refuses, or a size that
+/// overflows on one rank (named).
+#[derive(Debug, Error)]
+pub enum RankSizeError {
+    #[error(transparent)]
+    Shard(#[from] ShardError),
+    #[error("sizing {model}: {source}")]
+    Size { model: String, source: SizeError },
+}
+
+impl ParallelLayout {
+    /// One config per pipeline stage (the stage's first rank's), or only `rank`'s when
+    /// given; the whole model, unsharded, for the single-GPU layout.
+    pub fn stage_configs(
+        &self,
+        whole: &ModelConfig,
+        rank: Option<usize>,
+    ) -> Result<Vec<ModelConfig>, ShardError> {
+        if *self == ParallelLayout::SINGLE && rank.unwrap_or(0) == 0 {
+            return Ok(vec![whole.clone()]);
+        }
+        // The first rank's shard checks the split (more stages than layers, say) before any
+        // list of ranks is made; it is the first stage's config too.
+        let first = whole.shard(&self.rank(0)?)?;
+        match rank {
+            Some(0) => Ok(vec![first]),
+            Some(r) => Ok(vec![whole.shard(&self.rank(r)?)?]),
+            None => std::iter::once(Ok(first))
+                .chain(self.stage_leaders().skip(1).map(|r| whole.shard(&r)))
+                .collect(),
+        }
+    }
+
+    /// [`Self::stage_configs`], each with its arena sized at `inputs`.
+    pub fn stage_arenas(
+        &self,
+        whole: &ModelConfig,
+        rank: Option<usize>,
+        inputs: &ArenaInputs,
+    ) -> Result<Vec<RankArena>, RankSizeError> {
+        self.stage_configs(whole, rank)?
+            .into_iter()
+            .map(|config| match inputs.sizes(&config) {
+                Ok(sizes) => Ok(RankArena { config, sizes }),
+                Err(source) => Err(RankSizeError::Size {
+                    model: config.source.to_string(),
+                    source,
+                }),
+            })
+            .collect()
+    }
+
+    /// The rank (of `rank` alone, when given) whose arena's `total_bytes` is largest at
+    /// `inputs`; the first of equals.
+    pub fn largest_rank(
+        &self,
+        whole: &ModelConfig,
+        rank: Option<usize>,
+        inputs: &ArenaInputs,
+    ) -> Result<RankArena, RankSizeError> {
+        let arenas = self.stage_arenas(whole, rank, inputs)?;
+        Ok(RankArena::largest(&arenas).clone())
+    }
+}
+
+impl RankArena {
+    /// The arena with the largest `total_bytes` of `arenas` (the first of equals).
+    ///
+    /// # Panics
+    /// On an empty slice: a layout always has a rank.
+    pub fn largest(arenas: &[RankArena]) -> &RankArena {
+        let mut best = &arenas[0];
+        for a in &arenas[1..] {
+            if a.sizes.total_bytes() > best.sizes.total_bytes() {
+                best = a;
+            }
+        }
+        best
+    }
+}

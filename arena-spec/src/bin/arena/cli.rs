@@ -1,0 +1,40 @@
+//! The command line: the subcommands and their dispatch.
+
+pub use crate::common::CliError;
+use crate::{const_config, diff, fit, models, plan, sweep};
+use clap::{Parser, Subcommand};
+
+/// Size, allocate and budget the engine's buffer arena for a model.
+#[derive(Debug, Parser)]
+#[command(name = "arena", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Size the arena, allocate it on a device, check it, release it, and print every buffer.
+    Plan(plan::PlanArgs),
+    /// Find the largest max_batch_tokens (or max_batch_size) whose total fits a budget.
+    Fit(fit::FitArgs),
+    /// Show how total_bytes and the largest buffers grow with max_batch_tokens.
+    Sweep(sweep::SweepArgs),
+    /// Compare two models, or one model under two lever sets, buffer by buffer.
+    Diff(diff::DiffArgs),
+    /// List the shipped models with their family and key shapes.
+    Models,
+    /// Print a model's config as a Rust `const`, for sizing it at compile time.
+    ConstConfig(const_config::ConstConfigArgs),
+}
+
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Plan(a) => plan::run(a),
+        Command::Fit(a) => fit::run(a),
+        Command::Sweep(a) => sweep::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Models => models::run(),
+        Command::ConstConfig(a) => const_config::run(a),
+    }
+}

@@ -1,0 +1,143 @@
+//! `--device host|cuda:N|cuda:0,1|cuda:all`: allocate each rank's arena on the chosen
+//! device(s) and check it.
+
+use crate::common::CliError;
+use arena_runtime::{AllocOptions, Device};
+use arena_spec::report::AllocSummary;
+use arena_spec::{BufferArena, BufferSizes};
+
+/// The granularity the CUDA driver maps device memory in: a slab's free-memory drop is its
+/// size rounded up to this (measured on the H200, `shared/reference`).
+const CUDA_PAGE: usize = 2 << 20;
+
+/// Where `plan` allocates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceChoice {
+    Host,
+    /// These GPU ordinals, in order: rank `r` goes to the `r mod n`-th.
+    Cuda(Vec<usize>),
+    /// Every GPU the driver reports.
+    CudaAll,
+}
+
+impl std::str::FromStr for DeviceChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not a device: use host, cuda:N, cuda:0,1 or cuda:all");
+        if s == "host" {
+            return Ok(DeviceChoice::Host);
+        }
+        let list = s.strip_prefix("cuda:").ok_or_else(bad)?;
+        if list == "all" {
+            return Ok(DeviceChoice::CudaAll);
+        }
+        let ordinals: Vec<usize> = list
+            .split(',')
+            .map(|n| n.trim().parse().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        let mut seen = ordinals.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() != ordinals.len() {
+            return Err(format!("`{s}` lists a GPU twice"));
+        }
+        Ok(DeviceChoice::Cuda(ordinals))
+    }
+}
+
+/// Allocates, checks and releases each rank's arena: `(rank, sizes)` in order. On GPUs,
+/// rank `r` runs on the `r mod n`-th listed GPU; the GPUs of one round work concurrently
+/// (one thread and one `CudaDevice` per GPU), and ranks beyond the GPU count run in later
+/// rounds, in turn. The host runs every rank in turn.
+pub fn allocate_ranks(
+    choice: &DeviceChoice,
+    ranks: &[(usize, BufferSizes)],
+    shared: bool,
+) -> Result<Vec<AllocSummary>, CliError> {
+    let options = if shared {
+        AllocOptions::shared()
+    } else {
+        AllocOptions::default()
+    };
+    match choice {
+        DeviceChoice::Host => ranks
+            .iter()
+            .map(|(rank, sizes)| check_on(*rank, arena_runtime::HostDevice::new(), sizes, options))
+            .collect(),
+        #[cfg(feature = "cuda")]
+        DeviceChoice::Cuda(ordinals) => on_gpus(ordinals, ranks, options),
+        #[cfg(feature = "cuda")]
+        DeviceChoice::CudaAll => {
+            let n = arena_runtime::CudaDevice::count()
+                .map_err(|e| CliError::Device(format!("cannot count CUDA devices: {e}")))?;
+            if n == 0 {
+                return Err(CliError::Device("cuda:all: no CUDA device found".into()));
+            }
+            on_gpus(&(0..n).collect::<Vec<_>>(), ranks, options)
+        }
+        #[cfg(not(feature = "cuda"))]
+        DeviceChoice::Cuda(_) | DeviceChoice::CudaAll => Err(CliError::Device(
+            "this build has no CUDA support: rebuild with `--features cuda` to use --device cuda:N"
+                .into(),
+        )),
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn on_gpus(
+    ordinals: &[usize],
+    ranks: &[(usize, BufferSizes)],
+    options: AllocOptions,
+) -> Result<Vec<AllocSummary>, CliError> {
+    let mut out = Vec::with_capacity(ranks.len());
+    for round in ranks.chunks(ordinals.len()) {
+        let results: Vec<Result<AllocSummary, CliError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = round
+                .iter()
+                .zip(ordinals)
+                .map(|((rank, sizes), &n)| {
+                    scope.spawn(move || {
+                        let device = arena_runtime::CudaDevice::new(n)
+                            .map_err(|e| CliError::Device(format!("cannot open cuda:{n}: {e}")))?;
+                        check_on(*rank, device, sizes, options)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a rank's allocation thread does not panic"))
+                .collect()
+        });
+        for result in results {
+            out.push(result?);
+        }
+    }
+    Ok(out)
+}
+
+fn check_on<D: Device>(
+    rank: usize,
+    device: D,
+    sizes: &BufferSizes,
+    options: AllocOptions,
+) -> Result<AllocSummary, CliError> {
+    let name = device.name();
+    let before = device.mem_info();
+    let arena = BufferArena::allocate_with(device, sizes, options)?;
+    let after = arena.device().mem_info();
+    arena.check_placement()?;
+    let allocated_bytes = arena.allocated_bytes();
+    arena.release()?;
+    let free_memory_drop = before
+        .zip(after)
+        .map(|(b, a)| b.free.saturating_sub(a.free));
+    Ok(AllocSummary {
+        rank,
+        device: name,
+        allocated_bytes,
+        free_memory_drop,
+        drop_matches_plan: free_memory_drop
+            .map(|drop| drop == allocated_bytes.div_ceil(CUDA_PAGE) * CUDA_PAGE),
+        shared: options.mode == arena_runtime::AllocMode::Shared,
+    })
+}

@@ -1,0 +1,105 @@
+//! `arena fit`: the largest max_batch_tokens (or max_batch_size) that fits a budget.
+
+use crate::common::{bold, print_inputs, resolve_whole, size_error, CliError, SizingArgs};
+use arena_spec::fit::{footprint, largest_fitting, Footprint, SEARCH_LIMIT};
+use arena_spec::report::{human_bytes, parse_bytes, SizeReport};
+use arena_spec::{ArenaInputs, ModelConfig};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Vary {
+    /// Search max_batch_tokens, the other inputs fixed
+    Tokens,
+    /// Search max_batch_size, the other inputs fixed
+    Batch,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FitArgs {
+    /// A shipped model's name (see `arena models`) or a path to a config.json
+    pub model: String,
+    /// The bytes the arena may take, e.g. 20GiB, 512MiB, 1.5GB
+    #[arg(long, value_parser = parse_bytes)]
+    pub budget: usize,
+    /// Which input to search
+    #[arg(long, value_enum, default_value = "tokens")]
+    pub vary: Vary,
+    #[command(flatten)]
+    pub sizing: SizingArgs,
+}
+
+pub fn run(args: FitArgs) -> Result<(), CliError> {
+    let (whole, inputs) = resolve_whole(&args.model, &args.sizing)?;
+    let with = |v: usize| match args.vary {
+        Vary::Tokens => ArenaInputs {
+            max_batch_tokens: v,
+            ..inputs
+        },
+        Vary::Batch => ArenaInputs {
+            max_batch_size: v,
+            ..inputs
+        },
+    };
+    let what = match args.vary {
+        Vary::Tokens => "max_batch_tokens",
+        Vary::Batch => "max_batch_size",
+    };
+    // Under a parallel layout every rank must fit: the answer is the smallest of the
+    // stages' answers, and the table is the rank that binds.
+    let shared = args.sizing.fixed.shared;
+    let what_fits = if shared {
+        Footprint::SharedSlab
+    } else {
+        Footprint::TotalBytes
+    };
+    let mut binding: Option<(Option<usize>, ModelConfig)> = None;
+    for config in args.sizing.fixed.layout.rank_configs(&whole)? {
+        let best =
+            largest_fitting(&config, args.budget, what_fits, with).map_err(size_error(&config))?;
+        let tighter = match &binding {
+            None => true,
+            Some((b, _)) => best.unwrap_or(0) < b.unwrap_or(0),
+        };
+        if tighter {
+            binding = Some((best, config));
+        }
+    }
+    let (best, config) = binding.expect("a layout has at least one rank");
+    let Some(best) = best else {
+        let need = footprint(&config, with(1), what_fits)
+            .map_err(size_error(&config))?
+            .unwrap_or(usize::MAX);
+        return Err(CliError::NothingFits {
+            what,
+            need: human_bytes(need),
+            budget: human_bytes(args.budget),
+        });
+    };
+    let inputs = with(best);
+    let (report, _) = SizeReport::new(&config, inputs).map_err(size_error(&config))?;
+    println!(
+        "{} {what} = {best}: {} {}{} of the budget {}{}",
+        bold("fits:"),
+        if shared { "shared slab" } else { "total_bytes" },
+        human_bytes(if shared {
+            report.shared_bytes
+        } else {
+            report.total_bytes
+        }),
+        if config.shard.is_some() {
+            " per GPU (the rank that binds)"
+        } else {
+            ""
+        },
+        human_bytes(args.budget),
+        if best == SEARCH_LIMIT {
+            " (the search limit)"
+        } else {
+            ""
+        }
+    );
+    println!();
+    print_inputs(&config, &inputs);
+    println!();
+    print!("{}", report.table());
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! `arena plan`: size, allocate, check, release, report; per GPU under a parallel layout.
+
+use crate::common::{bold, print_inputs, resolve_whole, size_error, CliError, SizingArgs};
+use crate::device::{allocate_ranks, DeviceChoice};
+use arena_spec::arena::ranks::RankArena;
+use arena_spec::report::{human_bytes, AllocSummary, PlanReport, SizeReport, StageSummary};
+use arena_spec::BufferSizes;
+
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// A shipped model's name (see `arena models`) or a path to a config.json
+    pub model: String,
+    #[command(flatten)]
+    pub sizing: SizingArgs,
+    /// Where to allocate: host, or (in a build with the `cuda` feature) cuda:N, a list
+    /// cuda:0,1 (rank r on the (r mod n)-th GPU, concurrently) or cuda:all
+    #[arg(long, default_value = "host", value_name = "DEVICE")]
+    pub device: DeviceChoice,
+    /// Print one JSON document instead of the table
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: PlanArgs) -> Result<(), CliError> {
+    let (whole, inputs) = resolve_whole(&args.model, &args.sizing)?;
+    let layout_args = &args.sizing.fixed.layout;
+    let layout = layout_args.layout()?;
+    // Every stage's config and sizes (or only --rank's): a stage's ranks share one size.
+    let stages = layout_args.rank_sizes(&whole, &inputs)?;
+    let config = RankArena::largest(&stages).config.clone();
+    let (report, _) = SizeReport::new(&config, inputs).map_err(size_error(&config))?;
+    let ranks: Vec<(usize, BufferSizes)> = match layout_args.rank {
+        Some(r) => vec![(r, stages[0].sizes)],
+        None => layout
+            .ranks()
+            .map(|r| (r.index, stages[r.stage()].sizes))
+            .collect(),
+    };
+    let shared = args.sizing.fixed.shared;
+    let alloc = allocate_ranks(&args.device, &ranks, shared)?;
+    let stage_rows: Vec<StageSummary> = stages
+        .iter()
+        .map(|arena| StageSummary::of(&layout, arena))
+        .collect();
+
+    if args.json {
+        let doc = PlanReport::new(&config, report, &layout, stage_rows, alloc);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("plain data serializes")
+        );
+        return Ok(());
+    }
+    print_inputs(&config, &inputs);
+    println!();
+    print!("{}", report.table());
+    println!();
+    let per = if config.shard.is_some() {
+        " per GPU"
+    } else {
+        ""
+    };
+    println!(
+        "{}{per} {} ({} B)",
+        bold("total_bytes"),
+        human_bytes(report.total_bytes),
+        report.total_bytes
+    );
+    println!(
+        "untracked   {} (o_latent, norm_unit_w)",
+        human_bytes(report.untracked_bytes)
+    );
+    println!(
+        "shared      {} ({} B) when buffers of disjoint phases share bytes: {} against the unshared slab {}; lower bound {} ({:.3}×)",
+        human_bytes(report.shared_bytes),
+        report.shared_bytes,
+        crate::diff::saving(report.unshared_slab_bytes, report.shared_bytes),
+        human_bytes(report.unshared_slab_bytes),
+        human_bytes(report.shared_lower_bound),
+        report.shared_bytes as f64 / report.shared_lower_bound.max(1) as f64
+    );
+    if layout.pp > 1 && layout_args.rank.is_none() {
+        for s in &stage_rows {
+            println!(
+                "stage {}     ranks {}..={}, layers {}..{}: total_bytes {}",
+                s.stage,
+                s.ranks[0],
+                s.ranks[1],
+                s.layers[0],
+                s.layers[1],
+                human_bytes(s.total_bytes)
+            );
+        }
+    }
+    for a in &alloc {
+        print_allocation(a, ranks.len() > 1);
+    }
+    Ok(())
+}
+
+fn print_allocation(a: &AllocSummary, several: bool) {
+    let drop = match (a.free_memory_drop, a.drop_matches_plan) {
+        (Some(d), Some(true)) => format!(
+            ", free memory dropped {} (the slab in 2 MiB pages)",
+            human_bytes(d)
+        ),
+        (Some(d), _) => format!(
+            ", free memory dropped {}, NOT the slab in 2 MiB pages (another process allocating?)",
+            human_bytes(d)
+        ),
+        (None, _) => String::new(),
+    };
+    let who = if several {
+        format!("rank {}: ", a.rank)
+    } else {
+        String::new()
+    };
+    let how = if a.shared {
+        "in one shared slab; every buffer checked at its size, aligned, disjoint from every buffer live in a common phase"
+    } else {
+        "in one slab; every buffer checked at its size, aligned, disjoint"
+    };
+    println!(
+        "allocated   {who}{} on {} {how}, gated ones NULL; released{drop}",
+        human_bytes(a.allocated_bytes),
+        a.device
+    );
+}

@@ -1,0 +1,178 @@
+//! A `ModelConfig` written back as Rust: a `const` item a model author pastes (or a build
+//! step writes), so the const sizing path can size it at compile time. The shipped models'
+//! consts (`models::consts`) are this function's output, checked current by a test.
+
+use super::ModelConfig;
+use crate::parallel::RankShard;
+use std::fmt::Write;
+
+impl ModelConfig {
+    /// This config as a Rust `const` item named `name`, borrowing `'static` data, with the
+    /// paths it needs in scope (`arena_spec::{Cow, Family, LayerKind, Levers, ModelConfig}`
+    /// or `use` lines of the caller's). `None` for a rank's config (`ModelConfig::shard`):
+    /// shard the const's whole-model config instead.
+    pub fn const_item(&self, name: &str) -> Option<String> {
+        // Destructured without `..`: a new field is a compile error here, not a silently
+        // missing line.
+        let ModelConfig {
+            source,
+            model_type,
+            family,
+            hidden_size,
+            intermediate_size,
+            num_hidden_layers,
+            vocab_size,
+            max_position_embeddings,
+            num_attention_heads,
+            num_key_value_heads,
+            head_dim_field,
+            attn_output_gate,
+            mrope,
+            layers,
+            num_experts,
+            num_experts_per_tok,
+            moe_intermediate_size,
+            shared_expert_intermediate_size,
+            n_shared_experts,
+            first_k_dense_replace,
+            moe_dense_layers,
+            dense_ffn_layers,
+            zero_expert_num,
+            hash_moe_layers,
+            q_lora_rank,
+            kv_lora_rank,
+            qk_nope_head_dim,
+            qk_rope_head_dim,
+            v_head_dim,
+            index_n_heads,
+            index_head_dim,
+            index_topk,
+            index_compress_ratio,
+            linear_num_key_heads,
+            linear_key_head_dim,
+            linear_num_value_heads,
+            linear_value_head_dim,
+            linear_conv_kernel_dim,
+            mamba_num_heads,
+            mamba_head_dim,
+            ssm_state_size,
+            mamba_n_groups,
+            mamba_conv_kernel,
+            mamba_chunk_size,
+            o_groups,
+            o_lora_rank,
+            hc_mult,
+            hc_lowrank_rank,
+            adapter_max_rank,
+            levers,
+            shard,
+        } = self;
+        let _: &Option<RankShard> = shard;
+        if shard.is_some() {
+            return None;
+        }
+        let mut out = String::new();
+        let mut field = |name: &str, value: String| {
+            let _ = writeln!(out, "    {name}: {value},");
+        };
+        field("source", format!("Cow::Borrowed({source:?})"));
+        field("model_type", format!("Cow::Borrowed({model_type:?})"));
+        field("family", format!("Family::{family:?}"));
+        for (name, value) in [
+            ("hidden_size", hidden_size),
+            ("intermediate_size", intermediate_size),
+            ("num_hidden_layers", num_hidden_layers),
+            ("vocab_size", vocab_size),
+            ("max_position_embeddings", max_position_embeddings),
+            ("num_attention_heads", num_attention_heads),
+            ("num_key_value_heads", num_key_value_heads),
+        ] {
+            field(name, value.to_string());
+        }
+        field("head_dim_field", format!("{head_dim_field:?}"));
+        field("attn_output_gate", attn_output_gate.to_string());
+        field("mrope", mrope.to_string());
+        let kinds: Vec<String> = layers.iter().map(|k| format!("LayerKind::{k:?}")).collect();
+        field("layers", format!("Cow::Borrowed(&[{}])", kinds.join(", ")));
+        for (name, value) in [
+            ("num_experts", num_experts),
+            ("num_experts_per_tok", num_experts_per_tok),
+            ("moe_intermediate_size", moe_intermediate_size),
+            (
+                "shared_expert_intermediate_size",
+                shared_expert_intermediate_size,
+            ),
+            ("n_shared_experts", n_shared_experts),
+            ("first_k_dense_replace", first_k_dense_replace),
+            ("moe_dense_layers", moe_dense_layers),
+        ] {
+            field(name, value.to_string());
+        }
+        let dense: Vec<String> = dense_ffn_layers.iter().map(bool::to_string).collect();
+        field(
+            "dense_ffn_layers",
+            format!("Cow::Borrowed(&[{}])", dense.join(", ")),
+        );
+        for (name, value) in [
+            ("zero_expert_num", zero_expert_num),
+            ("hash_moe_layers", hash_moe_layers),
+            ("q_lora_rank", q_lora_rank),
+            ("kv_lora_rank", kv_lora_rank),
+            ("qk_nope_head_dim", qk_nope_head_dim),
+            ("qk_rope_head_dim", qk_rope_head_dim),
+            ("v_head_dim", v_head_dim),
+            ("index_n_heads", index_n_heads),
+            ("index_head_dim", index_head_dim),
+            ("index_topk", index_topk),
+            ("index_compress_ratio", index_compress_ratio),
+            ("linear_num_key_heads", linear_num_key_heads),
+            ("linear_key_head_dim", linear_key_head_dim),
+            ("linear_num_value_heads", linear_num_value_heads),
+            ("linear_value_head_dim", linear_value_head_dim),
+            ("linear_conv_kernel_dim", linear_conv_kernel_dim),
+            ("mamba_num_heads", mamba_num_heads),
+            ("mamba_head_dim", mamba_head_dim),
+            ("ssm_state_size", ssm_state_size),
+            ("mamba_n_groups", mamba_n_groups),
+            ("mamba_conv_kernel", mamba_conv_kernel),
+            ("mamba_chunk_size", mamba_chunk_size),
+            ("o_groups", o_groups),
+            ("o_lora_rank", o_lora_rank),
+            ("hc_mult", hc_mult),
+            ("hc_lowrank_rank", hc_lowrank_rank),
+            ("adapter_max_rank", adapter_max_rank),
+        ] {
+            field(name, value.to_string());
+        }
+        field("levers", format!("{levers:?}"));
+        field("shard", "None".to_string());
+        Some(format!(
+            "/// `{source}` ({model_type}), levers off.\npub const {name}: ModelConfig = ModelConfig {{\n{out}}};\n"
+        ))
+    }
+}
+
+/// The `const` name of a shipped model: `llama-3.1-8b` → `LLAMA_3_1_8B`.
+pub fn const_name(model: &str) -> String {
+    model
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_rust_constants() {
+        assert_eq!(const_name("llama-3.1-8b"), "LLAMA_3_1_8B");
+        assert_eq!(const_name("qwen3.5-35b-a3b"), "QWEN3_5_35B_A3B");
+    }
+}

@@ -1,0 +1,60 @@
+//! What loading a config can fail with, and the bounds a loaded config's values keep.
+
+use super::family::Family;
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// Largest accepted value of a model dimension (hidden size, heads, head dims, ranks...).
+/// Bounding each dimension keeps every width method's product of two dimensions exact.
+pub const MAX_DIM: usize = 1 << 20;
+/// Largest accepted vocabulary or context length.
+pub const MAX_EXTENT: usize = 1 << 24;
+
+/// The largest `config.json` read: far above any real one (the largest vendor files are a
+/// few KiB; a multimodal file with every sub-config is under 100 KiB), small enough that a
+/// mistyped path to a checkpoint shard or `/dev/zero` costs nothing. Chosen here.
+pub const MAX_CONFIG_BYTES: usize = 16 << 20;
+
+/// A config file could not be turned into a `ModelConfig`.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: is {kind}, not a config file; nothing was read")]
+    NotAFile { path: PathBuf, kind: &'static str },
+    #[error("{path}: larger than {} MiB, the most a config.json may be; is this a checkpoint, not its config?", MAX_CONFIG_BYTES >> 20)]
+    TooLarge { path: PathBuf },
+    #[error(transparent)]
+    Levers(#[from] super::levers::LeverError),
+    #[error(
+        "{path}: invalid JSON at line {line}, column {column}{}: {message}",
+        in_key(key)
+    )]
+    Json {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        /// The key path the error sits in (`text_config.rope_scaling.factor`), if any.
+        key: Option<String>,
+        message: String,
+    },
+    #[error("{path}: missing field `{field}`")]
+    Missing { path: PathBuf, field: String },
+    #[error("{path}: field `{field}` {reason}")]
+    Invalid {
+        path: PathBuf,
+        field: String,
+        reason: String,
+    },
+    #[error("{path}: unsupported model_type {model_type:?}; supported: {}", Family::ALL.iter().map(|f| f.model_type()).collect::<Vec<_>>().join(", "))]
+    UnsupportedModelType { path: PathBuf, model_type: String },
+}
+
+fn in_key(key: &Option<String>) -> String {
+    key.as_ref()
+        .map(|k| format!(" (in `{k}`)"))
+        .unwrap_or_default()
+}

@@ -1,0 +1,127 @@
+//! One `LayerKind` per layer: the family's layout rule (`layer_types`, an attention interval,
+//! Nemotron-H's block lists and pattern).
+
+use super::error::{ConfigError, MAX_DIM};
+use super::family::Mixers;
+use super::keys::Keys;
+use super::LayerKind;
+
+/// One `LayerKind` per layer, by the family's layout rule.
+pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
+    let f = &k.f;
+    let family = k.family;
+    if family.mixers() == Mixers::NemotronHybrid {
+        return nemotron_layers(k);
+    }
+    let layers = k.positive("num_hidden_layers", MAX_DIM)?;
+    if let Some(types) = k.strings("layer_types")? {
+        if types.len() != layers {
+            return Err(f.invalid(
+                "layer_types",
+                format!(
+                    "has {} entries but num_hidden_layers is {layers}",
+                    types.len()
+                ),
+            ));
+        }
+        let gdn = matches!(
+            family.mixers(),
+            Mixers::GatedDeltaNetHybrid | Mixers::AnyKind
+        );
+        let mamba = matches!(family.mixers(), Mixers::Mamba2 | Mixers::AnyKind);
+        return types
+            .iter()
+            .map(|&t| match t {
+                "full_attention"
+                | "sliding_attention"
+                | "chunked_attention"
+                | "attention"
+                | "indexed_attention"
+                | "deepseek_sparse_attention" => Ok(LayerKind::Attention),
+                "linear_attention" if gdn => Ok(LayerKind::LinearAttention),
+                "mamba" | "mamba2" if mamba => Ok(LayerKind::Mamba2),
+                other => Err(f.invalid(
+                    "layer_types",
+                    format!(
+                        "has layer type {other:?}, which a {} model does not have",
+                        family.model_type()
+                    ),
+                )),
+            })
+            .collect();
+    }
+    match family.mixers() {
+        Mixers::Mamba2 => Ok(vec![LayerKind::Mamba2; layers]),
+        Mixers::GatedDeltaNetHybrid => {
+            let interval = match f.opt_dim("full_attention_interval", MAX_DIM)? {
+                Some(0) => {
+                    return Err(f.invalid("full_attention_interval", "is 0, but must be at least 1"))
+                }
+                Some(i) => i,
+                None => 4,
+            };
+            Ok((0..layers)
+                .map(|i| {
+                    if (i + 1) % interval == 0 {
+                        LayerKind::Attention
+                    } else {
+                        LayerKind::LinearAttention
+                    }
+                })
+                .collect())
+        }
+        Mixers::Attention | Mixers::NemotronHybrid | Mixers::AnyKind => {
+            Ok(vec![LayerKind::Attention; layers])
+        }
+    }
+}
+
+/// Nemotron-H's layers, as `NemotronHConfig` reads them: `layers_block_type` (or its alias
+/// `layer_types`), else `hybrid_override_pattern`. The list sets the layer count; a
+/// `num_hidden_layers` that disagrees is ignored, as the reference ignores it.
+fn nemotron_layers(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
+    let f = &k.f;
+    // `layer_types` is NemotronHConfig's alias of `layers_block_type` and wins over it.
+    for key in ["layer_types", "layers_block_type"] {
+        if let Some(types) = k.strings(key)? {
+            if types.is_empty() {
+                return Err(f.invalid(key, "is empty"));
+            }
+            return types
+                .iter()
+                .map(|&t| match t {
+                    "mamba" | "linear_attention" => Ok(LayerKind::Mamba2),
+                    "attention" | "full_attention" => Ok(LayerKind::Attention),
+                    "mlp" => Ok(LayerKind::Mlp),
+                    "moe" => Ok(LayerKind::Moe),
+                    other => Err(f.invalid(
+                        key,
+                        format!(
+                            "has unknown layer type {other:?} (expected mamba, attention, mlp \
+                             or moe)"
+                        ),
+                    )),
+                })
+                .collect();
+        }
+    }
+    let pattern = f
+        .opt_str("hybrid_override_pattern")?
+        .ok_or_else(|| f.missing("layers_block_type` or `hybrid_override_pattern"))?;
+    if pattern.is_empty() {
+        return Err(f.invalid("hybrid_override_pattern", "is empty"));
+    }
+    pattern
+        .chars()
+        .map(|ch| match ch {
+            'M' => Ok(LayerKind::Mamba2),
+            '*' => Ok(LayerKind::Attention),
+            '-' => Ok(LayerKind::Mlp),
+            'E' => Ok(LayerKind::Moe),
+            other => Err(f.invalid(
+                "hybrid_override_pattern",
+                format!("has unknown layer {other:?} (expected M, *, - or E)"),
+            )),
+        })
+        .collect()
+}

@@ -1,0 +1,517 @@
+//! `ModelConfig`: the shapes the arena is sized from, loaded from a Hugging Face
+//! `config.json`. Every derived quantity (head_dim, layer counts, widths) is a method here,
+//! computed in one place.
+//!
+//! The rest of the folder, in the order a file goes through it: `json.rs` reads and
+//! parses the text, `load.rs` turns the JSON into a `ModelConfig` through the
+//! family's row of rules (`family.rs`), reading keys through `keys.rs` / `fields.rs`, the
+//! layer layout from `layers.rs` and the MoE shape from `moe.rs`; `error.rs` holds what it can
+//! fail with. `levers.rs` holds the engine's levers, `shard.rs` one GPU's config of a
+//! parallel layout, `const_item.rs` writes a config as a `const` item.
+
+mod const_item;
+mod error;
+pub mod family;
+mod fields;
+mod json;
+mod keys;
+mod layers;
+pub mod levers;
+mod load;
+mod moe;
+mod shard;
+
+pub use const_item::const_name;
+pub use error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
+pub use family::Family;
+use levers::Levers;
+use std::borrow::Cow;
+
+/// What a layer's token mixer (or, for Nemotron-H's FFN-only layers, its FFN) is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayerKind {
+    /// Softmax attention (GQA or MLA).
+    Attention,
+    /// Gated DeltaNet linear attention.
+    LinearAttention,
+    /// A Mamba-2 mixer.
+    Mamba2,
+    /// A Nemotron-H layer that is only a dense MLP (`-`).
+    Mlp,
+    /// A Nemotron-H layer that is only a MoE (`E`).
+    Moe,
+}
+
+/// The model shapes the arena is sized from. Raw fields hold the file's values (0 where a
+/// feature is absent); methods derive everything else.
+///
+/// One type for run time and `const`: the text and per-layer fields are `Cow<'static, _>`,
+/// so a loaded config owns them and a `const` config (a shipped model's in
+/// [`crate::models::consts`], or a model author's own) borrows `'static` data; every method
+/// a formula calls is a `const fn`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelConfig {
+    /// Where it came from (a shipped model's name or a file path).
+    pub source: Cow<'static, str>,
+    pub model_type: Cow<'static, str>,
+    pub family: Family,
+
+    pub hidden_size: usize,
+    /// The dense FFN width (0 for a model without dense FFN layers).
+    pub intermediate_size: usize,
+    pub num_hidden_layers: usize,
+    pub vocab_size: usize,
+    pub max_position_embeddings: usize,
+    pub num_attention_heads: usize,
+    pub num_key_value_heads: usize,
+    /// `head_dim` as written in the file, if it is.
+    pub head_dim_field: Option<usize>,
+    /// The attention output is gated by a second half of the q projection (Qwen3-Next/3.5).
+    pub attn_output_gate: bool,
+    /// Multimodal RoPE: positions have three streams.
+    pub mrope: bool,
+    /// One entry per layer.
+    pub layers: Cow<'static, [LayerKind]>,
+
+    /// Routed experts (`num_experts` or `n_routed_experts`), 0 for a dense model.
+    pub num_experts: usize,
+    pub num_experts_per_tok: usize,
+    pub moe_intermediate_size: usize,
+    /// The width of the shared expert path of a MoE layer, resolved by the family's rule:
+    /// Qwen's `shared_expert_intermediate_size`, DeepSeek's and GLM's `n_shared_experts ·
+    /// moe_intermediate_size`, Nemotron-H's `moe_shared_expert_intermediate_size`, Llama 4's
+    /// expert width; 0 without a shared expert.
+    pub shared_expert_intermediate_size: usize,
+    /// DeepSeek's shared expert count as the file has it (already folded into
+    /// `shared_expert_intermediate_size`).
+    pub n_shared_experts: usize,
+    pub first_k_dense_replace: usize,
+    /// Layers of a MoE model whose FFN is dense (DeepSeek's first `first_k_dense_replace`,
+    /// Qwen's `mlp_only_layers`, Llama 4's non-MoE layers, Nemotron-H's `-` layers).
+    pub moe_dense_layers: usize,
+    /// One entry per layer of a MoE model: its FFN is dense (`moe_dense_layers` counts
+    /// them; all false for a dense model). Kept per layer so a pipeline stage counts its own.
+    pub dense_ffn_layers: Cow<'static, [bool]>,
+    /// Zero (identity) experts the router also scores; synthetic.
+    pub zero_expert_num: usize,
+    /// Layers routed by token-id hash (DeepSeek-V4 style); synthetic.
+    pub hash_moe_layers: usize,
+
+    /// MLA (`kv_lora_rank` > 0).
+    pub q_lora_rank: usize,
+    pub kv_lora_rank: usize,
+    pub qk_nope_head_dim: usize,
+    pub qk_rope_head_dim: usize,
+    pub v_head_dim: usize,
+
+    /// The QSA indexer (DeepSeek-V3.2).
+    pub index_n_heads: usize,
+    pub index_head_dim: usize,
+    pub index_topk: usize,
+    /// Compressed indexer ratio; 0 (absent) means 1.
+    pub index_compress_ratio: usize,
+
+    /// Gated DeltaNet.
+    pub linear_num_key_heads: usize,
+    pub linear_key_head_dim: usize,
+    pub linear_num_value_heads: usize,
+    pub linear_value_head_dim: usize,
+    pub linear_conv_kernel_dim: usize,
+
+    /// Mamba-2.
+    pub mamba_num_heads: usize,
+    pub mamba_head_dim: usize,
+    pub ssm_state_size: usize,
+    pub mamba_n_groups: usize,
+    pub mamba_conv_kernel: usize,
+    pub mamba_chunk_size: usize,
+
+    /// Grouped O-projection; synthetic.
+    pub o_groups: usize,
+    pub o_lora_rank: usize,
+    /// Hyper-connections; synthetic.
+    pub hc_mult: usize,
+    pub hc_lowrank_rank: usize,
+    /// LoRA: the widest adapter rank served (0: no adapters).
+    pub adapter_max_rank: usize,
+
+    /// The levers the arena is sized under.
+    pub levers: Levers,
+    /// The rank of a parallel layout this config is one shard of (`ModelConfig::shard`);
+    /// `None`: the whole model on one GPU.
+    pub shard: Option<crate::parallel::RankShard>,
+}
+
+impl ModelConfig {
+    // ---- attention ----
+
+    /// Multi-head latent attention (DeepSeek).
+    pub const fn is_mla(&self) -> bool {
+        self.kv_lora_rank > 0
+    }
+
+    /// The q/k head size: `head_dim` as written, MLA's nope + rope, or `hidden / heads`.
+    pub const fn head_dim(&self) -> usize {
+        if self.is_mla() {
+            return self.qk_nope_head_dim + self.qk_rope_head_dim;
+        }
+        match self.head_dim_field {
+            Some(d) => d,
+            None if self.num_attention_heads > 0 => self.hidden_size / self.num_attention_heads,
+            None => 0,
+        }
+    }
+
+    /// The attention value head size (MLA's `v_head_dim`, else `head_dim`).
+    pub const fn value_head_dim(&self) -> usize {
+        if self.is_mla() {
+            self.v_head_dim
+        } else {
+            self.head_dim()
+        }
+    }
+
+    /// Output width of the q projection (doubled when the attention output is gated).
+    pub const fn q_proj_width(&self) -> usize {
+        let gate = if self.attn_output_gate { 2 } else { 1 };
+        self.num_attention_heads * self.head_dim() * gate
+    }
+
+    /// Output width of the k and v projections (MLA: the compressed kv and the rope key).
+    pub const fn kv_proj_width(&self) -> usize {
+        if self.is_mla() {
+            self.kv_lora_rank + self.qk_rope_head_dim
+        } else {
+            2 * self.num_key_value_heads * self.head_dim()
+        }
+    }
+
+    /// Width of the fused qkv output: q, k and v (and MLA's compressed q).
+    pub const fn qkv_width(&self) -> usize {
+        if self.num_attention_layers() == 0 {
+            return 0;
+        }
+        self.q_proj_width() + self.kv_proj_width() + self.q_lora_rank
+    }
+
+    /// Width of the attention output before the O projection: `q_heads · value head dim`.
+    pub const fn attn_output_width(&self) -> usize {
+        if self.num_attention_layers() == 0 {
+            return 0;
+        }
+        self.num_attention_heads * self.value_head_dim()
+    }
+
+    // ---- layers ----
+
+    const fn count(&self, kind: LayerKind) -> usize {
+        let layers = self.layer_kinds();
+        let (mut n, mut i) = (0, 0);
+        while i < layers.len() {
+            n += (layers[i] as u8 == kind as u8) as usize;
+            i += 1;
+        }
+        n
+    }
+
+    /// The layers, whether owned (loaded) or borrowed (a `const` config).
+    pub const fn layer_kinds(&self) -> &[LayerKind] {
+        match &self.layers {
+            Cow::Borrowed(layers) => layers,
+            Cow::Owned(layers) => layers.as_slice(),
+        }
+    }
+
+    pub const fn num_attention_layers(&self) -> usize {
+        self.count(LayerKind::Attention)
+    }
+
+    /// Gated DeltaNet layers: the SSM layers of the `ssm_*` buffers and the row-wise slab.
+    pub const fn num_ssm_layers(&self) -> usize {
+        self.count(LayerKind::LinearAttention)
+    }
+
+    pub const fn num_mamba_layers(&self) -> usize {
+        self.count(LayerKind::Mamba2)
+    }
+
+    // ---- MoE ----
+
+    pub const fn is_moe(&self) -> bool {
+        self.num_experts > 0
+    }
+
+    /// Columns the router scores: routed plus zero experts (0 without experts).
+    pub const fn router_width(&self) -> usize {
+        if self.is_moe() {
+            self.num_experts + self.zero_expert_num
+        } else {
+            0
+        }
+    }
+
+    /// Width of the FP32 router input (`hidden` for a MoE model, else 0).
+    pub const fn router_input_width(&self) -> usize {
+        if self.is_moe() {
+            self.hidden_size
+        } else {
+            0
+        }
+    }
+
+    /// The routed experts this GPU holds: all of them, or `num_experts / ep` on a rank of
+    /// an expert-parallel layout. The router still scores all `num_experts`.
+    pub const fn local_experts(&self) -> usize {
+        match &self.shard {
+            Some(shard) => shard.local_experts,
+            None => self.num_experts,
+        }
+    }
+
+    /// Rows of the expert buffers per token: `top_k` for a MoE model, 1 for a dense one. On
+    /// an expert-parallel rank, at most its local experts: a token's `top_k` experts are
+    /// distinct, so no more than `min(top_k, local experts)` of them are on one rank.
+    pub const fn expert_fanout(&self) -> usize {
+        if self.is_moe() {
+            min(
+                max(self.num_experts_per_tok, 1),
+                max(self.local_experts(), 1),
+            )
+        } else {
+            1
+        }
+    }
+
+    /// Width of the expert gate/up outputs. Dense: `intermediate_size`. MoE: the widest of
+    /// a routed expert, the shared expert(s), and a first dense layer spread over `top_k`
+    /// rows per token, so one buffer of `M · top_k` rows serves every FFN layer.
+    pub const fn expert_width(&self) -> usize {
+        if !self.is_moe() {
+            return self.intermediate_size;
+        }
+        let shared = self.shared_expert_intermediate_size;
+        let dense = if self.moe_dense_layers > 0 {
+            self.intermediate_size.div_ceil(self.expert_fanout())
+        } else {
+            0
+        };
+        max(max(self.moe_intermediate_size, shared), dense)
+    }
+
+    /// The widest gate (or up) projection output a decode-band GEMM writes per token row: the
+    /// dense FFN width, a routed or shared expert's width, and in a MoE model with dense layers
+    /// their full `intermediate_size` (which [`Self::expert_width`] spreads over `top_k` rows;
+    /// a split-K partial has one row per token, so it cannot be spread).
+    pub const fn widest_ffn_n(&self) -> usize {
+        if !self.is_moe() {
+            return self.intermediate_size;
+        }
+        let dense = if self.moe_dense_layers > 0 {
+            self.intermediate_size
+        } else {
+            0
+        };
+        max(
+            max(
+                self.moe_intermediate_size,
+                self.shared_expert_intermediate_size,
+            ),
+            dense,
+        )
+    }
+
+    /// A dense-FFN model: the `ffn_*` buffers exist.
+    pub const fn has_dense_ffn(&self) -> bool {
+        !self.is_moe() && self.intermediate_size > 0
+    }
+
+    /// K of the dense-FFN activation quantization: `max(hidden, intermediate)`.
+    pub const fn ffn_k(&self) -> usize {
+        max(self.hidden_size, self.intermediate_size)
+    }
+
+    // ---- Gated DeltaNet ----
+
+    pub const fn has_gdn(&self) -> bool {
+        self.num_ssm_layers() > 0 && self.linear_num_value_heads > 0
+    }
+
+    /// `linear_num_key_heads · linear_key_head_dim` (0 without GDN layers, as the
+    /// `mamba_*` widths are 0 without Mamba-2 layers).
+    pub const fn gdn_key_dim(&self) -> usize {
+        if self.has_gdn() {
+            self.linear_num_key_heads * self.linear_key_head_dim
+        } else {
+            0
+        }
+    }
+
+    /// `linear_num_value_heads · linear_value_head_dim` (0 without GDN layers).
+    pub const fn gdn_value_dim(&self) -> usize {
+        if self.has_gdn() {
+            self.linear_num_value_heads * self.linear_value_head_dim
+        } else {
+            0
+        }
+    }
+
+    /// `2·Hk·Dk + 2·Hv·Dv`: the width of `in_proj_qkvz` (0 without GDN layers).
+    pub const fn ssm_qkvz_size(&self) -> usize {
+        2 * self.gdn_key_dim() + 2 * self.gdn_value_dim()
+    }
+
+    /// Channels of the GDN causal conv: q, k and v (0 without GDN layers).
+    pub const fn gdn_conv_dim(&self) -> usize {
+        2 * self.gdn_key_dim() + self.gdn_value_dim()
+    }
+
+    /// The FLA chunked-prefill kernels run only at key and value head dims of 128.
+    pub const fn gdn_fla_supported(&self) -> bool {
+        self.has_gdn() && self.linear_key_head_dim == 128 && self.linear_value_head_dim == 128
+    }
+
+    // ---- Mamba-2 ----
+
+    pub const fn has_mamba(&self) -> bool {
+        self.num_mamba_layers() > 0 && self.mamba_num_heads > 0 && self.ssm_state_size > 0
+    }
+
+    /// Mamba-2 `d_inner = heads · head_dim` (0 without Mamba-2 layers): what
+    /// `NemotronHMamba2Mixer` sizes its projections with. `Mamba2Mixer` uses `expand ·
+    /// hidden`, which `Mamba2Config` requires to be the same number (checked at load).
+    pub const fn mamba_d_inner(&self) -> usize {
+        if self.has_mamba() {
+            self.mamba_num_heads * self.mamba_head_dim
+        } else {
+            0
+        }
+    }
+
+    /// Mamba-2 `in_proj` width: z, x, B, C and dt.
+    pub const fn mamba_in_proj_width(&self) -> usize {
+        if !self.has_mamba() {
+            return 0;
+        }
+        2 * self.mamba_d_inner()
+            + 2 * self.mamba_n_groups * self.ssm_state_size
+            + self.mamba_num_heads
+    }
+
+    /// Channels of the Mamba-2 causal conv: x, B and C.
+    pub const fn mamba_conv_dim(&self) -> usize {
+        if !self.has_mamba() {
+            return 0;
+        }
+        self.mamba_d_inner() + 2 * self.mamba_n_groups * self.ssm_state_size
+    }
+
+    /// Mamba-2 SSD chunk length.
+    pub const fn mamba_chunk(&self) -> usize {
+        max(self.mamba_chunk_size, 1)
+    }
+
+    // ---- shared by several buffers ----
+
+    /// Width of the SSM input projection output, GDN or Mamba-2.
+    pub const fn ssm_in_width(&self) -> usize {
+        max(self.ssm_qkvz_size(), self.mamba_in_proj_width())
+    }
+
+    /// Per-token SSM gate columns: GDN's g and beta per value head, or Mamba-2's dt per head.
+    pub const fn ssm_gate_width(&self) -> usize {
+        let gdn = if self.has_gdn() {
+            2 * self.linear_num_value_heads
+        } else {
+            0
+        };
+        let mamba = if self.has_mamba() {
+            self.mamba_num_heads
+        } else {
+            0
+        };
+        max(gdn, mamba)
+    }
+
+    /// Channels of the SSM causal conv, GDN or Mamba-2.
+    pub const fn ssm_conv_dim(&self) -> usize {
+        max(self.gdn_conv_dim(), self.mamba_conv_dim())
+    }
+
+    /// The widest K of the FP8 prefill projections: hidden, `q_heads · head_dim`, Mamba-2
+    /// `d_inner` and the GDN value dim (the seeds' list), and the O projection's input
+    /// `q_heads · v_head_dim`, which under MLA can exceed `q_heads · head_dim`.
+    pub const fn widest_k(&self) -> usize {
+        let gdn = self.gdn_value_dim();
+        max(
+            max(
+                max(self.hidden_size, self.num_attention_heads * self.head_dim()),
+                max(self.attn_output_width(), self.mamba_d_inner()),
+            ),
+            gdn,
+        )
+    }
+
+    /// The widest output a LoRA adapter targets: hidden, intermediate, the q projection.
+    pub const fn lora_widest_n(&self) -> usize {
+        max(
+            max(self.hidden_size, self.intermediate_size),
+            self.q_proj_width(),
+        )
+    }
+
+    // ---- synthetic features ----
+
+    pub const fn o_latent_width(&self) -> usize {
+        self.o_groups * self.o_lora_rank
+    }
+
+    pub const fn has_indexer(&self) -> bool {
+        self.index_n_heads > 0 && self.index_head_dim > 0 && self.index_topk > 0
+    }
+
+    /// The indexer's compression ratio (1 when absent).
+    pub const fn index_ratio(&self) -> usize {
+        max(self.index_compress_ratio, 1)
+    }
+
+    /// Position streams: three under MRoPE.
+    pub const fn position_streams(&self) -> usize {
+        if self.mrope {
+            3
+        } else {
+            1
+        }
+    }
+
+    /// Columns of the logits buffer: the vocabulary, or 0 on a pipeline stage without the
+    /// LM head (every stage but the last).
+    pub const fn lm_head_vocab(&self) -> usize {
+        match &self.shard {
+            Some(shard) if !shard.holds_lm_head => 0,
+            _ => self.vocab_size,
+        }
+    }
+
+    /// The context length the config allows.
+    pub const fn max_context(&self) -> usize {
+        self.max_position_embeddings
+    }
+}
+
+/// `max` for the `const fn` methods here and in `sizing` (`Ord::max` is not `const`).
+pub(crate) const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `min` for the `const fn` methods.
+const fn min(a: usize, b: usize) -> usize {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}

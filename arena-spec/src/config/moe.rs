@@ -1,0 +1,143 @@
+//! The MoE shape of a config: routed experts, their width, the shared expert and which
+//! layers run a dense FFN instead, by the family's MoE keys.
+
+use super::error::{ConfigError, MAX_DIM};
+use super::family::{DenseLayers, Family, Mixers, SharedExpert};
+use super::keys::Keys;
+use super::LayerKind;
+
+/// The MoE widths one config resolves to, in the family-independent terms of `ModelConfig`.
+pub(super) struct MoeShape {
+    pub(super) experts: usize,
+    pub(super) top_k: usize,
+    pub(super) expert_width: usize,
+    /// The shared expert path's width (0 without one).
+    pub(super) shared_width: usize,
+    /// Per layer of a MoE model: its FFN is dense.
+    pub(super) dense_ffn: Vec<bool>,
+    /// The dense FFN width (0 where no layer has one and the file gives none).
+    pub(super) dense_width: usize,
+}
+
+pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
+    let f = &k.f;
+    let family = k.family;
+    let dense = MoeShape {
+        experts: 0,
+        top_k: 0,
+        expert_width: 0,
+        shared_width: 0,
+        dense_ffn: vec![false; layers.len()],
+        dense_width: k.dim_or("intermediate_size", 0)?,
+    };
+    let Some(keys) = family.moe() else {
+        return Ok(dense);
+    };
+    let routes = match family.mixers() {
+        // Nemotron-H routes exactly in its `moe` layers, whatever keys the file carries.
+        Mixers::NemotronHybrid => layers.contains(&LayerKind::Moe),
+        // A MoE family's file without an expert count is refused rather than sized dense
+        // (the reference would build its class default of experts); 0 experts is dense, as
+        // the reference's sparse blocks read it.
+        _ => match k.dim_any(keys.experts, MAX_DIM)? {
+            None => return Err(f.missing(keys.experts_field)),
+            Some(n) => n > 0,
+        },
+    };
+    if !routes {
+        return Ok(dense);
+    }
+    if family == Family::NemotronH {
+        if let Some(latent) = f.opt_dim("moe_latent_size", MAX_DIM)?.filter(|&l| l > 0) {
+            return Err(f.invalid(
+                "moe_latent_size",
+                format!(
+                    "is {latent}: latent MoE (experts running at width {latent} between \
+                     fc1_latent_proj and fc2_latent_proj) needs an [M, moe_latent_size] buffer \
+                     the arena does not have"
+                ),
+            ));
+        }
+    }
+    let experts = k.positive_any(keys.experts, MAX_DIM)?;
+    let top_k = k.dim_or("num_experts_per_tok", 0)?;
+    let expert_width = match k.dim(keys.expert_width, MAX_DIM)? {
+        Some(w) if w > 0 => w,
+        _ => return Err(f.missing(keys.expert_width)),
+    };
+    let shared_width = match keys.shared {
+        SharedExpert::None => 0,
+        SharedExpert::Width(key) => k.dim_or(key, 0)?,
+        SharedExpert::CountTimesExpertWidth => k.dim_or("n_shared_experts", 0)? * expert_width,
+        SharedExpert::SameAsExpert => expert_width,
+    };
+    let n = layers.len();
+    let first_k = |k: &Keys| -> Result<Vec<bool>, ConfigError> {
+        let dense = k.dim_or("first_k_dense_replace", 0)?.min(n);
+        Ok((0..n).map(|i| i < dense).collect())
+    };
+    // Which layers run a dense FFN, layer by layer: a pipeline stage counts its own.
+    let dense_ffn: Vec<bool> = match keys.dense_layers {
+        DenseLayers::None => vec![false; n],
+        DenseLayers::FirstK => first_k(k)?,
+        DenseLayers::FirstKOrTypes => match k.strings("mlp_layer_types")? {
+            Some(types) if types.len() != n => {
+                return Err(f.invalid(
+                    "mlp_layer_types",
+                    format!("has {} entries but there are {n} layers", types.len()),
+                ))
+            }
+            Some(types) => types.iter().map(|&t| t == "dense").collect(),
+            None => first_k(k)?,
+        },
+        DenseLayers::SparseStep => {
+            let step = k.dim_or("decoder_sparse_step", 1)?;
+            if step == 0 {
+                return Err(f.invalid("decoder_sparse_step", "is 0, but must be at least 1"));
+            }
+            let mlp_only: std::collections::BTreeSet<usize> = k
+                .indices("mlp_only_layers")?
+                .unwrap_or_default()
+                .into_iter()
+                .collect();
+            (0..n)
+                .map(|i| mlp_only.contains(&i) || (i + 1) % step != 0)
+                .collect()
+        }
+        DenseLayers::Interleaved => {
+            let routed: std::collections::BTreeSet<usize> = match k.indices("moe_layers")? {
+                Some(list) => list.into_iter().filter(|&i| i < n).collect(),
+                None => {
+                    let step = k.dim_or("interleave_moe_layer_step", 1)?;
+                    if step == 0 {
+                        return Err(
+                            f.invalid("interleave_moe_layer_step", "is 0, but must be at least 1")
+                        );
+                    }
+                    (step - 1..n).step_by(step).collect()
+                }
+            };
+            (0..n).map(|i| !routed.contains(&i)).collect()
+        }
+        DenseLayers::PerLayer => layers.iter().map(|&l| l == LayerKind::Mlp).collect(),
+    };
+    let dense_layers = dense_ffn.iter().filter(|&&d| d).count();
+    // The width the dense layers run at; a MoE model without dense layers keeps the file's
+    // `intermediate_size` (the FFN width LoRA and the Q2 scratch are sized from).
+    let dense_width = if dense_layers > 0 {
+        k.dim_or(family.dense_width_key(), 0)?
+    } else {
+        k.dim_or("intermediate_size", 0)?
+    };
+    if dense_layers > 0 && dense_width == 0 {
+        return Err(f.missing(family.dense_width_key()));
+    }
+    Ok(MoeShape {
+        experts,
+        top_k,
+        expert_width,
+        shared_width,
+        dense_ffn,
+        dense_width,
+    })
+}

@@ -1,0 +1,174 @@
+//! One GPU's config of a parallel layout: [`ModelConfig::shard`] splits heads, widths,
+//! experts and layers by the rules `crate::parallel` documents (vLLM's and SGLang's, cited
+//! there), so the unchanged `BufferSizes::from_config` sizes that GPU's arena.
+
+use super::ModelConfig;
+use crate::parallel::{ParallelLayout, Rank, RankShard, ShardError};
+
+/// `value / by`, or the engine's refusal naming the field.
+fn split(
+    model: &str,
+    field: &'static str,
+    value: usize,
+    by_name: &'static str,
+    by: usize,
+) -> Result<usize, ShardError> {
+    if !value.is_multiple_of(by) {
+        return Err(ShardError::Indivisible {
+            model: model.to_string(),
+            field,
+            value,
+            by_name,
+            by,
+        });
+    }
+    Ok(value / by)
+}
+
+/// Heads split over `tp`, or one replicated on every rank when there are no more heads than
+/// ranks (vLLM's kv heads, and Mamba-2's single group).
+fn split_or_replicate(
+    model: &str,
+    field: &'static str,
+    heads: usize,
+    tp: usize,
+) -> Result<usize, ShardError> {
+    if heads >= tp {
+        return split(model, field, heads, "tp", tp);
+    }
+    if !tp.is_multiple_of(heads) {
+        return Err(ShardError::NotReplicable {
+            model: model.to_string(),
+            field,
+            value: heads,
+            by_name: "tp",
+            by: tp,
+        });
+    }
+    Ok(1)
+}
+
+impl ModelConfig {
+    /// The config rank `rank` sees: its heads, widths, experts and layers. Size its arena
+    /// with the unchanged `BufferSizes::from_config`. A split the engine would refuse (heads
+    /// not divisible by `tp`, experts not divisible by `ep`, more stages than layers) is an
+    /// error naming the field and the numbers.
+    pub fn shard(&self, rank: &Rank) -> Result<ModelConfig, ShardError> {
+        let model: &str = &self.source;
+        if let Some(shard) = &self.shard {
+            return Err(ShardError::AlreadySharded {
+                model: model.to_string(),
+                index: shard.rank.index,
+            });
+        }
+        // `Rank`'s fields are public: re-check what `ParallelLayout::new` and `rank` check.
+        let layout = ParallelLayout::new(rank.layout.tp, rank.layout.ep, rank.layout.pp)?;
+        layout.rank(rank.index)?;
+        let (tp, ep) = (layout.tp, layout.ep);
+        let mut c = self.clone();
+
+        if self.num_attention_layers() > 0 && self.num_attention_heads > 0 {
+            // The head size stays what the whole model's is (it may have come from
+            // `hidden / heads`, which the split heads would change).
+            c.num_attention_heads = split(
+                model,
+                "num_attention_heads",
+                self.num_attention_heads,
+                "tp",
+                tp,
+            )?;
+            if !self.is_mla() {
+                c.head_dim_field = Some(self.head_dim());
+                c.num_key_value_heads =
+                    split_or_replicate(model, "num_key_value_heads", self.num_key_value_heads, tp)?;
+            }
+        }
+
+        let has_dense_ffn = !self.is_moe() || self.moe_dense_layers > 0;
+        c.intermediate_size = if has_dense_ffn {
+            split(
+                model,
+                self.family.dense_width_key(),
+                self.intermediate_size,
+                "tp",
+                tp,
+            )?
+        } else {
+            // Only LoRA and the Q2 scratch read it on a model without dense layers:
+            // rounded up, never smaller than the shard the engine would make.
+            self.intermediate_size.div_ceil(tp)
+        };
+
+        let local_experts = if self.is_moe() {
+            c.moe_intermediate_size = split(
+                model,
+                "moe_intermediate_size",
+                self.moe_intermediate_size,
+                "tp / ep",
+                layout.moe_tp(),
+            )?;
+            c.shared_expert_intermediate_size = split(
+                model,
+                "shared_expert_intermediate_size",
+                self.shared_expert_intermediate_size,
+                "tp",
+                tp,
+            )?;
+            split(model, "num_experts", self.num_experts, "ep", ep)?
+        } else if ep > 1 {
+            return Err(ShardError::NoExperts {
+                model: model.to_string(),
+                ep,
+            });
+        } else {
+            0
+        };
+
+        if self.has_gdn() {
+            c.linear_num_key_heads = split(
+                model,
+                "linear_num_key_heads",
+                self.linear_num_key_heads,
+                "tp",
+                tp,
+            )?;
+            c.linear_num_value_heads = split(
+                model,
+                "linear_num_value_heads",
+                self.linear_num_value_heads,
+                "tp",
+                tp,
+            )?;
+        }
+        if self.has_mamba() {
+            c.mamba_num_heads = split(model, "mamba_num_heads", self.mamba_num_heads, "tp", tp)?;
+            c.mamba_n_groups = if self.mamba_n_groups == 1 {
+                1
+            } else {
+                split(model, "n_groups", self.mamba_n_groups, "tp", tp)?
+            };
+        }
+
+        let n = self.layers.len();
+        if layout.pp > n {
+            return Err(ShardError::MoreStagesThanLayers {
+                model: model.to_string(),
+                pp: layout.pp,
+                layers: n,
+            });
+        }
+        let layers = layout.stage_layers(n, rank.stage());
+        c.layers = self.layers[layers.clone()].to_vec().into();
+        c.dense_ffn_layers = self.dense_ffn_layers[layers.clone()].to_vec().into();
+        c.num_hidden_layers = c.layers.len();
+        c.moe_dense_layers = c.dense_ffn_layers.iter().filter(|&&d| d).count();
+        let holds_lm_head = rank.stage() + 1 == layout.pp;
+        c.shard = Some(RankShard {
+            rank: *rank,
+            layers,
+            local_experts,
+            holds_lm_head,
+        });
+        Ok(c)
+    }
+}

@@ -1,0 +1,132 @@
+//! The `arena plan --json` document as a type: its schema is these structs' fields, in order.
+
+use super::{BufferRow, SizeReport};
+use crate::arena::ranks::RankArena;
+use crate::arena::{ArenaInputs, BufferArena};
+use crate::config::levers::Levers;
+use crate::config::ModelConfig;
+use crate::parallel::{ParallelLayout, RankShard};
+use arena_runtime::Arena;
+use serde::Serialize;
+
+/// What `arena plan` reports for a model under a layout: the sized rank (the largest, or the
+/// one asked for), every stage's total, each buffer, the totals and the allocations made.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanReport {
+    /// Where the config came from (a shipped model's name or a file path).
+    pub model: String,
+    pub model_type: String,
+    pub inputs: ArenaInputs,
+    pub levers: Levers,
+    pub layout: LayoutReport,
+    /// One row per pipeline stage (or only the asked rank's stage).
+    pub stages: Vec<StageSummary>,
+    /// The reported rank's buffers, in declaration order.
+    pub buffers: Vec<BufferRow>,
+    /// The arena's phases, in step order.
+    pub phases: &'static [&'static str],
+    pub total_bytes: usize,
+    pub untracked_bytes: usize,
+    pub unshared_slab_bytes: usize,
+    pub shared_bytes: usize,
+    pub shared_lower_bound: usize,
+    /// What allocating each rank showed (empty when nothing was allocated).
+    pub allocation: Vec<AllocSummary>,
+}
+
+/// The layout the figures are per GPU of.
+#[derive(Debug, Clone, Serialize)]
+pub struct LayoutReport {
+    pub tp: usize,
+    pub ep: usize,
+    pub pp: usize,
+    pub world_size: usize,
+    /// The reported rank (0 for a single GPU).
+    pub rank: usize,
+    /// The figures are one GPU's of several.
+    pub per_rank: bool,
+    /// What the reported rank's config remembers of its rank.
+    pub shard: Option<RankShard>,
+}
+
+/// One pipeline stage's arena: the ranks that allocate it and its total.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StageSummary {
+    pub stage: usize,
+    /// The ranks of the stage, first and last.
+    pub ranks: [usize; 2],
+    /// The model's layers the stage runs, start and end.
+    pub layers: [usize; 2],
+    pub total_bytes: usize,
+}
+
+/// What allocating one rank's arena showed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AllocSummary {
+    /// The rank of the parallel layout (0 for a single GPU).
+    pub rank: usize,
+    pub device: String,
+    /// Bytes of the device allocations (the slab, padding included).
+    pub allocated_bytes: usize,
+    /// How much the device's free memory dropped, where the device can tell.
+    pub free_memory_drop: Option<usize>,
+    /// Whether that drop is the slab rounded up to the driver's 2 MiB page (a GPU only;
+    /// another process allocating on the same GPU at the same time makes it false).
+    pub drop_matches_plan: Option<bool>,
+    /// Allocated as a shared slab (buffers of disjoint phases share bytes).
+    pub shared: bool,
+}
+
+impl StageSummary {
+    /// The stage a rank's config belongs to under `layout` (stage 0, every layer, for an
+    /// unsharded config).
+    pub fn of(layout: &ParallelLayout, arena: &RankArena) -> StageSummary {
+        let c = &arena.config;
+        let (stage, layers) = c.shard.as_ref().map_or((0, 0..c.layers.len()), |s| {
+            (s.rank.stage(), s.layers.clone())
+        });
+        StageSummary {
+            stage,
+            ranks: [stage * layout.tp, stage * layout.tp + layout.tp - 1],
+            layers: [layers.start, layers.end],
+            total_bytes: arena.sizes.total_bytes(),
+        }
+    }
+}
+
+impl PlanReport {
+    /// The document for `config` (the reported rank) and its `report`, the layout's stages
+    /// and the allocations made.
+    pub fn new(
+        config: &ModelConfig,
+        report: SizeReport,
+        layout: &ParallelLayout,
+        stages: Vec<StageSummary>,
+        allocation: Vec<AllocSummary>,
+    ) -> PlanReport {
+        PlanReport {
+            model: report.model,
+            model_type: config.model_type.to_string(),
+            inputs: report.inputs,
+            levers: report.levers,
+            layout: LayoutReport {
+                tp: layout.tp,
+                ep: layout.ep,
+                pp: layout.pp,
+                world_size: layout.world_size(),
+                rank: config.shard.as_ref().map_or(0, |s| s.rank.index),
+                per_rank: config.shard.is_some(),
+                shard: config.shard.clone(),
+            },
+            stages,
+            buffers: report.buffers,
+            phases: <BufferArena as Arena>::PHASES,
+            total_bytes: report.total_bytes,
+            untracked_bytes: report.untracked_bytes,
+            unshared_slab_bytes: report.unshared_slab_bytes,
+            shared_bytes: report.shared_bytes,
+            shared_lower_bound: report.shared_lower_bound,
+            allocation,
+        }
+    }
+}
