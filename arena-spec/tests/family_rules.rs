@@ -253,7 +253,7 @@ fn linear_attention_keys_without_such_layers_size_nothing() {
         v[k] = json!(n);
     }
     let c = load(&v).unwrap();
-    assert_eq!(c.num_ssm_layers(), 0);
+    assert_eq!(c.num_gdn_layers(), 0);
     assert!(!c.has_gdn());
     assert_eq!(
         (c.ssm_qkvz_size(), c.gdn_conv_dim(), c.ssm_gate_width()),

@@ -120,7 +120,7 @@ fn pipeline_stages_hold_their_own_layers_and_only_the_last_the_lm_head() {
     let last = shard("qwen3-next-80b-a3b", 1, 1, 2, 1);
     for c in [&first, &last] {
         assert_eq!(c.layers.len(), 24);
-        assert_eq!((c.num_attention_layers(), c.num_ssm_layers()), (6, 18));
+        assert_eq!((c.num_attention_layers(), c.num_gdn_layers()), (6, 18));
     }
     assert_eq!(first.lm_head_vocab(), 0);
     assert_eq!(last.lm_head_vocab(), 151936);

@@ -84,7 +84,7 @@ fn derived_quantities_match_the_published_shapes() {
     assert_eq!(qwen3.head_dim(), 128, "explicit head_dim, not 1024 / 16");
     let next = load("qwen3-next-80b-a3b");
     assert_eq!(
-        (next.num_attention_layers(), next.num_ssm_layers()),
+        (next.num_attention_layers(), next.num_gdn_layers()),
         (12, 36)
     );
     assert_eq!(next.ssm_qkvz_size(), 2 * 16 * 128 + 2 * 32 * 128);
@@ -94,7 +94,7 @@ fn derived_quantities_match_the_published_shapes() {
     assert_eq!(
         (
             q35.hidden_size,
-            q35.num_ssm_layers(),
+            q35.num_gdn_layers(),
             q35.num_attention_layers()
         ),
         (5120, 48, 16)

@@ -62,7 +62,7 @@ pub const fn q12_batched_scratch_bytes_varlen(
 ) -> Result<usize, SizeError> {
     let top_k = router_top_k(config);
     let streams = config.position_streams();
-    let ssm_layers = config.num_ssm_layers();
+    let ssm_layers = config.num_gdn_layers();
     size!(
         round_up(total_tokens * top_k * 8, 256)
             + n * round_up(max_chunk_len * 4, 256)
@@ -75,7 +75,7 @@ pub const fn q12_batched_scratch_bytes_varlen(
     )
 }
 
-/// Slab bytes: the per-layer pair times `num_ssm_layers`, or 0 unless `METRALE_FP8_ROWWISE=1`
+/// Slab bytes: the per-layer pair times the GDN layers (the seeds' `num_ssm_layers`), or 0 unless `METRALE_FP8_ROWWISE=1`
 /// (`config.levers.fp8_rowwise`). The predicate is the loader's: it installs the row-wise
 /// weights on the same lever and the GDN arms then need this slab, so the two must agree.
 pub const fn ssm_rowwise_w_bf16_bytes(config: &ModelConfig) -> Result<usize, SizeError> {
@@ -92,7 +92,7 @@ pub const fn ssm_rowwise_w_bf16_bytes_for(
         return Ok(0);
     }
     let layer = const_try!(ssm_rowwise_w_bf16_layer_bytes(config));
-    let layers = config.num_ssm_layers();
+    let layers = config.num_gdn_layers();
     size!(layer * layers)
 }
 

@@ -328,7 +328,7 @@ fn check(c: &ModelConfig, f: &Fields) -> Result<(), ConfigError> {
             ));
         }
     }
-    if c.num_ssm_layers() > 0 {
+    if c.num_gdn_layers() > 0 {
         for key in [
             "linear_num_key_heads",
             "linear_key_head_dim",

@@ -226,11 +226,20 @@ impl ModelConfig {
         self.count(LayerKind::Attention)
     }
 
-    /// Gated DeltaNet layers: the SSM layers of the `ssm_*` buffers and the row-wise slab.
-    pub const fn num_ssm_layers(&self) -> usize {
+    /// Gated DeltaNet layers: what the seeds call `num_ssm_layers` (the row-wise FP8 slab
+    /// `ssm_rowwise_w_bf16` has one pair of weights per such layer). The `ssm_*` buffers are
+    /// shared by GDN and Mamba-2 layers; Mamba-2 layers are [`Self::num_mamba_layers`].
+    pub const fn num_gdn_layers(&self) -> usize {
         self.count(LayerKind::LinearAttention)
     }
 
+    /// The seeds' name for [`Self::num_gdn_layers`].
+    #[deprecated(note = "counts Gated DeltaNet layers only: use `num_gdn_layers`")]
+    pub const fn num_ssm_layers(&self) -> usize {
+        self.num_gdn_layers()
+    }
+
+    /// Mamba-2 layers.
     pub const fn num_mamba_layers(&self) -> usize {
         self.count(LayerKind::Mamba2)
     }
@@ -333,7 +342,7 @@ impl ModelConfig {
     // ---- Gated DeltaNet ----
 
     pub const fn has_gdn(&self) -> bool {
-        self.num_ssm_layers() > 0 && self.linear_num_value_heads > 0
+        self.num_gdn_layers() > 0 && self.linear_num_value_heads > 0
     }
 
     /// `linear_num_key_heads · linear_key_head_dim` (0 without GDN layers, as the

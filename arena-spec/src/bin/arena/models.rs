@@ -29,7 +29,7 @@ pub fn run() -> Result<(), CliError> {
             format!(
                 "{}/{}/{}",
                 c.num_attention_layers(),
-                c.num_ssm_layers(),
+                c.num_gdn_layers(),
                 c.num_mamba_layers()
             ),
             experts,
