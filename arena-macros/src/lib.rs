@@ -1,24 +1,14 @@
 //! Derive macros for the declarative buffer arena. Use them through `arena_runtime`, which
 //! re-exports them next to the types the generated code calls.
 //!
-//! The pipeline follows the usual derive layout: `ast` (reads the struct into the model,
-//! keeping the original tokens for spans) → `attr` (attribute parsing) → then, in
-//! `arena-macros-core`, `valid` (rules across fields) → `expand` (code generation:
-//! `expand/arena.rs`, `expand/const_path.rs`, `expand/regions.rs` on the shared
-//! `expand/parts.rs`); `formula` parses and rewrites the size formulas; `ctxt` collects
-//! every error so all are reported at once. Only the reading needs `syn`: the rest is a
-//! crate of its own that builds beside `syn` (see `arena-macros-core`).
+//! This crate is only the macros' entry points. The derive itself is two crates:
+//! `arena-macros-impl` reads the struct and its attributes with `syn` (`ast.rs`, `attr.rs`),
+//! and `arena-macros-core`, which needs no `syn` and so builds beside it, checks the rules
+//! across fields (`valid.rs`) and generates the code (`expand/arena.rs`,
+//! `expand/const_path.rs`, `expand/regions.rs` on the shared `expand/parts.rs`); `formula`
+//! parses and rewrites the size formulas; `ctxt` collects every error so all are reported at
+//! once.
 
-mod ast;
-mod attr;
-
-#[cfg(test)]
-mod hand;
-#[cfg(test)]
-mod tests;
-
-use arena_macros_core::ctxt::Ctxt;
-use arena_macros_core::model::{Container, Kind};
 use proc_macro::TokenStream;
 
 /// Declares a buffer arena: one `#[buffer(...)]` field per buffer.
@@ -44,7 +34,7 @@ use proc_macro::TokenStream;
 /// `const fn`; every function a formula calls must then be a `const fn`).
 #[proc_macro_derive(Arena, attributes(arena, buffer))]
 pub fn derive_arena(input: TokenStream) -> TokenStream {
-    arena(input.into()).into()
+    arena_macros_impl::derive_arena(input.into()).into()
 }
 
 /// Declares a region layout: one buffer carved into `#[region(...)]` fields back to back.
@@ -53,7 +43,7 @@ pub fn derive_arena(input: TokenStream) -> TokenStream {
 /// `align = N` (each region's offset alignment, default 256). Field keys: `shape` or `bytes`.
 #[proc_macro_derive(Regions, attributes(regions, region))]
 pub fn derive_regions(input: TokenStream) -> TokenStream {
-    regions(input.into()).into()
+    arena_macros_impl::derive_regions(input.into()).into()
 }
 
 /// A size formula outside an arena: `size!(a * b + c)` evaluates to
@@ -62,32 +52,5 @@ pub fn derive_regions(input: TokenStream) -> TokenStream {
 /// `const fn`s returning a `usize`, `u32`, `u64` or `Result<usize, SizeError>`).
 #[proc_macro]
 pub fn size(input: TokenStream) -> TokenStream {
-    arena_macros_core::size_macro(input.into()).into()
-}
-
-/// `#[derive(Arena)]` on tokens.
-fn arena(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
-    read_then(input, Kind::Arena, arena_macros_core::derive_arena)
-}
-
-/// `#[derive(Regions)]` on tokens.
-fn regions(input: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
-    read_then(input, Kind::Regions, arena_macros_core::derive_regions)
-}
-
-/// Reads the struct into the model (the part that needs `syn`), then hands it to `generate`
-/// (`arena_macros_core::derive_arena` or `derive_regions`), which checks it and generates the
-/// code or renders every error.
-fn read_then(
-    input: proc_macro2::TokenStream,
-    kind: Kind,
-    generate: fn(&Ctxt, Option<&Container>) -> proc_macro2::TokenStream,
-) -> proc_macro2::TokenStream {
-    let input = match syn::parse2::<syn::DeriveInput>(input) {
-        Ok(i) => i,
-        Err(e) => return e.to_compile_error(),
-    };
-    let cx = Ctxt::default();
-    let cont = ast::container(&cx, &input, kind);
-    generate(&cx, cont.as_ref())
+    arena_macros_impl::size(input.into()).into()
 }

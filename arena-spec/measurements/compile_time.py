@@ -86,7 +86,7 @@ def make_hand(work):
     hand = work / "hand"
     copy_workspace(hand)
     out = work / "hand-src"
-    run("cargo test -q -p arena-macros write_hand_expanded -- --ignored", ROOT,
+    run("cargo test -q -p arena-tests --test snapshot write_hand_expanded -- --ignored", ROOT,
         {"ARENA_HAND_OUT": str(out), "CARGO_TARGET_DIR": str(work / "tool-target")})
     for f in out.rglob("*.rs"):
         shutil.copy(f, hand / "arena-spec/src" / f.relative_to(out))
@@ -235,7 +235,7 @@ def main():
             for n in (100, 300, 1000):
                 crates[n] = synthetic(work, n)
                 files.append(str(crates[n] / "src/lib.rs"))
-            out = run("cargo test -q -p arena-macros time_expansion -- --ignored --nocapture", ROOT,
+            out = run("cargo test -q -p arena-tests --test snapshot time_expansion -- --ignored --nocapture", ROOT,
                       {"ARENA_EXPAND_FILES": ":".join(files), "CARGO_TARGET_DIR": str(work / "tool-target")}, capture=True)
             expand = {int(re.search(r"synth(\d+)", l).group(1)): float(l.split()[-1]) for l in out.splitlines() if l.startswith("EXPAND")}
             env = dict(tgt("s"), CARGO_INCREMENTAL="0")

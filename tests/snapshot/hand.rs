@@ -1,7 +1,7 @@
 //! The derive's expansion spelled out as source: for the compile-time benchmark, which builds
 //! `arena-spec` once with the derive and once with this hand-written-looking equivalent.
 //!
-//! `ARENA_HAND_OUT=DIR cargo test -p arena-macros write_hand_expanded -- --ignored` writes each
+//! `ARENA_HAND_OUT=DIR cargo test -p arena-tests --test snapshot write_hand_expanded -- --ignored` writes each
 //! `arena-spec/src` file that uses a derive or `size!` to `DIR/<same path>`, with the derive
 //! attributes removed, the generated items appended and every `size!` call expanded.
 
@@ -24,7 +24,7 @@ impl VisitMut for ExpandSize {
                 .last()
                 .is_some_and(|s| s.ident == "size")
             {
-                *e = syn::parse2(arena_macros_core::size_macro(m.mac.tokens.clone()))
+                *e = syn::parse2(arena_macros_impl::size(m.mac.tokens.clone()))
                     .expect("size! expands to an expression");
                 return;
             }
@@ -114,9 +114,9 @@ pub fn hand_expanded(src: &str) -> String {
                 && text.contains("Arena")
                 && s.attrs.iter().any(|a| a.path().is_ident("arena"))
             {
-                generated = crate::arena(s.to_token_stream());
+                generated = arena_macros_impl::derive_arena(s.to_token_stream());
             } else if s.attrs.iter().any(|a| a.path().is_ident("regions")) {
-                generated = crate::regions(s.to_token_stream());
+                generated = arena_macros_impl::derive_regions(s.to_token_stream());
             }
             strip_derive(&mut s.attrs);
             for f in s.fields.iter_mut() {
@@ -184,7 +184,7 @@ fn time_expansion() {
         let mut times: Vec<f64> = (0..runs)
             .map(|_| {
                 let t = std::time::Instant::now();
-                let out = crate::arena(input.clone());
+                let out = arena_macros_impl::derive_arena(input.clone());
                 assert!(!out.to_string().contains("compile_error"));
                 t.elapsed().as_secs_f64()
             })
