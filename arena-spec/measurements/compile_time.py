@@ -13,7 +13,7 @@ What it measures (median of --runs runs each):
     reference, each built as the root package;
  2. `cargo build -p arena-spec --lib`, derive vs hand-written, clean (all dependencies) and
     after touching src/arena/mod.rs; the hand-written variant is generated from the expansion
-    (arena-macros' `write_hand_expanded`), never maintained by hand, and builds arena-runtime
+    (arena-tests' `write_hand_expanded`), never maintained by hand, and builds arena-runtime
     without the derive feature, so arena-macros is not compiled at all;
  3. synthetic arenas of 100, 300 and 1000 buffers: the derive's expansion time (in-process)
     and the crate's build time after touching it;
@@ -106,16 +106,18 @@ def make_no_const(work):
     text = arena.read_text()
     assert "#[arena(\n    const,\n" in text
     arena.write_text(text.replace("#[arena(\n    const,\n", "#[arena(\n", 1))
+    arena.write_text(arena.read_text().replace("pub mod budgets;\n", "", 1))
     lib = nc / "arena-spec/src/lib.rs"
-    lib.write_text(lib.read_text().replace("pub mod budgets;\n", ""))
+    lib.write_text(lib.read_text().replace("pub use arena::{budgets, ", "pub use arena::{", 1))
     return nc
 
 
 def make_baseline(work):
-    """An empty proc-macro crate with arena-macros' dependencies, pinned by the same lock."""
+    """An empty proc-macro crate with the derive's syn/quote/proc-macro2 (arena-macros-impl's),
+    pinned by the same lock."""
     base = work / "baseline"
     (base / "src").mkdir(parents=True)
-    deps = (ROOT / "arena-macros/Cargo.toml").read_text()
+    deps = (ROOT / "arena-macros/impl/Cargo.toml").read_text()
     ws = (ROOT / "Cargo.toml").read_text()
     syn = re.search(r'^syn = (.*)$', ws, re.M).group(1)
     (base / "Cargo.toml").write_text(
@@ -195,7 +197,7 @@ def main():
                 args.runs,
                 (clean("um"), "cargo build -q", users[0], tgt("um")),
                 (clean("ub"), "cargo build -q", users[1], tgt("ub")), cpu=cpu)
-            rows.append(("clean build as a dependency: arena-macros (with arena-macros-core) + syn/quote/proc-macro2", f"{macros:.2f} s"))
+            rows.append(("clean build as a dependency: arena-macros (with arena-macros-impl and -core) + syn/quote/proc-macro2", f"{macros:.2f} s"))
             rows.append(("clean build as a dependency: empty proc-macro + the same syn/quote/proc-macro2", f"{baseline:.2f} s"))
             rows.append(("**the ratio** (target ≤ 1.25×); CPU (user + system) of the same builds",
                          f"**{macros / baseline:.2f}×**; CPU {cpu[0]:.2f} s / {cpu[1]:.2f} s = {cpu[0] / cpu[1]:.2f}×"))

@@ -270,8 +270,8 @@ struct RankRow {
 
 /// Allocates one rank's arena on GPU `gpu` in `options`' mode, checks the free-memory drop
 /// (slab: the footprint in 2 MiB pages; per buffer: between the footprint less a page and
-/// every allocation rounded up to a page, the driver's packing rules in
-/// `shared/reference`), writes and reads back every buffer with a kernel on that GPU,
+/// every allocation rounded up to a page, the driver's packing rules measured in
+/// `arena-spec/measurements/gpu_alloc.md`), writes and reads back every buffer with a kernel on that GPU,
 /// releases, and checks the memory came back.
 fn one_rank_on(gpu: usize, what: &str, sizes: &BufferSizes, options: AllocOptions) -> RankRow {
     let device = CudaDevice::new(gpu).expect("the GPU opens");

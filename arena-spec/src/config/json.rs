@@ -7,7 +7,7 @@
 //! cannot hold a non-finite number, so before parsing each such literal outside a string is
 //! replaced by a marker string ([`non_finite`] recognises it): a file loads exactly when
 //! Python would load it, and a non-finite value in a key that sizes something is an error
-//! naming that key (the field readers in `config.rs` check for the marker).
+//! naming that key (the field readers in `fields.rs` check for the marker).
 //!
 //! A syntax error names its position once, in the file as written (the replacements are
 //! mapped back), and the key path it sits in (`text_config.rope_scaling.factor`).

@@ -7,7 +7,7 @@ use arena_spec::report::AllocSummary;
 use arena_spec::{BufferArena, BufferSizes};
 
 /// The granularity the CUDA driver maps device memory in: a slab's free-memory drop is its
-/// size rounded up to this (measured on the H200, `shared/reference`).
+/// size rounded up to this (measured on the H200: `arena-spec/measurements/gpu_alloc.md`).
 const CUDA_PAGE: usize = 2 << 20;
 
 /// Where `plan` allocates.
