@@ -596,3 +596,24 @@ fn an_absurd_layout_is_one_line_not_an_abort() {
     let e = error(&["plan", "qwen3-0.6b", "--pp", "60000"], &[]);
     assert!(e.contains("only 28 layers"), "{e}");
 }
+
+/// The README's `plan llama-3.1-8b` sample is the binary's output: every line of it but the
+/// `...` elisions appears in `arena plan llama-3.1-8b`, in the same order.
+#[test]
+fn the_readme_sample_is_what_plan_prints() {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("Sample (`plan llama-3.1-8b`")
+        .expect("the README has the sample");
+    let block = &readme[start..];
+    let open = block.find("```\n").expect("the sample's code block") + 4;
+    let close = open + block[open..].find("```").expect("its end");
+    let out = stdout(&["plan", "llama-3.1-8b"]);
+    let mut rest = out.as_str();
+    for line in block[open..close].lines().filter(|l| *l != "...") {
+        let at = rest.find(line).unwrap_or_else(|| {
+            panic!("README sample line not in the output (in order): {line:?}\n{out}")
+        });
+        rest = &rest[at + line.len()..];
+    }
+}

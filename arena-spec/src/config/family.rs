@@ -2,12 +2,33 @@
 //!
 //! Each question whose answer differs between families (where the text model sits, how
 //! the layers are laid out, which keys hold the expert count and widths, which defaults a
-//! file may rely on) is one exhaustive `match` here, so a new family does not compile until
-//! each is answered.
+//! file may rely on, what it refuses) is one field of [`FamilyRules`], and each family is
+//! one row of [`Family::rules`] (in `family/table.rs`): a full struct literal behind one
+//! exhaustive `match`, so a new family or a new question does not compile until every row
+//! answers it. The loader (`load.rs`, `keys.rs`, `layers.rs`, `moe.rs`, `mamba.rs`) reads
+//! the row and names no family.
 
-/// The model families the arena knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Family {
+mod shared_keys;
+mod table;
+
+/// Declares [`Family`] and [`Family::ALL`] from one list, so `ALL` cannot leave a variant out.
+macro_rules! families {
+    ($($(#[$doc:meta])* $variant:ident,)*) => {
+        /// The model families the arena knows, one [`FamilyRules`] row each
+        /// ([`Family::rules`]).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Family {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Family {
+            /// Every family, in declaration order (written from the same list as the enum).
+            pub const ALL: [Family; [$(Family::$variant),*].len()] = [$(Family::$variant),*];
+        }
+    };
+}
+
+families! {
     Llama,
     Mistral,
     Mixtral,
@@ -36,9 +57,89 @@ pub enum Family {
     Synthetic,
 }
 
+/// Everything the loader asks of one family: one row of [`Family::rules`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FamilyRules {
+    /// The `model_type` of the family's (multimodal, where it has one) config files.
+    pub model_type: &'static str,
+    /// The `model_type` of a file holding the text model alone, for families whose main
+    /// files nest it under `text_config`; `None`: the text model is the top level.
+    pub text_model_type: Option<&'static str>,
+    /// The transformers files and classes the row follows; `None` for the synthetic
+    /// configs, which have no reference.
+    pub reference: Option<Reference>,
+    /// How the layers are laid out.
+    pub mixers: Mixers,
+    /// Multi-head latent attention: q/kv low-rank projections (`q_lora_rank`,
+    /// `kv_lora_rank`, nope/rope/v head dims); a file with attention layers must give a
+    /// `kv_lora_rank` of at least 1. (The MLA keys are read for every family.)
+    pub mla: bool,
+    /// How the family names its experts; `None` for a dense family. A MoE family's file
+    /// may still have no routed experts (0 experts is sized dense).
+    pub moe: Option<MoeKeys>,
+    /// The keys of the Mamba-2 mixer; `None` for a family without Mamba-2 layers.
+    pub mamba: Option<MambaKeys>,
+    /// Where the attention head size comes from.
+    pub head_dim: HeadDim,
+    /// The attention output is gated by a second half of the q projection: `Some(true)`,
+    /// the reference's `q_proj` is `heads · head_dim · 2` wide whatever the file says;
+    /// `Some(false)`, never; `None`, the file's `attn_output_gate` decides (absent: off).
+    pub output_gate: Option<bool>,
+    /// The configuration class refuses a file whose `hidden_size` is not a multiple of
+    /// `num_attention_heads`, even with an explicit `head_dim` (`validate_architecture`).
+    pub heads_divide_hidden: bool,
+    /// Whether positions carry three streams (multimodal RoPE).
+    pub mrope: Mrope,
+    /// The key of the dense FFN width (`intermediate_size` but for Llama 4).
+    pub dense_width_key: &'static str,
+    /// Every layer is a token mixer alone, with no FFN (a plain Mamba-2 model): a file
+    /// without a dense FFN width is not refused.
+    pub mixer_only: bool,
+    /// The value the configuration class gives a key when a file leaves it out, for the
+    /// keys vendor files are known to leave out. Other keys a file lacks are refused as
+    /// missing rather than guessed; an explicit `null` is not replaced.
+    pub defaults: &'static [(&'static str, usize)],
+    /// Keys whose feature the arena does not size: a file that sets one is refused.
+    pub refusals: &'static [Refusal],
+}
+
+impl FamilyRules {
+    /// The row's default for `key`, if it has one.
+    pub fn default_of(&self, key: &str) -> Option<usize> {
+        self.defaults
+            .iter()
+            .find_map(|&(k, v)| (k == key).then_some(v))
+    }
+}
+
+/// The transformers model folder and classes a row follows (transformers 5.24.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reference {
+    /// The folder under `transformers/models/`, holding `configuration_<folder>.py` and
+    /// `modeling_<folder>.py`.
+    pub folder: &'static str,
+    /// The configuration class the text model's keys are read by.
+    pub config_class: &'static str,
+    /// The modeling class of the text model.
+    pub modeling_class: &'static str,
+}
+
+/// A row's [`Reference`]: the transformers folder and classes it follows (a macro, so the
+/// row stays a constant the table can borrow for `'static`).
+macro_rules! reference {
+    ($folder:literal, $config_class:literal, $modeling_class:literal $(,)?) => {
+        Some(Reference {
+            folder: $folder,
+            config_class: $config_class,
+            modeling_class: $modeling_class,
+        })
+    };
+}
+use reference;
+
 /// How a family's layers are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mixers {
+pub enum Mixers {
     /// Every layer is softmax attention (GQA or MLA); `layer_types`, when present, only
     /// says which window each uses.
     Attention,
@@ -54,7 +155,7 @@ pub(crate) enum Mixers {
 
 /// Where a MoE family's layers get a dense FFN instead of experts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DenseLayers {
+pub enum DenseLayers {
     /// Every FFN layer routes (Mixtral, gpt-oss).
     None,
     /// The first `first_k_dense_replace` layers (DeepSeek, Kimi, GLM-4.5).
@@ -74,20 +175,23 @@ pub(crate) enum DenseLayers {
 
 /// How a MoE family names its experts, their widths and its shared expert.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct MoeKeys {
-    /// The routed expert count, first spelling present wins.
+pub struct MoeKeys {
+    /// The routed expert count, first spelling present wins (the `attribute_map` alias
+    /// before the field it maps onto, as the reference reads them).
     pub experts: &'static [&'static str],
     /// The configuration class's own field for it, named when the file has none.
     pub experts_field: &'static str,
     /// The routed expert width.
     pub expert_width: &'static str,
+    /// The shared expert.
     pub shared: SharedExpert,
+    /// Which layers run a dense FFN instead.
     pub dense_layers: DenseLayers,
 }
 
 /// The shared expert of a MoE layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SharedExpert {
+pub enum SharedExpert {
     None,
     /// One MLP of this key's width (Qwen `shared_expert_intermediate_size`, Nemotron-H
     /// `moe_shared_expert_intermediate_size`).
@@ -98,87 +202,93 @@ pub(crate) enum SharedExpert {
     SameAsExpert,
 }
 
-impl Family {
-    pub const ALL: [Family; 22] = [
-        Family::Llama,
-        Family::Mistral,
-        Family::Mixtral,
-        Family::Qwen2,
-        Family::Qwen2Moe,
-        Family::Qwen3,
-        Family::Qwen3Moe,
-        Family::Qwen3Next,
-        Family::Qwen35,
-        Family::Qwen35Moe,
-        Family::DeepseekV3,
-        Family::DeepseekV32,
-        Family::KimiK2,
-        Family::Glm4Moe,
-        Family::GlmMoeDsa,
-        Family::GptOss,
-        Family::Llama4,
-        Family::Gemma3,
-        Family::Phi3,
-        Family::NemotronH,
-        Family::Mamba2,
-        Family::Synthetic,
-    ];
+/// The keys of a family's Mamba-2 mixer. The spelling lists are read first present wins,
+/// and a default is taken only when the file has none of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MambaKeys {
+    /// The head count nh.
+    pub heads: &'static str,
+    /// The head size p (`d_inner = nh · p`).
+    pub head_dim: &'static str,
+    /// The state size N.
+    pub state: &'static str,
+    /// The group count g (fallback 1 where neither file nor row gives one).
+    pub n_groups: &'static [&'static str],
+    /// The causal conv kernel width (fallback 4).
+    pub conv_kernel: &'static [&'static str],
+    /// The SSD chunk length (fallback 256).
+    pub chunk_size: &'static [&'static str],
+    /// `Some(key)`: the mixer builds `d_inner = key · hidden_size` and the configuration
+    /// class refuses a file where that is not `nh · p` (Mamba2Config's `expand`); `None`:
+    /// `d_inner` is `nh · p` whatever `expand` says (NemotronHMamba2Mixer).
+    pub expand: Option<&'static str>,
+}
 
+/// Where a family's attention head size comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadDim {
+    /// `head_dim` (the file's, else the row's default; an explicit `null` stays absent),
+    /// else `hidden_size / num_attention_heads`.
+    Key,
+    /// The file's `head_dim` is not an attention head size (Mamba-2's is the Mamba head
+    /// size) and the family has no attention of its own: none.
+    NotAttention,
+    /// `head_dim` (the file's, else the row's default, `null` included), with an older
+    /// spelling the reference ignores checked against it where the file has both
+    /// (Nemotron-H's `attention_head_dim`).
+    KeyWithLegacy(&'static str),
+}
+
+/// Whether a family's positions carry three streams (multimodal RoPE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mrope {
+    /// Always, with or without `mrope_section` (Qwen3.5's rotary embedding always takes
+    /// three).
+    Always,
+    /// Where the file has an `mrope_section` (under `rope_parameters` or `rope_scaling`).
+    FromFile,
+}
+
+/// A key the reference reads for a feature the arena does not size: a file that gives it a
+/// value above 0 is refused, where its scope says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    /// The key.
+    pub key: &'static str,
+    /// Where the key changes the model.
+    pub scope: RefusalScope,
+    /// Why, after "is {value}: "; `{value}` in it stands for the file's value.
+    pub reason: &'static str,
+}
+
+/// Where a [`Refusal`]'s key changes the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalScope {
+    /// A model that routes to experts (a Nemotron-H layout without `moe` layers builds no
+    /// experts, whatever the key says).
+    RoutedExperts,
+}
+
+impl Refusal {
+    /// The refusal's reason for the file's value.
+    pub(crate) fn reason_for(&self, value: usize) -> String {
+        format!(
+            "is {value}: {}",
+            self.reason.replace("{value}", &value.to_string())
+        )
+    }
+}
+
+impl Family {
     /// The `model_type` of the family's (multimodal, where it has one) config files.
     pub fn model_type(self) -> &'static str {
-        match self {
-            Family::Llama => "llama",
-            Family::Mistral => "mistral",
-            Family::Mixtral => "mixtral",
-            Family::Qwen2 => "qwen2",
-            Family::Qwen2Moe => "qwen2_moe",
-            Family::Qwen3 => "qwen3",
-            Family::Qwen3Moe => "qwen3_moe",
-            Family::Qwen3Next => "qwen3_next",
-            Family::Qwen35 => "qwen3_5",
-            Family::Qwen35Moe => "qwen3_5_moe",
-            Family::DeepseekV3 => "deepseek_v3",
-            Family::DeepseekV32 => "deepseek_v32",
-            Family::KimiK2 => "kimi_k2",
-            Family::Glm4Moe => "glm4_moe",
-            Family::GlmMoeDsa => "glm_moe_dsa",
-            Family::GptOss => "gpt_oss",
-            Family::Llama4 => "llama4",
-            Family::Gemma3 => "gemma3",
-            Family::Phi3 => "phi3",
-            Family::NemotronH => "nemotron_h",
-            Family::Mamba2 => "mamba2",
-            Family::Synthetic => "arena_synthetic",
-        }
+        self.rules().model_type
     }
 
     /// The `model_type` of a file holding the text model alone, for families whose main
     /// files nest it under `text_config`.
     pub fn text_model_type(self) -> Option<&'static str> {
-        match self {
-            Family::Qwen35 => Some("qwen3_5_text"),
-            Family::Qwen35Moe => Some("qwen3_5_moe_text"),
-            Family::Llama4 => Some("llama4_text"),
-            Family::Gemma3 => Some("gemma3_text"),
-            Family::Llama
-            | Family::Mistral
-            | Family::Mixtral
-            | Family::Qwen2
-            | Family::Qwen2Moe
-            | Family::Qwen3
-            | Family::Qwen3Moe
-            | Family::Qwen3Next
-            | Family::DeepseekV3
-            | Family::DeepseekV32
-            | Family::KimiK2
-            | Family::Glm4Moe
-            | Family::GlmMoeDsa
-            | Family::GptOss
-            | Family::Phi3
-            | Family::NemotronH
-            | Family::Mamba2
-            | Family::Synthetic => None,
-        }
+        self.rules().text_model_type
     }
 
     /// The family of a `model_type`, and whether that file nests its text model under
@@ -196,313 +306,60 @@ impl Family {
     }
 
     /// The transformers model folder whose configuration and modeling files this family
-    /// follows (`kimi_k2` files declare the DeepSeek-V3 architecture).
+    /// follows (`kimi_k2` files declare the DeepSeek-V3 architecture); the synthetic
+    /// configs, which follow none, their own `model_type`.
     pub fn reference(self) -> &'static str {
-        match self {
-            Family::KimiK2 => "deepseek_v3",
-            other => other.model_type(),
+        match self.rules().reference {
+            Some(reference) => reference.folder,
+            None => self.model_type(),
         }
     }
 
-    pub(crate) fn mixers(self) -> Mixers {
-        match self {
-            Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe => Mixers::GatedDeltaNetHybrid,
-            Family::NemotronH => Mixers::NemotronHybrid,
-            Family::Mamba2 => Mixers::Mamba2,
-            Family::Synthetic => Mixers::AnyKind,
-            Family::Llama
-            | Family::Mistral
-            | Family::Mixtral
-            | Family::Qwen2
-            | Family::Qwen2Moe
-            | Family::Qwen3
-            | Family::Qwen3Moe
-            | Family::DeepseekV3
-            | Family::DeepseekV32
-            | Family::KimiK2
-            | Family::Glm4Moe
-            | Family::GlmMoeDsa
-            | Family::GptOss
-            | Family::Llama4
-            | Family::Gemma3
-            | Family::Phi3 => Mixers::Attention,
-        }
-    }
-
-    /// Multi-head latent attention: q/kv low-rank projections (`q_lora_rank`,
-    /// `kv_lora_rank`, nope/rope/v head dims).
-    pub(crate) fn has_mla(self) -> bool {
-        match self {
-            Family::DeepseekV3
-            | Family::DeepseekV32
-            | Family::KimiK2
-            | Family::GlmMoeDsa
-            | Family::Synthetic => true,
-            Family::Llama
-            | Family::Mistral
-            | Family::Mixtral
-            | Family::Qwen2
-            | Family::Qwen2Moe
-            | Family::Qwen3
-            | Family::Qwen3Moe
-            | Family::Qwen3Next
-            | Family::Qwen35
-            | Family::Qwen35Moe
-            | Family::Glm4Moe
-            | Family::GptOss
-            | Family::Llama4
-            | Family::Gemma3
-            | Family::Phi3
-            | Family::NemotronH
-            | Family::Mamba2 => false,
-        }
-    }
-
-    /// How the family names its experts; `None` for a dense family. A MoE family's file
-    /// may still have no routed experts (Qwen3.5's dense models share the MoE keys' absence).
-    pub(crate) fn moe(self) -> Option<MoeKeys> {
-        use DenseLayers as D;
-        use SharedExpert as S;
-        let keys = |experts: &'static [&'static str], expert_width, shared, dense_layers| {
-            Some(MoeKeys {
-                experts,
-                experts_field: experts[experts.len() - 1],
-                expert_width,
-                shared,
-                dense_layers,
-            })
-        };
-        match self {
-            // MixtralConfig / GptOssConfig map `num_experts` onto `num_local_experts`; the
-            // alias is read last when a file has both, so it wins.
-            Family::Mixtral | Family::GptOss => keys(
-                &["num_experts", "num_local_experts"],
-                "intermediate_size",
-                S::None,
-                D::None,
-            ),
-            // Qwen3MoeSparseMoeBlock has no shared expert.
-            Family::Qwen3Moe => keys(
-                &["num_local_experts", "num_experts"],
-                "moe_intermediate_size",
-                S::None,
-                D::SparseStep,
-            ),
-            Family::Qwen2Moe | Family::Qwen3Next => keys(
-                &["num_experts"],
-                "moe_intermediate_size",
-                S::Width("shared_expert_intermediate_size"),
-                D::SparseStep,
-            ),
-            // Qwen3_5MoeDecoderLayer routes in every layer.
-            Family::Qwen35Moe => keys(
-                &["num_experts"],
-                "moe_intermediate_size",
-                S::Width("shared_expert_intermediate_size"),
-                D::None,
-            ),
-            // `num_local_experts` is an alias of `n_routed_experts` and wins over it.
-            Family::DeepseekV3 | Family::KimiK2 | Family::Glm4Moe => keys(
-                &["num_local_experts", "n_routed_experts"],
-                "moe_intermediate_size",
-                S::CountTimesExpertWidth,
-                D::FirstK,
-            ),
-            // These configs also re-route a `num_experts` key to `n_routed_experts`.
-            Family::DeepseekV32 => keys(
-                &["num_local_experts", "num_experts", "n_routed_experts"],
-                "moe_intermediate_size",
-                S::CountTimesExpertWidth,
-                D::FirstKOrTypes,
-            ),
-            Family::GlmMoeDsa => keys(
-                &["num_local_experts", "num_experts", "n_routed_experts"],
-                "moe_intermediate_size",
-                S::CountTimesExpertWidth,
-                D::FirstKOrTypes,
-            ),
-            Family::Synthetic => keys(
-                &["n_routed_experts"],
-                "moe_intermediate_size",
-                S::CountTimesExpertWidth,
-                D::FirstK,
-            ),
-            Family::Llama4 => keys(
-                &["num_local_experts"],
-                "intermediate_size",
-                S::SameAsExpert,
-                D::Interleaved,
-            ),
-            Family::NemotronH => keys(
-                &["num_local_experts", "n_routed_experts"],
-                "moe_intermediate_size",
-                S::Width("moe_shared_expert_intermediate_size"),
-                D::PerLayer,
-            ),
-            Family::Llama
-            | Family::Mistral
-            | Family::Qwen2
-            | Family::Qwen3
-            | Family::Qwen35
-            | Family::Phi3
-            | Family::Gemma3
-            | Family::Mamba2 => None,
-        }
-    }
-
-    /// The attention output is gated by a second half of the q projection: the reference's
-    /// `q_proj` is `heads · head_dim · 2` wide whatever the file says (Qwen3-Next, Qwen3.5).
-    /// `None`: the file's `attn_output_gate` decides (synthetic configs).
-    pub(crate) fn gated_attention_output(self) -> Option<bool> {
-        match self {
-            Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe => Some(true),
-            Family::Synthetic => None,
-            Family::Llama
-            | Family::Mistral
-            | Family::Mixtral
-            | Family::Qwen2
-            | Family::Qwen2Moe
-            | Family::Qwen3
-            | Family::Qwen3Moe
-            | Family::DeepseekV3
-            | Family::DeepseekV32
-            | Family::KimiK2
-            | Family::Glm4Moe
-            | Family::GlmMoeDsa
-            | Family::GptOss
-            | Family::Llama4
-            | Family::Gemma3
-            | Family::Phi3
-            | Family::NemotronH
-            | Family::Mamba2 => Some(false),
-        }
-    }
-
-    /// The configuration class refuses a file whose `hidden_size` is not a multiple of
-    /// `num_attention_heads`, even with an explicit `head_dim` (LlamaConfig and
-    /// Gemma3TextConfig `validate_architecture`).
-    pub(crate) fn requires_heads_divide_hidden(self) -> bool {
-        matches!(self, Family::Llama | Family::Gemma3)
-    }
-
-    /// Positions carry three streams (multimodal RoPE) whatever the file says (Qwen3.5's
-    /// rotary embedding always takes three); other families only where the file has an
-    /// `mrope_section`.
-    pub(crate) fn always_mrope(self) -> bool {
-        matches!(self, Family::Qwen35 | Family::Qwen35Moe)
-    }
-
-    /// The key of the dense FFN width, where it is not `intermediate_size`.
+    /// The key of the dense FFN width ([`FamilyRules::dense_width_key`]).
     pub(crate) fn dense_width_key(self) -> &'static str {
-        match self {
-            Family::Llama4 => "intermediate_size_mlp",
-            Family::Llama
-            | Family::Mistral
-            | Family::Mixtral
-            | Family::Qwen2
-            | Family::Qwen2Moe
-            | Family::Qwen3
-            | Family::Qwen3Moe
-            | Family::Qwen3Next
-            | Family::Qwen35
-            | Family::Qwen35Moe
-            | Family::DeepseekV3
-            | Family::DeepseekV32
-            | Family::KimiK2
-            | Family::Glm4Moe
-            | Family::GlmMoeDsa
-            | Family::GptOss
-            | Family::Gemma3
-            | Family::Phi3
-            | Family::NemotronH
-            | Family::Mamba2
-            | Family::Synthetic => "intermediate_size",
+        self.rules().dense_width_key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_is_in_declaration_order_and_each_model_type_names_one_family() {
+        for (i, f) in Family::ALL.into_iter().enumerate() {
+            assert_eq!(f as usize, i, "{f:?}");
+            assert_eq!(
+                Family::from_model_type(f.model_type()).map(|(g, _)| g),
+                Some(f)
+            );
+            if let Some(text) = f.text_model_type() {
+                assert_eq!(Family::from_model_type(text), Some((f, false)));
+            }
         }
     }
 
-    /// The value the family's configuration class gives `key` when a file leaves it out,
-    /// for the keys vendor files are known to leave out. Other keys a file lacks are
-    /// refused as missing rather than guessed.
-    pub(crate) fn default_of(self, key: &str) -> Option<usize> {
-        match (self, key) {
-            // Gemma3TextConfig (configuration_gemma3.py): Google's multimodal files list only
-            // a few text keys.
-            (Family::Gemma3, "vocab_size") => Some(262_208),
-            (Family::Gemma3, "hidden_size") => Some(2304),
-            (Family::Gemma3, "intermediate_size") => Some(9216),
-            (Family::Gemma3, "num_hidden_layers") => Some(26),
-            (Family::Gemma3, "num_attention_heads") => Some(8),
-            (Family::Gemma3, "num_key_value_heads") => Some(4),
-            (Family::Gemma3, "head_dim") => Some(256),
-            (Family::Gemma3, "max_position_embeddings") => Some(131_072),
-            // GptOssConfig: head_dim 64 (not hidden / heads = 45).
-            (Family::GptOss, "head_dim") => Some(64),
-            // Llama4TextConfig.
-            (Family::Llama4, "head_dim") => Some(128),
-            (Family::Llama4, "interleave_moe_layer_step") => Some(1),
-            // NemotronHConfig: the attention reads `head_dim` (class default 128); older
-            // files spell it `attention_head_dim`, checked against it at load.
-            (Family::NemotronH, "head_dim") => Some(128),
-            (Family::NemotronH, "mamba_head_dim") => Some(64),
-            (Family::NemotronH, "n_groups") => Some(8),
-            (Family::NemotronH, "num_experts_per_tok") => Some(2),
-            // Mamba2Config.
-            (Family::Mamba2, "head_dim") => Some(64),
-            (Family::Mamba2, "n_groups") => Some(8),
-            (Family::Mamba2, "expand") => Some(2),
-            // Qwen3Config: head_dim 128; Qwen3NextConfig, Qwen3_5(Moe)TextConfig: 256.
-            (Family::Qwen3, "head_dim") => Some(128),
-            (Family::Qwen3Next | Family::Qwen35 | Family::Qwen35Moe, "head_dim") => Some(256),
-            // NemotronHConfig chunk 128, Mamba2Config chunk 256; both conv kernel 4.
-            (Family::NemotronH, "chunk_size") => Some(128),
-            (Family::Mamba2, "chunk_size") => Some(256),
-            (Family::NemotronH | Family::Mamba2, "conv_kernel") => Some(4),
-            // DeepseekV3Config / DeepseekV32Config (Kimi K2 is built as DeepSeek-V3) and
-            // GlmMoeDsaConfig: the MLA ranks and head dims, the shared expert count, the
-            // leading dense layers and the indexer. An explicit `null` is not replaced
-            // (`q_lora_rank: null` means no q compression).
-            (Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2, "q_lora_rank") => {
-                Some(1536)
+    #[test]
+    fn each_row_is_consistent() {
+        for f in Family::ALL {
+            let r = f.rules();
+            // A row with Mamba-2 layers names their keys, and only such a row.
+            let mamba_layers = matches!(
+                r.mixers,
+                Mixers::Mamba2 | Mixers::NemotronHybrid | Mixers::AnyKind
+            );
+            assert_eq!(r.mamba.is_some(), mamba_layers, "{f:?}");
+            assert_eq!(r.mixer_only, r.mixers == Mixers::Mamba2, "{f:?}");
+            for (i, (key, _)) in r.defaults.iter().enumerate() {
+                assert!(
+                    r.defaults[..i].iter().all(|(k, _)| k != key),
+                    "{f:?}: {key} twice"
+                );
             }
-            (Family::GlmMoeDsa, "q_lora_rank") => Some(2048),
-            (
-                Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2 | Family::GlmMoeDsa,
-                "kv_lora_rank",
-            ) => Some(512),
-            (
-                Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2 | Family::GlmMoeDsa,
-                "qk_rope_head_dim",
-            ) => Some(64),
-            (
-                Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2 | Family::GlmMoeDsa,
-                "n_shared_experts",
-            ) => Some(1),
-            (
-                Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2 | Family::GlmMoeDsa,
-                "first_k_dense_replace",
-            ) => Some(3),
-            (Family::DeepseekV32 | Family::GlmMoeDsa, "index_head_dim") => Some(128),
-            (Family::DeepseekV32 | Family::GlmMoeDsa, "index_topk") => Some(2048),
-            (Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2, "qk_nope_head_dim") => {
-                Some(128)
+            if let Some(moe) = r.moe {
+                assert!(moe.experts.contains(&moe.experts_field), "{f:?}");
             }
-            (Family::DeepseekV3 | Family::DeepseekV32 | Family::KimiK2, "v_head_dim") => Some(128),
-            (Family::GlmMoeDsa, "qk_nope_head_dim") => Some(192),
-            (Family::GlmMoeDsa, "v_head_dim") => Some(256),
-            (Family::DeepseekV32, "index_n_heads") => Some(64),
-            (Family::GlmMoeDsa, "index_n_heads") => Some(32),
-            // Glm4MoeConfig.
-            (Family::Glm4Moe, "n_shared_experts" | "first_k_dense_replace") => Some(1),
-            // The shared expert widths of Qwen2MoeConfig (5632), Qwen3NextConfig and
-            // Qwen3_5MoeTextConfig (512), NemotronHConfig (7688).
-            (Family::Qwen2Moe, "shared_expert_intermediate_size") => Some(5632),
-            (Family::Qwen3Next | Family::Qwen35Moe, "shared_expert_intermediate_size") => Some(512),
-            (Family::NemotronH, "moe_shared_expert_intermediate_size") => Some(7688),
-            // Qwen MoE configs: every layer routes unless told otherwise.
-            (Family::Qwen2Moe | Family::Qwen3Moe | Family::Qwen3Next, "decoder_sparse_step") => {
-                Some(1)
-            }
-            _ => None,
+            assert_eq!(r.reference.is_none(), f == Family::Synthetic, "{f:?}");
         }
     }
 }

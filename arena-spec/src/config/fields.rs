@@ -77,15 +77,6 @@ impl<'a> Fields<'a> {
         }
     }
 
-    /// A required dimension that must be > 0.
-    pub fn positive(&self, key: &str, max: usize) -> Result<usize, ConfigError> {
-        match self.opt_dim(key, max)? {
-            None => Err(self.missing(key)),
-            Some(0) => Err(self.invalid(key, "is 0, but must be at least 1")),
-            Some(n) => Ok(n),
-        }
-    }
-
     pub fn opt_bool(&self, key: &str) -> Result<Option<bool>, ConfigError> {
         match self.obj.get(key) {
             None | Some(Value::Null) => Ok(None),

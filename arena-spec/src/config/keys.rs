@@ -1,59 +1,93 @@
 //! Reading a family's keys: the file's value, else the default the family's configuration
-//! class gives it, with the aliases the class reads and the checks every value passes.
+//! class gives it (its row's `defaults`), with the aliases the class reads and the checks
+//! every value passes.
 
 use super::error::{ConfigError, MAX_DIM};
-use super::family::Family;
+use super::family::{Family, FamilyRules};
 use super::fields::{json_kind, Fields};
 use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 
 /// A family's keys: the file's value, else the family's documented default.
 pub(super) struct Keys<'a> {
     pub(super) f: Fields<'a>,
-    pub(super) family: Family,
+    pub(super) rules: &'static FamilyRules,
+    /// Where given, every key a row's default could stand in for is noted as it is asked
+    /// for, present in the file or not (`keys_asked`: each row's defaults must be keys the
+    /// loader reads through here).
+    pub(super) asked: Option<&'a RefCell<BTreeSet<&'static str>>>,
 }
 
 impl<'a> Keys<'a> {
-    /// The file's value; an absent key takes the family's default, an explicit `null`
-    /// stays absent (Python's `None`, as the reference's `int | None` fields read it).
-    pub(super) fn dim(&self, key: &str, max: usize) -> Result<Option<usize>, ConfigError> {
-        match self.f.obj.get(key) {
-            Some(Value::Null) => Ok(None),
-            Some(_) => self.f.opt_dim(key, max),
-            None => Ok(self.family.default_of(key)),
+    pub(super) fn new(
+        f: Fields<'a>,
+        family: Family,
+        asked: Option<&'a RefCell<BTreeSet<&'static str>>>,
+    ) -> Keys<'a> {
+        Keys {
+            f,
+            rules: family.rules(),
+            asked,
         }
     }
 
+    fn note(&self, key: &'static str) {
+        if let Some(asked) = self.asked {
+            asked.borrow_mut().insert(key);
+        }
+    }
+
+    /// The row's default for `key`, whatever the file says.
+    pub(super) fn default(&self, key: &'static str) -> Option<usize> {
+        self.note(key);
+        self.rules.default_of(key)
+    }
+
+    /// The file's value; an absent key takes the family's default, an explicit `null`
+    /// stays absent (Python's `None`, as the reference's `int | None` fields read it).
+    pub(super) fn dim(&self, key: &'static str, max: usize) -> Result<Option<usize>, ConfigError> {
+        self.note(key);
+        match self.f.obj.get(key) {
+            Some(Value::Null) => Ok(None),
+            Some(_) => self.f.opt_dim(key, max),
+            None => Ok(self.rules.default_of(key)),
+        }
+    }
+
+    /// The file's value alone, `None` when absent or `null`: no default stands in.
+    pub(super) fn file_dim(&self, key: &'static str) -> Result<Option<usize>, ConfigError> {
+        self.f.opt_dim(key, MAX_DIM)
+    }
+
     /// The first spelling the file has, else the first spelling's default.
-    pub(super) fn dim_any(&self, keys: &[&str], max: usize) -> Result<Option<usize>, ConfigError> {
+    pub(super) fn dim_any(
+        &self,
+        keys: &[&'static str],
+        max: usize,
+    ) -> Result<Option<usize>, ConfigError> {
+        for &key in keys {
+            self.note(key);
+        }
         for key in keys {
             if let Some(v) = self.f.opt_dim(key, max)? {
                 return Ok(Some(v));
             }
         }
-        Ok(keys.iter().find_map(|key| self.family.default_of(key)))
+        Ok(keys.iter().find_map(|key| self.rules.default_of(key)))
     }
 
-    /// The Mamba-2 key spellings the family's configuration reads, first wins:
-    /// NemotronHConfig takes the `mamba_*` forms over the plain ones; Mamba2Config knows
-    /// only the plain ones.
-    pub(super) fn mamba_spellings(
-        &self,
-        plain: &'static str,
-        legacy: &'static str,
-    ) -> Vec<&'static str> {
-        match self.family {
-            Family::Mamba2 => vec![plain],
-            _ => vec![legacy, plain],
-        }
-    }
-
-    pub(super) fn dim_or(&self, key: &str, default: usize) -> Result<usize, ConfigError> {
+    pub(super) fn dim_or(&self, key: &'static str, default: usize) -> Result<usize, ConfigError> {
         Ok(self.dim(key, MAX_DIM)?.unwrap_or(default))
     }
 
     /// A required value that must be > 0; the first spelling the file has is the one
     /// checked, else the family's default.
-    pub(super) fn positive_any(&self, keys: &[&str], max: usize) -> Result<usize, ConfigError> {
+    pub(super) fn positive_any(
+        &self,
+        keys: &[&'static str],
+        max: usize,
+    ) -> Result<usize, ConfigError> {
         let present = keys
             .iter()
             .find(|k| self.f.obj.get(**k).is_some_and(|v| !v.is_null()));
@@ -65,7 +99,7 @@ impl<'a> Keys<'a> {
         }
     }
 
-    pub(super) fn positive(&self, key: &str, max: usize) -> Result<usize, ConfigError> {
+    pub(super) fn positive(&self, key: &'static str, max: usize) -> Result<usize, ConfigError> {
         self.positive_any(&[key], max)
     }
 

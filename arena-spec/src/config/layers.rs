@@ -9,8 +9,8 @@ use super::LayerKind;
 /// One `LayerKind` per layer, by the family's layout rule.
 pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
     let f = &k.f;
-    let family = k.family;
-    if family.mixers() == Mixers::NemotronHybrid {
+    let rules = k.rules;
+    if rules.mixers == Mixers::NemotronHybrid {
         return nemotron_layers(k);
     }
     let layers = k.positive("num_hidden_layers", MAX_DIM)?;
@@ -24,11 +24,8 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 ),
             ));
         }
-        let gdn = matches!(
-            family.mixers(),
-            Mixers::GatedDeltaNetHybrid | Mixers::AnyKind
-        );
-        let mamba = matches!(family.mixers(), Mixers::Mamba2 | Mixers::AnyKind);
+        let gdn = matches!(rules.mixers, Mixers::GatedDeltaNetHybrid | Mixers::AnyKind);
+        let mamba = matches!(rules.mixers, Mixers::Mamba2 | Mixers::AnyKind);
         return types
             .iter()
             .map(|&t| match t {
@@ -44,16 +41,16 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                     "layer_types",
                     format!(
                         "has layer type {other:?}, which a {} model does not have",
-                        family.model_type()
+                        rules.model_type
                     ),
                 )),
             })
             .collect();
     }
-    match family.mixers() {
+    match rules.mixers {
         Mixers::Mamba2 => Ok(vec![LayerKind::Mamba2; layers]),
         Mixers::GatedDeltaNetHybrid => {
-            let interval = match f.opt_dim("full_attention_interval", MAX_DIM)? {
+            let interval = match k.dim("full_attention_interval", MAX_DIM)? {
                 Some(0) => {
                     return Err(f.invalid("full_attention_interval", "is 0, but must be at least 1"))
                 }

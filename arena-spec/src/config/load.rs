@@ -5,17 +5,24 @@
 //! file is refused naming both keys.
 
 use super::error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
-use super::family::{Family, Mixers};
+use super::family::{Family, HeadDim, Mrope};
 use super::fields::{json_kind, Fields};
 use super::keys::Keys;
 use super::layers::layer_layout;
 use super::levers::Levers;
+use super::mamba::mamba_shape;
 use super::moe::moe_shape;
 use super::{LayerKind, ModelConfig};
 use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::path::Path;
 
-fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, ConfigError> {
+fn from_value(
+    value: &Value,
+    path: &Path,
+    asked: Option<&RefCell<BTreeSet<&'static str>>>,
+) -> Result<ModelConfig, ConfigError> {
     let Value::Object(top) = value else {
         return Err(ConfigError::Invalid {
             path: path.into(),
@@ -55,8 +62,9 @@ fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, ConfigError> {
     } else {
         outer
     };
-    let k = Keys { f, family };
+    let k = Keys::new(f, family, asked);
     let f = &k.f;
+    let rules = k.rules;
 
     let hidden_size = k.positive("hidden_size", MAX_DIM)?;
     let vocab_size = k.positive("vocab_size", MAX_EXTENT)?;
@@ -98,11 +106,14 @@ fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, ConfigError> {
         num_attention_heads,
         num_key_value_heads,
         head_dim_field,
-        attn_output_gate: match family.gated_attention_output() {
+        attn_output_gate: match rules.output_gate {
             Some(gated) => gated,
             None => f.opt_bool("attn_output_gate")?.unwrap_or(false),
         },
-        mrope: family.always_mrope() || has_mrope(f),
+        mrope: match rules.mrope {
+            Mrope::Always => true,
+            Mrope::FromFile => has_mrope(f),
+        },
         layers: layers.into(),
         num_experts: moe.experts,
         num_experts_per_tok: moe.top_k,
@@ -144,10 +155,10 @@ fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, ConfigError> {
         levers: Levers::default(),
         shard: None,
     };
-    if family.has_mla() && has_attention && c.kv_lora_rank == 0 {
+    if rules.mla && has_attention && c.kv_lora_rank == 0 {
         return Err(f.missing("kv_lora_rank"));
     }
-    check(&c, f)?;
+    check(&c, &k)?;
     Ok(c)
 }
 
@@ -155,20 +166,19 @@ fn from_value(value: &Value, path: &Path) -> Result<ModelConfig, ConfigError> {
 /// `hidden / heads` (or the family has no softmax attention of its own head size).
 fn attention_head_dim(k: &Keys) -> Result<Option<usize>, ConfigError> {
     let f = &k.f;
-    let head_dim = match k.family {
-        // A plain Mamba-2 file's `head_dim` is the Mamba head size.
-        Family::Mamba2 => return Ok(None),
-        // NemotronHAttention reads `config.head_dim` (class default 128); NVIDIA's older
-        // files name the same value `attention_head_dim`, which the reference ignores. Where
-        // both say something, they must agree.
-        Family::NemotronH => {
-            let explicit = f.opt_dim("head_dim", MAX_DIM)?;
-            let legacy = f.opt_dim("attention_head_dim", MAX_DIM)?;
-            let used = explicit.or(k.family.default_of("head_dim"));
+    let head_dim = match k.rules.head_dim {
+        HeadDim::NotAttention => return Ok(None),
+        HeadDim::Key => k.dim("head_dim", MAX_DIM)?,
+        // Where the file has both spellings, they must agree; an explicit `null` `head_dim`
+        // takes the default too.
+        HeadDim::KeyWithLegacy(legacy_key) => {
+            let explicit = k.file_dim("head_dim")?;
+            let legacy = k.file_dim(legacy_key)?;
+            let used = explicit.or(k.default("head_dim"));
             if let (Some(used), Some(legacy)) = (used, legacy) {
                 if used != legacy {
                     return Err(f.invalid(
-                        "attention_head_dim",
+                        legacy_key,
                         format!(
                             "is {legacy}, but the attention uses head_dim {used}{}",
                             if explicit.is_none() {
@@ -182,78 +192,11 @@ fn attention_head_dim(k: &Keys) -> Result<Option<usize>, ConfigError> {
             }
             used
         }
-        _ => k.dim("head_dim", MAX_DIM)?,
     };
     match head_dim {
         Some(0) => Err(f.invalid("head_dim", "is 0, but must be at least 1")),
         other => Ok(other),
     }
-}
-/// Mamba-2 mixer sizes, as the family's mixer reads them.
-struct MambaShape {
-    heads: usize,
-    head_dim: usize,
-    state: usize,
-    groups: usize,
-    conv_kernel: usize,
-    chunk: usize,
-}
-
-fn mamba_shape(k: &Keys, hidden_size: usize) -> Result<MambaShape, ConfigError> {
-    let f = &k.f;
-    let (heads_key, head_dim_key, state_key) = match k.family.mixers() {
-        Mixers::Mamba2 => ("num_heads", "head_dim", "state_size"),
-        Mixers::NemotronHybrid | Mixers::AnyKind => {
-            ("mamba_num_heads", "mamba_head_dim", "ssm_state_size")
-        }
-        Mixers::Attention | Mixers::GatedDeltaNetHybrid => {
-            return Ok(MambaShape {
-                heads: 0,
-                head_dim: 0,
-                state: 0,
-                groups: 0,
-                conv_kernel: 0,
-                chunk: 0,
-            })
-        }
-    };
-    let shape = MambaShape {
-        heads: k.dim_or(heads_key, 0)?,
-        head_dim: k.dim_or(head_dim_key, 0)?,
-        state: k.dim_or(state_key, 0)?,
-        // NemotronHConfig reads the `mamba_*` spellings over the plain ones.
-        groups: k
-            .dim_any(&k.mamba_spellings("n_groups", "mamba_n_groups"), MAX_DIM)?
-            .unwrap_or(1),
-        conv_kernel: k
-            .dim_any(&k.mamba_spellings("conv_kernel", "mamba_d_conv"), MAX_DIM)?
-            .unwrap_or(4),
-        chunk: k
-            .dim_any(
-                &k.mamba_spellings("chunk_size", "mamba_chunk_size"),
-                MAX_DIM,
-            )?
-            .unwrap_or(256),
-    };
-    // Mamba2Mixer sizes its inner width as `expand · hidden_size` and Mamba2Config refuses a
-    // file where that is not `num_heads · head_dim`; NemotronHMamba2Mixer uses
-    // `mamba_num_heads · mamba_head_dim` and never reads `expand` for a width.
-    if k.family.mixers() == Mixers::Mamba2 {
-        let expand = k.dim_or("expand", 2)?;
-        if expand.checked_mul(hidden_size) != shape.heads.checked_mul(shape.head_dim) {
-            return Err(f.invalid(
-                "expand",
-                format!(
-                    "is {expand}: expand · hidden_size = {} but num_heads · head_dim = {} · {} \
-                     (the reference refuses a file where they differ)",
-                    expand.saturating_mul(hidden_size),
-                    shape.heads,
-                    shape.head_dim
-                ),
-            ));
-        }
-    }
-    Ok(shape)
 }
 
 fn has_mrope(f: &Fields) -> bool {
@@ -265,7 +208,8 @@ fn has_mrope(f: &Fields) -> bool {
 }
 
 /// Rules across fields, each naming the field at fault.
-fn check(c: &ModelConfig, f: &Fields) -> Result<(), ConfigError> {
+fn check(c: &ModelConfig, k: &Keys) -> Result<(), ConfigError> {
+    let f = &k.f;
     if c.num_hidden_layers > MAX_DIM {
         return Err(f.invalid(
             "num_hidden_layers",
@@ -276,7 +220,7 @@ fn check(c: &ModelConfig, f: &Fields) -> Result<(), ConfigError> {
         ));
     }
     if c.num_attention_layers() > 0
-        && (c.head_dim_field.is_none() || c.family.requires_heads_divide_hidden())
+        && (c.head_dim_field.is_none() || c.family.rules().heads_divide_hidden)
         && !c.is_mla()
         && !c.hidden_size.is_multiple_of(c.num_attention_heads)
     {
@@ -335,18 +279,15 @@ fn check(c: &ModelConfig, f: &Fields) -> Result<(), ConfigError> {
             "linear_num_value_heads",
             "linear_value_head_dim",
         ] {
-            f.positive(key, MAX_DIM)?;
+            k.positive(key, MAX_DIM)?;
         }
     }
-    if c.num_mamba_layers() > 0 {
-        let (heads, head_dim, state) = match c.family {
-            Family::Mamba2 => ("num_heads", "head_dim", "state_size"),
-            _ => ("mamba_num_heads", "mamba_head_dim", "ssm_state_size"),
-        };
+    // Only a row with Mamba-2 keys lays out Mamba-2 layers.
+    if let Some(keys) = c.family.rules().mamba.filter(|_| c.num_mamba_layers() > 0) {
         for (key, value) in [
-            (heads, c.mamba_num_heads),
-            (head_dim, c.mamba_head_dim),
-            (state, c.ssm_state_size),
+            (keys.heads, c.mamba_num_heads),
+            (keys.head_dim, c.mamba_head_dim),
+            (keys.state, c.ssm_state_size),
         ] {
             if value == 0 {
                 return Err(f.missing(key));
@@ -357,9 +298,9 @@ fn check(c: &ModelConfig, f: &Fields) -> Result<(), ConfigError> {
         }
     }
     let has_dense_layers = c.num_experts == 0 || c.moe_dense_layers > 0;
-    let has_mixer_only = c.family == Family::Mamba2;
-    if has_dense_layers && !has_mixer_only && c.intermediate_size == 0 {
-        return Err(f.missing(c.family.dense_width_key()));
+    let rules = c.family.rules();
+    if has_dense_layers && !rules.mixer_only && c.intermediate_size == 0 {
+        return Err(f.missing(rules.dense_width_key));
     }
     Ok(())
 }
@@ -405,8 +346,20 @@ impl ModelConfig {
             return Err(ConfigError::TooLarge { path: path.into() });
         }
         let value = super::json::parse(text, path)?;
-        let mut config = from_value(&value, path)?;
+        let mut config = from_value(&value, path, None)?;
         config.levers = levers;
         Ok(config)
     }
+}
+
+/// The keys a `config.json`'s loading asks for where its family's row could give a default
+/// (present in the file or not): what `tests/family_table.rs` checks each row's `defaults`
+/// against. Not an interface.
+#[doc(hidden)]
+pub fn keys_asked(text: &str) -> Result<BTreeSet<String>, ConfigError> {
+    let path = Path::new("keys_asked.json");
+    let value = super::json::parse(text, path)?;
+    let asked = RefCell::new(BTreeSet::new());
+    from_value(&value, path, Some(&asked))?;
+    Ok(asked.into_inner().into_iter().map(String::from).collect())
 }

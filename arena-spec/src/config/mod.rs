@@ -4,10 +4,11 @@
 //!
 //! The rest of the folder, in the order a file goes through it: `json.rs` reads and
 //! parses the text, `load.rs` turns the JSON into a `ModelConfig` through the
-//! family's row of rules (`family.rs`), reading keys through `keys.rs` / `fields.rs`, the
-//! layer layout from `layers.rs` and the MoE shape from `moe.rs`; `error.rs` holds what it can
-//! fail with. `levers.rs` holds the engine's levers, `shard.rs` one GPU's config of a
-//! parallel layout, `const_item.rs` writes a config as a `const` item.
+//! family's row of rules (`family.rs`, its table in `family/table.rs`), reading keys through
+//! `keys.rs` / `fields.rs`, the layer layout from `layers.rs`, the MoE shape from `moe.rs` and
+//! the Mamba-2 sizes from `mamba.rs`; `error.rs` holds what it can fail with. `levers.rs`
+//! holds the engine's levers, `shard.rs` one GPU's config of a parallel layout,
+//! `const_item.rs` writes a config as a `const` item.
 
 mod const_item;
 mod error;
@@ -18,6 +19,7 @@ mod keys;
 mod layers;
 pub mod levers;
 mod load;
+mod mamba;
 mod moe;
 mod shard;
 
@@ -25,6 +27,8 @@ pub use const_item::const_name;
 pub use error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
 pub use family::Family;
 use levers::Levers;
+#[doc(hidden)]
+pub use load::keys_asked;
 use std::borrow::Cow;
 
 /// What a layer's token mixer (or, for Nemotron-H's FFN-only layers, its FFN) is.
@@ -82,9 +86,13 @@ pub struct ModelConfig {
     /// moe_intermediate_size`, Nemotron-H's `moe_shared_expert_intermediate_size`, Llama 4's
     /// expert width; 0 without a shared expert.
     pub shared_expert_intermediate_size: usize,
-    /// DeepSeek's shared expert count as the file has it (already folded into
-    /// `shared_expert_intermediate_size`).
+    /// DeepSeek's shared expert count as the file has it, already folded into
+    /// `shared_expert_intermediate_size`; no formula reads it (kept for callers and the
+    /// `const` items).
     pub n_shared_experts: usize,
+    /// DeepSeek's leading dense layer count as the file has it, already folded into
+    /// `dense_ffn_layers` (which a `mlp_layer_types` list may set instead); no formula reads
+    /// it (kept for callers and the `const` items).
     pub first_k_dense_replace: usize,
     /// Layers of a MoE model whose FFN is dense (DeepSeek's first `first_k_dense_replace`,
     /// Qwen's `mlp_only_layers`, Llama 4's non-MoE layers, Nemotron-H's `-` layers).
@@ -94,7 +102,8 @@ pub struct ModelConfig {
     pub dense_ffn_layers: Cow<'static, [bool]>,
     /// Zero (identity) experts the router also scores; synthetic.
     pub zero_expert_num: usize,
-    /// Layers routed by token-id hash (DeepSeek-V4 style); synthetic.
+    /// Layers routed by token-id hash (DeepSeek-V4 style); synthetic. Read by nothing: the
+    /// `token_ids` buffer hash routing reads is sized for every model, not gated on it.
     pub hash_moe_layers: usize,
 
     /// MLA (`kv_lora_rank` > 0).
@@ -116,6 +125,9 @@ pub struct ModelConfig {
     pub linear_key_head_dim: usize,
     pub linear_num_value_heads: usize,
     pub linear_value_head_dim: usize,
+    /// The GDN causal conv kernel width. Read by nothing in the activation arena: kept for
+    /// the sequence-state cache, whose conv state is `[conv channels, kernel - 1]` per layer
+    /// per slot.
     pub linear_conv_kernel_dim: usize,
 
     /// Mamba-2.
@@ -123,6 +135,9 @@ pub struct ModelConfig {
     pub mamba_head_dim: usize,
     pub ssm_state_size: usize,
     pub mamba_n_groups: usize,
+    /// The Mamba-2 causal conv kernel width. Read by nothing in the activation arena: kept
+    /// for the sequence-state cache, whose conv state is `[conv channels, kernel - 1]` per
+    /// layer per slot.
     pub mamba_conv_kernel: usize,
     pub mamba_chunk_size: usize,
 

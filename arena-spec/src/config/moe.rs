@@ -2,7 +2,7 @@
 //! layers run a dense FFN instead, by the family's MoE keys.
 
 use super::error::{ConfigError, MAX_DIM};
-use super::family::{DenseLayers, Family, Mixers, SharedExpert};
+use super::family::{DenseLayers, Mixers, RefusalScope, SharedExpert};
 use super::keys::Keys;
 use super::LayerKind;
 
@@ -21,7 +21,7 @@ pub(super) struct MoeShape {
 
 pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, ConfigError> {
     let f = &k.f;
-    let family = k.family;
+    let rules = k.rules;
     let dense = MoeShape {
         experts: 0,
         top_k: 0,
@@ -30,10 +30,10 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         dense_ffn: vec![false; layers.len()],
         dense_width: k.dim_or("intermediate_size", 0)?,
     };
-    let Some(keys) = family.moe() else {
+    let Some(keys) = rules.moe else {
         return Ok(dense);
     };
-    let routes = match family.mixers() {
+    let routes = match rules.mixers {
         // Nemotron-H routes exactly in its `moe` layers, whatever keys the file carries.
         Mixers::NemotronHybrid => layers.contains(&LayerKind::Moe),
         // A MoE family's file without an expert count is refused rather than sized dense
@@ -47,16 +47,14 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
     if !routes {
         return Ok(dense);
     }
-    if family == Family::NemotronH {
-        if let Some(latent) = f.opt_dim("moe_latent_size", MAX_DIM)?.filter(|&l| l > 0) {
-            return Err(f.invalid(
-                "moe_latent_size",
-                format!(
-                    "is {latent}: latent MoE (experts running at width {latent} between \
-                     fc1_latent_proj and fc2_latent_proj) needs an [M, moe_latent_size] buffer \
-                     the arena does not have"
-                ),
-            ));
+    // The row's refusals of a feature of the experts the arena does not size.
+    for refusal in rules.refusals {
+        match refusal.scope {
+            RefusalScope::RoutedExperts => {
+                if let Some(value) = k.dim(refusal.key, MAX_DIM)?.filter(|&v| v > 0) {
+                    return Err(f.invalid(refusal.key, refusal.reason_for(value)));
+                }
+            }
         }
     }
     let experts = k.positive_any(keys.experts, MAX_DIM)?;
@@ -125,12 +123,12 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
     // The width the dense layers run at; a MoE model without dense layers keeps the file's
     // `intermediate_size` (the FFN width LoRA and the Q2 scratch are sized from).
     let dense_width = if dense_layers > 0 {
-        k.dim_or(family.dense_width_key(), 0)?
+        k.dim_or(rules.dense_width_key, 0)?
     } else {
         k.dim_or("intermediate_size", 0)?
     };
     if dense_layers > 0 && dense_width == 0 {
-        return Err(f.missing(family.dense_width_key()));
+        return Err(f.missing(rules.dense_width_key));
     }
     Ok(MoeShape {
         experts,

@@ -1,0 +1,70 @@
+//! Key sets several rows of the family table share, each named by the configuration
+//! classes that read them.
+
+use super::{DenseLayers, MambaKeys, MoeKeys, SharedExpert};
+
+/// The Mamba-2 keys of NemotronHConfig, which the synthetic configs share: the `mamba_*`
+/// spellings win over the plain ones (`configuration_nemotron_h.py`: 156, 157, 166).
+pub(super) const NEMOTRON_MAMBA: MambaKeys = MambaKeys {
+    heads: "mamba_num_heads",
+    head_dim: "mamba_head_dim",
+    state: "ssm_state_size",
+    n_groups: &["mamba_n_groups", "n_groups"],
+    conv_kernel: &["mamba_d_conv", "conv_kernel"],
+    chunk_size: &["mamba_chunk_size", "chunk_size"],
+    expand: None,
+};
+
+/// DeepseekV3Config (Kimi K2 is built as DeepSeek-V3): the MLA ranks and head dims, the
+/// shared expert count and the leading dense layers.
+pub(super) const DEEPSEEK_V3_DEFAULTS: &[(&str, usize)] = &[
+    ("q_lora_rank", 1536),
+    ("kv_lora_rank", 512),
+    ("qk_nope_head_dim", 128),
+    ("qk_rope_head_dim", 64),
+    ("v_head_dim", 128),
+    ("n_shared_experts", 1),
+    ("first_k_dense_replace", 3),
+];
+
+/// DeepSeek's (and GLM-4.5's) experts: `n_routed_experts`, whose `attribute_map` alias `num_local_experts`
+/// wins over it; one shared MLP of `n_shared_experts` routed widths; the first
+/// `first_k_dense_replace` layers dense.
+pub(super) const DEEPSEEK_V3_MOE: MoeKeys = MoeKeys {
+    experts: &["num_local_experts", "n_routed_experts"],
+    experts_field: "n_routed_experts",
+    expert_width: "moe_intermediate_size",
+    shared: SharedExpert::CountTimesExpertWidth,
+    dense_layers: DenseLayers::FirstK,
+};
+
+/// MixtralConfig and GptOssConfig map `num_experts` onto `num_local_experts`; the alias
+/// wins when a file has both. Every layer routes, with no shared expert.
+pub(super) const MIXTRAL_MOE: MoeKeys = MoeKeys {
+    experts: &["num_experts", "num_local_experts"],
+    experts_field: "num_local_experts",
+    expert_width: "intermediate_size",
+    shared: SharedExpert::None,
+    dense_layers: DenseLayers::None,
+};
+
+/// Qwen2MoeConfig and Qwen3NextConfig: `num_experts` (no `num_local_experts` alias), a
+/// shared expert of its own width, dense layers by `decoder_sparse_step` / `mlp_only_layers`.
+pub(super) const QWEN2_MOE: MoeKeys = MoeKeys {
+    experts: &["num_experts"],
+    experts_field: "num_experts",
+    expert_width: "moe_intermediate_size",
+    shared: SharedExpert::Width("shared_expert_intermediate_size"),
+    dense_layers: DenseLayers::SparseStep,
+};
+
+/// DeepseekV32Config and GlmMoeDsaConfig: DeepSeek's experts, a `num_experts` key re-routed to
+/// `n_routed_experts` (after the `num_local_experts` alias), and `mlp_layer_types`, which
+/// their decoder layers read, before `first_k_dense_replace`.
+pub(super) const DSA_MOE: MoeKeys = MoeKeys {
+    experts: &["num_local_experts", "num_experts", "n_routed_experts"],
+    experts_field: "n_routed_experts",
+    expert_width: "moe_intermediate_size",
+    shared: SharedExpert::CountTimesExpertWidth,
+    dense_layers: DenseLayers::FirstKOrTypes,
+};

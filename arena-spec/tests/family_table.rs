@@ -1,0 +1,159 @@
+//! The family table (`src/config/family/table.rs`) against what reads it and what documents
+//! it: each row's defaults are keys the loader asks for, each row has its FAMILIES.md
+//! section citing the reference class it follows, and `Family::ALL` holds every family once.
+
+use arena_spec::config::keys_asked;
+use arena_spec::models::SHIPPED;
+use arena_spec::{Family, Levers, ModelConfig};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+const FAMILIES_MD: &str = include_str!("../FAMILIES.md");
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(&text.replace("Infinity", "1e308")).unwrap()
+}
+
+/// Every file the tests have of each family: the shipped configs, the Mamba-2 fixture, and a
+/// Qwen2-MoE file made from the Qwen3-MoE one (no verbatim Qwen2-MoE file is shipped;
+/// `models/SOURCES.md`).
+fn files_by_family() -> BTreeMap<&'static str, Vec<(String, String)>> {
+    let mut files: Vec<(String, String)> = SHIPPED
+        .iter()
+        .map(|m| (m.name.to_string(), m.json.to_string()))
+        .collect();
+    let mamba = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mamba-codestral-7b.transcribed.json"
+    );
+    files.push((mamba.into(), std::fs::read_to_string(mamba).unwrap()));
+    let qwen3_moe = SHIPPED.iter().find(|m| m.name == "qwen3-30b-a3b").unwrap();
+    let mut qwen2_moe = parse(qwen3_moe.json);
+    qwen2_moe["model_type"] = json!("qwen2_moe");
+    files.push(("qwen3-30b-a3b as qwen2_moe".into(), qwen2_moe.to_string()));
+
+    let mut by_family: BTreeMap<&'static str, Vec<(String, String)>> = BTreeMap::new();
+    for (name, text) in files {
+        let c = ModelConfig::from_json_str_with_levers(&text, &name, Levers::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        by_family
+            .entry(c.family.model_type())
+            .or_default()
+            .push((name, text));
+    }
+    by_family
+}
+
+/// The file with the row's default keys removed, where the family reads its text model.
+fn without_defaults(text: &str, family: Family) -> String {
+    let mut v = parse(text);
+    let nested = v.get("text_config").is_some_and(Value::is_object)
+        && family.text_model_type().is_some()
+        && v["model_type"] == json!(family.model_type());
+    let obj = if nested {
+        v["text_config"].as_object_mut().unwrap()
+    } else {
+        v.as_object_mut().unwrap()
+    };
+    for (key, _) in family.rules().defaults {
+        obj.remove(*key);
+    }
+    v.to_string()
+}
+
+/// A default no reader asks for would never apply: a key misspelt in the row, or read past
+/// the key reader (`Fields` directly) where the row's default cannot reach it. Each file of
+/// the family is loaded as it is and with the row's default keys removed (so the defaults
+/// are what it loads with); the loader must ask for every default key.
+#[test]
+fn every_default_is_a_key_the_loader_asks_for() {
+    let by_family = files_by_family();
+    for family in Family::ALL {
+        let files = by_family
+            .get(family.model_type())
+            .unwrap_or_else(|| panic!("{family:?}: no file of this family to load"));
+        let mut asked = BTreeSet::new();
+        for (name, text) in files {
+            asked.extend(keys_asked(text).unwrap_or_else(|e| panic!("{name}: {e}")));
+            let stripped = without_defaults(text, family);
+            asked.extend(
+                keys_asked(&stripped)
+                    .unwrap_or_else(|e| panic!("{name} without its defaults: {e}")),
+            );
+        }
+        for (key, _) in family.rules().defaults {
+            assert!(
+                asked.contains(*key),
+                "{family:?}: the default for `{key}` is never asked for (asked: {asked:?})"
+            );
+        }
+    }
+}
+
+/// The family names of FAMILIES.md's `##` headings: `qwen3_5 / qwen3_5_moe (text_config)`
+/// names two, `Notation and the width methods` none.
+fn sections() -> BTreeMap<&'static str, &'static str> {
+    let mut sections = BTreeMap::new();
+    let parts: Vec<&str> = FAMILIES_MD.split("\n## ").skip(1).collect();
+    for part in parts {
+        let (heading, body) = part.split_once('\n').unwrap_or((part, ""));
+        let names = heading.split(" (").next().unwrap();
+        if names.contains(' ') && !names.contains(" / ") {
+            continue;
+        }
+        for name in names.split(" / ") {
+            assert!(
+                !sections.contains_key(name),
+                "FAMILIES.md has two sections for {name}"
+            );
+            sections.insert(name, body);
+        }
+    }
+    sections
+}
+
+/// Each row has its FAMILIES.md section, and the section names the modeling class the row
+/// follows; each family section is a row's.
+#[test]
+fn every_row_has_its_families_md_section() {
+    let sections = sections();
+    for family in Family::ALL {
+        let rules = family.rules();
+        let section = sections.get(rules.model_type).unwrap_or_else(|| {
+            panic!(
+                "FAMILIES.md has no `## {}` section (headings: {:?})",
+                rules.model_type,
+                sections.keys().collect::<Vec<_>>()
+            )
+        });
+        if let Some(reference) = rules.reference {
+            assert!(
+                section.contains(reference.modeling_class),
+                "the {} section of FAMILIES.md does not name `{}`, the class its row follows",
+                rules.model_type,
+                reference.modeling_class
+            );
+        }
+    }
+    for name in sections.keys() {
+        assert!(
+            Family::ALL.iter().any(|f| f.model_type() == *name),
+            "FAMILIES.md has a section for {name}, which no row has"
+        );
+    }
+}
+
+/// `Family::ALL` is written from the same list as the enum (so it cannot leave a variant
+/// out); each entry is one family, in declaration order, with its own `model_type`s.
+#[test]
+fn all_lists_every_family_once() {
+    let mut types = BTreeSet::new();
+    for (i, family) in Family::ALL.into_iter().enumerate() {
+        assert_eq!(family as usize, i, "{family:?} out of declaration order");
+        let rules = family.rules();
+        assert_eq!(rules.model_type, family.model_type());
+        for t in std::iter::once(rules.model_type).chain(rules.text_model_type) {
+            assert!(types.insert(t), "two rows have model_type {t}");
+        }
+    }
+}
