@@ -18,6 +18,7 @@
 //!
 //! What only generated code calls lives in a hidden `__private` module: it is not API.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -62,7 +63,14 @@ pub use shared::{Live, SharedPlan};
 pub use slab::SlabPlan;
 
 #[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub use cuda::CudaDevice;
 /// The cudarc this crate's `CudaDevice` is built on, so kernels launch with the same version.
 #[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub use cudarc;
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

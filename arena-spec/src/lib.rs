@@ -44,3 +44,8 @@ pub mod decode_meta {
         decode_meta_rows, DecodeMeta, DecodeMetaLayout, DECODE_META_MAX_ROWS, DECODE_META_MIN_ROWS,
     };
 }
+
+// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
