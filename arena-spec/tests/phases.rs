@@ -1,6 +1,7 @@
 //! Phase sharing on the engine's arena: the planned shared slab of every shipped model
-//! against the lower bound and the unshared slab, and the benchmark table.
-//! Re-write the table with `ARENA_BLESS=1 cargo test -p arena-spec --release --test phases`.
+//! against the lower bound and the unshared slab. The committed table of the same figures
+//! (`arena-spec/measurements/phase_sharing.md`) is written by the GPU test
+//! `a_step_on_the_shared_slab` (`tests/gpu.rs`), which also measures each slab on a device.
 
 use arena_runtime::Arena;
 use arena_spec::models::SHIPPED;
