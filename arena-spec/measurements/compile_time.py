@@ -18,6 +18,11 @@ What it measures (median of --runs runs each):
  3. synthetic arenas of 100, 300 and 1000 buffers: the derive's expansion time (in-process)
     and the crate's build time after touching it;
  4. BufferSizes::from_config per call (benches/from_config.rs), derive vs hand-written.
+ 5. the const sizing path's share of arena-spec's build.
+ 6. what a user's build pays: the clean build of an empty crate depending on arena-runtime
+    (feature derive), against an empty crate depending only on thiserror + syn + quote +
+    proc-macro2 (the floor any derive-based library pays), and, with --before REV, the same
+    user crate against the workspace as it was at REV; the three interleaved.
 """
 import argparse, os, re, resource, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -132,17 +137,37 @@ def make_baseline(work):
     return base
 
 
-def user_of(work, name, dep_path):
-    """An empty library depending on the proc-macro at `dep_path`: Cargo then builds the macro
-    crate the way a user's build does (as a host dependency, without debuginfo)."""
-    crate = work / f"user-of-{name}"
+def empty_crate(work, name, deps, lock=ROOT / "Cargo.lock"):
+    """An empty library with these `[dependencies]` lines, pinned by `lock`: Cargo then builds
+    its dependencies the way a user's build does (proc-macros as host dependencies, without
+    debuginfo)."""
+    crate = work / name
     (crate / "src").mkdir(parents=True)
     (crate / "Cargo.toml").write_text(
-        f'[package]\nname = "user-of-{name}"\nversion = "0.1.0"\nedition = "2021"\n'
-        f'[dependencies]\n{name} = {{ path = "{dep_path}" }}\n[workspace]\n')
+        f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n'
+        f'[dependencies]\n{deps}\n[workspace]\n')
     (crate / "src/lib.rs").write_text("")
-    shutil.copy(ROOT / "Cargo.lock", crate / "Cargo.lock")
+    shutil.copy(lock, crate / "Cargo.lock")
     return crate
+
+
+def user_of(work, name, dep_path):
+    """An empty library depending on the proc-macro at `dep_path`."""
+    return empty_crate(work, f"user-of-{name}", f'{name} = {{ path = "{dep_path}" }}')
+
+
+def floor_crate(work):
+    """An empty library depending on thiserror, syn, quote and proc-macro2 alone, with the
+    workspace's syn features."""
+    syn = re.search(r'^syn = (.*)$', (ROOT / "Cargo.toml").read_text(), re.M).group(1)
+    return empty_crate(work, "user-floor", f'thiserror = "2"\nsyn = {syn}\nquote = "1"\nproc-macro2 = "1"')
+
+
+def user_of_runtime(work, name, workspace):
+    """An empty library depending on `workspace`'s arena-runtime (default features: derive),
+    pinned by that workspace's lock."""
+    return empty_crate(work, f"user-{name}", f'arena-runtime = {{ path = "{workspace / "arena-runtime"}" }}',
+                       workspace / "Cargo.lock")
 
 
 def synthetic(work, n):
@@ -179,7 +204,8 @@ def synthetic(work, n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--parts", default="12345", help="which measurements to run, e.g. 3 or 124")
+    ap.add_argument("--parts", default="123456", help="which measurements to run, e.g. 3 or 124")
+    ap.add_argument("--before", help="part 6: also measure the user crate against this revision")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="arena-ctime-"))
     rows = []
@@ -207,6 +233,24 @@ def main():
                 (clean("m"), "cargo build -q -p arena-macros", derive, tgt("m")),
                 (clean("b"), "cargo build -q", base, tgt("b")))
             rows.append(("the same, each built as the root package (with debuginfo)", f"{macros:.2f} s / {baseline:.2f} s: {added:+.2f} s"))
+
+        if "6" in args.parts:  # what a user's build pays
+            floor = floor_crate(work)
+            jobs = [(clean("un"), "cargo build -q", user_of_runtime(work, "now", derive), tgt("un")),
+                    (clean("uf"), "cargo build -q", floor, tgt("uf"))]
+            if args.before:
+                before = work / "before"
+                before.mkdir()
+                run(f"git archive {args.before} | tar -x -C {before}", ROOT)
+                jobs.append((clean("ubf"), "cargo build -q", user_of_runtime(work, "before", before), tgt("ubf")))
+            cpu = []
+            times, _ = interleaved(args.runs, *jobs, cpu=cpu)
+            now, fl = times[0], times[1]
+            if args.before:
+                rows.append((f"user's clean build, arena-runtime (derive) at {args.before} / thiserror + syn + quote + proc-macro2",
+                             f"{times[2]:.2f} s / {fl:.2f} s = **{times[2] / fl:.2f}×**; CPU {cpu[2] / cpu[1]:.2f}×"))
+            rows.append(("user's clean build, arena-runtime (derive) now / thiserror + syn + quote + proc-macro2 (target ≤ 1.4×)",
+                         f"{now:.2f} s / {fl:.2f} s = **{now / fl:.2f}×**; CPU {cpu[0]:.2f} s / {cpu[1]:.2f} s = {cpu[0] / cpu[1]:.2f}×"))
 
         if "2" in args.parts or "4" in args.parts:
             hand = make_hand(work)
