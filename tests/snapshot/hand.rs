@@ -145,17 +145,34 @@ pub fn hand_expanded(src: &str) -> String {
 fn write_hand_expanded() {
     let out = std::env::var("ARENA_HAND_OUT").expect("set ARENA_HAND_OUT to a directory");
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arena-spec/src");
-    for rel in [
-        "arena.rs",
-        "decode_meta.rs",
-        "sizing.rs",
-        "regions/gdn_fla.rs",
-        "regions/moe_fp8.rs",
-        "regions/qsa_select.rs",
-        "regions/scratch.rs",
-        "regions/ssd.rs",
-    ] {
-        let src = std::fs::read_to_string(spec.join(rel)).unwrap();
+    // Every file of arena-spec's library that uses a derive or `size!`, found by reading them,
+    // so a moved or new one is expanded too.
+    let mut files = Vec::new();
+    let mut dirs = vec![spec.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let uses = text.lines().map(str::trim).any(|l| {
+                    !l.starts_with("//")
+                        && ((l.starts_with("#[derive(") && DERIVES.iter().any(|d| l.contains(d)))
+                            || l.contains("size!("))
+                });
+                if uses {
+                    files.push(path.strip_prefix(&spec).unwrap().to_path_buf());
+                }
+            }
+        }
+    }
+    assert!(
+        files.iter().any(|f| f.ends_with("arena/mod.rs")),
+        "the engine arena is among them"
+    );
+    for rel in files {
+        let src = std::fs::read_to_string(spec.join(&rel)).unwrap();
         let dest = Path::new(&out).join(rel);
         std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
         std::fs::write(dest, hand_expanded(&src)).unwrap();
