@@ -35,8 +35,8 @@ CRATES = {
         "test_args": ["--", "--skip", "compile_fail"],
     },
     "macros": {
-        "files": ["arena-macros/src/**", "arena-macros/core/src/**"],
-        "tests": ["arena-macros-core", "arena-macros", "arena-tests"],
+        "files": ["arena-macros/src/**", "arena-macros/impl/src/**", "arena-macros/core/src/**"],
+        "tests": ["arena-macros-core", "arena-macros-impl", "arena-macros", "arena-tests"],
         "exclude": [],
         "test_args": [],
     },
