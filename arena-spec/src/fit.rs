@@ -16,12 +16,16 @@ pub const SEARCH_LIMIT: usize = 1 << 32;
 pub enum Footprint {
     /// `total_bytes`: the seeds' preflight figure, the tracked buffers' sum.
     TotalBytes,
-    /// The shared slab, where buffers of disjoint phases share bytes (`AllocOptions::shared()`).
+    /// The shared slab, where buffers of disjoint phases share bytes (`AllocOptions::shared()`):
+    /// what is allocated, so untracked buffers and the 256-byte alignment padding are in it
+    /// (`SizeReport::shared_bytes`).
     SharedSlab,
 }
 
 /// The footprint of the arena of `config` at `inputs`, or `None` when a size overflows (an
-/// arena that cannot be sized never fits).
+/// arena that cannot be sized never fits). `Err` is any other sizing error
+/// ([`SizeError::is_overflow`] false): a mistake in the inputs, such as `max_batch_tokens = 0`
+/// making an ungated buffer 0 bytes.
 pub fn footprint(
     config: &ModelConfig,
     inputs: ArenaInputs,
@@ -40,7 +44,23 @@ pub fn footprint(
 
 /// The largest `v` in `1..=SEARCH_LIMIT` whose arena (`with(v)`'s inputs) fits `budget`
 /// bytes, or `None` when even `v = 1` does not. The footprint must not decrease as `v`
-/// grows (true of every input of [`BufferArena`]): the search doubles, then bisects.
+/// grows (true of every input of [`BufferArena`]): the search doubles, then bisects. `Err`
+/// as [`footprint`]: a sizing error that is not an overflow.
+///
+/// To hold two limits at once (say `total_bytes` and the shared slab, or every rank of a
+/// layout), search each and take the smallest answer.
+///
+/// ```
+/// use arena_spec::fit::{footprint, largest_fitting, Footprint};
+/// use arena_spec::{models, ArenaInputs};
+///
+/// let config = models::find("qwen3-0.6b").unwrap().config()?;
+/// let with = |m| ArenaInputs { max_batch_tokens: m, ..ArenaInputs::defaults_for(&config) };
+/// let m = largest_fitting(&config, 1 << 30, Footprint::TotalBytes, with)?.unwrap();
+/// assert!(footprint(&config, with(m), Footprint::TotalBytes)?.unwrap() <= 1 << 30);
+/// assert!(footprint(&config, with(m + 1), Footprint::TotalBytes)?.unwrap() > 1 << 30);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn largest_fitting(
     config: &ModelConfig,
     budget: usize,

@@ -10,6 +10,11 @@
 //! [`models`] (the shipped configs, also as `const`s), and what reads both: [`parallel`]
 //! (layouts and ranks), [`fit`] (the budget search) and [`report`] (per-buffer tables and the
 //! `plan` document). The `arena` CLI is a binary of its own (`src/bin/arena/`).
+//!
+//! Features: `cli` (default) builds the `arena` binary and its dependencies (`clap`,
+//! `plotters`, `libc`); an engine depending on the library alone sets
+//! `default-features = false`, which removes nothing from the library. `cuda` lets the CLI
+//! allocate on a GPU (`--device cuda:N`) and the GPU tests run.
 
 pub mod arena;
 pub mod config;

@@ -61,10 +61,24 @@ fn without_defaults(text: &str, family: Family) -> String {
     v.to_string()
 }
 
+/// The file without its `layer_types` list, where the family has another way to lay out its
+/// layers (Qwen3.5's `full_attention_interval`): the fallback's keys are asked for too.
+fn without_layer_list(text: &str) -> String {
+    let mut v = parse(text);
+    if let Some(text_config) = v.get_mut("text_config").and_then(Value::as_object_mut) {
+        text_config.remove("layer_types");
+    }
+    if let Some(top) = v.as_object_mut() {
+        top.remove("layer_types");
+    }
+    v.to_string()
+}
+
 /// A default no reader asks for would never apply: a key misspelt in the row, or read past
 /// the key reader (`Fields` directly) where the row's default cannot reach it. Each file of
-/// the family is loaded as it is and with the row's default keys removed (so the defaults
-/// are what it loads with); the loader must ask for every default key.
+/// the family is loaded as it is, with the row's default keys removed (so the defaults are
+/// what it loads with), and without its layer list (so a fallback layout's keys are read);
+/// the loader must ask for every default key.
 #[test]
 fn every_default_is_a_key_the_loader_asks_for() {
     let by_family = files_by_family();
@@ -80,6 +94,10 @@ fn every_default_is_a_key_the_loader_asks_for() {
                 keys_asked(&stripped)
                     .unwrap_or_else(|e| panic!("{name} without its defaults: {e}")),
             );
+            // A family that needs its layer list refuses the file without it: nothing asked.
+            if let Ok(keys) = keys_asked(&without_layer_list(text)) {
+                asked.extend(keys);
+            }
         }
         for (key, _) in family.rules().defaults {
             assert!(

@@ -8,7 +8,10 @@ use crate::parallel::{ParallelLayout, ShardError};
 use arena_runtime::SizeError;
 use thiserror::Error;
 
-/// One rank's config (sharded, or the whole model on one GPU) and its arena's sizes.
+/// One rank's config (sharded, or the whole model on one GPU) and its arena's sizes. The
+/// rank itself is `config.shard` (`None` for the whole model on one GPU): its index, stage
+/// and layers; `report::StageSummary::of(&layout, &arena)` gives the stage's row of
+/// `arena plan`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankArena {
     pub config: ModelConfig,
@@ -68,7 +71,18 @@ impl ParallelLayout {
     }
 
     /// The rank (of `rank` alone, when given) whose arena's `total_bytes` is largest at
-    /// `inputs`; the first of equals.
+    /// `inputs`; the first of equals. Its index is `config.shard`'s `rank.index`.
+    ///
+    /// ```
+    /// use arena_spec::{models, ArenaInputs, ParallelLayout};
+    ///
+    /// let whole = models::find("deepseek-v3").unwrap().config()?;
+    /// let layout = ParallelLayout::new(8, 8, 2)?; // tp 8, ep 8, pp 2: 16 GPUs
+    /// let largest = layout.largest_rank(&whole, None, &ArenaInputs::defaults_for(&whole))?;
+    /// let rank = largest.config.shard.as_ref().unwrap().rank;
+    /// println!("rank {} needs {} B", rank.index, largest.sizes.total_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn largest_rank(
         &self,
         whole: &ModelConfig,

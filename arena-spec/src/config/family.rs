@@ -307,7 +307,8 @@ impl Family {
 
     /// The transformers model folder whose configuration and modeling files this family
     /// follows (`kimi_k2` files declare the DeepSeek-V3 architecture); the synthetic
-    /// configs, which follow none, their own `model_type`.
+    /// configs, which follow none, their own `model_type`. The folder alone: the classes are
+    /// in [`Family::rules`]'s `reference`.
     pub fn reference(self) -> &'static str {
         match self.rules().reference {
             Some(reference) => reference.folder,

@@ -55,7 +55,8 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                     return Err(f.invalid("full_attention_interval", "is 0, but must be at least 1"))
                 }
                 Some(i) => i,
-                None => 4,
+                // Every hybrid row gives the class default, so this is a file that nulls it.
+                None => return Err(f.missing("full_attention_interval")),
             };
             Ok((0..layers)
                 .map(|i| {

@@ -25,7 +25,7 @@ mod shard;
 
 pub use const_item::const_name;
 pub use error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
-pub use family::Family;
+pub use family::{Family, FamilyRules};
 use levers::Levers;
 #[doc(hidden)]
 pub use load::keys_asked;

@@ -55,6 +55,9 @@ pub struct SizeReport {
 }
 
 impl SizeReport {
+    /// Sizes the arena of `config` at `inputs` and reports it: one row per buffer, the
+    /// totals, the shared slab's plan. Returns the sizes too, for callers that go on to
+    /// allocate them.
     pub fn new(
         config: &ModelConfig,
         inputs: ArenaInputs,

@@ -96,7 +96,23 @@ impl StageSummary {
 
 impl PlanReport {
     /// The document for `config` (the reported rank) and its `report`, the layout's stages
-    /// and the allocations made.
+    /// and the allocations made (none: an empty `Vec`). `stages` should be the layout's
+    /// (`ParallelLayout::stage_arenas`, each through [`StageSummary::of`]).
+    ///
+    /// ```
+    /// use arena_spec::report::{PlanReport, SizeReport, StageSummary};
+    /// use arena_spec::{models, ArenaInputs, ParallelLayout};
+    ///
+    /// let config = models::find("qwen3-0.6b").unwrap().config()?;
+    /// let inputs = ArenaInputs::defaults_for(&config);
+    /// let layout = ParallelLayout::SINGLE;
+    /// let stages = layout.stage_arenas(&config, None, &inputs)?;
+    /// let rows = stages.iter().map(|a| StageSummary::of(&layout, a)).collect();
+    /// let (report, _) = SizeReport::new(&config, inputs)?;
+    /// let doc = PlanReport::new(&config, report, &layout, rows, Vec::new());
+    /// println!("{}", serde_json::to_string_pretty(&doc)?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(
         config: &ModelConfig,
         report: SizeReport,

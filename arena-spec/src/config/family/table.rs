@@ -164,8 +164,10 @@ impl Family {
                 dense_width_key: "intermediate_size",
                 mixer_only: false,
                 // Qwen3NextConfig.
+                // Qwen3NextConfig: `full_attention_interval` 4 when no `layer_types`.
                 defaults: &[
                     ("head_dim", 256),
+                    ("full_attention_interval", 4),
                     ("shared_expert_intermediate_size", 512),
                     ("decoder_sparse_step", 1),
                 ],
@@ -188,7 +190,8 @@ impl Family {
                 dense_width_key: "intermediate_size",
                 mixer_only: false,
                 // Qwen3_5TextConfig.head_dim.
-                defaults: &[("head_dim", 256)],
+                // Qwen3_5TextConfig: `full_attention_interval` 4 when no `layer_types`.
+                defaults: &[("head_dim", 256), ("full_attention_interval", 4)],
                 refusals: &[],
             },
             Family::Qwen35Moe => &FamilyRules {
@@ -218,7 +221,12 @@ impl Family {
                 dense_width_key: "intermediate_size",
                 mixer_only: false,
                 // Qwen3_5MoeTextConfig.
-                defaults: &[("head_dim", 256), ("shared_expert_intermediate_size", 512)],
+                // Qwen3_5MoeTextConfig: `full_attention_interval` 4 when no `layer_types`.
+                defaults: &[
+                    ("head_dim", 256),
+                    ("full_attention_interval", 4),
+                    ("shared_expert_intermediate_size", 512),
+                ],
                 refusals: &[],
             },
             Family::DeepseekV3 => &FamilyRules {
