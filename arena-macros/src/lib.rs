@@ -30,8 +30,8 @@ use proc_macro::TokenStream;
 /// Container keys: `sizes = Name` (default `<Arena>Sizes`), `inputs(name: Type, ...)` (the
 /// parameters of `from_config`, in order), `derived(name = formula, ...)` (values computed
 /// once, in order, before the buffers), `const` (also generate the const sizing path:
-/// `const_from_config`, `const_from_inputs`, `named_sizes`, and `total_bytes` as a
-/// `const fn`; every function a formula calls must then be a `const fn`).
+/// `const_from_config`, `const_from_inputs`, `named_sizes`, `sizes_with_tracking`, and
+/// `total_bytes` as a `const fn`; every function a formula calls must then be a `const fn`).
 #[proc_macro_derive(Arena, attributes(arena, buffer))]
 pub fn derive_arena(input: TokenStream) -> TokenStream {
     arena_macros_impl::derive_arena(input.into()).into()

@@ -189,6 +189,18 @@ impl Message {
         self
     }
 
+    /// `n` bytes as `N B (M.m MiB)`, the MiB to one decimal, rounded down: bytes for the
+    /// exact figure, MiB to read it.
+    pub const fn bytes(self, n: usize) -> Self {
+        let tenths = n / (1 << 20) * 10 + n % (1 << 20) * 10 / (1 << 20);
+        self.number(n)
+            .text(" B (")
+            .number(tenths / 10)
+            .text(".")
+            .number(tenths % 10)
+            .text(" MiB)")
+    }
+
     pub const fn panic(&self) -> ! {
         let (text, _) = self.buf.split_at(self.len);
         match core::str::from_utf8(text) {
@@ -214,42 +226,65 @@ const fn utf8_width(first: u8) -> usize {
 }
 
 /// The check behind `assert_fits!`: a compile error naming `what`, the budget, the total,
-/// the overshoot and the three largest buffers when `total > budget`.
-pub const fn fits(what: &str, named: &[(&'static str, usize)], total: usize, budget: usize) {
+/// the overshoot and the three largest buffers the total counts when `total > budget`. Each
+/// buffer is `(name, bytes, tracked)`; an untracked buffer is allocated but not in the total,
+/// so it is never blamed: the untracked bytes are said apart.
+pub const fn fits(
+    what: &str,
+    buffers: &[(&'static str, usize, bool)],
+    total: usize,
+    budget: usize,
+) {
     if total <= budget {
         return;
     }
     let mut m = Message::new()
         .text(what)
         .text(" does not fit its budget: total_bytes ")
-        .number(total)
-        .text(" B > budget ")
-        .number(budget)
-        .text(" B (")
-        .number(total - budget)
-        .text(" B over); largest buffers:");
-    // The three largest, by a selection that skips those already listed.
+        .bytes(total)
+        .text(" > budget ")
+        .bytes(budget)
+        .text(", ")
+        .bytes(total - budget)
+        .text(" over; largest buffers:");
+    // The three largest tracked ones, by a selection that skips those already listed.
     let mut shown = [usize::MAX; 3];
     let mut rank = 0;
-    while rank < 3 && rank < named.len() {
+    while rank < 3 {
         let mut best = usize::MAX;
         let mut i = 0;
-        while i < named.len() {
+        while i < buffers.len() {
             let taken = shown[0] == i || shown[1] == i || shown[2] == i;
-            if !taken && (best == usize::MAX || named[i].1 > named[best].1) {
+            if buffers[i].2 && !taken && (best == usize::MAX || buffers[i].1 > buffers[best].1) {
                 best = i;
             }
             i += 1;
+        }
+        if best == usize::MAX {
+            break;
         }
         shown[rank] = best;
         m = m
             .text(if rank == 0 { " " } else { ", " })
             .text("`")
-            .text(named[best].0)
+            .text(buffers[best].0)
             .text("` ")
-            .number(named[best].1)
+            .number(buffers[best].1)
             .text(" B");
         rank += 1;
+    }
+    let mut untracked = 0usize;
+    let mut i = 0;
+    while i < buffers.len() {
+        if !buffers[i].2 {
+            untracked = untracked.saturating_add(buffers[i].1);
+        }
+        i += 1;
+    }
+    if untracked > 0 {
+        m = m
+            .text("; untracked buffers (allocated, not in the total): ")
+            .bytes(untracked);
     }
     m.panic()
 }
@@ -274,7 +309,7 @@ macro_rules! assert_fits {
             let sizes = $sizes;
             $crate::__private::konst::fits(
                 $what,
-                &sizes.named_sizes(),
+                &sizes.sizes_with_tracking(),
                 sizes.total_bytes(),
                 $budget,
             )
@@ -327,15 +362,41 @@ mod tests {
 
     #[test]
     fn a_blown_budget_names_the_total_and_the_largest_buffers() {
-        let named = [("a", 10), ("b", 300), ("c", 20), ("d", 200)];
+        let named = [
+            ("a", 10, true),
+            ("b", 300, true),
+            ("c", 20, true),
+            ("d", 200, true),
+        ];
         fits("m", &named, 530, 1000);
         let err =
             std::panic::catch_unwind(|| fits("model at M = 8", &named, 530, 500)).unwrap_err();
         let msg = err.downcast_ref::<String>().unwrap();
         assert_eq!(
             msg,
-            "model at M = 8 does not fit its budget: total_bytes 530 B > budget 500 B (30 B \
-             over); largest buffers: `b` 300 B, `d` 200 B, `c` 20 B"
+            "model at M = 8 does not fit its budget: total_bytes 530 B (0.0 MiB) > budget 500 B \
+             (0.0 MiB), 30 B (0.0 MiB) over; largest buffers: `b` 300 B, `d` 200 B, `c` 20 B"
+        );
+    }
+
+    /// An untracked buffer is not in the total, so it is never blamed for blowing the
+    /// budget, however large: its bytes are said apart.
+    #[test]
+    fn a_blown_budget_blames_only_buffers_the_total_counts() {
+        let mib = 1 << 20;
+        let buffers = [
+            ("rope_cos_sin", 512 * mib, false),
+            ("hidden", 300 * mib, true),
+            ("qkv", 128 * mib + mib / 2, true),
+        ];
+        let total = 300 * mib + 128 * mib + mib / 2;
+        let err = std::panic::catch_unwind(|| fits("vlm", &buffers, total, 256 * mib)).unwrap_err();
+        assert_eq!(
+            err.downcast_ref::<String>().unwrap(),
+            "vlm does not fit its budget: total_bytes 449314816 B (428.5 MiB) > budget 268435456 \
+             B (256.0 MiB), 180879360 B (172.5 MiB) over; largest buffers: `hidden` 314572800 B, \
+             `qkv` 134742016 B; untracked buffers (allocated, not in the total): 536870912 B \
+             (512.0 MiB)"
         );
     }
 
@@ -365,12 +426,13 @@ mod tests {
 
     #[test]
     fn a_blown_budget_lists_what_there_is_and_ties_in_field_order() {
-        let err = std::panic::catch_unwind(|| fits("m", &[("a", 300), ("b", 300)], 600, 100))
-            .unwrap_err();
+        let err =
+            std::panic::catch_unwind(|| fits("m", &[("a", 300, true), ("b", 300, true)], 600, 100))
+                .unwrap_err();
         assert_eq!(
             err.downcast_ref::<String>().unwrap(),
-            "m does not fit its budget: total_bytes 600 B > budget 100 B (500 B over); \
-             largest buffers: `a` 300 B, `b` 300 B"
+            "m does not fit its budget: total_bytes 600 B (0.0 MiB) > budget 100 B (0.0 MiB), \
+             500 B (0.0 MiB) over; largest buffers: `a` 300 B, `b` 300 B"
         );
     }
 

@@ -94,4 +94,14 @@ fn a_const_sizes_what_the_run_time_path_sizes() {
         .map(|b| (b.decl.name, b.bytes))
         .collect();
     assert_eq!(NEXT_AT_8K.named_sizes().to_vec(), named);
+    let with_tracking: Vec<(&str, usize, bool)> = NEXT_AT_8K
+        .buffers()
+        .iter()
+        .map(|b| (b.decl.name, b.bytes, b.decl.tracked))
+        .collect();
+    assert_eq!(NEXT_AT_8K.sizes_with_tracking().to_vec(), with_tracking);
+    assert!(
+        with_tracking.iter().any(|b| !b.2),
+        "the engine arena has untracked buffers"
+    );
 }

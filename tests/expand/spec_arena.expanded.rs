@@ -2691,8 +2691,7 @@ impl BufferSizes {
             self.ssm_rowwise_w_bf16,
         ]
     }
-    /// Each buffer's name and bytes, in field order (`assert_fits!` names the
-    /// largest when a budget is blown).
+    /// Each buffer's name and bytes, in field order.
     pub const fn named_sizes(&self) -> [(&'static str, usize); 46usize] {
         [
             ("hidden_states", self.hidden_states),
@@ -2741,6 +2740,59 @@ impl BufferSizes {
             ("q2_dequant_scratch", self.q2_dequant_scratch),
             ("q2_act_q8", self.q2_act_q8),
             ("ssm_rowwise_w_bf16", self.ssm_rowwise_w_bf16),
+        ]
+    }
+    /// Each buffer's name, bytes and whether `total_bytes` counts it, in field
+    /// order (`assert_fits!` names the largest counted ones when a budget is
+    /// blown, and the untracked bytes apart).
+    pub const fn sizes_with_tracking(&self) -> [(&'static str, usize, bool); 46usize] {
+        [
+            ("hidden_states", self.hidden_states, true),
+            ("residual", self.residual, true),
+            ("norm_output", self.norm_output, true),
+            ("qkv_output", self.qkv_output, true),
+            ("attn_output", self.attn_output, true),
+            ("gate_logits", self.gate_logits, true),
+            ("gate_logits_f32", self.gate_logits_f32, true),
+            ("moe_router_in_f32", self.moe_router_in_f32, true),
+            ("moe_output", self.moe_output, true),
+            ("logits", self.logits, true),
+            ("ssm_qkvz", self.ssm_qkvz, true),
+            ("ssm_ba", self.ssm_ba, true),
+            ("ssm_deinterleaved", self.ssm_deinterleaved, true),
+            ("ssm_gates", self.ssm_gates, true),
+            ("ssm_conv_out_f32", self.ssm_conv_out_f32, true),
+            ("scratch", self.scratch, true),
+            ("expert_gate_out", self.expert_gate_out, true),
+            ("expert_up_out", self.expert_up_out, true),
+            ("expert_down_out", self.expert_down_out, true),
+            ("splitk_workspace", self.splitk_workspace, true),
+            ("gdn_fla_scratch", self.gdn_fla_scratch, true),
+            ("ssd_scratch", self.ssd_scratch, true),
+            ("o_latent", self.o_latent, false),
+            ("norm_unit_w", self.norm_unit_w, false),
+            ("hc_streams", self.hc_streams, true),
+            ("hc_post", self.hc_post, true),
+            ("hc_comb", self.hc_comb, true),
+            ("hc_lowrank_scratch", self.hc_lowrank_scratch, true),
+            ("qsa_select_scratch", self.qsa_select_scratch, true),
+            ("token_ids", self.token_ids, true),
+            ("ffn_act_q8", self.ffn_act_q8, true),
+            ("ffn_act_a", self.ffn_act_a, true),
+            ("ffn_act_scale", self.ffn_act_scale, true),
+            ("ffn_act_scale_kmajor", self.ffn_act_scale_kmajor, true),
+            ("ffn_gate_up_fused", self.ffn_gate_up_fused, true),
+            ("fp8_act", self.fp8_act, true),
+            ("moe_fp8_scratch", self.moe_fp8_scratch, true),
+            ("fp8_act_scale", self.fp8_act_scale, true),
+            ("fp8_act_scale_kmajor", self.fp8_act_scale_kmajor, true),
+            ("lora_xa", self.lora_xa, true),
+            ("lora_delta", self.lora_delta, true),
+            ("lora_hact", self.lora_hact, true),
+            ("lora_seq_slot", self.lora_seq_slot, true),
+            ("q2_dequant_scratch", self.q2_dequant_scratch, true),
+            ("q2_act_q8", self.q2_act_q8, true),
+            ("ssm_rowwise_w_bf16", self.ssm_rowwise_w_bf16, true),
         ]
     }
     /// [`Self::const_from_config`] with the by-value inputs by name.

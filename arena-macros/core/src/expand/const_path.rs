@@ -167,8 +167,7 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
         ),
         Item::function(
             quote! {
-                /// Each buffer's name and bytes, in field order (`assert_fits!` names the
-                /// largest when a budget is blown).
+                /// Each buffer's name and bytes, in field order.
                 pub const fn named_sizes(&self) -> [(&'static str, usize); #count]
             },
             move || {
@@ -178,6 +177,23 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                     quote!((#name, self.#ident))
                 });
                 quote!([#(#pairs),*])
+            },
+        ),
+        Item::function(
+            quote! {
+                /// Each buffer's name, bytes and whether `total_bytes` counts it, in field
+                /// order (`assert_fits!` names the largest counted ones when a budget is
+                /// blown, and the untracked bytes apart).
+                pub const fn sizes_with_tracking(&self) -> [(&'static str, usize, bool); #count]
+            },
+            move || {
+                let triples = cont.buffers.iter().map(|b| {
+                    let ident = &b.ident;
+                    let name = ident.to_string();
+                    let tracked = b.tracked;
+                    quote!((#name, self.#ident, #tracked))
+                });
+                quote!([#(#triples),*])
             },
         ),
     ];
