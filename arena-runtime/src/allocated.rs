@@ -102,6 +102,12 @@ pub struct Placement {
 }
 
 /// An allocated arena: derefs to the arena struct of pointers, owns the memory.
+///
+/// Keep the handle for as long as kernels use the arena: dropping it releases the memory, so
+/// a handle left unbound (`Step::allocate(device, &sizes)?;`) allocates and frees on one line
+/// (a `must_use` warning). A `DevicePtr` copied out of it is a plain address that stays
+/// valid only until then.
+#[must_use = "dropping the handle releases the arena at once: bind it for as long as kernels use the arena"]
 pub struct Allocated<A: Arena, D: Device> {
     buffers: A,
     sizes: A::Sizes,

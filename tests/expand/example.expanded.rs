@@ -6,6 +6,7 @@
     ::core::cmp::PartialEq,
     ::core::cmp::Eq
 )]
+#[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct BufferSizes {
     /// Hidden states of the current pass, "[M, hidden]" · BF16.
     ///
@@ -182,7 +183,7 @@ impl BufferSizes {
         ::arena_runtime::SizeError,
     > {
         let mut __dims = ::std::vec::Vec::with_capacity(4usize);
-        Self::try_from_config_with(
+        let _sizes = Self::try_from_config_with(
             config,
             max_batch_tokens,
             max_seq_len,

@@ -6,6 +6,7 @@
     ::core::cmp::PartialEq,
     ::core::cmp::Eq
 )]
+#[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct StepSizes {
     /// The residual stream, read and written by every phase: the whole step.
     ///
@@ -238,7 +239,7 @@ impl StepSizes {
         ::arena_runtime::SizeError,
     > {
         let mut __dims = ::std::vec::Vec::with_capacity(7usize);
-        Self::try_from_config_with(
+        let _sizes = Self::try_from_config_with(
             config,
             max_batch_tokens,
             logit_rows,

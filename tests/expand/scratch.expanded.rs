@@ -120,6 +120,7 @@ impl AttnScratch {
     ::core::cmp::PartialEq,
     ::core::cmp::Eq
 )]
+#[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct BlockSizes {
     /// FP8 activations, `[ceil16(M), widest K]`.
     ///
@@ -295,7 +296,7 @@ impl BlockSizes {
         ::arena_runtime::SizeError,
     > {
         let mut __dims = ::std::vec::Vec::with_capacity(4usize);
-        Self::try_from_config_with(
+        let _sizes = Self::try_from_config_with(
             shapes,
             max_batch_tokens,
             &mut |__d, _| __dims.push(__d.to_vec()),

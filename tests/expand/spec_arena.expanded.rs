@@ -9,6 +9,7 @@
     ::core::cmp::PartialEq,
     ::core::cmp::Eq
 )]
+#[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct BufferSizes {
     /// Hidden states of the current pass, `[M, hidden]` BF16.
     /// The whole step: the stream every sublayer reads and writes.
@@ -1312,7 +1313,7 @@ impl BufferSizes {
         ::arena_runtime::SizeError,
     > {
         let mut __dims = ::std::vec::Vec::with_capacity(46usize);
-        Self::try_from_config_with(
+        let _sizes = Self::try_from_config_with(
             config,
             max_batch_tokens,
             max_seq_len,

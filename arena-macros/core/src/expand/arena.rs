@@ -38,6 +38,7 @@ fn sizes_struct(cont: &Container) -> TokenStream {
         #author
         #[doc = #header]
         #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::marker::Copy, ::core::cmp::PartialEq, ::core::cmp::Eq)]
+        #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
         #vis struct #sizes {
             #(#fields,)*
         }
@@ -283,7 +284,7 @@ fn sizes_methods<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 let names = cont.input_names();
                 quote! {
                     let mut __dims = ::std::vec::Vec::with_capacity(#count);
-                    Self::try_from_config_with(#(#names,)* &mut |__d, _| __dims.push(__d.to_vec()))?;
+                    let _sizes = Self::try_from_config_with(#(#names,)* &mut |__d, _| __dims.push(__d.to_vec()))?;
                     ::core::result::Result::Ok(__dims)
                 }
             },
