@@ -419,18 +419,36 @@ fn the_fault_injection_check_reports_a_leak() {
     assert!(err.contains("leaked"), "{err}");
 }
 
+/// An arena whose every buffer is gated, for a config that closes every gate.
+mod all_gated {
+    use arena_runtime::{dtype::bf16, Arena, DevicePtr};
+
+    pub struct Cfg {
+        pub on: bool,
+        pub n: usize,
+    }
+
+    #[derive(Arena)]
+    #[arena(sizes = GatedSizes, inputs(c: &Cfg))]
+    pub struct Gated {
+        /// Elements, on when the config says so.
+        #[buffer(shape = [c.n], gate = c.on)]
+        pub a: DevicePtr<bf16>,
+        /// Bytes, on when the config says so.
+        #[buffer(bytes = c.n, gate = c.on)]
+        pub b: DevicePtr<u8>,
+    }
+}
+
 #[test]
 fn an_arena_whose_every_buffer_is_off_allocates_nothing() {
-    let mut sizes = BufferSizes::from_config(&config(3, 0), 7, 33);
-    // Every size 0, as a config whose every gate is closed would give.
-    sizes.hidden_states = 0;
-    sizes.gate_logits_f32 = 0;
-    sizes.lora_xa = 0;
-    sizes.side_scratch = 0;
+    use all_gated::{Cfg, Gated, GatedSizes};
+    let sizes = GatedSizes::from_config(&Cfg { on: false, n: 64 });
+    assert_eq!((sizes.a, sizes.b), (0, 0));
     let device = CountingDevice::new(HostDevice::new());
-    let arena = BufferArena::allocate(device.clone(), &sizes).unwrap();
+    let arena = Gated::allocate(device.clone(), &sizes).unwrap();
     assert_eq!(device.allocations(), 0, "no zero-byte slab is asked for");
-    assert!(arena.hidden_states.is_null() && arena.allocations().is_empty());
+    assert!(arena.a.is_null() && arena.b.is_null() && arena.allocations().is_empty());
     arena.release().unwrap();
 }
 
@@ -442,5 +460,44 @@ fn a_pointer_copy_is_the_same_pointer() {
     let copy = arena.hidden_states.clone();
     assert_eq!(copy, arena.hidden_states);
     assert!(!copy.is_null());
+    arena.release().unwrap();
+}
+
+/// Sizes edited by hand into ones the formulas could not give are refused before anything is
+/// allocated, naming the buffer and the rule: an ungated buffer at 0 (it would be NULL), a
+/// size that is not whole elements, a size under a numeric floor. A closed gate's 0 is fine.
+#[test]
+fn sizes_the_formulas_could_not_give_are_refused() {
+    let good = BufferSizes::from_config(&config(8, 4), 10, 100);
+    let refused = |edit: fn(&mut BufferSizes)| {
+        let mut s = good;
+        edit(&mut s);
+        let device = CountingDevice::new(HostDevice::new());
+        let err = BufferArena::allocate(device.clone(), &s)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(device.allocations(), 0, "nothing was allocated");
+        let ArenaError::Sizes { arena, source } = err else {
+            panic!("not a sizes error: {err}")
+        };
+        assert_eq!(arena, "BufferArena");
+        assert_eq!(BufferArena::check_sizes(&s), Err(source.clone()));
+        source
+    };
+    let e = refused(|s| s.hidden_states = 0);
+    assert_eq!((e.buffer, e.bytes), ("hidden_states", 0));
+    assert!(e.to_string().contains("not gated"), "{e}");
+    let e = refused(|s| s.gate_logits_f32 = 3);
+    assert_eq!((e.buffer, e.bytes), ("gate_logits_f32", 3));
+    assert!(e.to_string().contains("`f32` elements of 4 bytes"), "{e}");
+    let e = refused(|s| s.gate_logits_f32 = 128);
+    assert!(e.to_string().contains("floor is 256 bytes"), "{e}");
+
+    let mut closed = good;
+    closed.lora_xa = 0;
+    assert_eq!(BufferArena::check_sizes(&closed), Ok(()));
+    let arena = BufferArena::allocate(HostDevice::new(), &closed).unwrap();
+    assert!(arena.lora_xa.is_null());
+    assert_eq!(arena.check_placement(), Ok(()));
     arena.release().unwrap();
 }

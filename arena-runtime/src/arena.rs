@@ -157,4 +157,44 @@ pub trait Arena: Sized {
             .map(|(decl, bytes)| BufferInfo { decl, bytes })
             .collect()
     }
+
+    /// Checks `sizes` against what each buffer's declaration allows, the first breach being
+    /// the error: an ungated buffer is never 0 bytes, every size is a whole number of
+    /// elements, and a non-empty buffer is at least its floor where the floor is a number
+    /// (`min_bytes = 256`; a floor that is a formula of the inputs cannot be re-evaluated
+    /// here). `allocate` and `check_placement` run it, so sizes edited by hand cannot give a
+    /// NULL ungated buffer or a buffer of a partial element.
+    fn check_sizes(sizes: &Self::Sizes) -> Result<(), crate::ImpossibleSize> {
+        for info in Self::buffer_infos(sizes) {
+            let (decl, bytes) = (info.decl, info.bytes);
+            let rule = if !decl.gated() && bytes == 0 {
+                Some("it is not gated, so it is never 0 bytes".to_string())
+            } else if decl.elem_size > 0 && bytes % decl.elem_size != 0 {
+                Some(format!(
+                    "it holds `{}` elements of {} bytes each",
+                    decl.dtype, decl.elem_size
+                ))
+            } else {
+                match decl.min_bytes.and_then(numeric_floor) {
+                    Some(floor) if bytes > 0 && bytes < floor => Some(format!(
+                        "its floor is {floor} bytes (`min_bytes = {floor}`)"
+                    )),
+                    _ => None,
+                }
+            };
+            if let Some(rule) = rule {
+                return Err(crate::ImpossibleSize {
+                    buffer: decl.name,
+                    bytes,
+                    rule,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A floor written as a plain number (`256`, `4_096`), or `None` for a formula.
+fn numeric_floor(text: &str) -> Option<usize> {
+    text.trim().replace('_', "").parse().ok()
 }

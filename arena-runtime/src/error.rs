@@ -158,6 +158,13 @@ pub enum ArenaError {
         phase: usize,
         phases: usize,
     },
+    /// A size the declaration's formulas could not have given (a hand-edited sizes
+    /// struct); nothing was allocated.
+    #[error("{arena}: {source}")]
+    Sizes {
+        arena: &'static str,
+        source: ImpossibleSize,
+    },
     /// Freeing failed; the other allocations were still freed.
     #[error("freeing {what} ({bytes} bytes) on {device}: {source}")]
     Free {
@@ -213,6 +220,21 @@ pub enum PlacementError {
         first: &'static str,
         second: &'static str,
     },
+    /// The sizes themselves break a rule of the declaration (a hand-edited sizes struct).
+    #[error(transparent)]
+    Sizes(#[from] ImpossibleSize),
+}
+
+/// A buffer's size that its declaration's formulas could not have given: an ungated buffer
+/// of 0 bytes, a size that is not a whole number of elements, or one below a numeric floor.
+/// Sizes come from `Sizes::try_from_config`; these come from editing the struct by hand.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("buffer `{buffer}` has {bytes} bytes, but {rule}: sizes its formulas could not give (was the sizes struct edited by hand?)")]
+pub struct ImpossibleSize {
+    pub buffer: &'static str,
+    pub bytes: usize,
+    /// The rule the size breaks, as a sentence (`it is not gated, so it is never 0 bytes`).
+    pub rule: String,
 }
 
 /// A region layout could not be carved from a buffer.

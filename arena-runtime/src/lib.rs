@@ -55,7 +55,9 @@ pub use arena_macros::{size, Arena, Regions};
 pub use checked::{checked_total, saturating_sum, CheckedArith, IntoSize};
 pub use counting::CountingDevice;
 pub use device::{Device, MemInfo};
-pub use error::{ArenaError, CarveError, DeviceError, GuardError, PlacementError, SizeError};
+pub use error::{
+    ArenaError, CarveError, DeviceError, GuardError, ImpossibleSize, PlacementError, SizeError,
+};
 pub use host::HostDevice;
 pub use ptr::DevicePtr;
 pub use regions::Region;

@@ -7,10 +7,12 @@ use crate::device::Device;
 use crate::error::PlacementError;
 
 impl<A: Arena, D: Device> Allocated<A, D> {
-    /// Checks the placement contract: every buffer at exactly its sized bytes, NULL exactly
+    /// Checks the placement contract: sizes its declaration allows ([`Arena::check_sizes`]),
+    /// every buffer at exactly its sized bytes, NULL exactly
     /// when empty, aligned to [`Self::alignment`], inside one of the arena's allocations,
     /// and disjoint from every other buffer. The first breach is the error.
     pub fn check_placement(&self) -> Result<(), PlacementError> {
+        A::check_sizes(self.sizes())?;
         let sized = A::byte_sizes(self.sizes());
         let mut spans = Vec::new();
         for (p, &bytes) in self.placements().iter().zip(&sized) {
@@ -86,17 +88,17 @@ mod tests {
     use crate::error::PlacementError;
     use crate::host::HostDevice;
 
-    /// Three buffers of 300, 0 and 700 bytes, the middle one empty.
+    /// Three buffers of 300, 0 and 700 bytes, the middle one empty (gated off).
     struct Three;
-    const DECLS: [BufferDecl; 3] = [decl("a"), decl("empty"), decl("b")];
-    const fn decl(name: &'static str) -> BufferDecl {
+    const DECLS: [BufferDecl; 3] = [decl("a", None), decl("empty", Some("off")), decl("b", None)];
+    const fn decl(name: &'static str, gate: Option<&'static str>) -> BufferDecl {
         BufferDecl {
             name,
             dtype: "u8",
             elem_size: 1,
             formula: "",
             is_shape: false,
-            gate: None,
+            gate,
             min_bytes: None,
             tracked: true,
             doc: "",
@@ -195,13 +197,13 @@ mod tests {
     const PHASED: [BufferDecl; 3] = [
         BufferDecl {
             live: crate::Live::Phases { first: 0, last: 0 },
-            ..decl("a")
+            ..decl("a", None)
         },
         BufferDecl {
             live: crate::Live::Phases { first: 1, last: 1 },
-            ..decl("b")
+            ..decl("b", None)
         },
-        decl("c"),
+        decl("c", None),
     ];
     impl Arena for Phased {
         type Sizes = [usize; 3];
