@@ -10,6 +10,9 @@ pub struct Config {
 pub struct BufferArena {
     #[buffer(bytes = (|m: usize| m * 2)(max_batch_tokens))]
     pub hidden: DevicePtr<bf16>,
+    // A closure of no arguments starts with `||`, which is also the logical or.
+    #[buffer(bytes = (|| max_batch_tokens * 2)())]
+    pub residual: DevicePtr<bf16>,
 }
 
 fn main() {}

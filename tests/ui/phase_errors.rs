@@ -1,5 +1,6 @@
-// Phases: an unknown phase (with a suggestion), a range that runs backwards, a phase no
-// buffer is live in, a phase named where the arena declares none, and a phase listed twice.
+// Phases: an unknown phase (with a suggestion, or the list of phases when none is close), a
+// range that runs backwards, a phase no buffer is live in, a phase named where the arena
+// declares none, and a phase listed twice.
 use arena_runtime::{dtype::bf16, Arena, DevicePtr};
 
 pub struct Config {
@@ -15,6 +16,8 @@ pub struct WithPhases {
     pub act: DevicePtr<bf16>,
     #[buffer(shape = [m, config.hidden_size], phase = attention..ffn)]
     pub half_open: DevicePtr<bf16>,
+    #[buffer(shape = [m, config.hidden_size], phase = decode)]
+    pub far_off: DevicePtr<bf16>,
 }
 
 #[derive(Arena)]

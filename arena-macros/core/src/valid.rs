@@ -129,10 +129,16 @@ fn check_phases(cx: &Ctxt, cont: &Container) {
                 Some(i) => ends.push(i),
                 None => cx.error_at(
                     end.span(),
-                    format!(
-                        "`{end}` is not a phase of this arena{}",
-                        hint(&end.to_string(), names.iter().map(String::as_str))
-                    ),
+                    format!("`{end}` is not a phase of this arena{}", {
+                        let near = hint(&end.to_string(), names.iter().map(String::as_str));
+                        if near.is_empty() {
+                            let listed: Vec<String> =
+                                names.iter().map(|n| format!("`{n}`")).collect();
+                            format!("; its phases are {}", listed.join(", "))
+                        } else {
+                            near
+                        }
+                    }),
                 ),
             }
         }

@@ -368,6 +368,13 @@ impl Parser<'_> {
                     "arrays and blocks are not allowed; a formula is one value",
                 );
             }
+            Some(TokenTree::Punct(p)) if p.as_char() == '|' => {
+                return self.fail(
+                    p.span(),
+                    "closures are not allowed in a formula: write the value itself, or call a \
+                     function that computes it",
+                );
+            }
             Some(t) => {
                 let span = t.span();
                 let found = t.to_string();
