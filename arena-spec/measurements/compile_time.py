@@ -117,14 +117,18 @@ def make_no_const(work):
     return nc
 
 
+def workspace_syn():
+    """The workspace's `syn` dependency line (version and features), for the baselines."""
+    return re.search(r'^syn = (.*)$', (ROOT / "Cargo.toml").read_text(), re.M).group(1)
+
+
 def make_baseline(work):
     """An empty proc-macro crate with the derive's syn/quote/proc-macro2 (arena-macros-impl's),
     pinned by the same lock."""
     base = work / "baseline"
     (base / "src").mkdir(parents=True)
     deps = (ROOT / "arena-macros/impl/Cargo.toml").read_text()
-    ws = (ROOT / "Cargo.toml").read_text()
-    syn = re.search(r'^syn = (.*)$', ws, re.M).group(1)
+    syn = workspace_syn()
     (base / "Cargo.toml").write_text(
         '[package]\nname = "baseline"\nversion = "0.1.0"\nedition = "2021"\n[lib]\nproc-macro = true\n'
         f'[dependencies]\nsyn = {syn}\nquote = "1"\nproc-macro2 = "1"\n[workspace]\n')
@@ -159,8 +163,7 @@ def user_of(work, name, dep_path):
 def floor_crate(work):
     """An empty library depending on thiserror, syn, quote and proc-macro2 alone, with the
     workspace's syn features."""
-    syn = re.search(r'^syn = (.*)$', (ROOT / "Cargo.toml").read_text(), re.M).group(1)
-    return empty_crate(work, "user-floor", f'thiserror = "2"\nsyn = {syn}\nquote = "1"\nproc-macro2 = "1"')
+    return empty_crate(work, "user-floor", f'thiserror = "2"\nsyn = {workspace_syn()}\nquote = "1"\nproc-macro2 = "1"')
 
 
 def user_of_runtime(work, name, workspace):

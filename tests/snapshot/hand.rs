@@ -144,36 +144,28 @@ pub fn hand_expanded(src: &str) -> String {
 #[ignore = "writes files; run by the compile-time benchmark"]
 fn write_hand_expanded() {
     let out = std::env::var("ARENA_HAND_OUT").expect("set ARENA_HAND_OUT to a directory");
-    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../arena-spec/src");
-    // Every file of arena-spec's library that uses a derive or `size!`, found by reading them,
-    // so a moved or new one is expanded too.
-    let mut files = Vec::new();
-    let mut dirs = vec![spec.clone()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                let uses = text.lines().map(str::trim).any(|l| {
-                    !l.starts_with("//")
-                        && ((l.starts_with("#[derive(") && DERIVES.iter().any(|d| l.contains(d)))
-                            || l.contains("size!("))
-                });
-                if uses {
-                    files.push(path.strip_prefix(&spec).unwrap().to_path_buf());
-                }
-            }
-        }
-    }
+    // Every file of arena-spec's library that uses a derive or `size!` on a code line, found
+    // by reading them, so a moved or new one is expanded too.
+    let mut all = Vec::new();
+    super::rust_files(&super::root().join("arena-spec/src"), &mut all);
+    let files: Vec<String> = all
+        .into_iter()
+        .filter(|rel| {
+            let text = std::fs::read_to_string(super::root().join(rel)).unwrap();
+            text.lines().map(str::trim).any(|l| {
+                !l.starts_with("//")
+                    && ((l.starts_with("#[derive(") && DERIVES.iter().any(|d| l.contains(d)))
+                        || l.contains("size!("))
+            })
+        })
+        .collect();
     assert!(
         files.iter().any(|f| f.ends_with("arena/mod.rs")),
         "the engine arena is among them"
     );
     for rel in files {
-        let src = std::fs::read_to_string(spec.join(&rel)).unwrap();
-        let dest = Path::new(&out).join(rel);
+        let src = std::fs::read_to_string(super::root().join(&rel)).unwrap();
+        let dest = Path::new(&out).join(rel.strip_prefix("arena-spec/src/").unwrap());
         std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
         std::fs::write(dest, hand_expanded(&src)).unwrap();
     }
