@@ -225,6 +225,66 @@ const fn utf8_width(first: u8) -> usize {
     }
 }
 
+/// A const sizing result as a `usize`, or a panic with the error's message (naming `what`
+/// and the buffer), which under const evaluation is the compile error: what a generated
+/// `const_bytes` returns, so a `const` item needs one call, not a `match` and a `forget`.
+pub const fn unwrap_size(what: &str, result: Result<usize, SizeError>) -> usize {
+    let value = match &result {
+        Ok(v) => *v,
+        Err(e) => size_error_message(Message::new().text(what).text(": "), e).panic(),
+    };
+    // Moved on every path: a `const fn` cannot run `SizeError`'s destructor.
+    core::mem::forget(result);
+    value
+}
+
+/// `SizeError`'s `Display`, in const evaluation. The const path makes no `Nested` or
+/// `Derived` error (a `Box` cannot be built in a `const fn`), but one handed in is still named.
+const fn size_error_message(m: Message, e: &SizeError) -> Message {
+    match e {
+        SizeError::Overflow {
+            buffer,
+            op,
+            lhs,
+            rhs,
+        } => m
+            .text("buffer `")
+            .text(buffer)
+            .text("`: ")
+            .number(*lhs)
+            .text(" ")
+            .text(op)
+            .text(" ")
+            .number(*rhs)
+            .text(" overflows usize"),
+        SizeError::DivideByZero { buffer, op, lhs } => m
+            .text("buffer `")
+            .text(buffer)
+            .text("`: ")
+            .number(*lhs)
+            .text(" ")
+            .text(op)
+            .text(" 0 divides by zero"),
+        SizeError::Zero { buffer } => m
+            .text("buffer `")
+            .text(buffer)
+            .text("` is not gated but its formula gives 0 bytes"),
+        SizeError::TooLarge { buffer, .. } => m
+            .text("buffer `")
+            .text(buffer)
+            .text("`: a value does not fit in usize"),
+        SizeError::TotalOverflow { buffer } => m
+            .text("the total overflows usize when adding buffer `")
+            .text(buffer)
+            .text("`"),
+        SizeError::Nested { buffer, .. } => m
+            .text("buffer `")
+            .text(buffer)
+            .text("`: a sizing function it calls failed"),
+        SizeError::Derived { name, .. } => m.text("derived value `").text(name).text("` failed"),
+    }
+}
+
 /// The check behind `assert_fits!`: a compile error naming `what`, the budget, the total,
 /// the overshoot and the three largest buffers the total counts when `total > budget`. Each
 /// buffer is `(name, bytes, tracked)`; an untracked buffer is allocated but not in the total,
@@ -269,8 +329,7 @@ pub const fn fits(
             .text("`")
             .text(buffers[best].0)
             .text("` ")
-            .number(buffers[best].1)
-            .text(" B");
+            .bytes(buffers[best].1);
         rank += 1;
     }
     let mut untracked = 0usize;
@@ -375,7 +434,8 @@ mod tests {
         assert_eq!(
             msg,
             "model at M = 8 does not fit its budget: total_bytes 530 B (0.0 MiB) > budget 500 B \
-             (0.0 MiB), 30 B (0.0 MiB) over; largest buffers: `b` 300 B, `d` 200 B, `c` 20 B"
+             (0.0 MiB), 30 B (0.0 MiB) over; largest buffers: `b` 300 B (0.0 MiB), `d` 200 B \
+             (0.0 MiB), `c` 20 B (0.0 MiB)"
         );
     }
 
@@ -394,9 +454,31 @@ mod tests {
         assert_eq!(
             err.downcast_ref::<String>().unwrap(),
             "vlm does not fit its budget: total_bytes 449314816 B (428.5 MiB) > budget 268435456 \
-             B (256.0 MiB), 180879360 B (172.5 MiB) over; largest buffers: `hidden` 314572800 B, \
-             `qkv` 134742016 B; untracked buffers (allocated, not in the total): 536870912 B \
+             B (256.0 MiB), 180879360 B (172.5 MiB) over; largest buffers: `hidden` 314572800 B \
+             (300.0 MiB), `qkv` 134742016 B (128.5 MiB); untracked buffers (allocated, not in the total): 536870912 B \
              (512.0 MiB)"
+        );
+    }
+
+    #[test]
+    fn unwrap_size_gives_the_value_or_the_errors_message() {
+        assert_eq!(unwrap_size("t", Ok(96)), 96);
+        let overflow = F.mul(usize::MAX, 2);
+        let err =
+            std::panic::catch_unwind(|| unwrap_size("`T::const_bytes`", overflow)).unwrap_err();
+        assert_eq!(
+            err.downcast_ref::<String>().unwrap(),
+            &format!(
+                "`T::const_bytes`: buffer `buf`: {} * 2 overflows usize",
+                usize::MAX
+            )
+        );
+        let zero =
+            std::panic::catch_unwind(|| unwrap_size("z", Err(SizeError::Zero { buffer: "ids" })))
+                .unwrap_err();
+        assert_eq!(
+            zero.downcast_ref::<String>().unwrap(),
+            "z: buffer `ids` is not gated but its formula gives 0 bytes"
         );
     }
 
@@ -432,7 +514,7 @@ mod tests {
         assert_eq!(
             err.downcast_ref::<String>().unwrap(),
             "m does not fit its budget: total_bytes 600 B (0.0 MiB) > budget 100 B (0.0 MiB), \
-             500 B (0.0 MiB) over; largest buffers: `a` 300 B, `b` 300 B"
+             500 B (0.0 MiB) over; largest buffers: `a` 300 B (0.0 MiB), `b` 300 B (0.0 MiB)"
         );
     }
 

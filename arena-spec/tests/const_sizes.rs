@@ -105,3 +105,14 @@ fn a_const_sizes_what_the_run_time_path_sizes() {
         "the engine arena has untracked buffers"
     );
 }
+
+/// `const_bytes` is a layout's bytes as a plain `usize` in one call: the same number as the
+/// run-time layout and as the `Result` of the const `bytes`.
+#[test]
+fn a_regions_const_bytes_is_its_layout_total() {
+    use arena_spec::arena::regions::{DecodeMeta, DECODE_META_MAX_ROWS};
+    const META: usize = DecodeMeta::const_bytes(DECODE_META_MAX_ROWS);
+    let layout = DecodeMeta::layout(DECODE_META_MAX_ROWS).unwrap();
+    assert_eq!(META, layout.total_bytes);
+    assert_eq!(DecodeMeta::bytes(DECODE_META_MAX_ROWS), Ok(META));
+}

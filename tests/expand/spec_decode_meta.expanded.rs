@@ -306,4 +306,14 @@ impl DecodeMeta {
             ::core::result::Result::Ok(__cursor.total())
         }
     }
+    /// [`Self::bytes`] as a `usize`, for a `const` item: a formula that fails
+    /// panics with the error's message, which in a `const` is the compile error.
+    /// Called at run time it panics too: use [`Self::bytes`] there.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub const fn const_bytes(rows: usize) -> usize {
+        ::arena_runtime::__private::konst::unwrap_size(
+            "`DecodeMeta::const_bytes`",
+            Self::bytes(rows),
+        )
+    }
 }

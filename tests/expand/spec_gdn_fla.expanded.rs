@@ -319,4 +319,14 @@ impl GdnFlaScratch {
             ::core::result::Result::Ok(__cursor.total())
         }
     }
+    /// [`Self::bytes`] as a `usize`, for a `const` item: a formula that fails
+    /// panics with the error's message, which in a `const` is the compile error.
+    /// Called at run time it panics too: use [`Self::bytes`] there.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub const fn const_bytes(config: &ModelConfig, max_batch_tokens: usize) -> usize {
+        ::arena_runtime::__private::konst::unwrap_size(
+            "`GdnFlaScratch::const_bytes`",
+            Self::bytes(config, max_batch_tokens),
+        )
+    }
 }

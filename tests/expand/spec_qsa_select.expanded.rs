@@ -330,4 +330,14 @@ impl QsaSelectScratch {
             ::core::result::Result::Ok(__cursor.total())
         }
     }
+    /// [`Self::bytes`] as a `usize`, for a `const` item: a formula that fails
+    /// panics with the error's message, which in a `const` is the compile error.
+    /// Called at run time it panics too: use [`Self::bytes`] there.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub const fn const_bytes(config: &ModelConfig, max_seq_len: usize) -> usize {
+        ::arena_runtime::__private::konst::unwrap_size(
+            "`QsaSelectScratch::const_bytes`",
+            Self::bytes(config, max_seq_len),
+        )
+    }
 }

@@ -548,4 +548,19 @@ impl Scratch {
             ::core::result::Result::Ok(__cursor.total())
         }
     }
+    /// [`Self::bytes`] as a `usize`, for a `const` item: a formula that fails
+    /// panics with the error's message, which in a `const` is the compile error.
+    /// Called at run time it panics too: use [`Self::bytes`] there.
+    #[allow(unused_variables, clippy::too_many_arguments)]
+    pub const fn const_bytes(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+        blocks_per_seq: usize,
+        decode_rows: usize,
+    ) -> usize {
+        ::arena_runtime::__private::konst::unwrap_size(
+            "`Scratch::const_bytes`",
+            Self::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows),
+        )
+    }
 }

@@ -60,6 +60,15 @@ impl Formula {
         out
     }
 
+    /// The methods the formula calls (`x.min(y)` gives `min`) and the last name of each
+    /// function path it calls (`Scratch::layout(m)` gives `layout`), for the const path's
+    /// check.
+    pub(crate) fn called_names(&self) -> Vec<Called> {
+        let mut out = Vec::new();
+        collect_calls(&self.parsed, &self.parsed.root, &mut out);
+        out
+    }
+
     /// Tokens computing the size with checked arithmetic through the `Formula` named `f`.
     /// The value is a `usize`; `?` propagates a `SizeError`.
     pub(crate) fn checked(&self, f: &Ident) -> TokenStream {
@@ -184,6 +193,55 @@ fn collect_names(node: &Node, out: &mut Vec<Ident>) {
         NodeKind::Method { receiver, args, .. } => {
             collect_names(receiver, out);
             args.iter().for_each(|a| collect_names(a, out));
+        }
+    }
+}
+
+/// A call in a formula, by its last name.
+pub(crate) enum Called {
+    Method(Ident),
+    /// The path's last name, and the path as written.
+    Function(Ident, String),
+}
+
+fn collect_calls(parsed: &Parsed, node: &Node, out: &mut Vec<Called>) {
+    let mut walk = |n: &Node| collect_calls(parsed, n, out);
+    match &node.kind {
+        NodeKind::Path { .. } | NodeKind::Lit => {}
+        NodeKind::Field(inner)
+        | NodeKind::Cast(inner)
+        | NodeKind::Prefix(inner)
+        | NodeKind::Not(inner)
+        | NodeKind::Paren(inner) => walk(inner),
+        NodeKind::Index(base, index) => {
+            walk(base);
+            walk(index);
+        }
+        NodeKind::Binary { left, right, .. } => {
+            walk(left);
+            walk(right);
+        }
+        NodeKind::Call { func, args } => {
+            let path = &parsed.levels[func.level][func.range.clone()];
+            let last = path.iter().rev().find_map(|t| match t {
+                TokenTree::Ident(id) => Some(id.clone()),
+                _ => None,
+            });
+            args.iter().for_each(walk);
+            if let Some(id) = last {
+                let text = text_of(path.iter().cloned().collect());
+                out.push(Called::Function(id, text));
+            }
+        }
+        NodeKind::Method {
+            receiver,
+            method,
+            args,
+            ..
+        } => {
+            walk(receiver);
+            args.iter().for_each(walk);
+            out.push(Called::Method(method.clone()));
         }
     }
 }

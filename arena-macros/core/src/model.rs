@@ -140,6 +140,9 @@ pub struct Container {
     pub companion: Ident,
     pub inputs: Vec<Input>,
     pub derived: Vec<Derived>,
+    /// Derived values whose formula did not parse (already reported): still declared, so a
+    /// use of one is not a second error.
+    pub unparsed_derived: Vec<Ident>,
     pub docs: Docs,
     /// The generated struct of the by-value inputs (`<Arena>Inputs` unless named), and the
     /// extra derives asked for it (`inputs_struct(Name, derive(Serialize))`).

@@ -1,7 +1,7 @@
 //! "Did you mean" suggestions for misspelled keys and names.
 
 /// The closest candidate within a small edit distance, if any.
-pub(crate) fn did_you_mean<'a, I>(word: &str, candidates: I) -> Option<&'a str>
+pub fn did_you_mean<'a, I>(word: &str, candidates: I) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a str>,
 {

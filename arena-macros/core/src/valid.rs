@@ -2,7 +2,7 @@
 //! shadowed by a buffer.
 
 use crate::ctxt::Ctxt;
-use crate::formula::Formula;
+use crate::formula::{Called, Formula};
 use crate::model::Container;
 use crate::suggest::hint;
 use proc_macro2::Ident;
@@ -13,18 +13,26 @@ pub fn check(cx: &Ctxt, cont: &Container) {
 
     let inputs: Vec<String> = cont.input_names().map(Ident::to_string).collect();
     let derived: Vec<String> = cont.derived.iter().map(|d| d.name.to_string()).collect();
+    // A derived value whose formula did not parse was reported once; reading it is no error.
+    let unparsed: Vec<String> = cont.unparsed_derived.iter().map(Ident::to_string).collect();
 
     // A derived value reads the inputs and the derived values before it.
     for (i, d) in cont.derived.iter().enumerate() {
         let known: Vec<&str> = inputs
             .iter()
+            .chain(&unparsed)
             .chain(&derived[..i])
             .map(String::as_str)
             .collect();
         check_names(cx, &d.formula, &known, &derived[i..]);
     }
 
-    let known: Vec<&str> = inputs.iter().chain(&derived).map(String::as_str).collect();
+    let known: Vec<&str> = inputs
+        .iter()
+        .chain(&unparsed)
+        .chain(&derived)
+        .map(String::as_str)
+        .collect();
     for b in &cont.buffers {
         let formulas = b
             .size
@@ -34,6 +42,19 @@ pub fn check(cx: &Ctxt, cont: &Container) {
             .chain(&b.min_bytes);
         for f in formulas {
             check_names(cx, f, &known, &[]);
+        }
+    }
+    if cont.const_path {
+        let derived = cont.derived.iter().map(|d| &d.formula);
+        let buffers = cont.buffers.iter().flat_map(|b| {
+            b.size
+                .iter()
+                .flat_map(|s| s.formulas())
+                .chain(&b.gate)
+                .chain(&b.min_bytes)
+        });
+        for f in derived.chain(buffers) {
+            check_const_calls(cx, f);
         }
     }
 }
@@ -164,6 +185,38 @@ fn check_phases(cx: &Ctxt, cont: &Container) {
                     format!("no buffer is live in phase `{p}`: give one `phase = {p}`, or drop the phase"),
                 );
             }
+        }
+    }
+}
+
+/// On the const path, `x.min(y)`, `x.max(y)` and `x.clamp(..)` are `Ord`'s methods, which
+/// are not `const fn`s, and a `Regions` layout is a run-time value: rustc's own errors (E0015,
+/// or a method missing on the const path's `Konst`) would not say what to write instead.
+fn check_const_calls(cx: &Ctxt, formula: &Formula) {
+    for called in formula.called_names() {
+        match called {
+            Called::Method(method) => {
+                let instead = match method.to_string().as_str() {
+                    "min" => "the built-in `min(a, b)`",
+                    "max" => "the built-in `max(a, b)`",
+                    "clamp" => "the built-in `max(lo, min(x, hi))`",
+                    _ => continue,
+                };
+                cx.error_at(
+                    method.span(),
+                    format!(
+                        "`.{method}(..)` is `Ord::{method}`, not a `const fn`, and this arena is `#[arena(const)]`: write {instead}, which is checked and const"
+                    ),
+                );
+            }
+            Called::Function(name, path) if name == "layout" => {
+                let owner = path.strip_suffix("layout").unwrap_or("Name::");
+                cx.error_at(
+                    name.span(),
+                    format!("a `Regions` layout is a run-time value, and this arena is `#[arena(const)]`: size the buffer with `{owner}bytes(..)` (a `const fn` under `#[regions(const)]`)"),
+                )
+            }
+            Called::Function(..) => {}
         }
     }
 }

@@ -47,6 +47,7 @@ pub fn container(cx: &Ctxt, input: &DeriveInput, kind: Kind) -> Option<Container
         companion: default_companion,
         inputs: Vec::new(),
         derived: Vec::new(),
+        unparsed_derived: Vec::new(),
         docs: Docs::default(),
         inputs_struct: format_ident!("{}Inputs", input.ident),
         inputs_struct_derives: Vec::new(),
@@ -95,8 +96,9 @@ fn apply(cont: &mut Container, entry: Entry, cx: &Ctxt) {
             if let Some(ts) = entry.listed("derived(name = formula, ...)", cx) {
                 for (name, tokens) in attr::parse_named(ts, "derived value", cx) {
                     let what = format!("derived value `{name}`");
-                    if let Some(formula) = Formula::parse(tokens, &what, cx) {
-                        cont.derived.push(Derived { name, formula });
+                    match Formula::parse(tokens, &what, cx) {
+                        Some(formula) => cont.derived.push(Derived { name, formula }),
+                        None => cont.unparsed_derived.push(name),
                     }
                 }
             }

@@ -5,7 +5,7 @@
 //! token groups; each value is then parsed by its key.
 
 use arena_macros_core::ctxt::Ctxt;
-use arena_macros_core::suggest::hint;
+use arena_macros_core::suggest::{did_you_mean, hint};
 use proc_macro2::{Delimiter, Ident, Spacing, Span, TokenStream, TokenTree};
 use syn::spanned::Spanned;
 
@@ -147,7 +147,9 @@ pub fn entries(attr: &syn::Attribute, name: &str, known: &[&str], cx: &Ctxt) -> 
             }
         };
         let k = key.to_string();
-        if !known.contains(&k.as_str()) {
+        let key = if known.contains(&k.as_str()) {
+            key
+        } else {
             cx.error_at(
                 key.span(),
                 format!(
@@ -155,8 +157,13 @@ pub fn entries(attr: &syn::Attribute, name: &str, known: &[&str], cx: &Ctxt) -> 
                     hint(&k, known.iter().copied())
                 ),
             );
-            continue;
-        }
+            // A near miss (`phase(...)` for `phases(...)`) is read as the key it misses, so
+            // the rest of the declaration is checked against it: one typo, one error.
+            match did_you_mean(&k, known.iter().copied()) {
+                Some(meant) => Ident::new(meant, key.span()),
+                None => continue,
+            }
+        };
         if seen.iter().any(|s| s == &key) {
             cx.error_at(
                 key.span(),

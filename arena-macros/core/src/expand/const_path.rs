@@ -113,8 +113,9 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
     }
     let decls = input_decls(cont);
     let count = cont.buffers.len();
+    let zeros = zero_sizes(cont);
     let mut items = vec![
-        Item::function(
+        Item::const_function(
             quote! {
                 /// [`Self::from_config`] as a `const fn`, for `const` items: the same formulas,
                 /// gates, floors and tracking. A formula that overflows, divides by zero or goes
@@ -143,6 +144,7 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                     __sizes
                 }
             },
+            zeros.clone(),
         ),
         Item::constant(
             quote! {
@@ -155,7 +157,7 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
             },
             quote!([false; #count]),
         ),
-        Item::function(
+        Item::const_function(
             quote! {
                 /// Each buffer's bytes, in field order.
                 const fn byte_sizes_const(&self) -> [usize; #count]
@@ -164,8 +166,9 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 let idents = cont.buffers.iter().map(|b| &b.ident);
                 quote!([#(self.#idents),*])
             },
+            quote!([0; #count]),
         ),
-        Item::function(
+        Item::const_function(
             quote! {
                 /// Each buffer's name and bytes, in field order.
                 pub const fn named_sizes(&self) -> [(&'static str, usize); #count]
@@ -178,8 +181,9 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 });
                 quote!([#(#pairs),*])
             },
+            quote!([("", 0); #count]),
         ),
-        Item::function(
+        Item::const_function(
             quote! {
                 /// Each buffer's name, bytes and whether `total_bytes` counts it, in field
                 /// order (`assert_fits!` names the largest counted ones when a budget is
@@ -195,6 +199,7 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 });
                 quote!([#(#triples),*])
             },
+            quote!([("", 0, false); #count]),
         ),
     ];
     if let Some(item) = const_from_inputs(cont) {
@@ -211,7 +216,7 @@ fn const_from_inputs<'a>(cont: &'a Container) -> Option<Item<'a>> {
     }
     let name = &cont.inputs_struct;
     let refs = ref_input_decls(cont);
-    Some(Item::function(
+    Some(Item::const_function(
         quote! {
             /// [`Self::const_from_config`] with the by-value inputs by name.
             pub const fn const_from_inputs(#(#refs,)* inputs: &#name) -> Self
@@ -220,12 +225,13 @@ fn const_from_inputs<'a>(cont: &'a Container) -> Option<Item<'a>> {
             let args = by_name_args(cont);
             quote!(Self::const_from_config(#(#args),*))
         },
+        zero_sizes(cont),
     ))
 }
 
 /// `total_bytes` as a `const fn` (saturating, as the run-time one), for the const path.
 pub fn const_total_bytes<'a>(cont: &'a Container, doc: TokenStream) -> Item<'a> {
-    Item::function(
+    Item::const_function(
         quote! {
             #doc
             /// The sum of the tracked buffers: what a preflight reserves for the arena.
@@ -242,5 +248,13 @@ pub fn const_total_bytes<'a>(cont: &'a Container, doc: TokenStream) -> Item<'a> 
                 __total
             }
         },
+        quote!(0),
     )
+}
+
+/// The fallback's sizes: every buffer 0 bytes, a value const evaluation accepts, so a
+/// budget over a broken declaration adds no error of its own.
+fn zero_sizes(cont: &Container) -> TokenStream {
+    let idents = cont.buffers.iter().map(|b| &b.ident);
+    quote!(Self { #(#idents: 0),* })
 }

@@ -47,6 +47,22 @@ impl<'a> Item<'a> {
         }
     }
 
+    /// A `const fn`, with the body its stub takes: a value, not `unimplemented!()`, because
+    /// a `const` item or an `assert_fits!` that calls it is evaluated even beside the
+    /// declaration's errors, and a panicking stub would add one more error at each of them.
+    pub fn const_function(
+        head: TokenStream,
+        body: impl Fn() -> TokenStream + 'a,
+        stub: TokenStream,
+    ) -> Self {
+        Item {
+            head,
+            body: Box::new(body),
+            stub,
+            kind: ItemKind::Function,
+        }
+    }
+
     /// An associated constant, with the value its stub takes.
     pub fn constant(
         head: TokenStream,

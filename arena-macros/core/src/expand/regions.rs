@@ -108,6 +108,7 @@ fn region_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
     let params = input_decls(cont);
     let carve_label = label.clone();
     let bytes_label = label.clone();
+    let const_bytes_what = format!("`{label}::const_bytes`");
     let bytes_params = params.clone();
     let mut items = vec![
         Item::function(
@@ -159,7 +160,9 @@ fn region_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
         ),
     ];
     if cont.const_path {
-        items.push(Item::function(
+        let args: Vec<_> = cont.input_names().collect();
+        let what = const_bytes_what;
+        items.push(Item::const_function(
             quote! {
                 /// The bytes [`Self::layout`] needs (its `total_bytes`), as a `const fn`: the
                 /// same formulas and alignment, for arena formulas on the const sizing path.
@@ -167,6 +170,30 @@ fn region_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 pub const fn bytes(#(#bytes_params),*) -> ::core::result::Result<usize, ::arena_runtime::SizeError>
             },
             move || const_bytes_body(cont, &bytes_label),
+            quote!(::core::result::Result::Ok(0)),
+        ));
+        items.push(Item::const_function(
+            quote! {
+                /// [`Self::bytes`] as a `usize`, for a `const` item: a formula that fails
+                /// panics with the error's message, which in a `const` is the compile error.
+                /// Called at run time it panics too: use [`Self::bytes`] there.
+                #[allow(unused_variables, clippy::too_many_arguments)]
+                pub const fn const_bytes(#(#params),*) -> usize
+            },
+            move || quote!(::arena_runtime::__private::konst::unwrap_size(#what, Self::bytes(#(#args),*))),
+            quote!(0),
+        ));
+    } else {
+        let args: Vec<_> = cont.input_names().collect();
+        items.push(Item::function(
+            quote! {
+                /// The bytes [`Self::layout`] needs (its `total_bytes`). Not a `const fn`: an
+                /// arena on the const sizing path (`#[arena(const)]`) needs
+                /// `#[regions(const)]` here, which makes this one `const`.
+                #[allow(clippy::too_many_arguments)]
+                pub fn bytes(#(#bytes_params),*) -> ::core::result::Result<usize, ::arena_runtime::SizeError>
+            },
+            move || quote!(::core::result::Result::Ok(Self::layout(#(#args),*)?.total_bytes)),
         ));
     }
     items
