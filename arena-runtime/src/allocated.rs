@@ -246,26 +246,37 @@ impl<A: Arena, D: Device> Allocated<A, D> {
     }
 
     /// Poison mode, for an engine checking its phase contract: fills the bytes of every
-    /// buffer whose live range begins at phase `phase` with [`POISON_PATTERN`] (`0xFF`:
-    /// NaN in `f32`, `bf16` and `f16`), one device fill per buffer. Call it as each phase
-    /// begins, on the stream the step runs on; a kernel that still reads a buffer whose phase
-    /// has ended then reads NaNs where that buffer's bytes were reused. Only a shared arena
-    /// reuses bytes; on the others this fills nothing shared but is still allowed.
-    pub fn poison_phase(&self, phase: usize) -> Result<(), ArenaError> {
-        if phase >= A::PHASES.len() {
-            return Err(ArenaError::NoSuchPhase {
-                arena: A::NAME,
-                phase,
-                phases: A::PHASES.len(),
-            });
-        }
+    /// buffer whose live range begins at `phase` with [`POISON_PATTERN`] (`0xFF`: NaN in
+    /// `f32`, `bf16` and `f16`), one device fill per buffer. Call it as each phase begins; a
+    /// kernel that still reads a buffer whose phase has ended then reads NaNs where that
+    /// buffer's bytes were reused. Only a shared arena reuses bytes; on the others this fills
+    /// nothing shared but is still allowed.
+    ///
+    /// The fills are ordered as the device orders its work: on the host at once; on a GPU,
+    /// asynchronous memsets on the `CudaDevice`'s stream (the engine's stream when it was made
+    /// with `CudaDevice::from_stream`), so they land between that stream's kernels and may be
+    /// recorded in a stream capture. `poison_phase_on` takes another stream.
+    pub fn poison_phase(&self, phase: A::Phase) -> Result<(), ArenaError> {
+        self.poison_with(&self.device, phase)
+    }
+
+    /// [`Self::poison_phase`] through `device`: the arena's own, or the same memory on
+    /// another stream.
+    pub(crate) fn poison_with(
+        &self,
+        device: &impl Device,
+        phase: A::Phase,
+    ) -> Result<(), ArenaError> {
+        use crate::Phase as _;
+        let phase = phase.index();
         for p in self.placements.iter().filter(|p| p.bytes > 0) {
             if matches!(p.decl.live, crate::Live::Phases { first, .. } if first == phase) {
-                // SAFETY: `p` is a live buffer of this arena, `p.bytes` long.
-                unsafe { self.device.fill(p.addr, p.bytes, POISON_PATTERN) }.map_err(|source| {
+                // SAFETY: `p` is a live buffer of this arena, `p.bytes` long, and `device`
+                // addresses this arena's memory.
+                unsafe { device.fill(p.addr, p.bytes, POISON_PATTERN) }.map_err(|source| {
                     ArenaError::Poison {
                         buffer: p.decl.name,
-                        device: self.device.name(),
+                        device: device.name(),
                         source,
                     }
                 })?;

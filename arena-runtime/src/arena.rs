@@ -90,8 +90,12 @@ pub trait Arena: Sized {
     const NAME: &'static str;
     /// Every buffer, in field order.
     const BUFFERS: &'static [BufferDecl];
-    /// The step's phases in order (`#[arena(phases(...))]`), empty when none are declared.
+    /// The step's phases in order (`#[arena(phases(...))]`), empty when none are declared:
+    /// the names of `Self::Phase::ALL`, as a `const`.
     const PHASES: &'static [&'static str] = &[];
+    /// The generated enum of the arena's phases (`<Arena>Phase`), or [`crate::NoPhases`] for
+    /// an arena that declares none.
+    type Phase: crate::Phase;
 
     /// Each buffer's bytes, in field order.
     fn byte_sizes(sizes: &Self::Sizes) -> Vec<usize>;
@@ -119,9 +123,11 @@ pub trait Arena: Sized {
             .map(|(decl, bytes)| (decl.name, bytes))
     }
 
-    /// The index of phase `name` in [`Self::PHASES`] (for `Allocated::poison_phase`).
-    fn phase(name: &str) -> Option<usize> {
-        Self::PHASES.iter().position(|&p| p == name)
+    /// The phase named `name`, for a name read at run time (a command line, a config);
+    /// code names the phase itself (`MyArenaPhase::Ffn`), which the compiler checks.
+    fn phase(name: &str) -> Option<Self::Phase> {
+        use crate::Phase as _;
+        Self::Phase::ALL.iter().copied().find(|p| p.name() == name)
     }
 
     /// The shared slab's plan at these sizes: buffers whose phases never overlap share bytes

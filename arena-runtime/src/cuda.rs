@@ -26,11 +26,21 @@ unsafe impl<'a, 'b: 'a, T> PushKernelArg<&'b DevicePtr<T>> for LaunchArgs<'a> {
     }
 }
 
-/// Device memory of one CUDA context. Allocations are plain `cuMemAlloc`s made in that
-/// context, so an engine that owns a context (or a stream) allocates its arena in it.
+/// Device memory of one CUDA context, and the stream its fills and copies are ordered on.
+/// Allocations are plain `cuMemAlloc`s made in that context, so an engine that owns a
+/// context (or a stream) allocates its arena in it.
+///
+/// The stream: `fill` (poison mode) is an asynchronous `cuMemsetD8Async` on it, so it lands
+/// between the kernels the engine launches on that stream and may be recorded in a stream
+/// capture; `write` and `read` (guard bands, tests) copy on it and wait for it. Made with
+/// [`Self::from_stream`] it is the engine's stream; with [`Self::new`] or
+/// [`Self::from_context`] it is the context's default stream. The arena synchronises nothing
+/// else: a multi-stream engine orders its own work, and `Allocated::poison_phase_on` fills on
+/// another stream.
 #[derive(Debug, Clone)]
 pub struct CudaDevice {
     ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
 }
 
 fn driver(e: DriverError) -> DeviceError {
@@ -56,25 +66,36 @@ impl CudaDevice {
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
-    /// The primary context of device `ordinal`.
+    /// The primary context of device `ordinal`, with its default stream.
     pub fn new(ordinal: usize) -> Result<Self, DeviceError> {
         if !Self::available() {
             return Err(DeviceError::Driver("no CUDA driver or device found".into()));
         }
-        Ok(Self {
-            ctx: CudaContext::new(ordinal).map_err(driver)?,
-        })
+        Ok(Self::from_context(
+            CudaContext::new(ordinal).map_err(driver)?,
+        ))
     }
 
-    /// A context the engine already owns.
+    /// A context the engine already owns, with its default stream.
     pub fn from_context(ctx: Arc<CudaContext>) -> Self {
-        Self { ctx }
+        let stream = ctx.default_stream();
+        Self { ctx, stream }
     }
 
-    /// The context of a stream the engine already owns.
+    /// A stream the engine already owns: its context, and the stream itself for fills and
+    /// copies, so poison mode orders against the engine's kernels on it.
     pub fn from_stream(stream: &Arc<CudaStream>) -> Self {
         Self {
             ctx: stream.context().clone(),
+            stream: stream.clone(),
+        }
+    }
+
+    /// The same device with fills and copies on `stream` (of the same context).
+    pub fn on_stream(&self, stream: &Arc<CudaStream>) -> Self {
+        Self {
+            ctx: self.ctx.clone(),
+            stream: stream.clone(),
         }
     }
 
@@ -82,8 +103,26 @@ impl CudaDevice {
         &self.ctx
     }
 
+    /// The stream fills and copies are ordered on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
     fn bind(&self) -> Result<(), DeviceError> {
         self.ctx.bind_to_thread().map_err(driver)
+    }
+}
+
+impl<A: crate::Arena> crate::Allocated<A, CudaDevice> {
+    /// [`Self::poison_phase`](crate::Allocated::poison_phase) on `stream` rather than the
+    /// device's: for an engine whose phase runs on a stream of its own. `stream` must belong
+    /// to the arena's context.
+    pub fn poison_phase_on(
+        &self,
+        phase: A::Phase,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), crate::ArenaError> {
+        self.poison_with(&self.device().on_stream(stream), phase)
     }
 }
 
@@ -123,21 +162,28 @@ impl Device for CudaDevice {
     unsafe fn write(&self, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
         self.bind()?;
         // SAFETY: the caller promises `addr .. addr + data.len()` lies in a live allocation
-        // of this device (the `Device::write` contract); the context is bound.
-        unsafe { result::memcpy_htod_sync(addr, data) }.map_err(driver)
+        // of this device (the `Device::write` contract); the context is bound. `data` is
+        // borrowed until the stream is synchronised below, so the copy never outlives it.
+        unsafe { result::memcpy_htod_async(addr, data, self.stream.cu_stream()) }
+            .map_err(driver)?;
+        self.stream.synchronize().map_err(driver)
     }
 
     unsafe fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), DeviceError> {
         self.bind()?;
-        // SAFETY: as `write`, for `addr .. addr + out.len()`.
-        unsafe { result::memcpy_dtoh_sync(out, addr) }.map_err(driver)
+        // SAFETY: as `write`, for `addr .. addr + out.len()`; `out` is borrowed until the
+        // stream is synchronised.
+        unsafe { result::memcpy_dtoh_async(out, addr, self.stream.cu_stream()) }.map_err(driver)?;
+        self.stream.synchronize().map_err(driver)
     }
 
     unsafe fn fill(&self, addr: u64, bytes: usize, value: u8) -> Result<(), DeviceError> {
         self.bind()?;
-        // SAFETY: as `write`, for `addr .. addr + bytes`: one `cuMemsetD8`, synchronous, so
-        // the fill is done before the phase's kernels are launched.
-        unsafe { result::memset_d8_sync(addr, value, bytes) }.map_err(driver)
+        // SAFETY: as `write`, for `addr .. addr + bytes`. Asynchronous on the device's
+        // stream: ordered after the kernels launched on it before, and before those launched
+        // after; no host memory is involved, so nothing must outlive the call.
+        unsafe { result::memset_d8_async(addr, value, bytes, self.stream.cu_stream()) }
+            .map_err(driver)
     }
 }
 

@@ -56,7 +56,9 @@ pub trait Device {
     }
 
     /// Sets `bytes` bytes at `addr` to `value` (poison mode). By default through
-    /// [`Self::write`], a MiB at a time; a GPU backend overrides it with a device memset.
+    /// [`Self::write`], a MiB at a time; a GPU backend overrides it with a device memset,
+    /// asynchronous on the backend's stream, so it is ordered as the kernels on that stream
+    /// are (and may be recorded in a stream capture).
     ///
     /// # Safety
     /// `addr .. addr + bytes` lies inside a live allocation of this device.

@@ -151,13 +151,6 @@ pub enum ArenaError {
     /// band there, so a write to it would read back as an overrun.
     #[error("{arena}: guard bands need a layout without sharing (another phase's buffer may lie over a guard band); allocate the shared slab without guard_bytes")]
     SharedGuards { arena: &'static str },
-    /// `poison_phase` was given a phase the arena does not declare.
-    #[error("{arena} has {phases} phases; there is no phase {phase}")]
-    NoSuchPhase {
-        arena: &'static str,
-        phase: usize,
-        phases: usize,
-    },
     /// A size the declaration's formulas could not have given (a hand-edited sizes
     /// struct); nothing was allocated.
     #[error("{arena}: {source}")]

@@ -34,6 +34,7 @@ mod device;
 pub mod dtype;
 mod error;
 mod host;
+mod phase;
 mod ptr;
 mod regions;
 mod shared;
@@ -59,6 +60,7 @@ pub use error::{
     ArenaError, CarveError, DeviceError, GuardError, ImpossibleSize, PlacementError, SizeError,
 };
 pub use host::HostDevice;
+pub use phase::{NoPhases, Phase};
 pub use ptr::DevicePtr;
 pub use regions::Region;
 pub use shared::{Live, SharedPlan};

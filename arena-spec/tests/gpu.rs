@@ -4,7 +4,7 @@
 //! Run on a GPU: `cargo test -p arena-spec --features cuda --release --test gpu`.
 #![cfg(feature = "cuda")]
 
-use arena_runtime::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use arena_runtime::cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use arena_runtime::{AllocOptions, Allocated, CudaDevice, Device, DevicePtr, GuardError};
 use arena_spec::models::SHIPPED;
 use arena_spec::{ArenaInputs, BufferArena, BufferSizes, ModelConfig, ParallelLayout, Rank};
@@ -26,6 +26,13 @@ extern "C" __global__ void check(const unsigned char* p, unsigned long long n, u
 extern "C" __global__ void poke_past_end(float* p, unsigned long long len) {
     p[len] = 0.0f;
 }
+extern "C" __global__ void spin_then_fill(unsigned char* p, unsigned long long n, unsigned char v,
+                                          long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {}
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) p[i] = v;
+}
 extern "C" __global__ void fill_through_table(float* const* table, unsigned int n, float v) {
     if (threadIdx.x < n) table[threadIdx.x][0] = v + threadIdx.x;
 }
@@ -45,19 +52,26 @@ struct Kernels {
     check: CudaFunction,
     poke: CudaFunction,
     through_table: CudaFunction,
+    spin_then_fill: CudaFunction,
 }
 
 impl Kernels {
     fn new(device: &CudaDevice) -> Kernels {
+        Self::on(device, device.context().default_stream())
+    }
+
+    /// The kernels, launched on `stream`.
+    fn on(device: &CudaDevice, stream: Arc<CudaStream>) -> Kernels {
         let ptx = arena_runtime::cudarc::nvrtc::compile_ptx(KERNELS)
             .expect("NVRTC compiles the test kernels");
         let module = device.context().load_module(ptx).unwrap();
         Kernels {
-            stream: device.context().default_stream(),
+            stream,
             fill: module.load_function("fill").unwrap(),
             check: module.load_function("check").unwrap(),
             poke: module.load_function("poke_past_end").unwrap(),
             through_table: module.load_function("fill_through_table").unwrap(),
+            spin_then_fill: module.load_function("spin_then_fill").unwrap(),
         }
     }
 
@@ -84,6 +98,25 @@ impl Kernels {
         b.arg(&p).arg(&n).arg(&v).arg(&bad);
         unsafe { b.launch(Self::grid(p.byte_len())) }.unwrap();
         self.stream.clone_dtoh(&bad).unwrap()[0]
+    }
+
+    /// Waits about `cycles` GPU clocks, then fills: a kernel still running when the host
+    /// issues what comes next on the stream.
+    fn spin_then_fill(&self, p: DevicePtr<u8>, v: u8, cycles: i64) {
+        let n = p.byte_len() as u64;
+        let mut b = self.stream.launch_builder(&self.spin_then_fill);
+        b.arg(&p).arg(&n).arg(&v).arg(&cycles);
+        unsafe { b.launch(Self::grid(p.byte_len())) }.unwrap();
+    }
+
+    /// The check kernel's count of bytes of `p` that are not `v`, added to the `u64` at
+    /// `bad`, launched with nothing allocated or copied and no cudarc slice (whose event
+    /// tracking would tie the capture to work outside it): legal inside a stream capture.
+    fn count_mismatches_into(&self, p: DevicePtr<u8>, v: u8, bad: DevicePtr<u8>) {
+        let n = p.byte_len() as u64;
+        let mut b = self.stream.launch_builder(&self.check);
+        b.arg(&p).arg(&n).arg(&v).arg(&bad);
+        unsafe { b.launch(Self::grid(p.byte_len())) }.unwrap();
     }
 
     fn poke_past_end(&self, p: DevicePtr<f32>) {
@@ -445,4 +478,99 @@ fn a_step_on_the_shared_slab_keeps_every_live_buffer_intact() {
             alloc_us
         );
     }
+}
+
+/// The first buffer of a phase's own (live from that phase, not the whole step) in a shared
+/// arena of `model` at small sizes, with the phase.
+fn a_buffer_beginning_at_a_phase(
+    arena: &Allocated<BufferArena, CudaDevice>,
+) -> (arena_spec::BufferArenaPhase, DevicePtr<u8>) {
+    use arena_runtime::{Arena, Live, Phase};
+    let p = arena
+        .placements()
+        .iter()
+        .find(|p| p.bytes > 0 && matches!(p.decl.live, Live::Phases { first, .. } if first > 0))
+        .expect("a buffer that begins after the first phase");
+    let Live::Phases { first, .. } = p.decl.live else {
+        unreachable!()
+    };
+    let phase = <BufferArena as Arena>::Phase::ALL[first];
+    (phase, byte_view(p))
+}
+
+/// Poison mode on an engine's own (non-blocking) stream: a slow kernel writes a buffer, the
+/// phase that buffer begins at is poisoned, a second kernel checks the buffer. The poison is
+/// an asynchronous memset on that stream, so it lands after the first kernel and before the
+/// second (a memset on the legacy default stream would not wait for the spinning kernel, which
+/// would then overwrite it); the same three steps recorded in a stream capture replay the
+/// same way, so poison mode works inside a CUDA graph.
+#[test]
+fn poison_on_an_engine_stream_lands_between_its_kernels_and_in_a_graph() {
+    use arena_runtime::POISON_PATTERN;
+    let Some(gpu) = gpu() else { return };
+    let stream = gpu.context().new_stream().unwrap();
+    let device = CudaDevice::from_stream(&stream);
+    let k = Kernels::on(&device, stream.clone());
+    let sizes = small_sizes("qwen3-next-80b-a3b");
+    let arena = BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::shared()).unwrap();
+    let (phase, buffer) = a_buffer_beginning_at_a_phase(&arena);
+    // About 20 ms at the H200's ~2 GHz: far longer than the host takes to issue the memset.
+    let cycles = 40_000_000;
+
+    k.spin_then_fill(buffer, 0x11, cycles);
+    arena.poison_phase(phase).unwrap();
+    assert_eq!(
+        k.mismatches(buffer, POISON_PATTERN),
+        0,
+        "the poison landed between the two kernels of the device's stream"
+    );
+
+    // Another stream of the engine's, through `poison_phase_on`.
+    let other = gpu.context().new_stream().unwrap();
+    let k2 = Kernels::on(&device, other.clone());
+    k2.spin_then_fill(buffer, 0x22, cycles);
+    arena.poison_phase_on(phase, &other).unwrap();
+    assert_eq!(
+        k2.mismatches(buffer, POISON_PATTERN),
+        0,
+        "poison_phase_on orders on its stream"
+    );
+
+    // The same step captured into a graph and replayed; the mismatch count lives in a
+    // whole-step buffer of the arena (a `CudaSlice`'s event tracking would tie the capture to
+    // work outside it).
+    let counter = arena
+        .placements()
+        .iter()
+        .find(|p| p.bytes >= 8 && p.decl.live == arena_runtime::Live::WholeStep)
+        .map(byte_view)
+        .expect("a whole-step buffer for the count");
+    stream.synchronize().unwrap();
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .unwrap();
+    k.fill(counter, 0);
+    k.spin_then_fill(buffer, 0x33, cycles / 4);
+    arena.poison_phase(phase).unwrap();
+    k.count_mismatches_into(buffer, POISON_PATTERN, counter);
+    let graph = stream
+        .end_capture(sys::CUgraphInstantiate_flags(0))
+        .unwrap()
+        .expect("the capture recorded the step");
+    for _ in 0..5 {
+        k.fill(buffer, 0x44);
+        graph.launch().unwrap();
+        let mut count = [0u8; 8];
+        // SAFETY: the counter's first 8 bytes, a live buffer of this arena; `read` waits for
+        // the stream, so the replay is done.
+        unsafe { device.read(counter.as_raw(), &mut count) }.unwrap();
+        assert_eq!(
+            u64::from_ne_bytes(count),
+            0,
+            "the replay poisoned the buffer between the graph's kernels"
+        );
+    }
+    assert_eq!(k.mismatches(buffer, POISON_PATTERN), 0);
+    drop(graph);
+    arena.release().unwrap();
 }

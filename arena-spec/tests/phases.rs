@@ -38,7 +38,6 @@ fn every_shipped_model_shares_close_to_the_lower_bound() {
 #[test]
 fn a_step_on_the_shared_slab_never_clobbers_a_live_buffer() {
     use arena_runtime::{AllocOptions, HostDevice};
-    let phases = <BufferArena as Arena>::PHASES.len();
     for name in [
         "qwen3-next-80b-a3b",
         "nemotron-3-nano-30b-a3b",
@@ -65,7 +64,6 @@ fn a_step_on_the_shared_slab_never_clobbers_a_live_buffer() {
             .check_step()
             .map_err(|e| format!("{name}: {e}"))
             .unwrap();
-        assert!(arena.poison_phase(phases).is_err());
         arena.release().unwrap();
     }
 }

@@ -199,6 +199,7 @@ impl BufferSizes {
 #[automatically_derived]
 impl ::arena_runtime::Arena for BufferArena {
     type Sizes = BufferSizes;
+    type Phase = ::arena_runtime::NoPhases;
     const NAME: &'static str = "BufferArena";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[

@@ -321,6 +321,7 @@ impl BlockSizes {
 #[automatically_derived]
 impl ::arena_runtime::Arena for BlockArena {
     type Sizes = BlockSizes;
+    type Phase = ::arena_runtime::NoPhases;
     const NAME: &'static str = "BlockArena";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[

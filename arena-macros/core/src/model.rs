@@ -162,3 +162,27 @@ impl Container {
         self.inputs.iter().map(|i| &i.name)
     }
 }
+
+/// `lm_head` → `LmHead`: a phase's variant in the generated `<Arena>Phase` enum. A name with
+/// nothing but underscores keeps its own spelling; one that would be the keyword `Self` gets
+/// `Phase` appended (`valid` reports two phases that give one variant).
+pub fn phase_variant(phase: &Ident) -> Ident {
+    let text: String = phase
+        .to_string()
+        .split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            match chars.next() {
+                Some(first) => first.to_uppercase().chain(chars).collect::<String>(),
+                None => String::new(),
+            }
+        })
+        .collect();
+    let text = match text.as_str() {
+        "" => phase.to_string(),
+        "Self" => "SelfPhase".to_string(),
+        _ => text,
+    };
+    Ident::new(&text, phase.span())
+}

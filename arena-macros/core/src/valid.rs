@@ -3,7 +3,7 @@
 
 use crate::ctxt::Ctxt;
 use crate::formula::{Called, Formula};
-use crate::model::Container;
+use crate::model::{phase_variant, Container};
 use crate::suggest::hint;
 use proc_macro2::Ident;
 
@@ -122,11 +122,24 @@ fn check_unique_names(cx: &Ctxt, cont: &Container) {
 /// order, every declared phase used by some buffer.
 fn check_phases(cx: &Ctxt, cont: &Container) {
     let names: Vec<String> = cont.phases.iter().map(Ident::to_string).collect();
+    let variants: Vec<String> = cont
+        .phases
+        .iter()
+        .map(|p| phase_variant(p).to_string())
+        .collect();
     for (i, p) in cont.phases.iter().enumerate() {
         if names[..i].contains(&names[i]) {
             cx.error_at(
                 p.span(),
                 format!("phase `{p}` is listed twice in `phases(...)`"),
+            );
+        } else if let Some(j) = variants[..i].iter().position(|v| v == &variants[i]) {
+            cx.error_at(
+                p.span(),
+                format!(
+                    "phases `{}` and `{p}` would both be `{}` in the generated phase enum; rename one",
+                    names[j], variants[i]
+                ),
             );
         }
     }

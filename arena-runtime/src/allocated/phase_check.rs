@@ -4,6 +4,7 @@
 use crate::allocated::{Allocated, POISON_PATTERN};
 use crate::arena::Arena;
 use crate::device::Device;
+use crate::phase::Phase as _;
 use crate::shared::Live;
 
 impl<A: Arena, D: Device> Allocated<A, D> {
@@ -30,8 +31,9 @@ impl<A: Arena, D: Device> Allocated<A, D> {
             .enumerate()
             .filter(|(_, p)| p.bytes > 0)
             .collect();
-        for (phase, phase_name) in A::PHASES.iter().enumerate() {
-            self.poison_phase(phase).map_err(|e| e.to_string())?;
+        for &step_phase in <A::Phase as crate::Phase>::ALL {
+            let (phase, phase_name) = (step_phase.index(), step_phase.name());
+            self.poison_phase(step_phase).map_err(|e| e.to_string())?;
             for &(i, p) in &live {
                 if !p.decl.live.starts_at(phase) {
                     continue;

@@ -107,6 +107,7 @@ mod tests {
     }
     impl Arena for Three {
         type Sizes = [usize; 3];
+        type Phase = crate::NoPhases;
         const NAME: &'static str = "Three";
         const BUFFERS: &'static [BufferDecl] = &DECLS;
         fn byte_sizes(sizes: &[usize; 3]) -> Vec<usize> {
@@ -205,8 +206,23 @@ mod tests {
         },
         decl("c", None),
     ];
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum PhasedPhase {
+        P0,
+        P1,
+    }
+    impl crate::Phase for PhasedPhase {
+        const ALL: &'static [Self] = &[PhasedPhase::P0, PhasedPhase::P1];
+        fn index(self) -> usize {
+            self as usize
+        }
+        fn name(self) -> &'static str {
+            ["p0", "p1"][self as usize]
+        }
+    }
     impl Arena for Phased {
         type Sizes = [usize; 3];
+        type Phase = PhasedPhase;
         const NAME: &'static str = "Phased";
         const BUFFERS: &'static [BufferDecl] = &PHASED;
         const PHASES: &'static [&'static str] = &["p0", "p1"];
