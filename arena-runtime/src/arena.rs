@@ -155,6 +155,35 @@ pub trait Arena: Sized {
         )
     }
 
+    /// The bytes `allocate_with(device, sizes, options)` takes from the device: every
+    /// buffer, tracked or not, with its alignment padding and guard bands: the slab, the
+    /// shared slab, or the sum of the per-buffer allocations (`Allocated::allocated_bytes`
+    /// after the fact). What a preflight reserves for the whole arena: `total_bytes` counts
+    /// only the tracked buffers, but untracked ones are allocated too. For a device whose
+    /// alignment is at most `options.align` (every backend here: 256 bytes).
+    fn slab_bytes(
+        sizes: &Self::Sizes,
+        options: crate::AllocOptions,
+    ) -> Result<usize, crate::SizeError> {
+        let align = options.align.max(256).next_power_of_two();
+        let guard = options.guard_bytes;
+        let bytes = Self::byte_sizes(sizes);
+        match options.mode {
+            crate::AllocMode::Slab => {
+                let names: Vec<&'static str> = Self::BUFFERS.iter().map(|d| d.name).collect();
+                Ok(crate::SlabPlan::new(&names, &bytes, align, guard)?.total)
+            }
+            crate::AllocMode::Shared => Ok(Self::shared_plan_with(sizes, align, guard)?.footprint),
+            crate::AllocMode::PerBuffer => crate::checked::checked_total(
+                Self::BUFFERS
+                    .iter()
+                    .zip(&bytes)
+                    .filter(|(_, &b)| b > 0)
+                    .map(|(d, &b)| (d.name, b.saturating_add(guard))),
+            ),
+        }
+    }
+
     /// Each buffer with its size, in field order.
     fn buffer_infos(sizes: &Self::Sizes) -> Vec<BufferInfo> {
         Self::BUFFERS

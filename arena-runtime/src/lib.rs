@@ -63,7 +63,7 @@ pub use host::HostDevice;
 pub use phase::{NoPhases, Phase};
 pub use ptr::DevicePtr;
 pub use regions::Region;
-pub use shared::{Live, SharedPlan};
+pub use shared::{Live, SharedBytes, SharedPlan};
 pub use slab::SlabPlan;
 
 #[cfg(feature = "cuda")]

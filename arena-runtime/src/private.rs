@@ -8,7 +8,8 @@ use crate::error::SizeError;
 pub use crate::const_eval::Konst;
 /// The const sizing path's helpers (`#[arena(const)]`, `assert_fits!`).
 pub mod konst {
-    pub use crate::const_eval::{finish, fits, total, unwrap_size, Message};
+    pub use crate::const_eval::{finish, fits, fits_shared, total, unwrap_size, Message};
+    pub use crate::SharedBytes;
 }
 pub use crate::arena::Pointers;
 pub use crate::regions::{check_carve, RegionCursor};

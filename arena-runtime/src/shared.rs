@@ -10,6 +10,8 @@
 
 use crate::error::SizeError;
 
+mod greedy;
+
 /// When a buffer is live during a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Live {
@@ -49,6 +51,77 @@ impl Live {
     }
 }
 
+/// The shared slab of an arena's sizes as the const sizing path plans it
+/// (`Sizes::shared_bytes()` under `#[arena(const)]`): the run-time planner's own code
+/// ([`SharedPlan::new`]), at `AllocOptions::shared()`'s 256-byte alignment without guard bands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedBytes {
+    /// Bytes the shared slab needs: `SharedPlan::footprint`.
+    pub footprint: usize,
+    /// No placement can need less: `SharedPlan::lower_bound`.
+    pub lower_bound: usize,
+    /// The phase whose live buffers set the lower bound (`None` without phases).
+    pub fullest_phase: Option<&'static str>,
+}
+
+impl SharedBytes {
+    /// Plans `sizes` (one per declaration of `decls`, whose `live` ranges count over
+    /// `phases`) in const evaluation, panicking with a message naming `arena` and the buffer
+    /// where an offset overflows: what the generated `shared_bytes` calls.
+    #[doc(hidden)]
+    pub const fn plan<const N: usize>(
+        arena: &'static str,
+        decls: &[crate::BufferDecl],
+        phases: &[&'static str],
+        sizes: &[usize; N],
+    ) -> SharedBytes {
+        let mut names = [""; N];
+        let mut live = [Live::WholeStep; N];
+        let mut i = 0;
+        while i < N && i < decls.len() {
+            names[i] = decls[i].name;
+            live[i] = decls[i].live;
+            i += 1;
+        }
+        let [mut reserved, mut order, mut po, mut pe, mut pi, mut current, mut best] = [[0; N]; 7];
+        let result = greedy::plan(
+            &names,
+            sizes,
+            &live,
+            phases.len(),
+            256,
+            0,
+            &mut greedy::Scratch {
+                reserved: &mut reserved,
+                order: &mut order,
+                placed_offset: &mut po,
+                placed_end: &mut pe,
+                placed_index: &mut pi,
+                current: &mut current,
+                best: &mut best,
+            },
+        );
+        let bounds = match &result {
+            Ok(b) => *b,
+            Err(_) => crate::const_eval::Message::new()
+                .text("arena `")
+                .text(arena)
+                .text("`, const sizing: the shared slab's offsets overflow usize")
+                .panic(),
+        };
+        // Moved on every path: a `const fn` cannot run `SizeError`'s destructor.
+        core::mem::forget(result);
+        SharedBytes {
+            footprint: bounds.footprint,
+            lower_bound: bounds.lower_bound,
+            fullest_phase: match bounds.fullest_phase {
+                Some(p) if p < phases.len() => Some(phases[p]),
+                _ => None,
+            },
+        }
+    }
+}
+
 /// Where each buffer sits in a shared slab, and what that saves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SharedPlan {
@@ -78,118 +151,38 @@ impl SharedPlan {
         debug_assert!(align.is_power_of_two());
         debug_assert!(names.len() == sizes.len() && sizes.len() == live.len());
         let unshared = crate::slab::SlabPlan::new(names, sizes, align, guard)?.total;
-        // Each buffer's reserved extent: its bytes and guard, rounded up to the alignment, so
-        // every offset built from these ends stays aligned.
-        let mut reserved = Vec::with_capacity(sizes.len());
-        for (i, &bytes) in sizes.iter().enumerate() {
-            let overflow = SizeError::TotalOverflow { buffer: names[i] };
-            let r = if bytes == 0 {
-                0
-            } else {
-                bytes
-                    .checked_add(guard)
-                    .and_then(|b| b.checked_next_multiple_of(align))
-                    .ok_or(overflow)?
-            };
-            reserved.push(r);
-        }
-
-        // Greedy placement is order-sensitive: four orders (TFLite's by size; longest-lived
-        // first, then by size; earliest phase first, then by size; field order, which is never
-        // worse than the unshared slab), keeping the smallest footprint. Each is O(n²) in the
-        // buffers: microseconds for an arena's few dozen.
-        let span = |i: usize| match live[i] {
-            Live::WholeStep => (0, phases.max(1)),
-            Live::Phases { first, last } => (first, last.saturating_sub(first) + 1),
-        };
-        let by_size = |a: &usize, b: &usize| reserved[*b].cmp(&reserved[*a]).then(a.cmp(b));
-        let mut orders: Vec<Vec<usize>> = Vec::new();
-        let live_ones: Vec<usize> = (0..sizes.len()).filter(|&i| sizes[i] > 0).collect();
-        let mut o = live_ones.clone();
-        o.sort_by(by_size);
-        orders.push(o);
-        let mut o = live_ones.clone();
-        o.sort_by(|a, b| span(*b).1.cmp(&span(*a).1).then(by_size(a, b)));
-        orders.push(o);
-        let mut o = live_ones.clone();
-        o.sort_by(|a, b| span(*a).0.cmp(&span(*b).0).then(by_size(a, b)));
-        orders.push(o);
-        orders.push(live_ones);
-        let mut best: Option<(usize, Vec<Option<usize>>)> = None;
-        for order in &orders {
-            let (footprint, offsets) = place(order, names, sizes, &reserved, live, guard)?;
-            if best.as_ref().is_none_or(|(f, _)| footprint < *f) {
-                best = Some((footprint, offsets));
-            }
-        }
-        let (footprint, offsets) = best.unwrap_or((0, vec![None; sizes.len()]));
-
-        // The buffers live in one phase must all fit side by side, each at an aligned
-        // offset: at least their reserved extents, less the padding of the one placed last
-        // (the largest padding, at best). Without phases, every buffer is live together.
-        let live_in = |p: Option<usize>| -> usize {
-            let ids =
-                (0..sizes.len()).filter(|&i| sizes[i] > 0 && p.is_none_or(|p| live[i].contains(p)));
-            let (sum, pad) = ids.fold((0usize, 0usize), |(sum, pad), i| {
-                (sum + reserved[i], pad.max(reserved[i] - (sizes[i] + guard)))
-            });
-            sum - pad
-        };
-        let lower_bound = if phases == 0 {
-            live_in(None)
-        } else {
-            (0..phases).map(|p| live_in(Some(p))).max().unwrap_or(0)
-        };
+        let n = sizes.len();
+        let mut scratch = [(); 7].map(|_| vec![0usize; n]);
+        let [reserved, order, placed_offset, placed_end, placed_index, current, best] =
+            &mut scratch;
+        let bounds = greedy::plan(
+            names,
+            sizes,
+            live,
+            phases,
+            align,
+            guard,
+            &mut greedy::Scratch {
+                reserved,
+                order,
+                placed_offset,
+                placed_end,
+                placed_index,
+                current,
+                best,
+            },
+        )?;
+        let offsets = best
+            .iter()
+            .map(|&o| (o != greedy::NONE).then_some(o))
+            .collect();
         Ok(SharedPlan {
             offsets,
-            footprint,
-            lower_bound,
+            footprint: bounds.footprint,
+            lower_bound: bounds.lower_bound,
             unshared,
         })
     }
-}
-
-/// Places the buffers in `order`, each in the smallest gap between the already-placed
-/// buffers it shares a phase with, else after the last of them: the footprint (the end of
-/// the last guard band) and each buffer's offset.
-fn place(
-    order: &[usize],
-    names: &[&'static str],
-    sizes: &[usize],
-    reserved: &[usize],
-    live: &[Live],
-    guard: usize,
-) -> Result<(usize, Vec<Option<usize>>), SizeError> {
-    let mut offsets = vec![None; sizes.len()];
-    // Placed buffers as (offset, reserved end, index).
-    let mut placed: Vec<(usize, usize, usize)> = Vec::with_capacity(order.len());
-    let mut footprint = 0usize;
-    for &i in order {
-        let need = reserved[i];
-        let mut conflicts: Vec<(usize, usize)> = placed
-            .iter()
-            .filter(|&&(_, _, j)| live[i].overlaps(live[j]))
-            .map(|&(o, e, _)| (o, e))
-            .collect();
-        conflicts.sort_unstable();
-        let mut best: Option<(usize, usize)> = None; // (gap, offset)
-        let mut end = 0usize;
-        for &(o, e) in &conflicts {
-            if o >= end && o - end >= need && best.is_none_or(|(gap, _)| o - end < gap) {
-                best = Some((o - end, end));
-            }
-            end = end.max(e);
-        }
-        let offset = best.map_or(end, |(_, at)| at);
-        let stop = offset
-            .checked_add(need)
-            .ok_or(SizeError::TotalOverflow { buffer: names[i] })?;
-        placed.push((offset, stop, i));
-        offsets[i] = Some(offset);
-        // The slab ends where a buffer's guard band ends, not at its rounded extent.
-        footprint = footprint.max(offset + sizes[i] + guard);
-    }
-    Ok((footprint, offsets))
 }
 
 #[cfg(test)]
@@ -263,7 +256,6 @@ mod tests {
     /// 256 and 512 bytes: it takes the smallest that fits.
     #[test]
     fn a_buffer_takes_the_smallest_gap_that_fits() {
-        let names = ["x", "c1", "y", "c2", "z", "c3", "n"];
         let sizes = [1024, 256, 256, 256, 512, 256, 256];
         let live = [
             p(2, 2),
@@ -274,9 +266,20 @@ mod tests {
             p(0, 2),
             p(0, 1),
         ];
-        let (footprint, offsets) =
-            place(&[0, 1, 2, 3, 4, 5, 6], &names, &sizes, &sizes, &live, 0).unwrap();
-        let at: Vec<usize> = offsets.iter().map(|o| o.unwrap()).collect();
+        let mut order = [0, 1, 2, 3, 4, 5, 6];
+        let mut reserved = sizes;
+        let [mut po, mut pe, mut pi, mut current, mut best] = [[0usize; 7]; 5];
+        let mut s = greedy::Scratch {
+            reserved: &mut reserved,
+            order: &mut order,
+            placed_offset: &mut po,
+            placed_end: &mut pe,
+            placed_index: &mut pi,
+            current: &mut current,
+            best: &mut best,
+        };
+        let footprint = greedy::place(7, &sizes, &live, 0, &mut s).unwrap();
+        let at = current;
         assert_eq!(at, [0, 1024, 1280, 1536, 1792, 2304, 1280]);
         assert_eq!(footprint, 2560);
     }

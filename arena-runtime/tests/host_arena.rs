@@ -399,3 +399,37 @@ fn a_shared_slab_refuses_guard_bands() {
         "{err}"
     );
 }
+
+/// `slab_bytes` is what `allocate_with` takes, untracked buffers, padding and guard bands
+/// included, in every mode: more than `total_bytes` when a buffer is untracked.
+#[test]
+fn slab_bytes_is_what_allocation_takes_in_every_mode() {
+    let dims = Dims {
+        width: 5,
+        experts: 3,
+    };
+    let sizes = SmallSizes::from_config(&dims, 7);
+    for options in [
+        AllocOptions::default(),
+        AllocOptions::per_buffer(),
+        AllocOptions::default().with_guard_bytes(32),
+        AllocOptions::per_buffer().with_guard_bytes(16),
+        AllocOptions::shared(),
+    ] {
+        let arena = Small::allocate_with(HostDevice::new(), &sizes, options).unwrap();
+        assert_eq!(
+            Small::slab_bytes(&sizes, options),
+            Ok(arena.allocated_bytes()),
+            "{options:?}"
+        );
+        arena.release().unwrap();
+    }
+    assert!(Small::slab_bytes(&sizes, AllocOptions::default()).unwrap() > sizes.total_bytes());
+    let phased = PhasedSizes::from_config(100);
+    let shared = Phased::allocate_with(HostDevice::new(), &phased, AllocOptions::shared()).unwrap();
+    assert_eq!(
+        Phased::slab_bytes(&phased, AllocOptions::shared()),
+        Ok(shared.allocated_bytes())
+    );
+    shared.release().unwrap();
+}

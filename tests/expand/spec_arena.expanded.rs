@@ -30,36 +30,36 @@ pub struct BufferSizes {
     /// 256 bytes for a model without attention layers.
     /// Live in the attention mixer only: the O projection consumes it.
     ///
-    /// Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · tracked
+    /// Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · phase `attention` · tracked
     pub qkv_output: usize,
     /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
     /// head size: `head_dim`, or MLA's `v_head_dim`); 256 bytes without attention layers.
     /// Live in the attention mixer only: the O projection consumes it.
     ///
-    /// Shape `[max_batch_tokens, config.attn_output_width()]` of `bf16` · at least `256` bytes · tracked
+    /// Shape `[max_batch_tokens, config.attn_output_width()]` of `bf16` · at least `256` bytes · phase `attention` · tracked
     pub attn_output: usize,
     /// BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
     /// Live in the router phase: the top-K reads it and writes the experts' ids and weights into `scratch` before the experts run.
     ///
-    /// Shape `[max_batch_tokens, config.router_width()]` of `bf16` · at least `256` bytes · tracked
+    /// Shape `[max_batch_tokens, config.router_width()]` of `bf16` · at least `256` bytes · phase `router` · tracked
     pub gate_logits: usize,
     /// FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
     /// and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
     /// for a model without experts.
     /// Live in the router phase (as `gate_logits`).
     ///
-    /// Shape `[max_batch_tokens, config.router_width()]` of `f32` · at least `256` bytes · tracked
+    /// Shape `[max_batch_tokens, config.router_width()]` of `f32` · at least `256` bytes · phase `router` · tracked
     pub gate_logits_f32: usize,
     /// FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
     /// `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
     /// Live in the router phase: only the router GEMM reads it.
     ///
-    /// Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · tracked
+    /// Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · phase `router` · tracked
     pub moe_router_in_f32: usize,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
     /// Live in the FFN/MoE phase: added into the residual stream before the next mixer.
     ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
+    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · phase `ffn` · tracked
     pub moe_output: usize,
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
     /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
@@ -69,33 +69,33 @@ pub struct BufferSizes {
     /// bytes on the others, which have no LM head (`ModelConfig::lm_head_vocab`).
     /// Live in the LM head phase only, after the last layer.
     ///
-    /// Shape `[logit_rows, config.lm_head_vocab()]` of `f32` · gate `config.lm_head_vocab() > 0` · tracked
+    /// Shape `[logit_rows, config.lm_head_vocab()]` of `f32` · gate `config.lm_head_vocab() > 0` · phase `lm_head` · tracked
     pub logits: usize,
     /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
     /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
     /// Live in the GDN and Mamba-2 mixers, which share it.
     ///
-    /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked
+    /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · phases `gdn..=mamba2` · tracked
     pub ssm_qkvz: usize,
     /// GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
     /// Live in the GDN and Mamba-2 mixers.
     ///
-    /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `bf16` · at least `256` bytes · tracked
+    /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `bf16` · at least `256` bytes · phases `gdn..=mamba2` · tracked
     pub ssm_ba: usize,
     /// q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
     /// Live in the GDN and Mamba-2 mixers.
     ///
-    /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · tracked
+    /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · phases `gdn..=mamba2` · tracked
     pub ssm_deinterleaved: usize,
     /// FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
     /// Live in the GDN and Mamba-2 mixers.
     ///
-    /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `f32` · at least `256` bytes · tracked
+    /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `f32` · at least `256` bytes · phases `gdn..=mamba2` · tracked
     pub ssm_gates: usize,
     /// FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
     /// Live in the GDN and Mamba-2 mixers.
     ///
-    /// Shape `[max_batch_tokens, config.ssm_conv_dim()]` of `f32` · at least `256` bytes · tracked
+    /// Shape `[max_batch_tokens, config.ssm_conv_dim()]` of `f32` · at least `256` bytes · phases `gdn..=mamba2` · tracked
     pub ssm_conv_out_f32: usize,
     /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
     /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
@@ -108,17 +108,17 @@ pub struct BufferSizes {
     /// rows for a dense model).
     /// Live in the FFN/MoE phase.
     ///
-    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked
+    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · phase `ffn` · tracked
     pub expert_gate_out: usize,
     /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
     /// Live in the FFN/MoE phase.
     ///
-    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · tracked
+    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · phase `ffn` · tracked
     pub expert_up_out: usize,
     /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
     /// Live in the FFN/MoE phase.
     ///
-    /// Shape `[expert_rows, config.hidden_size]` of `bf16` · tracked
+    /// Shape `[expert_rows, config.hidden_size]` of `bf16` · phase `ffn` · tracked
     pub expert_down_out: usize,
     /// FP32 split-K partial sums of the decode-band GEMMs:
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
@@ -133,18 +133,18 @@ pub struct BufferSizes {
     /// both 128, the only shape the FLA prefill kernels run.
     /// Live in the GDN mixer only.
     ///
-    /// Bytes `GdnFlaScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · tracked
+    /// Bytes `GdnFlaScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · phase `gdn` · tracked
     pub gdn_fla_scratch: usize,
     /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
     /// unless the model has Mamba-2 heads and a state size.
     /// Live in the Mamba-2 mixer only.
     ///
-    /// Bytes `SsdScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · tracked
+    /// Bytes `SsdScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · phase `mamba2` · tracked
     pub ssd_scratch: usize,
     /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
     /// Live in the attention mixer (the grouped O projection).
     ///
-    /// Shape `[max_batch_tokens, config.o_latent_width()]` of `bf16` · at least `256` bytes · untracked (not in `total_bytes`)
+    /// Shape `[max_batch_tokens, config.o_latent_width()]` of `bf16` · at least `256` bytes · phase `attention` · untracked (not in `total_bytes`)
     pub o_latent: usize,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
     /// The whole step: a weight, written once.
@@ -185,7 +185,7 @@ pub struct BufferSizes {
     /// carves the same layout.
     /// Live in the attention mixer: the indexer selects before the sparse attention.
     ///
-    /// Bytes `QsaSelectScratch::bytes(config, max_seq_len)` (as `u8`) · at least `256` bytes · tracked
+    /// Bytes `QsaSelectScratch::bytes(config, max_seq_len)` (as `u8`) · at least `256` bytes · phase `attention` · tracked
     pub qsa_select_scratch: usize,
     /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
     /// layers (`tid2eid[token_id]`). At least 256 bytes.
@@ -199,24 +199,24 @@ pub struct BufferSizes {
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
     /// Live in the FFN/MoE phase.
     ///
-    /// Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn()` · tracked
+    /// Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn()` · phase `ffn` · tracked
     pub ffn_act_q8: usize,
     /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
     /// Live in the FFN/MoE phase.
     ///
-    /// Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn()` · tracked
+    /// Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn()` · phase `ffn` · tracked
     pub ffn_act_a: usize,
     /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
     /// Live in the FFN/MoE phase.
     ///
-    /// Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn()` · tracked
+    /// Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn()` · phase `ffn` · tracked
     pub ffn_act_scale: usize,
     /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
     /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
     /// `ffn_act_scale`. 0 for a MoE model.
     /// Live in the FFN/MoE phase.
     ///
-    /// Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn()` · tracked
+    /// Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn()` · phase `ffn` · tracked
     pub ffn_act_scale_kmajor: usize,
     /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
     /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
@@ -226,7 +226,7 @@ pub struct BufferSizes {
     /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
     /// Live in the FFN/MoE phase.
     ///
-    /// Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · tracked
+    /// Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · phase `ffn` · tracked
     pub ffn_gate_up_fused: usize,
     /// FP8 activation scratch for the prefill projections, 1 byte per element,
     /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
@@ -239,7 +239,7 @@ pub struct BufferSizes {
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
     /// Live in the FFN/MoE phase (the seeds already reuse it across the shared, gate, up and down GEMMs).
     ///
-    /// Bytes `MoeFp8Scratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · tracked
+    /// Bytes `MoeFp8Scratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · phase `ffn` · tracked
     pub moe_fp8_scratch: usize,
     /// One f32 scale per 128 elements of `fp8_act`.
     /// The whole step (every projection).
@@ -2849,6 +2849,20 @@ impl BufferSizes {
             ("q2_act_q8", self.q2_act_q8, true),
             ("ssm_rowwise_w_bf16", self.ssm_rowwise_w_bf16, true),
         ]
+    }
+    /// The shared slab (`AllocOptions::shared()`: buffers of disjoint phases share
+    /// bytes, 256-byte alignment, no guard bands) as a `const fn`: its footprint,
+    /// lower bound and the phase that sets the bound, planned by the run-time
+    /// planner's own code, so `footprint` is what `allocate` takes
+    /// (`assert_fits!(.., shared_budget = ..)` reads it). Every buffer counts,
+    /// tracked or not.
+    pub const fn shared_bytes(&self) -> ::arena_runtime::SharedBytes {
+        ::arena_runtime::SharedBytes::plan(
+            "BufferArena",
+            <BufferArena as ::arena_runtime::Arena>::BUFFERS,
+            <BufferArena as ::arena_runtime::Arena>::PHASES,
+            &self.byte_sizes_const(),
+        )
     }
     /// [`Self::const_from_config`] with the by-value inputs by name.
     pub const fn const_from_inputs(config: &ModelConfig, inputs: &ArenaInputs) -> Self {

@@ -201,6 +201,34 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
             },
             quote!([("", 0, false); #count]),
         ),
+        Item::const_function(
+            quote! {
+                /// The shared slab (`AllocOptions::shared()`: buffers of disjoint phases share
+                /// bytes, 256-byte alignment, no guard bands) as a `const fn`: its footprint,
+                /// lower bound and the phase that sets the bound, planned by the run-time
+                /// planner's own code, so `footprint` is what `allocate` takes
+                /// (`assert_fits!(.., shared_budget = ..)` reads it). Every buffer counts,
+                /// tracked or not.
+                pub const fn shared_bytes(&self) -> ::arena_runtime::SharedBytes
+            },
+            move || {
+                let arena = &cont.ident;
+                let name = arena.to_string();
+                quote! {
+                    ::arena_runtime::SharedBytes::plan(
+                        #name,
+                        <#arena as ::arena_runtime::Arena>::BUFFERS,
+                        <#arena as ::arena_runtime::Arena>::PHASES,
+                        &self.byte_sizes_const(),
+                    )
+                }
+            },
+            quote!(::arena_runtime::SharedBytes {
+                footprint: 0,
+                lower_bound: 0,
+                fullest_phase: ::core::option::Option::None
+            }),
+        ),
     ];
     if let Some(item) = const_from_inputs(cont) {
         items.push(item);

@@ -29,6 +29,13 @@ pub fn formula_doc(b: &Buffer, dtype: &str, tracking: Tracking) -> String {
     if let Some(m) = &b.min_bytes {
         parts.push(format!("at least `{}` bytes", m.text));
     }
+    if let Some(r) = &b.phase {
+        parts.push(if r.first == r.last {
+            format!("phase `{}`", r.first)
+        } else {
+            format!("phases `{}..={}`", r.first, r.last)
+        });
+    }
     if tracking == Tracking::Mention {
         parts.push(
             if b.tracked {

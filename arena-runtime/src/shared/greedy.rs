@@ -1,0 +1,263 @@
+//! The shared-slab planner's work as `const fn`s over scratch the caller provides, so the
+//! run-time [`SharedPlan::new`](super::SharedPlan::new) and the const path's `shared_bytes`
+//! (`#[arena(const)]`, `assert_fits!(.., shared_budget = ..)`) run one algorithm and cannot
+//! disagree.
+//!
+//! Greedy placement is order-sensitive, so it runs in four orders (TFLite's by size;
+//! longest-lived first, then by size; earliest phase first, then by size; field order, which
+//! is never worse than the unshared slab) and keeps the smallest footprint. In each, a buffer
+//! goes into the smallest gap between the already-placed buffers it shares a phase with, else
+//! after the last of them. O(n²) per order: microseconds for an arena's few dozen buffers, and
+//! well inside const evaluation's budget.
+
+use super::Live;
+use crate::error::SizeError;
+
+/// An offset slot holding no buffer (one of 0 bytes).
+pub(crate) const NONE: usize = usize::MAX;
+
+/// Scratch for planning `n` buffers: every slice `n` long.
+pub(crate) struct Scratch<'a> {
+    /// Each buffer's reserved extent: bytes and guard, rounded up to the alignment.
+    pub reserved: &'a mut [usize],
+    pub order: &'a mut [usize],
+    /// Placed buffers sorted by (offset, end): their offsets, ends and indices.
+    pub placed_offset: &'a mut [usize],
+    pub placed_end: &'a mut [usize],
+    pub placed_index: &'a mut [usize],
+    /// The order being tried: each buffer's offset, [`NONE`] for an empty one.
+    pub current: &'a mut [usize],
+    /// The best order's offsets: the plan.
+    pub best: &'a mut [usize],
+}
+
+/// What a plan needs and could need at best.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    pub footprint: usize,
+    pub lower_bound: usize,
+    /// The phase whose live buffers set the lower bound (`None` without phases).
+    pub fullest_phase: Option<usize>,
+}
+
+/// Plans `sizes` (live over `phases` phases) at `align` (a power of two) with `guard` bytes
+/// after each buffer: the offsets land in `s.best`.
+pub(crate) const fn plan(
+    names: &[&'static str],
+    sizes: &[usize],
+    live: &[Live],
+    phases: usize,
+    align: usize,
+    guard: usize,
+    s: &mut Scratch,
+) -> Result<Bounds, SizeError> {
+    let n = sizes.len();
+    let mut i = 0;
+    while i < n {
+        s.reserved[i] = if sizes[i] == 0 {
+            0
+        } else {
+            match sizes[i].checked_add(guard) {
+                Some(b) => match b.checked_next_multiple_of(align) {
+                    Some(r) => r,
+                    None => return Err(SizeError::TotalOverflow { buffer: names[i] }),
+                },
+                None => return Err(SizeError::TotalOverflow { buffer: names[i] }),
+            }
+        };
+        s.best[i] = NONE;
+        i += 1;
+    }
+    let mut best_footprint = 0;
+    let mut kind = 0;
+    while kind < 4 {
+        let m = sort_order(kind, sizes, live, phases, s);
+        let footprint = match place(m, sizes, live, guard, s) {
+            Ok(f) => f,
+            Err(i) => return Err(SizeError::TotalOverflow { buffer: names[i] }),
+        };
+        if kind == 0 || footprint < best_footprint {
+            best_footprint = footprint;
+            let mut k = 0;
+            while k < n {
+                s.best[k] = s.current[k];
+                k += 1;
+            }
+        }
+        kind += 1;
+    }
+    let (lower_bound, fullest_phase) = lower_bound(sizes, live, phases, guard, s.reserved);
+    Ok(Bounds {
+        footprint: best_footprint,
+        lower_bound,
+        fullest_phase,
+    })
+}
+
+/// Fills `s.order` with the non-empty buffers in order `kind` (a stable insertion sort on a
+/// total order, so the same as sorting); returns how many.
+const fn sort_order(
+    kind: usize,
+    sizes: &[usize],
+    live: &[Live],
+    phases: usize,
+    s: &mut Scratch,
+) -> usize {
+    let mut m = 0;
+    let mut i = 0;
+    while i < sizes.len() {
+        if sizes[i] > 0 {
+            s.order[m] = i;
+            m += 1;
+        }
+        i += 1;
+    }
+    let mut i = 1;
+    while i < m {
+        let mut j = i;
+        while j > 0 && before(kind, s.order[j], s.order[j - 1], live, phases, s.reserved) {
+            let t = s.order[j];
+            s.order[j] = s.order[j - 1];
+            s.order[j - 1] = t;
+            j -= 1;
+        }
+        i += 1;
+    }
+    m
+}
+
+/// Whether buffer `a` comes before `b` in order `kind`.
+const fn before(
+    kind: usize,
+    a: usize,
+    b: usize,
+    live: &[Live],
+    phases: usize,
+    reserved: &[usize],
+) -> bool {
+    let by_size = reserved[a] > reserved[b] || (reserved[a] == reserved[b] && a < b);
+    let (sa, la) = span(live[a], phases);
+    let (sb, lb) = span(live[b], phases);
+    match kind {
+        0 => by_size,
+        1 => la > lb || (la == lb && by_size),
+        2 => sa < sb || (sa == sb && by_size),
+        _ => a < b,
+    }
+}
+
+/// A live range as (first phase, number of phases).
+const fn span(live: Live, phases: usize) -> (usize, usize) {
+    match live {
+        Live::WholeStep => (0, if phases > 1 { phases } else { 1 }),
+        Live::Phases { first, last } => (first, last.saturating_sub(first) + 1),
+    }
+}
+
+/// Places the first `m` buffers of `s.order`: offsets into `s.current`, the footprint (the
+/// end of the last guard band) returned, or the index of the buffer whose end overflows (a
+/// plain number: a `SizeError` dropped here would need a destructor const evaluation lacks).
+pub(crate) const fn place(
+    m: usize,
+    sizes: &[usize],
+    live: &[Live],
+    guard: usize,
+    s: &mut Scratch,
+) -> Result<usize, usize> {
+    let mut k = 0;
+    while k < sizes.len() {
+        s.current[k] = NONE;
+        k += 1;
+    }
+    let mut placed = 0;
+    let mut footprint = 0usize;
+    let mut t = 0;
+    while t < m {
+        let i = s.order[t];
+        let need = s.reserved[i];
+        // The conflicts in (offset, end) order: the smallest gap that fits, else the end.
+        let mut best_gap = NONE;
+        let mut best_at = 0;
+        let mut end = 0usize;
+        let mut k = 0;
+        while k < placed {
+            if live[i].overlaps(live[s.placed_index[k]]) {
+                let (o, e) = (s.placed_offset[k], s.placed_end[k]);
+                if o >= end && o - end >= need && (best_gap == NONE || o - end < best_gap) {
+                    best_gap = o - end;
+                    best_at = end;
+                }
+                if e > end {
+                    end = e;
+                }
+            }
+            k += 1;
+        }
+        let offset = if best_gap == NONE { end } else { best_at };
+        let stop = match offset.checked_add(need) {
+            Some(stop) => stop,
+            None => return Err(i),
+        };
+        // Insert (offset, stop) keeping the placed list sorted.
+        let mut at = placed;
+        while at > 0
+            && (s.placed_offset[at - 1] > offset
+                || (s.placed_offset[at - 1] == offset && s.placed_end[at - 1] > stop))
+        {
+            s.placed_offset[at] = s.placed_offset[at - 1];
+            s.placed_end[at] = s.placed_end[at - 1];
+            s.placed_index[at] = s.placed_index[at - 1];
+            at -= 1;
+        }
+        s.placed_offset[at] = offset;
+        s.placed_end[at] = stop;
+        s.placed_index[at] = i;
+        placed += 1;
+        s.current[i] = offset;
+        // The slab ends where a buffer's guard band ends, not at its rounded extent
+        // (within `stop`, which did not overflow).
+        let last = offset + sizes[i] + guard;
+        if last > footprint {
+            footprint = last;
+        }
+        t += 1;
+    }
+    Ok(footprint)
+}
+
+/// XLA's heap-simulator bound: the buffers live in one phase must all fit side by side, each
+/// at an aligned offset: at least their reserved extents, less the padding of the one placed
+/// last (the largest padding, at best). Without phases every buffer is live together. With
+/// the phase that sets it.
+const fn lower_bound(
+    sizes: &[usize],
+    live: &[Live],
+    phases: usize,
+    guard: usize,
+    reserved: &[usize],
+) -> (usize, Option<usize>) {
+    let mut bound = 0;
+    let mut fullest = None;
+    let rounds = if phases == 0 { 1 } else { phases };
+    let mut p = 0;
+    while p < rounds {
+        let (mut sum, mut pad) = (0usize, 0usize);
+        let mut i = 0;
+        while i < sizes.len() {
+            if sizes[i] > 0 && (phases == 0 || live[i].contains(p)) {
+                sum = sum.saturating_add(reserved[i]);
+                let padding = reserved[i] - (sizes[i] + guard);
+                if padding > pad {
+                    pad = padding;
+                }
+            }
+            i += 1;
+        }
+        if p == 0 || sum - pad > bound {
+            bound = sum - pad;
+            fullest = if phases == 0 { None } else { Some(p) };
+        }
+        p += 1;
+    }
+    (bound, fullest)
+}
