@@ -11,36 +11,13 @@
 
 use proc_macro::TokenStream;
 
-/// Declares a buffer arena: one `#[buffer(...)]` field per buffer.
-///
-/// ```ignore
-/// #[derive(Arena)]
-/// #[arena(sizes = BufferSizes, inputs(config: &Config, max_batch_tokens: usize),
-///         derived(m16 = ceil16(max_batch_tokens)))]
-/// pub struct BufferArena {
-///     /// Hidden states of the current pass.
-///     #[buffer(shape = [max_batch_tokens, config.hidden_size])]
-///     pub hidden_states: DevicePtr<bf16>,
-/// }
-/// ```
-///
-/// Field keys: exactly one of `shape = [d0, ...]` (elements of the pointer's type) or
-/// `bytes = formula`; optional `gate = condition` (0 bytes and NULL unless it holds),
-/// `min_bytes = formula` (a floor) and `untracked` (left out of `total_bytes`).
-/// Container keys: `sizes = Name` (default `<Arena>Sizes`), `inputs(name: Type, ...)` (the
-/// parameters of `from_config`, in order), `derived(name = formula, ...)` (values computed
-/// once, in order, before the buffers), `const` (also generate the const sizing path:
-/// `const_from_config`, `const_from_inputs`, `named_sizes`, `sizes_with_tracking`, and
-/// `total_bytes` as a `const fn`; every function a formula calls must then be a `const fn`).
+#[doc = include_str!("docs/arena.md")]
 #[proc_macro_derive(Arena, attributes(arena, buffer))]
 pub fn derive_arena(input: TokenStream) -> TokenStream {
     arena_macros_impl::derive_arena(input.into()).into()
 }
 
-/// Declares a region layout: one buffer carved into `#[region(...)]` fields back to back.
-///
-/// Container keys: `layout = Name` (default `<Struct>Layout`), `inputs(...)`, `derived(...)`,
-/// `align = N` (each region's offset alignment, default 256). Field keys: `shape` or `bytes`.
+#[doc = include_str!("docs/regions.md")]
 #[proc_macro_derive(Regions, attributes(regions, region))]
 pub fn derive_regions(input: TokenStream) -> TokenStream {
     arena_macros_impl::derive_regions(input.into()).into()

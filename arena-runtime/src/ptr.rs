@@ -8,6 +8,32 @@ use core::marker::PhantomData;
 ///
 /// It is a plain value (`Copy`): the arena that produced it owns the memory, and the
 /// pointer is valid until that arena is released. It never dereferences on the host.
+///
+/// At a kernel launch (feature `cuda`), `launch.arg(&ptr)` pushes its address alone: the
+/// `T*` parameter the kernel declares. A kernel parameter that is a pointer table (`T**`: the
+/// A/B/C pointers of a grouped GEMM, per-layer state pointers) takes a device copy of
+/// [`DevicePtr::address_table`], not one `DevicePtr`, and a slice of `DevicePtr`s does not
+/// upload as one (each also carries its length; `tests/ui/pointer_table_upload.rs`):
+///
+/// ```no_run
+/// # #[cfg(feature = "cuda")]
+/// # fn launch(
+/// #     stream: &std::sync::Arc<arena_runtime::cudarc::driver::CudaStream>,
+/// #     kernel: &arena_runtime::cudarc::driver::CudaFunction,
+/// #     a: arena_runtime::DevicePtr<f32>,
+/// #     b: arena_runtime::DevicePtr<f32>,
+/// # ) -> Result<(), Box<dyn std::error::Error>> {
+/// use arena_runtime::cudarc::driver::{LaunchConfig, PushKernelArg};
+/// use arena_runtime::DevicePtr;
+///
+/// // `__global__ void k(const float* const* tables, float* out)`
+/// let tables = stream.clone_htod(&DevicePtr::address_table(&[a, b]))?;
+/// let mut launch = stream.launch_builder(kernel);
+/// launch.arg(&tables).arg(&a);
+/// unsafe { launch.launch(LaunchConfig::for_num_elems(2)) }?;
+/// # Ok(())
+/// # }
+/// ```
 #[repr(C)]
 pub struct DevicePtr<T> {
     addr: u64,

@@ -9,9 +9,13 @@ pub struct ModelConfig {
     pub adapter_max_rank: usize,
 }
 
-/// A sizing function with its own byte formula.
-pub fn scratch_bytes(config: &ModelConfig, max_seq_len: usize) -> usize {
-    config.hidden_size * 4 + max_seq_len
+/// A sizing function with its own byte formula, checked as a `#[buffer]` formula is by
+/// `size!`: plain `*` and `+` here would wrap silently in a release build.
+pub fn scratch_bytes(
+    config: &ModelConfig,
+    max_seq_len: usize,
+) -> Result<usize, arena_runtime::SizeError> {
+    arena_runtime::size!(config.hidden_size * 4 + max_seq_len)
 }
 
 /// The GPU buffers of one forward pass, `M = max_batch_tokens`.
