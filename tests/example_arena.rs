@@ -465,7 +465,8 @@ fn a_pointer_copy_is_the_same_pointer() {
 
 /// Sizes edited by hand into ones the formulas could not give are refused before anything is
 /// allocated, naming the buffer and the rule: an ungated buffer at 0 (it would be NULL), a
-/// size that is not whole elements, a size under a numeric floor. A closed gate's 0 is fine.
+/// size that is not whole elements, a size under its shape, a size under a numeric floor. A
+/// closed gate's 0 is fine.
 #[test]
 fn sizes_the_formulas_could_not_give_are_refused() {
     let good = BufferSizes::from_config(&config(8, 4), 10, 100);
@@ -491,6 +492,16 @@ fn sizes_the_formulas_could_not_give_are_refused() {
     assert_eq!((e.buffer, e.bytes), ("gate_logits_f32", 3));
     assert!(e.to_string().contains("`f32` elements of 4 bytes"), "{e}");
     let e = refused(|s| s.gate_logits_f32 = 128);
+    assert!(
+        e.to_string()
+            .contains("its shape [10, 8] of `f32` needs 320 bytes"),
+        "{e}"
+    );
+    // Without experts the shape is [10, 0], 0 bytes: the floor of 256 is what the buffer holds.
+    let mut no_experts = BufferSizes::from_config(&config(0, 4), 10, 100);
+    assert_eq!(no_experts.gate_logits_f32, 256);
+    no_experts.gate_logits_f32 = 128;
+    let e = BufferArena::check_sizes(&no_experts).unwrap_err();
     assert!(e.to_string().contains("floor is 256 bytes"), "{e}");
 
     let mut closed = good;

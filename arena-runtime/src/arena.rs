@@ -15,6 +15,9 @@ pub struct BufferDecl {
     pub formula: &'static str,
     /// True when the formula is a shape (elements), false for a byte formula.
     pub is_shape: bool,
+    /// The shape's number of dimensions (0 for a byte formula): how many numbers
+    /// [`Arena::shape`] gives for the buffer.
+    pub rank: usize,
     /// The gate as written, if any.
     pub gate: Option<&'static str>,
     /// The floor in bytes as written, if any.
@@ -99,6 +102,13 @@ pub trait Arena: Sized {
 
     /// Each buffer's bytes, in field order.
     fn byte_sizes(sizes: &Self::Sizes) -> Vec<usize>;
+
+    /// Buffer `buffer`'s shape at these sizes (`rank` numbers; empty for a byte formula, a
+    /// closed gate or an arena written by hand): what views narrow by rows.
+    fn shape(sizes: &Self::Sizes, buffer: usize) -> &[usize] {
+        let _ = (sizes, buffer);
+        &[]
+    }
 
     /// The arena struct from each buffer's address (0 for a buffer of 0 bytes) and its bytes
     /// (as [`Self::byte_sizes`] gives them), in field order: one of each per buffer.
@@ -197,17 +207,27 @@ pub trait Arena: Sized {
     /// the error: an ungated buffer is never 0 bytes, every size is a whole number of
     /// elements, and a non-empty buffer is at least its floor where the floor is a number
     /// (`min_bytes = 256`; a floor that is a formula of the inputs cannot be re-evaluated
-    /// here). `allocate` and `check_placement` run it, so sizes edited by hand cannot give a
+    /// here), and a shape buffer holds at least its shape. `allocate` and `check_placement` run it, so sizes edited by hand cannot give a
     /// NULL ungated buffer or a buffer of a partial element.
     fn check_sizes(sizes: &Self::Sizes) -> Result<(), crate::ImpossibleSize> {
-        for info in Self::buffer_infos(sizes) {
+        for (i, info) in Self::buffer_infos(sizes).into_iter().enumerate() {
             let (decl, bytes) = (info.decl, info.bytes);
+            let shape = Self::shape(sizes, i);
+            let shape_bytes = shape
+                .iter()
+                .try_fold(decl.elem_size, |acc, &d| acc.checked_mul(d));
             let rule = if !decl.gated() && bytes == 0 {
                 Some("it is not gated, so it is never 0 bytes".to_string())
             } else if decl.elem_size > 0 && bytes % decl.elem_size != 0 {
                 Some(format!(
                     "it holds `{}` elements of {} bytes each",
                     decl.dtype, decl.elem_size
+                ))
+            } else if bytes > 0 && !shape.is_empty() && shape_bytes.is_none_or(|b| bytes < b) {
+                Some(format!(
+                    "its shape {shape:?} of `{}` needs {} bytes",
+                    decl.dtype,
+                    shape_bytes.map_or("more than usize::MAX".to_string(), |b| b.to_string())
                 ))
             } else {
                 match decl.min_bytes.and_then(numeric_floor) {

@@ -69,6 +69,38 @@ pub fn derived(
     })
 }
 
+/// Keeps each buffer's dims as the formulas report them (into the sizes struct's hidden
+/// per-buffer rows, in field order), then hands them on to the caller's `on_dims`.
+pub struct DimsRecorder<'a, 'b, const R: usize> {
+    dims: &'a mut [[usize; R]],
+    next: usize,
+    on_dims: &'a mut (dyn FnMut(&[usize], usize) + 'b),
+}
+
+impl<'a, 'b, const R: usize> DimsRecorder<'a, 'b, R> {
+    pub fn new(
+        dims: &'a mut [[usize; R]],
+        on_dims: &'a mut (dyn FnMut(&[usize], usize) + 'b),
+    ) -> Self {
+        Self {
+            dims,
+            next: 0,
+            on_dims,
+        }
+    }
+
+    /// The next buffer's dims (empty for a byte formula or a closed gate) and bytes.
+    pub fn record(&mut self, dims: &[usize], bytes: usize) {
+        if let Some(row) = self.dims.get_mut(self.next) {
+            for (slot, &d) in row.iter_mut().zip(dims) {
+                *slot = d;
+            }
+        }
+        self.next += 1;
+        (self.on_dims)(dims, bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

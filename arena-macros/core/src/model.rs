@@ -101,6 +101,14 @@ impl Size {
         }
     }
 
+    /// The number of dimensions: 0 for a byte formula.
+    pub fn rank(&self) -> usize {
+        match self {
+            Size::Shape { dims, .. } => dims.len(),
+            Size::Bytes(_) => 0,
+        }
+    }
+
     /// Every formula of the size (each dimension, or the byte count).
     pub fn formulas(&self) -> Vec<&Formula> {
         match self {
@@ -157,6 +165,17 @@ pub struct Container {
 }
 
 impl Container {
+    /// The largest rank of a buffer's shape (at least 1): the width of the sizes struct's
+    /// per-buffer shape rows.
+    pub fn max_rank(&self) -> usize {
+        self.buffers
+            .iter()
+            .filter_map(|b| b.size.as_ref().map(Size::rank))
+            .max()
+            .unwrap_or(0)
+            .max(1)
+    }
+
     /// The names of `from_config`'s parameters, in order.
     pub fn input_names(&self) -> impl Iterator<Item = &Ident> {
         self.inputs.iter().map(|i| &i.name)

@@ -98,6 +98,7 @@ mod tests {
             elem_size: 1,
             formula: "",
             is_shape: false,
+            rank: 0,
             gate,
             min_bytes: None,
             tracked: true,

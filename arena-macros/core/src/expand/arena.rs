@@ -34,6 +34,7 @@ fn sizes_struct(cont: &Container) -> TokenStream {
         quote!(#docs pub #ident: usize)
     });
     let author = author_doc(&cont.docs.sizes);
+    let (rank, count) = (cont.max_rank(), cont.buffers.len());
     quote! {
         #author
         #[doc = #header]
@@ -41,6 +42,11 @@ fn sizes_struct(cont: &Container) -> TokenStream {
         #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
         #vis struct #sizes {
             #(#fields,)*
+            /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
+            /// zeros past them; zeros for a byte formula or a closed gate): what the views read
+            /// through `Arena::shape`. Set by the constructors.
+            #[doc(hidden)]
+            pub __dims: [[usize; #rank]; #count],
         }
     }
 }
@@ -305,12 +311,18 @@ fn sizes_methods<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 let derived = derived_lets(cont);
                 let lets = size_lets(cont);
                 let idents = cont.buffers.iter().map(|b| &b.ident);
+                let (rank, count) = (cont.max_rank(), cont.buffers.len());
                 quote! {
                     #(#derived)*
+                    // Each buffer's shape, kept in the sizes as the formulas report it.
+                    let mut __dims = [[0usize; #rank]; #count];
+                    let mut __record = ::arena_runtime::__private::DimsRecorder::new(&mut __dims, __on_dims);
+                    let __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize) = &mut |d, b| __record.record(d, b);
                     // One struct rather than a local per buffer: compile time stays linear in
                     // the number of buffers.
-                    let mut __sizes = Self { #(#idents: 0),* };
+                    let mut __sizes = Self { #(#idents: 0,)* __dims: [[0; #rank]; #count] };
                     #(#lets)*
+                    __sizes.__dims = __dims;
                     <#arena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
                     ::core::result::Result::Ok(__sizes)
                 }
@@ -405,6 +417,17 @@ fn layout_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
             },
         ),
         Item::function(
+            quote!(fn shape(sizes: &#sizes, buffer: usize) -> &[usize]),
+            move || {
+                quote! {
+                    match (sizes.__dims.get(buffer), <Self as ::arena_runtime::Arena>::BUFFERS.get(buffer)) {
+                        (::core::option::Option::Some(dims), ::core::option::Option::Some(decl)) => &dims[..decl.rank.min(dims.len())],
+                        _ => &[],
+                    }
+                }
+            },
+        ),
+        Item::function(
             quote!(fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self),
             move || {
                 let pointers = cont.buffers.iter().map(|b| {
@@ -433,6 +456,7 @@ fn buffer_decls(cont: &Container) -> Vec<TokenStream> {
             let name = b.ident.to_string();
             let formula = b.size.as_ref().map(Size::text).unwrap_or_default();
             let is_shape = matches!(b.size, Some(Size::Shape { .. }));
+            let rank = b.size.as_ref().map_or(0, Size::rank);
             let gate = some(b.gate.as_ref().map(|g| &g.text));
             let min_bytes = some(b.min_bytes.as_ref().map(|m| &m.text));
             let tracked = b.tracked;
@@ -457,6 +481,7 @@ fn buffer_decls(cont: &Container) -> Vec<TokenStream> {
                     elem_size: #size,
                     formula: #formula,
                     is_shape: #is_shape,
+                    rank: #rank,
                     gate: #gate,
                     min_bytes: #min_bytes,
                     tracked: #tracked,

@@ -48,12 +48,14 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
     let arena = cont.ident.to_string();
     cont.buffers
         .iter()
-        .map(|b| {
+        .enumerate()
+        .map(|(index, b)| {
             let ident = &b.ident;
             let label = ident.to_string();
             let what = format!("buffer `{label}`");
             let bytes = raw_bytes(
                 b,
+                index,
                 &message(
                     &arena,
                     &what,
@@ -93,14 +95,23 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
         .collect()
 }
 
-/// A buffer's bytes before gate and floor.
-fn raw_bytes(b: &Buffer, msg: &str) -> TokenStream {
+/// A buffer's bytes before gate and floor; a shape's dims are kept in `__sizes.__dims`, as
+/// the run-time path keeps them.
+fn raw_bytes(b: &Buffer, index: usize, msg: &str) -> TokenStream {
     let f = format_ident!("__f");
     match b.size.as_ref().expect("checked: shape or bytes") {
         Size::Shape { dims, .. } => {
             let size = elem_size(b);
             let dims = dims.iter().map(|d| d.konst(&f, msg));
-            quote!(::arena_runtime::__private::Konst(#f.shape(&[#(#dims),*], #size)).get(#msg))
+            quote! {{
+                let __d = [#(#dims),*];
+                let mut __k = 0;
+                while __k < __d.len() {
+                    __sizes.__dims[#index][__k] = __d[__k];
+                    __k += 1;
+                }
+                ::arena_runtime::__private::Konst(#f.shape(&__d, #size)).get(#msg)
+            }}
         }
         Size::Bytes(formula) => formula.konst(&f, msg),
     }
@@ -132,9 +143,10 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 let arena = cont.ident.to_string();
                 let total_msg =
                     format!("arena `{arena}`, const sizing: the total of the tracked buffers overflows usize");
+                let (rank, count) = (cont.max_rank(), cont.buffers.len());
                 quote! {
                     #(#derived)*
-                    let mut __sizes = Self { #(#idents: 0),* };
+                    let mut __sizes = Self { #(#idents: 0,)* __dims: [[0; #rank]; #count] };
                     #(#lets)*
                     let _ = ::arena_runtime::__private::konst::total(
                         &__sizes.byte_sizes_const(),
@@ -284,5 +296,6 @@ pub fn const_total_bytes<'a>(cont: &'a Container, doc: TokenStream) -> Item<'a> 
 /// budget over a broken declaration adds no error of its own.
 fn zero_sizes(cont: &Container) -> TokenStream {
     let idents = cont.buffers.iter().map(|b| &b.ident);
-    quote!(Self { #(#idents: 0),* })
+    let (rank, count) = (cont.max_rank(), cont.buffers.len());
+    quote!(Self { #(#idents: 0,)* __dims: [[0; #rank]; #count] })
 }
