@@ -35,7 +35,10 @@ impl Konst<u32> {
 impl Konst<u64> {
     pub const fn get(self, msg: &'static str) -> usize {
         if self.0 > usize::MAX as u64 {
-            panic!("{}", msg)
+            Message::new()
+                .text(msg)
+                .text(": a u64 that does not fit in usize")
+                .panic()
         }
         self.0 as usize
     }
@@ -51,17 +54,16 @@ impl Konst<u64> {
 }
 
 impl Konst<Result<usize, SizeError>> {
+    /// The value, or a panic with `msg` and the error's own figures (`… overflows usize,
+    /// divides by zero or goes below 0: 65536 * 281474976710656 overflows usize`).
     pub const fn get(self, msg: &'static str) -> usize {
         let value = match &self.0 {
-            Ok(v) => Some(*v),
-            Err(_) => None,
+            Ok(v) => *v,
+            Err(e) => size_error_detail(Message::new().text(msg).text(": "), e).panic(),
         };
         // Moved on every path: a `const fn` cannot run `SizeError`'s destructor.
         core::mem::forget(self);
-        match value {
-            Some(v) => v,
-            None => panic!("{}", msg),
-        }
+        value
     }
     pub const fn into_result(self, _f: CheckedArith) -> Result<usize, SizeError> {
         // SAFETY: reads the wrapper's only field, then forgets the wrapper, so the field is
@@ -236,6 +238,24 @@ pub const fn unwrap_size(what: &str, result: Result<usize, SizeError>) -> usize 
     // Moved on every path: a `const fn` cannot run `SizeError`'s destructor.
     core::mem::forget(result);
     value
+}
+
+/// What failed, without the buffer's name (the message before it names the buffer): the
+/// operation and its figures, in const evaluation.
+const fn size_error_detail(m: Message, e: &SizeError) -> Message {
+    match e {
+        SizeError::Overflow { op, lhs, rhs, .. } => m
+            .number(*lhs)
+            .text(" ")
+            .text(op)
+            .text(" ")
+            .number(*rhs)
+            .text(" overflows usize"),
+        SizeError::DivideByZero { op, lhs, .. } => {
+            m.number(*lhs).text(" ").text(op).text(" 0 divides by zero")
+        }
+        _ => size_error_message(m, e),
+    }
 }
 
 /// `SizeError`'s `Display`, in const evaluation. The const path makes no `Nested` or
@@ -471,9 +491,12 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "buffer `x` overflows")]
-    fn a_failed_formula_panics_with_its_message() {
-        Konst(F.mul(usize::MAX, 2)).get("buffer `x` overflows");
+    #[should_panic(expected = "buffer `x` = `m * 2`: 18446744073709551615 * 2 overflows usize")]
+    fn a_failed_formula_panics_with_its_message_and_figures() {
+        if usize::BITS != 64 {
+            panic!("buffer `x` = `m * 2`: 18446744073709551615 * 2 overflows usize");
+        }
+        Konst(F.mul(usize::MAX, 2)).get("buffer `x` = `m * 2`");
     }
 
     #[test]

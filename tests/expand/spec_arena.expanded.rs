@@ -1413,7 +1413,7 @@ impl BufferSizes {
             let __f = ::arena_runtime::CheckedArith::new("m16");
             ::arena_runtime::__private::Konst(__f.ceil16(max_batch_tokens))
                 .get(
-                    "arena `BufferArena`, const sizing: derived value `m16`: `ceil16(max_batch_tokens)` overflows usize, divides by zero or goes below 0",
+                    "arena `BufferArena`, const sizing: derived value `m16` = `ceil16(max_batch_tokens)`",
                 )
         };
         let expert_rows: usize = {
@@ -1427,12 +1427,12 @@ impl BufferSizes {
                                         .into_result(__f),
                                 )
                                 .get(
-                                    "arena `BufferArena`, const sizing: derived value `expert_rows`: `max_batch_tokens * config.expert_fanout()` overflows usize, divides by zero or goes below 0",
+                                    "arena `BufferArena`, const sizing: derived value `expert_rows` = `max_batch_tokens * config.expert_fanout()`",
                                 ),
                         ),
                 )
                 .get(
-                    "arena `BufferArena`, const sizing: derived value `expert_rows`: `max_batch_tokens * config.expert_fanout()` overflows usize, divides by zero or goes below 0",
+                    "arena `BufferArena`, const sizing: derived value `expert_rows` = `max_batch_tokens * config.expert_fanout()`",
                 )
         };
         let widest_k: usize = {
@@ -1441,7 +1441,7 @@ impl BufferSizes {
                     ::arena_runtime::__private::Konst(config.widest_k()).into_result(__f),
                 )
                 .get(
-                    "arena `BufferArena`, const sizing: derived value `widest_k`: `config.widest_k()` overflows usize, divides by zero or goes below 0",
+                    "arena `BufferArena`, const sizing: derived value `widest_k` = `config.widest_k()`",
                 )
         };
         let ffn_k: usize = {
@@ -1450,14 +1450,14 @@ impl BufferSizes {
                     ::arena_runtime::__private::Konst(config.ffn_k()).into_result(__f),
                 )
                 .get(
-                    "arena `BufferArena`, const sizing: derived value `ffn_k`: `config.ffn_k()` overflows usize, divides by zero or goes below 0",
+                    "arena `BufferArena`, const sizing: derived value `ffn_k` = `config.ffn_k()`",
                 )
         };
         let logit_rows: usize = {
             let __f = ::arena_runtime::CheckedArith::new("logit_rows");
             ::arena_runtime::__private::Konst(__f.max(max_batch_size, VERIFY_ROW_CAP))
                 .get(
-                    "arena `BufferArena`, const sizing: derived value `logit_rows`: `max(max_batch_size, VERIFY_ROW_CAP)` overflows usize, divides by zero or goes below 0",
+                    "arena `BufferArena`, const sizing: derived value `logit_rows` = `max(max_batch_size, VERIFY_ROW_CAP)`",
                 )
         };
         let blocks_per_seq: usize = {
@@ -1469,7 +1469,7 @@ impl BufferSizes {
                         .into_result(__f),
                 )
                 .get(
-                    "arena `BufferArena`, const sizing: derived value `blocks_per_seq`: `block_table_width(max_seq_len, kv_block_size)` overflows usize, divides by zero or goes below 0",
+                    "arena `BufferArena`, const sizing: derived value `blocks_per_seq` = `block_table_width(max_seq_len, kv_block_size)`",
                 )
         };
         let decode_rows: usize = {
@@ -1479,7 +1479,7 @@ impl BufferSizes {
                         .into_result(__f),
                 )
                 .get(
-                    "arena `BufferArena`, const sizing: derived value `decode_rows`: `decode_meta_rows(max_batch_size)` overflows usize, divides by zero or goes below 0",
+                    "arena `BufferArena`, const sizing: derived value `decode_rows` = `decode_meta_rows(max_batch_size)`",
                 )
         };
         let mut __sizes = Self {
@@ -1549,7 +1549,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `hidden_states`: `[max_batch_tokens, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `hidden_states` = `[max_batch_tokens, config.hidden_size]`",
                         )
                 },
                 0,
@@ -1575,7 +1575,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `residual`: `[max_batch_tokens, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `residual` = `[max_batch_tokens, config.hidden_size]`",
                         )
                 },
                 0,
@@ -1601,7 +1601,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `norm_output`: `[max_batch_tokens, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `norm_output` = `[max_batch_tokens, config.hidden_size]`",
                         )
                 },
                 0,
@@ -1620,7 +1620,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `qkv_output`: `[max_batch_tokens, config.qkv_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `qkv_output` = `[max_batch_tokens, config.qkv_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -1636,7 +1636,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `qkv_output`: `[max_batch_tokens, config.qkv_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `qkv_output` = `[max_batch_tokens, config.qkv_width()]`",
                         )
                 },
                 256,
@@ -1657,7 +1657,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `attn_output`: `[max_batch_tokens, config.attn_output_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `attn_output` = `[max_batch_tokens, config.attn_output_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -1673,7 +1673,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `attn_output`: `[max_batch_tokens, config.attn_output_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `attn_output` = `[max_batch_tokens, config.attn_output_width()]`",
                         )
                 },
                 256,
@@ -1692,7 +1692,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `gate_logits`: `[max_batch_tokens, config.router_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `gate_logits` = `[max_batch_tokens, config.router_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -1708,7 +1708,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `gate_logits`: `[max_batch_tokens, config.router_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `gate_logits` = `[max_batch_tokens, config.router_width()]`",
                         )
                 },
                 256,
@@ -1727,7 +1727,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `gate_logits_f32`: `[max_batch_tokens, config.router_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `gate_logits_f32` = `[max_batch_tokens, config.router_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -1740,7 +1740,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `gate_logits_f32`: `[max_batch_tokens, config.router_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `gate_logits_f32` = `[max_batch_tokens, config.router_width()]`",
                         )
                 },
                 256,
@@ -1761,7 +1761,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `moe_router_in_f32`: `[max_batch_tokens, config.router_input_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `moe_router_in_f32` = `[max_batch_tokens, config.router_input_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -1774,7 +1774,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `moe_router_in_f32`: `[max_batch_tokens, config.router_input_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `moe_router_in_f32` = `[max_batch_tokens, config.router_input_width()]`",
                         )
                 },
                 256,
@@ -1800,7 +1800,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `moe_output`: `[max_batch_tokens, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `moe_output` = `[max_batch_tokens, config.hidden_size]`",
                         )
                 },
                 0,
@@ -1815,7 +1815,7 @@ impl BufferSizes {
                         .into_result(__f),
                 )
                 .get(
-                    "arena `BufferArena`, const sizing: gate of buffer `logits`: `config.lm_head_vocab() > 0` overflows usize, divides by zero or goes below 0",
+                    "arena `BufferArena`, const sizing: gate of buffer `logits` = `config.lm_head_vocab() > 0`",
                 ) > 0
             {
                 ::arena_runtime::__private::konst::finish(
@@ -1827,7 +1827,7 @@ impl BufferSizes {
                                         .into_result(__f),
                                 )
                                 .get(
-                                    "arena `BufferArena`, const sizing: buffer `logits`: `[logit_rows, config.lm_head_vocab()]` overflows usize, divides by zero or goes below 0",
+                                    "arena `BufferArena`, const sizing: buffer `logits` = `[logit_rows, config.lm_head_vocab()]`",
                                 ),
                         ];
                         let mut __k = 0;
@@ -1840,7 +1840,7 @@ impl BufferSizes {
                                     .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `logits`: `[logit_rows, config.lm_head_vocab()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `logits` = `[logit_rows, config.lm_head_vocab()]`",
                             )
                     },
                     0,
@@ -1862,7 +1862,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `ssm_qkvz`: `[max_batch_tokens, config.ssm_in_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `ssm_qkvz` = `[max_batch_tokens, config.ssm_in_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -1878,7 +1878,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_qkvz`: `[max_batch_tokens, config.ssm_in_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `ssm_qkvz` = `[max_batch_tokens, config.ssm_in_width()]`",
                         )
                 },
                 256,
@@ -1897,7 +1897,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `ssm_ba`: `[max_batch_tokens, config.ssm_gate_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `ssm_ba` = `[max_batch_tokens, config.ssm_gate_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -1913,7 +1913,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_ba`: `[max_batch_tokens, config.ssm_gate_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `ssm_ba` = `[max_batch_tokens, config.ssm_gate_width()]`",
                         )
                 },
                 256,
@@ -1932,7 +1932,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved`: `[max_batch_tokens, config.ssm_in_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved` = `[max_batch_tokens, config.ssm_in_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -1948,7 +1948,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved`: `[max_batch_tokens, config.ssm_in_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved` = `[max_batch_tokens, config.ssm_in_width()]`",
                         )
                 },
                 256,
@@ -1967,7 +1967,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `ssm_gates`: `[max_batch_tokens, config.ssm_gate_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `ssm_gates` = `[max_batch_tokens, config.ssm_gate_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -1980,7 +1980,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_gates`: `[max_batch_tokens, config.ssm_gate_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `ssm_gates` = `[max_batch_tokens, config.ssm_gate_width()]`",
                         )
                 },
                 256,
@@ -1999,7 +1999,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32`: `[max_batch_tokens, config.ssm_conv_dim()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32` = `[max_batch_tokens, config.ssm_conv_dim()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -2012,7 +2012,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32`: `[max_batch_tokens, config.ssm_conv_dim()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32` = `[max_batch_tokens, config.ssm_conv_dim()]`",
                         )
                 },
                 256,
@@ -2035,7 +2035,7 @@ impl BufferSizes {
                             .into_result(__f),
                     )
                     .get(
-                        "arena `BufferArena`, const sizing: buffer `scratch`: `Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)` overflows usize, divides by zero or goes below 0",
+                        "arena `BufferArena`, const sizing: buffer `scratch` = `Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)`",
                     ),
                 0,
                 false,
@@ -2053,7 +2053,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `expert_gate_out`: `[expert_rows, config.expert_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `expert_gate_out` = `[expert_rows, config.expert_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -2069,7 +2069,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `expert_gate_out`: `[expert_rows, config.expert_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `expert_gate_out` = `[expert_rows, config.expert_width()]`",
                         )
                 },
                 256,
@@ -2088,7 +2088,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `expert_up_out`: `[expert_rows, config.expert_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `expert_up_out` = `[expert_rows, config.expert_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -2104,7 +2104,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `expert_up_out`: `[expert_rows, config.expert_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `expert_up_out` = `[expert_rows, config.expert_width()]`",
                         )
                 },
                 256,
@@ -2130,7 +2130,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `expert_down_out`: `[expert_rows, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `expert_down_out` = `[expert_rows, config.hidden_size]`",
                         )
                 },
                 0,
@@ -2151,12 +2151,12 @@ impl BufferSizes {
                                                 __f.min(max_batch_tokens, SPLITK_MAX_M),
                                             )
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]`",
                                             ),
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]`",
                             ),
                         ::arena_runtime::__private::Konst(
                                 __f
@@ -2169,19 +2169,19 @@ impl BufferSizes {
                                                                     .into_result(__f),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]`",
                                                             ),
                                                         ::arena_runtime::__private::Konst(
                                                                 ::arena_runtime::__private::Konst(config.ssm_in_width())
                                                                     .into_result(__f),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]`",
                                                             ),
                                                     ),
                                             )
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]`",
                                             ),
                                         ::arena_runtime::__private::Konst(
                                                 __f
@@ -2195,23 +2195,23 @@ impl BufferSizes {
                                                                                     .into_result(__f),
                                                                             )
                                                                             .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]`",
                                                                             ),
                                                                     ),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]`",
                                                             ),
                                                         config.hidden_size,
                                                     ),
                                             )
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]`",
                                             ),
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -2224,7 +2224,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `splitk_workspace`: `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))]`",
                         )
                 },
                 0,
@@ -2243,7 +2243,7 @@ impl BufferSizes {
                                 .into_result(__f),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `gdn_fla_scratch`: `GdnFlaScratch::bytes(config, max_batch_tokens)` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `gdn_fla_scratch` = `GdnFlaScratch::bytes(config, max_batch_tokens)`",
                         ),
                     0,
                     true,
@@ -2264,7 +2264,7 @@ impl BufferSizes {
                                 .into_result(__f),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `ssd_scratch`: `SsdScratch::bytes(config, max_batch_tokens)` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `ssd_scratch` = `SsdScratch::bytes(config, max_batch_tokens)`",
                         ),
                     0,
                     true,
@@ -2285,7 +2285,7 @@ impl BufferSizes {
                                     .into_result(__f),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `o_latent`: `[max_batch_tokens, config.o_latent_width()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `o_latent` = `[max_batch_tokens, config.o_latent_width()]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -2301,7 +2301,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `o_latent`: `[max_batch_tokens, config.o_latent_width()]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `o_latent` = `[max_batch_tokens, config.o_latent_width()]`",
                         )
                 },
                 256,
@@ -2323,12 +2323,12 @@ impl BufferSizes {
                                                     .into_result(__f),
                                             )
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `norm_unit_w`: `[max(config.hidden_size, config.mamba_d_inner())]` overflows usize, divides by zero or goes below 0",
+                                                "arena `BufferArena`, const sizing: buffer `norm_unit_w` = `[max(config.hidden_size, config.mamba_d_inner())]`",
                                             ),
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `norm_unit_w`: `[max(config.hidden_size, config.mamba_d_inner())]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `norm_unit_w` = `[max(config.hidden_size, config.mamba_d_inner())]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -2344,7 +2344,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `norm_unit_w`: `[max(config.hidden_size, config.mamba_d_inner())]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `norm_unit_w` = `[max(config.hidden_size, config.mamba_d_inner())]`",
                         )
                 },
                 0,
@@ -2367,7 +2367,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `hc_streams`: `[max_batch_tokens, config.hc_mult, config.hidden_size]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `hc_streams` = `[max_batch_tokens, config.hc_mult, config.hidden_size]`",
                         )
                 },
                 256,
@@ -2390,7 +2390,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `hc_post`: `[max_batch_tokens, config.hc_mult]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `hc_post` = `[max_batch_tokens, config.hc_mult]`",
                         )
                 },
                 256,
@@ -2413,7 +2413,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `hc_comb`: `[max_batch_tokens, config.hc_mult, config.hc_mult]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `hc_comb` = `[max_batch_tokens, config.hc_mult, config.hc_mult]`",
                         )
                 },
                 256,
@@ -2431,7 +2431,7 @@ impl BufferSizes {
                             .into_result(__f),
                     )
                     .get(
-                        "arena `BufferArena`, const sizing: buffer `hc_lowrank_scratch`: `hc_lowrank_scratch_bytes(config, max_batch_tokens)` overflows usize, divides by zero or goes below 0",
+                        "arena `BufferArena`, const sizing: buffer `hc_lowrank_scratch` = `hc_lowrank_scratch_bytes(config, max_batch_tokens)`",
                     ),
                 256,
                 false,
@@ -2448,7 +2448,7 @@ impl BufferSizes {
                             .into_result(__f),
                     )
                     .get(
-                        "arena `BufferArena`, const sizing: buffer `qsa_select_scratch`: `QsaSelectScratch::bytes(config, max_seq_len)` overflows usize, divides by zero or goes below 0",
+                        "arena `BufferArena`, const sizing: buffer `qsa_select_scratch` = `QsaSelectScratch::bytes(config, max_seq_len)`",
                     ),
                 256,
                 false,
@@ -2470,7 +2470,7 @@ impl BufferSizes {
                                 .shape(&__d, <u32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `token_ids`: `[max_batch_tokens]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `token_ids` = `[max_batch_tokens]`",
                         )
                 },
                 256,
@@ -2487,7 +2487,7 @@ impl BufferSizes {
                                 .into_result(__f),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `ffn_act_q8`: `q8_1_mmq_bytes(m16, ffn_k)` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `ffn_act_q8` = `q8_1_mmq_bytes(m16, ffn_k)`",
                         ),
                     0,
                     true,
@@ -2513,7 +2513,7 @@ impl BufferSizes {
                                     .shape(&__d, <i8 as ::arena_runtime::dtype::Element>::SIZE),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `ffn_act_a`: `[m16, ffn_k]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `ffn_act_a` = `[m16, ffn_k]`",
                             )
                     },
                     0,
@@ -2533,7 +2533,7 @@ impl BufferSizes {
                             m16,
                             ::arena_runtime::__private::Konst(__f.ceil_div(ffn_k, 32))
                                 .get(
-                                    "arena `BufferArena`, const sizing: buffer `ffn_act_scale`: `[m16, ceil_div(ffn_k, 32)]` overflows usize, divides by zero or goes below 0",
+                                    "arena `BufferArena`, const sizing: buffer `ffn_act_scale` = `[m16, ceil_div(ffn_k, 32)]`",
                                 ),
                         ];
                         let mut __k = 0;
@@ -2546,7 +2546,7 @@ impl BufferSizes {
                                     .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `ffn_act_scale`: `[m16, ceil_div(ffn_k, 32)]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `ffn_act_scale` = `[m16, ceil_div(ffn_k, 32)]`",
                             )
                     },
                     0,
@@ -2565,7 +2565,7 @@ impl BufferSizes {
                         let __d = [
                             ::arena_runtime::__private::Konst(__f.ceil_div(ffn_k, 128))
                                 .get(
-                                    "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor`: `[ceil_div(ffn_k, 128), m16]` overflows usize, divides by zero or goes below 0",
+                                    "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor` = `[ceil_div(ffn_k, 128), m16]`",
                                 ),
                             m16,
                         ];
@@ -2579,7 +2579,7 @@ impl BufferSizes {
                                     .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor`: `[ceil_div(ffn_k, 128), m16]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor` = `[ceil_div(ffn_k, 128), m16]`",
                             )
                     },
                     0,
@@ -2600,13 +2600,13 @@ impl BufferSizes {
                                     __f.ceil16(GATEUP_FUSED_MAX_M),
                                 )
                                 .get(
-                                    "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused`: `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` overflows usize, divides by zero or goes below 0",
+                                    "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused` = `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]`",
                                 ),
                             ::arena_runtime::__private::Konst(
                                     __f.mul(2, config.intermediate_size),
                                 )
                                 .get(
-                                    "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused`: `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` overflows usize, divides by zero or goes below 0",
+                                    "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused` = `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]`",
                                 ),
                         ];
                         let mut __k = 0;
@@ -2622,7 +2622,7 @@ impl BufferSizes {
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused`: `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused` = `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]`",
                             )
                     },
                     0,
@@ -2651,7 +2651,7 @@ impl BufferSizes {
                                 ),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `fp8_act`: `[m16, widest_k]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `fp8_act` = `[m16, widest_k]`",
                         )
                 },
                 0,
@@ -2670,7 +2670,7 @@ impl BufferSizes {
                                 .into_result(__f),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `moe_fp8_scratch`: `MoeFp8Scratch::bytes(config, max_batch_tokens)` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `moe_fp8_scratch` = `MoeFp8Scratch::bytes(config, max_batch_tokens)`",
                         ),
                     0,
                     true,
@@ -2688,7 +2688,7 @@ impl BufferSizes {
                         m16,
                         ::arena_runtime::__private::Konst(__f.ceil_div(widest_k, 128))
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `fp8_act_scale`: `[m16, ceil_div(widest_k, 128)]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `fp8_act_scale` = `[m16, ceil_div(widest_k, 128)]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -2701,7 +2701,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `fp8_act_scale`: `[m16, ceil_div(widest_k, 128)]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `fp8_act_scale` = `[m16, ceil_div(widest_k, 128)]`",
                         )
                 },
                 0,
@@ -2716,7 +2716,7 @@ impl BufferSizes {
                     let __d = [
                         ::arena_runtime::__private::Konst(__f.ceil_div(widest_k, 128))
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor`: `[ceil_div(widest_k, 128), m16]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` = `[ceil_div(widest_k, 128), m16]`",
                             ),
                         m16,
                     ];
@@ -2730,7 +2730,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor`: `[ceil_div(widest_k, 128), m16]` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` = `[ceil_div(widest_k, 128), m16]`",
                         )
                 },
                 0,
@@ -2757,7 +2757,7 @@ impl BufferSizes {
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `lora_xa`: `[max_batch_tokens, config.adapter_max_rank]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `lora_xa` = `[max_batch_tokens, config.adapter_max_rank]`",
                             )
                     },
                     0,
@@ -2780,7 +2780,7 @@ impl BufferSizes {
                                         .into_result(__f),
                                 )
                                 .get(
-                                    "arena `BufferArena`, const sizing: buffer `lora_delta`: `[max_batch_tokens, config.lora_widest_n()]` overflows usize, divides by zero or goes below 0",
+                                    "arena `BufferArena`, const sizing: buffer `lora_delta` = `[max_batch_tokens, config.lora_widest_n()]`",
                                 ),
                         ];
                         let mut __k = 0;
@@ -2796,7 +2796,7 @@ impl BufferSizes {
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `lora_delta`: `[max_batch_tokens, config.lora_widest_n()]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `lora_delta` = `[max_batch_tokens, config.lora_widest_n()]`",
                             )
                     },
                     0,
@@ -2826,7 +2826,7 @@ impl BufferSizes {
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `lora_hact`: `[max_batch_tokens, config.intermediate_size]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `lora_hact` = `[max_batch_tokens, config.intermediate_size]`",
                             )
                     },
                     0,
@@ -2853,7 +2853,7 @@ impl BufferSizes {
                                     .shape(&__d, <i32 as ::arena_runtime::dtype::Element>::SIZE),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `lora_seq_slot`: `[max_batch_tokens]` overflows usize, divides by zero or goes below 0",
+                                "arena `BufferArena`, const sizing: buffer `lora_seq_slot` = `[max_batch_tokens]`",
                             )
                     },
                     0,
@@ -2875,7 +2875,7 @@ impl BufferSizes {
                                 .into_result(__f),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `q2_dequant_scratch`: `q2_dequant_scratch_bytes(config)` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `q2_dequant_scratch` = `q2_dequant_scratch_bytes(config)`",
                         ),
                     0,
                     true,
@@ -2895,14 +2895,14 @@ impl BufferSizes {
                                         m16,
                                         ::arena_runtime::__private::Konst(__f.max(widest_k, ffn_k))
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `q2_act_q8`: `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` overflows usize, divides by zero or goes below 0",
+                                                "arena `BufferArena`, const sizing: buffer `q2_act_q8` = `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))`",
                                             ),
                                     ),
                                 )
                                 .into_result(__f),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `q2_act_q8`: `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `q2_act_q8` = `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))`",
                         ),
                     0,
                     true,
@@ -2923,7 +2923,7 @@ impl BufferSizes {
                                 .into_result(__f),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_rowwise_w_bf16`: `ssm_rowwise_w_bf16_bytes(config)` overflows usize, divides by zero or goes below 0",
+                            "arena `BufferArena`, const sizing: buffer `ssm_rowwise_w_bf16` = `ssm_rowwise_w_bf16_bytes(config)`",
                         ),
                     0,
                     true,

@@ -200,8 +200,8 @@ fn collect_names(node: &Node, out: &mut Vec<Ident>) {
 /// A call in a formula, by its last name.
 pub(crate) enum Called {
     Method(Ident),
-    /// The path's last name, and the path as written.
-    Function(Ident, String),
+    /// The path's last name, the path as written, and the number of arguments.
+    Function(Ident, String, usize),
 }
 
 fn collect_calls(parsed: &Parsed, node: &Node, out: &mut Vec<Called>) {
@@ -230,7 +230,7 @@ fn collect_calls(parsed: &Parsed, node: &Node, out: &mut Vec<Called>) {
             args.iter().for_each(walk);
             if let Some(id) = last {
                 let text = text_of(path.iter().cloned().collect());
-                out.push(Called::Function(id, text));
+                out.push(Called::Function(id, text, args.len()));
             }
         }
         NodeKind::Method {

@@ -44,16 +44,15 @@ pub fn check(cx: &Ctxt, cont: &Container) {
             check_names(cx, f, &known, &[]);
         }
     }
-    if cont.const_path {
-        let derived = cont.derived.iter().map(|d| &d.formula);
-        let buffers = cont.buffers.iter().flat_map(|b| {
-            b.size
-                .iter()
-                .flat_map(|s| s.formulas())
-                .chain(&b.gate)
-                .chain(&b.min_bytes)
-        });
-        for f in derived.chain(buffers) {
+    check_derived_read(cx, cont);
+    for f in cont
+        .derived
+        .iter()
+        .map(|d| &d.formula)
+        .chain(all_buffer_formulas(cont))
+    {
+        check_helper_arity(cx, f);
+        if cont.const_path {
             check_const_calls(cx, f);
         }
     }
@@ -148,14 +147,21 @@ fn check_phases(cx: &Ctxt, cont: &Container) {
     for b in &cont.buffers {
         let Some(range) = &b.phase else { continue };
         if names.is_empty() {
+            // One error for the arena, not one per buffer: the list is what is missing.
+            let others = cont.buffers.iter().filter(|o| o.phase.is_some()).count() - 1;
+            let also = match others {
+                0 => String::new(),
+                1 => " (as does 1 other buffer)".to_string(),
+                n => format!(" (as do {n} other buffers)"),
+            };
             cx.error_at(
                 range.first.span(),
                 format!(
-                    "`{}` names a phase, but the arena declares none: list them in order with `#[arena(phases(...))]`",
+                    "`{}` names a phase{also}, but the arena declares none: list them in order with `#[arena(phases(...))]`",
                     b.ident
                 ),
             );
-            continue;
+            break;
         }
         let mut ends = Vec::new();
         for end in [&range.first, &range.last] {
@@ -222,7 +228,7 @@ fn check_const_calls(cx: &Ctxt, formula: &Formula) {
                     ),
                 );
             }
-            Called::Function(name, path) if name == "layout" => {
+            Called::Function(name, path, _) if name == "layout" => {
                 let owner = path.strip_suffix("layout").unwrap_or("Name::");
                 cx.error_at(
                     name.span(),
@@ -232,4 +238,65 @@ fn check_const_calls(cx: &Ctxt, formula: &Formula) {
             Called::Function(..) => {}
         }
     }
+}
+
+/// The built-in helpers take a fixed number of arguments; rustc's own error for a wrong
+/// count would point into the checked arithmetic the call is rewritten to.
+fn check_helper_arity(cx: &Ctxt, formula: &Formula) {
+    for called in formula.called_names() {
+        let Called::Function(name, path, args) = called else {
+            continue;
+        };
+        let (arity, usage) = match path.as_str() {
+            "ceil16" => (1, "ceil16(x)"),
+            "round_up" => (2, "round_up(x, multiple)"),
+            "ceil_div" => (2, "ceil_div(a, b)"),
+            "max" => (2, "max(a, b)"),
+            "min" => (2, "min(a, b)"),
+            _ => continue,
+        };
+        if args != arity {
+            let plural = if arity == 1 { "" } else { "s" };
+            cx.error_at(
+                name.span(),
+                format!("`{path}` takes {arity} argument{plural}, not {args}: `{usage}`"),
+            );
+        }
+    }
+}
+
+/// A derived value no formula reads is dead code in the expansion (rustc would warn about a
+/// generated variable): most likely a typo where it was meant to be used.
+fn check_derived_read(cx: &Ctxt, cont: &Container) {
+    let mut read: Vec<String> = Vec::new();
+    for f in cont
+        .derived
+        .iter()
+        .map(|d| &d.formula)
+        .chain(all_buffer_formulas(cont))
+    {
+        read.extend(f.value_names().iter().map(Ident::to_string));
+    }
+    for d in &cont.derived {
+        if !read.contains(&d.name.to_string()) {
+            cx.error_at(
+                d.name.span(),
+                format!(
+                    "derived value `{}` is read by no buffer and no other derived value: use it or remove it",
+                    d.name
+                ),
+            );
+        }
+    }
+}
+
+/// Every formula of every buffer: sizes, gates and floors.
+fn all_buffer_formulas(cont: &Container) -> impl Iterator<Item = &Formula> {
+    cont.buffers.iter().flat_map(|b| {
+        b.size
+            .iter()
+            .flat_map(|s| s.formulas())
+            .chain(&b.gate)
+            .chain(&b.min_bytes)
+    })
 }

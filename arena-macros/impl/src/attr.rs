@@ -108,7 +108,8 @@ pub fn entries(attr: &syn::Attribute, name: &str, known: &[&str], cx: &Ctxt) -> 
     };
     let mut seen: Vec<Ident> = Vec::new();
     let mut out = Vec::new();
-    for part in split_commas(tokens) {
+    let mut parts: std::collections::VecDeque<TokenStream> = split_commas(tokens).into();
+    while let Some(part) = parts.pop_front() {
         let mut trees = part.clone().into_iter();
         let key = match trees.next() {
             Some(TokenTree::Ident(key)) => key,
@@ -131,17 +132,43 @@ pub fn entries(attr: &syn::Attribute, name: &str, known: &[&str], cx: &Ctxt) -> 
         let value = match rest.first() {
             None => Value::Flag,
             Some(TokenTree::Punct(p)) if p.as_char() == '=' && p.spacing() == Spacing::Alone => {
-                Value::Assign(rest[1..].iter().cloned().collect())
+                // `shape = [..] gate = x`: a missing comma before another key's `=`.
+                let next_key = (2..rest.len()).find(|&j| {
+                    matches!(&rest[j], TokenTree::Ident(id) if known.contains(&id.to_string().as_str()))
+                        && matches!(rest.get(j + 1), Some(TokenTree::Punct(p)) if p.as_char() == '=' && p.spacing() == Spacing::Alone)
+                });
+                match next_key {
+                    Some(j) => {
+                        cx.error_at(
+                            rest[j].span(),
+                            format!("expected `,` before `{}`: the keys of `#[{name}(...)]` are separated by commas", rest[j]),
+                        );
+                        parts.push_front(rest[j..].iter().cloned().collect());
+                        Value::Assign(rest[1..j].iter().cloned().collect())
+                    }
+                    None => Value::Assign(rest[1..].iter().cloned().collect()),
+                }
             }
             Some(TokenTree::Group(g))
-                if g.delimiter() == Delimiter::Parenthesis && rest.len() == 1 =>
+                if g.delimiter() == Delimiter::Parenthesis
+                    && matches!(rest.get(1), None | Some(TokenTree::Ident(_))) =>
             {
+                if let Some(next) = rest.get(1) {
+                    // `inputs(..) derived(..)`: a missing comma. Read the key, then the rest
+                    // as the next entry, so the keys after it are not lost (each would be one
+                    // more error at every use of what it declares).
+                    cx.error_at(
+                        next.span(),
+                        format!("expected `,` after `{key}(...)`: the keys of `#[{name}(...)]` are separated by commas"),
+                    );
+                    parts.push_front(rest[1..].iter().cloned().collect());
+                }
                 Value::List(g.stream())
             }
             Some(other) => {
                 cx.error_at(
                     other.span(),
-                    format!("expected `{key} = ...` after `{key}`"),
+                    format!("expected `{key} = ...` or `{key}(...)` after `{key}`, then `,` before the next key"),
                 );
                 continue;
             }

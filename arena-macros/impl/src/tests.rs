@@ -109,23 +109,23 @@ fn malformed_attribute_syntax_is_one_error_saying_what_was_expected() {
         (
             ok_container.clone(),
             quote::quote!(shape == [m]),
-            "expected `shape = ...` after `shape`",
+            "expected `shape = ...` or `shape(...)` after `shape`",
         ),
         (
             ok_container.clone(),
             quote::quote!(shape[m]),
-            "expected `shape = ...` after `shape`",
+            "expected `shape = ...` or `shape(...)` after `shape`",
         ),
         // A list is one parenthesised group, nothing after it.
         (
             quote::quote!(inputs[m: usize]),
             ok_buffer.clone(),
-            "expected `inputs = ...` after `inputs`",
+            "expected `inputs = ...` or `inputs(...)` after `inputs`",
         ),
         (
             quote::quote!(inputs(m: usize) (n: usize)),
             ok_buffer.clone(),
-            "expected `inputs = ...` after `inputs`",
+            "expected `inputs = ...` or `inputs(...)` after `inputs`",
         ),
         (
             quote::quote!(inputs(m: usize), 3),

@@ -13,12 +13,10 @@ use crate::model::{Buffer, Container, Size};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-/// What a failed formula of `what` (a buffer or derived value) says at compile time.
+/// What a failed formula of `what` (a buffer or derived value) says at compile time, before
+/// the failed operation's own figures (`: 2147483648 * 1099511627776 overflows usize`).
 fn message(arena: &str, what: &str, formula: &str) -> String {
-    format!(
-        "arena `{arena}`, const sizing: {what}: `{formula}` overflows usize, divides by zero \
-         or goes below 0"
-    )
+    format!("arena `{arena}`, const sizing: {what} = `{formula}`")
 }
 
 /// `let name: usize = ...;` for each derived value, in order.
