@@ -331,6 +331,37 @@ impl<A: Arena, D: Device> Allocated<A, D> {
         self.align
     }
 
+    /// A read-only byte view of every buffer, in field order (empty for a buffer of 0
+    /// bytes), borrowing the arena: for tools that treat every buffer alike (dumps, checks,
+    /// copies of any dtype). Typed views of each field are the derive's `<Arena>Views`.
+    pub fn byte_views(&self) -> Vec<crate::View<'_, u8, D>> {
+        self.placements
+            .iter()
+            .map(|p| {
+                let ptr = crate::DevicePtr::<u8>::from_raw_parts(p.addr, p.bytes);
+                crate::View::from_parts(p.decl.name, ptr, &[], &self.device).bytes()
+            })
+            .collect()
+    }
+
+    /// A writable byte view of every buffer, in field order, borrowing the arena mutably.
+    /// Refused on a shared slab (`ViewError::Shared`), where buffers of disjoint phases share
+    /// bytes and the views would alias.
+    pub fn byte_views_mut(&mut self) -> Result<Vec<crate::ViewMut<'_, u8, D>>, crate::ViewError> {
+        if self.mode == AllocMode::Shared {
+            return Err(crate::ViewError::Shared { arena: A::NAME });
+        }
+        let device = &self.device;
+        Ok(self
+            .placements
+            .iter()
+            .map(|p| {
+                let ptr = crate::DevicePtr::<u8>::from_raw_parts(p.addr, p.bytes);
+                crate::ViewMut::from_parts(p.decl.name, ptr, &[], device).into_bytes()
+            })
+            .collect())
+    }
+
     /// Bytes actually allocated on the device (slab padding and guard bands included).
     pub fn allocated_bytes(&self) -> usize {
         self.allocations.iter().map(|a| a.bytes).sum()

@@ -4,10 +4,13 @@
 //! tests run without CUDA; [`CudaDevice::available`] says whether a GPU can be used.
 
 use crate::device::{Device, MemInfo};
+use crate::dtype::Element;
 use crate::error::DeviceError;
 use crate::ptr::DevicePtr;
+use crate::view::{View, ViewMut};
 use cudarc::driver::{
-    result, sys, CudaContext, CudaStream, DriverError, LaunchArgs, PushKernelArg,
+    result, sys, CudaContext, CudaStream, DevicePtr as DevicePtrTrait, DevicePtrMut, DeviceSlice,
+    DriverError, LaunchArgs, PushKernelArg, SyncOnDrop,
 };
 use std::sync::Arc;
 
@@ -25,6 +28,85 @@ unsafe impl<'a, 'b: 'a, T> PushKernelArg<&'b DevicePtr<T>> for LaunchArgs<'a> {
         self.arg(arg.address_ref())
     }
 }
+
+// Views at a launch: the address alone, as for `DevicePtr` (and as cudarc pushes a
+// `CudaView`), without cudarc's event tracking: the arena has one allocation and orders
+// nothing; the engine orders its own work.
+//
+// SAFETY: (this impl and the two below) the pushed reference points at the view's pointer's
+// 8-byte address field, borrowed for `'b`, which outlives the launch `'a`.
+unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b View<'c, T, CudaDevice>> for LaunchArgs<'a> {
+    #[inline(always)]
+    fn arg(&mut self, arg: &'b View<'c, T, CudaDevice>) -> &mut Self {
+        self.arg(arg.ptr_ref().address_ref())
+    }
+}
+// SAFETY: as above.
+unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b ViewMut<'c, T, CudaDevice>>
+    for LaunchArgs<'a>
+{
+    #[inline(always)]
+    fn arg(&mut self, arg: &'b ViewMut<'c, T, CudaDevice>) -> &mut Self {
+        self.arg(arg.ptr_ref().address_ref())
+    }
+}
+// SAFETY: as above.
+unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b mut ViewMut<'c, T, CudaDevice>>
+    for LaunchArgs<'a>
+{
+    #[inline(always)]
+    fn arg(&mut self, arg: &'b mut ViewMut<'c, T, CudaDevice>) -> &mut Self {
+        self.arg(arg.ptr_ref().address_ref())
+    }
+}
+
+/// cudarc's device-slice traits for the views of an arena on a `CudaDevice`, for element `$elem`
+/// of views of `$t` (the arena's own type, or cudarc's `half` type of the same bits):
+/// `memcpy_htod` / `memcpy_dtoh` / `memcpy_dtod`, `memset_zeros` and cuBLAS take them. The
+/// `SyncOnDrop` is empty: the arena records no events (cudarc's tracking follows its own
+/// `CudaSlice`s); the engine orders work across its streams itself.
+macro_rules! device_slice_impls {
+    (impl<$($g:ident),*> $elem:ty => $t:ty) => {
+        impl<$($g: Element),*> DeviceSlice<$elem> for View<'_, $t, CudaDevice> {
+            fn len(&self) -> usize {
+                View::len(self)
+            }
+            fn stream(&self) -> &Arc<CudaStream> {
+                self.device().stream()
+            }
+        }
+        impl<$($g: Element),*> DevicePtrTrait<$elem> for View<'_, $t, CudaDevice> {
+            fn device_ptr<'s>(&'s self, _stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
+                (self.as_raw(), SyncOnDrop::Sync(None))
+            }
+        }
+        impl<$($g: Element),*> DeviceSlice<$elem> for ViewMut<'_, $t, CudaDevice> {
+            fn len(&self) -> usize {
+                ViewMut::len(self)
+            }
+            fn stream(&self) -> &Arc<CudaStream> {
+                self.device().stream()
+            }
+        }
+        impl<$($g: Element),*> DevicePtrTrait<$elem> for ViewMut<'_, $t, CudaDevice> {
+            fn device_ptr<'s>(&'s self, _stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
+                (self.as_raw(), SyncOnDrop::Sync(None))
+            }
+        }
+        impl<$($g: Element),*> DevicePtrMut<$elem> for ViewMut<'_, $t, CudaDevice> {
+            fn device_ptr_mut<'s>(
+                &'s mut self,
+                _stream: &'s CudaStream,
+            ) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
+                (self.as_raw(), SyncOnDrop::Sync(None))
+            }
+        }
+    };
+}
+
+device_slice_impls!(impl<T> T => T);
+device_slice_impls!(impl<> half::bf16 => crate::dtype::bf16);
+device_slice_impls!(impl<> half::f16 => crate::dtype::f16);
 
 /// Device memory of one CUDA context, and the stream its fills and copies are ordered on.
 /// Allocations are plain `cuMemAlloc`s made in that context, so an engine that owns a

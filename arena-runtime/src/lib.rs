@@ -39,6 +39,7 @@ mod ptr;
 mod regions;
 mod shared;
 mod slab;
+mod view;
 
 #[cfg(feature = "cuda")]
 mod cuda;
@@ -65,6 +66,7 @@ pub use ptr::DevicePtr;
 pub use regions::Region;
 pub use shared::{Live, SharedBytes, SharedPlan};
 pub use slab::SlabPlan;
+pub use view::{Shape, View, ViewError, ViewMut, MAX_RANK};
 
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]

@@ -101,6 +101,30 @@ impl<'a, 'b, const R: usize> DimsRecorder<'a, 'b, R> {
     }
 }
 
+/// What the generated view sets read of an allocated arena: each buffer's name and shape.
+pub struct ViewSource<'a, A: crate::Arena, D: crate::Device> {
+    arena: &'a crate::Allocated<A, D>,
+}
+
+impl<'a, A: crate::Arena, D: crate::Device> ViewSource<'a, A, D> {
+    #[inline]
+    pub fn new(arena: &'a crate::Allocated<A, D>) -> Self {
+        Self { arena }
+    }
+
+    /// Buffer `i`'s name.
+    #[inline]
+    pub fn name(&self, i: usize) -> &'static str {
+        A::BUFFERS.get(i).map_or("", |d| d.name)
+    }
+
+    /// Buffer `i`'s shape at the arena's sizes.
+    #[inline]
+    pub fn shape(&self, i: usize) -> &'a [usize] {
+        A::shape(self.arena.sizes(), i)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,7 +32,9 @@ pub use arena::sizing::{
     q12_batched_scratch_bytes, q12_batched_scratch_bytes_varlen, q2_dequant_scratch_bytes,
     ssm_rowwise_w_bf16_bytes, ssm_rowwise_w_bf16_bytes_for, ssm_rowwise_w_bf16_layer_bytes,
 };
-pub use arena::{ArenaInputs, BufferArena, BufferArenaPhase, BufferSizes};
+pub use arena::{
+    ArenaInputs, BufferArena, BufferArenaPhase, BufferArenaViews, BufferArenaViewsMut, BufferSizes,
+};
 pub use config::levers::{LeverError, Levers};
 pub use config::{const_name, ConfigError, Family, LayerKind, ModelConfig};
 pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};

@@ -181,6 +181,7 @@ fn render_arena(cont: &Container, how: Render) -> TokenStream {
     // The fallback's stub bodies leave parameters unread; that is no news to the author.
     let allow = (how == Render::Stub).then(|| quote!(#[allow(unused_variables)]));
     let (phase_enum, phase_type) = phase_enum(cont);
+    let view_sets = super::views::view_sets(cont, how);
     quote! {
         #sizes_struct
         #inputs_struct
@@ -203,6 +204,8 @@ fn render_arena(cont: &Container, how: Render) -> TokenStream {
         impl #arena {
             #arena_items
         }
+
+        #view_sets
     }
 }
 
@@ -417,7 +420,7 @@ fn layout_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
             },
         ),
         Item::function(
-            quote!(fn shape(sizes: &#sizes, buffer: usize) -> &[usize]),
+            quote!(#[inline] fn shape(sizes: &#sizes, buffer: usize) -> &[usize]),
             move || {
                 quote! {
                     match (sizes.__dims.get(buffer), <Self as ::arena_runtime::Arena>::BUFFERS.get(buffer)) {

@@ -1,0 +1,656 @@
+//! Borrowed views of an allocated arena's buffers: what kernels, copies and cuBLAS take.
+//!
+//! A [`DevicePtr`] is a plain address: copied out of the handle it outlives `release`. A view
+//! borrows the handle (`Allocated`), so it cannot; it knows its buffer's shape at these sizes,
+//! so a step of `m ≤ M` tokens narrows it to its first `m` rows, checked against the buffer
+//! (an error naming the buffer, the rows asked for and the capacity, never an overrun). A
+//! [`View`] reads; a [`ViewMut`] may be written, and only one exists per buffer at a time
+//! (it borrows the handle mutably). With the `cuda` feature both implement cudarc's
+//! `DeviceSlice`, `DevicePtr` (and `ViewMut` `DevicePtrMut`), so `memcpy_htod`, `memcpy_dtoh`,
+//! `memset_zeros` and cuBLAS take them directly.
+//!
+//! The derive generates the view sets (no strings): `<Arena>Views::of(&arena)` (every
+//! buffer, read-only), `<Arena>ViewsMut::of(&mut arena)` (every buffer, writable; refused on
+//! a shared slab, where buffers of disjoint phases share bytes) and, per phase,
+//! `<Arena><Phase>Views::of(&mut arena)`: writable views of exactly the buffers live in that
+//! phase, so reaching another phase's buffer is a compile error (no such field).
+
+use crate::device::Device;
+use crate::dtype::Element;
+use crate::ptr::DevicePtr;
+use crate::regions::Region;
+use core::marker::PhantomData;
+
+/// The most dimensions a view keeps (the derive refuses a shape of more).
+pub const MAX_RANK: usize = 8;
+
+/// A view's shape as it keeps it: the first dimension (narrowed by `rows`) and the rest,
+/// borrowed from the sizes the arena was allocated at, so making a view copies no array.
+#[derive(Clone, Copy)]
+struct Dims<'a> {
+    lead: usize,
+    rest: &'a [usize],
+    /// False for a buffer without a shape (a byte formula or a closed gate).
+    shaped: bool,
+}
+
+impl<'a> Dims<'a> {
+    #[inline]
+    fn of(dims: &'a [usize]) -> Self {
+        match dims.split_first() {
+            Some((&lead, rest)) => Dims {
+                lead,
+                rest,
+                shaped: true,
+            },
+            None => Dims {
+                lead: 0,
+                rest: &[],
+                shaped: false,
+            },
+        }
+    }
+
+    /// One dimension of `n`.
+    #[inline]
+    fn flat(n: usize) -> Self {
+        Dims {
+            lead: n,
+            rest: &[],
+            shaped: true,
+        }
+    }
+
+    fn shape(&self) -> Shape {
+        let mut dims = [0; MAX_RANK];
+        if !self.shaped {
+            return Shape { dims, rank: 0 };
+        }
+        let rank = (1 + self.rest.len()).min(MAX_RANK);
+        dims[0] = self.lead;
+        dims[1..rank].copy_from_slice(&self.rest[..rank - 1]);
+        Shape {
+            dims,
+            rank: rank as u8,
+        }
+    }
+}
+
+/// A view's dimensions (`view.dims()`): a slice of up to [`MAX_RANK`] numbers, compared with
+/// arrays and slices as one (`assert_eq!(view.dims(), [16, 64])`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shape {
+    dims: [usize; MAX_RANK],
+    rank: u8,
+}
+
+impl core::ops::Deref for Shape {
+    type Target = [usize];
+    fn deref(&self) -> &[usize] {
+        &self.dims[..self.rank as usize]
+    }
+}
+
+impl core::fmt::Debug for Shape {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{:?}", &**self)
+    }
+}
+
+impl<const N: usize> PartialEq<[usize; N]> for Shape {
+    fn eq(&self, other: &[usize; N]) -> bool {
+        **self == other[..]
+    }
+}
+
+impl PartialEq<[usize]> for Shape {
+    fn eq(&self, other: &[usize]) -> bool {
+        **self == *other
+    }
+}
+
+impl PartialEq<&[usize]> for Shape {
+    fn eq(&self, other: &&[usize]) -> bool {
+        **self == **other
+    }
+}
+
+/// A narrowing a view could not give: the buffer, what was asked and what there is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ViewError {
+    /// More rows than the buffer's first dimension holds.
+    #[error("buffer `{buffer}`: {rows} rows asked, its capacity is {capacity} rows{}", gated_note(*.capacity))]
+    Rows {
+        buffer: &'static str,
+        rows: usize,
+        capacity: usize,
+    },
+    /// Rows of a buffer sized by bytes (or of a closed gate), which has no shape.
+    #[error(
+        "buffer `{buffer}` has no shape (a byte formula or a closed gate): narrow it with `range`"
+    )]
+    NoShape { buffer: &'static str },
+    /// Elements past the buffer's end.
+    #[error("buffer `{buffer}`: elements {start}..{end} asked, it holds {len}")]
+    Range {
+        buffer: &'static str,
+        start: usize,
+        end: usize,
+        len: usize,
+    },
+    /// A region outside the buffer, or not whole elements of the region's type.
+    #[error("buffer `{buffer}`: region at {offset}, {bytes} bytes, does not fit its {capacity} bytes as whole `{dtype}` elements")]
+    Region {
+        buffer: &'static str,
+        offset: usize,
+        bytes: usize,
+        capacity: usize,
+        dtype: &'static str,
+    },
+    /// Writable views of every buffer at once, asked of a shared slab.
+    #[error("{arena} is a shared slab: buffers of disjoint phases share bytes, so writable views of all of them at once would alias; take a phase's views (`<Arena><Phase>Views::of`)")]
+    Shared { arena: &'static str },
+}
+
+fn gated_note(capacity: usize) -> &'static str {
+    if capacity == 0 {
+        " (empty: gated off or 0 rows)"
+    } else {
+        ""
+    }
+}
+
+/// A read-only view of an arena buffer (or a narrowing of one), borrowing the allocated
+/// arena: it cannot outlive `release`. `Copy`, as `&` is.
+pub struct View<'a, T, D> {
+    ptr: DevicePtr<T>,
+    dims: Dims<'a>,
+    name: &'static str,
+    device: &'a D,
+}
+
+/// A writable view of an arena buffer, borrowing the allocated arena mutably: one per buffer
+/// at a time, and none beside a [`View`] of it. Reborrow it with [`ViewMut::reborrow`] or read
+/// it through [`ViewMut::as_view`].
+pub struct ViewMut<'a, T, D> {
+    ptr: DevicePtr<T>,
+    dims: Dims<'a>,
+    name: &'static str,
+    device: &'a D,
+    _exclusive: PhantomData<&'a mut ()>,
+}
+
+impl<T, D> View<'_, T, D> {
+    /// The pointer field itself: what a kernel launch pushes.
+    #[cfg(feature = "cuda")]
+    #[inline(always)]
+    pub(crate) fn ptr_ref(&self) -> &DevicePtr<T> {
+        &self.ptr
+    }
+}
+
+impl<T, D> ViewMut<'_, T, D> {
+    #[cfg(feature = "cuda")]
+    #[inline(always)]
+    pub(crate) fn ptr_ref(&self) -> &DevicePtr<T> {
+        &self.ptr
+    }
+}
+
+impl<T, D> Clone for View<'_, T, D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, D> Copy for View<'_, T, D> {}
+
+impl<T: Element, D> core::fmt::Debug for View<'_, T, D> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "View(`{}` {:?} {:?})",
+            self.name,
+            self.dims.shape(),
+            self.ptr
+        )
+    }
+}
+
+impl<T: Element, D> core::fmt::Debug for ViewMut<'_, T, D> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "ViewMut(`{}` {:?} {:?})",
+            self.name,
+            self.dims.shape(),
+            self.ptr
+        )
+    }
+}
+
+/// What both views read and how both narrow; one body for the two.
+macro_rules! view_common {
+    ($view:ident) => {
+        impl<'a, T: Element, D: Device> $view<'a, T, D> {
+            /// The buffer's name (the field's).
+            #[inline]
+            pub fn name(&self) -> &'static str {
+                self.name
+            }
+
+            /// Its shape: the declaration's, evaluated at these sizes, narrowed as asked (empty
+            /// for a byte formula or a closed gate; one dimension after `range`).
+            #[inline]
+            pub fn dims(&self) -> Shape {
+                self.dims.shape()
+            }
+
+            /// Elements in view.
+            #[inline]
+            pub fn len(&self) -> usize {
+                self.ptr.len()
+            }
+
+            /// True when nothing is in view (a gated-off buffer, 0 rows).
+            #[inline]
+            pub fn is_empty(&self) -> bool {
+                self.ptr.len() == 0
+            }
+
+            /// Bytes in view.
+            #[inline]
+            pub fn byte_len(&self) -> usize {
+                self.ptr.byte_len()
+            }
+
+            /// The device address (0 when empty).
+            #[inline]
+            pub fn as_raw(&self) -> u64 {
+                self.ptr.as_raw()
+            }
+
+            /// The plain pointer, for raw FFI: it does not borrow the arena, so it is valid
+            /// only while the arena is (see [`DevicePtr`]).
+            #[inline]
+            pub fn device_ptr_unchecked(&self) -> DevicePtr<T> {
+                self.ptr
+            }
+
+            /// The device the arena lives on (on CUDA, the stream its own work is ordered on).
+            #[inline]
+            pub fn device(&self) -> &'a D {
+                self.device
+            }
+
+            /// The first `rows` rows of a `[rows, ...]` buffer: for a step of `m ≤ M` tokens.
+            /// An error names the buffer, the rows asked for and the capacity.
+            #[inline]
+            fn narrow_rows(&self, rows: usize) -> Result<(DevicePtr<T>, Dims<'a>), ViewError> {
+                if !self.dims.shaped {
+                    return Err(ViewError::NoShape { buffer: self.name });
+                }
+                let capacity = self.dims.lead;
+                if rows > capacity {
+                    return Err(ViewError::Rows {
+                        buffer: self.name,
+                        rows,
+                        capacity,
+                    });
+                }
+                let row: usize = self.dims.rest.iter().product();
+                let narrowed = Dims {
+                    lead: rows,
+                    ..self.dims
+                };
+                // Within `len`: rows * row ≤ capacity * row, the shape's elements.
+                let len = (rows * row).min(self.ptr.len());
+                let addr = if len == 0 { 0 } else { self.ptr.as_raw() };
+                Ok((DevicePtr::from_raw_parts(addr, len), narrowed))
+            }
+
+            #[inline]
+            fn narrow_range(
+                &self,
+                range: core::ops::Range<usize>,
+            ) -> Result<(DevicePtr<T>, Dims<'a>), ViewError> {
+                let len = self.ptr.len();
+                if range.start > range.end || range.end > len {
+                    return Err(ViewError::Range {
+                        buffer: self.name,
+                        start: range.start,
+                        end: range.end,
+                        len,
+                    });
+                }
+                let n = range.end - range.start;
+                let addr = if n == 0 {
+                    0
+                } else {
+                    self.ptr.as_raw() + (range.start * T::SIZE) as u64
+                };
+                Ok((DevicePtr::from_raw_parts(addr, n), Dims::flat(n)))
+            }
+
+            #[inline]
+            fn narrow_region<U: Element>(
+                &self,
+                region: Region,
+            ) -> Result<(DevicePtr<U>, Dims<'a>), ViewError> {
+                let capacity = self.ptr.byte_len();
+                let fits = region
+                    .offset
+                    .checked_add(region.bytes)
+                    .is_some_and(|end| end <= capacity);
+                if !fits || region.bytes % U::SIZE != 0 {
+                    return Err(ViewError::Region {
+                        buffer: self.name,
+                        offset: region.offset,
+                        bytes: region.bytes,
+                        capacity,
+                        dtype: U::NAME,
+                    });
+                }
+                let n = region.bytes / U::SIZE;
+                let addr = if n == 0 {
+                    0
+                } else {
+                    self.ptr.as_raw() + region.offset as u64
+                };
+                Ok((DevicePtr::from_raw_parts(addr, n), Dims::flat(n)))
+            }
+        }
+    };
+}
+
+view_common!(View);
+view_common!(ViewMut);
+
+impl<'a, T, D> View<'a, T, D> {
+    /// The view of a buffer: its pointer, its shape at these sizes, its name. Generated view
+    /// sets call it; `device` is the arena's, borrowed for `'a`. No bound on `T`, so a field
+    /// whose type is not an element is one error (the derive's), not one more here.
+    #[doc(hidden)]
+    #[inline]
+    pub fn from_parts(
+        name: &'static str,
+        ptr: DevicePtr<T>,
+        dims: &'a [usize],
+        device: &'a D,
+    ) -> Self {
+        View {
+            ptr,
+            dims: Dims::of(dims),
+            name,
+            device,
+        }
+    }
+}
+
+impl<'a, T: Element, D: Device> View<'a, T, D> {
+    /// The first `rows` rows (see [`ViewMut::rows`]).
+    #[inline]
+    pub fn rows(&self, rows: usize) -> Result<View<'a, T, D>, ViewError> {
+        let (ptr, dims) = self.narrow_rows(rows)?;
+        Ok(View { ptr, dims, ..*self })
+    }
+
+    /// Elements `range` of the buffer, flattened (one dimension).
+    #[inline]
+    pub fn range(&self, range: core::ops::Range<usize>) -> Result<View<'a, T, D>, ViewError> {
+        let (ptr, dims) = self.narrow_range(range)?;
+        Ok(View { ptr, dims, ..*self })
+    }
+
+    /// A region of a buffer carved by a `Regions` layout (`layout.field`), as elements of `U`.
+    #[inline]
+    pub fn region<U: Element>(&self, region: Region) -> Result<View<'a, U, D>, ViewError> {
+        let (ptr, dims) = self.narrow_region::<U>(region)?;
+        Ok(View {
+            ptr,
+            dims,
+            name: self.name,
+            device: self.device,
+        })
+    }
+}
+
+impl<'a, T: Element, D: Device> View<'a, T, D> {
+    /// The same bytes as `u8`s (one dimension): for copies of any dtype.
+    #[inline]
+    pub fn bytes(&self) -> View<'a, u8, D> {
+        View {
+            ptr: self.ptr.cast::<u8>(),
+            dims: Dims::flat(self.ptr.byte_len()),
+            name: self.name,
+            device: self.device,
+        }
+    }
+}
+
+impl<'a, T: Element, D: Device> ViewMut<'a, T, D> {
+    /// The same bytes as writable `u8`s (one dimension), consuming the view.
+    #[inline]
+    pub fn into_bytes(self) -> ViewMut<'a, u8, D> {
+        ViewMut {
+            ptr: self.ptr.cast::<u8>(),
+            dims: Dims::flat(self.ptr.byte_len()),
+            name: self.name,
+            device: self.device,
+            _exclusive: PhantomData,
+        }
+    }
+
+    /// The same bytes as writable `u8`s (one dimension): for copies of any dtype.
+    #[inline]
+    pub fn bytes(&mut self) -> ViewMut<'_, u8, D> {
+        ViewMut {
+            ptr: self.ptr.cast::<u8>(),
+            dims: Dims::flat(self.ptr.byte_len()),
+            name: self.name,
+            device: self.device,
+            _exclusive: PhantomData,
+        }
+    }
+}
+
+impl<'a, T, D> ViewMut<'a, T, D> {
+    /// The writable view of a buffer. Generated view sets call it, once per buffer, from a
+    /// mutable borrow of the arena.
+    #[doc(hidden)]
+    #[inline]
+    pub fn from_parts(
+        name: &'static str,
+        ptr: DevicePtr<T>,
+        dims: &'a [usize],
+        device: &'a D,
+    ) -> Self {
+        ViewMut {
+            ptr,
+            dims: Dims::of(dims),
+            name,
+            device,
+            _exclusive: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: Element, D: Device> ViewMut<'a, T, D> {
+    /// Reads it: a [`View`] borrowing this one.
+    #[inline]
+    pub fn as_view(&self) -> View<'_, T, D> {
+        View {
+            ptr: self.ptr,
+            dims: self.dims,
+            name: self.name,
+            device: self.device,
+        }
+    }
+
+    /// A shorter-lived writable view of the same bytes (to pass on and keep this one).
+    #[inline]
+    pub fn reborrow(&mut self) -> ViewMut<'_, T, D> {
+        ViewMut {
+            ptr: self.ptr,
+            dims: self.dims,
+            name: self.name,
+            device: self.device,
+            _exclusive: PhantomData,
+        }
+    }
+
+    /// The first `rows` rows of a `[rows, ...]` buffer, for a step of `m ≤ M` tokens: the
+    /// same row width, `rows` rows. An error names the buffer, the rows asked for and the
+    /// capacity; 0 rows is an empty view.
+    #[inline]
+    pub fn rows(&mut self, rows: usize) -> Result<ViewMut<'_, T, D>, ViewError> {
+        let (ptr, dims) = self.narrow_rows(rows)?;
+        Ok(ViewMut {
+            ptr,
+            dims,
+            name: self.name,
+            device: self.device,
+            _exclusive: PhantomData,
+        })
+    }
+
+    /// The first `rows` rows, consuming the view (keeps its lifetime).
+    #[inline]
+    pub fn into_rows(self, rows: usize) -> Result<ViewMut<'a, T, D>, ViewError> {
+        let (ptr, dims) = self.narrow_rows(rows)?;
+        Ok(ViewMut { ptr, dims, ..self })
+    }
+
+    /// Elements `range` of the buffer, flattened (one dimension).
+    #[inline]
+    pub fn range(
+        &mut self,
+        range: core::ops::Range<usize>,
+    ) -> Result<ViewMut<'_, T, D>, ViewError> {
+        let (ptr, dims) = self.narrow_range(range)?;
+        Ok(ViewMut {
+            ptr,
+            dims,
+            name: self.name,
+            device: self.device,
+            _exclusive: PhantomData,
+        })
+    }
+
+    /// A region of a buffer carved by a `Regions` layout, as writable elements of `U`.
+    #[inline]
+    pub fn region<U: Element>(&mut self, region: Region) -> Result<ViewMut<'_, U, D>, ViewError> {
+        let (ptr, dims) = self.narrow_region::<U>(region)?;
+        Ok(ViewMut {
+            ptr,
+            dims,
+            name: self.name,
+            device: self.device,
+            _exclusive: PhantomData,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::bf16;
+    use crate::HostDevice;
+
+    fn view<'a>(dims: &'a [usize], device: &'a HostDevice) -> View<'a, bf16, HostDevice> {
+        let len = dims.iter().product();
+        View::from_parts("qkv", DevicePtr::from_raw_parts(0x1000, len), dims, device)
+    }
+
+    #[test]
+    fn rows_narrow_within_the_capacity_and_name_the_buffer_beyond_it() {
+        let device = HostDevice::new();
+        let v = view(&[8, 6], &device);
+        let r = v.rows(3).unwrap();
+        assert_eq!((r.len(), r.as_raw()), (18, 0x1000));
+        assert_eq!(r.dims(), [3, 6]);
+        assert!(v.rows(0).unwrap().is_empty());
+        assert_eq!(v.rows(8).unwrap().len(), 48);
+        let e = v.rows(9).unwrap_err();
+        assert_eq!(
+            e,
+            ViewError::Rows {
+                buffer: "qkv",
+                rows: 9,
+                capacity: 8
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "buffer `qkv`: 9 rows asked, its capacity is 8 rows"
+        );
+        let gated = view(&[0, 6], &device);
+        assert!(gated.rows(1).unwrap_err().to_string().contains("gated off"));
+        let bytes = View::<u8, _>::from_parts(
+            "scratch",
+            DevicePtr::from_raw_parts(0x2000, 64),
+            &[],
+            &device,
+        );
+        assert_eq!(
+            bytes.rows(1).unwrap_err(),
+            ViewError::NoShape { buffer: "scratch" }
+        );
+    }
+
+    #[test]
+    fn ranges_and_regions_stay_inside_the_buffer() {
+        let device = HostDevice::new();
+        let v = view(&[4, 4], &device);
+        let r = v.range(2..10).unwrap();
+        assert_eq!((r.len(), r.as_raw()), (8, 0x1004));
+        assert_eq!(r.dims(), [8]);
+        let (start, end) = (3, 2);
+        assert!(v.range(10..17).is_err() && v.range(start..end).is_err());
+        let bytes = View::<u8, _>::from_parts(
+            "scratch",
+            DevicePtr::from_raw_parts(0x2000, 64),
+            &[64],
+            &device,
+        );
+        let ids = bytes
+            .region::<i32>(Region {
+                offset: 32,
+                bytes: 16,
+            })
+            .unwrap();
+        assert_eq!((ids.len(), ids.as_raw()), (4, 0x2020));
+        assert!(bytes
+            .region::<i32>(Region {
+                offset: 56,
+                bytes: 16
+            })
+            .is_err());
+        assert!(bytes
+            .region::<i32>(Region {
+                offset: 0,
+                bytes: 6
+            })
+            .is_err());
+        assert!(bytes
+            .region::<i32>(Region {
+                offset: usize::MAX,
+                bytes: 4
+            })
+            .is_err());
+    }
+
+    #[test]
+    fn a_writable_view_narrows_and_reads_the_same_bytes() {
+        let device = HostDevice::new();
+        let mut w = ViewMut::<f32, _>::from_parts(
+            "out",
+            DevicePtr::from_raw_parts(0x4000, 12),
+            &[4, 3],
+            &device,
+        );
+        assert_eq!(w.rows(2).unwrap().len(), 6);
+        assert_eq!(w.as_view().dims(), [4, 3]);
+        assert_eq!(w.reborrow().into_rows(4).unwrap().len(), 12);
+        assert!(w.rows(5).is_err());
+    }
+}

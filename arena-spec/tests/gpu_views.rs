@@ -1,0 +1,339 @@
+//! Arena views in cudarc's hands, on a real GPU (feature `cuda`): copies, cuBLAS and a CUDA
+//! graph over views, as an engine uses them. Every test returns early, saying so, without a
+//! CUDA driver or device, so CI without a GPU skips them cleanly.
+//!
+//! Run on a GPU: `cargo test -p arena-spec --features cuda --release --test gpu_views`. What
+//! views cost is measured by `benches/views.rs`.
+#![cfg(feature = "cuda")]
+
+use arena_runtime::cudarc::driver::{sys, CudaStream, LaunchConfig, PushKernelArg};
+use arena_runtime::{AllocOptions, Allocated, CudaDevice, View, ViewMut};
+use arena_spec::models::SHIPPED;
+use arena_spec::{ArenaInputs, BufferArena, BufferArenaViews, BufferArenaViewsMut, BufferSizes};
+use cudarc::cublas::{sys as blas_sys, CudaBlas, Gemm, GemmConfig};
+use half::bf16;
+use std::sync::Arc;
+
+const REALISTIC: ArenaInputs = ArenaInputs::AT_128K;
+
+fn gpu_stream() -> Option<Arc<CudaStream>> {
+    if !CudaDevice::available() {
+        eprintln!("skipped: no CUDA driver or device");
+        return None;
+    }
+    let device = CudaDevice::new(0).expect("device 0 opens");
+    Some(device.context().new_stream().unwrap())
+}
+
+/// A shipped model's sizes at `m` tokens, the rest realistic.
+fn sizes_at(model: &str, m: usize) -> BufferSizes {
+    let config = arena_spec::models::find(model).unwrap().config().unwrap();
+    ArenaInputs {
+        max_batch_tokens: m,
+        ..REALISTIC
+    }
+    .sizes(&config)
+    .unwrap()
+}
+
+/// A byte pattern of its own per buffer and model, never constant.
+fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// Every non-empty buffer of every shipped model's arena, at M = 512: a distinct pattern
+/// copied in through its writable byte view (`memcpy_htod`), read back through its read-only
+/// view (`memcpy_dtoh`), byte-exact; then the typed views of the derive agree with the byte
+/// views on address and size.
+#[test]
+fn copies_through_views_reach_every_buffer_of_every_shipped_model_byte_exact() {
+    let Some(stream) = gpu_stream() else { return };
+    let mut buffers = 0;
+    let mut bytes = 0usize;
+    for (n, m) in SHIPPED.iter().enumerate() {
+        let sizes = sizes_at(m.name, 512);
+        let mut arena = BufferArena::allocate(CudaDevice::from_stream(&stream), &sizes).unwrap();
+        let patterns: Vec<Vec<u8>> = {
+            let mut views = arena.byte_views_mut().unwrap();
+            views
+                .iter_mut()
+                .enumerate()
+                .map(|(i, v)| {
+                    let data = pattern((n * 1000 + i) as u64, v.byte_len());
+                    if !data.is_empty() {
+                        stream.memcpy_htod(&data, v).unwrap();
+                    }
+                    data
+                })
+                .collect()
+        };
+        for (v, want) in arena.byte_views().iter().zip(&patterns) {
+            if want.is_empty() {
+                assert!(v.is_empty());
+                continue;
+            }
+            let mut back = vec![0u8; v.byte_len()];
+            stream.memcpy_dtoh(v, &mut back).unwrap();
+            assert!(
+                back == *want,
+                "{}: `{}` read back differs",
+                m.name,
+                v.name()
+            );
+            buffers += 1;
+            bytes += want.len();
+        }
+        let typed = BufferArenaViews::of(&arena);
+        assert_eq!(typed.hidden_states.as_raw(), arena.hidden_states.as_raw());
+        assert_eq!(typed.qkv_output.byte_len(), sizes.qkv_output);
+        arena.release().unwrap();
+    }
+    println!(
+        "views: {buffers} buffers of {} models, {:.1} MiB copied each way, byte-exact",
+        SHIPPED.len(),
+        bytes as f64 / (1u64 << 20) as f64
+    );
+}
+
+/// Host `C = A · B` (row-major, `A` `[m, k]`, `B` `[k, n]`) in f32 from bf16 inputs.
+fn host_gemm(a: &[bf16], b: &[bf16], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut c = vec![0f32; m * n];
+    for i in 0..m {
+        for p in 0..k {
+            let x = a[i * k + p].to_f32();
+            for j in 0..n {
+                c[i * n + j] += x * b[p * n + j].to_f32();
+            }
+        }
+    }
+    c
+}
+
+/// Row-major `C[m, n] = A[m, k] · B[k, n]` by cuBLAS, column-major: `Cᵀ = Bᵀ · Aᵀ`.
+fn gemm_config(m: usize, k: usize, n: usize) -> GemmConfig<bf16> {
+    GemmConfig {
+        transa: blas_sys::cublasOperation_t::CUBLAS_OP_N,
+        transb: blas_sys::cublasOperation_t::CUBLAS_OP_N,
+        m: n as i32,
+        n: m as i32,
+        k: k as i32,
+        alpha: bf16::ONE,
+        lda: n as i32,
+        ldb: k as i32,
+        beta: bf16::ZERO,
+        ldc: n as i32,
+    }
+}
+
+fn random_bf16(seed: u64, len: usize) -> Vec<bf16> {
+    pattern(seed, len)
+        .iter()
+        .map(|&b| bf16::from_f32((b as f32 - 127.5) / 128.0))
+        .collect()
+}
+
+/// A cuBLAS bf16 GEMM whose operands and output are arena views: `A` is the first `m` rows
+/// of `hidden_states`, `B` a `[k, n]` range of `residual`, `C` the first `m·n` elements of
+/// `qkv_output`; the result matches a host reference within bf16 rounding, and the bytes of
+/// `C`'s buffer past the `m·n` elements asked for are untouched.
+#[test]
+fn a_cublas_gemm_takes_arena_views_as_operands_and_output() {
+    let Some(stream) = gpu_stream() else { return };
+    let (m, k, n) = (64, 4096, 256);
+    let sizes = sizes_at("llama-3.1-8b", 512);
+    let mut arena = BufferArena::allocate(CudaDevice::from_stream(&stream), &sizes).unwrap();
+    let a_host = random_bf16(1, m * k);
+    let b_host = random_bf16(2, k * n);
+    let sentinel = vec![bf16::from_f32(-7.0); 16];
+    {
+        let mut w = BufferArenaViewsMut::of(&mut arena).unwrap();
+        let mut a = w.hidden_states.rows(m).unwrap();
+        stream.memcpy_htod(&a_host, &mut a).unwrap();
+        let mut b = w.residual.range(0..k * n).unwrap();
+        stream.memcpy_htod(&b_host, &mut b).unwrap();
+        let mut past = w.qkv_output.range(m * n..m * n + 16).unwrap();
+        stream.memcpy_htod(&sentinel, &mut past).unwrap();
+    }
+    let blas = CudaBlas::new(stream.clone()).unwrap();
+    let mut w = BufferArenaViewsMut::of(&mut arena).unwrap();
+    let a: View<'_, arena_runtime::dtype::bf16, CudaDevice> =
+        w.hidden_states.as_view().rows(m).unwrap();
+    let b = w.residual.as_view().range(0..k * n).unwrap();
+    // Views borrow `w`'s fields; copy the read-only ones out before taking the writable one.
+    let (a_raw, b_raw) = (a.as_raw(), b.as_raw());
+    assert_ne!(a_raw, b_raw);
+    let mut c: ViewMut<'_, arena_runtime::dtype::bf16, CudaDevice> =
+        w.qkv_output.range(0..m * n).unwrap();
+    // SAFETY: the operands hold m·k, k·n and m·n bf16 elements, as the config says.
+    unsafe { blas.gemm(gemm_config(m, k, n), &a, &b, &mut c) }.unwrap();
+    let mut got = vec![bf16::ZERO; m * n];
+    stream.memcpy_dtoh(&c, &mut got).unwrap();
+    let want = host_gemm(&a_host, &b_host, m, k, n);
+    let worst = got
+        .iter()
+        .zip(&want)
+        .map(|(g, w)| (g.to_f32() - w).abs() / w.abs().max(1.0))
+        .fold(0f32, f32::max);
+    assert!(worst < 2e-2, "largest relative error {worst}");
+    let view = BufferArenaViews::of(&arena);
+    let mut past = vec![bf16::ZERO; 16];
+    stream
+        .memcpy_dtoh(
+            &view.qkv_output.range(m * n..m * n + 16).unwrap(),
+            &mut past,
+        )
+        .unwrap();
+    assert_eq!(past, sentinel, "nothing past the view was written");
+    println!(
+        "cuBLAS bf16 GEMM [{m}x{k}]·[{k}x{n}] over arena views: largest relative error {worst:.2e}"
+    );
+    arena.release().unwrap();
+}
+
+const STEP_KERNELS: &str = r#"
+#define EACH(n) for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; \
+                     i < (n); i += (unsigned long long)gridDim.x * blockDim.x)
+extern "C" __global__ void scale(const unsigned char* x, unsigned char* y, unsigned long long n) {
+    EACH(n) y[i] = (unsigned char)(x[i] * 3 + 1);
+}
+extern "C" __global__ void flip(const unsigned char* y, unsigned char* h, unsigned long long n) {
+    EACH(n) h[i] = y[i] ^ 0x5a;
+}
+extern "C" __global__ void mix(const unsigned char* h, const unsigned char* x, unsigned char* z,
+                               unsigned long long n) {
+    EACH(n) z[i] = h[i] ^ x[(i * 7) % n];
+}
+"#;
+
+/// What the step computes, on the host.
+fn step_on_host(x: &[u8]) -> Vec<u8> {
+    let n = x.len();
+    let h: Vec<u8> = x
+        .iter()
+        .map(|&v| v.wrapping_mul(3).wrapping_add(1) ^ 0x5a)
+        .collect();
+    (0..n).map(|i| h[i] ^ x[(i * 7) % n]).collect()
+}
+
+struct Step {
+    scale: arena_runtime::cudarc::driver::CudaFunction,
+    flip: arena_runtime::cudarc::driver::CudaFunction,
+    mix: arena_runtime::cudarc::driver::CudaFunction,
+    n: usize,
+}
+
+impl Step {
+    /// The step's kernels on `stream`, through the views of each phase: in `attention`,
+    /// `y = 3x + 1` into `qkv_output` and `h = y ^ 0x5a` into `residual` (the whole step);
+    /// in `ffn`, `z = h ^ x[7i mod n]` into `moe_output`, which a shared slab may place over
+    /// `qkv_output` (dead by then). `x` is `hidden_states`. Nothing is allocated or copied:
+    /// legal inside a stream capture.
+    fn launch(&self, stream: &Arc<CudaStream>, arena: &mut Allocated<BufferArena, CudaDevice>) {
+        let n = self.n as u64;
+        let cfg = LaunchConfig::for_num_elems(self.n as u32);
+        let mut attention = arena_spec::arena::BufferArenaAttentionViews::of(arena);
+        let x = attention.hidden_states.bytes().into_rows(self.n).unwrap();
+        let mut y = attention.qkv_output.bytes().into_rows(self.n).unwrap();
+        let mut h = attention.residual.bytes().into_rows(self.n).unwrap();
+        let mut b = stream.launch_builder(&self.scale);
+        b.arg(&x).arg(&mut y).arg(&n);
+        unsafe { b.launch(cfg) }.unwrap();
+        let mut b = stream.launch_builder(&self.flip);
+        b.arg(&y).arg(&mut h).arg(&n);
+        unsafe { b.launch(cfg) }.unwrap();
+        let mut ffn = arena_spec::arena::BufferArenaFfnViews::of(arena);
+        let x = ffn.hidden_states.bytes().into_rows(self.n).unwrap();
+        let h = ffn.residual.bytes().into_rows(self.n).unwrap();
+        let mut z = ffn.moe_output.bytes().into_rows(self.n).unwrap();
+        let mut b = stream.launch_builder(&self.mix);
+        b.arg(&h).arg(&x).arg(&mut z).arg(&n);
+        unsafe { b.launch(cfg) }.unwrap();
+    }
+
+    fn put_input(
+        &self,
+        stream: &Arc<CudaStream>,
+        arena: &mut Allocated<BufferArena, CudaDevice>,
+        x: &[u8],
+    ) {
+        let mut attention = arena_spec::arena::BufferArenaAttentionViews::of(arena);
+        let mut dst = attention.hidden_states.bytes().into_rows(self.n).unwrap();
+        stream.memcpy_htod(x, &mut dst).unwrap();
+    }
+
+    fn output(
+        &self,
+        stream: &Arc<CudaStream>,
+        arena: &Allocated<BufferArena, CudaDevice>,
+    ) -> Vec<u8> {
+        let views = BufferArenaViews::of(arena);
+        let z = views.moe_output.bytes().range(0..self.n).unwrap();
+        let mut out = vec![0u8; self.n];
+        stream.memcpy_dtoh(&z, &mut out).unwrap();
+        out
+    }
+}
+
+/// One step captured into a CUDA graph over arena views, replayed many times: the input
+/// copied into an arena buffer before each replay, three kernels through the views of two
+/// phases, the output equal to the host's and to eager execution, in slab and shared modes.
+/// Fixed addresses are why the arena is one allocation: the graph recorded them once.
+#[test]
+fn a_step_captured_in_a_graph_over_views_replays_as_it_runs_eagerly() {
+    let Some(stream) = gpu_stream() else { return };
+    let ptx = arena_runtime::cudarc::nvrtc::compile_ptx(STEP_KERNELS).unwrap();
+    let module = stream.context().load_module(ptx).unwrap();
+    let sizes = sizes_at("qwen3-next-80b-a3b", 512);
+    let step = Step {
+        scale: module.load_function("scale").unwrap(),
+        flip: module.load_function("flip").unwrap(),
+        mix: module.load_function("mix").unwrap(),
+        // The first 64 rows of `hidden_states`, as bytes.
+        n: 64 * 2048 * 2,
+    };
+    for options in [AllocOptions::default(), AllocOptions::shared()] {
+        let mut arena =
+            BufferArena::allocate_with(CudaDevice::from_stream(&stream), &sizes, options).unwrap();
+        let first = pattern(7, step.n);
+        step.put_input(&stream, &mut arena, &first);
+        step.launch(&stream, &mut arena);
+        let eager = step.output(&stream, &arena);
+        assert!(eager == step_on_host(&first), "{options:?}: eager step");
+
+        stream.synchronize().unwrap();
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .unwrap();
+        step.launch(&stream, &mut arena);
+        let graph = stream
+            .end_capture(sys::CUgraphInstantiate_flags(0))
+            .unwrap()
+            .expect("the capture recorded the step");
+        step.put_input(&stream, &mut arena, &first);
+        graph.launch().unwrap();
+        assert!(
+            step.output(&stream, &arena) == eager,
+            "{options:?}: replay = eager"
+        );
+        for round in 0..20 {
+            let x = pattern(100 + round, step.n);
+            step.put_input(&stream, &mut arena, &x);
+            graph.launch().unwrap();
+            assert!(
+                step.output(&stream, &arena) == step_on_host(&x),
+                "{options:?}: replay {round}"
+            );
+        }
+        drop(graph);
+        arena.release().unwrap();
+    }
+    println!("graph over views: 21 replays equal to eager and host, slab and shared");
+}
