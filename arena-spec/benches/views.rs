@@ -67,6 +67,7 @@ fn sizes_count() -> usize {
 fn gemm_costs() {
     use arena_runtime::CudaDevice;
     use cudarc::cublas::{sys as blas_sys, CudaBlas, Gemm, GemmConfig};
+    use arena_runtime::cudarc::driver::CudaSlice;
     use half::bf16;
     if !CudaDevice::available() {
         println!("| GPU GEMM | skipped: no CUDA device |");
@@ -74,7 +75,7 @@ fn gemm_costs() {
     }
     let device = CudaDevice::new(0).unwrap();
     let stream = device.context().new_stream().unwrap();
-    let (m, k, n) = (512usize, 4096usize, 4096usize);
+    let (m, k, n) = (4096usize, 4096usize, 4096usize);
     let config = arena_spec::models::find("llama-3.1-8b")
         .unwrap()
         .config()
@@ -99,43 +100,81 @@ fn gemm_costs() {
         beta: bf16::ZERO,
         ldc: n as i32,
     };
-    let a_s = stream.alloc_zeros::<bf16>(m * k).unwrap();
-    let b_s = stream.alloc_zeros::<bf16>(k * n).unwrap();
+    // The same values in both: a GEMM's power draw, and so the GPU's clock, follows its data.
+    let value = |i: usize| bf16::from_f32(((i * 7919) % 255) as f32 / 255.0 - 0.5);
+    let a_host: Vec<bf16> = (0..m * k).map(value).collect();
+    let b_host: Vec<bf16> = (0..k * n).map(|i| value(i + 1)).collect();
+    let a_s = stream.clone_htod(&a_host).unwrap();
+    let b_s = stream.clone_htod(&b_host).unwrap();
     let mut c_s = stream.alloc_zeros::<bf16>(m * n).unwrap();
-    let (rounds, reps) = (15, 50);
+    {
+        let mut w = arena_spec::BufferArenaViewsMut::of(&mut arena).unwrap();
+        stream.memcpy_htod(&a_host, &mut w.hidden_states.rows(m).unwrap()).unwrap();
+        stream.memcpy_htod(&b_host, &mut w.residual.range(0..k * n).unwrap()).unwrap();
+    }
+    let (rounds, reps) = (31, 20);
     let mut ratios = Vec::new();
     let (mut t_views, mut t_slices) = (Vec::new(), Vec::new());
-    for round in 0..rounds + 1 {
+    let through_slices = |c_s: &mut CudaSlice<bf16>| {
         let t = Instant::now();
         for _ in 0..reps {
-            // SAFETY: the slices hold m·k, k·n and m·n elements.
-            unsafe { blas.gemm(cfg, &a_s, &b_s, &mut c_s) }.unwrap();
+            // Column-major cuBLAS computes Cᵀ = Bᵀ·Aᵀ: its first operand is `B`.
+            // SAFETY: the slices hold k·n, m·k and m·n elements.
+            unsafe { blas.gemm(cfg, &b_s, &a_s, c_s) }.unwrap();
         }
         stream.synchronize().unwrap();
-        let slices = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+        t.elapsed().as_secs_f64() * 1e6 / reps as f64
+    };
+    let through_views = |arena: &mut arena_runtime::Allocated<BufferArena, CudaDevice>| {
         let t = Instant::now();
         for _ in 0..reps {
             // The views are made in the loop: their cost is part of what is measured.
-            let mut w = arena_spec::BufferArenaViewsMut::of(&mut arena).unwrap();
+            let mut w = arena_spec::BufferArenaViewsMut::of(arena).unwrap();
             let a = w.hidden_states.as_view().rows(m).unwrap();
             let b = w.residual.as_view().range(0..k * n).unwrap();
             let mut c = w.qkv_output.range(0..m * n).unwrap();
-            // SAFETY: the views hold m·k, k·n and m·n elements.
-            unsafe { blas.gemm(cfg, &a, &b, &mut c) }.unwrap();
+            // SAFETY: the views hold k·n, m·k and m·n elements.
+            unsafe { blas.gemm(cfg, &b, &a, &mut c) }.unwrap();
         }
         stream.synchronize().unwrap();
-        let views = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
-        if round > 0 {
-            t_views.push(views);
-            t_slices.push(slices);
-            ratios.push(views / slices);
-        }
+        t.elapsed().as_secs_f64() * 1e6 / reps as f64
+    };
+    // A warm-up round, then rounds alternating which goes first.
+    through_slices(&mut c_s);
+    through_views(&mut arena);
+    for round in 0..rounds {
+        let (views, slices) = if round % 2 == 0 {
+            let s = through_slices(&mut c_s);
+            (through_views(&mut arena), s)
+        } else {
+            let v = through_views(&mut arena);
+            (v, through_slices(&mut c_s))
+        };
+        t_views.push(views);
+        t_slices.push(slices);
+        ratios.push(views / slices);
     }
+    // The noise floor: the slices against themselves, in the same interleaving.
+    let mut same = Vec::new();
+    for _ in 0..rounds {
+        let first = through_slices(&mut c_s);
+        same.push(through_slices(&mut c_s) / first);
+    }
+    let spread = |mut r: Vec<f64>| {
+        r.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        (r[r.len() / 4], r[r.len() * 3 / 4])
+    };
+    let (q1, q3) = spread(ratios.clone());
+    let (s1, s3) = spread(same.clone());
     println!(
-        "| GPU: bf16 GEMM [{m}x{k}]·[{k}x{n}], views / CudaSlices (median of {rounds} interleaved rounds of {reps}) | {:.1} µs / {:.1} µs = **{:.3}×** |",
+        "| GPU: bf16 GEMM [{m}x{k}]·[{k}x{n}], views / CudaSlices (median of {rounds} interleaved rounds of {reps}; quartiles) | {:.1} µs / {:.1} µs = **{:.4}×** ({q1:.4}–{q3:.4}) |",
         median(t_views),
         median(t_slices),
         median(ratios)
+    );
+    println!(
+        "| GPU: the same GEMM on CudaSlices against itself (noise floor) | **{:.4}×** ({s1:.4}–{s3:.4}) |",
+        median(same)
     );
     arena.release().unwrap();
 }

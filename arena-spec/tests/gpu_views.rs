@@ -172,8 +172,9 @@ fn a_cublas_gemm_takes_arena_views_as_operands_and_output() {
     assert_ne!(a_raw, b_raw);
     let mut c: ViewMut<'_, arena_runtime::dtype::bf16, CudaDevice> =
         w.qkv_output.range(0..m * n).unwrap();
-    // SAFETY: the operands hold m·k, k·n and m·n bf16 elements, as the config says.
-    unsafe { blas.gemm(gemm_config(m, k, n), &a, &b, &mut c) }.unwrap();
+    // Column-major cuBLAS computes Cᵀ = Bᵀ·Aᵀ: its first operand is `B`.
+    // SAFETY: the operands hold k·n, m·k and m·n bf16 elements, as the config says.
+    unsafe { blas.gemm(gemm_config(m, k, n), &b, &a, &mut c) }.unwrap();
     let mut got = vec![bf16::ZERO; m * n];
     stream.memcpy_dtoh(&c, &mut got).unwrap();
     let want = host_gemm(&a_host, &b_host, m, k, n);
