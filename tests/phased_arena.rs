@@ -117,3 +117,52 @@ fn a_step_on_the_shared_host_slab_keeps_every_live_buffer_intact() {
     arena.release().unwrap();
     assert_eq!(device.live_allocations(), 0);
 }
+
+/// The report of an author's arena is the one `arena plan` prints for the engine's: one row
+/// per buffer with its dims, bytes, phase and marks, the totals and the shared slab, as a
+/// table and (feature `serde`) as JSON.
+#[test]
+fn an_authors_arena_reports_what_arena_plan_prints() {
+    use arena_runtime::ArenaReport;
+    let s = sizes();
+    let report = ArenaReport::new::<StepArena>(&s).unwrap();
+    assert_eq!(report.arena, "StepArena");
+    assert_eq!(report.phases, ["attention", "ffn", "lm_head"]);
+    assert_eq!(
+        (
+            report.total_bytes,
+            report.shared_bytes,
+            report.shared_lower_bound
+        ),
+        (41856, 18048, 18048)
+    );
+    let ids = &report.buffers[3];
+    assert_eq!(
+        (
+            ids.name,
+            ids.dtype,
+            &ids.shape[..],
+            ids.bytes,
+            ids.phase.as_str()
+        ),
+        ("expert_ids", "u32", &[16][..], 256, "attention..=ffn")
+    );
+    assert!(
+        ids.at_floor,
+        "16 u32 = 64 bytes, held at its 256-byte floor"
+    );
+    assert_eq!(report.largest(1)[0].name, "logits");
+    let text = report.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("buffer") && lines[0].contains("phase"));
+    assert!(
+        text.contains("expert_ids             u32       [16]             256 B    0.6%  attention..=ffn  floor"),
+        "{text}"
+    );
+    assert!(text.contains("total_bytes 40.88 KiB (41856 B)"), "{text}");
+    assert!(text.contains("lower bound 17.62 KiB (1.000×)"), "{text}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["buffers"][6]["name"], "logits");
+    assert_eq!(json["buffers"][6]["shape"], serde_json::json!([4, 1000]));
+    assert_eq!(json["shared_bytes"], 18048);
+}

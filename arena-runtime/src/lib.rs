@@ -24,7 +24,8 @@
 
 // Every module is private behind the one re-export list below (as cudarc's `driver::safe`
 // does): each item has one public path, at the root. `dtype` stays a module, its element
-// types named as `dtype::bf16`; `__private` is what only generated code calls.
+// types named as `dtype::bf16`, and `report` (the report type and its text helpers);
+// `__private` is what only generated code calls.
 mod allocated;
 mod arena;
 mod checked;
@@ -37,6 +38,7 @@ mod host;
 mod phase;
 mod ptr;
 mod regions;
+pub mod report;
 mod shared;
 mod slab;
 mod view;
@@ -64,6 +66,7 @@ pub use host::HostDevice;
 pub use phase::{NoPhases, Phase};
 pub use ptr::DevicePtr;
 pub use regions::Region;
+pub use report::{ArenaReport, BufferRow};
 pub use shared::{Live, SharedBytes, SharedPlan};
 pub use slab::SlabPlan;
 pub use view::{Shape, View, ViewError, ViewMut, MAX_RANK};

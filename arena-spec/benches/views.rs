@@ -65,9 +65,9 @@ fn sizes_count() -> usize {
 
 #[cfg(feature = "cuda")]
 fn gemm_costs() {
+    use arena_runtime::cudarc::driver::CudaSlice;
     use arena_runtime::CudaDevice;
     use cudarc::cublas::{sys as blas_sys, CudaBlas, Gemm, GemmConfig};
-    use arena_runtime::cudarc::driver::CudaSlice;
     use half::bf16;
     if !CudaDevice::available() {
         println!("| GPU GEMM | skipped: no CUDA device |");
@@ -109,8 +109,12 @@ fn gemm_costs() {
     let mut c_s = stream.alloc_zeros::<bf16>(m * n).unwrap();
     {
         let mut w = arena_spec::BufferArenaViewsMut::of(&mut arena).unwrap();
-        stream.memcpy_htod(&a_host, &mut w.hidden_states.rows(m).unwrap()).unwrap();
-        stream.memcpy_htod(&b_host, &mut w.residual.range(0..k * n).unwrap()).unwrap();
+        stream
+            .memcpy_htod(&a_host, &mut w.hidden_states.rows(m).unwrap())
+            .unwrap();
+        stream
+            .memcpy_htod(&b_host, &mut w.residual.range(0..k * n).unwrap())
+            .unwrap();
     }
     let (rounds, reps) = (31, 20);
     let mut ratios = Vec::new();

@@ -9,31 +9,13 @@ pub use plan::{AllocSummary, LayoutReport, PlanReport, StageSummary};
 use crate::arena::{ArenaInputs, BufferArena, BufferSizes};
 use crate::config::levers::Levers;
 use crate::config::ModelConfig;
-use arena_runtime::{Arena, SizeError};
+use arena_runtime::{Arena, ArenaReport, SizeError};
 use serde::Serialize;
 
-/// One buffer of a report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BufferRow {
-    pub name: &'static str,
-    pub dtype: &'static str,
-    /// The dims as numbers (empty for a byte formula or a closed gate).
-    pub shape: Vec<usize>,
-    /// The formula as declared.
-    pub formula: &'static str,
-    pub bytes: usize,
-    /// Declared with a gate.
-    pub gated: bool,
-    /// Counted in `total_bytes`.
-    pub tracked: bool,
-    /// Gated and 0 bytes: its pointer is NULL.
-    pub off: bool,
-    /// Its shape or byte formula gives fewer bytes than its `min_bytes` floor (the model
-    /// lacks the feature).
-    pub at_floor: bool,
-    /// The phases it is live in: `whole step`, a phase, or `first..=last`.
-    pub phase: String,
-}
+/// Bytes in binary units and a row's shape as text: the runtime's report functions.
+pub use arena_runtime::report::{human_bytes, shape_text};
+/// One buffer of a report: the runtime's, which any arena's report has.
+pub use arena_runtime::BufferRow;
 
 /// A sized arena.
 #[derive(Debug, Clone, Serialize)]
@@ -63,36 +45,42 @@ impl SizeReport {
         inputs: ArenaInputs,
     ) -> Result<(SizeReport, BufferSizes), SizeError> {
         let (sizes, shapes) = inputs.sizes_and_shapes(config)?;
-        let buffers: Vec<BufferRow> = BufferArena::buffer_infos(&sizes)
-            .into_iter()
-            .zip(shapes)
-            .map(|(info, shape)| BufferRow {
-                name: info.decl.name,
-                dtype: info.decl.dtype,
-                formula: info.decl.formula,
-                bytes: info.bytes,
-                gated: info.decl.gated(),
-                tracked: info.decl.tracked,
-                off: info.decl.gated() && info.bytes == 0,
-                at_floor: info.decl.min_bytes.is_some() && shape.raw_bytes < info.bytes,
-                shape: shape.dims,
-                phase: phase_text(info.decl.live),
-            })
-            .collect();
-        let plan = BufferArena::shared_plan(&sizes)?;
-        let untracked_bytes = buffers.iter().filter(|b| !b.tracked).map(|b| b.bytes).sum();
+        // The rows any arena's report has; the engine arena knows each byte formula's raw
+        // bytes too, so a byte buffer held at its floor is marked as a shape buffer is.
+        let mut arena = ArenaReport::new::<BufferArena>(&sizes)?;
+        for (row, shape) in arena.buffers.iter_mut().zip(shapes) {
+            let floor = BufferArena::BUFFERS
+                .iter()
+                .find(|d| d.name == row.name)
+                .is_some_and(|d| d.min_bytes.is_some());
+            row.at_floor = floor && !row.off && shape.raw_bytes < row.bytes;
+        }
         let report = SizeReport {
             model: config.source.to_string(),
             inputs,
             levers: config.levers,
-            total_bytes: sizes.total_bytes(),
-            untracked_bytes,
-            shared_bytes: plan.footprint,
-            shared_lower_bound: plan.lower_bound,
-            unshared_slab_bytes: plan.unshared,
-            buffers,
+            total_bytes: arena.total_bytes,
+            untracked_bytes: arena.untracked_bytes,
+            shared_bytes: arena.shared_bytes,
+            shared_lower_bound: arena.shared_lower_bound,
+            unshared_slab_bytes: arena.unshared_slab_bytes,
+            buffers: arena.buffers,
         };
         Ok((report, sizes))
+    }
+
+    /// The runtime's report of the same rows and totals (what any arena's report is).
+    pub fn arena_report(&self) -> ArenaReport {
+        ArenaReport {
+            arena: <BufferArena as Arena>::NAME,
+            phases: <BufferArena as Arena>::PHASES.to_vec(),
+            buffers: self.buffers.clone(),
+            total_bytes: self.total_bytes,
+            untracked_bytes: self.untracked_bytes,
+            unshared_slab_bytes: self.unshared_slab_bytes,
+            shared_bytes: self.shared_bytes,
+            shared_lower_bound: self.shared_lower_bound,
+        }
     }
 
     /// The buffers sorted by size, largest first.
@@ -119,97 +107,16 @@ impl SizeReport {
         out
     }
 
-    /// The per-buffer table: buffer, dtype, shape, bytes, share of the total, marks.
+    /// The per-buffer table: buffer, dtype, shape, bytes, share of the total, phase, marks:
+    /// the runtime's `ArenaReport::table`, which an author's arena prints the same way.
     pub fn table(&self) -> String {
-        let mut out = String::new();
-        let shape_w = self
-            .buffers
-            .iter()
-            .map(|b| shape_text(b).len())
-            .max()
-            .unwrap_or(5)
-            .max(5);
-        out.push_str(&format!(
-            "{:<22} {:<9} {:<shape_w$} {:>12} {:>7}  {:<12}  {}\n",
-            "buffer", "dtype", "shape", "bytes", "share", "phase", "marks"
-        ));
-        for b in &self.buffers {
-            let share = if self.total_bytes > 0 && b.tracked {
-                format!("{:.1}%", 100.0 * b.bytes as f64 / self.total_bytes as f64)
-            } else {
-                "-".to_string()
-            };
-            let marks = [
-                (b.off, "gated off (NULL)"),
-                (b.at_floor, "floor"),
-                (!b.tracked, "untracked"),
-            ]
-            .iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, m)| *m)
-            .collect::<Vec<_>>()
-            .join(", ");
-            let line = format!(
-                "{:<22} {:<9} {:<shape_w$} {:>12} {:>7}  {:<12}  {}",
-                b.name,
-                b.dtype,
-                shape_text(b),
-                human_bytes(b.bytes),
-                share,
-                b.phase,
-                marks
-            );
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out
+        self.arena_report().table()
     }
 }
 
 /// `whole step`, `ffn` or `gdn..=mamba2`, by the engine arena's phase names.
 pub fn phase_text(live: arena_runtime::Live) -> String {
-    let names = <BufferArena as Arena>::PHASES;
-    match live {
-        arena_runtime::Live::WholeStep => "whole step".to_string(),
-        arena_runtime::Live::Phases { first, last } if first == last => names[first].to_string(),
-        arena_runtime::Live::Phases { first, last } => {
-            format!("{}..={}", names[first], names[last])
-        }
-    }
-}
-
-/// `[8192, 4096]`, or `bytes` for a byte formula, or `-` for a closed gate.
-pub fn shape_text(b: &BufferRow) -> String {
-    if b.off {
-        "-".to_string()
-    } else if b.shape.is_empty() {
-        "(bytes)".to_string()
-    } else {
-        format!(
-            "[{}]",
-            b.shape
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    }
-}
-
-/// Bytes in binary units: `256 B`, `1.50 KiB`, `3.25 GiB`.
-pub fn human_bytes(bytes: usize) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.2} {}", UNITS[unit])
-    }
+    arena_runtime::report::phase_text(live, <BufferArena as Arena>::PHASES)
 }
 
 /// Parses a byte count: `20GiB`, `1.5 GB`, `512MiB`, `4096`.
