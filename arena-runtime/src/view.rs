@@ -162,6 +162,38 @@ fn gated_note(capacity: usize) -> &'static str {
 
 /// A read-only view of an arena buffer (or a narrowing of one), borrowing the allocated
 /// arena: it cannot outlive `release`. `Copy`, as `&` is.
+///
+/// ```
+/// use arena_runtime::{dtype::bf16, Arena, DevicePtr, HostDevice, ViewError};
+///
+/// #[derive(Arena)]
+/// #[arena(inputs(m: usize, hidden: usize), phases(attention, ffn))]
+/// pub struct Step {
+///     #[buffer(shape = [m, hidden])]
+///     pub hidden_states: DevicePtr<bf16>,
+///     #[buffer(shape = [m, 3 * hidden], phase = attention)]
+///     pub qkv: DevicePtr<bf16>,
+///     #[buffer(shape = [m, 4 * hidden], phase = ffn)]
+///     pub act: DevicePtr<bf16>,
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut arena = Step::allocate(HostDevice::new(), &StepSizes::try_from_config(16, 64)?)?;
+/// let views = StepViews::of(&arena);
+/// let qkv = views.qkv.rows(4)?; // this step's 4 tokens
+/// assert_eq!(qkv.dims(), [4, 192]);
+/// assert!(matches!(
+///     views.qkv.rows(17),
+///     Err(ViewError::Rows { rows: 17, capacity: 16, .. })
+/// ));
+/// // The FFN phase's writable views: `hidden_states` and `act` (no `qkv` field).
+/// let mut ffn = StepFfnViews::of(&mut arena);
+/// let act = ffn.act.rows(4)?;
+/// assert_eq!(act.len(), 4 * 256);
+/// arena.release()?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct View<'a, T, D> {
     ptr: DevicePtr<T>,
     dims: Dims<'a>,
