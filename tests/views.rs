@@ -4,7 +4,7 @@
 //! buffer are refused on a shared slab, and a phase's view set holds exactly the buffers live
 //! in that phase (reaching another is a compile error: `tests/ui/view_misuse.rs`).
 
-use arena_runtime::{AllocOptions, Arena, Device, HostDevice, ViewError};
+use arena_runtime::{AllocOptions, Arena, HostDevice, ViewError};
 use arena_tests::phased::{
     StepArena, StepArenaAttentionViews, StepArenaFfnViews, StepArenaLmHeadViews, StepArenaViews,
     StepArenaViewsMut, StepConfig, StepSizes,
@@ -64,17 +64,25 @@ fn rows_narrow_for_a_step_and_name_the_buffer_past_the_capacity() {
         "buffer `logits`: 5 rows asked, its capacity is 4 rows"
     );
 
-    // Writable: write the first rows of `act` through the view, read them back.
+    // Writable: write the first rows of `act` through the view, read them back through the
+    // read-only set; a host slice of another length is refused.
     let mut w = StepArenaViewsMut::of(&mut arena).unwrap();
-    let act = w.act.rows(2).unwrap();
-    let bytes = vec![7u8; act.byte_len()];
-    // SAFETY: the view's bytes, inside a live buffer of this arena.
-    unsafe { act.device().write(act.as_raw(), &bytes) }.unwrap();
-    let mut back = vec![0u8; act.byte_len()];
-    // SAFETY: as above.
-    unsafe { act.device().read(act.as_raw(), &mut back) }.unwrap();
-    assert_eq!(back, bytes);
+    let mut act = w.act.rows(2).unwrap();
     assert_eq!(act.byte_len(), 2 * 160 * 2);
+    let bytes: Vec<u8> = (0..act.byte_len()).map(|i| i as u8).collect();
+    act.write_bytes(&bytes).unwrap();
+    assert_eq!(
+        act.write_bytes(&bytes[1..]).unwrap_err(),
+        ViewError::HostLength {
+            buffer: "act",
+            host: bytes.len() - 1,
+            view: bytes.len()
+        }
+    );
+    let read = StepArenaViews::of(&arena);
+    let mut back = vec![0u8; bytes.len()];
+    read.act.rows(2).unwrap().read_bytes(&mut back).unwrap();
+    assert_eq!(back, bytes);
     arena.release().unwrap();
 }
 
@@ -109,5 +117,32 @@ fn writable_views_of_every_buffer_are_refused_on_a_shared_slab_and_phase_sets_ar
         hidden.byte_len()
     ));
     arena.check_placement().unwrap();
+    arena.release().unwrap();
+}
+
+/// A gated-off buffer's view is empty and has no shape, as its report row has none: narrowing
+/// it by rows is `NoShape`, by a range only `0..0`.
+#[test]
+fn a_gated_off_buffer_has_an_empty_view_without_a_shape() {
+    use arena_tests::example::{BufferArena, BufferArenaViews, BufferSizes, ModelConfig};
+    let config = ModelConfig {
+        hidden_size: 64,
+        num_experts: 0,
+        adapter_max_rank: 0,
+    };
+    let sizes = BufferSizes::from_config(&config, 16, 100);
+    let arena = BufferArena::allocate(HostDevice::new(), &sizes).unwrap();
+    let v = BufferArenaViews::of(&arena);
+    assert!(v.lora_xa.is_empty() && v.lora_xa.dims().is_empty());
+    assert_eq!(
+        v.lora_xa.rows(1).unwrap_err(),
+        ViewError::NoShape { buffer: "lora_xa" }
+    );
+    assert!(v.lora_xa.range(0..0).unwrap().is_empty());
+    // Held at its floor: [16, 0] is 0 bytes, the buffer 256; the shape stays the declared one.
+    assert_eq!(v.gate_logits_f32.dims(), [16, 0]);
+    assert_eq!(v.gate_logits_f32.len(), 64);
+    let report = arena_runtime::ArenaReport::new::<BufferArena>(&sizes).unwrap();
+    assert!(report.buffers[2].shape.is_empty() && report.buffers[2].off);
     arena.release().unwrap();
 }

@@ -118,10 +118,14 @@ impl<'a, A: crate::Arena, D: crate::Device> ViewSource<'a, A, D> {
         A::BUFFERS.get(i).map_or("", |d| d.name)
     }
 
-    /// Buffer `i`'s shape at the arena's sizes.
+    /// Buffer `i`'s shape at the arena's sizes; empty for a buffer of 0 bytes (a closed
+    /// gate), as for a byte formula.
     #[inline]
     pub fn shape(&self, i: usize) -> &'a [usize] {
-        A::shape(self.arena.sizes(), i)
+        match self.arena.placements().get(i) {
+            Some(p) if p.bytes > 0 => A::shape(self.arena.sizes(), i),
+            _ => &[],
+        }
     }
 }
 

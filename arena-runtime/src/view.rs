@@ -147,6 +147,19 @@ pub enum ViewError {
         capacity: usize,
         dtype: &'static str,
     },
+    /// A host slice of another length than the view's bytes.
+    #[error("buffer `{buffer}`: a host slice of {host} bytes for a view of {view} bytes")]
+    HostLength {
+        buffer: &'static str,
+        host: usize,
+        view: usize,
+    },
+    /// The device refused a copy.
+    #[error("buffer `{buffer}`: {source}")]
+    Device {
+        buffer: &'static str,
+        source: crate::DeviceError,
+    },
     /// Writable views of every buffer at once, asked of a shared slab.
     #[error("{arena} is a shared slab: buffers of disjoint phases share bytes, so writable views of all of them at once would alias; take a phase's views (`<Arena><Phase>Views::of`)")]
     Shared { arena: &'static str },
@@ -277,7 +290,9 @@ macro_rules! view_common {
                 self.dims.shape()
             }
 
-            /// Elements in view.
+            /// Elements in view: the whole buffer for an unnarrowed view, so for a buffer
+            /// held at its `min_bytes` floor more than its shape has (`rows(capacity)` is the
+            /// shaped extent).
             #[inline]
             pub fn len(&self) -> usize {
                 self.ptr.len()
@@ -309,6 +324,8 @@ macro_rules! view_common {
             }
 
             /// The device the arena lives on (on CUDA, the stream its own work is ordered on).
+            /// Its raw `read`/`write` are `unsafe` and unchecked: a `View` is read-only in
+            /// the safe API (`read_bytes`, cudarc's `DevicePtr`), which is what it promises.
             #[inline]
             pub fn device(&self) -> &'a D {
                 self.device
@@ -433,7 +450,9 @@ impl<'a, T: Element, D: Device> View<'a, T, D> {
         Ok(View { ptr, dims, ..*self })
     }
 
-    /// A region of a buffer carved by a `Regions` layout (`layout.field`), as elements of `U`.
+    /// A region of a buffer carved by a `Regions` layout (`layout.field`), as elements of `U`:
+    /// flat (one dimension), named as the buffer. A `Region` is an offset and a byte count,
+    /// so `U` is checked only to divide the bytes, not against the region's declared type.
     #[inline]
     pub fn region<U: Element>(&self, region: Region) -> Result<View<'a, U, D>, ViewError> {
         let (ptr, dims) = self.narrow_region::<U>(region)?;
@@ -447,6 +466,22 @@ impl<'a, T: Element, D: Device> View<'a, T, D> {
 }
 
 impl<'a, T: Element, D: Device> View<'a, T, D> {
+    /// Copies the view's bytes into `out`, which must be exactly [`View::byte_len`] long,
+    /// through the device (`Device::read`; on CUDA a copy on the device's stream, waited for).
+    /// Safe: the view is inside its buffer and borrows the live arena.
+    pub fn read_bytes(&self, out: &mut [u8]) -> Result<(), ViewError> {
+        copy_check(self.name, out.len(), self.byte_len())?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: `as_raw() .. + byte_len()` is inside a buffer of the arena this view
+        // borrows, so it is live for the call.
+        unsafe { self.device.read(self.as_raw(), out) }.map_err(|source| ViewError::Device {
+            buffer: self.name,
+            source,
+        })
+    }
+
     /// The same bytes as `u8`s (one dimension): for copies of any dtype.
     #[inline]
     pub fn bytes(&self) -> View<'a, u8, D> {
@@ -459,7 +494,36 @@ impl<'a, T: Element, D: Device> View<'a, T, D> {
     }
 }
 
+/// A host slice of exactly the view's bytes.
+fn copy_check(buffer: &'static str, host: usize, view: usize) -> Result<(), ViewError> {
+    if host == view {
+        Ok(())
+    } else {
+        Err(ViewError::HostLength { buffer, host, view })
+    }
+}
+
 impl<'a, T: Element, D: Device> ViewMut<'a, T, D> {
+    /// Copies `data`, exactly [`ViewMut::byte_len`] bytes, into the view through the device
+    /// (`Device::write`; on CUDA a copy on the device's stream, waited for). Safe: the view is
+    /// inside its buffer and borrows the live arena mutably.
+    pub fn write_bytes(&mut self, data: &[u8]) -> Result<(), ViewError> {
+        copy_check(self.name, data.len(), self.byte_len())?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: as in `View::read_bytes`.
+        unsafe { self.device.write(self.as_raw(), data) }.map_err(|source| ViewError::Device {
+            buffer: self.name,
+            source,
+        })
+    }
+
+    /// Copies the view's bytes into `out` (see [`View::read_bytes`]).
+    pub fn read_bytes(&self, out: &mut [u8]) -> Result<(), ViewError> {
+        self.as_view().read_bytes(out)
+    }
+
     /// The same bytes as writable `u8`s (one dimension), consuming the view.
     #[inline]
     pub fn into_bytes(self) -> ViewMut<'a, u8, D> {
