@@ -1,7 +1,8 @@
 // Slips a first arena makes, each one error saying what to write: a missing comma between
 // container keys (the keys after it are still read, so their uses add nothing) or between
 // field keys, a built-in helper with the wrong number of arguments, a derived value no
-// formula reads, and buffers naming phases in an arena that lists none (one error for all).
+// formula reads, buffers naming phases in an arena that lists none (one error for all), and
+// a shape of more dimensions than a view keeps.
 use arena_runtime::{dtype::bf16, Arena, DevicePtr};
 
 pub struct Config {
@@ -45,6 +46,13 @@ pub struct NoPhaseList {
     pub act: DevicePtr<bf16>,
     #[buffer(shape = [m, config.hidden_size], phase = ffn)]
     pub out: DevicePtr<bf16>,
+}
+
+#[derive(Arena)]
+#[arena(sizes = RankSizes, inputs(m: usize))]
+pub struct TooManyDims {
+    #[buffer(shape = [m, 2, 2, 2, 2, 2, 2, 2, 2])]
+    pub deep: DevicePtr<bf16>,
 }
 
 fn main() {

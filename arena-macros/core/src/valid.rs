@@ -45,6 +45,7 @@ pub fn check(cx: &Ctxt, cont: &Container) {
         }
     }
     check_derived_read(cx, cont);
+    check_rank(cx, cont);
     for f in cont
         .derived
         .iter()
@@ -299,4 +300,24 @@ fn all_buffer_formulas(cont: &Container) -> impl Iterator<Item = &Formula> {
             .chain(&b.gate)
             .chain(&b.min_bytes)
     })
+}
+
+/// A view reports up to `arena_runtime::MAX_RANK` (8) dimensions: a shape of more is refused
+/// where it is written, not truncated in `dims()`.
+fn check_rank(cx: &Ctxt, cont: &Container) {
+    const MAX_RANK: usize = 8;
+    for b in &cont.buffers {
+        if let Some(crate::model::Size::Shape { dims, .. }) = &b.size {
+            if dims.len() > MAX_RANK {
+                cx.error_at(
+                    b.ident.span(),
+                    format!(
+                        "`{}` has a shape of {} dimensions; at most {MAX_RANK} (fold some into one)",
+                        b.ident,
+                        dims.len()
+                    ),
+                );
+            }
+        }
+    }
 }
