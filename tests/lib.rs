@@ -11,4 +11,17 @@ pub mod scratch {
 
 pub mod phased {
     include!("expand/phased.rs");
+
+    /// The shapes the phased arena's tests size it with: hidden 64, intermediate 160, a vocab
+    /// of 1000.
+    pub const CONFIG: StepConfig = StepConfig {
+        hidden: 64,
+        intermediate: 160,
+        vocab: 1000,
+    };
+
+    /// Its sizes at M = 16 tokens, 4 logit rows.
+    pub fn sizes() -> StepSizes {
+        StepSizes::from_config(&CONFIG, 16, 4)
+    }
 }

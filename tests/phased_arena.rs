@@ -4,17 +4,7 @@
 //! keeps every live buffer intact while the poisoned bytes of ended phases are reused.
 
 use arena_runtime::{AllocMode, AllocOptions, Arena, CountingDevice, HostDevice, Live};
-use arena_tests::phased::{StepArena, StepConfig, StepSizes};
-
-const CONFIG: StepConfig = StepConfig {
-    hidden: 64,
-    intermediate: 160,
-    vocab: 1000,
-};
-
-fn sizes() -> StepSizes {
-    StepSizes::from_config(&CONFIG, 16, 4)
-}
+use arena_tests::phased::{sizes, StepArena};
 
 #[test]
 fn phases_and_live_ranges_are_the_declared_ones() {

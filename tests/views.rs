@@ -6,19 +6,9 @@
 
 use arena_runtime::{AllocOptions, Arena, HostDevice, ViewError};
 use arena_tests::phased::{
-    StepArena, StepArenaAttentionViews, StepArenaFfnViews, StepArenaLmHeadViews, StepArenaViews,
-    StepArenaViewsMut, StepConfig, StepSizes,
+    sizes, StepArena, StepArenaAttentionViews, StepArenaFfnViews, StepArenaLmHeadViews,
+    StepArenaViews, StepArenaViewsMut,
 };
-
-const CONFIG: StepConfig = StepConfig {
-    hidden: 64,
-    intermediate: 160,
-    vocab: 1000,
-};
-
-fn sizes() -> StepSizes {
-    StepSizes::from_config(&CONFIG, 16, 4)
-}
 
 #[test]
 fn every_view_has_its_buffer_shape_address_and_length() {

@@ -539,13 +539,8 @@ impl<'a, T: Element, D: Device> ViewMut<'a, T, D> {
     /// The same bytes as writable `u8`s (one dimension): for copies of any dtype.
     #[inline]
     pub fn bytes(&mut self) -> ViewMut<'_, u8, D> {
-        ViewMut {
-            ptr: self.ptr.cast::<u8>(),
-            dims: Dims::flat(self.ptr.byte_len()),
-            name: self.name,
-            device: self.device,
-            _exclusive: PhantomData,
-        }
+        let (ptr, dims) = (self.ptr.cast::<u8>(), Dims::flat(self.ptr.byte_len()));
+        self.narrowed(ptr, dims)
     }
 }
 
@@ -585,9 +580,16 @@ impl<'a, T: Element, D: Device> ViewMut<'a, T, D> {
     /// A shorter-lived writable view of the same bytes (to pass on and keep this one).
     #[inline]
     pub fn reborrow(&mut self) -> ViewMut<'_, T, D> {
+        let (ptr, dims) = (self.ptr, self.dims);
+        self.narrowed(ptr, dims)
+    }
+
+    /// A writable view of part of this one's bytes, borrowing it: what every narrowing returns.
+    #[inline]
+    fn narrowed<U>(&mut self, ptr: DevicePtr<U>, dims: Dims<'a>) -> ViewMut<'_, U, D> {
         ViewMut {
-            ptr: self.ptr,
-            dims: self.dims,
+            ptr,
+            dims,
             name: self.name,
             device: self.device,
             _exclusive: PhantomData,
@@ -600,13 +602,7 @@ impl<'a, T: Element, D: Device> ViewMut<'a, T, D> {
     #[inline]
     pub fn rows(&mut self, rows: usize) -> Result<ViewMut<'_, T, D>, ViewError> {
         let (ptr, dims) = self.narrow_rows(rows)?;
-        Ok(ViewMut {
-            ptr,
-            dims,
-            name: self.name,
-            device: self.device,
-            _exclusive: PhantomData,
-        })
+        Ok(self.narrowed(ptr, dims))
     }
 
     /// The first `rows` rows, consuming the view (keeps its lifetime).
@@ -623,26 +619,14 @@ impl<'a, T: Element, D: Device> ViewMut<'a, T, D> {
         range: core::ops::Range<usize>,
     ) -> Result<ViewMut<'_, T, D>, ViewError> {
         let (ptr, dims) = self.narrow_range(range)?;
-        Ok(ViewMut {
-            ptr,
-            dims,
-            name: self.name,
-            device: self.device,
-            _exclusive: PhantomData,
-        })
+        Ok(self.narrowed(ptr, dims))
     }
 
     /// A region of a buffer carved by a `Regions` layout, as writable elements of `U`.
     #[inline]
     pub fn region<U: Element>(&mut self, region: Region) -> Result<ViewMut<'_, U, D>, ViewError> {
         let (ptr, dims) = self.narrow_region::<U>(region)?;
-        Ok(ViewMut {
-            ptr,
-            dims,
-            name: self.name,
-            device: self.device,
-            _exclusive: PhantomData,
-        })
+        Ok(self.narrowed(ptr, dims))
     }
 }
 
