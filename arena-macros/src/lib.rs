@@ -11,13 +11,17 @@
 
 use proc_macro::TokenStream;
 
-#[doc = include_str!("docs/arena.md")]
+/// Declares a buffer arena: one `DevicePtr<T>` field per buffer with `#[buffer(...)]`, sized by
+/// formulas over the arena's inputs. Use it through `arena_runtime`, whose re-export carries
+/// the full reference (keys, formulas, generated items, phases, views, the const path), with
+/// examples compiled as that crate's doctests.
 #[proc_macro_derive(Arena, attributes(arena, buffer))]
 pub fn derive_arena(input: TokenStream) -> TokenStream {
     arena_macros_impl::derive_arena(input.into()).into()
 }
 
-#[doc = include_str!("docs/regions.md")]
+/// Declares a buffer carved into `#[region(...)]` fields back to back. Use it through
+/// `arena_runtime`, whose re-export carries the full reference with compiled examples.
 #[proc_macro_derive(Regions, attributes(regions, region))]
 pub fn derive_regions(input: TokenStream) -> TokenStream {
     arena_macros_impl::derive_regions(input.into()).into()

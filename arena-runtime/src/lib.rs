@@ -54,8 +54,19 @@ pub use allocated::{
     AllocMode, AllocOptions, Allocated, Allocation, Placement, GUARD_PATTERN, POISON_PATTERN,
 };
 pub use arena::{Arena, BufferDecl, BufferInfo};
+// The derives' reference is here, on their re-exports (rustdoc shows it on `Arena` and
+// `Regions` and runs its examples as this crate's doctests), so the examples compile against
+// the runtime without a dependency cycle between the two crates.
 #[cfg(feature = "derive")]
-pub use arena_macros::{size, Arena, Regions};
+pub use arena_macros::size;
+#[cfg(feature = "derive")]
+#[doc(inline)]
+#[doc = include_str!("docs/arena.md")]
+pub use arena_macros::Arena;
+#[cfg(feature = "derive")]
+#[doc(inline)]
+#[doc = include_str!("docs/regions.md")]
+pub use arena_macros::Regions;
 pub use checked::{checked_total, saturating_sum, CheckedArith, IntoSize};
 pub use counting::CountingDevice;
 pub use device::{Device, MemInfo};
