@@ -143,7 +143,8 @@ fn random_bf16(seed: u64, len: usize) -> Vec<bf16> {
 /// A cuBLAS bf16 GEMM whose operands and output are arena views: `A` is the first `m` rows
 /// of `hidden_states`, `B` a `[k, n]` range of `residual`, `C` the first `m·n` elements of
 /// `qkv_output`; the result matches a host reference within bf16 rounding, and the bytes of
-/// `C`'s buffer past the `m·n` elements asked for are untouched.
+/// `C`'s buffer past the `m·n` elements asked for are untouched. Then `memcpy_dtod` and
+/// `memset_zeros` on views.
 #[test]
 fn a_cublas_gemm_takes_arena_views_as_operands_and_output() {
     let Some(stream) = gpu_stream() else { return };
@@ -193,6 +194,25 @@ fn a_cublas_gemm_takes_arena_views_as_operands_and_output() {
         )
         .unwrap();
     assert_eq!(past, sentinel, "nothing past the view was written");
+    // The rest of cudarc's copies take views too: `memcpy_dtod` from the output into
+    // `attn_output`, then `memset_zeros` of the output, each checked on the host.
+    let mut w = BufferArenaViewsMut::of(&mut arena).unwrap();
+    let c = w.qkv_output.as_view().range(0..m * n).unwrap();
+    let mut copy = w.attn_output.range(0..m * n).unwrap();
+    // A `bf16` view is a cudarc slice of the arena's `bf16` and of `half::bf16`: where
+    // nothing else fixes the element type, name it.
+    stream.memcpy_dtod::<bf16, _, _>(&c, &mut copy).unwrap();
+    let mut copied = vec![bf16::ZERO; m * n];
+    stream.memcpy_dtoh(&copy, &mut copied).unwrap();
+    assert_eq!(copied, got, "memcpy_dtod between views");
+    let mut c = w.qkv_output.range(0..m * n).unwrap();
+    stream.memset_zeros::<bf16, _>(&mut c).unwrap();
+    let mut zeros = vec![bf16::ONE; m * n];
+    stream.memcpy_dtoh(&c, &mut zeros).unwrap();
+    assert!(
+        zeros.iter().all(|z| *z == bf16::ZERO),
+        "memset_zeros of a view"
+    );
     println!(
         "cuBLAS bf16 GEMM [{m}x{k}]·[{k}x{n}] over arena views: largest relative error {worst:.2e}"
     );
