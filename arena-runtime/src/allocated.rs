@@ -126,11 +126,11 @@ impl<A: Arena, D: Device> Allocated<A, D> {
         sizes: &A::Sizes,
         options: AllocOptions,
     ) -> Result<Self, ArenaError> {
-        A::check_sizes(sizes).map_err(|source| ArenaError::Sizes {
+        let bytes = A::byte_sizes(sizes);
+        crate::arena::check_byte_sizes::<A>(sizes, &bytes).map_err(|source| ArenaError::Sizes {
             arena: A::NAME,
             source,
         })?;
-        let bytes = A::byte_sizes(sizes);
         debug_assert_eq!(bytes.len(), A::BUFFERS.len());
         let align = options
             .align

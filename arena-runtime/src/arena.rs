@@ -205,48 +205,58 @@ pub trait Arena: Sized {
 
     /// Checks `sizes` against what each buffer's declaration allows, the first breach being
     /// the error: an ungated buffer is never 0 bytes, every size is a whole number of
-    /// elements, and a non-empty buffer is at least its floor where the floor is a number
+    /// elements, a non-empty buffer is at least its floor where the floor is a number
     /// (`min_bytes = 256`; a floor that is a formula of the inputs cannot be re-evaluated
-    /// here), and a shape buffer holds at least its shape. `allocate` and `check_placement` run it, so sizes edited by hand cannot give a
-    /// NULL ungated buffer or a buffer of a partial element.
+    /// here), and a shape buffer holds at least its shape. `allocate` and `check_placement`
+    /// run it, so sizes edited by hand cannot give a NULL ungated buffer or a buffer of a
+    /// partial element.
     fn check_sizes(sizes: &Self::Sizes) -> Result<(), crate::ImpossibleSize> {
-        for (i, info) in Self::buffer_infos(sizes).into_iter().enumerate() {
-            let (decl, bytes) = (info.decl, info.bytes);
-            let shape = Self::shape(sizes, i);
-            let shape_bytes = shape
-                .iter()
-                .try_fold(decl.elem_size, |acc, &d| acc.checked_mul(d));
-            let rule = if !decl.gated() && bytes == 0 {
-                Some("it is not gated, so it is never 0 bytes".to_string())
-            } else if decl.elem_size > 0 && bytes % decl.elem_size != 0 {
-                Some(format!(
-                    "it holds `{}` elements of {} bytes each",
-                    decl.dtype, decl.elem_size
-                ))
-            } else if bytes > 0 && !shape.is_empty() && shape_bytes.is_none_or(|b| bytes < b) {
-                Some(format!(
-                    "its shape {shape:?} of `{}` needs {} bytes",
-                    decl.dtype,
-                    shape_bytes.map_or("more than usize::MAX".to_string(), |b| b.to_string())
-                ))
-            } else {
-                match decl.min_bytes.and_then(numeric_floor) {
-                    Some(floor) if bytes > 0 && bytes < floor => Some(format!(
-                        "its floor is {floor} bytes (`min_bytes = {floor}`)"
-                    )),
-                    _ => None,
-                }
-            };
-            if let Some(rule) = rule {
-                return Err(crate::ImpossibleSize {
-                    buffer: decl.name,
-                    bytes,
-                    rule,
-                });
-            }
-        }
-        Ok(())
+        check_byte_sizes::<Self>(sizes, &Self::byte_sizes(sizes))
     }
+}
+
+/// [`Arena::check_sizes`] on the byte sizes already taken from `sizes` (`A::byte_sizes`), for
+/// `allocate`, which needs them too.
+pub(crate) fn check_byte_sizes<A: Arena>(
+    sizes: &A::Sizes,
+    bytes: &[usize],
+) -> Result<(), crate::ImpossibleSize> {
+    for (i, (decl, &bytes)) in A::BUFFERS.iter().zip(bytes).enumerate() {
+        let shape = A::shape(sizes, i);
+        // The formulas' own product (`None` past usize::MAX).
+        let shape_bytes = crate::CheckedArith::new(decl.name)
+            .shape(shape, decl.elem_size)
+            .ok();
+        let rule = if !decl.gated() && bytes == 0 {
+            Some("it is not gated, so it is never 0 bytes".to_string())
+        } else if decl.elem_size > 0 && bytes % decl.elem_size != 0 {
+            Some(format!(
+                "it holds `{}` elements of {} bytes each",
+                decl.dtype, decl.elem_size
+            ))
+        } else if bytes > 0 && !shape.is_empty() && shape_bytes.is_none_or(|b| bytes < b) {
+            Some(format!(
+                "its shape {shape:?} of `{}` needs {} bytes",
+                decl.dtype,
+                shape_bytes.map_or("more than usize::MAX".to_string(), |b| b.to_string())
+            ))
+        } else {
+            match decl.min_bytes.and_then(numeric_floor) {
+                Some(floor) if bytes > 0 && bytes < floor => Some(format!(
+                    "its floor is {floor} bytes (`min_bytes = {floor}`)"
+                )),
+                _ => None,
+            }
+        };
+        if let Some(rule) = rule {
+            return Err(crate::ImpossibleSize {
+                buffer: decl.name,
+                bytes,
+                rule,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A floor written as a plain number (`256`, `4_096`), or `None` for a formula.

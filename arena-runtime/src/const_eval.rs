@@ -262,29 +262,10 @@ const fn size_error_detail(m: Message, e: &SizeError) -> Message {
 /// `Derived` error (a `Box` cannot be built in a `const fn`), but one handed in is still named.
 const fn size_error_message(m: Message, e: &SizeError) -> Message {
     match e {
-        SizeError::Overflow {
-            buffer,
-            op,
-            lhs,
-            rhs,
-        } => m
-            .text("buffer `")
-            .text(buffer)
-            .text("`: ")
-            .number(*lhs)
-            .text(" ")
-            .text(op)
-            .text(" ")
-            .number(*rhs)
-            .text(" overflows usize"),
-        SizeError::DivideByZero { buffer, op, lhs } => m
-            .text("buffer `")
-            .text(buffer)
-            .text("`: ")
-            .number(*lhs)
-            .text(" ")
-            .text(op)
-            .text(" 0 divides by zero"),
+        // The operation's figures are the detail's; the buffer's name goes before them.
+        SizeError::Overflow { buffer, .. } | SizeError::DivideByZero { buffer, .. } => {
+            size_error_detail(m.text("buffer `").text(buffer).text("`: "), e)
+        }
         SizeError::Zero { buffer } => m
             .text("buffer `")
             .text(buffer)

@@ -61,16 +61,17 @@ impl ArenaReport {
             .into_iter()
             .enumerate()
             .map(|(i, info)| {
-                let shape = A::shape(sizes, i).to_vec();
+                let shape = A::shape(sizes, i);
                 let decl = info.decl;
                 let off = decl.gated() && info.bytes == 0;
-                let shape_bytes = shape
-                    .iter()
-                    .try_fold(decl.elem_size, |acc, &d| acc.checked_mul(d));
+                // The formulas' own product (`None` past usize::MAX).
+                let shape_bytes = crate::CheckedArith::new(decl.name)
+                    .shape(shape, decl.elem_size)
+                    .ok();
                 BufferRow {
                     name: decl.name,
                     dtype: decl.dtype,
-                    shape: if off { Vec::new() } else { shape.clone() },
+                    shape: if off { Vec::new() } else { shape.to_vec() },
                     formula: decl.formula,
                     bytes: info.bytes,
                     gated: decl.gated(),

@@ -171,30 +171,39 @@ impl Formula {
     }
 }
 
-fn collect_names(node: &Node, out: &mut Vec<Ident>) {
+/// Visits every node of the tree below `node`, children before their parent, in source
+/// order; a called function's path is not visited (its name is not a value).
+fn walk(node: &Node, visit: &mut dyn FnMut(&Node)) {
     match &node.kind {
-        NodeKind::Path { name: Some(id) } => out.push(id.clone()),
-        NodeKind::Path { name: None } | NodeKind::Lit => {}
+        NodeKind::Path { .. } | NodeKind::Lit => {}
         NodeKind::Field(inner)
         | NodeKind::Cast(inner)
         | NodeKind::Prefix(inner)
         | NodeKind::Not(inner)
-        | NodeKind::Paren(inner) => collect_names(inner, out),
+        | NodeKind::Paren(inner) => walk(inner, visit),
         NodeKind::Index(base, index) => {
-            collect_names(base, out);
-            collect_names(index, out);
+            walk(base, visit);
+            walk(index, visit);
         }
         NodeKind::Binary { left, right, .. } => {
-            collect_names(left, out);
-            collect_names(right, out);
+            walk(left, visit);
+            walk(right, visit);
         }
-        // A called function's name is not a value.
-        NodeKind::Call { args, .. } => args.iter().for_each(|a| collect_names(a, out)),
+        NodeKind::Call { args, .. } => args.iter().for_each(|a| walk(a, visit)),
         NodeKind::Method { receiver, args, .. } => {
-            collect_names(receiver, out);
-            args.iter().for_each(|a| collect_names(a, out));
+            walk(receiver, visit);
+            args.iter().for_each(|a| walk(a, visit));
         }
     }
+    visit(node);
+}
+
+fn collect_names(node: &Node, out: &mut Vec<Ident>) {
+    walk(node, &mut |n| {
+        if let NodeKind::Path { name: Some(id) } = &n.kind {
+            out.push(id.clone());
+        }
+    });
 }
 
 /// A call in a formula, by its last name.
@@ -205,45 +214,21 @@ pub(crate) enum Called {
 }
 
 fn collect_calls(parsed: &Parsed, node: &Node, out: &mut Vec<Called>) {
-    let mut walk = |n: &Node| collect_calls(parsed, n, out);
-    match &node.kind {
-        NodeKind::Path { .. } | NodeKind::Lit => {}
-        NodeKind::Field(inner)
-        | NodeKind::Cast(inner)
-        | NodeKind::Prefix(inner)
-        | NodeKind::Not(inner)
-        | NodeKind::Paren(inner) => walk(inner),
-        NodeKind::Index(base, index) => {
-            walk(base);
-            walk(index);
-        }
-        NodeKind::Binary { left, right, .. } => {
-            walk(left);
-            walk(right);
-        }
+    walk(node, &mut |n| match &n.kind {
         NodeKind::Call { func, args } => {
             let path = &parsed.levels[func.level][func.range.clone()];
             let last = path.iter().rev().find_map(|t| match t {
                 TokenTree::Ident(id) => Some(id.clone()),
                 _ => None,
             });
-            args.iter().for_each(walk);
             if let Some(id) = last {
                 let text = text_of(path.iter().cloned().collect());
                 out.push(Called::Function(id, text, args.len()));
             }
         }
-        NodeKind::Method {
-            receiver,
-            method,
-            args,
-            ..
-        } => {
-            walk(receiver);
-            args.iter().for_each(walk);
-            out.push(Called::Method(method.clone()));
-        }
-    }
+        NodeKind::Method { method, .. } => out.push(Called::Method(method.clone())),
+        _ => {}
+    });
 }
 
 /// Wraps tokens in an invisible group, so precedence survives without parentheses.

@@ -176,6 +176,34 @@ impl Container {
             .max(1)
     }
 
+    /// Each phase once, by its generated variant, with its position in `phases(...)`: the
+    /// phase enum and the phase view sets have one item per variant. A phase listed twice (or
+    /// two that give one variant) is an error `valid` reports; the fallback must still compile.
+    pub fn distinct_phases(&self) -> Vec<(usize, &Ident)> {
+        let mut out: Vec<(usize, &Ident)> = Vec::new();
+        for (i, p) in self.phases.iter().enumerate() {
+            if !out
+                .iter()
+                .any(|(_, q)| phase_variant(q) == phase_variant(p))
+            {
+                out.push((i, p));
+            }
+        }
+        out
+    }
+
+    /// Whether `b` is live in phase `p` (its position in `phases(...)`); a buffer without
+    /// `phase` is live in every phase, one whose range names an unknown phase in none.
+    pub fn live_in(&self, b: &Buffer, p: usize) -> bool {
+        match &b.phase {
+            None => true,
+            Some(r) => {
+                let at = |id: &Ident| self.phases.iter().position(|q| q == id);
+                matches!((at(&r.first), at(&r.last)), (Some(a), Some(z)) if a <= p && p <= z)
+            }
+        }
+    }
+
     /// The names of `from_config`'s parameters, in order.
     pub fn input_names(&self) -> impl Iterator<Item = &Ident> {
         self.inputs.iter().map(|i| &i.name)

@@ -33,16 +33,8 @@ pub fn check(cx: &Ctxt, cont: &Container) {
         .chain(&derived)
         .map(String::as_str)
         .collect();
-    for b in &cont.buffers {
-        let formulas = b
-            .size
-            .iter()
-            .flat_map(|s| s.formulas())
-            .chain(&b.gate)
-            .chain(&b.min_bytes);
-        for f in formulas {
-            check_names(cx, f, &known, &[]);
-        }
+    for f in all_buffer_formulas(cont) {
+        check_names(cx, f, &known, &[]);
     }
     check_derived_read(cx, cont);
     check_rank(cx, cont);

@@ -29,20 +29,12 @@ pub fn view_sets(cont: &Container, how: Render) -> TokenStream {
          disjoint phases share bytes: take a phase's views there."
     );
     out.extend(view_set(cont, &write, &doc, &all, Access::WriteAll, how));
-    let mut seen: Vec<Ident> = Vec::new();
-    for (p, phase) in cont.phases.iter().enumerate() {
-        let variant = phase_variant(phase);
-        // Each phase once: a phase listed twice is an error `valid` reports, and the
-        // fallback must still compile.
-        if seen.contains(&variant) {
-            continue;
-        }
-        seen.push(variant.clone());
-        let name = format_ident!("{}{}Views", arena, variant);
+    for (p, phase) in cont.distinct_phases() {
+        let name = format_ident!("{}{}Views", arena, phase_variant(phase));
         let live: Vec<(usize, &Buffer)> = all
             .iter()
             .copied()
-            .filter(|(_, b)| live_in(cont, b, p))
+            .filter(|(_, b)| cont.live_in(b, p))
             .collect();
         let doc = format!(
             " Writable views of the buffers of [`{arena}`] live in phase `{phase}` (generated \
@@ -59,17 +51,6 @@ enum Access {
     Read,
     WriteAll,
     WritePhase,
-}
-
-/// Whether `b` is live in phase `p` (a buffer without `phase` is live in every phase).
-fn live_in(cont: &Container, b: &Buffer, p: usize) -> bool {
-    match &b.phase {
-        None => true,
-        Some(r) => {
-            let at = |id: &Ident| cont.phases.iter().position(|q| q == id);
-            matches!((at(&r.first), at(&r.last)), (Some(a), Some(z)) if a <= p && p <= z)
-        }
-    }
 }
 
 fn view_set(
@@ -104,26 +85,31 @@ fn view_set(
         quote!(#ident: #view::from_parts(__source.name(#i), arena.#ident, __source.shape(#i), arena.device()))
     };
     let inits: Vec<TokenStream> = buffers.iter().map(|b| build(b)).collect();
-    let body = match (how, access) {
-        (Render::Stub, _) => quote!(::core::unimplemented!()),
-        (Render::Real, Access::WriteAll) => quote! {
-            let arena: &'a ::arena_runtime::Allocated<#arena, D> = arena;
+    // A writable set reads the arena through a shared reborrow of its mutable borrow: the
+    // views' exclusivity is that borrow's.
+    let reborrow = (access != Access::Read)
+        .then(|| quote!(let arena: &'a ::arena_runtime::Allocated<#arena, D> = arena;));
+    let refuse_shared = (access == Access::WriteAll).then(|| {
+        quote! {
             if arena.mode() == ::arena_runtime::AllocMode::Shared {
                 return ::core::result::Result::Err(::arena_runtime::ViewError::Shared {
                     arena: <#arena as ::arena_runtime::Arena>::NAME,
                 });
             }
+        }
+    });
+    let set = quote!(Self { #(#inits,)* __device: ::core::marker::PhantomData });
+    let set = match access {
+        Access::WriteAll => quote!(::core::result::Result::Ok(#set)),
+        _ => set,
+    };
+    let body = match how {
+        Render::Stub => quote!(::core::unimplemented!()),
+        Render::Real => quote! {
+            #reborrow
+            #refuse_shared
             let __source = ::arena_runtime::__private::ViewSource::new(arena);
-            ::core::result::Result::Ok(Self { #(#inits,)* __device: ::core::marker::PhantomData })
-        },
-        (Render::Real, Access::WritePhase) => quote! {
-            let arena: &'a ::arena_runtime::Allocated<#arena, D> = arena;
-            let __source = ::arena_runtime::__private::ViewSource::new(arena);
-            Self { #(#inits,)* __device: ::core::marker::PhantomData }
-        },
-        (Render::Real, Access::Read) => quote! {
-            let __source = ::arena_runtime::__private::ViewSource::new(arena);
-            Self { #(#inits,)* __device: ::core::marker::PhantomData }
+            #set
         },
     };
     let ret = match access {
