@@ -124,8 +124,15 @@ impl ArenaReport {
             .max()
             .unwrap_or(5)
             .max(5);
+        let phase_w = self
+            .buffers
+            .iter()
+            .map(|b| b.phase.len())
+            .max()
+            .unwrap_or(5)
+            .max(12);
         out.push_str(&format!(
-            "{:<name_w$} {:<9} {:<shape_w$} {:>12} {:>7}  {:<12}  {}\n",
+            "{:<name_w$} {:<9} {:<shape_w$} {:>12} {:>7}  {:<phase_w$}  {}\n",
             "buffer", "dtype", "shape", "bytes", "share", "phase", "marks"
         ));
         for b in &self.buffers {
@@ -145,7 +152,7 @@ impl ArenaReport {
             .collect::<Vec<_>>()
             .join(", ");
             let line = format!(
-                "{:<name_w$} {:<9} {:<shape_w$} {:>12} {:>7}  {:<12}  {}",
+                "{:<name_w$} {:<9} {:<shape_w$} {:>12} {:>7}  {:<phase_w$}  {}",
                 b.name,
                 b.dtype,
                 shape_text(b),

@@ -321,7 +321,15 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
     .unwrap();
     assert_eq!(
         doc["phases"],
-        serde_json::json!(["attention", "gdn", "mamba2", "router", "ffn", "lm_head"])
+        serde_json::json!([
+            "attention",
+            "gdn",
+            "mamba2",
+            "router",
+            "ffn_gate_up",
+            "ffn_down",
+            "lm_head"
+        ])
     );
     let shared = doc["shared_bytes"].as_u64().unwrap();
     let bound = doc["shared_lower_bound"].as_u64().unwrap();

@@ -254,7 +254,7 @@ struct Step {
 impl Step {
     /// The step's kernels on `stream`, through the views of each phase: in `attention`,
     /// `y = 3x + 1` into `qkv_output` and `h = y ^ 0x5a` into `residual` (the whole step);
-    /// in `ffn`, `z = h ^ x[7i mod n]` into `moe_output`, which a shared slab may place over
+    /// in `ffn_down`, `z = h ^ x[7i mod n]` into `moe_output`, which a shared slab may place over
     /// `qkv_output` (dead by then). `x` is `hidden_states`. Nothing is allocated or copied:
     /// legal inside a stream capture.
     fn launch(&self, stream: &Arc<CudaStream>, arena: &mut Allocated<BufferArena, CudaDevice>) {
@@ -270,7 +270,7 @@ impl Step {
         let mut b = stream.launch_builder(&self.flip);
         b.arg(&y).arg(&mut h).arg(&n);
         unsafe { b.launch(cfg) }.unwrap();
-        let mut ffn = arena_spec::arena::BufferArenaFfnViews::of(arena);
+        let mut ffn = arena_spec::arena::BufferArenaFfnDownViews::of(arena);
         let x = ffn.hidden_states.bytes().into_rows(self.n).unwrap();
         let h = ffn.residual.bytes().into_rows(self.n).unwrap();
         let mut z = ffn.moe_output.bytes().into_rows(self.n).unwrap();

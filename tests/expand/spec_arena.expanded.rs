@@ -57,9 +57,9 @@ pub struct BufferSizes {
     /// Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · phase `router` · tracked
     pub moe_router_in_f32: usize,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN/MoE phase: added into the residual stream before the next mixer.
+    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream before the next mixer.
     ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · phase `ffn` · tracked
+    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · phase `ffn_down` · tracked
     pub moe_output: usize,
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
     /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
@@ -106,19 +106,19 @@ pub struct BufferSizes {
     pub scratch: usize,
     /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
     /// rows for a dense model).
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
     ///
-    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · phase `ffn` · tracked
+    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · phases `ffn_gate_up..=ffn_down` · tracked
     pub expert_gate_out: usize,
     /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's gate/up half only: the activation consumes it before the down projection writes.
     ///
-    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · phase `ffn` · tracked
+    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · phase `ffn_gate_up` · tracked
     pub expert_up_out: usize,
     /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's down half: the down projection writes it, the combine (MoE) or the residual add (dense) reads it.
     ///
-    /// Shape `[expert_rows, config.hidden_size]` of `bf16` · phase `ffn` · tracked
+    /// Shape `[expert_rows, config.hidden_size]` of `bf16` · phase `ffn_down` · tracked
     pub expert_down_out: usize,
     /// FP32 split-K partial sums of the decode-band GEMMs:
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
@@ -197,26 +197,26 @@ pub struct BufferSizes {
     /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
     /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
     ///
-    /// Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn()` · phase `ffn` · tracked
+    /// Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_q8: usize,
     /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     ///
-    /// Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn()` · phase `ffn` · tracked
+    /// Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_a: usize,
     /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     ///
-    /// Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn()` · phase `ffn` · tracked
+    /// Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_scale: usize,
     /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
     /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
     /// `ffn_act_scale`. 0 for a MoE model.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     ///
-    /// Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn()` · phase `ffn` · tracked
+    /// Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_scale_kmajor: usize,
     /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
     /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
@@ -224,9 +224,9 @@ pub struct BufferSizes {
     /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
     /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
     /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's gate/up half only: the activation, written into `expert_gate_out`, consumes it.
     ///
-    /// Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · phase `ffn` · tracked
+    /// Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · phase `ffn_gate_up` · tracked
     pub ffn_gate_up_fused: usize,
     /// FP8 activation scratch for the prefill projections, 1 byte per element,
     /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
@@ -237,9 +237,9 @@ pub struct BufferSizes {
     /// Shape `[m16, widest_k]` of `F8E4M3` · tracked
     pub fp8_act: usize,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    /// Live in the FFN/MoE phase (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
     ///
-    /// Bytes `MoeFp8Scratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · phase `ffn` · tracked
+    /// Bytes `MoeFp8Scratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub moe_fp8_scratch: usize,
     /// One f32 scale per 128 elements of `fp8_act`.
     /// The whole step (every projection).
@@ -335,17 +335,19 @@ pub struct ArenaInputs {
     ::core::hash::Hash
 )]
 pub enum BufferArenaPhase {
-    /// `attention`, phase 1 of 6. Live in it: `hidden_states`, `residual`, `norm_output`, `qkv_output`, `attn_output`, `scratch`, `splitk_workspace`, `o_latent`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `qsa_select_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    /// `attention`, phase 1 of 7. Live in it: `hidden_states`, `residual`, `norm_output`, `qkv_output`, `attn_output`, `scratch`, `splitk_workspace`, `o_latent`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `qsa_select_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
     Attention,
-    /// `gdn`, phase 2 of 6. Live in it: `hidden_states`, `residual`, `norm_output`, `ssm_qkvz`, `ssm_ba`, `ssm_deinterleaved`, `ssm_gates`, `ssm_conv_out_f32`, `scratch`, `splitk_workspace`, `gdn_fla_scratch`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    /// `gdn`, phase 2 of 7. Live in it: `hidden_states`, `residual`, `norm_output`, `ssm_qkvz`, `ssm_ba`, `ssm_deinterleaved`, `ssm_gates`, `ssm_conv_out_f32`, `scratch`, `splitk_workspace`, `gdn_fla_scratch`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
     Gdn,
-    /// `mamba2`, phase 3 of 6. Live in it: `hidden_states`, `residual`, `norm_output`, `ssm_qkvz`, `ssm_ba`, `ssm_deinterleaved`, `ssm_gates`, `ssm_conv_out_f32`, `scratch`, `splitk_workspace`, `ssd_scratch`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    /// `mamba2`, phase 3 of 7. Live in it: `hidden_states`, `residual`, `norm_output`, `ssm_qkvz`, `ssm_ba`, `ssm_deinterleaved`, `ssm_gates`, `ssm_conv_out_f32`, `scratch`, `splitk_workspace`, `ssd_scratch`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
     Mamba2,
-    /// `router`, phase 4 of 6. Live in it: `hidden_states`, `residual`, `norm_output`, `gate_logits`, `gate_logits_f32`, `moe_router_in_f32`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    /// `router`, phase 4 of 7. Live in it: `hidden_states`, `residual`, `norm_output`, `gate_logits`, `gate_logits_f32`, `moe_router_in_f32`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
     Router,
-    /// `ffn`, phase 5 of 6. Live in it: `hidden_states`, `residual`, `norm_output`, `moe_output`, `scratch`, `expert_gate_out`, `expert_up_out`, `expert_down_out`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `ffn_act_q8`, `ffn_act_a`, `ffn_act_scale`, `ffn_act_scale_kmajor`, `ffn_gate_up_fused`, `fp8_act`, `moe_fp8_scratch`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
-    Ffn,
-    /// `lm_head`, phase 6 of 6. Live in it: `hidden_states`, `residual`, `norm_output`, `logits`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    /// `ffn_gate_up`, phase 5 of 7. Live in it: `hidden_states`, `residual`, `norm_output`, `scratch`, `expert_gate_out`, `expert_up_out`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `ffn_act_q8`, `ffn_act_a`, `ffn_act_scale`, `ffn_act_scale_kmajor`, `ffn_gate_up_fused`, `fp8_act`, `moe_fp8_scratch`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    FfnGateUp,
+    /// `ffn_down`, phase 6 of 7. Live in it: `hidden_states`, `residual`, `norm_output`, `moe_output`, `scratch`, `expert_gate_out`, `expert_down_out`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `ffn_act_q8`, `ffn_act_a`, `ffn_act_scale`, `ffn_act_scale_kmajor`, `fp8_act`, `moe_fp8_scratch`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    FfnDown,
+    /// `lm_head`, phase 7 of 7. Live in it: `hidden_states`, `residual`, `norm_output`, `logits`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
     LmHead,
 }
 #[automatically_derived]
@@ -355,7 +357,8 @@ impl ::arena_runtime::Phase for BufferArenaPhase {
         Self::Gdn,
         Self::Mamba2,
         Self::Router,
-        Self::Ffn,
+        Self::FfnGateUp,
+        Self::FfnDown,
         Self::LmHead,
     ];
     fn index(self) -> usize {
@@ -364,8 +367,9 @@ impl ::arena_runtime::Phase for BufferArenaPhase {
             Self::Gdn => 1usize,
             Self::Mamba2 => 2usize,
             Self::Router => 3usize,
-            Self::Ffn => 4usize,
-            Self::LmHead => 5usize,
+            Self::FfnGateUp => 4usize,
+            Self::FfnDown => 5usize,
+            Self::LmHead => 6usize,
         }
     }
     fn name(self) -> &'static str {
@@ -374,7 +378,8 @@ impl ::arena_runtime::Phase for BufferArenaPhase {
             Self::Gdn => "gdn",
             Self::Mamba2 => "mamba2",
             Self::Router => "router",
-            Self::Ffn => "ffn",
+            Self::FfnGateUp => "ffn_gate_up",
+            Self::FfnDown => "ffn_down",
             Self::LmHead => "lm_head",
         }
     }
@@ -3137,7 +3142,8 @@ impl ::arena_runtime::Arena for BufferArena {
         "gdn",
         "mamba2",
         "router",
-        "ffn",
+        "ffn_gate_up",
+        "ffn_down",
         "lm_head",
     ];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
@@ -3272,8 +3278,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
             live: ::arena_runtime::Live::Phases {
-                first: 4usize,
-                last: 4usize,
+                first: 5usize,
+                last: 5usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3288,8 +3294,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
             live: ::arena_runtime::Live::Phases {
-                first: 5usize,
-                last: 5usize,
+                first: 6usize,
+                last: 6usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3398,7 +3404,7 @@ impl ::arena_runtime::Arena for BufferArena {
             doc: "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
             live: ::arena_runtime::Live::Phases {
                 first: 4usize,
-                last: 4usize,
+                last: 5usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3429,8 +3435,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
             live: ::arena_runtime::Live::Phases {
-                first: 4usize,
-                last: 4usize,
+                first: 5usize,
+                last: 5usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3601,7 +3607,7 @@ impl ::arena_runtime::Arena for BufferArena {
             doc: "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
             live: ::arena_runtime::Live::Phases {
                 first: 4usize,
-                last: 4usize,
+                last: 5usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3617,7 +3623,7 @@ impl ::arena_runtime::Arena for BufferArena {
             doc: "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
             live: ::arena_runtime::Live::Phases {
                 first: 4usize,
-                last: 4usize,
+                last: 5usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3633,7 +3639,7 @@ impl ::arena_runtime::Arena for BufferArena {
             doc: "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
             live: ::arena_runtime::Live::Phases {
                 first: 4usize,
-                last: 4usize,
+                last: 5usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3649,7 +3655,7 @@ impl ::arena_runtime::Arena for BufferArena {
             doc: "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
             live: ::arena_runtime::Live::Phases {
                 first: 4usize,
-                last: 4usize,
+                last: 5usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3694,7 +3700,7 @@ impl ::arena_runtime::Arena for BufferArena {
             doc: "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
             live: ::arena_runtime::Live::Phases {
                 first: 4usize,
-                last: 4usize,
+                last: 5usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3955,7 +3961,7 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     /// Live in the router phase: only the router GEMM reads it.
     pub moe_router_in_f32: ::arena_runtime::View<'a, f32, D>,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN/MoE phase: added into the residual stream before the next mixer.
+    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream before the next mixer.
     pub moe_output: ::arena_runtime::View<'a, bf16, D>,
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
     /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
@@ -3988,13 +3994,13 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     pub scratch: ::arena_runtime::View<'a, u8, D>,
     /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
     /// rows for a dense model).
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
     pub expert_gate_out: ::arena_runtime::View<'a, bf16, D>,
     /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's gate/up half only: the activation consumes it before the down projection writes.
     pub expert_up_out: ::arena_runtime::View<'a, bf16, D>,
     /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's down half: the down projection writes it, the combine (MoE) or the residual add (dense) reads it.
     pub expert_down_out: ::arena_runtime::View<'a, bf16, D>,
     /// FP32 split-K partial sums of the decode-band GEMMs:
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
@@ -4051,18 +4057,18 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
     /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
     pub ffn_act_q8: ::arena_runtime::View<'a, u8, D>,
     /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     pub ffn_act_a: ::arena_runtime::View<'a, i8, D>,
     /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     pub ffn_act_scale: ::arena_runtime::View<'a, f32, D>,
     /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
     /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
     /// `ffn_act_scale`. 0 for a MoE model.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     pub ffn_act_scale_kmajor: ::arena_runtime::View<'a, f32, D>,
     /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
     /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
@@ -4070,7 +4076,7 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
     /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
     /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's gate/up half only: the activation, written into `expert_gate_out`, consumes it.
     pub ffn_gate_up_fused: ::arena_runtime::View<'a, bf16, D>,
     /// FP8 activation scratch for the prefill projections, 1 byte per element,
     /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
@@ -4079,7 +4085,7 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     /// The whole step: every prefill projection of every phase quantizes into it.
     pub fp8_act: ::arena_runtime::View<'a, F8E4M3, D>,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    /// Live in the FFN/MoE phase (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
     pub moe_fp8_scratch: ::arena_runtime::View<'a, u8, D>,
     /// One f32 scale per 128 elements of `fp8_act`.
     /// The whole step (every projection).
@@ -4446,7 +4452,7 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     /// Live in the router phase: only the router GEMM reads it.
     pub moe_router_in_f32: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN/MoE phase: added into the residual stream before the next mixer.
+    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream before the next mixer.
     pub moe_output: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
     /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
@@ -4479,13 +4485,13 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
     /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
     /// rows for a dense model).
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
     pub expert_gate_out: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's gate/up half only: the activation consumes it before the down projection writes.
     pub expert_up_out: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's down half: the down projection writes it, the combine (MoE) or the residual add (dense) reads it.
     pub expert_down_out: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// FP32 split-K partial sums of the decode-band GEMMs:
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
@@ -4542,18 +4548,18 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
     /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
     pub ffn_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
     /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     pub ffn_act_a: ::arena_runtime::ViewMut<'a, i8, D>,
     /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     pub ffn_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
     /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
     /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
     /// `ffn_act_scale`. 0 for a MoE model.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     pub ffn_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
     /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
     /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
@@ -4561,7 +4567,7 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
     /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
     /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's gate/up half only: the activation, written into `expert_gate_out`, consumes it.
     pub ffn_gate_up_fused: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// FP8 activation scratch for the prefill projections, 1 byte per element,
     /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
@@ -4570,7 +4576,7 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     /// The whole step: every prefill projection of every phase quantizes into it.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    /// Live in the FFN/MoE phase (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
     pub moe_fp8_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
     /// One f32 scale per 128 elements of `fp8_act`.
     /// The whole step (every projection).
@@ -6047,8 +6053,8 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaRouterViews<'a, D> {
         }
     }
 }
-/// Writable views of the buffers of [`BufferArena`] live in phase `ffn` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
-pub struct BufferArenaFfnViews<'a, D: ::arena_runtime::Device> {
+/// Writable views of the buffers of [`BufferArena`] live in phase `ffn_gate_up` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
+pub struct BufferArenaFfnGateUpViews<'a, D: ::arena_runtime::Device> {
     /// Hidden states of the current pass, `[M, hidden]` BF16.
     /// The whole step: the stream every sublayer reads and writes.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
@@ -6058,9 +6064,6 @@ pub struct BufferArenaFfnViews<'a, D: ::arena_runtime::Device> {
     /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
     /// The whole step: every mixer, FFN and the LM head read a norm output.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN/MoE phase: added into the residual stream before the next mixer.
-    pub moe_output: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
     /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
     /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
@@ -6068,14 +6071,11 @@ pub struct BufferArenaFfnViews<'a, D: ::arena_runtime::Device> {
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
     /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
     /// rows for a dense model).
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
     pub expert_gate_out: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's gate/up half only: the activation consumes it before the down projection writes.
     pub expert_up_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-    /// Live in the FFN/MoE phase.
-    pub expert_down_out: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// FP32 split-K partial sums of the decode-band GEMMs:
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
@@ -6111,18 +6111,18 @@ pub struct BufferArenaFfnViews<'a, D: ::arena_runtime::Device> {
     /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
     /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
     pub ffn_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
     /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     pub ffn_act_a: ::arena_runtime::ViewMut<'a, i8, D>,
     /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     pub ffn_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
     /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
     /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
     /// `ffn_act_scale`. 0 for a MoE model.
-    /// Live in the FFN/MoE phase.
+    /// Live in both FFN halves (as `ffn_act_q8`).
     pub ffn_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
     /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
     /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
@@ -6130,7 +6130,7 @@ pub struct BufferArenaFfnViews<'a, D: ::arena_runtime::Device> {
     /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
     /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
     /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
-    /// Live in the FFN/MoE phase.
+    /// Live in the FFN's gate/up half only: the activation, written into `expert_gate_out`, consumes it.
     pub ffn_gate_up_fused: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// FP8 activation scratch for the prefill projections, 1 byte per element,
     /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
@@ -6139,7 +6139,7 @@ pub struct BufferArenaFfnViews<'a, D: ::arena_runtime::Device> {
     /// The whole step: every prefill projection of every phase quantizes into it.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    /// Live in the FFN/MoE phase (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
     pub moe_fp8_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
     /// One f32 scale per 128 elements of `fp8_act`.
     /// The whole step (every projection).
@@ -6188,7 +6188,7 @@ pub struct BufferArenaFfnViews<'a, D: ::arena_runtime::Device> {
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
 }
-impl<'a, D: ::arena_runtime::Device> BufferArenaFfnViews<'a, D> {
+impl<'a, D: ::arena_runtime::Device> BufferArenaFfnGateUpViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
     #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
@@ -6213,12 +6213,6 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaFfnViews<'a, D> {
                 __source.shape(2usize),
                 arena.device(),
             ),
-            moe_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(8usize),
-                arena.moe_output,
-                __source.shape(8usize),
-                arena.device(),
-            ),
             scratch: ::arena_runtime::ViewMut::from_parts(
                 __source.name(15usize),
                 arena.scratch,
@@ -6235,12 +6229,6 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaFfnViews<'a, D> {
                 __source.name(17usize),
                 arena.expert_up_out,
                 __source.shape(17usize),
-                arena.device(),
-            ),
-            expert_down_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(18usize),
-                arena.expert_down_out,
-                __source.shape(18usize),
                 arena.device(),
             ),
             splitk_workspace: ::arena_runtime::ViewMut::from_parts(
@@ -6313,6 +6301,321 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaFfnViews<'a, D> {
                 __source.name(34usize),
                 arena.ffn_gate_up_fused,
                 __source.shape(34usize),
+                arena.device(),
+            ),
+            fp8_act: ::arena_runtime::ViewMut::from_parts(
+                __source.name(35usize),
+                arena.fp8_act,
+                __source.shape(35usize),
+                arena.device(),
+            ),
+            moe_fp8_scratch: ::arena_runtime::ViewMut::from_parts(
+                __source.name(36usize),
+                arena.moe_fp8_scratch,
+                __source.shape(36usize),
+                arena.device(),
+            ),
+            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
+                __source.name(37usize),
+                arena.fp8_act_scale,
+                __source.shape(37usize),
+                arena.device(),
+            ),
+            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
+                __source.name(38usize),
+                arena.fp8_act_scale_kmajor,
+                __source.shape(38usize),
+                arena.device(),
+            ),
+            lora_xa: ::arena_runtime::ViewMut::from_parts(
+                __source.name(39usize),
+                arena.lora_xa,
+                __source.shape(39usize),
+                arena.device(),
+            ),
+            lora_delta: ::arena_runtime::ViewMut::from_parts(
+                __source.name(40usize),
+                arena.lora_delta,
+                __source.shape(40usize),
+                arena.device(),
+            ),
+            lora_hact: ::arena_runtime::ViewMut::from_parts(
+                __source.name(41usize),
+                arena.lora_hact,
+                __source.shape(41usize),
+                arena.device(),
+            ),
+            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
+                __source.name(42usize),
+                arena.lora_seq_slot,
+                __source.shape(42usize),
+                arena.device(),
+            ),
+            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
+                __source.name(43usize),
+                arena.q2_dequant_scratch,
+                __source.shape(43usize),
+                arena.device(),
+            ),
+            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
+                __source.name(44usize),
+                arena.q2_act_q8,
+                __source.shape(44usize),
+                arena.device(),
+            ),
+            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
+                __source.name(45usize),
+                arena.ssm_rowwise_w_bf16,
+                __source.shape(45usize),
+                arena.device(),
+            ),
+            __device: ::core::marker::PhantomData,
+        }
+    }
+}
+/// Writable views of the buffers of [`BufferArena`] live in phase `ffn_down` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
+pub struct BufferArenaFfnDownViews<'a, D: ::arena_runtime::Device> {
+    /// Hidden states of the current pass, `[M, hidden]` BF16.
+    /// The whole step: the stream every sublayer reads and writes.
+    pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// The residual stream, `[M, hidden]` BF16.
+    /// The whole step: the residual stream.
+    pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
+    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
+    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream before the next mixer.
+    pub moe_output: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
+    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
+    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
+    /// The whole step: step metadata every layer reads.
+    pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
+    /// rows for a dense model).
+    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
+    pub expert_gate_out: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
+    /// Live in the FFN's down half: the down projection writes it, the combine (MoE) or the residual add (dense) reads it.
+    pub expert_down_out: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// FP32 split-K partial sums of the decode-band GEMMs:
+    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
+    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
+    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
+    /// The whole step: every decode-band GEMM, in every phase.
+    pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
+    /// The whole step: a weight, written once.
+    pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
+    /// `hc_mult == 0`.
+    /// The whole step: hyper-connections wrap every sublayer.
+    pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
+    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
+    /// like `hc_streams`).
+    /// The whole step (hyper-connections).
+    pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
+    /// here, as `hc_post`).
+    /// The whole step (hyper-connections).
+    pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
+    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
+    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
+    /// The whole step (hyper-connections).
+    pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
+    /// layers (`tid2eid[token_id]`). At least 256 bytes.
+    /// The whole step: step input.
+    pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
+    /// Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
+    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
+    /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
+    /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
+    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
+    pub ffn_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
+    /// Live in both FFN halves (as `ffn_act_q8`).
+    pub ffn_act_a: ::arena_runtime::ViewMut<'a, i8, D>,
+    /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
+    /// Live in both FFN halves (as `ffn_act_q8`).
+    pub ffn_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
+    /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
+    /// `ffn_act_scale`. 0 for a MoE model.
+    /// Live in both FFN halves (as `ffn_act_q8`).
+    pub ffn_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// FP8 activation scratch for the prefill projections, 1 byte per element,
+    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
+    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
+    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
+    /// The whole step: every prefill projection of every phase quantizes into it.
+    pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
+    /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
+    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    pub moe_fp8_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// One f32 scale per 128 elements of `fp8_act`.
+    /// The whole step (every projection).
+    pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
+    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
+    /// arm included.
+    /// The whole step (every projection).
+    pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
+    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
+    /// The whole step: adapters sit on projections of every phase.
+    pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
+    /// `max(hidden, intermediate, the q projection width)`.
+    /// The whole step (adapters).
+    pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
+    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
+    /// that is for a MoE family).
+    /// The whole step (adapters).
+    pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
+    /// overlap the metadata regions of `scratch`.
+    /// The whole step (adapters).
+    pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
+    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
+    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
+    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
+    /// The whole step: keep-packed projections of every phase.
+    pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
+    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
+    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
+    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
+    /// layout at the widest K any projection quantizes, the prefill projections' and the
+    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
+    /// The whole step (keep-packed projections).
+    pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
+    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
+    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
+    /// the lever is 1.
+    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
+    #[doc(hidden)]
+    pub __device: ::core::marker::PhantomData<&'a D>,
+}
+impl<'a, D: ::arena_runtime::Device> BufferArenaFfnDownViews<'a, D> {
+    ///The views of `arena`, which they borrow mutably.
+    #[inline]
+    pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
+        let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
+        let __source = ::arena_runtime::__private::ViewSource::new(arena);
+        Self {
+            hidden_states: ::arena_runtime::ViewMut::from_parts(
+                __source.name(0usize),
+                arena.hidden_states,
+                __source.shape(0usize),
+                arena.device(),
+            ),
+            residual: ::arena_runtime::ViewMut::from_parts(
+                __source.name(1usize),
+                arena.residual,
+                __source.shape(1usize),
+                arena.device(),
+            ),
+            norm_output: ::arena_runtime::ViewMut::from_parts(
+                __source.name(2usize),
+                arena.norm_output,
+                __source.shape(2usize),
+                arena.device(),
+            ),
+            moe_output: ::arena_runtime::ViewMut::from_parts(
+                __source.name(8usize),
+                arena.moe_output,
+                __source.shape(8usize),
+                arena.device(),
+            ),
+            scratch: ::arena_runtime::ViewMut::from_parts(
+                __source.name(15usize),
+                arena.scratch,
+                __source.shape(15usize),
+                arena.device(),
+            ),
+            expert_gate_out: ::arena_runtime::ViewMut::from_parts(
+                __source.name(16usize),
+                arena.expert_gate_out,
+                __source.shape(16usize),
+                arena.device(),
+            ),
+            expert_down_out: ::arena_runtime::ViewMut::from_parts(
+                __source.name(18usize),
+                arena.expert_down_out,
+                __source.shape(18usize),
+                arena.device(),
+            ),
+            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
+                __source.name(19usize),
+                arena.splitk_workspace,
+                __source.shape(19usize),
+                arena.device(),
+            ),
+            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
+                __source.name(23usize),
+                arena.norm_unit_w,
+                __source.shape(23usize),
+                arena.device(),
+            ),
+            hc_streams: ::arena_runtime::ViewMut::from_parts(
+                __source.name(24usize),
+                arena.hc_streams,
+                __source.shape(24usize),
+                arena.device(),
+            ),
+            hc_post: ::arena_runtime::ViewMut::from_parts(
+                __source.name(25usize),
+                arena.hc_post,
+                __source.shape(25usize),
+                arena.device(),
+            ),
+            hc_comb: ::arena_runtime::ViewMut::from_parts(
+                __source.name(26usize),
+                arena.hc_comb,
+                __source.shape(26usize),
+                arena.device(),
+            ),
+            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
+                __source.name(27usize),
+                arena.hc_lowrank_scratch,
+                __source.shape(27usize),
+                arena.device(),
+            ),
+            token_ids: ::arena_runtime::ViewMut::from_parts(
+                __source.name(29usize),
+                arena.token_ids,
+                __source.shape(29usize),
+                arena.device(),
+            ),
+            ffn_act_q8: ::arena_runtime::ViewMut::from_parts(
+                __source.name(30usize),
+                arena.ffn_act_q8,
+                __source.shape(30usize),
+                arena.device(),
+            ),
+            ffn_act_a: ::arena_runtime::ViewMut::from_parts(
+                __source.name(31usize),
+                arena.ffn_act_a,
+                __source.shape(31usize),
+                arena.device(),
+            ),
+            ffn_act_scale: ::arena_runtime::ViewMut::from_parts(
+                __source.name(32usize),
+                arena.ffn_act_scale,
+                __source.shape(32usize),
+                arena.device(),
+            ),
+            ffn_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
+                __source.name(33usize),
+                arena.ffn_act_scale_kmajor,
+                __source.shape(33usize),
                 arena.device(),
             ),
             fp8_act: ::arena_runtime::ViewMut::from_parts(

@@ -1,39 +1,100 @@
 #!/usr/bin/env python3
-"""The reference half of the forward-pass check: transformers' own model classes, on the GPU,
-for a shipped config truncated to a few layers, with random weights from a fixed seed.
+"""The reference half of the forward-pass check: transformers' own model classes for a shipped
+config truncated to a few layers, with weights that both sides compute from one formula.
 
-For each model it writes, under OUT (default: the current directory):
+The weights are `weights.rs`'s counter-based generator (SplitMix64 of a per-tensor key and the
+element index, scaled, rounded to bf16), written here again with numpy: the Rust step needs no
+file and no Python to have them, and this script proves the two agree by writing each tensor's
+fingerprint (`<name>.weights.json`, committed; the Rust tests recompute it).
 
-- `<name>.safetensors`: the weights, in transformers' names and bf16 (a few hundred MiB to a
-  few GiB: regenerated, never committed; the seed makes them the same on every run);
-- `<name>.reference.json`: what an engine's forward pass must reproduce (committed): the
-  token ids, and for each position of a prefill of M tokens and of the single-token decode
-  steps after it (with transformers' KV cache) the argmax, the largest logit, and the logits at
-  256 vocabulary ids drawn from the seed; with the torch, transformers and GPU it ran on.
+For each model it writes, under OUT:
 
-Run on the GPU machine: `python3 arena-spec/examples/forward/reference.py OUT`. Nothing is
-downloaded: the configs are the shipped vendor files in `arena-spec/models/`.
+- `<name>.safetensors`: the weights in transformers' names and bf16 (hundreds of MiB to a few
+  GiB: regenerated, never committed), which `forward --weights OUT` reads instead of
+  generating;
+- `<name>.weights.json`: every tensor's name, shape and fingerprint;
+- `<name>.<device>.json`: what an engine's forward pass must reproduce: the token ids, and for
+  each position of a prefill of M tokens and of the single-token decode steps after it (with
+  transformers' KV cache) the argmax, the largest logit and the logits at 256 vocabulary ids;
+  with the torch, transformers and device it ran on. `<device>` is `h200` on the GPU machine
+  and `cpu` without a GPU.
+
+Run: `python3 arena-spec/examples/forward/reference.py OUT [cpu|cuda] [MODEL...]`. Nothing is downloaded:
+the configs are the shipped vendor files in `arena-spec/models/`.
 """
 
 import json
-import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import torch
 import transformers
 
 ROOT = Path(__file__).resolve().parents[3]
 SEED = 20261201
 # (name, shipped config, transformers class, layers kept, prefill tokens, decode steps)
-MODELS = [
+MODELS = [m for m in [
     ("qwen3-0.6b-2l", "qwen3-0.6b.json", "Qwen3ForCausalLM", 2, 16, 4),
     ("qwen3-30b-a3b-2l", "qwen3-30b-a3b.json", "Qwen3MoeForCausalLM", 2, 16, 4),
-]
+] if len(sys.argv) < 4 or m[0] in sys.argv[3:]]
 PROBES = 256
+MASK = (1 << 64) - 1
 
 
-def build(config_file, class_name, layers):
+# --- the weight generator (weights.rs has the same, line for line) -------------------------
+
+def fnv1a64(text):
+    h = 0xCBF29CE484222325
+    for b in text.encode():
+        h = ((h ^ b) * 0x100000001B3) & MASK
+    return h
+
+
+def splitmix64(x):
+    """SplitMix64's output function of `x` (numpy uint64 arrays wrap like Rust's wrapping ops)."""
+    z = x + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def scale_of(name, shape):
+    """(centre, half-width) of the uniform draw: norms around 1, linears and the router
+    1/sqrt(fan-in), the embedding 0.1 (so the tied LM head's logits stay of order 1)."""
+    if name.endswith("norm.weight"):
+        return 1.0, 0.2
+    if name.endswith("embed_tokens.weight"):
+        return 0.0, 0.1
+    return 0.0, 1.0 / np.sqrt(float(shape[-1]))
+
+
+def generate(name, shape):
+    """The tensor `name` as float32 values that are exactly bf16 numbers."""
+    n = int(np.prod(shape))
+    key = np.uint64(fnv1a64(name) ^ SEED)
+    centre, half = scale_of(name, shape)
+    out = np.empty(n, dtype=np.float32)
+    chunk = 1 << 24
+    with np.errstate(over="ignore"):
+        for start in range(0, n, chunk):
+            i = np.arange(start, min(n, start + chunk), dtype=np.uint64)
+            u = (splitmix64(key + i) >> np.uint64(40)).astype(np.float64) / float(1 << 24)
+            out[start:start + len(i)] = (centre + (2.0 * u - 1.0) * half).astype(np.float32)
+    return torch.from_numpy(out).to(torch.bfloat16).reshape(shape)
+
+
+def fingerprint(t):
+    """Sum of the bf16 bit patterns and their sum weighted by (index + 1), both mod 2^64."""
+    bits = t.reshape(-1).view(torch.int16).numpy().view(np.uint16).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        weighted = (bits * np.arange(1, len(bits) + 1, dtype=np.uint64)).sum(dtype=np.uint64)
+    return {"sum": int(bits.sum(dtype=np.uint64)), "weighted": int(weighted)}
+
+
+# --- the reference run ------------------------------------------------------------------------
+
+def build(config_file, class_name, layers, device):
     raw = json.loads((ROOT / "arena-spec/models" / config_file).read_text())
     raw["num_hidden_layers"] = layers
     for key in ("layer_types", "mlp_only_layers"):
@@ -41,48 +102,65 @@ def build(config_file, class_name, layers):
             raw[key] = raw[key][:layers]
     config_class = getattr(transformers, class_name.replace("ForCausalLM", "Config"))
     config = config_class(**raw)
-    config.torch_dtype = torch.bfloat16
-    torch.manual_seed(SEED)
-    model = getattr(transformers, class_name)(config)  # weights drawn on the CPU: reproducible
-    return model.to(torch.bfloat16).cuda().eval(), config
+    with torch.device("meta"):
+        model = getattr(transformers, class_name)(config)
+    state = {}
+    for key, param in model.state_dict().items():
+        if config.tie_word_embeddings and key == "lm_head.weight":
+            continue  # the same tensor as the embedding
+        state[key] = generate(key, tuple(param.shape))
+    model = model.to_empty(device=device).to(torch.bfloat16)
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    assert not unexpected and set(missing) <= {"lm_head.weight"}, (missing, unexpected)
+    if config.tie_word_embeddings:
+        model.tie_weights()
+    # `to_empty` leaves the rotary table's (non-persistent) buffers unset: build it anew.
+    model.model.rotary_emb = type(model.model.rotary_emb)(model.config).to(device)
+    return model.eval(), config, state
 
 
-def probe(logits, ids):
-    """Per position: argmax, max, and the logits at `ids` (float32)."""
-    out = []
-    for row in logits.float():
-        out.append({
-            "argmax": int(row.argmax()),
-            "max": float(row.max()),
-            "probes": [float(row[i]) for i in ids],
-        })
-    return out
+def probe(out, ids, top_k):
+    """Per position: argmax, max, the logits at `ids` (float32) and, for a MoE model, each
+    layer's chosen experts (sorted), so a run can tell a routing near-tie from an error."""
+    rows = [{"argmax": int(row.argmax()), "max": float(row.max()),
+             "probes": [float(row[i]) for i in ids]} for row in out.logits[0].float()]
+    for layer in getattr(out, "router_logits", None) or ():
+        chosen = torch.topk(torch.softmax(layer.float(), dim=-1), top_k, dim=-1).indices
+        for row, experts in zip(rows, chosen.tolist()):
+            row.setdefault("experts", []).append(sorted(experts))
+    return rows
 
 
 def main():
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+    device = sys.argv[2] if len(sys.argv) > 2 else ("cuda" if torch.cuda.is_available() else "cpu")
     out.mkdir(parents=True, exist_ok=True)
     from safetensors.torch import save_file
 
     for name, config_file, class_name, layers, prefill, steps in MODELS:
-        model, config = build(config_file, class_name, layers)
+        model, config, state = build(config_file, class_name, layers, device)
         gen = torch.Generator().manual_seed(SEED + 1)
         tokens = torch.randint(0, config.vocab_size, (prefill + steps,), generator=gen)
         probe_ids = torch.randint(0, config.vocab_size, (PROBES,), generator=gen).tolist()
-        state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-        if getattr(config, "tie_word_embeddings", False):
-            state.pop("lm_head.weight", None)  # the same tensor as the embedding
         save_file(state, str(out / f"{name}.safetensors"))
+        tensors = [{"name": k, "shape": list(v.shape), **fingerprint(v)} for k, v in state.items()]
+        (out / f"{name}.weights.json").write_text(json.dumps(
+            {"model": name, "seed": SEED, "tensors": tensors}, indent=1) + "\n")
+        moe = getattr(config, "num_experts", 0) > 0
+        extra = {"output_router_logits": True} if moe else {}
+        top_k = getattr(config, "num_experts_per_tok", 0)
         with torch.no_grad():
-            ids = tokens[:prefill].unsqueeze(0).cuda()
-            first = model(input_ids=ids, use_cache=True)
-            positions = probe(first.logits[0], probe_ids)
+            ids = tokens[:prefill].unsqueeze(0).to(device)
+            first = model(input_ids=ids, use_cache=True, **extra)
+            positions = probe(first, probe_ids, top_k)
             past = first.past_key_values
             for t in range(steps):
-                step = tokens[prefill + t].view(1, 1).cuda()
-                nxt = model(input_ids=step, past_key_values=past, use_cache=True)
+                step = tokens[prefill + t].view(1, 1).to(device)
+                nxt = model(input_ids=step, past_key_values=past, use_cache=True, **extra)
                 past = nxt.past_key_values
-                positions += probe(nxt.logits[0], probe_ids)
+                positions += probe(nxt, probe_ids, top_k)
+        tag = "h200" if device.startswith("cuda") and "H200" in torch.cuda.get_device_name(0) \
+            else device.split(":")[0]
         doc = {
             "model": name,
             "config": f"arena-spec/models/{config_file}",
@@ -96,15 +174,13 @@ def main():
             "positions": positions,
             "torch": torch.__version__,
             "transformers": transformers.__version__,
-            "device": torch.cuda.get_device_name(0),
+            "device": torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu",
             "attn_implementation": getattr(config, "_attn_implementation", None),
         }
-        (out / f"{name}.reference.json").write_text(json.dumps(doc, indent=1) + "\n")
-        size = os.path.getsize(out / f"{name}.safetensors") / (1 << 20)
-        print(f"{name}: {len(positions)} positions, weights {size:.1f} MiB, "
+        (out / f"{name}.{tag}.json").write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"{name} on {doc['device']}: {len(positions)} positions, "
               f"argmax {[p['argmax'] for p in positions]}")
-        del model, past
-        torch.cuda.empty_cache()
+        del model, past, state
 
 
 if __name__ == "__main__":

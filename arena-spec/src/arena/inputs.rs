@@ -1,5 +1,7 @@
 //! The serve-time inputs an arena is sized for, with the defaults a model author starts from.
 
+use crate::arena::regions::{decode_meta_rows, Scratch, ScratchLayout};
+use crate::arena::sizing::block_table_width;
 use crate::arena::{ArenaInputs, BufferSizes};
 use crate::config::ModelConfig;
 use arena_runtime::SizeError;
@@ -46,6 +48,20 @@ impl ArenaInputs {
     /// `BufferSizes::try_from_inputs(config, self)`.
     pub fn sizes(&self, config: &ModelConfig) -> Result<BufferSizes, SizeError> {
         BufferSizes::try_from_inputs(config, self)
+    }
+
+    /// The regions `scratch` is carved into at these inputs (positions, slots, block tables,
+    /// the router's top-K…), the layout its size was computed from: an engine carves the
+    /// buffer with `Scratch::carve(arena.scratch, &layout)` or takes a region's view with
+    /// `view.region(layout.positions)`.
+    pub fn scratch_layout(&self, config: &ModelConfig) -> Result<ScratchLayout, SizeError> {
+        let blocks = block_table_width(self.max_seq_len, self.kv_block_size)?;
+        Scratch::layout(
+            config,
+            self.max_batch_tokens,
+            blocks,
+            decode_meta_rows(self.max_batch_size),
+        )
     }
 
     /// The sizes, and each buffer's shape with its bytes before the floor, in one pass.

@@ -41,9 +41,15 @@ use sizing::{
     const,
     sizes = BufferSizes,
     // The step's phases in order, per layer: one mixer (attention, GDN or Mamba-2), then the
-    // MoE router, then the FFN/MoE experts; the LM head after the last layer. Buffers of disjoint phases may share bytes
-    // in a shared slab (`AllocOptions::shared()`).
-    phases(attention, gdn, mamba2, router, ffn, lm_head),
+    // MoE router, then the FFN/MoE experts in two halves (the gate and up projections with
+    // the activation, then the down projection and the combine); the LM head after the last
+    // layer. Buffers of disjoint phases may share bytes in a shared slab
+    // (`AllocOptions::shared()`). The FFN's split is this crate's kernel contract, not the
+    // seeds' (they have one FFN phase): the activation `silu(gate) · up` is written over
+    // `expert_gate_out`, so `expert_up_out` dies before the down projection writes;
+    // `examples/forward` runs that schedule and proves it (shared and unshared slabs give
+    // bit-identical logits with every phase poisoned as it begins).
+    phases(attention, gdn, mamba2, router, ffn_gate_up, ffn_down, lm_head),
     inputs_struct(ArenaInputs, derive(serde::Serialize)),
     docs(
         sizes = "Byte size of each arena buffer. `M` is `max_batch_tokens` and `ceil16(M)` is M
@@ -111,8 +117,8 @@ pub struct BufferArena {
     #[buffer(shape = [max_batch_tokens, config.router_input_width()], min_bytes = 256, phase = router)]
     pub moe_router_in_f32: DevicePtr<f32>,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN/MoE phase: added into the residual stream before the next mixer.
-    #[buffer(shape = [max_batch_tokens, config.hidden_size], phase = ffn)]
+    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream before the next mixer.
+    #[buffer(shape = [max_batch_tokens, config.hidden_size], phase = ffn_down)]
     pub moe_output: DevicePtr<bf16>,
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
     /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
@@ -152,16 +158,16 @@ pub struct BufferArena {
     pub scratch: DevicePtr<u8>,
     /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
     /// rows for a dense model).
-    /// Live in the FFN/MoE phase.
-    #[buffer(shape = [expert_rows, config.expert_width()], min_bytes = 256, phase = ffn)]
+    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
+    #[buffer(shape = [expert_rows, config.expert_width()], min_bytes = 256, phase = ffn_gate_up..=ffn_down)]
     pub expert_gate_out: DevicePtr<bf16>,
     /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-    /// Live in the FFN/MoE phase.
-    #[buffer(shape = [expert_rows, config.expert_width()], min_bytes = 256, phase = ffn)]
+    /// Live in the FFN's gate/up half only: the activation consumes it before the down projection writes.
+    #[buffer(shape = [expert_rows, config.expert_width()], min_bytes = 256, phase = ffn_gate_up)]
     pub expert_up_out: DevicePtr<bf16>,
     /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-    /// Live in the FFN/MoE phase.
-    #[buffer(shape = [expert_rows, config.hidden_size], phase = ffn)]
+    /// Live in the FFN's down half: the down projection writes it, the combine (MoE) or the residual add (dense) reads it.
+    #[buffer(shape = [expert_rows, config.hidden_size], phase = ffn_down)]
     pub expert_down_out: DevicePtr<bf16>,
     /// FP32 split-K partial sums of the decode-band GEMMs:
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
@@ -233,22 +239,22 @@ pub struct BufferArena {
     /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
     /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    /// Live in the FFN/MoE phase.
-    #[buffer(bytes = q8_1_mmq_bytes(m16, ffn_k), gate = config.has_dense_ffn(), phase = ffn)]
+    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
+    #[buffer(bytes = q8_1_mmq_bytes(m16, ffn_k), gate = config.has_dense_ffn(), phase = ffn_gate_up..=ffn_down)]
     pub ffn_act_q8: DevicePtr<u8>,
     /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    /// Live in the FFN/MoE phase.
-    #[buffer(shape = [m16, ffn_k], gate = config.has_dense_ffn(), phase = ffn)]
+    /// Live in both FFN halves (as `ffn_act_q8`).
+    #[buffer(shape = [m16, ffn_k], gate = config.has_dense_ffn(), phase = ffn_gate_up..=ffn_down)]
     pub ffn_act_a: DevicePtr<i8>,
     /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    /// Live in the FFN/MoE phase.
-    #[buffer(shape = [m16, ceil_div(ffn_k, 32)], gate = config.has_dense_ffn(), phase = ffn)]
+    /// Live in both FFN halves (as `ffn_act_q8`).
+    #[buffer(shape = [m16, ceil_div(ffn_k, 32)], gate = config.has_dense_ffn(), phase = ffn_gate_up..=ffn_down)]
     pub ffn_act_scale: DevicePtr<f32>,
     /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
     /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
     /// `ffn_act_scale`. 0 for a MoE model.
-    /// Live in the FFN/MoE phase.
-    #[buffer(shape = [ceil_div(ffn_k, 128), m16], gate = config.has_dense_ffn(), phase = ffn)]
+    /// Live in both FFN halves (as `ffn_act_q8`).
+    #[buffer(shape = [ceil_div(ffn_k, 128), m16], gate = config.has_dense_ffn(), phase = ffn_gate_up..=ffn_down)]
     pub ffn_act_scale_kmajor: DevicePtr<f32>,
     /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
     /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
@@ -256,8 +262,8 @@ pub struct BufferArena {
     /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
     /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
     /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
-    /// Live in the FFN/MoE phase.
-    #[buffer(shape = [ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size], gate = config.has_dense_ffn(), phase = ffn)]
+    /// Live in the FFN's gate/up half only: the activation, written into `expert_gate_out`, consumes it.
+    #[buffer(shape = [ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size], gate = config.has_dense_ffn(), phase = ffn_gate_up)]
     pub ffn_gate_up_fused: DevicePtr<bf16>,
     /// FP8 activation scratch for the prefill projections, 1 byte per element,
     /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
@@ -267,8 +273,8 @@ pub struct BufferArena {
     #[buffer(shape = [m16, widest_k])]
     pub fp8_act: DevicePtr<F8E4M3>,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    /// Live in the FFN/MoE phase (the seeds already reuse it across the shared, gate, up and down GEMMs).
-    #[buffer(bytes = MoeFp8Scratch::bytes(config, max_batch_tokens), gate = config.is_moe(), phase = ffn)]
+    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    #[buffer(bytes = MoeFp8Scratch::bytes(config, max_batch_tokens), gate = config.is_moe(), phase = ffn_gate_up..=ffn_down)]
     pub moe_fp8_scratch: DevicePtr<u8>,
     /// One f32 scale per 128 elements of `fp8_act`.
     /// The whole step (every projection).

@@ -1,0 +1,135 @@
+//! A real decoder forward pass in the engine's `BufferArena` (`examples/forward`), on the
+//! host, against transformers' outputs on the same weights (committed by
+//! `examples/forward/reference.py`): Qwen3-0.6B's shapes (dense, q/k norm, tied embeddings)
+//! and Qwen3-30B-A3B's (128 experts, top 8), each cut to 2 layers, a prefill of 16 tokens and
+//! 4 decode steps. Each runs twice, in an unshared slab and in a shared one (phases sharing
+//! bytes), with every phase poisoned as it begins: the logits must be bit-identical, which is
+//! what proves the phase declarations right for this schedule.
+
+#[allow(dead_code)]
+#[path = "../examples/forward/compare.rs"]
+mod compare;
+#[allow(dead_code)]
+#[path = "../examples/forward/kernels.rs"]
+mod kernels;
+#[allow(dead_code)]
+#[path = "../examples/forward/model.rs"]
+mod model;
+#[allow(dead_code)]
+#[path = "../examples/forward/run.rs"]
+mod run;
+#[allow(dead_code)]
+#[path = "../examples/forward/step.rs"]
+mod step;
+#[allow(dead_code)]
+#[path = "../examples/forward/weights.rs"]
+mod weights;
+
+use arena_runtime::{AllocOptions, HostDevice, Live};
+use arena_spec::BufferArena;
+use std::path::Path;
+
+fn reference(model: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("examples/forward/reference/{model}.cpu.json"))
+}
+
+/// Bytes that buffers of disjoint phases share in the shared slab at these inputs.
+fn shared_bytes(run: &run::Run) -> usize {
+    let sizes = run.inputs().sizes(&run.decoder.config).unwrap();
+    let arena =
+        BufferArena::allocate_with(HostDevice::new(), &sizes, AllocOptions::shared()).unwrap();
+    let p = arena.placements();
+    let mut shared = 0;
+    for (i, a) in p.iter().enumerate() {
+        for b in &p[i + 1..] {
+            if let (Live::Phases { .. }, Live::Phases { .. }) = (a.decl.live, b.decl.live) {
+                let (start, end) = (
+                    a.addr.max(b.addr),
+                    (a.addr + a.bytes as u64).min(b.addr + b.bytes as u64),
+                );
+                if a.bytes > 0 && b.bytes > 0 && start < end {
+                    shared += (end - start) as usize;
+                }
+            }
+        }
+    }
+    arena.release().unwrap();
+    shared
+}
+
+/// Runs `model` unshared and shared, poisoned; checks the two bit-identical, the shared slab
+/// reusing bytes, and every logit of every position within the tolerance (the positions whose
+/// routing differs from the reference's excepted, at most `routing_flips` of them), the
+/// argmax agreeing everywhere.
+fn check(model: &str, routing_flips: usize) {
+    let run = run::Run::new(model, None, &reference(model)).unwrap();
+    let unshared = run.outputs(AllocOptions::default(), true).unwrap();
+    let shared = run.outputs(AllocOptions::shared(), true).unwrap();
+    let bits = |o: &run::Outputs| {
+        o.logits
+            .iter()
+            .flatten()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        bits(&unshared) == bits(&shared),
+        "{model}: shared and unshared logits differ"
+    );
+    assert_eq!(unshared.routes, shared.routes);
+    let reused = shared_bytes(&run);
+    assert!(
+        reused > 0,
+        "{model}: the shared slab reuses no bytes: the comparison proves nothing"
+    );
+
+    let r = &run.reference;
+    assert_eq!(unshared.logits.len(), r.positions.len());
+    let mut flips = 0;
+    for (i, logits) in unshared.logits.iter().enumerate() {
+        let (argmax, max, probes) = &r.positions[i];
+        let e = compare::compare(r, i, logits, run::tolerance(*max));
+        assert_eq!(e.argmax.0, e.argmax.1, "{model} position {i}: argmax");
+        if !r.routing_differs(i, &unshared.routes).is_empty() {
+            flips += 1;
+            continue;
+        }
+        for (&id, &want) in r.probe_ids.iter().zip(probes) {
+            let got = logits[id];
+            assert!(
+                (got - want).abs() <= run::tolerance(want),
+                "{model} position {i}: logit {id} is {got}, transformers {want}"
+            );
+        }
+        assert!(
+            (logits[*argmax] - max).abs() <= run::tolerance(*max),
+            "{model} position {i}: the largest logit"
+        );
+    }
+    assert!(
+        flips <= routing_flips,
+        "{model}: routing differs at {flips} positions"
+    );
+}
+
+#[test]
+fn a_dense_qwen3_step_in_the_arena_matches_transformers_and_shares_bytes_safely() {
+    check("qwen3-0.6b-2l", 0);
+}
+
+#[test]
+fn a_moe_qwen3_step_in_the_arena_matches_transformers_and_shares_bytes_safely() {
+    check("qwen3-30b-a3b-2l", 2);
+}
+
+#[test]
+fn the_scratch_layout_is_the_one_the_arena_was_sized_with() {
+    let run = run::Run::new("qwen3-0.6b-2l", None, &reference("qwen3-0.6b-2l")).unwrap();
+    let inputs = run.inputs();
+    let layout = inputs.scratch_layout(&run.decoder.config).unwrap();
+    assert_eq!(
+        layout.total_bytes,
+        inputs.sizes(&run.decoder.config).unwrap().scratch
+    );
+}
