@@ -8,7 +8,8 @@
 //! - the [`Arena`](trait@Arena) trait the derive of the same name implements, and
 //!   [`Allocated`], the handle of an allocated arena (placement and release);
 //! - the [`Device`] trait with [`HostDevice`] (real host memory, the default without a GPU),
-//!   [`CountingDevice`] (leak tests and fault injection) and, with the `cuda` feature,
+//!   [`AddressDevice`] (addresses without memory: a placement checked without the bytes it
+//!   plans), [`CountingDevice`] (leak tests and fault injection) and, with the `cuda` feature,
 //!   `CudaDevice` on cudarc.
 //!
 //! A buffer's life: its field declaration (the derive) → its size (`Sizes::try_from_config`,
@@ -26,6 +27,7 @@
 // does): each item has one public path, at the root. `dtype` stays a module, its element
 // types named as `dtype::bf16`, and `report` (the report type and its text helpers);
 // `__private` is what only generated code calls.
+mod address;
 mod allocated;
 mod arena;
 mod checked;
@@ -50,6 +52,7 @@ mod cuda;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use address::AddressDevice;
 pub use allocated::{
     AllocMode, AllocOptions, Allocated, Allocation, Placement, GUARD_PATTERN, POISON_PATTERN,
 };

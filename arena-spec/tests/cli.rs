@@ -17,8 +17,70 @@ fn plan_prints_every_buffer_and_the_totals() {
         );
         assert!(out.contains("total_bytes"));
         assert!(out.contains("gated off (NULL)"));
-        assert!(out.contains("released"));
+        assert!(out.contains("no memory allocated"), "{out}");
+        let host = stdout(&[
+            "plan",
+            model,
+            "--max-batch-tokens",
+            "1024",
+            "--device",
+            "host",
+        ]);
+        assert!(
+            host.contains("on host in one slab") && host.contains("released"),
+            "{host}"
+        );
     }
+}
+
+/// Planning does not need the memory it plans: without `--device` every rank's placement is
+/// checked on addresses alone, so the 64 ranks of a DeepSeek-V3 layout (2.7 GiB each) cost
+/// no more memory than one small process (the binary's peak is in
+/// `arena-spec/measurements/planning.md`); `--device host` is refused in one line, before
+/// allocating, when the slab is more than the machine has available.
+#[test]
+fn plan_places_without_memory_and_refuses_a_host_slab_the_machine_cannot_hold() {
+    let out = stdout(&["plan", "deepseek-v3", "--tp", "8", "--ep", "8", "--pp", "8"]);
+    assert!(
+        out.contains("placed      ranks 0..=55: 2.70 GiB each, one slab"),
+        "{out}"
+    );
+    assert!(
+        out.contains("placed      ranks 56..=63: 2.76 GiB each, one slab"),
+        "{out}"
+    );
+    assert!(!out.contains("allocated   "), "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&[
+        "plan",
+        "deepseek-v3",
+        "--tp",
+        "8",
+        "--ep",
+        "8",
+        "--pp",
+        "8",
+        "--json",
+    ]))
+    .unwrap();
+    let alloc = doc["allocation"].as_array().unwrap();
+    assert_eq!(alloc.len(), 64, "every rank is placed");
+    assert!(alloc
+        .iter()
+        .all(|a| a["device"] == "addresses only (no memory)"));
+    let refused = arena()
+        .args(["plan", "llama-3.1-8b", "--device", "host"])
+        .env("ARENA_HOST_AVAILABLE", "1000000")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let err = String::from_utf8(refused.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "refusing to allocate 1.31 GiB on the host: the machine has 976.56 KiB available"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

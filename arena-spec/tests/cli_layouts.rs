@@ -20,7 +20,18 @@ fn plan_sizes_one_rank_of_a_parallel_layout() {
         "{out}"
     );
     assert!(out.contains("total_bytes per GPU"), "{out}");
-    assert_eq!(out.matches("allocated   rank ").count(), 8, "{out}");
+    assert!(out.contains("placed      ranks 0..=7: "), "{out}");
+    let host = stdout(&[
+        "plan",
+        "deepseek-v3",
+        "--tp",
+        "8",
+        "--max-batch-tokens",
+        "1024",
+        "--device",
+        "host",
+    ]);
+    assert_eq!(host.matches("allocated   rank ").count(), 8, "{host}");
 
     let doc: serde_json::Value = serde_json::from_str(&stdout(&[
         "plan",

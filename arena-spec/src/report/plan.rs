@@ -65,6 +65,8 @@ pub struct StageSummary {
 pub struct AllocSummary {
     /// The rank of the parallel layout (0 for a single GPU).
     pub rank: usize,
+    /// `host`, `cuda:N`, or `addresses only (no memory)` for a placement checked without
+    /// memory (`plan` without `--device`).
     pub device: String,
     /// Bytes of the device allocations (the slab, padding included).
     pub allocated_bytes: usize,

@@ -14,7 +14,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Size the arena, allocate it on a device, check it, release it, and print every buffer.
+    /// Size the arena, check its placement (allocated on a device with --device), and print every buffer.
     Plan(plan::PlanArgs),
     /// Find the largest max_batch_tokens (or max_batch_size) whose total fits a budget.
     Fit(fit::FitArgs),

@@ -1,5 +1,6 @@
 //! `--device host|cuda:N|cuda:0,1|cuda:all`: allocate each rank's arena on the chosen
-//! device(s) and check it.
+//! device(s) and check it; without `--device`, check each rank's placement on addresses
+//! alone (`AddressDevice`), so planning never needs the memory it plans.
 
 use crate::common::CliError;
 use arena_runtime::{AllocOptions, Device};
@@ -9,6 +10,9 @@ use arena_spec::{BufferArena, BufferSizes};
 /// The granularity the CUDA driver maps device memory in: a slab's free-memory drop is its
 /// size rounded up to this (measured on the H200: `arena-spec/measurements/gpu_alloc.md`).
 const CUDA_PAGE: usize = 2 << 20;
+
+/// The device name of a placement checked without memory (`AddressDevice`).
+pub const PLACED_ONLY: &str = "addresses only (no memory)";
 
 /// Where `plan` allocates.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +54,7 @@ impl std::str::FromStr for DeviceChoice {
 /// (one thread and one `CudaDevice` per GPU), and ranks beyond the GPU count run in later
 /// rounds, in turn. The host runs every rank in turn.
 pub fn allocate_ranks(
-    choice: &DeviceChoice,
+    choice: Option<&DeviceChoice>,
     ranks: &[(usize, BufferSizes)],
     shared: bool,
 ) -> Result<Vec<AllocSummary>, CliError> {
@@ -59,10 +63,21 @@ pub fn allocate_ranks(
     } else {
         AllocOptions::default()
     };
+    let Some(choice) = choice else {
+        return ranks
+            .iter()
+            .map(|(rank, sizes)| {
+                check_on(*rank, arena_runtime::AddressDevice::new(), sizes, options)
+            })
+            .collect();
+    };
     match choice {
         DeviceChoice::Host => ranks
             .iter()
-            .map(|(rank, sizes)| check_on(*rank, arena_runtime::HostDevice::new(), sizes, options))
+            .map(|(rank, sizes)| {
+                fits_in_host_memory(sizes, options)?;
+                check_on(*rank, arena_runtime::HostDevice::new(), sizes, options)
+            })
             .collect(),
         #[cfg(feature = "cuda")]
         DeviceChoice::Cuda(ordinals) => on_gpus(ordinals, ranks, options),
@@ -113,6 +128,36 @@ fn on_gpus(
         }
     }
     Ok(out)
+}
+
+/// Refuses a host slab larger than the memory the machine has available (`MemAvailable` in
+/// `/proc/meminfo`, where there is one), before touching it.
+fn fits_in_host_memory(sizes: &BufferSizes, options: AllocOptions) -> Result<(), CliError> {
+    use arena_runtime::Arena;
+    let slab = BufferArena::slab_bytes(sizes, options)
+        .map_err(|e| CliError::Device(format!("the slab's size: {e}")))?;
+    if let Some(available) = host_available_bytes() {
+        if slab > available {
+            return Err(CliError::Device(format!(
+                "refusing to allocate {} on the host: the machine has {} available (MemAvailable); without --device the placement is checked with no memory",
+                arena_spec::report::human_bytes(slab),
+                arena_spec::report::human_bytes(available)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `MemAvailable` from `/proc/meminfo`, in bytes; `ARENA_HOST_AVAILABLE` (bytes) stands in
+/// for it, so tests can state the machine they mean.
+fn host_available_bytes() -> Option<usize> {
+    if let Some(v) = std::env::var_os("ARENA_HOST_AVAILABLE") {
+        return v.to_str()?.parse().ok();
+    }
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 fn check_on<D: Device>(

@@ -12,10 +12,12 @@ pub struct PlanArgs {
     pub model: String,
     #[command(flatten)]
     pub sizing: SizingArgs,
-    /// Where to allocate: host, or (in a build with the `cuda` feature) cuda:N, a list
-    /// cuda:0,1 (rank r on the (r mod n)-th GPU, concurrently) or cuda:all
-    #[arg(long, default_value = "host", value_name = "DEVICE")]
-    pub device: DeviceChoice,
+    /// Allocate on a device and check it there: host (real memory, refused when more than
+    /// the machine has available), or (in a build with the `cuda` feature) cuda:N, a list
+    /// cuda:0,1 (rank r on the (r mod n)-th GPU, concurrently) or cuda:all. Without it the
+    /// placement is checked on addresses alone, with no memory behind them
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<DeviceChoice>,
     /// Print one JSON document instead of the table
     #[arg(long)]
     pub json: bool,
@@ -37,7 +39,7 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
             .collect(),
     };
     let shared = args.sizing.fixed.shared;
-    let alloc = allocate_ranks(&args.device, &ranks, shared)?;
+    let alloc = allocate_ranks(args.device.as_ref(), &ranks, shared)?;
     let stage_rows: Vec<StageSummary> = stages
         .iter()
         .map(|arena| StageSummary::of(&layout, arena))
@@ -92,10 +94,47 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
             );
         }
     }
-    for a in &alloc {
-        print_allocation(a, ranks.len() > 1);
+    if alloc.iter().all(|a| a.device == crate::device::PLACED_ONLY) && alloc.len() > 1 {
+        print_placements(&alloc);
+    } else {
+        for a in &alloc {
+            print_allocation(a, ranks.len() > 1);
+        }
     }
     Ok(())
+}
+
+/// Placements checked without memory, every rank: one line per run of consecutive ranks of
+/// one slab size, so a 512-rank layout is a few lines.
+fn print_placements(alloc: &[AllocSummary]) {
+    let how = if alloc[0].shared {
+        "shared slab"
+    } else {
+        "slab"
+    };
+    let mut start = 0;
+    while start < alloc.len() {
+        let bytes = alloc[start].allocated_bytes;
+        let end = start
+            + alloc[start..]
+                .iter()
+                .take_while(|a| a.allocated_bytes == bytes)
+                .count();
+        let ranks = if end - start == 1 {
+            format!("rank {}", alloc[start].rank)
+        } else {
+            format!("ranks {}..={}", alloc[start].rank, alloc[end - 1].rank)
+        };
+        println!(
+            "placed      {ranks}: {} each, one {how}",
+            human_bytes(bytes)
+        );
+        start = end;
+    }
+    println!(
+        "            every rank's buffers checked at their sizes, aligned, disjoint{}, gated ones NULL; no memory allocated (--device host or cuda:N allocates)",
+        if alloc[0].shared { " where live together" } else { "" }
+    );
 }
 
 fn print_allocation(a: &AllocSummary, several: bool) {
@@ -120,6 +159,13 @@ fn print_allocation(a: &AllocSummary, several: bool) {
     } else {
         "in one slab; every buffer checked at its size, aligned, disjoint"
     };
+    if a.device == crate::device::PLACED_ONLY {
+        println!(
+            "placed      {who}{} {how}, gated ones NULL; no memory allocated (--device host or cuda:N allocates)",
+            human_bytes(a.allocated_bytes)
+        );
+        return;
+    }
     println!(
         "allocated   {who}{} on {} {how}, gated ones NULL; released{drop}",
         human_bytes(a.allocated_bytes),
