@@ -140,7 +140,7 @@ fn fit_finds_the_largest_m_under_the_budget() {
         .split("max_batch_tokens = ")
         .nth(1)
         .unwrap()
-        .split(':')
+        .split(' ')
         .next()
         .unwrap()
         .trim()
@@ -151,7 +151,54 @@ fn fit_finds_the_largest_m_under_the_budget() {
         .config()
         .unwrap();
     let total = |m| arena_spec::BufferSizes::from_config(&config, m, 40960, 16, 128).total_bytes();
-    assert!(total(m) <= 4 << 30 && total(m + 1) > 4 << 30, "M = {m}");
+    // Aligned to 16 tokens: the largest multiple of 16 that fits, with the exact slack.
+    assert!(
+        m.is_multiple_of(16) && total(m) <= 4 << 30 && total(m + 16) > 4 << 30,
+        "M = {m}"
+    );
+    let slack = (4usize << 30) - total(m);
+    assert!(
+        out.contains(&format!("total_bytes {} B", total(m))),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "of the budget {} B (4.00 GiB), slack {slack} B",
+            4usize << 30
+        )),
+        "{out}"
+    );
+    assert!(out.contains("(the input searched, "), "{out}");
+    // The flag of the input searched is refused, not ignored.
+    let e = error(
+        &[
+            "fit",
+            "qwen3-30b-a3b",
+            "--budget",
+            "4GiB",
+            "--max-batch-tokens",
+            "4096",
+        ],
+        &[],
+    );
+    assert!(
+        e.contains("fit searches max_batch_tokens, so --max-batch-tokens has no effect"),
+        "{e}"
+    );
+    let e = error(
+        &[
+            "fit",
+            "qwen3-30b-a3b",
+            "--budget",
+            "4GiB",
+            "--vary",
+            "batch",
+            "--max-batch-size",
+            "8",
+        ],
+        &[],
+    );
+    assert!(e.contains("--max-batch-size has no effect"), "{e}");
     let out = stdout(&[
         "fit",
         "llama-3.1-8b",
@@ -185,6 +232,54 @@ fn sweep_prints_a_row_per_m_and_draws_svg() {
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("<svg") && text.contains("total_bytes"));
     std::fs::remove_file(svg).unwrap();
+}
+
+/// Sweeps writing one SVG path at once each write a whole plot under a temporary name and
+/// rename it over the path, so the file is always one whole plot and no temporary is left.
+#[test]
+fn concurrent_sweeps_to_one_svg_leave_one_whole_plot() {
+    let dir = std::env::temp_dir().join(format!("arena-sweeps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("plot.svg");
+    for _ in 0..3 {
+        let children: Vec<_> = ["qwen3-0.6b", "llama-3.1-8b", "qwen3-30b-a3b", "deepseek-v3"]
+            .iter()
+            .map(|model| {
+                let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("arena"));
+                for (_, var) in arena_spec::Levers::NAMES {
+                    c.env_remove(var);
+                }
+                c.args(["sweep", model, "--max-batch-tokens", "256..65536", "--svg"])
+                    .arg(&svg)
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut c in children {
+            assert!(c.wait().unwrap().success());
+        }
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(
+            text.starts_with("<svg") && text.trim_end().ends_with("</svg>"),
+            "{text}"
+        );
+        assert_eq!(
+            text.matches("<svg").count(),
+            1,
+            "one plot, not two interleaved"
+        );
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            left,
+            vec![std::ffi::OsString::from("plot.svg")],
+            "temporaries left: {left:?}"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -368,6 +463,11 @@ fn const_config_prints_a_const_the_compiler_sizes() {
     assert!(out.ends_with(&config.const_item("QWEN3_0_6B").unwrap()));
     let named = stdout(&["const-config", "qwen3-0.6b", "--name", "MINE"]);
     assert!(named.contains("pub const MINE: ModelConfig"), "{named}");
+    // A name that would not compile is refused in one line, not printed.
+    for bad in ["bad name", "3B", "fn", "_", "QWEN-3", ""] {
+        let e = error(&["const-config", "qwen3-0.6b", "--name", bad], &[]);
+        assert!(e.contains("is not a Rust identifier"), "{bad:?}: {e}");
+    }
 }
 
 #[test]
@@ -424,7 +524,7 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
     let whole = stdout(&["fit", "qwen3-next-80b-a3b", "--budget", "2GiB"]);
     let m = |out: &str| -> usize {
         let rest = out.split("max_batch_tokens = ").nth(1).unwrap();
-        rest.split(':').next().unwrap().parse().unwrap()
+        rest.split(' ').next().unwrap().parse().unwrap()
     };
     assert!(fit.contains("shared slab"), "{fit}");
     assert!(

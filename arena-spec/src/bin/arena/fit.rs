@@ -27,7 +27,27 @@ pub struct FitArgs {
     pub sizing: SizingArgs,
 }
 
+/// The multiple of 16 `fit` answers in tokens. Chosen here: engines schedule token batches in
+/// multiples of 16 (CUDA-graph buckets, tile widths), and the arena rounds `M` up to 16 for
+/// its `ceil16(M)` buffers, so an unaligned answer buys nothing those buffers do not already
+/// hold. A batch of sequences is answered exactly (alignment 1).
+pub const TOKEN_ALIGN: usize = 16;
+
 pub fn run(args: FitArgs) -> Result<(), CliError> {
+    // The input searched is not also an input given: say so instead of ignoring the flag.
+    match args.vary {
+        Vary::Tokens if args.sizing.max_batch_tokens.is_some() => {
+            return Err(CliError::Usage(
+                "fit searches max_batch_tokens, so --max-batch-tokens has no effect: leave it out, or search the batch with --vary batch".into(),
+            ))
+        }
+        Vary::Batch if args.sizing.fixed.max_batch_size.is_some() => {
+            return Err(CliError::Usage(
+                "fit --vary batch searches max_batch_size, so --max-batch-size has no effect: leave it out".into(),
+            ))
+        }
+        _ => {}
+    }
     let (whole, inputs) = resolve_whole(&args.model, &args.sizing)?;
     let with = |v: usize| match args.vary {
         Vary::Tokens => ArenaInputs {
@@ -74,23 +94,48 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
             budget: human_bytes(args.budget),
         });
     };
-    let inputs = with(best);
+    let align = match args.vary {
+        Vary::Tokens => TOKEN_ALIGN,
+        Vary::Batch => 1,
+    };
+    // Aligned down (the footprint never decreases as the input grows, so it still fits); an
+    // answer below one alignment step stays as found.
+    let aligned = if best >= align {
+        best / align * align
+    } else {
+        best
+    };
+    let inputs = with(aligned);
     let (report, _) = SizeReport::new(&config, inputs).map_err(size_error(&config))?;
+    let used = if shared {
+        report.shared_bytes
+    } else {
+        report.total_bytes
+    };
+    let alignment = if align == 1 {
+        String::new()
+    } else if best < align {
+        format!(", less than one step of {align}")
+    } else if aligned == best {
+        format!(", a multiple of {align}")
+    } else {
+        format!(", the largest multiple of {align}; {best} is the largest that fits")
+    };
     println!(
-        "{} {what} = {best}: {} {}{} of the budget {}{}",
+        "{} {what} = {aligned} (the input searched{alignment}): {} {} B ({}){} of the budget {} B ({}), slack {} B ({}){}",
         bold("fits:"),
         if shared { "shared slab" } else { "total_bytes" },
-        human_bytes(if shared {
-            report.shared_bytes
-        } else {
-            report.total_bytes
-        }),
+        used,
+        human_bytes(used),
         if config.shard.is_some() {
             " per GPU (the rank that binds)"
         } else {
             ""
         },
+        args.budget,
         human_bytes(args.budget),
+        args.budget - used,
+        human_bytes(args.budget - used),
         if best == SEARCH_LIMIT {
             " (the search limit)"
         } else {

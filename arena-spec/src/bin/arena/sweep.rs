@@ -145,50 +145,69 @@ fn draw_svg(
     let gib = |b: usize| b as f64 / (1u64 << 30) as f64;
     let x_max = rows.last().map_or(1, |r| r.0) as f64;
     let y_max = rows.iter().map(|r| gib(r.1)).fold(0.0, f64::max).max(1e-6) * 1.05;
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("{model}: arena bytes vs max_batch_tokens"),
-            ("sans-serif", 22),
-        )
-        .margin(16)
-        .x_label_area_size(40)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0f64..x_max, 0f64..y_max)
-        .map_err(|e| err(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .x_desc("max_batch_tokens (M)")
-        .y_desc("GiB")
-        .draw()
-        .map_err(|e| err(e.to_string()))?;
-    let series = std::iter::once((
-        "total_bytes",
-        rows.iter()
-            .map(|r| (r.0 as f64, gib(r.1)))
-            .collect::<Vec<_>>(),
-    ))
-    .chain(
-        top.iter()
-            .enumerate()
-            .map(|(i, n)| (*n, rows.iter().map(|r| (r.0 as f64, gib(r.2[i]))).collect())),
-    );
-    for (i, (name, points)) in series.enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+    // Drawn into memory, then written whole under a temporary name and renamed over `path`:
+    // a reader (or another sweep writing the same path) never sees half a plot.
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("{model}: arena bytes vs max_batch_tokens"),
+                ("sans-serif", 22),
+            )
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+            .map_err(|e| err(e.to_string()))?;
         chart
-            .draw_series(LineSeries::new(points, color.stroke_width(2)))
-            .map_err(|e| err(e.to_string()))?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+            .configure_mesh()
+            .x_desc("max_batch_tokens (M)")
+            .y_desc("GiB")
+            .draw()
+            .map_err(|e| err(e.to_string()))?;
+        let series = std::iter::once((
+            "total_bytes",
+            rows.iter()
+                .map(|r| (r.0 as f64, gib(r.1)))
+                .collect::<Vec<_>>(),
+        ))
+        .chain(
+            top.iter()
+                .enumerate()
+                .map(|(i, n)| (*n, rows.iter().map(|r| (r.0 as f64, gib(r.2[i]))).collect())),
+        );
+        for (i, (name, points)) in series.enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(points, color.stroke_width(2)))
+                .map_err(|e| err(e.to_string()))?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(|e| err(e.to_string()))?;
+        root.present().map_err(|e| err(e.to_string()))?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(|e| err(e.to_string()))?;
-    root.present().map_err(|e| err(e.to_string()))?;
-    Ok(())
+    write_whole(path, svg.as_bytes()).map_err(|e| err(e.to_string()))
+}
+
+/// Writes `bytes` to a temporary file beside `path` (named by this process), then renames it
+/// over `path`, which is atomic on one file system.
+fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map_or("plot".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
