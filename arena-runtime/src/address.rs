@@ -44,6 +44,9 @@ impl Default for AddressDevice {
 }
 
 impl AddressDevice {
+    /// Its [`Device::name`], by which a report tells a placement checked without memory.
+    pub const NAME: &'static str = "addresses only (no memory)";
+
     /// Addresses aligned to 256 bytes, as a CUDA allocation's are.
     pub fn new() -> Self {
         Self::default()
@@ -62,7 +65,7 @@ impl AddressDevice {
 
 impl Device for AddressDevice {
     fn name(&self) -> String {
-        "addresses only (no memory)".to_string()
+        Self::NAME.to_string()
     }
 
     fn alignment(&self) -> usize {

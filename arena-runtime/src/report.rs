@@ -110,27 +110,13 @@ impl ArenaReport {
     /// (`gated off (NULL)`, `floor`, `untracked`). What `arena plan` prints.
     pub fn table(&self) -> String {
         let mut out = String::new();
-        let name_w = self
-            .buffers
-            .iter()
-            .map(|b| b.name.len())
-            .max()
-            .unwrap_or(6)
-            .max(22);
-        let shape_w = self
-            .buffers
-            .iter()
-            .map(|b| shape_text(b).len())
-            .max()
-            .unwrap_or(5)
-            .max(5);
-        let phase_w = self
-            .buffers
-            .iter()
-            .map(|b| b.phase.len())
-            .max()
-            .unwrap_or(5)
-            .max(12);
+        // Each text column as wide as its widest entry, at least its usual width.
+        let width = |text: &dyn Fn(&BufferRow) -> usize, least: usize| {
+            self.buffers.iter().map(text).max().unwrap_or(0).max(least)
+        };
+        let name_w = width(&|b| b.name.len(), 22);
+        let shape_w = width(&|b| shape_text(b).len(), 5);
+        let phase_w = width(&|b| b.phase.len(), 12);
         out.push_str(&format!(
             "{:<name_w$} {:<9} {:<shape_w$} {:>12} {:>7}  {:<phase_w$}  {}\n",
             "buffer", "dtype", "shape", "bytes", "share", "phase", "marks"

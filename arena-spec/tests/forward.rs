@@ -88,7 +88,12 @@ fn check(model: &str, routing_flips: usize) {
     assert_eq!(unshared.logits.len(), r.positions.len());
     let mut flips = 0;
     for (i, logits) in unshared.logits.iter().enumerate() {
-        let (argmax, max, probes) = &r.positions[i];
+        let compare::Position {
+            argmax,
+            max,
+            probes,
+            ..
+        } = &r.positions[i];
         let e = compare::compare(r, i, logits, run::tolerance(*max));
         assert_eq!(e.argmax.0, e.argmax.1, "{model} position {i}: argmax");
         if !r.routing_differs(i, &unshared.routes).is_empty() {

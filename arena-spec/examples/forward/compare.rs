@@ -1,76 +1,43 @@
 //! The reference outputs `reference.py` commits, and how a run's logits compare with them.
 
-use serde_json::Value;
 use std::path::Path;
 
 /// What transformers produced for one model: the tokens and, per position, the argmax, the
-/// largest logit and the logits at the probe ids.
+/// largest logit and the logits at the probe ids (fields `reference.py` writes and this
+/// reads; the others are for people).
+#[derive(serde::Deserialize)]
 pub struct Reference {
     pub model: String,
     pub device: String,
     pub tokens: Vec<u32>,
     pub prefill: usize,
     pub probe_ids: Vec<usize>,
-    /// (argmax, max, probes) per position: the prefill's, then one per decode step.
-    pub positions: Vec<(usize, f32, Vec<f32>)>,
-    /// A MoE model's chosen experts per position and layer, sorted (empty for a dense one).
-    pub routes: Vec<Vec<Vec<u32>>>,
+    /// The prefill's positions, then one per decode step.
+    pub positions: Vec<Position>,
+}
+
+/// One position of the reference.
+#[derive(serde::Deserialize)]
+pub struct Position {
+    pub argmax: usize,
+    pub max: f32,
+    /// The logits at `Reference::probe_ids`.
+    pub probes: Vec<f32>,
+    /// A MoE model's chosen experts per layer, sorted (absent for a dense one).
+    #[serde(default)]
+    pub experts: Vec<Vec<u32>>,
 }
 
 impl Reference {
     pub fn read(path: &Path) -> Result<Reference, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let doc: Value =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let list = |v: &Value| -> Vec<f64> {
-            v.as_array()
-                .map(|a| a.iter().filter_map(Value::as_f64).collect())
-                .unwrap_or_default()
-        };
-        Ok(Reference {
-            model: doc["model"].as_str().unwrap_or_default().to_string(),
-            device: doc["device"].as_str().unwrap_or_default().to_string(),
-            tokens: list(&doc["tokens"]).into_iter().map(|t| t as u32).collect(),
-            prefill: doc["prefill"].as_u64().ok_or("no prefill")? as usize,
-            probe_ids: list(&doc["probe_ids"])
-                .into_iter()
-                .map(|t| t as usize)
-                .collect(),
-            positions: doc["positions"]
-                .as_array()
-                .ok_or("no positions")?
-                .iter()
-                .map(|p| {
-                    (
-                        p["argmax"].as_u64().unwrap_or(u64::MAX) as usize,
-                        p["max"].as_f64().unwrap_or(f64::NAN) as f32,
-                        list(&p["probes"]).into_iter().map(|x| x as f32).collect(),
-                    )
-                })
-                .collect(),
-            routes: doc["positions"]
-                .as_array()
-                .ok_or("no positions")?
-                .iter()
-                .map(|p| {
-                    p["experts"]
-                        .as_array()
-                        .map(|layers| {
-                            layers
-                                .iter()
-                                .map(|l| list(l).into_iter().map(|e| e as u32).collect())
-                                .collect()
-                        })
-                        .unwrap_or_default()
-                })
-                .collect(),
-        })
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// The layers at which our routing of position `i` chose other experts than the
     /// reference's.
     pub fn routing_differs(&self, i: usize, ours: &[Vec<Vec<u32>>]) -> Vec<usize> {
-        let theirs = &self.routes[i];
+        let theirs = &self.positions[i].experts;
         (0..theirs.len())
             .filter(|&l| ours.get(i).and_then(|p| p.get(l)) != Some(&theirs[l]))
             .collect()
@@ -90,7 +57,12 @@ pub struct PositionError {
 
 /// `logits` (`[vocab]`, one position) against the reference's position `i`.
 pub fn compare(reference: &Reference, i: usize, logits: &[f32], tolerance: f32) -> PositionError {
-    let (argmax, max, probes) = &reference.positions[i];
+    let Position {
+        argmax,
+        max,
+        probes,
+        ..
+    } = &reference.positions[i];
     let ours = logits
         .iter()
         .enumerate()

@@ -111,7 +111,7 @@ impl Run {
             "pos", "ref", "ours", "max |Δ|", "mean |Δ|"
         );
         for (i, l) in outputs.logits.iter().enumerate() {
-            let e = compare::compare(r, i, l, tolerance(r.positions[i].1));
+            let e = compare::compare(r, i, l, tolerance(r.positions[i].max));
             let mut mark = if e.argmax.0 == e.argmax.1 {
                 String::new()
             } else if e.argmax_tie {

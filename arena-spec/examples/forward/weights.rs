@@ -105,30 +105,45 @@ impl Weights {
     /// Every tensor against the names, shapes and [`fingerprint`]s `reference.py` wrote in
     /// `path`: the same set of tensors, each the same bits.
     pub fn check(&self, path: &Path) -> Result<(), String> {
+        /// One tensor of `<model>.weights.json`.
+        #[derive(serde::Deserialize)]
+        struct Print {
+            name: String,
+            shape: Vec<usize>,
+            sum: u64,
+            weighted: u64,
+        }
+        #[derive(serde::Deserialize)]
+        struct Prints {
+            tensors: Vec<Print>,
+        }
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let doc: serde_json::Value =
+        let listed: Prints =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let listed = doc["tensors"].as_array().ok_or("no tensors")?;
-        if listed.len() != self.tensors.len() {
+        if listed.tensors.len() != self.tensors.len() {
             return Err(format!(
                 "{} tensors here, {} in {}",
                 self.tensors.len(),
-                listed.len(),
+                listed.tensors.len(),
                 path.display()
             ));
         }
-        for entry in listed {
-            let name = entry["name"].as_str().ok_or("a tensor without a name")?;
+        for p in &listed.tensors {
             let t = self
                 .tensors
-                .get(name)
-                .ok_or(format!("no tensor `{name}` here"))?;
-            let shape: Vec<usize> =
-                serde_json::from_value(entry["shape"].clone()).map_err(|e| e.to_string())?;
-            let want = (entry["sum"].as_u64(), entry["weighted"].as_u64());
-            let (sum, weighted) = fingerprint(&t.data);
-            if shape != t.shape || want != (Some(sum), Some(weighted)) {
-                return Err(format!("`{name}`: shape {:?} fingerprint ({sum}, {weighted}) here, {shape:?} {want:?} in {}", t.shape, path.display()));
+                .get(&p.name)
+                .ok_or(format!("no tensor `{}` here", p.name))?;
+            let ours = fingerprint(&t.data);
+            if p.shape != t.shape || (p.sum, p.weighted) != ours {
+                return Err(format!(
+                    "`{}`: shape {:?} fingerprint {ours:?} here, {:?} ({}, {}) in {}",
+                    p.name,
+                    t.shape,
+                    p.shape,
+                    p.sum,
+                    p.weighted,
+                    path.display()
+                ));
             }
         }
         Ok(())

@@ -11,9 +11,6 @@ use arena_spec::{BufferArena, BufferSizes};
 /// size rounded up to this (measured on the H200: `arena-spec/measurements/gpu_alloc.md`).
 const CUDA_PAGE: usize = 2 << 20;
 
-/// The device name of a placement checked without memory (`AddressDevice`).
-pub const PLACED_ONLY: &str = "addresses only (no memory)";
-
 /// Where `plan` allocates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeviceChoice {

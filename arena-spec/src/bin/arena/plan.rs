@@ -94,7 +94,11 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
             );
         }
     }
-    if alloc.iter().all(|a| a.device == crate::device::PLACED_ONLY) && alloc.len() > 1 {
+    if alloc
+        .iter()
+        .all(|a| a.device == arena_runtime::AddressDevice::NAME)
+        && alloc.len() > 1
+    {
         print_placements(&alloc);
     } else {
         for a in &alloc {
@@ -159,7 +163,7 @@ fn print_allocation(a: &AllocSummary, several: bool) {
     } else {
         "in one slab; every buffer checked at its size, aligned, disjoint"
     };
-    if a.device == crate::device::PLACED_ONLY {
+    if a.device == arena_runtime::AddressDevice::NAME {
         println!(
             "placed      {who}{} {how}, gated ones NULL; no memory allocated (--device host or cuda:N allocates)",
             human_bytes(a.allocated_bytes)
