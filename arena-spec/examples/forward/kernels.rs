@@ -1,10 +1,14 @@
-//! The step's kernels, on the host: each reads its operands out of arena views, computes in
-//! f32 and writes its result back through a view, rounding to bf16 where transformers' bf16
-//! modules round (every module's output), so the schedule in `step.rs` is the one a GPU
-//! engine runs and no intermediate lives anywhere but in the arena. They are plain loops:
-//! correct, not fast. A view's `read_bytes`/`write_bytes` work on any device, so these run
-//! over a `CudaDevice` arena too (slowly, through copies).
+//! The step's kernels on the host ([`HostOps`]): each op reads its operands out of arena
+//! views, computes in f32 and writes its result back through a view, rounding to bf16 where
+//! transformers' bf16 modules round (every module's output), so the schedule in `step.rs` is
+//! the one a GPU engine runs (`gpu.rs` runs it on a CUDA device) and no intermediate lives
+//! anywhere but in the arena. They are plain loops: correct, not fast. A view's
+//! `read_bytes`/`write_bytes` work on any device, so these run over a `CudaDevice` arena too
+//! (slowly, through copies).
 
+use crate::model::Decoder;
+use crate::ops::Ops;
+use crate::weights::Weights;
 use arena_runtime::dtype::bf16;
 use arena_runtime::dtype::Element;
 use arena_runtime::{Device, View, ViewMut};
@@ -209,4 +213,330 @@ pub fn top_k(logits: &[f32], experts: usize, k: usize, normalize: bool) -> (Vec<
         }
     }
     (ids, weights)
+}
+
+/// The host backend: the weights, and per layer the keys and values of every position so far
+/// (`[position, kv width]`, bf16 values after k norm and RoPE, as transformers' cache holds
+/// them).
+pub struct HostOps<'w> {
+    decoder: &'w Decoder,
+    weights: &'w Weights,
+    keys: Vec<Vec<f32>>,
+    values: Vec<Vec<f32>>,
+}
+
+impl<'w> HostOps<'w> {
+    pub fn new(decoder: &'w Decoder, weights: &'w Weights) -> Self {
+        HostOps {
+            decoder,
+            weights,
+            keys: vec![Vec::new(); decoder.layers],
+            values: vec![Vec::new(); decoder.layers],
+        }
+    }
+
+    fn w(&self, name: &str) -> &'w [bf16] {
+        &self.weights.get(name).data
+    }
+
+    /// `name`'s `[n, k]`.
+    fn shape(&self, name: &str) -> (usize, usize) {
+        let s = &self.weights.get(name).shape;
+        (s[s.len() - 2], s[s.len() - 1])
+    }
+
+    fn load_ids<D: Device>(&self, ids: &View<'_, i32, D>, m: usize) -> Result<Vec<u32>> {
+        load_words(ids, m * self.decoder.top_k.max(1))
+    }
+}
+
+impl<D: Device> Ops<D> for HostOps<'_> {
+    fn embed(
+        &mut self,
+        ids: &View<'_, u32, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        m: usize,
+    ) -> Result<()> {
+        let h = self.decoder.hidden;
+        let table = self.w("model.embed_tokens.weight");
+        let rows: Vec<f32> = load_words(ids, m)?
+            .iter()
+            .flat_map(|&t| {
+                table[t as usize * h..(t as usize + 1) * h]
+                    .iter()
+                    .map(|x| x.to_f32())
+            })
+            .collect();
+        store_bf16(out, &rows)
+    }
+
+    fn copy(
+        &mut self,
+        src: &View<'_, bf16, D>,
+        dst: &mut ViewMut<'_, bf16, D>,
+        n: usize,
+    ) -> Result<()> {
+        store_bf16(dst, &load_bf16(src, n)?)
+    }
+
+    fn add(&mut self, y: &View<'_, bf16, D>, x: &mut ViewMut<'_, bf16, D>, n: usize) -> Result<()> {
+        let sum = add(&load_bf16(&x.as_view(), n)?, &load_bf16(y, n)?);
+        store_bf16(x, &sum)
+    }
+
+    fn rms_norm(
+        &mut self,
+        x: &View<'_, bf16, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        weight: &str,
+        m: usize,
+    ) -> Result<()> {
+        let h = self.decoder.hidden;
+        let y = rms_norm(&load_bf16(x, m * h)?, h, self.w(weight), self.decoder.eps);
+        store_bf16(out, &y)
+    }
+
+    fn linear(
+        &mut self,
+        x: &View<'_, bf16, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        weight: &str,
+        m: usize,
+    ) -> Result<()> {
+        let (n, k) = self.shape(weight);
+        store_bf16(out, &linear(&load_bf16(x, m * k)?, m, self.w(weight), n, k))
+    }
+
+    fn logits(
+        &mut self,
+        x: &View<'_, bf16, D>,
+        out: &mut ViewMut<'_, f32, D>,
+        weight: &str,
+        m: usize,
+    ) -> Result<()> {
+        let (n, k) = self.shape(weight);
+        let y = linear(&load_bf16(x, m * k)?, m, self.w(weight), n, k);
+        store_words(out, &y.iter().map(|l| l.to_bits()).collect::<Vec<_>>())
+    }
+
+    fn qk_norm_rope(
+        &mut self,
+        qkv: &mut ViewMut<'_, bf16, D>,
+        positions: &View<'_, i32, D>,
+        layer: usize,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let (hd, qw, kvw) = (d.head_dim, d.heads * d.head_dim, d.kv_heads * d.head_dim);
+        let width = qw + 2 * kvw;
+        let p = |s: &str| format!("model.layers.{layer}.self_attn.{s}");
+        let (qn, kn) = (self.w(&p("q_norm.weight")), self.w(&p("k_norm.weight")));
+        let mut rows = load_bf16(&qkv.as_view(), m * width)?;
+        for row in rows.chunks_exact_mut(width) {
+            let q = rms_norm(&row[..qw], hd, qn, d.eps);
+            let k = rms_norm(&row[qw..qw + kvw], hd, kn, d.eps);
+            row[..qw].copy_from_slice(&q);
+            row[qw..qw + kvw].copy_from_slice(&k);
+        }
+        let positions = load_words(positions, m)?;
+        rope(&mut rows, width, 0, d.heads, hd, &positions, d.rope_theta);
+        rope(
+            &mut rows,
+            width,
+            qw,
+            d.kv_heads,
+            hd,
+            &positions,
+            d.rope_theta,
+        );
+        store_bf16(qkv, &rows)
+    }
+
+    fn attention(
+        &mut self,
+        qkv: &View<'_, bf16, D>,
+        positions: &View<'_, i32, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        layer: usize,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let (qw, kvw) = (d.heads * d.head_dim, d.kv_heads * d.head_dim);
+        let width = qw + 2 * kvw;
+        let rows = load_bf16(qkv, m * width)?;
+        let positions = load_words(positions, m)?;
+        for (row, &pos) in rows.chunks_exact(width).zip(&positions) {
+            let at = pos as usize * kvw;
+            for (cache, part) in [
+                (&mut self.keys[layer], &row[qw..qw + kvw]),
+                (&mut self.values[layer], &row[qw + kvw..]),
+            ] {
+                if cache.len() < at + kvw {
+                    cache.resize(at + kvw, 0.0);
+                }
+                cache[at..at + kvw].copy_from_slice(part);
+            }
+        }
+        let q: Vec<f32> = rows
+            .chunks_exact(width)
+            .flat_map(|r| r[..qw].iter().copied())
+            .collect();
+        let y = attention(
+            &q,
+            &positions,
+            &self.keys[layer],
+            &self.values[layer],
+            d.heads,
+            d.kv_heads,
+            d.head_dim,
+        );
+        store_bf16(out, &y)
+    }
+
+    fn top_k_ids(
+        &mut self,
+        logits: &View<'_, bf16, D>,
+        ids: &mut ViewMut<'_, i32, D>,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let (chosen, _) = top_k(
+            &load_bf16(logits, m * d.experts)?,
+            d.experts,
+            d.top_k,
+            d.norm_topk_prob,
+        );
+        store_words(ids, &chosen)
+    }
+
+    fn top_k_weights(
+        &mut self,
+        logits: &View<'_, bf16, D>,
+        weights: &mut ViewMut<'_, f32, D>,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let (_, w) = top_k(
+            &load_bf16(logits, m * d.experts)?,
+            d.experts,
+            d.top_k,
+            d.norm_topk_prob,
+        );
+        store_words(weights, &w.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+    }
+
+    fn experts_gate_up(
+        &mut self,
+        x: &View<'_, bf16, D>,
+        ids: &View<'_, i32, D>,
+        gate: &mut ViewMut<'_, bf16, D>,
+        up: &mut ViewMut<'_, bf16, D>,
+        layer: usize,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let (h, w, fanout) = (d.hidden, d.expert_width, d.top_k);
+        let x = load_bf16(x, m * h)?;
+        let experts = self
+            .weights
+            .get(&format!("model.layers.{layer}.mlp.experts.gate_up_proj"));
+        let (mut g, mut u) = (Vec::new(), Vec::new());
+        for (r, &e) in self.load_ids(ids, m)?.iter().enumerate() {
+            let t = r / fanout;
+            let y = linear(
+                &x[t * h..(t + 1) * h],
+                1,
+                experts.matrix(e as usize),
+                2 * w,
+                h,
+            );
+            g.extend_from_slice(&y[..w]);
+            u.extend_from_slice(&y[w..]);
+        }
+        store_bf16(gate, &g)?;
+        store_bf16(up, &u)
+    }
+
+    fn swiglu(
+        &mut self,
+        up: &View<'_, bf16, D>,
+        gate: &mut ViewMut<'_, bf16, D>,
+        n: usize,
+    ) -> Result<()> {
+        let act = swiglu(&load_bf16(&gate.as_view(), n)?, &load_bf16(up, n)?);
+        store_bf16(gate, &act)
+    }
+
+    fn experts_down(
+        &mut self,
+        act: &View<'_, bf16, D>,
+        ids: &View<'_, i32, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        layer: usize,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let (h, w) = (d.hidden, d.expert_width);
+        let ids = self.load_ids(ids, m)?;
+        let act = load_bf16(act, ids.len() * w)?;
+        let experts = self
+            .weights
+            .get(&format!("model.layers.{layer}.mlp.experts.down_proj"));
+        let mut y = Vec::with_capacity(ids.len() * h);
+        for (r, &e) in ids.iter().enumerate() {
+            y.extend(linear(
+                &act[r * w..(r + 1) * w],
+                1,
+                experts.matrix(e as usize),
+                h,
+                w,
+            ));
+        }
+        store_bf16(out, &y)
+    }
+
+    fn combine(
+        &mut self,
+        down: &View<'_, bf16, D>,
+        ids: &View<'_, i32, D>,
+        weights: &View<'_, f32, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        m: usize,
+    ) -> Result<()> {
+        let (h, fanout) = (self.decoder.hidden, self.decoder.top_k);
+        let ids = self.load_ids(ids, m)?;
+        let weights: Vec<f32> = load_words(weights, m * fanout)?
+            .into_iter()
+            .map(f32::from_bits)
+            .collect();
+        let down = load_bf16(down, m * fanout * h)?;
+        // As `Qwen3MoeExperts`: each choice's output scaled by its bf16 weight (rounded),
+        // added into a bf16 sum in ascending expert order.
+        let mut sum = vec![0f32; m * h];
+        for t in 0..m {
+            let mut choices: Vec<usize> = (0..fanout).collect();
+            choices.sort_by_key(|&c| ids[t * fanout + c]);
+            for c in choices {
+                let r = t * fanout + c;
+                for (acc, x) in sum[t * h..(t + 1) * h]
+                    .iter_mut()
+                    .zip(&down[r * h..(r + 1) * h])
+                {
+                    *acc = round(*acc + round(x * weights[r]));
+                }
+            }
+        }
+        store_bf16(out, &sum)
+    }
+
+    fn routes(&mut self, ids: &View<'_, i32, D>, m: usize) -> Result<Option<Vec<u32>>> {
+        self.load_ids(ids, m).map(Some)
+    }
+
+    fn read_logits(&mut self, logits: &View<'_, f32, D>, n: usize) -> Result<Vec<f32>> {
+        Ok(load_words(logits, n)?
+            .into_iter()
+            .map(f32::from_bits)
+            .collect())
+    }
 }

@@ -3,18 +3,28 @@
 //!
 //! ```sh
 //! cargo run -p arena-spec --release --example forward -- qwen3-0.6b-2l [--shared] [--weights DIR]
+//! cargo run -p arena-spec --release --features cuda --example forward -- qwen3-0.6b-2l --gpu [--graph | --time N]
 //! ```
 //!
 //! The model is a shipped config cut to 2 layers (`qwen3-0.6b-2l`, `qwen3-30b-a3b-2l`); the
 //! weights are computed (`weights.rs`) unless `--weights DIR` names where `reference.py` wrote
 //! them as safetensors; the outputs are compared with the committed reference
-//! (`reference/<model>.<device>.json`, `--reference FILE` for another). `--shared` runs in a
-//! shared slab (phases sharing bytes); every phase is poisoned as it begins unless
-//! `--no-poison`. The step is `step.rs`, its kernels `kernels.rs`.
+//! (`reference/<model>.<device>.json`: `cpu` on the host, `h200` with `--gpu`; `--reference
+//! FILE` for another). `--shared` runs in a shared slab (phases sharing bytes); every phase is
+//! poisoned as it begins unless `--no-poison`. `--gpu` runs the step on CUDA device 0 (NVRTC
+//! kernels and cuBLAS over the arena's views, `gpu.rs`); `--graph` replays the decode steps
+//! from a CUDA graph captured once; `--time N` prints prefill and decode times over N
+//! interleaved rounds, slab against one allocation per buffer. The step is `step.rs`, its
+//! ops `ops.rs`, on the host `kernels.rs`.
 
 mod compare;
+#[cfg(feature = "cuda")]
+mod gpu;
+#[cfg(feature = "cuda")]
+mod gpu_run;
 mod kernels;
 mod model;
+mod ops;
 mod run;
 mod step;
 mod weights;
@@ -34,9 +44,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (mut model, mut weights_dir, mut reference, mut shared, mut poison) =
         (None, None, None, false, true);
+    let (mut gpu, mut graph, mut time) = (false, false, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--shared" => shared = true,
+            "--gpu" => gpu = true,
+            "--graph" => graph = true,
+            "--time" => time = Some(args.next().ok_or("--time ROUNDS")?.parse::<usize>()?),
             "--no-poison" => poison = false,
             "--weights" => weights_dir = Some(PathBuf::from(args.next().ok_or("--weights DIR")?)),
             "--reference" => {
@@ -47,17 +61,89 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let model = model.ok_or(
-        "usage: forward MODEL [--shared] [--no-poison] [--weights DIR] [--reference FILE]",
+        "usage: forward MODEL [--shared] [--no-poison] [--weights DIR] [--reference FILE] \
+         [--gpu [--graph | --time ROUNDS]]",
     )?;
+    if (graph || time.is_some()) && !gpu {
+        return Err("--graph and --time run on the GPU: add --gpu".into());
+    }
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/forward/reference");
-    let reference = reference.unwrap_or_else(|| here.join(format!("{model}.cpu.json")));
+    let tag = if gpu { "h200" } else { "cpu" };
+    let reference = reference.unwrap_or_else(|| here.join(format!("{model}.{tag}.json")));
     let run = Run::new(&model, weights_dir.as_deref(), &reference)?;
     let options = if shared {
         AllocOptions::shared()
     } else {
         AllocOptions::default()
     };
-    let outputs = run.outputs(options, poison)?;
-    run.report(&outputs);
+    let outputs = if gpu {
+        on_gpu(&run, options, poison, graph, time)?
+    } else {
+        Some(run.outputs(options, poison)?)
+    };
+    if let Some(outputs) = outputs {
+        run.report(&outputs);
+        // Every argmax and every logit of a position routed as the reference routed it
+        // within the tolerance; the report above names the positions routed otherwise.
+        let agreement = run.check(&outputs, usize::MAX)?;
+        println!(
+            "within the tolerance: {} positions, largest |Δ| {:.5}, largest mean |Δ| {:.5}, \
+             {} routed otherwise",
+            agreement.positions, agreement.max_abs, agreement.mean_abs, agreement.flips
+        );
+    }
     Ok(())
+}
+
+#[cfg(feature = "cuda")]
+fn on_gpu(
+    run: &Run,
+    options: AllocOptions,
+    poison: bool,
+    graph: bool,
+    time: Option<usize>,
+) -> Result<Option<run::Outputs>, Box<dyn std::error::Error>> {
+    let device = arena_runtime::CudaDevice::new(0)?;
+    let stream = device.context().new_stream()?;
+    if let Some(rounds) = time {
+        gpu_run::time(run, &stream, rounds)?;
+        return Ok(None);
+    }
+    let ops = gpu::GpuOps::new(
+        &stream,
+        &run.decoder,
+        &run.weights,
+        run.reference.tokens.len(),
+    )?;
+    let device = arena_runtime::CudaDevice::from_stream(&stream);
+    let eager = run.outputs_on(device, ops, options, poison)?;
+    if graph {
+        let replayed = gpu_run::outputs_with_graph(run, &stream, options, poison)?;
+        let bits = |l: &[Vec<f32>]| l.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let same = bits(&replayed) == bits(&eager.logits);
+        println!(
+            "{} decode steps replayed from one captured graph: {}",
+            run.reference.tokens.len() - run.reference.prefill,
+            if same {
+                "bit-identical to eager"
+            } else {
+                "DIFFER from eager"
+            }
+        );
+        if !same {
+            return Err("graph replay differs from eager execution".into());
+        }
+    }
+    Ok(Some(eager))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn on_gpu(
+    _: &Run,
+    _: AllocOptions,
+    _: bool,
+    _: bool,
+    _: Option<usize>,
+) -> Result<Option<run::Outputs>, Box<dyn std::error::Error>> {
+    Err("--gpu needs the cuda feature: cargo run -p arena-spec --release --features cuda --example forward".into())
 }

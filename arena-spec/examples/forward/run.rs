@@ -1,8 +1,10 @@
 //! One model's run: the reference, the decoder and its weights, the steps in an arena, the
 //! comparison. `main.rs` and the forward test share it.
 
+use crate::kernels::HostOps;
+use crate::ops::Ops;
 use crate::{compare, model, step, weights};
-use arena_runtime::{AllocOptions, HostDevice};
+use arena_runtime::{AllocOptions, Allocated, Device, HostDevice};
 use arena_spec::{ArenaInputs, BufferArena};
 use std::path::Path;
 
@@ -22,6 +24,20 @@ pub fn tolerance(reference: f32) -> f32 {
 pub struct Outputs {
     pub logits: Vec<Vec<f32>>,
     pub routes: Vec<Vec<Vec<u32>>>,
+}
+
+/// How a run agreed with the reference, over the positions routed as the reference routed.
+#[derive(Debug)]
+pub struct Agreement {
+    /// Positions compared (every one's argmax agrees).
+    pub positions: usize,
+    /// The largest absolute error of a probed logit or the maximum.
+    pub max_abs: f32,
+    /// The largest per-position mean absolute error.
+    pub mean_abs: f32,
+    /// Positions where a layer chose other experts than the reference (not held to the
+    /// tolerance).
+    pub flips: usize,
 }
 
 /// Everything one model's run needs.
@@ -51,7 +67,9 @@ impl Run {
             None => weights::Weights::generate(&decoder.parameters()),
         };
         let prints = reference_path.with_file_name(format!("{model}.weights.json"));
+        let mut weights = weights;
         weights.check(&prints)?;
+        weights.fuse_qkv(decoder.layers);
         Ok(Run {
             reference,
             decoder,
@@ -69,34 +87,111 @@ impl Run {
         }
     }
 
-    /// The prefill, then one decode step per remaining token, each in the arena.
+    /// The prefill, then one decode step per remaining token, each in a host arena.
     pub fn outputs(
         &self,
+        options: AllocOptions,
+        poison: bool,
+    ) -> Result<Outputs, Box<dyn std::error::Error>> {
+        let ops = HostOps::new(&self.decoder, &self.weights);
+        self.outputs_on(HostDevice::new(), ops, options, poison)
+    }
+
+    /// The same run in an arena on `device`, the step's ops by `ops` (a GPU's through
+    /// `gpu.rs`). The arena is released whether or not the steps succeed.
+    pub fn outputs_on<D: Device, O: Ops<D>>(
+        &self,
+        device: D,
+        ops: O,
         options: AllocOptions,
         poison: bool,
     ) -> Result<Outputs, Box<dyn std::error::Error>> {
         let inputs = self.inputs();
         let config = &self.decoder.config;
         let sizes = inputs.sizes(config)?;
-        let mut arena = BufferArena::allocate_with(HostDevice::new(), &sizes, options)?;
-        let mut engine =
-            step::Engine::new(&self.decoder, &self.weights, inputs.scratch_layout(config)?);
+        let mut arena = BufferArena::allocate_with(device, &sizes, options)?;
+        let mut engine = step::Engine::new(&self.decoder, ops, inputs.scratch_layout(config)?);
         engine.poison = poison;
-        let vocab = self.decoder.vocab;
-        let tokens = &self.reference.tokens;
-        let mut out: Vec<Vec<f32>> = engine
-            .step(&mut arena, &tokens[..self.reference.prefill])?
-            .chunks_exact(vocab)
-            .map(<[f32]>::to_vec)
-            .collect();
-        for &t in &tokens[self.reference.prefill..] {
-            out.push(engine.step(&mut arena, &[t])?);
-        }
+        let logits = self.steps(&mut engine, &mut arena);
         arena.release()?;
         Ok(Outputs {
-            logits: out,
+            logits: logits?,
             routes: engine.routes,
         })
+    }
+
+    /// The prefill's logits then each decode step's, one `[vocab]` per position.
+    pub fn steps<D: Device, O: Ops<D>>(
+        &self,
+        engine: &mut step::Engine<'_, O>,
+        arena: &mut Allocated<BufferArena, D>,
+    ) -> Result<Vec<Vec<f32>>, Box<dyn std::error::Error>> {
+        let tokens = &self.reference.tokens;
+        let prefill = self.reference.prefill;
+        let mut out: Vec<Vec<f32>> = engine
+            .step(arena, &tokens[..prefill])?
+            .chunks_exact(self.decoder.vocab)
+            .map(<[f32]>::to_vec)
+            .collect();
+        for &t in &tokens[prefill..] {
+            out.push(engine.step(arena, &[t])?);
+        }
+        Ok(out)
+    }
+
+    /// `outputs` held to the reference: the argmax agrees at every position, and every
+    /// probed logit and the maximum are within [`tolerance`] except at positions whose routing
+    /// differs from the reference's (at most `routing_flips` of them). The figures, or what
+    /// failed.
+    pub fn check(&self, outputs: &Outputs, routing_flips: usize) -> Result<Agreement, String> {
+        let r = &self.reference;
+        let model = &r.model;
+        if outputs.logits.len() != r.positions.len() {
+            return Err(format!(
+                "{model}: {} positions, the reference has {}",
+                outputs.logits.len(),
+                r.positions.len()
+            ));
+        }
+        let mut a = Agreement {
+            positions: r.positions.len(),
+            max_abs: 0.0,
+            mean_abs: 0.0,
+            flips: 0,
+        };
+        for (i, logits) in outputs.logits.iter().enumerate() {
+            let p = &r.positions[i];
+            let e = compare::compare(r, i, logits, tolerance(p.max));
+            if e.argmax.0 != e.argmax.1 {
+                return Err(format!(
+                    "{model} position {i}: argmax {} here, {} in the reference",
+                    e.argmax.1, e.argmax.0
+                ));
+            }
+            if !r.routing_differs(i, &outputs.routes).is_empty() {
+                a.flips += 1;
+                continue;
+            }
+            for (&id, &want) in r
+                .probe_ids
+                .iter()
+                .zip(&p.probes)
+                .chain([(&p.argmax, &p.max)])
+            {
+                let got = logits[id];
+                if (got - want).abs() > tolerance(want) {
+                    return Err(format!(
+                        "{model} position {i}: logit {id} is {got}, the reference {want}"
+                    ));
+                }
+            }
+            a.max_abs = a.max_abs.max(e.max_abs);
+            a.mean_abs = a.mean_abs.max(e.mean_abs);
+        }
+        if a.flips > routing_flips {
+            return Err(format!("{model}: routing differs at {} positions", a.flips));
+        }
+        Ok(a)
     }
 
     /// Per position: argmax agreement, largest and mean absolute error.

@@ -95,6 +95,29 @@ impl Weights {
         Ok(Weights { tensors })
     }
 
+    /// Every tensor, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Tensor)> {
+        self.tensors.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Each layer's q, k and v projections replaced by one tensor, stacked in that order
+    /// (`self_attn.qkv_proj.weight`, `[q + 2·kv width, hidden]`): the step projects into
+    /// `qkv_output` with one GEMM, as the seeds lay that buffer out.
+    pub fn fuse_qkv(&mut self, layers: usize) {
+        for l in 0..layers {
+            let p = |s: &str| format!("model.layers.{l}.self_attn.{s}_proj.weight");
+            let parts: Vec<Tensor> = ["q", "k", "v"]
+                .iter()
+                .map(|s| self.tensors.remove(&p(s)).expect("q, k and v projections"))
+                .collect();
+            let fused = Tensor {
+                shape: vec![parts.iter().map(|t| t.shape[0]).sum(), parts[0].shape[1]],
+                data: parts.into_iter().flat_map(|t| t.data).collect(),
+            };
+            self.tensors.insert(p("qkv"), fused);
+        }
+    }
+
     /// The tensor `name`; every name the step asks for is one the model has.
     pub fn get(&self, name: &str) -> &Tensor {
         self.tensors

@@ -1,0 +1,578 @@
+//! The step's ops on a CUDA device ([`GpuOps`], feature `cuda`): the dense projections are
+//! cuBLAS bf16 GEMMs whose operands and outputs are arena views (the weights are the
+//! backend's own `CudaSlice`s), everything else the NVRTC kernels of `gpu.cu`, launched with
+//! views as arguments. Every op is an asynchronous launch on the arena's stream: nothing waits
+//! but `routes` and `read_logits` (and `routes` answers `None` while the stream is captured),
+//! so a whole `Engine::forward` can be captured into a CUDA graph and replayed.
+
+use crate::kernels::Result;
+use crate::model::Decoder;
+use crate::ops::Ops;
+use crate::weights::Weights;
+use arena_runtime::cudarc::driver::{
+    sys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
+use arena_runtime::dtype::bf16;
+use arena_runtime::{CudaDevice, View, ViewMut};
+use cudarc::cublas::{result as blas_result, sys as blas_sys, CudaBlas, Gemm, GemmConfig};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The kernels of `gpu.cu`, loaded once.
+struct Kernels {
+    embed: CudaFunction,
+    copy: CudaFunction,
+    add: CudaFunction,
+    rms_norm: CudaFunction,
+    qk_norm_rope: CudaFunction,
+    kv_append: CudaFunction,
+    attention: CudaFunction,
+    top_k_ids: CudaFunction,
+    top_k_weights: CudaFunction,
+    experts_gate_up: CudaFunction,
+    experts_down: CudaFunction,
+    swiglu: CudaFunction,
+    combine: CudaFunction,
+}
+
+/// The GPU backend: the weights on the device, the KV cache (per layer, `[max_seq, kv
+/// width]` keys and values, bf16), cuBLAS and the kernels, all on the arena's stream.
+pub struct GpuOps<'d> {
+    decoder: &'d Decoder,
+    stream: Arc<CudaStream>,
+    blas: CudaBlas,
+    /// cuBLAS's workspace, set once so no GEMM allocates (inside a captured graph either).
+    _workspace: CudaSlice<u8>,
+    k: Kernels,
+    weights: HashMap<String, (CudaSlice<half::bf16>, Vec<usize>)>,
+    keys: Vec<CudaSlice<half::bf16>>,
+    values: Vec<CudaSlice<half::bf16>>,
+}
+
+/// A launch of `n` independent elements, 256 threads a block (grid-stride loops cover the
+/// rest).
+fn elementwise(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n.div_ceil(256).clamp(1, 65535) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// One warp per output value.
+fn warps(outputs: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((outputs * 32).div_ceil(256) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Launches `gpu.cu`'s kernel `$f` of `$ops` with `$cfg` and the arguments, in order.
+macro_rules! launch {
+    ($ops:expr, $f:ident, $cfg:expr, $($arg:expr),+ $(,)?) => {{
+        let mut b = $ops.stream.launch_builder(&$ops.k.$f);
+        $( b.arg($arg); )+
+        // SAFETY: each call site passes the arguments its kernel in `gpu.cu` declares, views
+        // and slices checked (`need`) to hold what its loops index.
+        unsafe { b.launch($cfg) }?;
+        Ok(())
+    }};
+}
+
+impl<'d> GpuOps<'d> {
+    /// Compiles the kernels, uploads `weights` and allocates a KV cache of `max_seq`
+    /// positions per layer, all on `stream` (the arena's).
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        decoder: &'d Decoder,
+        weights: &Weights,
+        max_seq: usize,
+    ) -> Result<GpuOps<'d>> {
+        // A `CudaSlice` records an event at each use and waits on it at the next where a
+        // context has several streams; a wait on an event recorded before a capture began
+        // invalidates the capture. This backend allocates, uses and frees every slice on
+        // `stream` alone, so the stream's order is all the synchronisation they need. (The
+        // arena's views record nothing: the arena is one allocation the engine orders.)
+        // SAFETY: no slice of this context is used on another stream (see above).
+        unsafe { stream.context().disable_event_tracking() };
+        let ptx = arena_runtime::cudarc::nvrtc::compile_ptx(include_str!("gpu.cu"))?;
+        let module = stream.context().load_module(ptx)?;
+        let f = |name: &str| module.load_function(name);
+        let k = Kernels {
+            embed: f("embed")?,
+            copy: f("copy")?,
+            add: f("add")?,
+            rms_norm: f("rms_norm")?,
+            qk_norm_rope: f("qk_norm_rope")?,
+            kv_append: f("kv_append")?,
+            attention: f("attention")?,
+            top_k_ids: f("top_k_ids")?,
+            top_k_weights: f("top_k_weights")?,
+            experts_gate_up: f("experts_gate_up")?,
+            experts_down: f("experts_down")?,
+            swiglu: f("swiglu")?,
+            combine: f("combine")?,
+        };
+        let mut on_device = HashMap::new();
+        for (name, tensor) in weights.iter() {
+            let bits: Vec<half::bf16> = tensor
+                .data
+                .iter()
+                .map(|x| half::bf16::from_bits(x.to_bits()))
+                .collect();
+            on_device.insert(
+                name.to_string(),
+                (stream.clone_htod(&bits)?, tensor.shape.clone()),
+            );
+        }
+        let kv = max_seq * decoder.kv_heads * decoder.head_dim;
+        let cache = || -> Result<Vec<CudaSlice<half::bf16>>> {
+            (0..decoder.layers)
+                .map(|_| Ok(stream.alloc_zeros::<half::bf16>(kv)?))
+                .collect()
+        };
+        if decoder.experts > 256 || decoder.top_k > 32 {
+            return Err("gpu.cu's router takes at most 256 experts and 32 chosen".into());
+        }
+        let blas = CudaBlas::new(stream.clone())?;
+        // 32 MiB, what cuBLAS's documentation recommends for Hopper.
+        let mut workspace = stream.alloc_zeros::<u8>(32 << 20)?;
+        {
+            let (ptr, _record) = workspace.device_ptr_mut(stream);
+            // SAFETY: the workspace outlives the handle (fields drop in order: `blas` first).
+            unsafe { blas_sys::cublasSetWorkspace_v2(*blas.handle(), ptr as *mut _, 32 << 20) }
+                .result()?;
+        }
+        Ok(GpuOps {
+            decoder,
+            stream: stream.clone(),
+            blas,
+            _workspace: workspace,
+            k,
+            weights: on_device,
+            keys: cache()?,
+            values: cache()?,
+        })
+    }
+
+    fn weight(&self, name: &str) -> Result<&(CudaSlice<half::bf16>, Vec<usize>)> {
+        self.weights
+            .get(name)
+            .ok_or_else(|| format!("no tensor `{name}` on the device").into())
+    }
+
+    /// `(n, k)` of the `[n, k]` weight `name`: its output and input widths.
+    fn nk(&self, name: &str) -> Result<(usize, usize)> {
+        let s = &self.weight(name)?.1;
+        Ok((s[s.len() - 2], s[s.len() - 1]))
+    }
+
+    /// Row-major `y[m, n] = x[m, k] · W[n, k]ᵀ` is column-major `yᵀ = W · xᵀ`: cuBLAS's
+    /// first operand is `W` transposed from its `[k, n]` column-major storage.
+    fn gemm_config(m: usize, n: usize, k: usize) -> GemmConfig<half::bf16> {
+        GemmConfig {
+            transa: blas_sys::cublasOperation_t::CUBLAS_OP_T,
+            transb: blas_sys::cublasOperation_t::CUBLAS_OP_N,
+            m: n as i32,
+            n: m as i32,
+            k: k as i32,
+            alpha: half::bf16::ONE,
+            lda: k as i32,
+            ldb: k as i32,
+            beta: half::bf16::ZERO,
+            ldc: n as i32,
+        }
+    }
+}
+
+/// The views' lengths checked against what a launch will touch: a kernel indexes raw
+/// pointers, so this is the bounds check it does not do.
+fn need<T: arena_runtime::dtype::Element>(
+    v: &View<'_, T, CudaDevice>,
+    n: usize,
+    what: &str,
+) -> Result<()> {
+    if v.len() < n {
+        return Err(format!(
+            "{what}: `{}` holds {} values, the op needs {n}",
+            v.name(),
+            v.len()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+impl Ops<CudaDevice> for GpuOps<'_> {
+    fn embed(
+        &mut self,
+        ids: &View<'_, u32, CudaDevice>,
+        out: &mut ViewMut<'_, bf16, CudaDevice>,
+        m: usize,
+    ) -> Result<()> {
+        let h = self.decoder.hidden;
+        need(ids, m, "embed")?;
+        need(&out.as_view(), m * h, "embed")?;
+        let table = &self.weight("model.embed_tokens.weight")?.0;
+        let (m32, h32) = (m as i32, h as i32);
+        launch!(self, embed, elementwise(m * h), ids, table, out, &m32, &h32)
+    }
+
+    fn copy(
+        &mut self,
+        src: &View<'_, bf16, CudaDevice>,
+        dst: &mut ViewMut<'_, bf16, CudaDevice>,
+        n: usize,
+    ) -> Result<()> {
+        need(src, n, "copy")?;
+        need(&dst.as_view(), n, "copy")?;
+        let n64 = n as i64;
+        launch!(self, copy, elementwise(n), src, dst, &n64)
+    }
+
+    fn add(
+        &mut self,
+        y: &View<'_, bf16, CudaDevice>,
+        x: &mut ViewMut<'_, bf16, CudaDevice>,
+        n: usize,
+    ) -> Result<()> {
+        need(y, n, "add")?;
+        need(&x.as_view(), n, "add")?;
+        let n64 = n as i64;
+        launch!(self, add, elementwise(n), y, x, &n64)
+    }
+
+    fn rms_norm(
+        &mut self,
+        x: &View<'_, bf16, CudaDevice>,
+        out: &mut ViewMut<'_, bf16, CudaDevice>,
+        weight: &str,
+        m: usize,
+    ) -> Result<()> {
+        let h = self.decoder.hidden;
+        need(x, m * h, "rms_norm")?;
+        need(&out.as_view(), m * h, "rms_norm")?;
+        let w = &self.weight(weight)?.0;
+        let (h32, eps) = (h as i32, self.decoder.eps);
+        let cfg = LaunchConfig {
+            grid_dim: (m as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        launch!(self, rms_norm, cfg, x, w, out, &h32, &eps)
+    }
+
+    fn linear(
+        &mut self,
+        x: &View<'_, bf16, CudaDevice>,
+        out: &mut ViewMut<'_, bf16, CudaDevice>,
+        weight: &str,
+        m: usize,
+    ) -> Result<()> {
+        let (n, k) = self.nk(weight)?;
+        let x = x.range(0..m * k)?;
+        let mut y = out.range(0..m * n)?;
+        let w = &self.weight(weight)?.0;
+        // SAFETY: `w` is `[n, k]`, `x` holds m·k values and `y` m·n (the ranges above).
+        unsafe { self.blas.gemm(Self::gemm_config(m, n, k), w, &x, &mut y) }?;
+        Ok(())
+    }
+
+    fn logits(
+        &mut self,
+        x: &View<'_, bf16, CudaDevice>,
+        out: &mut ViewMut<'_, f32, CudaDevice>,
+        weight: &str,
+        m: usize,
+    ) -> Result<()> {
+        let (n, k) = self.nk(weight)?;
+        let x = x.range(0..m * k)?;
+        let mut y = out.range(0..m * n)?;
+        let w = &self.weight(weight)?.0;
+        let cfg = Self::gemm_config(m, n, k);
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let (w_ptr, _w) = w.device_ptr(&self.stream);
+        let (x_ptr, _x) = DevicePtr::<half::bf16>::device_ptr(&x, &self.stream);
+        let (y_ptr, _y) = DevicePtrMut::<f32>::device_ptr_mut(&mut y, &self.stream);
+        // SAFETY: as `linear`, with an f32 output of m·n values: cuBLAS's GemmEx with bf16
+        // inputs, f32 output and f32 compute (what cudarc's typed `gemm` cannot express).
+        unsafe {
+            blas_result::gemm_ex(
+                *self.blas.handle(),
+                cfg.transa,
+                cfg.transb,
+                cfg.m,
+                cfg.n,
+                cfg.k,
+                (&alpha) as *const f32 as *const _,
+                w_ptr as *const _,
+                blas_sys::cudaDataType_t::CUDA_R_16BF,
+                cfg.lda,
+                x_ptr as *const _,
+                blas_sys::cudaDataType_t::CUDA_R_16BF,
+                cfg.ldb,
+                (&beta) as *const f32 as *const _,
+                y_ptr as *mut _,
+                blas_sys::cudaDataType_t::CUDA_R_32F,
+                cfg.ldc,
+                blas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                blas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        }?;
+        Ok(())
+    }
+
+    fn qk_norm_rope(
+        &mut self,
+        qkv: &mut ViewMut<'_, bf16, CudaDevice>,
+        positions: &View<'_, i32, CudaDevice>,
+        layer: usize,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let width = (d.heads + 2 * d.kv_heads) * d.head_dim;
+        need(&qkv.as_view(), m * width, "qk_norm_rope")?;
+        need(positions, m, "qk_norm_rope")?;
+        let p = |s: &str| format!("model.layers.{layer}.self_attn.{s}");
+        let (qn, kn) = (
+            &self.weight(&p("q_norm.weight"))?.0,
+            &self.weight(&p("k_norm.weight"))?.0,
+        );
+        let (heads, dim, w, eps, theta) = (
+            d.heads as i32,
+            d.head_dim as i32,
+            width as i32,
+            d.eps,
+            d.rope_theta as f32,
+        );
+        let cfg = LaunchConfig {
+            grid_dim: (m as u32, (d.heads + d.kv_heads) as u32, 1),
+            block_dim: (d.head_dim as u32, 1, 1),
+            shared_mem_bytes: (d.head_dim * 4) as u32,
+        };
+        launch!(
+            self,
+            qk_norm_rope,
+            cfg,
+            qkv,
+            positions,
+            qn,
+            kn,
+            &heads,
+            &dim,
+            &w,
+            &eps,
+            &theta
+        )
+    }
+
+    fn attention(
+        &mut self,
+        qkv: &View<'_, bf16, CudaDevice>,
+        positions: &View<'_, i32, CudaDevice>,
+        out: &mut ViewMut<'_, bf16, CudaDevice>,
+        layer: usize,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let (qw, kvw) = (d.heads * d.head_dim, d.kv_heads * d.head_dim);
+        let width = qw + 2 * kvw;
+        need(qkv, m * width, "attention")?;
+        need(positions, m, "attention")?;
+        need(&out.as_view(), m * qw, "attention")?;
+        let max_seq = self.keys[layer].len() / kvw;
+        let (m32, qw32, kvw32, w32) = (m as i32, qw as i32, kvw as i32, width as i32);
+        let (keys, values) = (&mut self.keys[layer], &mut self.values[layer]);
+        let mut b = self.stream.launch_builder(&self.k.kv_append);
+        b.arg(qkv)
+            .arg(positions)
+            .arg(&mut *keys)
+            .arg(&mut *values)
+            .arg(&m32)
+            .arg(&qw32)
+            .arg(&kvw32)
+            .arg(&w32);
+        // SAFETY: `gpu.cu`'s kv_append; positions are below `max_seq`, which `Run` sized the
+        // cache for (the sequence's tokens).
+        unsafe { b.launch(elementwise(m * kvw)) }?;
+        let (heads, kv_heads, dim) = (d.heads as i32, d.kv_heads as i32, d.head_dim as i32);
+        let cfg = LaunchConfig {
+            grid_dim: (m as u32, d.heads as u32, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: (max_seq * 4) as u32,
+        };
+        let (keys, values) = (&self.keys[layer], &self.values[layer]);
+        launch!(
+            self, attention, cfg, qkv, positions, keys, values, out, &heads, &kv_heads, &dim, &w32
+        )
+    }
+
+    fn top_k_ids(
+        &mut self,
+        logits: &View<'_, bf16, CudaDevice>,
+        ids: &mut ViewMut<'_, i32, CudaDevice>,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        need(logits, m * d.experts, "top_k_ids")?;
+        need(&ids.as_view(), m * d.top_k, "top_k_ids")?;
+        let (m32, e, k) = (m as i32, d.experts as i32, d.top_k as i32);
+        let cfg = LaunchConfig::for_num_elems(m as u32);
+        launch!(self, top_k_ids, cfg, logits, ids, &m32, &e, &k)
+    }
+
+    fn top_k_weights(
+        &mut self,
+        logits: &View<'_, bf16, CudaDevice>,
+        weights: &mut ViewMut<'_, f32, CudaDevice>,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        need(logits, m * d.experts, "top_k_weights")?;
+        need(&weights.as_view(), m * d.top_k, "top_k_weights")?;
+        let (m32, e, k, norm) = (
+            m as i32,
+            d.experts as i32,
+            d.top_k as i32,
+            d.norm_topk_prob as i32,
+        );
+        let cfg = LaunchConfig::for_num_elems(m as u32);
+        launch!(
+            self,
+            top_k_weights,
+            cfg,
+            logits,
+            weights,
+            &m32,
+            &e,
+            &k,
+            &norm
+        )
+    }
+
+    fn experts_gate_up(
+        &mut self,
+        x: &View<'_, bf16, CudaDevice>,
+        ids: &View<'_, i32, CudaDevice>,
+        gate: &mut ViewMut<'_, bf16, CudaDevice>,
+        up: &mut ViewMut<'_, bf16, CudaDevice>,
+        layer: usize,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let (h, w, rows) = (d.hidden, d.expert_width, m * d.top_k);
+        need(x, m * h, "experts_gate_up")?;
+        need(ids, rows, "experts_gate_up")?;
+        need(&gate.as_view(), rows * w, "experts_gate_up")?;
+        need(&up.as_view(), rows * w, "experts_gate_up")?;
+        let experts = &self
+            .weight(&format!("model.layers.{layer}.mlp.experts.gate_up_proj"))?
+            .0;
+        let (r32, k, h32, w32) = (rows as i32, d.top_k as i32, h as i32, w as i32);
+        launch!(
+            self,
+            experts_gate_up,
+            warps(rows * 2 * w),
+            x,
+            ids,
+            experts,
+            gate,
+            up,
+            &r32,
+            &k,
+            &h32,
+            &w32,
+        )
+    }
+
+    fn swiglu(
+        &mut self,
+        up: &View<'_, bf16, CudaDevice>,
+        gate: &mut ViewMut<'_, bf16, CudaDevice>,
+        n: usize,
+    ) -> Result<()> {
+        need(up, n, "swiglu")?;
+        need(&gate.as_view(), n, "swiglu")?;
+        let n64 = n as i64;
+        launch!(self, swiglu, elementwise(n), up, gate, &n64)
+    }
+
+    fn experts_down(
+        &mut self,
+        act: &View<'_, bf16, CudaDevice>,
+        ids: &View<'_, i32, CudaDevice>,
+        out: &mut ViewMut<'_, bf16, CudaDevice>,
+        layer: usize,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let (h, w, rows) = (d.hidden, d.expert_width, m * d.top_k);
+        need(act, rows * w, "experts_down")?;
+        need(ids, rows, "experts_down")?;
+        need(&out.as_view(), rows * h, "experts_down")?;
+        let experts = &self
+            .weight(&format!("model.layers.{layer}.mlp.experts.down_proj"))?
+            .0;
+        let (r32, h32, w32) = (rows as i32, h as i32, w as i32);
+        launch!(
+            self,
+            experts_down,
+            warps(rows * h),
+            act,
+            ids,
+            experts,
+            out,
+            &r32,
+            &h32,
+            &w32
+        )
+    }
+
+    fn combine(
+        &mut self,
+        down: &View<'_, bf16, CudaDevice>,
+        ids: &View<'_, i32, CudaDevice>,
+        weights: &View<'_, f32, CudaDevice>,
+        out: &mut ViewMut<'_, bf16, CudaDevice>,
+        m: usize,
+    ) -> Result<()> {
+        let d = self.decoder;
+        let (h, k) = (d.hidden, d.top_k);
+        need(down, m * k * h, "combine")?;
+        need(ids, m * k, "combine")?;
+        need(weights, m * k, "combine")?;
+        need(&out.as_view(), m * h, "combine")?;
+        let (m32, k32, h32) = (m as i32, k as i32, h as i32);
+        launch!(
+            self,
+            combine,
+            elementwise(m * h),
+            down,
+            ids,
+            weights,
+            out,
+            &m32,
+            &k32,
+            &h32
+        )
+    }
+
+    fn routes(&mut self, ids: &View<'_, i32, CudaDevice>, m: usize) -> Result<Option<Vec<u32>>> {
+        if self.stream.capture_status()?
+            != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
+        {
+            return Ok(None);
+        }
+        let mut host = vec![0i32; m * self.decoder.top_k];
+        self.stream
+            .memcpy_dtoh(&ids.range(0..host.len())?, &mut host)?;
+        Ok(Some(host.into_iter().map(|i| i as u32).collect()))
+    }
+
+    fn read_logits(&mut self, logits: &View<'_, f32, CudaDevice>, n: usize) -> Result<Vec<f32>> {
+        let mut host = vec![0f32; n];
+        self.stream.memcpy_dtoh(&logits.range(0..n)?, &mut host)?;
+        Ok(host)
+    }
+}

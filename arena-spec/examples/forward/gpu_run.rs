@@ -1,0 +1,181 @@
+//! Runs on a CUDA device (feature `cuda`): the decode step captured once as a CUDA graph and
+//! replayed, and the step's timing in the arena's slab against one allocation per buffer.
+
+use crate::gpu::GpuOps;
+use crate::kernels::Result;
+use crate::run::Run;
+use crate::step::Engine;
+use arena_runtime::cudarc::driver::{sys, CudaStream};
+use arena_runtime::{AllocOptions, Allocated, CudaDevice};
+use arena_spec::BufferArena;
+use std::sync::Arc;
+
+/// An arena and an engine over it, on `stream`.
+pub struct GpuSetup<'r> {
+    pub arena: Allocated<BufferArena, CudaDevice>,
+    pub engine: Engine<'r, GpuOps<'r>>,
+}
+
+impl<'r> GpuSetup<'r> {
+    pub fn new(
+        run: &'r Run,
+        stream: &Arc<CudaStream>,
+        options: AllocOptions,
+        poison: bool,
+    ) -> Result<Self> {
+        let inputs = run.inputs();
+        let config = &run.decoder.config;
+        let ops = GpuOps::new(
+            stream,
+            &run.decoder,
+            &run.weights,
+            run.reference.tokens.len(),
+        )?;
+        let sizes = inputs.sizes(config)?;
+        let arena = BufferArena::allocate_with(CudaDevice::from_stream(stream), &sizes, options)?;
+        let mut engine = Engine::new(&run.decoder, ops, inputs.scratch_layout(config)?);
+        engine.poison = poison;
+        Ok(GpuSetup { arena, engine })
+    }
+
+    /// `forward(m)` captured on `stream` into a graph (the inputs are placed before each
+    /// replay, at the addresses the graph recorded).
+    pub fn capture(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        m: usize,
+    ) -> Result<arena_runtime::cudarc::driver::CudaGraph> {
+        stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        let captured = self.engine.forward(&mut self.arena, m);
+        let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0))?;
+        captured?;
+        Ok(graph.ok_or("the capture recorded nothing")?)
+    }
+
+    pub fn release(self) -> Result<()> {
+        Ok(self.arena.release()?)
+    }
+}
+
+/// The prefill run eagerly, then the first decode step captured as a graph and replayed
+/// for every decode token: the logits of every position, as `Run::steps` gives them.
+pub fn outputs_with_graph(
+    run: &Run,
+    stream: &Arc<CudaStream>,
+    options: AllocOptions,
+    poison: bool,
+) -> Result<Vec<Vec<f32>>> {
+    let mut s = GpuSetup::new(run, stream, options, poison)?;
+    let result = (|| -> Result<Vec<Vec<f32>>> {
+        let (tokens, prefill) = (&run.reference.tokens, run.reference.prefill);
+        let mut out: Vec<Vec<f32>> = s
+            .engine
+            .step(&mut s.arena, &tokens[..prefill])?
+            .chunks_exact(run.decoder.vocab)
+            .map(<[f32]>::to_vec)
+            .collect();
+        let mut graph = None;
+        for &t in &tokens[prefill..] {
+            s.engine.put_inputs(&mut s.arena, &[t])?;
+            if graph.is_none() {
+                graph = Some(s.capture(stream, 1)?);
+            }
+            graph.as_ref().unwrap().launch()?;
+            out.push(s.engine.read_logits(&mut s.arena, 1)?);
+        }
+        Ok(out)
+    })();
+    s.release()?;
+    result
+}
+
+/// Median of `xs`.
+fn median(mut xs: Vec<f32>) -> f32 {
+    xs.sort_by(f32::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// Times `f` on `stream` with CUDA events, in milliseconds.
+fn timed(stream: &Arc<CudaStream>, f: impl FnOnce() -> Result<()>) -> Result<f32> {
+    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let start = stream.record_event(flags)?;
+    f()?;
+    let end = stream.record_event(flags)?;
+    end.synchronize()?;
+    Ok(start.elapsed_ms(&end)?)
+}
+
+/// Prefill and decode step times (CUDA events, no poison) in the arena's slab and with one
+/// allocation per buffer (`AllocOptions::per_buffer`: each buffer its own `cuMemAlloc`, as
+/// separately allocated cudarc buffers are), the same kernels through the same views, in
+/// `rounds` interleaved rounds. Prints the medians and the ratio.
+pub fn time(run: &Run, stream: &Arc<CudaStream>, rounds: usize) -> Result<()> {
+    let modes = [
+        ("slab", AllocOptions::default()),
+        ("per-buffer", AllocOptions::per_buffer()),
+    ];
+    let mut setups = Vec::new();
+    for (_, options) in &modes {
+        setups.push(GpuSetup::new(run, stream, *options, false)?);
+    }
+    let result = (|| -> Result<()> {
+        let (tokens, prefill) = (&run.reference.tokens, run.reference.prefill);
+        let mut graphs = Vec::new();
+        for s in setups.iter_mut() {
+            s.engine.step(&mut s.arena, &tokens[..prefill])?; // warm: modules, cuBLAS
+            s.engine
+                .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;
+            graphs.push(s.capture(stream, 1)?);
+        }
+        let mut times = vec![[Vec::new(), Vec::new(), Vec::new()]; modes.len()];
+        for _ in 0..rounds {
+            for (i, s) in setups.iter_mut().enumerate() {
+                s.engine.cached = 0;
+                s.engine.put_inputs(&mut s.arena, &tokens[..prefill])?;
+                times[i][0].push(timed(stream, || s.engine.forward(&mut s.arena, prefill))?);
+                s.engine
+                    .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;
+                times[i][1].push(timed(stream, || s.engine.forward(&mut s.arena, 1))?);
+                s.engine.cached = prefill;
+                s.engine
+                    .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;
+                times[i][2].push(timed(stream, || Ok(graphs[i].launch()?))?);
+            }
+        }
+        println!(
+            "{} on {}: {rounds} interleaved rounds, median µs (CUDA events)",
+            run.reference.model,
+            device_name(stream)
+        );
+        println!(
+            "{:>11}  {:>12}  {:>13}  {:>13}",
+            "arena", "prefill (16)", "decode eager", "decode graph"
+        );
+        let med: Vec<[f32; 3]> = times
+            .into_iter()
+            .map(|t| t.map(|x| median(x) * 1000.0))
+            .collect();
+        for ((name, _), m) in modes.iter().zip(&med) {
+            println!("{name:>11}  {:>12.1}  {:>13.1}  {:>13.1}", m[0], m[1], m[2]);
+        }
+        println!(
+            "{:>11}  {:>11.3}×  {:>12.3}×  {:>12.3}×",
+            "slab / per",
+            med[0][0] / med[1][0],
+            med[0][1] / med[1][1],
+            med[0][2] / med[1][2]
+        );
+        Ok(())
+    })();
+    for s in setups {
+        s.release()?;
+    }
+    result
+}
+
+fn device_name(stream: &Arc<CudaStream>) -> String {
+    stream
+        .context()
+        .name()
+        .unwrap_or_else(|_| "a CUDA device".into())
+}
