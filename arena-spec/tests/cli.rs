@@ -234,6 +234,91 @@ fn sweep_prints_a_row_per_m_and_draws_svg() {
     std::fs::remove_file(svg).unwrap();
 }
 
+/// The `<text>` elements of an SVG as (x, text), in order.
+fn svg_texts(svg: &str) -> Vec<(f64, String)> {
+    svg.split("<text ")
+        .skip(1)
+        .map(|t| {
+            let x = t.split("x=\"").nth(1).unwrap().split('"').next().unwrap();
+            let body = t.split('>').nth(1).unwrap().split("</text").next().unwrap();
+            (x.parse().unwrap(), body.trim().to_string())
+        })
+        .collect()
+}
+
+/// The plot an operator puts in a design doc: a log2 axis (the doubling values equally
+/// spaced), byte ticks in one binary unit, a marker at every point of each line, the shared
+/// slab beside total_bytes with `--shared`, the budget line, a title naming layout and
+/// levers, the legend outside the plot; and a one-point sweep still draws its point.
+#[test]
+fn the_sweep_plot_has_a_log_axis_markers_the_shared_slab_and_the_budget() {
+    let dir = std::env::temp_dir().join(format!("arena-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("sweep.svg");
+    stdout(&[
+        "sweep",
+        "qwen3-next-80b-a3b",
+        "--max-batch-tokens",
+        "256..65536",
+        "--shared",
+        "--budget",
+        "6GiB",
+        "--lever",
+        "fp32_gate=1",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let texts = svg_texts(&text);
+    let has = |s: &str| texts.iter().any(|(_, t)| t == s);
+    assert!(
+        has("qwen3-next-80b-a3b — tp=1 ep=1 pp=1 — levers: fp32_gate — shared slab"),
+        "{texts:?}"
+    );
+    for label in [
+        "total_bytes",
+        "shared slab",
+        "budget 6.00 GiB",
+        "the rest",
+        "18 GiB",
+    ] {
+        assert!(has(label), "no `{label}` in {texts:?}");
+    }
+    let x_of = |label: &str| texts.iter().find(|(_, t)| t == label).unwrap().0;
+    let ticks: Vec<f64> = [
+        "256", "512", "1024", "2048", "4096", "8192", "16384", "32768", "65536",
+    ]
+    .iter()
+    .map(|l| x_of(l))
+    .collect();
+    let steps: Vec<f64> = ticks.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(
+        steps.iter().all(|s| (s - steps[0]).abs() <= 1.5),
+        "doubling values equally spaced on a log2 axis: {ticks:?}"
+    );
+    // Markers: one per point on total_bytes and on the shared slab.
+    assert_eq!(text.matches("<circle").count(), 2 * 9);
+    // The legend is right of every tick of the plot.
+    assert!(x_of("total_bytes") > ticks[8]);
+
+    stdout(&[
+        "sweep",
+        "qwen3-0.6b",
+        "--max-batch-tokens",
+        "512..512",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    let one = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(
+        one.matches("<circle").count(),
+        1,
+        "a one-point sweep draws its point"
+    );
+    assert!(one.matches("<polygon").count() >= 2, "and its stacked bar");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// Sweeps writing one SVG path at once each write a whole plot under a temporary name and
 /// rename it over the path, so the file is always one whole plot and no temporary is left.
 #[test]

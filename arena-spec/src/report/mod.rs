@@ -1,9 +1,15 @@
 //! Reports of a sized arena: one row per buffer, the totals, and their text and JSON forms.
-//! The CLI prints these; the golden size tables are these; [`PlanReport`] is `arena plan
-//! --json`'s document.
+//! The CLI prints these; the golden size tables are these; [`PlanReport`], [`FitReport`],
+//! [`SweepReport`], [`DiffReport`] and [`ModelsReport`] are the `--json` documents of `arena
+//! plan`, `fit`, `sweep`, `diff` and `models`, each versioned by [`SCHEMA_VERSION`].
 
+mod documents;
 mod plan;
 
+pub use documents::{
+    DiffReport, DiffRow, DiffSide, FitReport, ModelRow, ModelsReport, SweepPoint, SweepReport,
+    SCHEMA_VERSION,
+};
 pub use plan::{AllocSummary, LayoutReport, PlanReport, StageSummary};
 
 use crate::arena::{ArenaInputs, BufferArena, BufferSizes};

@@ -13,6 +13,8 @@ use serde::Serialize;
 /// one asked for), every stage's total, each buffer, the totals and the allocations made.
 #[derive(Debug, Clone, Serialize)]
 pub struct PlanReport {
+    /// [`super::SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// Where the config came from (a shipped model's name or a file path).
     pub model: String,
     pub model_type: String,
@@ -123,6 +125,7 @@ impl PlanReport {
         allocation: Vec<AllocSummary>,
     ) -> PlanReport {
         PlanReport {
+            schema_version: super::SCHEMA_VERSION,
             model: report.model,
             model_type: config.model_type.to_string(),
             inputs: report.inputs,

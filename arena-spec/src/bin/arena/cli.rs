@@ -23,7 +23,7 @@ enum Command {
     /// Compare two models, or one model under two lever sets, buffer by buffer.
     Diff(diff::DiffArgs),
     /// List the shipped models with their family and key shapes.
-    Models,
+    Models(models::ModelsArgs),
     /// Print a model's config as a Rust `const`, for sizing it at compile time.
     ConstConfig(const_config::ConstConfigArgs),
 }
@@ -34,7 +34,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Fit(a) => fit::run(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Diff(a) => diff::run(a),
-        Command::Models => models::run(),
+        Command::Models(a) => models::run(a),
         Command::ConstConfig(a) => const_config::run(a),
     }
 }

@@ -202,6 +202,15 @@ pub fn size_error(config: &ModelConfig) -> impl Fn(SizeError) -> CliError + '_ {
 }
 
 /// Bold on a terminal, plain otherwise.
+/// A `--json` document on stdout, pretty-printed.
+pub fn print_json<T: serde::Serialize>(doc: &T) -> Result<(), CliError> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(doc).expect("plain data serializes")
+    );
+    Ok(())
+}
+
 pub fn bold(text: &str) -> String {
     if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() {
         format!("\x1b[1m{text}\x1b[0m")

@@ -1,8 +1,10 @@
 //! `arena diff`: two models, one model under two lever sets, or one model under two
 //! parallel layouts, side by side.
 
-use crate::common::{print_inputs, resolve, size_error, CliError, LayoutArgs, SizingArgs};
-use arena_spec::report::{human_bytes, SizeReport};
+use crate::common::{
+    print_inputs, print_json, resolve, size_error, CliError, LayoutArgs, SizingArgs,
+};
+use arena_spec::report::{human_bytes, DiffReport, SizeReport};
 
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
@@ -28,6 +30,9 @@ pub struct DiffArgs {
     /// Inputs and levers of both sides
     #[command(flatten)]
     pub sizing: SizingArgs,
+    /// Print one JSON document (`arena_spec::report::DiffReport`) instead of the table
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn run(args: DiffArgs) -> Result<(), CliError> {
@@ -56,6 +61,9 @@ pub fn run(args: DiffArgs) -> Result<(), CliError> {
     }
     let (a, _) = SizeReport::new(&config_a, inputs).map_err(size_error(&config_a))?;
     let (b, _) = SizeReport::new(&config_b, inputs).map_err(size_error(&config_b))?;
+    if args.json {
+        return print_json(&DiffReport::new((&config_a, &a), (&config_b, &b), inputs));
+    }
     print_inputs(&config_a, &inputs);
     print_inputs(&config_b, &inputs);
     println!();

@@ -1,8 +1,10 @@
 //! `arena fit`: the largest max_batch_tokens (or max_batch_size) that fits a budget.
 
-use crate::common::{bold, print_inputs, resolve_whole, size_error, CliError, SizingArgs};
+use crate::common::{
+    bold, print_inputs, print_json, resolve_whole, size_error, CliError, SizingArgs,
+};
 use arena_spec::fit::{footprint, largest_fitting, Footprint, SEARCH_LIMIT};
-use arena_spec::report::{human_bytes, parse_bytes, SizeReport};
+use arena_spec::report::{human_bytes, parse_bytes, FitReport, SizeReport, SCHEMA_VERSION};
 use arena_spec::{ArenaInputs, ModelConfig};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -25,6 +27,9 @@ pub struct FitArgs {
     pub vary: Vary,
     #[command(flatten)]
     pub sizing: SizingArgs,
+    /// Print one JSON document (`arena_spec::report::FitReport`) instead of the text
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The multiple of 16 `fit` answers in tokens. Chosen here: engines schedule token batches in
@@ -112,6 +117,26 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     } else {
         report.total_bytes
     };
+    if args.json {
+        return print_json(&FitReport {
+            schema_version: SCHEMA_VERSION,
+            model: report.model.clone(),
+            model_type: config.model_type.to_string(),
+            searched: what,
+            alignment: align,
+            largest_fitting: best,
+            answer: aligned,
+            search_limit_reached: best == SEARCH_LIMIT,
+            footprint: if shared { "shared_slab" } else { "total_bytes" },
+            budget_bytes: args.budget,
+            used_bytes: used,
+            slack_bytes: args.budget - used,
+            binding_rank: config.shard.clone(),
+            inputs,
+            levers: report.levers,
+            buffers: report.buffers,
+        });
+    }
     let alignment = if align == 1 {
         String::new()
     } else if best < align {

@@ -1,6 +1,8 @@
 //! `arena plan`: size, allocate, check, release, report; per GPU under a parallel layout.
 
-use crate::common::{bold, print_inputs, resolve_whole, size_error, CliError, SizingArgs};
+use crate::common::{
+    bold, print_inputs, print_json, resolve_whole, size_error, CliError, SizingArgs,
+};
 use crate::device::{allocate_ranks, DeviceChoice};
 use arena_spec::arena::ranks::RankArena;
 use arena_spec::report::{human_bytes, AllocSummary, PlanReport, SizeReport, StageSummary};
@@ -18,7 +20,7 @@ pub struct PlanArgs {
     /// placement is checked on addresses alone, with no memory behind them
     #[arg(long, value_name = "DEVICE")]
     pub device: Option<DeviceChoice>,
-    /// Print one JSON document instead of the table
+    /// Print one JSON document (`arena_spec::report::PlanReport`) instead of the table
     #[arg(long)]
     pub json: bool,
 }
@@ -46,12 +48,9 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
         .collect();
 
     if args.json {
-        let doc = PlanReport::new(&config, report, &layout, stage_rows, alloc);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("plain data serializes")
-        );
-        return Ok(());
+        return print_json(&PlanReport::new(
+            &config, report, &layout, stage_rows, alloc,
+        ));
     }
     print_inputs(&config, &inputs);
     println!();
