@@ -41,12 +41,27 @@ fn plan_prints_every_buffer_and_the_totals() {
 #[test]
 fn plan_places_without_memory_and_refuses_a_host_slab_the_machine_cannot_hold() {
     let out = stdout(&["plan", "deepseek-v3", "--tp", "8", "--ep", "8", "--pp", "8"]);
-    assert!(
-        out.contains("placed      ranks 0..=55: 2.70 GiB each, one slab"),
-        "{out}"
+    // Every rank in one table, a row per stage: ranks, stage, layers, experts per rank,
+    // total_bytes, shared slab, the slab placed.
+    let row = |ranks: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{ranks} ")))
+            .unwrap_or_else(|| panic!("no row for ranks {ranks}: {out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(row("0..=7"), "0..=7 0 0..7 32 2.70 GiB 2.11 GiB 2.70 GiB");
+    assert_eq!(
+        row("48..=55"),
+        "48..=55 6 46..54 32 2.70 GiB 2.11 GiB 2.70 GiB"
+    );
+    assert_eq!(
+        row("56..=63"),
+        "56..=63 7 54..61 32 2.76 GiB 2.11 GiB 2.76 GiB"
     );
     assert!(
-        out.contains("placed      ranks 56..=63: 2.76 GiB each, one slab"),
+        out.contains("every rank's buffers (64 ranks) checked"),
         "{out}"
     );
     assert!(!out.contains("allocated   "), "{out}");
@@ -479,6 +494,72 @@ fn a_closed_pipe_ends_the_output_quietly() {
 /// directory, a file far larger than any config. Each is one error line, read no further
 /// than the bound (the command returns: a pipe would block a reader forever).
 #[cfg(unix)]
+/// As Python's `json` reads configs (and transformers through it): a number beyond a
+/// double in a key the arena never reads loads (Python: infinity), and is refused only where
+/// it is read; a byte-order mark, a symbolic-link loop and 2^64 are each named for what they
+/// are.
+#[test]
+fn odd_values_and_files_are_named_for_what_they_are() {
+    let dir = std::env::temp_dir().join(format!("arena-odd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = arena_spec::models::find("qwen3-0.6b").unwrap().json;
+    let write = |name: &str, body: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, body).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let unread = write(
+        "unread.json",
+        text.replacen('{', "{\n  \"a_key_nothing_reads\": 1e400,", 1)
+            .as_bytes(),
+    );
+    let plan = stdout(&["plan", &unread, "--max-batch-tokens", "64"]);
+    assert!(plan.contains("total_bytes"), "{plan}");
+    let read = write(
+        "read.json",
+        text.replace("\"hidden_size\": 1024", "\"hidden_size\": 1e400")
+            .as_bytes(),
+    );
+    let e = error(&["plan", &read], &[]);
+    assert!(
+        e.contains("field `hidden_size` is 1e400 (infinity, as Python reads it), but must be a finite whole number"),
+        "{e}"
+    );
+    let bom = write(
+        "bom.json",
+        &[b"\xEF\xBB\xBF".as_slice(), text.as_bytes()].concat(),
+    );
+    let e = error(&["plan", &bom], &[]);
+    assert!(e.contains("starts with a UTF-8 byte-order mark"), "{e}");
+    let big = write(
+        "big.json",
+        text.replace(
+            "\"hidden_size\": 1024",
+            "\"hidden_size\": 18446744073709551616",
+        )
+        .as_bytes(),
+    );
+    let e = error(&["plan", &big], &[]);
+    assert!(
+        e.contains(
+            "`hidden_size` is 1.8446744073709552e+19, larger than the largest supported value"
+        ),
+        "{e}"
+    );
+    #[cfg(unix)]
+    {
+        let (a, b) = (dir.join("loop-a.json"), dir.join("loop-b.json"));
+        std::os::unix::fs::symlink(&b, &a).unwrap();
+        std::os::unix::fs::symlink(&a, &b).unwrap();
+        let e = error(&["plan", a.to_str().unwrap()], &[]);
+        assert!(
+            e.contains("a symbolic link that does not resolve to a file"),
+            "{e}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn hostile_paths_are_refused_without_reading_them() {
     let dev_zero = error(&["plan", "/dev/zero"], &[]);

@@ -44,7 +44,10 @@ impl<'a> Fields<'a> {
         if let Some(literal) = super::json::non_finite(v) {
             return Err(self.invalid(
                 key,
-                format!("is {literal}, but must be a finite whole number"),
+                format!(
+                    "is {}, but must be a finite whole number",
+                    super::json::spoken(literal)
+                ),
             ));
         }
         let n = match v {
@@ -54,8 +57,16 @@ impl<'a> Fields<'a> {
                 } else if n.as_i64().is_some_and(|i| i < 0) {
                     return Err(self.invalid(key, format!("is {n}, but must not be negative")));
                 } else {
+                    // `u64::MAX as f64` is 2^64, one past the largest u64: a value there or
+                    // above is named as written, not as what a saturating cast makes of it.
                     match n.as_f64() {
-                        Some(f) if f.fract() == 0.0 && f >= 0.0 && f <= u64::MAX as f64 => f as u64,
+                        Some(f) if f >= u64::MAX as f64 => {
+                            return Err(self.invalid(
+                                key,
+                                format!("is {n}, larger than the largest supported value {max}"),
+                            ))
+                        }
+                        Some(f) if f.fract() == 0.0 && f >= 0.0 => f as u64,
                         _ => {
                             return Err(
                                 self.invalid(key, format!("is {n}, but must be a whole number"))

@@ -28,6 +28,16 @@ pub(crate) fn non_finite(v: &Value) -> Option<&str> {
     }
 }
 
+/// A non-finite value as an error says it: the Python literal as written, or a number too
+/// large for a double with what Python makes of it (`1e400 (infinity, as Python reads it)`).
+pub(crate) fn spoken(literal: &str) -> String {
+    if literal.starts_with(|c: char| c.is_ascii_digit() || c == '-') && literal != "-Infinity" {
+        format!("{literal} (infinity, as Python reads it)")
+    } else {
+        literal.to_string()
+    }
+}
+
 /// Parses a config's text; `path` names it in errors.
 pub(crate) fn parse(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let (json, edits) = replace_non_finite(text);
@@ -63,7 +73,16 @@ pub(crate) fn read_bounded(path: &Path) -> Result<String, ConfigError> {
         path: path.into(),
         source,
     };
-    let meta = std::fs::metadata(path).map_err(io)?;
+    let meta = std::fs::metadata(path).map_err(|source| {
+        // A link that loops or points nowhere: say so, not just the OS's errno text.
+        match std::fs::symlink_metadata(path) {
+            Ok(link) if link.file_type().is_symlink() => io(std::io::Error::new(
+                source.kind(),
+                format!("a symbolic link that does not resolve to a file ({source})"),
+            )),
+            _ => io(source),
+        }
+    })?;
     if !meta.is_file() {
         return Err(ConfigError::NotAFile {
             path: path.into(),
@@ -80,6 +99,15 @@ pub(crate) fn read_bounded(path: &Path) -> Result<String, ConfigError> {
         .map_err(io)?;
     if bytes.len() > MAX_CONFIG_BYTES {
         return Err(ConfigError::TooLarge { path: path.into() });
+    }
+    // Python's `json` refuses a byte-order mark ("Unexpected UTF-8 BOM"), and transformers
+    // reads configs through it, so this does too, in words rather than as a syntax error.
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "starts with a UTF-8 byte-order mark, which Python's json (and so transformers) \
+             refuses: save it without one",
+        )));
     }
     String::from_utf8(bytes).map_err(|e| {
         io(std::io::Error::new(
@@ -125,7 +153,37 @@ struct Edit {
     new: usize,
 }
 
-/// The text with each non-finite literal outside a string turned into a marker string.
+/// The length of the JSON number at the start of `bytes` (`-?digits[.digits][e[+-]digits]`),
+/// 0 if none starts there.
+fn number_len(bytes: &[u8]) -> usize {
+    let digits = |from: usize| {
+        from + bytes[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let mut i = usize::from(bytes.first() == Some(&b'-'));
+    let end = digits(i);
+    if end == i {
+        return 0;
+    }
+    i = end;
+    if bytes.get(i) == Some(&b'.') {
+        i = digits(i + 1);
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(bytes.get(i + 1), Some(b'+' | b'-')));
+        let end = digits(i + 1 + sign);
+        if end > i + 1 + sign {
+            i = end;
+        }
+    }
+    i
+}
+
+/// The text with each non-finite literal outside a string turned into a marker string: the
+/// Python literals, and numbers too large for a double (`1e400`), which Python's `json`
+/// reads as infinities and `serde_json` refuses. The marker keeps the text as written.
 fn replace_non_finite(text: &str) -> (String, Vec<Edit>) {
     const LITERALS: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
     let bytes = text.as_bytes();
@@ -160,7 +218,16 @@ fn replace_non_finite(text: &str) -> (String, Vec<Edit>) {
                     .get(i + lit.len())
                     .is_some_and(|c| c.is_ascii_alphanumeric())
         });
-        match literal {
+        // A number that overflows a double stands for ±infinity, as in Python.
+        let overflow = match (starts_token, literal) {
+            (true, None) => {
+                let len = number_len(&bytes[i..]);
+                let token = &text[i..i + len];
+                (len > 0 && token.parse::<f64>().is_ok_and(f64::is_infinite)).then_some(token)
+            }
+            _ => None,
+        };
+        match literal.copied().or(overflow) {
             Some(lit) => {
                 out.push_str(&text[copied..i]);
                 let marker = format!("\"\\u0001non-finite:{lit}\"");
@@ -173,7 +240,7 @@ fn replace_non_finite(text: &str) -> (String, Vec<Edit>) {
                 i += lit.len();
                 copied = i;
             }
-            None => i += 1,
+            None => i += number_len(&bytes[i..]).max(1),
         }
     }
     out.push_str(&text[copied..]);
@@ -334,6 +401,28 @@ mod tests {
         assert_eq!(v["d"], "NaN Infinity", "strings are left alone");
         assert_eq!(non_finite(&v["d"]), None);
         assert_eq!(v["e"], 1);
+    }
+
+    #[test]
+    fn numbers_beyond_a_double_are_infinities_as_in_python() {
+        let v = parse(
+            r#"{"a": 1e400, "b": [-2.5E+999, 1e308, 12], "c": "1e400", "d": 0.5e-400}"#,
+            Path::new("c.json"),
+        )
+        .unwrap();
+        assert_eq!(non_finite(&v["a"]), Some("1e400"));
+        assert_eq!(spoken("1e400"), "1e400 (infinity, as Python reads it)");
+        assert_eq!(non_finite(&v["b"][0]), Some("-2.5E+999"));
+        assert_eq!(v["b"][1], 1e308, "a double's range is left alone");
+        assert_eq!(v["b"][2], 12);
+        assert_eq!(v["c"], "1e400", "strings are left alone");
+        assert_eq!(v["d"], 0.0, "an underflow is zero, as in Python");
+        // A syntax error after the replacement is still placed in the file as written.
+        assert!(
+            err("{\"a\": 1e400,\n \"b\": }").contains("line 2"),
+            "{}",
+            err("{\"a\": 1e400,\n \"b\": }")
+        );
     }
 
     #[test]

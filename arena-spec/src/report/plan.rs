@@ -6,7 +6,7 @@ use crate::arena::{ArenaInputs, BufferArena};
 use crate::config::levers::Levers;
 use crate::config::ModelConfig;
 use crate::parallel::{ParallelLayout, RankShard};
-use arena_runtime::Arena;
+use arena_runtime::{Arena, SizeError};
 use serde::Serialize;
 
 /// What `arena plan` reports for a model under a layout: the sized rank (the largest, or the
@@ -51,7 +51,8 @@ pub struct LayoutReport {
     pub shard: Option<RankShard>,
 }
 
-/// One pipeline stage's arena: the ranks that allocate it and its total.
+/// One pipeline stage's arena: the ranks that allocate it (every rank of a stage has one
+/// size) and its figures.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StageSummary {
     pub stage: usize,
@@ -59,7 +60,12 @@ pub struct StageSummary {
     pub ranks: [usize; 2],
     /// The model's layers the stage runs, start and end.
     pub layers: [usize; 2],
+    /// Routed experts each of its ranks holds (`None` for a dense model).
+    pub local_experts: Option<usize>,
     pub total_bytes: usize,
+    /// The slab without sharing, and with buffers of disjoint phases sharing bytes.
+    pub unshared_slab_bytes: usize,
+    pub shared_bytes: usize,
 }
 
 /// What allocating one rank's arena showed.
@@ -84,17 +90,25 @@ pub struct AllocSummary {
 impl StageSummary {
     /// The stage a rank's config belongs to under `layout` (stage 0, every layer, for an
     /// unsharded config).
-    pub fn of(layout: &ParallelLayout, arena: &RankArena) -> StageSummary {
+    ///
+    /// An error is the shared plan's (a slab whose size overflows).
+    pub fn of(layout: &ParallelLayout, arena: &RankArena) -> Result<StageSummary, SizeError> {
         let c = &arena.config;
         let (stage, layers) = c.shard.as_ref().map_or((0, 0..c.layers.len()), |s| {
             (s.rank.stage(), s.layers.clone())
         });
-        StageSummary {
+        let plan = BufferArena::shared_plan(&arena.sizes)?;
+        Ok(StageSummary {
             stage,
             ranks: [stage * layout.tp, stage * layout.tp + layout.tp - 1],
             layers: [layers.start, layers.end],
+            local_experts: c
+                .is_moe()
+                .then(|| c.shard.as_ref().map_or(c.num_experts, |s| s.local_experts)),
             total_bytes: arena.sizes.total_bytes(),
-        }
+            unshared_slab_bytes: plan.unshared,
+            shared_bytes: plan.footprint,
+        })
     }
 }
 
@@ -111,7 +125,10 @@ impl PlanReport {
     /// let inputs = ArenaInputs::defaults_for(&config);
     /// let layout = ParallelLayout::SINGLE;
     /// let stages = layout.stage_arenas(&config, None, &inputs)?;
-    /// let rows = stages.iter().map(|a| StageSummary::of(&layout, a)).collect();
+    /// let rows = stages
+    ///     .iter()
+    ///     .map(|a| StageSummary::of(&layout, a))
+    ///     .collect::<Result<_, _>>()?;
     /// let (report, _) = SizeReport::new(&config, inputs)?;
     /// let doc = PlanReport::new(&config, report, &layout, rows, Vec::new());
     /// println!("{}", serde_json::to_string_pretty(&doc)?);

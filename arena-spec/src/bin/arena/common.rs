@@ -165,7 +165,9 @@ impl SizingArgs {
 pub fn load_model(model: &str) -> Result<ModelConfig, CliError> {
     let config = if let Some(shipped) = models::find(model) {
         shipped.config()?
-    } else if Path::new(model).exists() {
+    } else if Path::new(model).symlink_metadata().is_ok() {
+        // Anything at the path, a link that does not resolve included: the loader says what
+        // is wrong with it.
         ModelConfig::load(model)?
     } else {
         return Err(CliError::Usage(format!(

@@ -44,8 +44,8 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
     let alloc = allocate_ranks(args.device.as_ref(), &ranks, shared)?;
     let stage_rows: Vec<StageSummary> = stages
         .iter()
-        .map(|arena| StageSummary::of(&layout, arena))
-        .collect();
+        .map(|arena| StageSummary::of(&layout, arena).map_err(size_error(&arena.config)))
+        .collect::<Result<_, _>>()?;
 
     if args.json {
         return print_json(&PlanReport::new(
@@ -80,25 +80,12 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
         human_bytes(report.shared_lower_bound),
         report.shared_bytes as f64 / report.shared_lower_bound.max(1) as f64
     );
-    if layout.pp > 1 && layout_args.rank.is_none() {
-        for s in &stage_rows {
-            println!(
-                "stage {}     ranks {}..={}, layers {}..{}: total_bytes {}",
-                s.stage,
-                s.ranks[0],
-                s.ranks[1],
-                s.layers[0],
-                s.layers[1],
-                human_bytes(s.total_bytes)
-            );
-        }
-    }
     if alloc
         .iter()
         .all(|a| a.device == arena_runtime::AddressDevice::NAME)
         && alloc.len() > 1
     {
-        print_placements(&alloc);
+        print_rank_table(&stage_rows, &alloc, shared);
     } else {
         for a in &alloc {
             print_allocation(a, ranks.len() > 1);
@@ -107,36 +94,46 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Placements checked without memory, every rank: one line per run of consecutive ranks of
-/// one slab size, so a 512-rank layout is a few lines.
-fn print_placements(alloc: &[AllocSummary]) {
-    let how = if alloc[0].shared {
-        "shared slab"
-    } else {
-        "slab"
-    };
-    let mut start = 0;
-    while start < alloc.len() {
-        let bytes = alloc[start].allocated_bytes;
-        let end = start
-            + alloc[start..]
-                .iter()
-                .take_while(|a| a.allocated_bytes == bytes)
-                .count();
-        let ranks = if end - start == 1 {
-            format!("rank {}", alloc[start].rank)
-        } else {
-            format!("ranks {}..={}", alloc[start].rank, alloc[end - 1].rank)
+/// Every rank of a layout, placed without memory, in one table: a row per pipeline stage
+/// (its ranks share one size), so a 512-rank layout is a few rows.
+fn print_rank_table(stages: &[StageSummary], alloc: &[AllocSummary], shared: bool) {
+    println!();
+    println!(
+        "{:<14} {:>5} {:>9} {:>13} {:>12} {:>12} {:>15}",
+        "ranks",
+        "stage",
+        "layers",
+        "experts/rank",
+        "total_bytes",
+        "shared slab",
+        if shared { "placed (shared)" } else { "placed" }
+    );
+    for s in stages {
+        let placed: Vec<usize> = alloc
+            .iter()
+            .filter(|a| (s.ranks[0]..=s.ranks[1]).contains(&a.rank))
+            .map(|a| a.allocated_bytes)
+            .collect();
+        let each = match placed.as_slice() {
+            [] => "-".to_string(),
+            [first, rest @ ..] if rest.iter().all(|b| b == first) => human_bytes(*first),
+            _ => "differ".to_string(),
         };
         println!(
-            "placed      {ranks}: {} each, one {how}",
-            human_bytes(bytes)
+            "{:<14} {:>5} {:>9} {:>13} {:>12} {:>12} {:>15}",
+            format!("{}..={}", s.ranks[0], s.ranks[1]),
+            s.stage,
+            format!("{}..{}", s.layers[0], s.layers[1]),
+            s.local_experts.map_or("-".to_string(), |e| e.to_string()),
+            human_bytes(s.total_bytes),
+            human_bytes(s.shared_bytes),
+            each
         );
-        start = end;
     }
     println!(
-        "            every rank's buffers checked at their sizes, aligned, disjoint{}, gated ones NULL; no memory allocated (--device host or cuda:N allocates)",
-        if alloc[0].shared { " where live together" } else { "" }
+        "placed      every rank's buffers ({} ranks) checked at their sizes, aligned, disjoint{}, gated ones NULL; no memory allocated (--device host or cuda:N allocates)",
+        alloc.len(),
+        if shared { " where live together" } else { "" }
     );
 }
 
