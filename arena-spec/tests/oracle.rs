@@ -69,6 +69,17 @@ impl Built<'_> {
         widths.first().copied()
     }
 
+    /// The widest output of the modules at paths ending with `suffix` (their layers may
+    /// differ: DeepSeek-V4's CSA and HCA compressors), if any.
+    fn widest_out(&self, suffix: &str) -> Option<usize> {
+        self.modules
+            .iter()
+            .filter(|(p, _)| p.ends_with(suffix))
+            .flat_map(|(_, records)| records.as_array().unwrap())
+            .map(|r| r["out"].as_u64().unwrap() as usize)
+            .max()
+    }
+
     /// Shapes of the parameters whose pattern ends with `suffix`.
     fn param(&self, suffix: &str) -> Option<Vec<usize>> {
         self.params
@@ -85,6 +96,19 @@ impl Built<'_> {
     }
 }
 
+/// DeepSeek-V4's indexer projections of the attention input per token: its compressor's kv
+/// and gate, and the scorer's head weights (0 for any other model).
+fn dsv4_indexer_projections(b: &Built) -> usize {
+    [
+        "compressor.indexer.kv_proj",
+        "compressor.indexer.gate_proj",
+        "compressor.indexer.scorer.weights_proj",
+    ]
+    .into_iter()
+    .filter_map(|suffix| b.widest_out(suffix))
+    .sum()
+}
+
 /// Checks for one model: (what, arena, reference), equal widths.
 fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)> {
     let mut eq = Vec::new();
@@ -93,7 +117,7 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
             eq.push((what, arena, r));
         }
     };
-    let not_attention = &["indexer", "linear_attn", "vision", "visual"][..];
+    let not_attention = &["indexer", "compressor", "linear_attn", "vision", "visual"][..];
     check("vocab (lm_head out)", c.vocab_size, b.out("lm_head", &[]));
     let embed = b.out("embed_tokens", &[]).or(b.out("embeddings", &[]));
     check("hidden (embedding width)", c.hidden_size, embed);
@@ -144,10 +168,80 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
     );
     check("indexer k (wk out)", c.index_head_dim, b.out("wk", &[]));
 
+    // DeepSeek-V4: one K=V head, the grouped O projection, the hyper-connections, the
+    // compressors and the indexer (modeling_deepseek_v4.py).
+    if let Some(kv) = b.out("kv_proj", not_attention) {
+        check(
+            "one K=V head (kv_proj out)",
+            c.num_key_value_heads * c.head_dim(),
+            Some(kv),
+        );
+    }
+    if let Some(o_a) = b.linear("o_a_proj", not_attention).first() {
+        // DeepseekV4GroupedLinear: each of the o_groups groups maps heads · head_dim /
+        // o_groups inputs to o_lora_rank outputs.
+        check(
+            "attention output (o_groups · o_a_proj in)",
+            c.attn_output_width(),
+            Some(c.o_groups * o_a.0),
+        );
+        check("O latent (o_a_proj out)", c.o_latent_width(), Some(o_a.1));
+        check(
+            "O latent (o_b_proj in)",
+            c.o_latent_width(),
+            b.input("o_b_proj", not_attention),
+        );
+    }
+    if let Some(fn_shape) = b.param("attn_hc.fn") {
+        // DeepseekV4HyperConnection: fn is [(2 + hc_mult) · hc_mult, hc_mult · hidden].
+        check(
+            "hyper-connection streams (fn in)",
+            c.hc_mult * c.hidden_size,
+            Some(fn_shape[1]),
+        );
+        check(
+            "hyper-connection pre, post and comb (fn out)",
+            (2 + c.hc_mult) * c.hc_mult,
+            Some(fn_shape[0]),
+        );
+    }
+    check(
+        "indexer q (indexer q_b_proj out)",
+        c.index_n_heads * c.index_head_dim,
+        b.widest_out("compressor.indexer.q_b_proj"),
+    );
+    check(
+        "indexer heads (weights_proj out)",
+        c.index_n_heads,
+        b.out("weights_proj", &[]),
+    );
+    if let Some(bias) = b.param("indexer.position_bias") {
+        // DeepseekV4Indexer: position_bias is [compress_rate, 2 · index_head_dim].
+        check(
+            "indexer compress rate",
+            c.index_compress_ratio,
+            Some(bias[0]),
+        );
+        check(
+            "indexer kv (2 · index_head_dim)",
+            2 * c.index_head_dim,
+            Some(bias[1]),
+        );
+    }
+    if let Some(compressor) = b.widest_out("self_attn.compressor.kv_proj") {
+        let widest = 2 * compressor + dsv4_indexer_projections(b);
+        check(
+            "compressor and indexer projections (widest layer)",
+            c.compressor_width,
+            Some(widest),
+        );
+    }
+
     // Dense FFN (not experts, not shared experts, not the Mamba mixer's own projections).
     let not_dense = &[
         "experts",
         "shared_expert",
+        "compressor",
         "linear_attn",
         "vision",
         "visual",
@@ -239,6 +333,7 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
 /// Every buffer holding a module's output is at least as wide as that output.
 fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) -> Vec<String> {
     let mut failures = Vec::new();
+    let mut streams_short = None;
     let mut at_least = |buffer: &str, col: usize, need: Option<usize>, what: &str| {
         let Some(need) = need else { return };
         let have = dims[buffer].get(col).copied().unwrap_or(0);
@@ -246,7 +341,7 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
             failures.push(format!("{buffer} dim {col} = {have} < {what} = {need}"));
         }
     };
-    let not_attention = &["indexer", "linear_attn"][..];
+    let not_attention = &["indexer", "compressor", "linear_attn"][..];
     let qkv = [
         b.out("q_a_proj", not_attention),
         b.out("q_b_proj", not_attention),
@@ -258,13 +353,39 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
     ]
     .into_iter()
     .flatten()
-    .sum::<usize>();
+    .sum::<usize>()
+        + b.out("kv_proj", not_attention).unwrap_or(0)
+        // DeepSeek-V4's compressor (kv and gate, its widest layer) and indexer projections,
+        // which this arena holds in qkv_output.
+        + 2 * b.widest_out("self_attn.compressor.kv_proj").unwrap_or(0)
+        + dsv4_indexer_projections(b);
     at_least(
         "qkv_output",
         1,
         (qkv > 0).then_some(qkv),
         "q + k + v outputs",
     );
+    if let Some(o_a) = b.linear("o_a_proj", not_attention).first() {
+        at_least(
+            "attn_output",
+            1,
+            Some(c.o_groups * o_a.0),
+            "o_a_proj in, every group",
+        );
+        at_least("o_latent", 1, Some(o_a.1), "o_a_proj out");
+    }
+    if let Some(fn_shape) = b.param("attn_hc.fn") {
+        let streams = dims["hc_streams"].get(1).copied().unwrap_or(0)
+            * dims["hc_streams"].get(2).copied().unwrap_or(0);
+        at_least("hc_post", 1, Some(c.hc_mult), "post weights");
+        at_least("hc_comb", 2, Some(c.hc_mult), "comb matrix");
+        if streams < fn_shape[1] {
+            streams_short = Some(format!(
+                "hc_streams holds {streams} per token < hc_mult · hidden = {}",
+                fn_shape[1]
+            ));
+        }
+    }
     at_least(
         "attn_output",
         1,
@@ -299,6 +420,7 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
     for k in ks.into_iter().flatten() {
         at_least("fp8_act", 1, Some(k), "a projection's K");
     }
+    failures.extend(streams_short);
     failures
 }
 
@@ -338,6 +460,27 @@ fn every_shipped_config_matches_the_reference_modules() {
             "{name}: only {} widths could be compared",
             widths.len()
         );
+        // DeepSeek-V4's own modules are compared, not skipped for a name that moved.
+        if config.model_type == "deepseek_v4" {
+            for must in [
+                "one K=V head (kv_proj out)",
+                "attention output (o_groups · o_a_proj in)",
+                "O latent (o_a_proj out)",
+                "hyper-connection streams (fn in)",
+                "hyper-connection pre, post and comb (fn out)",
+                "indexer q (indexer q_b_proj out)",
+                "indexer heads (weights_proj out)",
+                "indexer compress rate",
+                "compressor and indexer projections (widest layer)",
+                "routed expert width",
+                "shared expert width",
+            ] {
+                assert!(
+                    widths.iter().any(|(what, _, _)| *what == must),
+                    "{name}: `{must}` was not compared"
+                );
+            }
+        }
         for (what, arena, reference) in &widths {
             if arena != reference {
                 failures.push(format!(
@@ -345,7 +488,32 @@ fn every_shipped_config_matches_the_reference_modules() {
                 ));
             }
         }
-        let (report, _) = SizeReport::new(config, ArenaInputs::defaults_for(config)).unwrap();
+        let inputs = ArenaInputs::defaults_for(config);
+        // The indexer's selection (DeepSeek-V4): `qsa_select_scratch` holds, per row of a
+        // slab, the scores over every compressed position of the context and the top-k list
+        // the reference keeps (`DeepseekV4Indexer`: `index_scores [T, floor(L / rate)]`,
+        // `top_k = min(index_topk, compressed_len)` entries).
+        if let (Some(bias), Some(topk)) = (
+            built.param("indexer.position_bias"),
+            entry["config_echo"]["index_topk"].as_u64(),
+        ) {
+            let layout =
+                arena_spec::regions::QsaSelectScratch::layout(config, inputs.max_seq_len).unwrap();
+            let rows = arena_spec::constants::QSA_SLAB_ROWS;
+            let need_scores = inputs.max_seq_len / bias[0] * 4;
+            if layout.scores.bytes / rows < need_scores
+                || layout.lists.bytes / rows < topk as usize * 4
+            {
+                failures.push(format!(
+                    "{name}: qsa_select_scratch per row holds {} B of scores and {} B of lists, \
+                     the indexer writes {need_scores} and {}",
+                    layout.scores.bytes / rows,
+                    layout.lists.bytes / rows,
+                    topk * 4
+                ));
+            }
+        }
+        let (report, _) = SizeReport::new(config, inputs).unwrap();
         let dims: BTreeMap<&str, Vec<usize>> = report
             .buffers
             .iter()

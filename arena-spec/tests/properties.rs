@@ -109,7 +109,7 @@ fn merge(mut a: Value, b: &Value) -> Value {
 /// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..21;
+    let family = 0usize..22;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -168,6 +168,17 @@ fn config_json() -> impl Strategy<Value = Value> {
                     "num_local_experts": experts, "num_experts_per_tok": top_k, "intermediate_size": moe_w,
                     "intermediate_size_mlp": inter, "interleave_moe_layer_step": kv.min(4)}))}),
                 19 => json!({"model_type": "gemma3", "text_config": merge(c, &json!({"head_dim": hd}))}),
+                20 => {
+                    // DeepSeek-V4: per-layer compress ratios (0 sliding, 4 CSA, 128 HCA), one
+                    // K=V head whatever the file says, the grouped O projection, the
+                    // hyper-connections and the hash-routed layers.
+                    let ratios: Vec<usize> = (0..layers + 1).map(|i| [0, 4, 128][(i + kv) % 3]).collect();
+                    merge(c, &json!({"model_type": "deepseek_v4", "head_dim": hd, "q_lora_rank": mla,
+                        "n_routed_experts": experts, "num_experts_per_tok": top_k, "moe_intermediate_size": moe_w,
+                        "o_groups": kv, "o_lora_rank": mla.min(1024), "hc_mult": kv.min(4),
+                        "index_n_heads": heads, "index_head_dim": 128, "index_topk": 512,
+                        "compress_ratios": ratios, "num_hash_layers": layers.min(3)}))
+                }
                 _ => merge(c, &json!({"model_type": "phi3"})),
             };
             if let Value::Object(obj) = &c {

@@ -41,6 +41,7 @@ families! {
     Qwen35Moe,
     DeepseekV3,
     DeepseekV32,
+    DeepseekV4,
     KimiK2,
     Glm4Moe,
     GlmMoeDsa,
@@ -101,6 +102,25 @@ pub struct FamilyRules {
     pub defaults: &'static [(&'static str, usize)],
     /// Keys whose feature the arena does not size: a file that sets one is refused.
     pub refusals: &'static [Refusal],
+    /// DeepSeek-V4's compressed attention (`None` for every other family).
+    pub compressed: Option<CompressedAttention>,
+}
+
+/// A family whose attention layers each compress their keys by a per-layer ratio
+/// (DeepSeek-V4: `DeepseekV4Config`, `modeling_deepseek_v4.py`). Its files list the layer
+/// kinds (`layer_types`) or their ratios (`compress_ratios`: 0 a sliding-window layer, the
+/// CSA rate a compressed-sparse layer with an indexer, the HCA rate a heavily compressed one),
+/// its hash-routed layers (`num_hash_layers`, or `mlp_layer_types`), and its attention has one
+/// K=V head whatever `num_key_value_heads` says (`DeepseekV4Attention`:
+/// `num_key_value_groups = num_attention_heads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompressedAttention {
+    /// `compress_rates["compressed_sparse_attention"]`'s default: the ratio of the layers
+    /// with a compressor of overlapping windows and an indexer.
+    pub csa_rate: usize,
+    /// `compress_rates["heavily_compressed_attention"]`'s default: the ratio of the layers
+    /// with a compressor of disjoint windows and no indexer.
+    pub hca_rate: usize,
 }
 
 impl FamilyRules {

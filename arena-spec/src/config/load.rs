@@ -4,6 +4,7 @@
 //! modeling file); where a file's keys disagree in a way the reference would reject, the
 //! file is refused naming both keys.
 
+use super::compressed::compressed_attention;
 use super::error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
 use super::family::{Family, HeadDim, Mrope};
 use super::fields::{json_kind, Fields};
@@ -93,6 +94,34 @@ fn from_value(
 
     let moe = moe_shape(&k, &layers)?;
     let mamba = mamba_shape(&k, hidden_size)?;
+    // DeepSeek-V4: one K=V head whatever the file says (the reference reads no
+    // `num_key_value_heads`), the layer kinds' compressors and indexer, the hash layers.
+    let compressed = match rules.compressed {
+        Some(c) if has_attention => Some(compressed_attention(
+            &k,
+            c,
+            num_hidden_layers,
+            head_dim_field.unwrap_or(0),
+        )?),
+        _ => None,
+    };
+    let num_key_value_heads = if compressed.is_some() {
+        1
+    } else {
+        num_key_value_heads
+    };
+    // The indexer: its heads and selection where a layer has one (`has_indexer`). The seeds'
+    // `index_topk` counts the selection in tokens (`lists [2048, index_topk /
+    // index_compress_ratio]`); DeepSeek-V4's `index_topk` counts compressed entries
+    // (`DeepseekV4Indexer`: `top_k = min(index_topk, compressed_len)`), so it is the rate
+    // times the file's.
+    let (index_ratio, index_scale) = match &compressed {
+        Some(c) => (c.index_ratio, c.index_ratio),
+        None => (k.dim_or("index_compress_ratio", 0)?, 1),
+    };
+    let indexed = compressed.as_ref().is_none_or(|c| c.index_ratio > 0);
+    let index_dim =
+        |key| -> Result<usize, ConfigError> { Ok(if indexed { k.dim_or(key, 0)? } else { 0 }) };
 
     let c = ModelConfig {
         source: path.display().to_string().into(),
@@ -124,7 +153,10 @@ fn from_value(
         moe_dense_layers: moe.dense_ffn.iter().filter(|&&d| d).count(),
         dense_ffn_layers: moe.dense_ffn.into(),
         zero_expert_num: k.dim_or("zero_expert_num", 0)?,
-        hash_moe_layers: k.dim_or("hash_moe_layers", 0)?,
+        hash_moe_layers: match &compressed {
+            Some(c) => c.hash_layers,
+            None => k.dim_or("hash_moe_layers", 0)?,
+        },
         // Low-rank (MLA) attention keys are read for every family, so a synthetic or future
         // file can turn MLA on; the MLA families' files always carry them.
         q_lora_rank: k.dim_or("q_lora_rank", 0)?,
@@ -132,10 +164,10 @@ fn from_value(
         qk_nope_head_dim: k.dim_or("qk_nope_head_dim", 0)?,
         qk_rope_head_dim: k.dim_or("qk_rope_head_dim", 0)?,
         v_head_dim: k.dim_or("v_head_dim", 0)?,
-        index_n_heads: k.dim_or("index_n_heads", 0)?,
-        index_head_dim: k.dim_or("index_head_dim", 0)?,
-        index_topk: k.dim_or("index_topk", 0)?,
-        index_compress_ratio: k.dim_or("index_compress_ratio", 0)?,
+        index_n_heads: index_dim("index_n_heads")?,
+        index_head_dim: index_dim("index_head_dim")?,
+        index_topk: index_dim("index_topk")?.saturating_mul(index_scale),
+        index_compress_ratio: index_ratio,
         linear_num_key_heads: k.dim_or("linear_num_key_heads", 0)?,
         linear_key_head_dim: k.dim_or("linear_key_head_dim", 0)?,
         linear_num_value_heads: k.dim_or("linear_num_value_heads", 0)?,
@@ -149,6 +181,7 @@ fn from_value(
         mamba_chunk_size: mamba.chunk,
         o_groups: k.dim_or("o_groups", 0)?,
         o_lora_rank: k.dim_or("o_lora_rank", 0)?,
+        compressor_width: compressed.as_ref().map_or(0, |c| c.compressor_width),
         hc_mult: k.dim_or("hc_mult", 0)?,
         hc_lowrank_rank: k.dim_or("hc_lowrank_rank", 0)?,
         adapter_max_rank: k.dim_or("adapter_max_rank", 0)?,

@@ -10,6 +10,7 @@
 //! holds the engine's levers, `shard.rs` one GPU's config of a parallel layout,
 //! `const_item.rs` writes a config as a `const` item.
 
+mod compressed;
 mod const_item;
 mod error;
 pub mod family;
@@ -141,10 +142,15 @@ pub struct ModelConfig {
     pub mamba_conv_kernel: usize,
     pub mamba_chunk_size: usize,
 
-    /// Grouped O-projection; synthetic.
+    /// Grouped O-projection (DeepSeek-V4's `o_a_proj`, `DeepseekV4GroupedLinear`).
     pub o_groups: usize,
     pub o_lora_rank: usize,
-    /// Hyper-connections; synthetic.
+    /// Per token, the widest layer's compressor and indexer projections of the attention
+    /// input (DeepSeek-V4's compressed attention: `config/compressed.rs`), held in
+    /// `qkv_output` beside q and kv; 0 without compressed attention.
+    pub compressor_width: usize,
+    /// Hyper-connections (DeepSeek-V4's `DeepseekV4HyperConnection`: `hc_mult` residual
+    /// streams).
     pub hc_mult: usize,
     pub hc_lowrank_rank: usize,
     /// LoRA: the widest adapter rank served (0: no adapters).
@@ -201,12 +207,14 @@ impl ModelConfig {
         }
     }
 
-    /// Width of the fused qkv output: q, k and v (and MLA's compressed q).
+    /// Width of the fused qkv output: q, k and v, the compressed q of a low-rank q
+    /// projection, and DeepSeek-V4's compressor and indexer projections
+    /// ([`Self::compressor_width`]).
     pub const fn qkv_width(&self) -> usize {
         if self.num_attention_layers() == 0 {
             return 0;
         }
-        self.q_proj_width() + self.kv_proj_width() + self.q_lora_rank
+        self.q_proj_width() + self.kv_proj_width() + self.q_lora_rank + self.compressor_width
     }
 
     /// Width of the attention output before the O projection: `q_heads · value head dim`.

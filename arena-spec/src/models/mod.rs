@@ -44,6 +44,8 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "qwen3.5-35b-a3b",
     "deepseek-v3",
     "deepseek-v3.2",
+    "deepseek-v4-flash",
+    "deepseek-v4-pro",
     "kimi-k2",
     "glm-4.5",
     "glm-4.5-air",

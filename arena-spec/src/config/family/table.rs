@@ -5,8 +5,8 @@ use super::shared_keys::{
     DEEPSEEK_V3_DEFAULTS, DEEPSEEK_V3_MOE, DSA_MOE, MIXTRAL_MOE, NEMOTRON_MAMBA, QWEN2_MOE,
 };
 use super::{
-    reference, DenseLayers, Family, FamilyRules, HeadDim, MambaKeys, Mixers, MoeKeys, Mrope,
-    Reference, Refusal, RefusalScope, SharedExpert,
+    reference, CompressedAttention, DenseLayers, Family, FamilyRules, HeadDim, MambaKeys, Mixers,
+    MoeKeys, Mrope, Reference, Refusal, RefusalScope, SharedExpert,
 };
 
 impl Family {
@@ -30,6 +30,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                compressed: None,
             },
             Family::Mistral => &FamilyRules {
                 model_type: "mistral",
@@ -47,6 +48,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                compressed: None,
             },
             Family::Mixtral => &FamilyRules {
                 model_type: "mixtral",
@@ -64,6 +66,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                compressed: None,
             },
             Family::Qwen2 => &FamilyRules {
                 model_type: "qwen2",
@@ -81,6 +84,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                compressed: None,
             },
             Family::Qwen2Moe => &FamilyRules {
                 model_type: "qwen2_moe",
@@ -102,6 +106,7 @@ impl Family {
                     ("decoder_sparse_step", 1),
                 ],
                 refusals: &[],
+                compressed: None,
             },
             Family::Qwen3 => &FamilyRules {
                 model_type: "qwen3",
@@ -120,6 +125,7 @@ impl Family {
                 // Qwen3Config.head_dim.
                 defaults: &[("head_dim", 128)],
                 refusals: &[],
+                compressed: None,
             },
             Family::Qwen3Moe => &FamilyRules {
                 model_type: "qwen3_moe",
@@ -147,6 +153,7 @@ impl Family {
                 // `head_dim` field: Qwen3MoeAttention falls back to hidden / heads.
                 defaults: &[("decoder_sparse_step", 1)],
                 refusals: &[],
+                compressed: None,
             },
             Family::Qwen3Next => &FamilyRules {
                 model_type: "qwen3_next",
@@ -172,6 +179,7 @@ impl Family {
                     ("decoder_sparse_step", 1),
                 ],
                 refusals: &[],
+                compressed: None,
             },
             Family::Qwen35 => &FamilyRules {
                 model_type: "qwen3_5",
@@ -193,6 +201,7 @@ impl Family {
                 // Qwen3_5TextConfig: `full_attention_interval` 4 when no `layer_types`.
                 defaults: &[("head_dim", 256), ("full_attention_interval", 4)],
                 refusals: &[],
+                compressed: None,
             },
             Family::Qwen35Moe => &FamilyRules {
                 model_type: "qwen3_5_moe",
@@ -228,6 +237,7 @@ impl Family {
                     ("shared_expert_intermediate_size", 512),
                 ],
                 refusals: &[],
+                compressed: None,
             },
             Family::DeepseekV3 => &FamilyRules {
                 model_type: "deepseek_v3",
@@ -245,6 +255,7 @@ impl Family {
                 mixer_only: false,
                 defaults: DEEPSEEK_V3_DEFAULTS,
                 refusals: &[],
+                compressed: None,
             },
             Family::DeepseekV32 => &FamilyRules {
                 model_type: "deepseek_v32",
@@ -279,6 +290,51 @@ impl Family {
                     ("index_topk", 2048),
                 ],
                 refusals: &[],
+                compressed: None,
+            },
+            // DeepseekV4Config's defaults where a file omits a key (configuration: 129–160).
+            // Every layer routes (no `first_k_dense_replace`), beside exactly one shared MLP as
+            // wide as a routed expert whatever `n_shared_experts` says (`DeepseekV4MoE`).
+            Family::DeepseekV4 => &FamilyRules {
+                model_type: "deepseek_v4",
+                text_model_type: None,
+                reference: reference!("deepseek_v4", "DeepseekV4Config", "DeepseekV4ForCausalLM"),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: Some(MoeKeys {
+                    // `num_local_experts` is the attribute_map alias (configuration: 103–106).
+                    experts: &["num_local_experts", "n_routed_experts"],
+                    experts_field: "n_routed_experts",
+                    expert_width: "moe_intermediate_size",
+                    shared: SharedExpert::SameAsExpert,
+                    dense_layers: DenseLayers::None,
+                }),
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "moe_intermediate_size",
+                mixer_only: false,
+                defaults: &[
+                    ("head_dim", 512),
+                    ("q_lora_rank", 1024),
+                    ("n_routed_experts", 256),
+                    ("num_experts_per_tok", 6),
+                    ("moe_intermediate_size", 2048),
+                    ("hc_mult", 4),
+                    ("o_groups", 8),
+                    ("o_lora_rank", 1024),
+                    ("index_n_heads", 64),
+                    ("index_head_dim", 128),
+                    ("index_topk", 512),
+                    ("num_hash_layers", 3),
+                ],
+                refusals: &[],
+                compressed: Some(CompressedAttention {
+                    csa_rate: 4,
+                    hca_rate: 128,
+                }),
             },
             // transformers has no `kimi_k2` model type: kimi_k25/configuration_kimi_k25.py
             // (85–86) builds a `kimi_k2` text config as DeepSeek-V3.
@@ -298,6 +354,7 @@ impl Family {
                 mixer_only: false,
                 defaults: DEEPSEEK_V3_DEFAULTS,
                 refusals: &[],
+                compressed: None,
             },
             Family::Glm4Moe => &FamilyRules {
                 model_type: "glm4_moe",
@@ -316,6 +373,7 @@ impl Family {
                 // Glm4MoeConfig.
                 defaults: &[("n_shared_experts", 1), ("first_k_dense_replace", 1)],
                 refusals: &[],
+                compressed: None,
             },
             Family::GlmMoeDsa => &FamilyRules {
                 model_type: "glm_moe_dsa",
@@ -346,6 +404,7 @@ impl Family {
                     ("index_topk", 2048),
                 ],
                 refusals: &[],
+                compressed: None,
             },
             Family::GptOss => &FamilyRules {
                 model_type: "gpt_oss",
@@ -364,6 +423,7 @@ impl Family {
                 // GptOssConfig: head_dim 64 (not hidden / heads = 45).
                 defaults: &[("head_dim", 64)],
                 refusals: &[],
+                compressed: None,
             },
             Family::Llama4 => &FamilyRules {
                 model_type: "llama4",
@@ -390,6 +450,7 @@ impl Family {
                 // Llama4TextConfig.
                 defaults: &[("head_dim", 128), ("interleave_moe_layer_step", 1)],
                 refusals: &[],
+                compressed: None,
             },
             Family::Gemma3 => &FamilyRules {
                 model_type: "gemma3",
@@ -419,6 +480,7 @@ impl Family {
                     ("max_position_embeddings", 131_072),
                 ],
                 refusals: &[],
+                compressed: None,
             },
             Family::Phi3 => &FamilyRules {
                 model_type: "phi3",
@@ -436,6 +498,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                compressed: None,
             },
             Family::NemotronH => &FamilyRules {
                 model_type: "nemotron_h",
@@ -478,6 +541,7 @@ impl Family {
                              fc1_latent_proj and fc2_latent_proj) needs an [M, \
                              moe_latent_size] buffer the arena does not have",
                 }],
+                compressed: None,
             },
             Family::Mamba2 => &FamilyRules {
                 model_type: "mamba2",
@@ -514,6 +578,7 @@ impl Family {
                     ("conv_kernel", 4),
                 ],
                 refusals: &[],
+                compressed: None,
             },
             // No reference: DeepSeek's attention and expert keys, Nemotron-H's Mamba-2 keys.
             Family::Synthetic => &FamilyRules {
@@ -539,6 +604,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                compressed: None,
             },
         }
     }
