@@ -221,13 +221,18 @@ pub fn bold(text: &str) -> String {
     }
 }
 
-pub fn print_inputs(config: &ModelConfig, inputs: &ArenaInputs) {
-    let levers: Vec<&str> = config
+/// The names of the levers set on `config`.
+pub fn levers_on(config: &ModelConfig) -> Vec<&'static str> {
+    config
         .levers
         .iter()
         .filter(|(_, on)| *on)
         .map(|(n, _)| n)
-        .collect();
+        .collect()
+}
+
+pub fn print_inputs(config: &ModelConfig, inputs: &ArenaInputs) {
+    let levers = levers_on(config);
     println!(
         "{} ({}): max_batch_tokens={} max_seq_len={} kv_block_size={} max_batch_size={} levers=[{}]",
         bold(&config.source),

@@ -16,12 +16,7 @@ const LEGEND: u32 = 260;
 
 /// `qwen3-0.6b — tp=1 ep=1 pp=1 — levers: none — shared slab`.
 pub fn title(config: &ModelConfig, layout: &LayoutArgs, shared: bool) -> String {
-    let levers: Vec<&str> = config
-        .levers
-        .iter()
-        .filter(|(_, on)| *on)
-        .map(|(n, _)| n)
-        .collect();
+    let levers = crate::common::levers_on(config);
     let rank = config
         .shard
         .as_ref()
