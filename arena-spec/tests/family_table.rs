@@ -162,16 +162,31 @@ fn every_row_has_its_families_md_section() {
 }
 
 /// `Family::ALL` is written from the same list as the enum (so it cannot leave a variant
-/// out); each entry is one family, in declaration order, with its own `model_type`s.
+/// out); each entry is one family, in declaration order, with its own `model_type`s. A row's
+/// text model type may be another row's own model type (Kimi-K2.5 nests a `kimi_k2` config,
+/// which the `kimi_k2` row reads alone), never another row's text model type.
 #[test]
 fn all_lists_every_family_once() {
     let mut types = BTreeSet::new();
+    let mut text_types = BTreeSet::new();
     for (i, family) in Family::ALL.into_iter().enumerate() {
         assert_eq!(family as usize, i, "{family:?} out of declaration order");
         let rules = family.rules();
         assert_eq!(rules.model_type, family.model_type());
-        for t in std::iter::once(rules.model_type).chain(rules.text_model_type) {
-            assert!(types.insert(t), "two rows have model_type {t}");
+        assert!(
+            types.insert(rules.model_type),
+            "two rows have model_type {}",
+            rules.model_type
+        );
+        if let Some(t) = rules.text_model_type {
+            assert!(text_types.insert(t), "two rows nest text model type {t}");
         }
+    }
+    for t in &text_types {
+        let owner = Family::ALL.into_iter().find(|f| f.model_type() == *t);
+        assert!(
+            owner.is_none_or(|f| f.text_model_type().is_none()),
+            "{t}: a nested text model type that is itself a wrapper"
+        );
     }
 }

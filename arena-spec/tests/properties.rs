@@ -109,7 +109,7 @@ fn merge(mut a: Value, b: &Value) -> Value {
 /// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..22;
+    let family = 0usize..25;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -168,6 +168,18 @@ fn config_json() -> impl Strategy<Value = Value> {
                     "num_local_experts": experts, "num_experts_per_tok": top_k, "intermediate_size": moe_w,
                     "intermediate_size_mlp": inter, "interleave_moe_layer_step": kv.min(4)}))}),
                 19 => json!({"model_type": "gemma3", "text_config": merge(c, &json!({"head_dim": hd}))}),
+                21 | 22 => {
+                    // Qwen3-VL's text model under `text_config`, dense or MoE.
+                    let mut t = merge(c, &json!({"head_dim": hd, "rope_scaling": {"mrope_section": [24, 20, 20]}}));
+                    if family == 22 {
+                        t = merge(t, &moe_keys);
+                    }
+                    json!({"model_type": if family == 21 { "qwen3_vl" } else { "qwen3_vl_moe" }, "text_config": t})
+                }
+                23 => json!({"model_type": "kimi_k25", "text_config": merge(c, &json!({"model_type": "kimi_k2",
+                    "n_routed_experts": experts, "num_experts_per_tok": top_k, "moe_intermediate_size": moe_w,
+                    "n_shared_experts": 1, "first_k_dense_replace": layers.min(3), "q_lora_rank": mla,
+                    "kv_lora_rank": mla.min(1024), "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}))}),
                 20 => {
                     // DeepSeek-V4: per-layer compress ratios (0 sliding, 4 CSA, 128 HCA), one
                     // K=V head whatever the file says, the grouped O projection, the

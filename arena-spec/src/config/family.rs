@@ -39,10 +39,13 @@ families! {
     Qwen3Next,
     Qwen35,
     Qwen35Moe,
+    Qwen3Vl,
+    Qwen3VlMoe,
     DeepseekV3,
     DeepseekV32,
     DeepseekV4,
     KimiK2,
+    KimiK25,
     Glm4Moe,
     GlmMoeDsa,
     GptOss,
@@ -313,15 +316,19 @@ impl Family {
 
     /// The family of a `model_type`, and whether that file nests its text model under
     /// `text_config`.
+    ///
+    /// A family's own `model_type` wins over another's text model type: a text-only
+    /// `kimi_k2` file is the `kimi_k2` row's, though `kimi_k25` files nest one.
     pub(crate) fn from_model_type(s: &str) -> Option<(Family, bool)> {
-        Family::ALL.into_iter().find_map(|f| {
-            if f.model_type() == s {
-                Some((f, f.text_model_type().is_some()))
-            } else if f.text_model_type() == Some(s) {
-                Some((f, false))
-            } else {
-                None
-            }
+        let own = Family::ALL
+            .into_iter()
+            .find(|f| f.model_type() == s)
+            .map(|f| (f, f.text_model_type().is_some()));
+        own.or_else(|| {
+            Family::ALL
+                .into_iter()
+                .find(|f| f.text_model_type() == Some(s))
+                .map(|f| (f, false))
         })
     }
 
@@ -355,7 +362,15 @@ mod tests {
                 Some(f)
             );
             if let Some(text) = f.text_model_type() {
-                assert_eq!(Family::from_model_type(text), Some((f, false)));
+                // A text model type that is another row's own model type is that row's.
+                let owner = Family::ALL.into_iter().find(|g| g.model_type() == text);
+                assert_eq!(
+                    Family::from_model_type(text),
+                    Some((
+                        owner.unwrap_or(f),
+                        owner.is_some_and(|g| g.text_model_type().is_some())
+                    ))
+                );
             }
         }
     }

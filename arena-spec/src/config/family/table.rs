@@ -239,6 +239,65 @@ impl Family {
                 refusals: &[],
                 compressed: None,
             },
+            // Qwen3-VL's text model (`Qwen3VLTextConfig` under `text_config`): Qwen3's attention
+            // with q/k norm and the MLP; its rotary embedding always takes three position streams
+            // (modeling_qwen3_vl.py: `Qwen3VLTextRotaryEmbedding`, expand(3) at 401); deepstack adds
+            // vision features into the hidden states in place (after layers 0–2, 827–832).
+            Family::Qwen3Vl => &FamilyRules {
+                model_type: "qwen3_vl",
+                text_model_type: Some("qwen3_vl_text"),
+                reference: reference!(
+                    "qwen3_vl",
+                    "Qwen3VLTextConfig",
+                    "Qwen3VLForConditionalGeneration",
+                ),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: None,
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::Always,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                // Qwen3VLTextConfig.head_dim (configuration: 85–100): 128, not hidden / heads.
+                defaults: &[("head_dim", 128)],
+                refusals: &[],
+                compressed: None,
+            },
+            Family::Qwen3VlMoe => &FamilyRules {
+                model_type: "qwen3_vl_moe",
+                text_model_type: Some("qwen3_vl_moe_text"),
+                reference: reference!(
+                    "qwen3_vl_moe",
+                    "Qwen3VLMoeTextConfig",
+                    "Qwen3VLMoeForConditionalGeneration",
+                ),
+                mixers: Mixers::Attention,
+                mla: false,
+                // Qwen3VLMoeTextDecoderLayer routes unless in `mlp_only_layers` or off the sparse
+                // step (modeling: 352–357); `num_experts` is the attribute_map alias of
+                // `num_local_experts` (configuration: 53–55); no shared expert.
+                moe: Some(MoeKeys {
+                    experts: &["num_experts", "num_local_experts"],
+                    experts_field: "num_local_experts",
+                    expert_width: "moe_intermediate_size",
+                    shared: SharedExpert::None,
+                    dense_layers: DenseLayers::SparseStep,
+                }),
+                mamba: None,
+                // Qwen3VLMoeTextConfig: `head_dim or hidden_size // num_attention_heads` (115).
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::Always,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                defaults: &[("decoder_sparse_step", 1)],
+                refusals: &[],
+                compressed: None,
+            },
             Family::DeepseekV3 => &FamilyRules {
                 model_type: "deepseek_v3",
                 text_model_type: None,
@@ -341,6 +400,27 @@ impl Family {
             Family::KimiK2 => &FamilyRules {
                 model_type: "kimi_k2",
                 text_model_type: None,
+                reference: reference!("deepseek_v3", "DeepseekV3Config", "DeepseekV3ForCausalLM"),
+                mixers: Mixers::Attention,
+                mla: true,
+                moe: Some(DEEPSEEK_V3_MOE),
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                defaults: DEEPSEEK_V3_DEFAULTS,
+                refusals: &[],
+                compressed: None,
+            },
+            // Kimi-K2.5: a `kimi_k2` text config under `text_config`, which `Kimi_K25Config` builds
+            // as DeepSeek-V3 (kimi_k25/configuration_kimi_k25.py: 69, 85–86): the kimi_k2 row's
+            // answers, read one level down.
+            Family::KimiK25 => &FamilyRules {
+                model_type: "kimi_k25",
+                text_model_type: Some("kimi_k2"),
                 reference: reference!("deepseek_v3", "DeepseekV3Config", "DeepseekV3ForCausalLM"),
                 mixers: Mixers::Attention,
                 mla: true,
