@@ -109,7 +109,7 @@ fn merge(mut a: Value, b: &Value) -> Value {
 /// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..25;
+    let family = 0usize..30;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -176,6 +176,13 @@ fn config_json() -> impl Strategy<Value = Value> {
                     }
                     json!({"model_type": if family == 21 { "qwen3_vl" } else { "qwen3_vl_moe" }, "text_config": t})
                 }
+                24 => merge(c, &json!({"model_type": "olmo3"})),
+                25 => merge(c, &json!({"model_type": "exaone4", "head_dim": hd})),
+                26 => merge(c, &json!({"model_type": "minimax_m2", "head_dim": hd, "num_local_experts": experts,
+                    "num_experts_per_tok": top_k, "intermediate_size": moe_w})),
+                27 => merge(c, &json!({"model_type": "ministral3", "head_dim": hd})),
+                28 => json!({"model_type": "mistral3", "text_config": merge(c, &json!({"model_type": "ministral3",
+                    "head_dim": hd}))}),
                 23 => json!({"model_type": "kimi_k25", "text_config": merge(c, &json!({"model_type": "kimi_k2",
                     "n_routed_experts": experts, "num_experts_per_tok": top_k, "moe_intermediate_size": moe_w,
                     "n_shared_experts": 1, "first_k_dense_replace": layers.min(3), "q_lora_rank": mla,

@@ -31,6 +31,8 @@ macro_rules! families {
 families! {
     Llama,
     Mistral,
+    Ministral3,
+    Mistral3,
     Mixtral,
     Qwen2,
     Qwen2Moe,
@@ -52,6 +54,9 @@ families! {
     Llama4,
     Gemma3,
     Phi3,
+    Olmo3,
+    Exaone4,
+    MinimaxM2,
     NemotronH,
     Mamba2,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every

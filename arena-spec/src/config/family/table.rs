@@ -50,6 +50,53 @@ impl Family {
                 refusals: &[],
                 compressed: None,
             },
+            // Ministral 3 (ministral3/modeling_ministral3.py): Mistral's attention and MLP; a q
+            // width set by `head_dim`, not by hidden / heads; Llama-4's query scaling after RoPE
+            // (`llama_4_scaling_beta`) changes no width.
+            Family::Ministral3 => &FamilyRules {
+                model_type: "ministral3",
+                text_model_type: None,
+                reference: reference!("ministral3", "Ministral3Config", "Ministral3ForCausalLM"),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: None,
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                // Ministral3Config (configuration: 78–79): 8 kv heads, head_dim 128.
+                defaults: &[("num_key_value_heads", 8), ("head_dim", 128)],
+                refusals: &[],
+                compressed: None,
+            },
+            // Mistral 3 (mistral3/modeling_mistral3.py): a `ministral3` text config under
+            // `text_config`, which `Mistral3Model` builds with `AutoModel` (186); the vision
+            // tower and projector are not the text arena's.
+            Family::Mistral3 => &FamilyRules {
+                model_type: "mistral3",
+                text_model_type: Some("ministral3"),
+                reference: reference!(
+                    "ministral3",
+                    "Ministral3Config",
+                    "Mistral3ForConditionalGeneration"
+                ),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: None,
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                defaults: &[("num_key_value_heads", 8), ("head_dim", 128)],
+                refusals: &[],
+                compressed: None,
+            },
             Family::Mixtral => &FamilyRules {
                 model_type: "mixtral",
                 text_model_type: None,
@@ -577,6 +624,77 @@ impl Family {
                 dense_width_key: "intermediate_size",
                 mixer_only: false,
                 defaults: &[],
+                refusals: &[],
+                compressed: None,
+            },
+            // OLMo 3 (olmo3/modeling_olmo3.py): q/k RMSNorm over the whole projection (162–163),
+            // post-norms, 3 sliding : 1 full layers; `head_dim` is read with `getattr`, else
+            // hidden / heads (144).
+            Family::Olmo3 => &FamilyRules {
+                model_type: "olmo3",
+                text_model_type: None,
+                reference: reference!("olmo3", "Olmo3Config", "Olmo3ForCausalLM"),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: None,
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                defaults: &[],
+                refusals: &[],
+                compressed: None,
+            },
+            // EXAONE 4 (exaone4/modeling_exaone4.py): q/k RMSNorm per head (209–210), post-norms,
+            // sliding and global layers (no RoPE on global ones); `head_dim` as OLMo 3's (194).
+            Family::Exaone4 => &FamilyRules {
+                model_type: "exaone4",
+                text_model_type: None,
+                reference: reference!("exaone4", "Exaone4Config", "Exaone4ForCausalLM"),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: None,
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                // Exaone4Config (configuration: 83): 32 kv heads, not derived from the heads.
+                defaults: &[("num_key_value_heads", 32)],
+                refusals: &[],
+                compressed: None,
+            },
+            // MiniMax-M2 (minimax_m2/modeling_minimax_m2.py): every layer routes; an expert's width
+            // is `intermediate_size` (MiniMaxM2Experts, 76–77); no shared expert; q/k RMSNorm over
+            // the whole projection (292–293); `num_experts` is the attribute_map alias of
+            // `num_local_experts` (configuration: 69–71).
+            Family::MinimaxM2 => &FamilyRules {
+                model_type: "minimax_m2",
+                text_model_type: None,
+                reference: reference!("minimax_m2", "MiniMaxM2Config", "MiniMaxM2ForCausalLM"),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: Some(MoeKeys {
+                    experts: &["num_experts", "num_local_experts"],
+                    experts_field: "num_local_experts",
+                    expert_width: "intermediate_size",
+                    shared: SharedExpert::None,
+                    dense_layers: DenseLayers::None,
+                }),
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                // MiniMaxM2Config (configuration: 79–80): 8 kv heads, head_dim 128.
+                defaults: &[("num_key_value_heads", 8), ("head_dim", 128)],
                 refusals: &[],
                 compressed: None,
             },
