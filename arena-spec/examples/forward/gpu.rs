@@ -135,6 +135,16 @@ impl<'d> GpuOps<'d> {
         if decoder.experts > 256 || decoder.top_k > 32 {
             return Err("gpu.cu's router takes at most 256 experts and 32 chosen".into());
         }
+        // `attention` keeps one f32 score per cached position in shared memory, within the
+        // 48 KiB a launch gets without opting in; `qk_norm_rope` one block thread per head lane.
+        if max_seq * 4 > 48 << 10 || decoder.head_dim > 1024 {
+            return Err(format!(
+                "gpu.cu's attention holds at most 12288 positions and heads of at most 1024 \
+                 (asked: {max_seq} positions, head_dim {})",
+                decoder.head_dim
+            )
+            .into());
+        }
         let blas = CudaBlas::new(stream.clone())?;
         // 32 MiB, what cuBLAS's documentation recommends for Hopper.
         let mut workspace = stream.alloc_zeros::<u8>(32 << 20)?;
