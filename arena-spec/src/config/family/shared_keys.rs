@@ -27,6 +27,11 @@ pub(super) const DEEPSEEK_V3_DEFAULTS: &[(&str, usize)] = &[
     ("first_k_dense_replace", 3),
 ];
 
+/// Ministral3Config (configuration_ministral3.py: 78–79), which Mistral 3 files nest: 8 kv
+/// heads and head_dim 128.
+pub(super) const MINISTRAL3_DEFAULTS: &[(&str, usize)] =
+    &[("num_key_value_heads", 8), ("head_dim", 128)];
+
 /// DeepSeek's (and GLM-4.5's) experts: `n_routed_experts`, whose `attribute_map` alias `num_local_experts`
 /// wins over it; one shared MLP of `n_shared_experts` routed widths; the first
 /// `first_k_dense_replace` layers dense.

@@ -2,7 +2,8 @@
 //! folder and classes it follows (transformers 5.24.0). FAMILIES.md has one section per row.
 
 use super::shared_keys::{
-    DEEPSEEK_V3_DEFAULTS, DEEPSEEK_V3_MOE, DSA_MOE, MIXTRAL_MOE, NEMOTRON_MAMBA, QWEN2_MOE,
+    DEEPSEEK_V3_DEFAULTS, DEEPSEEK_V3_MOE, DSA_MOE, MINISTRAL3_DEFAULTS, MIXTRAL_MOE,
+    NEMOTRON_MAMBA, QWEN2_MOE,
 };
 use super::{
     reference, CompressedAttention, DenseLayers, Family, FamilyRules, HeadDim, MambaKeys, Mixers,
@@ -67,8 +68,7 @@ impl Family {
                 mrope: Mrope::FromFile,
                 dense_width_key: "intermediate_size",
                 mixer_only: false,
-                // Ministral3Config (configuration: 78–79): 8 kv heads, head_dim 128.
-                defaults: &[("num_key_value_heads", 8), ("head_dim", 128)],
+                defaults: MINISTRAL3_DEFAULTS,
                 refusals: &[],
                 compressed: None,
             },
@@ -93,7 +93,7 @@ impl Family {
                 mrope: Mrope::FromFile,
                 dense_width_key: "intermediate_size",
                 mixer_only: false,
-                defaults: &[("num_key_value_heads", 8), ("head_dim", 128)],
+                defaults: MINISTRAL3_DEFAULTS,
                 refusals: &[],
                 compressed: None,
             },
