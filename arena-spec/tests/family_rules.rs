@@ -275,3 +275,49 @@ fn a_model_without_an_ffn_width_has_no_dense_ffn_buffers() {
     let s = arena_spec::BufferSizes::from_config(&c, 256, 4096, 16, 8);
     assert_eq!((s.ffn_act_a, s.ffn_act_q8, s.ffn_gate_up_fused), (0, 0, 0));
 }
+
+/// DeepSeek-V4's layer kinds read as its configuration class reads them: `layer_types` names
+/// give the same arena as the `compress_ratios` they stand for; a ratio the class does not map
+/// and a list shorter than the layers are refused in one line naming the key.
+#[test]
+fn deepseek_v4_layer_kinds_read_from_names_or_ratios() {
+    let text = arena_spec::models::find("deepseek-v4-flash").unwrap().json;
+    let load = |json: &str| {
+        arena_spec::ModelConfig::from_json_str_with_levers(
+            json,
+            std::path::Path::new("v4.json"),
+            Default::default(),
+        )
+    };
+    let mut raw: serde_json::Value = serde_json::from_str(text).unwrap();
+    let names: Vec<&str> = raw["compress_ratios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(43)
+        .map(|r| match r.as_u64().unwrap() {
+            0 => "sliding_attention",
+            4 => "compressed_sparse_attention",
+            _ => "heavily_compressed_attention",
+        })
+        .collect();
+    let by_ratio = load(text).unwrap();
+    raw["layer_types"] = serde_json::json!(names);
+    let by_name = load(&raw.to_string()).unwrap();
+    let inputs = arena_spec::ArenaInputs::defaults_for(&by_ratio);
+    assert_eq!(
+        inputs.sizes(&by_ratio).unwrap(),
+        inputs.sizes(&by_name).unwrap()
+    );
+    assert_eq!(by_name.compressor_width, 2624);
+
+    let odd = text.replacen("[0, 0, 4,", "[0, 0, 8,", 1);
+    let err = load(&odd).unwrap_err().to_string();
+    assert!(
+        err.contains("compress_ratios") && err.contains("has 8") && !err.contains('\n'),
+        "{err}"
+    );
+    let short = text.replacen("[0, 0, 4, 128, 4, 128,", "[", 1);
+    let err = load(&short).unwrap_err().to_string();
+    assert!(err.contains("fewer than num_hidden_layers 43"), "{err}");
+}

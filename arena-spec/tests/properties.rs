@@ -109,7 +109,7 @@ fn merge(mut a: Value, b: &Value) -> Value {
 /// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..30;
+    let family = 0usize..31;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -175,6 +175,19 @@ fn config_json() -> impl Strategy<Value = Value> {
                         t = merge(t, &moe_keys);
                     }
                     json!({"model_type": if family == 21 { "qwen3_vl" } else { "qwen3_vl_moe" }, "text_config": t})
+                }
+                29 => {
+                    // DeciLM: per-block attention (some no-ops) and FFN multipliers.
+                    let blocks: Vec<Value> = (0..layers)
+                        .map(|i| {
+                            let mult = [0.5, 1.3125, 5.25][i % 3];
+                            json!({"attention": {"no_op": i % 3 == 1, "n_heads_in_group": 1},
+                                   "ffn": {"ffn_mult": mult}})
+                        })
+                        .collect();
+                    json!({"model_type": "nemotron-nas", "hidden_size": hidden, "num_hidden_layers": layers,
+                        "vocab_size": vocab, "max_position_embeddings": ctx, "num_attention_heads": heads,
+                        "num_key_value_heads": null, "intermediate_size": null, "block_configs": blocks})
                 }
                 24 => merge(c, &json!({"model_type": "olmo3"})),
                 25 => merge(c, &json!({"model_type": "exaone4", "head_dim": hd})),

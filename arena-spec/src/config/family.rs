@@ -58,6 +58,7 @@ families! {
     Exaone4,
     MinimaxM2,
     NemotronH,
+    NemotronNas,
     Mamba2,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
@@ -179,6 +180,9 @@ pub enum Mixers {
     Mamba2,
     /// Synthetic: `layer_types` may name attention, linear attention and Mamba-2 layers.
     AnyKind,
+    /// DeciLM (Llama-Nemotron NAS): one `block_configs` entry per layer, each with its own
+    /// attention (or none) and FFN width (`config/blocks.rs`).
+    Blocks,
 }
 
 /// Where a MoE family's layers get a dense FFN instead of experts.
@@ -339,7 +343,8 @@ impl Family {
 
     /// The transformers model folder whose configuration and modeling files this family
     /// follows (`kimi_k2` files declare the DeepSeek-V3 architecture); the synthetic
-    /// configs, which follow none, their own `model_type`. The folder alone: the classes are
+    /// configs, which follow none, and `nemotron-nas`, whose reference is NVIDIA's remote code,
+    /// their own `model_type`. The folder alone: the classes are
     /// in [`Family::rules`]'s `reference`.
     pub fn reference(self) -> &'static str {
         match self.rules().reference {
@@ -400,7 +405,12 @@ mod tests {
             if let Some(moe) = r.moe {
                 assert!(moe.experts.contains(&moe.experts_field), "{f:?}");
             }
-            assert_eq!(r.reference.is_none(), f == Family::Synthetic, "{f:?}");
+            // No transformers reference: the synthetic configs, and DeciLM's remote code.
+            assert_eq!(
+                r.reference.is_none(),
+                matches!(f, Family::Synthetic | Family::NemotronNas),
+                "{f:?}"
+            );
         }
     }
 }

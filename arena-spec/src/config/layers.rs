@@ -13,6 +13,12 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
     if rules.mixers == Mixers::NemotronHybrid {
         return nemotron_layers(k);
     }
+    if rules.mixers == Mixers::Blocks {
+        // The kinds alone; `load.rs` reads the blocks' widths (`blocks.rs`).
+        let hidden = k.positive("hidden_size", MAX_DIM)?;
+        let heads = k.positive("num_attention_heads", MAX_DIM)?;
+        return Ok(super::blocks::blocks(k, hidden, heads)?.kinds);
+    }
     let layers = k.positive("num_hidden_layers", MAX_DIM)?;
     if let Some(types) = k.strings("layer_types")? {
         if types.len() != layers {
@@ -34,7 +40,9 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 | "chunked_attention"
                 | "attention"
                 | "indexed_attention"
-                | "deepseek_sparse_attention" => Ok(LayerKind::Attention),
+                | "deepseek_sparse_attention"
+                | "compressed_sparse_attention"
+                | "heavily_compressed_attention" => Ok(LayerKind::Attention),
                 "linear_attention" if gdn => Ok(LayerKind::LinearAttention),
                 "mamba" | "mamba2" if mamba => Ok(LayerKind::Mamba2),
                 other => Err(f.invalid(
@@ -68,7 +76,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 })
                 .collect())
         }
-        Mixers::Attention | Mixers::NemotronHybrid | Mixers::AnyKind => {
+        Mixers::Attention | Mixers::NemotronHybrid | Mixers::AnyKind | Mixers::Blocks => {
             Ok(vec![LayerKind::Attention; layers])
         }
     }

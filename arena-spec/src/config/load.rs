@@ -4,9 +4,10 @@
 //! modeling file); where a file's keys disagree in a way the reference would reject, the
 //! file is refused naming both keys.
 
+use super::blocks::blocks;
 use super::compressed::compressed_attention;
 use super::error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
-use super::family::{Family, HeadDim, Mrope};
+use super::family::{Family, HeadDim, Mixers, Mrope};
 use super::fields::{json_kind, Fields};
 use super::keys::Keys;
 use super::layers::layer_layout;
@@ -110,6 +111,13 @@ fn from_value(
     } else {
         num_key_value_heads
     };
+    // DeciLM: the widest block's kv heads and FFN (its file nulls both keys).
+    let blocks = match rules.mixers {
+        Mixers::Blocks => Some(blocks(&k, hidden_size, num_attention_heads)?),
+        _ => None,
+    };
+    let num_key_value_heads = blocks.as_ref().map_or(num_key_value_heads, |b| b.kv_heads);
+    let dense_width = blocks.as_ref().map_or(moe.dense_width, |b| b.ffn_width);
     // The indexer: its heads and selection where a layer has one (`has_indexer`). The seeds'
     // `index_topk` counts the selection in tokens (`lists [2048, index_topk /
     // index_compress_ratio]`); DeepSeek-V4's `index_topk` counts compressed entries
@@ -128,7 +136,7 @@ fn from_value(
         model_type: model_type.to_string().into(),
         family,
         hidden_size,
-        intermediate_size: moe.dense_width,
+        intermediate_size: dense_width,
         num_hidden_layers,
         vocab_size,
         max_position_embeddings,

@@ -10,6 +10,7 @@
 //! holds the engine's levers, `shard.rs` one GPU's config of a parallel layout,
 //! `const_item.rs` writes a config as a `const` item.
 
+mod blocks;
 mod compressed;
 mod const_item;
 mod error;
@@ -41,7 +42,8 @@ pub enum LayerKind {
     LinearAttention,
     /// A Mamba-2 mixer.
     Mamba2,
-    /// A Nemotron-H layer that is only a dense MLP (`-`).
+    /// A layer that is only a dense MLP: Nemotron-H's `-`, a DeciLM block whose attention is a
+    /// no-op.
     Mlp,
     /// A Nemotron-H layer that is only a MoE (`E`).
     Moe,

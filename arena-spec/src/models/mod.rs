@@ -63,6 +63,7 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "gpt-oss-120b",
     "nemotron-h-56b-base-8k",
     "nemotron-3-nano-30b-a3b",
+    "llama-3.3-nemotron-super-49b-v1",
     "synthetic-all-features-moe",
     "synthetic-all-features-dense",
 ];

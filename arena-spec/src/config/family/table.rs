@@ -741,6 +741,27 @@ impl Family {
                 }],
                 compressed: None,
             },
+            // Llama-Nemotron NAS (DeciLM): no transformers class; NVIDIA's `modeling_decilm.py`
+            // is the reference (`config/blocks.rs`). Its attention is Llama's with per-block kv
+            // heads; head_dim is hidden / heads (`DeciLMAttention`).
+            Family::NemotronNas => &FamilyRules {
+                model_type: "nemotron-nas",
+                text_model_type: None,
+                reference: None,
+                mixers: Mixers::Blocks,
+                mla: false,
+                moe: None,
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                defaults: &[],
+                refusals: &[],
+                compressed: None,
+            },
             Family::Mamba2 => &FamilyRules {
                 model_type: "mamba2",
                 text_model_type: None,
