@@ -309,7 +309,7 @@ fn deepseek_v4_layer_kinds_read_from_names_or_ratios() {
         inputs.sizes(&by_ratio).unwrap(),
         inputs.sizes(&by_name).unwrap()
     );
-    assert_eq!(by_name.compressor_width, 2624);
+    assert_eq!(by_name.extra_qkv_width, 2624);
 
     let odd = text.replacen("[0, 0, 4,", "[0, 0, 8,", 1);
     let err = load(&odd).unwrap_err().to_string();

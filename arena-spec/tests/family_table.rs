@@ -22,11 +22,13 @@ fn files_by_family() -> BTreeMap<&'static str, Vec<(String, String)>> {
         .iter()
         .map(|m| (m.name.to_string(), m.json.to_string()))
         .collect();
-    let mamba = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/mamba-codestral-7b.transcribed.json"
-    );
-    files.push((mamba.into(), std::fs::read_to_string(mamba).unwrap()));
+    // The fixtures of families without a shipped file.
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    for entry in std::fs::read_dir(fixtures).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        files.push((path.display().to_string(), text));
+    }
     let qwen3_moe = SHIPPED.iter().find(|m| m.name == "qwen3-30b-a3b").unwrap();
     let mut qwen2_moe = parse(qwen3_moe.json);
     qwen2_moe["model_type"] = json!("qwen2_moe");

@@ -24,6 +24,9 @@ fn oracle() -> Value {
 struct Built<'a> {
     modules: &'a serde_json::Map<String, Value>,
     params: &'a serde_json::Map<String, Value>,
+    /// The family's layers differ in width (`FamilyRules::layer_widths`): a module's width is
+    /// its widest layer's, which is what the arena sizes; elsewhere every layer must agree.
+    per_layer: bool,
 }
 
 impl Built<'_> {
@@ -62,6 +65,9 @@ impl Built<'_> {
         pick: impl Fn((usize, usize)) -> usize,
     ) -> Option<usize> {
         let widths: Vec<usize> = self.linear(name, exclude).into_iter().map(pick).collect();
+        if self.per_layer {
+            return widths.into_iter().max();
+        }
         assert!(
             widths.windows(2).all(|w| w[0] == w[1]),
             "{name}: layers disagree: {widths:?}"
@@ -168,6 +174,13 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
     );
     check("indexer k (wk out)", c.index_head_dim, b.out("wk", &[]));
 
+    // Laguna's output gate of the attention input, held in qkv_output.
+    check(
+        "output gate (g_proj out)",
+        c.extra_qkv_width,
+        b.out("g_proj", not_attention),
+    );
+
     // DeepSeek-V4: one K=V head, the grouped O projection, the hyper-connections, the
     // compressors and the indexer (modeling_deepseek_v4.py).
     if let Some(kv) = b.out("kv_proj", not_attention) {
@@ -232,7 +245,7 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
         let widest = 2 * compressor + dsv4_indexer_projections(b);
         check(
             "compressor and indexer projections (widest layer)",
-            c.compressor_width,
+            c.extra_qkv_width,
             Some(widest),
         );
     }
@@ -358,7 +371,8 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
         // DeepSeek-V4's compressor (kv and gate, its widest layer) and indexer projections,
         // which this arena holds in qkv_output.
         + 2 * b.widest_out("self_attn.compressor.kv_proj").unwrap_or(0)
-        + dsv4_indexer_projections(b);
+        + dsv4_indexer_projections(b)
+        + b.out("g_proj", not_attention).unwrap_or(0);
     at_least(
         "qkv_output",
         1,
@@ -459,6 +473,7 @@ fn every_shipped_config_matches_the_reference_modules() {
         let built = Built {
             modules: entry["modules"].as_object().unwrap(),
             params: entry["params"].as_object().unwrap(),
+            per_layer: config.family.rules().layer_widths.is_some(),
         };
         let widths = width_checks(config, &built);
         assert!(
@@ -466,6 +481,26 @@ fn every_shipped_config_matches_the_reference_modules() {
             "{name}: only {} widths could be compared",
             widths.len()
         );
+        // The per-layer families' widest widths are compared, not skipped.
+        let must: &[&str] = match config.model_type.as_ref() {
+            "mimo_v2_flash" => &[
+                "q projection (q_proj out)",
+                "k + v projections",
+                "attention output (o_proj in)",
+            ],
+            "laguna" => &[
+                "q projection (q_proj out)",
+                "k + v projections",
+                "output gate (g_proj out)",
+            ],
+            _ => &[],
+        };
+        for must in must {
+            assert!(
+                widths.iter().any(|(what, _, _)| what == must),
+                "{name}: `{must}` was not compared"
+            );
+        }
         // DeepSeek-V4's own modules are compared, not skipped for a name that moved.
         if config.model_type == "deepseek_v4" {
             for must in [
@@ -550,6 +585,7 @@ fn refused_latent_moe_files_do_build_latent_projections_in_the_reference() {
         let built = Built {
             modules: entry["modules"].as_object().unwrap(),
             params: entry["params"].as_object().unwrap(),
+            per_layer: false,
         };
         let path = format!(
             "{}/tests/vendor_refused/{name}.json",

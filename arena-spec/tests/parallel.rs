@@ -84,14 +84,14 @@ fn deepseek_v4_splits_its_heads_and_replicates_its_one_kv_head() {
     // 4 · 512 + 4 · 128 + 64 = 2624.
     let whole = load("deepseek-v4-flash");
     assert_eq!(whole.num_key_value_heads, 1);
-    assert_eq!(whole.compressor_width, 2624);
+    assert_eq!(whole.extra_qkv_width, 2624);
     let c = shard("deepseek-v4-flash", 8, 1, 1, 0);
     assert_eq!((c.num_attention_heads, c.num_key_value_heads), (8, 1));
     assert_eq!(c.qkv_width(), 8 * 512 + 2 * 512 + 1024 + 2624);
     assert_eq!(c.attn_output_width(), 8 * 512);
     // Not split: the O latent, the streams, the compressors (never narrower than a share).
     assert_eq!((c.o_latent_width(), c.hc_mult), (8 * 1024, 4));
-    assert_eq!(c.compressor_width, 2624);
+    assert_eq!(c.extra_qkv_width, 2624);
     // Experts: 256 of 2048, top-6, one shared expert of 2048; ep = 8 holds 32 at full width.
     let c = shard("deepseek-v4-flash", 8, 8, 1, 0);
     assert_eq!((c.local_experts(), c.moe_intermediate_size), (32, 2048));

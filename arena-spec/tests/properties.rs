@@ -109,7 +109,7 @@ fn merge(mut a: Value, b: &Value) -> Value {
 /// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..31;
+    let family = 0usize..33;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -188,6 +188,13 @@ fn config_json() -> impl Strategy<Value = Value> {
                     json!({"model_type": "nemotron-nas", "hidden_size": hidden, "num_hidden_layers": layers,
                         "vocab_size": vocab, "max_position_embeddings": ctx, "num_attention_heads": heads,
                         "num_key_value_heads": null, "intermediate_size": null, "block_configs": blocks})
+                }
+                30 => merge(c, &json!({"model_type": "mimo_v2_flash", "head_dim": hd, "v_head_dim": hd.div_ceil(2),
+                    "n_routed_experts": experts, "num_experts_per_tok": top_k, "moe_intermediate_size": moe_w})),
+                31 => {
+                    let per_layer: Vec<usize> = (0..layers).map(|i| if i % 4 == 3 { heads } else { heads * 2 }).collect();
+                    merge(merge(c, &moe_keys), &json!({"model_type": "laguna", "head_dim": hd,
+                        "num_attention_heads_per_layer": per_layer, "gating": if kv % 2 == 0 { json!(true) } else { json!("per-element") }}))
                 }
                 24 => merge(c, &json!({"model_type": "olmo3"})),
                 25 => merge(c, &json!({"model_type": "exaone4", "head_dim": hd})),

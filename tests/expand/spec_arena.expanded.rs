@@ -28,8 +28,9 @@ pub struct BufferSizes {
     pub norm_output: usize,
     /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
     /// 256 bytes for a model without attention layers. Beyond the seeds' wording, chosen here:
-    /// DeepSeek-V4's compressor and indexer projections of the same input
-    /// (`ModelConfig::compressor_width`), which the seeds' arena has no other buffer for.
+    /// the other projections of the same input (`ModelConfig::extra_qkv_width`: DeepSeek-V4's
+    /// compressor and indexer, Laguna's output gate), which the seeds' arena has no other
+    /// buffer for.
     /// Live in the attention mixer only: the O projection consumes it.
     ///
     /// Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · phase `attention` · tracked
@@ -3944,8 +3945,9 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     pub norm_output: ::arena_runtime::View<'a, bf16, D>,
     /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
     /// 256 bytes for a model without attention layers. Beyond the seeds' wording, chosen here:
-    /// DeepSeek-V4's compressor and indexer projections of the same input
-    /// (`ModelConfig::compressor_width`), which the seeds' arena has no other buffer for.
+    /// the other projections of the same input (`ModelConfig::extra_qkv_width`: DeepSeek-V4's
+    /// compressor and indexer, Laguna's output gate), which the seeds' arena has no other
+    /// buffer for.
     /// Live in the attention mixer only: the O projection consumes it.
     pub qkv_output: ::arena_runtime::View<'a, bf16, D>,
     /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
@@ -4437,8 +4439,9 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
     /// 256 bytes for a model without attention layers. Beyond the seeds' wording, chosen here:
-    /// DeepSeek-V4's compressor and indexer projections of the same input
-    /// (`ModelConfig::compressor_width`), which the seeds' arena has no other buffer for.
+    /// the other projections of the same input (`ModelConfig::extra_qkv_width`: DeepSeek-V4's
+    /// compressor and indexer, Laguna's output gate), which the seeds' arena has no other
+    /// buffer for.
     /// Live in the attention mixer only: the O projection consumes it.
     pub qkv_output: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
@@ -4938,8 +4941,9 @@ pub struct BufferArenaAttentionViews<'a, D: ::arena_runtime::Device> {
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
     /// 256 bytes for a model without attention layers. Beyond the seeds' wording, chosen here:
-    /// DeepSeek-V4's compressor and indexer projections of the same input
-    /// (`ModelConfig::compressor_width`), which the seeds' arena has no other buffer for.
+    /// the other projections of the same input (`ModelConfig::extra_qkv_width`: DeepSeek-V4's
+    /// compressor and indexer, Laguna's output gate), which the seeds' arena has no other
+    /// buffer for.
     /// Live in the attention mixer only: the O projection consumes it.
     pub qkv_output: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value

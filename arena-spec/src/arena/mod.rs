@@ -93,8 +93,9 @@ pub struct BufferArena {
     pub norm_output: DevicePtr<bf16>,
     /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
     /// 256 bytes for a model without attention layers. Beyond the seeds' wording, chosen here:
-    /// DeepSeek-V4's compressor and indexer projections of the same input
-    /// (`ModelConfig::compressor_width`), which the seeds' arena has no other buffer for.
+    /// the other projections of the same input (`ModelConfig::extra_qkv_width`: DeepSeek-V4's
+    /// compressor and indexer, Laguna's output gate), which the seeds' arena has no other
+    /// buffer for.
     /// Live in the attention mixer only: the O projection consumes it.
     #[buffer(shape = [max_batch_tokens, config.qkv_width()], min_bytes = 256, phase = attention)]
     pub qkv_output: DevicePtr<bf16>,

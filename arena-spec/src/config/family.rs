@@ -54,6 +54,8 @@ families! {
     Llama4,
     Gemma3,
     Phi3,
+    MimoV2Flash,
+    Laguna,
     Olmo3,
     Exaone4,
     MinimaxM2,
@@ -113,6 +115,27 @@ pub struct FamilyRules {
     pub refusals: &'static [Refusal],
     /// DeepSeek-V4's compressed attention (`None` for every other family).
     pub compressed: Option<CompressedAttention>,
+    /// Attention widths that differ by layer (MiMo-V2-Flash, Laguna; `None` for every other
+    /// family).
+    pub layer_widths: Option<LayerWidths>,
+}
+
+/// Attention widths a family sets per layer or beside q, k and v; the arena takes the widest
+/// layer of each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayerWidths {
+    /// The value head size, apart from the q/k head size (MiMo-V2-Flash's `v_head_dim`: v and
+    /// the O projection's input per head).
+    pub value_head_dim: Option<&'static str>,
+    /// Sliding-window layers hold this many times `num_key_value_heads` (MiMo-V2-Flash: 2,
+    /// hard-coded in `MiMoV2FlashAttention`); where the file has no `layer_types`, every layer
+    /// but the first and each sixth slides (its configuration class's rule). 1: no difference.
+    pub sliding_kv_factor: usize,
+    /// A per-layer list of q head counts (Laguna's `num_attention_heads_per_layer`).
+    pub heads_per_layer: Option<&'static str>,
+    /// The key of an output-gate projection of the attention input (Laguna's `gating`:
+    /// `true` or `"per-head"` one value a head, else one a head element; absent: `true`).
+    pub gate: Option<&'static str>,
 }
 
 /// A family whose attention layers each compress their keys by a per-layer ratio

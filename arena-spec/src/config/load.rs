@@ -10,6 +10,7 @@ use super::error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
 use super::family::{Family, HeadDim, Mixers, Mrope};
 use super::fields::{json_kind, Fields};
 use super::keys::Keys;
+use super::layer_widths::widest;
 use super::layers::layer_layout;
 use super::levers::Levers;
 use super::mamba::mamba_shape;
@@ -118,6 +119,25 @@ fn from_value(
     };
     let num_key_value_heads = blocks.as_ref().map_or(num_key_value_heads, |b| b.kv_heads);
     let dense_width = blocks.as_ref().map_or(moe.dense_width, |b| b.ffn_width);
+    // MiMo-V2-Flash, Laguna: the widest layer's heads, kv heads, value head size and gate.
+    let widest = match rules.layer_widths {
+        Some(w) if has_attention => Some(widest(
+            &k,
+            w,
+            layers.len(),
+            (
+                num_attention_heads,
+                num_key_value_heads,
+                head_dim_field.unwrap_or(0),
+            ),
+        )?),
+        _ => None,
+    };
+    let (num_attention_heads, num_key_value_heads) = widest
+        .as_ref()
+        .map_or((num_attention_heads, num_key_value_heads), |w| {
+            (w.heads, w.kv_heads)
+        });
     // The indexer: its heads and selection where a layer has one (`has_indexer`). The seeds'
     // `index_topk` counts the selection in tokens (`lists [2048, index_topk /
     // index_compress_ratio]`); DeepSeek-V4's `index_topk` counts compressed entries
@@ -171,7 +191,13 @@ fn from_value(
         kv_lora_rank: k.dim_or("kv_lora_rank", 0)?,
         qk_nope_head_dim: k.dim_or("qk_nope_head_dim", 0)?,
         qk_rope_head_dim: k.dim_or("qk_rope_head_dim", 0)?,
-        v_head_dim: k.dim_or("v_head_dim", 0)?,
+        // A value head size of its own for an MLA attention, or where the family's attention
+        // reads one (MiMo-V2-Flash); a stray key elsewhere is not read.
+        v_head_dim: match &widest {
+            Some(w) if w.value_head_dim > 0 => w.value_head_dim,
+            _ if k.dim_or("kv_lora_rank", 0)? > 0 => k.dim_or("v_head_dim", 0)?,
+            _ => 0,
+        },
         index_n_heads: index_dim("index_n_heads")?,
         index_head_dim: index_dim("index_head_dim")?,
         index_topk: index_dim("index_topk")?.saturating_mul(index_scale),
@@ -189,7 +215,8 @@ fn from_value(
         mamba_chunk_size: mamba.chunk,
         o_groups: k.dim_or("o_groups", 0)?,
         o_lora_rank: k.dim_or("o_lora_rank", 0)?,
-        compressor_width: compressed.as_ref().map_or(0, |c| c.compressor_width),
+        extra_qkv_width: compressed.as_ref().map_or(0, |c| c.compressor_width)
+            + widest.as_ref().map_or(0, |w| w.gate_width),
         hc_mult: k.dim_or("hc_mult", 0)?,
         hc_lowrank_rank: k.dim_or("hc_lowrank_rank", 0)?,
         adapter_max_rank: k.dim_or("adapter_max_rank", 0)?,

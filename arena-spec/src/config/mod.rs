@@ -18,6 +18,7 @@ pub mod family;
 mod fields;
 mod json;
 mod keys;
+mod layer_widths;
 mod layers;
 pub mod levers;
 mod load;
@@ -147,10 +148,11 @@ pub struct ModelConfig {
     /// Grouped O-projection (DeepSeek-V4's `o_a_proj`, `DeepseekV4GroupedLinear`).
     pub o_groups: usize,
     pub o_lora_rank: usize,
-    /// Per token, the widest layer's compressor and indexer projections of the attention
-    /// input (DeepSeek-V4's compressed attention: `config/compressed.rs`), held in
-    /// `qkv_output` beside q and kv; 0 without compressed attention.
-    pub compressor_width: usize,
+    /// Per token, the widest layer's projections of the attention input beyond q, k, v and a
+    /// low-rank q, which this arena holds in `qkv_output` beside them (chosen here: the same
+    /// input, the same phase): DeepSeek-V4's compressor and indexer projections
+    /// (`config/compressed.rs`), Laguna's output gate (`g_proj`). 0 for every other model.
+    pub extra_qkv_width: usize,
     /// Hyper-connections (DeepSeek-V4's `DeepseekV4HyperConnection`: `hc_mult` residual
     /// streams).
     pub hc_mult: usize,
@@ -185,9 +187,10 @@ impl ModelConfig {
         }
     }
 
-    /// The attention value head size (MLA's `v_head_dim`, else `head_dim`).
+    /// The attention value head size: MLA's `v_head_dim`; a family's own `v_head_dim`
+    /// (MiMo-V2-Flash, where it is set); else `head_dim`.
     pub const fn value_head_dim(&self) -> usize {
-        if self.is_mla() {
+        if self.is_mla() || self.v_head_dim > 0 {
             self.v_head_dim
         } else {
             self.head_dim()
@@ -205,18 +208,18 @@ impl ModelConfig {
         if self.is_mla() {
             self.kv_lora_rank + self.qk_rope_head_dim
         } else {
-            2 * self.num_key_value_heads * self.head_dim()
+            self.num_key_value_heads * (self.head_dim() + self.value_head_dim())
         }
     }
 
     /// Width of the fused qkv output: q, k and v, the compressed q of a low-rank q
-    /// projection, and DeepSeek-V4's compressor and indexer projections
-    /// ([`Self::compressor_width`]).
+    /// projection, and the other projections of the attention input
+    /// ([`Self::extra_qkv_width`]).
     pub const fn qkv_width(&self) -> usize {
         if self.num_attention_layers() == 0 {
             return 0;
         }
-        self.q_proj_width() + self.kv_proj_width() + self.q_lora_rank + self.compressor_width
+        self.q_proj_width() + self.kv_proj_width() + self.q_lora_rank + self.extra_qkv_width
     }
 
     /// Width of the attention output before the O projection: `q_heads · value head dim`.

@@ -38,6 +38,7 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "olmo-3.1-32b-instruct",
     "exaone-4.0-32b",
     "minimax-m2.7",
+    "laguna-xs.2-fp8",
     "gemma-3-1b-it",
     "gemma-3-4b-it",
     "qwen2.5-7b",

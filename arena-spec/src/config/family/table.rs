@@ -6,8 +6,8 @@ use super::shared_keys::{
     NEMOTRON_MAMBA, QWEN2_MOE,
 };
 use super::{
-    reference, CompressedAttention, DenseLayers, Family, FamilyRules, HeadDim, MambaKeys, Mixers,
-    MoeKeys, Mrope, Reference, Refusal, RefusalScope, SharedExpert,
+    reference, CompressedAttention, DenseLayers, Family, FamilyRules, HeadDim, LayerWidths,
+    MambaKeys, Mixers, MoeKeys, Mrope, Reference, Refusal, RefusalScope, SharedExpert,
 };
 
 impl Family {
@@ -32,6 +32,7 @@ impl Family {
                 defaults: &[],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Mistral => &FamilyRules {
                 model_type: "mistral",
@@ -50,6 +51,7 @@ impl Family {
                 defaults: &[],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             // Ministral 3 (ministral3/modeling_ministral3.py): Mistral's attention and MLP; a q
             // width set by `head_dim`, not by hidden / heads; Llama-4's query scaling after RoPE
@@ -71,6 +73,7 @@ impl Family {
                 defaults: MINISTRAL3_DEFAULTS,
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             // Mistral 3 (mistral3/modeling_mistral3.py): a `ministral3` text config under
             // `text_config`, which `Mistral3Model` builds with `AutoModel` (186); the vision
@@ -96,6 +99,7 @@ impl Family {
                 defaults: MINISTRAL3_DEFAULTS,
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Mixtral => &FamilyRules {
                 model_type: "mixtral",
@@ -114,6 +118,7 @@ impl Family {
                 defaults: &[],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Qwen2 => &FamilyRules {
                 model_type: "qwen2",
@@ -132,6 +137,7 @@ impl Family {
                 defaults: &[],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Qwen2Moe => &FamilyRules {
                 model_type: "qwen2_moe",
@@ -154,6 +160,7 @@ impl Family {
                 ],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Qwen3 => &FamilyRules {
                 model_type: "qwen3",
@@ -173,6 +180,7 @@ impl Family {
                 defaults: &[("head_dim", 128)],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Qwen3Moe => &FamilyRules {
                 model_type: "qwen3_moe",
@@ -201,6 +209,7 @@ impl Family {
                 defaults: &[("decoder_sparse_step", 1)],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Qwen3Next => &FamilyRules {
                 model_type: "qwen3_next",
@@ -227,6 +236,7 @@ impl Family {
                 ],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Qwen35 => &FamilyRules {
                 model_type: "qwen3_5",
@@ -249,6 +259,7 @@ impl Family {
                 defaults: &[("head_dim", 256), ("full_attention_interval", 4)],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Qwen35Moe => &FamilyRules {
                 model_type: "qwen3_5_moe",
@@ -285,6 +296,7 @@ impl Family {
                 ],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             // Qwen3-VL's text model (`Qwen3VLTextConfig` under `text_config`): Qwen3's attention
             // with q/k norm and the MLP; its rotary embedding always takes three position streams
@@ -312,6 +324,7 @@ impl Family {
                 defaults: &[("head_dim", 128)],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Qwen3VlMoe => &FamilyRules {
                 model_type: "qwen3_vl_moe",
@@ -344,6 +357,7 @@ impl Family {
                 defaults: &[("decoder_sparse_step", 1)],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::DeepseekV3 => &FamilyRules {
                 model_type: "deepseek_v3",
@@ -362,6 +376,7 @@ impl Family {
                 defaults: DEEPSEEK_V3_DEFAULTS,
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::DeepseekV32 => &FamilyRules {
                 model_type: "deepseek_v32",
@@ -397,6 +412,7 @@ impl Family {
                 ],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             // DeepseekV4Config's defaults where a file omits a key (configuration: 129–160).
             // Every layer routes (no `first_k_dense_replace`), beside exactly one shared MLP as
@@ -441,6 +457,7 @@ impl Family {
                     csa_rate: 4,
                     hca_rate: 128,
                 }),
+                layer_widths: None,
             },
             // transformers has no `kimi_k2` model type: kimi_k25/configuration_kimi_k25.py
             // (85–86) builds a `kimi_k2` text config as DeepSeek-V3.
@@ -461,6 +478,7 @@ impl Family {
                 defaults: DEEPSEEK_V3_DEFAULTS,
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             // Kimi-K2.5: a `kimi_k2` text config under `text_config`, which `Kimi_K25Config` builds
             // as DeepSeek-V3 (kimi_k25/configuration_kimi_k25.py: 69, 85–86): the kimi_k2 row's
@@ -482,6 +500,7 @@ impl Family {
                 defaults: DEEPSEEK_V3_DEFAULTS,
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Glm4Moe => &FamilyRules {
                 model_type: "glm4_moe",
@@ -501,6 +520,7 @@ impl Family {
                 defaults: &[("n_shared_experts", 1), ("first_k_dense_replace", 1)],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::GlmMoeDsa => &FamilyRules {
                 model_type: "glm_moe_dsa",
@@ -532,6 +552,7 @@ impl Family {
                 ],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::GptOss => &FamilyRules {
                 model_type: "gpt_oss",
@@ -551,6 +572,7 @@ impl Family {
                 defaults: &[("head_dim", 64)],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Llama4 => &FamilyRules {
                 model_type: "llama4",
@@ -578,6 +600,7 @@ impl Family {
                 defaults: &[("head_dim", 128), ("interleave_moe_layer_step", 1)],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Gemma3 => &FamilyRules {
                 model_type: "gemma3",
@@ -608,6 +631,7 @@ impl Family {
                 ],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Phi3 => &FamilyRules {
                 model_type: "phi3",
@@ -626,10 +650,97 @@ impl Family {
                 defaults: &[],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             // OLMo 3 (olmo3/modeling_olmo3.py): q/k RMSNorm over the whole projection (162–163),
             // post-norms, 3 sliding : 1 full layers; `head_dim` is read with `getattr`, else
             // hidden / heads (144).
+            // MiMo-V2-Flash (mimo_v2_flash/modeling_mimo_v2_flash.py): q and k of `head_dim` (192),
+            // v and the O projection's input of `v_head_dim` (128, 352–357); sliding layers hold
+            // twice the kv heads (341); layer 0 dense, the rest routed, no shared expert
+            // (`mlp_layer_types`, configuration: 119–120); `num_local_experts` is the
+            // attribute_map alias of `n_routed_experts` (74).
+            Family::MimoV2Flash => &FamilyRules {
+                model_type: "mimo_v2_flash",
+                text_model_type: None,
+                reference: reference!(
+                    "mimo_v2_flash",
+                    "MiMoV2FlashConfig",
+                    "MiMoV2FlashForCausalLM"
+                ),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: Some(MoeKeys {
+                    experts: &["num_local_experts", "n_routed_experts"],
+                    experts_field: "n_routed_experts",
+                    expert_width: "moe_intermediate_size",
+                    shared: SharedExpert::None,
+                    dense_layers: DenseLayers::FirstKOrTypes,
+                }),
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                // MiMoV2FlashConfig (configuration: 82, 104–105); its default `mlp_layer_types`
+                // makes layer 0 dense (`first_k_dense_replace` 1 stands for that rule).
+                defaults: &[
+                    ("num_key_value_heads", 4),
+                    ("head_dim", 192),
+                    ("v_head_dim", 128),
+                    ("first_k_dense_replace", 1),
+                ],
+                refusals: &[],
+                compressed: None,
+                layer_widths: Some(LayerWidths {
+                    value_head_dim: Some("v_head_dim"),
+                    sliding_kv_factor: 2,
+                    heads_per_layer: None,
+                    gate: None,
+                }),
+            },
+            // Laguna (laguna/modeling_laguna.py): q heads per layer
+            // (`num_attention_heads_per_layer`, 417), a softplus output gate `g_proj` of the
+            // attention input (354–356), layer 0 dense and the rest routed beside a shared
+            // expert (218–224; `mlp_layer_types`, configuration: 131–132).
+            Family::Laguna => &FamilyRules {
+                model_type: "laguna",
+                text_model_type: None,
+                reference: reference!("laguna", "LagunaConfig", "LagunaForCausalLM"),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: Some(MoeKeys {
+                    experts: &["num_experts"],
+                    experts_field: "num_experts",
+                    expert_width: "moe_intermediate_size",
+                    shared: SharedExpert::Width("shared_expert_intermediate_size"),
+                    dense_layers: DenseLayers::FirstKOrTypes,
+                }),
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                // LagunaConfig (configuration: 96, 107, 118).
+                defaults: &[
+                    ("num_key_value_heads", 8),
+                    ("head_dim", 128),
+                    ("shared_expert_intermediate_size", 512),
+                    ("first_k_dense_replace", 1),
+                ],
+                refusals: &[],
+                compressed: None,
+                layer_widths: Some(LayerWidths {
+                    value_head_dim: None,
+                    sliding_kv_factor: 1,
+                    heads_per_layer: Some("num_attention_heads_per_layer"),
+                    gate: Some("gating"),
+                }),
+            },
             Family::Olmo3 => &FamilyRules {
                 model_type: "olmo3",
                 text_model_type: None,
@@ -647,6 +758,7 @@ impl Family {
                 defaults: &[],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             // EXAONE 4 (exaone4/modeling_exaone4.py): q/k RMSNorm per head (209–210), post-norms,
             // sliding and global layers (no RoPE on global ones); `head_dim` as OLMo 3's (194).
@@ -668,6 +780,7 @@ impl Family {
                 defaults: &[("num_key_value_heads", 32)],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             // MiniMax-M2 (minimax_m2/modeling_minimax_m2.py): every layer routes; an expert's width
             // is `intermediate_size` (MiniMaxM2Experts, 76–77); no shared expert; q/k RMSNorm over
@@ -697,6 +810,7 @@ impl Family {
                 defaults: &[("num_key_value_heads", 8), ("head_dim", 128)],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::NemotronH => &FamilyRules {
                 model_type: "nemotron_h",
@@ -740,6 +854,7 @@ impl Family {
                              moe_latent_size] buffer the arena does not have",
                 }],
                 compressed: None,
+                layer_widths: None,
             },
             // Llama-Nemotron NAS (DeciLM): no transformers class; NVIDIA's `modeling_decilm.py`
             // is the reference (`config/blocks.rs`). Its attention is Llama's with per-block kv
@@ -761,6 +876,7 @@ impl Family {
                 defaults: &[],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             Family::Mamba2 => &FamilyRules {
                 model_type: "mamba2",
@@ -798,6 +914,7 @@ impl Family {
                 ],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
             // No reference: DeepSeek's attention and expert keys, Nemotron-H's Mamba-2 keys.
             Family::Synthetic => &FamilyRules {
@@ -824,6 +941,7 @@ impl Family {
                 defaults: &[],
                 refusals: &[],
                 compressed: None,
+                layer_widths: None,
             },
         }
     }

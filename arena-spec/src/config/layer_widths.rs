@@ -1,0 +1,75 @@
+//! Attention widths that differ by layer ([`LayerWidths`]: MiMo-V2-Flash, Laguna), resolved
+//! to the widest layer of each, as the family's attention module builds them.
+
+use super::error::{ConfigError, MAX_DIM};
+use super::family::LayerWidths;
+use super::keys::Keys;
+use serde_json::Value;
+
+/// The widest layer's attention widths.
+pub(super) struct Widest {
+    pub(super) heads: usize,
+    pub(super) kv_heads: usize,
+    /// The value head size where it is the family's own (0: the q/k head size).
+    pub(super) value_head_dim: usize,
+    /// The output gate's width (`extra_qkv_width`).
+    pub(super) gate_width: usize,
+}
+
+/// `heads` and `kv_heads` as the file gives them for a model of `layers` layers with heads of
+/// `head_dim`, widened by the family's per-layer rules.
+pub(super) fn widest(
+    k: &Keys,
+    rules: LayerWidths,
+    layers: usize,
+    (heads, kv_heads, head_dim): (usize, usize, usize),
+) -> Result<Widest, ConfigError> {
+    let f = &k.f;
+    let heads = match rules.heads_per_layer {
+        Some(key) => match k.indices(key)? {
+            Some(list) if list.len() != layers => {
+                return Err(f.invalid(
+                    key,
+                    format!(
+                        "has {} entries but num_hidden_layers is {layers}",
+                        list.len()
+                    ),
+                ))
+            }
+            Some(list) if list.contains(&0) => return Err(f.invalid(key, "has a layer of 0 heads")),
+            Some(list) => list.into_iter().max().unwrap_or(heads),
+            None => heads,
+        },
+        None => heads,
+    };
+    // Sliding layers' kv heads: where the file lists the layer types, whether any slides;
+    // else the configuration class's rule, every layer but the first and each sixth.
+    let slides = match k.strings("layer_types")? {
+        Some(types) => types.contains(&"sliding_attention"),
+        None => layers > 1,
+    };
+    let kv_heads = if slides {
+        kv_heads * rules.sliding_kv_factor
+    } else {
+        kv_heads
+    };
+    let value_head_dim = match rules.value_head_dim {
+        Some(key) => k.dim(key, MAX_DIM)?.unwrap_or(head_dim),
+        None => 0,
+    };
+    let gate_width = match rules.gate {
+        None => 0,
+        Some(key) => match f.obj.get(key) {
+            None | Some(Value::Bool(true)) => heads,
+            Some(Value::String(s)) if s == "per-head" => heads,
+            // LagunaAttention: anything else gates each head element.
+            Some(_) => heads * head_dim,
+        },
+    };
+    Ok(Widest {
+        heads,
+        kv_heads,
+        value_head_dim,
+        gate_width,
+    })
+}
