@@ -95,7 +95,8 @@ impl Weights {
         Ok(Weights { tensors })
     }
 
-    /// Every tensor, by name.
+    /// Every tensor, by name (what the GPU backend uploads).
+    #[cfg(feature = "cuda")]
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Tensor)> {
         self.tensors.iter().map(|(k, v)| (k.as_str(), v))
     }
