@@ -73,28 +73,48 @@ fn the_cli_fails_with_one_line_and_no_panic() {
     }
 }
 
-/// NVIDIA's Nemotron-3 Super and Ultra files, verbatim (`tests/vendor_refused/`, sources in
-/// `models/SOURCES.md`): latent MoE needs a buffer the arena does not have, so they are
-/// refused in one line naming `moe_latent_size`, after their `Infinity` and
-/// `layers_block_type` keys have loaded.
+/// The vendor files the arena cannot size yet (`tests/vendor_refused/`, sources in
+/// `models/SOURCES.md`), each refused in one line naming the key and what it needs: NVIDIA's
+/// Nemotron-3 Super and Ultra (latent MoE, after their `Infinity` and `layers_block_type` keys
+/// have loaded), Gemma-4 26B-A4B (a dense MLP and experts in parallel) and Gemma-4 E2B
+/// (per-layer input embeddings).
 #[test]
 fn vendor_files_the_arena_cannot_size_are_refused_naming_what_is_missing() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vendor_refused");
+    let expected = [
+        (
+            "nemotron-3-super-120b-a12b-fp8",
+            "field `moe_latent_size` is 1024: latent MoE",
+        ),
+        (
+            "nemotron-3-ultra-550b-a55b",
+            "field `moe_latent_size` is 2048: latent MoE",
+        ),
+        (
+            "gemma-4-26b-a4b",
+            "field `text_config.enable_moe_block` is true: a dense MLP and experts in parallel",
+        ),
+        (
+            "gemma-4-e2b-it",
+            "field `text_config.hidden_size_per_layer_input` is 256: per-layer input embeddings",
+        ),
+    ];
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
         let err = ModelConfig::load_with_levers(&path, Default::default())
             .expect_err(&format!("{} loaded", path.display()));
         let msg = err.to_string();
-        assert!(
-            msg.contains("field `moe_latent_size` is ")
-                && msg.contains("needs an [M, moe_latent_size] buffer the arena does not have"),
-            "{msg}"
-        );
+        let (_, want) = expected
+            .iter()
+            .find(|(name, _)| *name == stem)
+            .unwrap_or_else(|| panic!("{stem}: a refused file this test does not expect"));
+        assert!(msg.contains(want), "{msg}");
         assert!(!msg.contains('\n'), "{msg}");
         seen += 1;
     }
-    assert_eq!(seen, 2);
+    assert_eq!(seen, expected.len());
 }
 
 /// The size bound is on the text as given: exactly `MAX_CONFIG_BYTES` is read (and here

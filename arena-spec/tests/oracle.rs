@@ -493,6 +493,11 @@ fn every_shipped_config_matches_the_reference_modules() {
                 "k + v projections",
                 "output gate (g_proj out)",
             ],
+            "gemma4" => &[
+                "q projection (q_proj out)",
+                "k + v projections",
+                "attention output (o_proj in)",
+            ],
             _ => &[],
         };
         for must in must {

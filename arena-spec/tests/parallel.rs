@@ -99,6 +99,24 @@ fn deepseek_v4_splits_its_heads_and_replicates_its_one_kv_head() {
 }
 
 #[test]
+fn gemma4_sizes_the_wider_kind_of_layer_per_rank() {
+    // Gemma-4-31B: 32 heads; sliding layers 16 kv heads of 256 (k and v), full layers 4 kv
+    // heads of 512 whose keys are their values (no v projection).
+    let whole = load("gemma-4-31b-it");
+    assert_eq!(whole.q_proj_width(), 32 * 512);
+    // The wider kind for k and v is the sliding one: 2 · 16 · 256 against 4 · 512.
+    assert_eq!(whole.global_kv_width(), 4 * 512);
+    assert_eq!(whole.kv_proj_width(), 2 * 16 * 256);
+    assert_eq!(whole.attn_output_width(), 32 * 512);
+    // tp = 8: 4 heads; the sliding kv heads split (2), the full ones replicate below tp (1).
+    let c = shard("gemma-4-31b-it", 8, 1, 1, 0);
+    assert_eq!((c.num_key_value_heads, c.global_kv_heads), (2, 1));
+    assert_eq!(c.q_proj_width(), 4 * 512);
+    assert_eq!(c.global_kv_width(), 512);
+    assert_eq!(c.kv_proj_width(), 2 * 2 * 256);
+}
+
+#[test]
 fn an_expert_parallel_rank_holds_fewer_rows_than_top_k_when_it_has_fewer_experts() {
     // Mixtral: 8 experts, top-2. tp = ep = 8: one expert a rank, so at most one of a
     // token's two experts is here.

@@ -109,7 +109,7 @@ fn merge(mut a: Value, b: &Value) -> Value {
 /// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..33;
+    let family = 0usize..34;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -196,6 +196,9 @@ fn config_json() -> impl Strategy<Value = Value> {
                     merge(merge(c, &moe_keys), &json!({"model_type": "laguna", "head_dim": hd,
                         "num_attention_heads_per_layer": per_layer, "gating": if kv % 2 == 0 { json!(true) } else { json!("per-element") }}))
                 }
+                32 => json!({"model_type": "gemma4", "text_config": merge(c, &json!({"head_dim": hd,
+                    "global_head_dim": hd * 2, "attention_k_eq_v": kv % 2 == 0, "num_global_key_value_heads": kv.div_ceil(2),
+                    "hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "enable_moe_block": false}))}),
                 24 => merge(c, &json!({"model_type": "olmo3"})),
                 25 => merge(c, &json!({"model_type": "exaone4", "head_dim": hd})),
                 26 => merge(c, &json!({"model_type": "minimax_m2", "head_dim": hd, "num_local_experts": experts,

@@ -62,6 +62,9 @@ impl ModelConfig {
             o_groups,
             o_lora_rank,
             extra_qkv_width,
+            global_head_dim,
+            global_kv_heads,
+            global_k_eq_v,
             hc_mult,
             hc_lowrank_rank,
             adapter_max_rank,
@@ -92,6 +95,7 @@ impl ModelConfig {
         }
         field("head_dim_field", format!("{head_dim_field:?}"));
         field("attn_output_gate", attn_output_gate.to_string());
+        field("global_k_eq_v", global_k_eq_v.to_string());
         field("mrope", mrope.to_string());
         let kinds: Vec<String> = layers.iter().map(|k| format!("LayerKind::{k:?}")).collect();
         field("layers", format!("Cow::Borrowed(&[{}])", kinds.join(", ")));
@@ -140,6 +144,8 @@ impl ModelConfig {
             ("o_groups", o_groups),
             ("o_lora_rank", o_lora_rank),
             ("extra_qkv_width", extra_qkv_width),
+            ("global_head_dim", global_head_dim),
+            ("global_kv_heads", global_kv_heads),
             ("hc_mult", hc_mult),
             ("hc_lowrank_rank", hc_lowrank_rank),
             ("adapter_max_rank", adapter_max_rank),

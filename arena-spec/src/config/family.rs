@@ -54,6 +54,7 @@ families! {
     Llama4,
     Gemma3,
     Phi3,
+    Gemma4,
     MimoV2Flash,
     Laguna,
     Olmo3,
@@ -136,6 +137,20 @@ pub struct LayerWidths {
     /// The key of an output-gate projection of the attention input (Laguna's `gating`:
     /// `true` or `"per-head"` one value a head, else one a head element; absent: `true`).
     pub gate: Option<&'static str>,
+    /// Full-attention layers with a head size and kv heads of their own (Gemma 4).
+    pub global: Option<GlobalLayers>,
+}
+
+/// The keys of full-attention layers whose widths differ from the sliding ones' (Gemma 4:
+/// `Gemma4TextConfig` turns them into per-layer overrides of the full layers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GlobalLayers {
+    /// Their head size (`global_head_dim`, the row's default where absent).
+    pub head_dim: &'static str,
+    /// Their kv heads, which apply where `k_eq_v` is set (`num_global_key_value_heads`).
+    pub kv_heads: &'static str,
+    /// Their keys are also their values: no v projection (`attention_k_eq_v`).
+    pub k_eq_v: &'static str,
 }
 
 /// A family whose attention layers each compress their keys by a per-layer ratio
@@ -322,6 +337,9 @@ pub enum RefusalScope {
     /// A model that routes to experts (a Nemotron-H layout without `moe` layers builds no
     /// experts, whatever the key says).
     RoutedExperts,
+    /// Any model of the family: a value above 0, or `true`, refuses the file (the row's default
+    /// counts where the file has no value).
+    AnyModel,
 }
 
 impl Refusal {

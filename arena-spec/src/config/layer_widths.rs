@@ -14,6 +14,9 @@ pub(super) struct Widest {
     pub(super) value_head_dim: usize,
     /// The output gate's width (`extra_qkv_width`).
     pub(super) gate_width: usize,
+    /// The full-attention layers' own head size, kv heads (0: the model's) and whether their
+    /// keys are their values; (0, 0, false) where no layer has widths of its own.
+    pub(super) global: (usize, usize, bool),
 }
 
 /// `heads` and `kv_heads` as the file gives them for a model of `layers` layers with heads of
@@ -66,10 +69,41 @@ pub(super) fn widest(
             Some(_) => heads * head_dim,
         },
     };
+    // Full-attention layers of their own widths: where the file lists the layer types,
+    // whether any is full; else Gemma 4's rule, whose last layer is always full
+    // (configuration_gemma4.py: 188–199).
+    let global = match rules.global {
+        Some(g) => {
+            let any_full = match k.strings("layer_types")? {
+                Some(types) => types.contains(&"full_attention"),
+                None => layers > 0,
+            };
+            let k_eq_v = match f.obj.get(g.k_eq_v) {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => return Err(f.invalid(g.k_eq_v, "must be true or false")),
+            };
+            match (any_full, k.dim(g.head_dim, MAX_DIM)?) {
+                (true, Some(dim)) if dim > 0 => {
+                    // The full layers' kv heads are their own only where their keys are values
+                    // (configuration_gemma4.py: 214–219).
+                    let kv = if k_eq_v {
+                        k.dim(g.kv_heads, MAX_DIM)?.unwrap_or(0)
+                    } else {
+                        0
+                    };
+                    (dim, kv, k_eq_v)
+                }
+                _ => (0, 0, false),
+            }
+        }
+        None => (0, 0, false),
+    };
     Ok(Widest {
         heads,
         kv_heads,
         value_head_dim,
         gate_width,
+        global,
     })
 }

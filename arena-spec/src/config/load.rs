@@ -7,7 +7,7 @@
 use super::blocks::blocks;
 use super::compressed::compressed_attention;
 use super::error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
-use super::family::{Family, HeadDim, Mixers, Mrope};
+use super::family::{Family, HeadDim, Mixers, Mrope, RefusalScope};
 use super::fields::{json_kind, Fields};
 use super::keys::Keys;
 use super::layer_widths::widest;
@@ -68,6 +68,23 @@ fn from_value(
     let k = Keys::new(f, family, asked);
     let f = &k.f;
     let rules = k.rules;
+    // The row's refusals of a feature any of its models may have: `true`, or a value above
+    // 0 (the row's default where the file has none).
+    for refusal in rules.refusals {
+        if refusal.scope == RefusalScope::AnyModel {
+            match f.obj.get(refusal.key) {
+                Some(Value::Bool(true)) => {
+                    return Err(f.invalid(refusal.key, format!("is true: {}", refusal.reason)))
+                }
+                Some(Value::Bool(false)) => {}
+                _ => {
+                    if let Some(value) = k.dim(refusal.key, MAX_DIM)?.filter(|&v| v > 0) {
+                        return Err(f.invalid(refusal.key, refusal.reason_for(value)));
+                    }
+                }
+            }
+        }
+    }
 
     let hidden_size = k.positive("hidden_size", MAX_DIM)?;
     let vocab_size = k.positive("vocab_size", MAX_EXTENT)?;
@@ -217,6 +234,9 @@ fn from_value(
         o_lora_rank: k.dim_or("o_lora_rank", 0)?,
         extra_qkv_width: compressed.as_ref().map_or(0, |c| c.compressor_width)
             + widest.as_ref().map_or(0, |w| w.gate_width),
+        global_head_dim: widest.as_ref().map_or(0, |w| w.global.0),
+        global_kv_heads: widest.as_ref().map_or(0, |w| w.global.1),
+        global_k_eq_v: widest.as_ref().is_some_and(|w| w.global.2),
         hc_mult: k.dim_or("hc_mult", 0)?,
         hc_lowrank_rank: k.dim_or("hc_lowrank_rank", 0)?,
         adapter_max_rank: k.dim_or("adapter_max_rank", 0)?,

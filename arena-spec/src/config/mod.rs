@@ -153,6 +153,12 @@ pub struct ModelConfig {
     /// input, the same phase): DeepSeek-V4's compressor and indexer projections
     /// (`config/compressed.rs`), Laguna's output gate (`g_proj`). 0 for every other model.
     pub extra_qkv_width: usize,
+    /// Gemma 4's full-attention layers: their head size (0: no layer has its own), their kv
+    /// heads (0: the model's `num_key_value_heads`), and whether their keys are their values
+    /// (no v projection). The widths take the wider of the two kinds of layer.
+    pub global_head_dim: usize,
+    pub global_kv_heads: usize,
+    pub global_k_eq_v: bool,
     /// Hyper-connections (DeepSeek-V4's `DeepseekV4HyperConnection`: `hc_mult` residual
     /// streams).
     pub hc_mult: usize,
@@ -200,7 +206,19 @@ impl ModelConfig {
     /// Output width of the q projection (doubled when the attention output is gated).
     pub const fn q_proj_width(&self) -> usize {
         let gate = if self.attn_output_gate { 2 } else { 1 };
-        self.num_attention_heads * self.head_dim() * gate
+        self.num_attention_heads * max(self.head_dim(), self.global_head_dim) * gate
+    }
+
+    /// The k and v outputs of Gemma 4's full-attention layers (0 where none has its own
+    /// widths): kv heads of the global head size, k alone where keys are values.
+    pub const fn global_kv_width(&self) -> usize {
+        let kv = if self.global_kv_heads > 0 {
+            self.global_kv_heads
+        } else {
+            self.num_key_value_heads
+        };
+        let parts = if self.global_k_eq_v { 1 } else { 2 };
+        kv * self.global_head_dim * parts
     }
 
     /// Output width of the k and v projections (MLA: the compressed kv and the rope key).
@@ -208,7 +226,10 @@ impl ModelConfig {
         if self.is_mla() {
             self.kv_lora_rank + self.qk_rope_head_dim
         } else {
-            self.num_key_value_heads * (self.head_dim() + self.value_head_dim())
+            max(
+                self.num_key_value_heads * (self.head_dim() + self.value_head_dim()),
+                self.global_kv_width(),
+            )
         }
     }
 
@@ -227,7 +248,7 @@ impl ModelConfig {
         if self.num_attention_layers() == 0 {
             return 0;
         }
-        self.num_attention_heads * self.value_head_dim()
+        self.num_attention_heads * max(self.value_head_dim(), self.global_head_dim)
     }
 
     // ---- layers ----

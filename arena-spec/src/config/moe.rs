@@ -55,6 +55,8 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
                     return Err(f.invalid(refusal.key, refusal.reason_for(value)));
                 }
             }
+            // Checked for every file as it loads (`load.rs`).
+            RefusalScope::AnyModel => {}
         }
     }
     let experts = k.positive_any(keys.experts, MAX_DIM)?;

@@ -81,6 +81,14 @@ impl ModelConfig {
                 c.head_dim_field = Some(self.head_dim());
                 c.num_key_value_heads =
                     split_or_replicate(model, "num_key_value_heads", self.num_key_value_heads, tp)?;
+                if self.global_kv_heads > 0 {
+                    c.global_kv_heads = split_or_replicate(
+                        model,
+                        "num_global_key_value_heads",
+                        self.global_kv_heads,
+                        tp,
+                    )?;
+                }
             }
         }
 

@@ -41,6 +41,7 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "laguna-xs.2-fp8",
     "gemma-3-1b-it",
     "gemma-3-4b-it",
+    "gemma-4-31b-it",
     "qwen2.5-7b",
     "qwen3-0.6b",
     "qwen3-30b-a3b",

@@ -6,8 +6,8 @@ use super::shared_keys::{
     NEMOTRON_MAMBA, QWEN2_MOE,
 };
 use super::{
-    reference, CompressedAttention, DenseLayers, Family, FamilyRules, HeadDim, LayerWidths,
-    MambaKeys, Mixers, MoeKeys, Mrope, Reference, Refusal, RefusalScope, SharedExpert,
+    reference, CompressedAttention, DenseLayers, Family, FamilyRules, GlobalLayers, HeadDim,
+    LayerWidths, MambaKeys, Mixers, MoeKeys, Mrope, Reference, Refusal, RefusalScope, SharedExpert,
 };
 
 impl Family {
@@ -660,6 +660,67 @@ impl Family {
             // twice the kv heads (341); layer 0 dense, the rest routed, no shared expert
             // (`mlp_layer_types`, configuration: 119–120); `num_local_experts` is the
             // attribute_map alias of `n_routed_experts` (74).
+            // Gemma 4 (gemma4/modeling_gemma4.py), the text model under `text_config`: sliding
+            // layers of `head_dim`, full layers of `global_head_dim` whose kv heads are
+            // `num_global_key_value_heads` and whose keys are their values where
+            // `attention_k_eq_v` (configuration_gemma4.py: 208–221; `Gemma4TextAttention`,
+            // 1153–1183). Per-layer input embeddings, KV-shared layers and the parallel MoE
+            // block are refused until the arena sizes them.
+            Family::Gemma4 => &FamilyRules {
+                model_type: "gemma4",
+                text_model_type: Some("gemma4_text"),
+                reference: reference!("gemma4", "Gemma4TextConfig", "Gemma4ForCausalLM"),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: None,
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                // Gemma4TextConfig (configuration_gemma4.py: 150–181, 208–209).
+                defaults: &[
+                    ("num_key_value_heads", 4),
+                    ("head_dim", 256),
+                    ("global_head_dim", 512),
+                    ("hidden_size_per_layer_input", 256),
+                ],
+                refusals: &[
+                    Refusal {
+                        key: "hidden_size_per_layer_input",
+                        scope: RefusalScope::AnyModel,
+                        reason: "per-layer input embeddings ({value} per layer: \
+                                 per_layer_input_gate, per_layer_projection) need buffers the \
+                                 arena does not have (absent, the class default 256 applies)",
+                    },
+                    Refusal {
+                        key: "num_kv_shared_layers",
+                        scope: RefusalScope::AnyModel,
+                        reason: "{value} layers reuse an earlier layer's keys and values, a \
+                                 layer kind the arena does not size",
+                    },
+                    Refusal {
+                        key: "enable_moe_block",
+                        scope: RefusalScope::AnyModel,
+                        reason: "a dense MLP and experts in parallel in every layer \
+                                 (Gemma4TextDecoderLayer) are not sized yet",
+                    },
+                ],
+                compressed: None,
+                layer_widths: Some(LayerWidths {
+                    value_head_dim: None,
+                    sliding_kv_factor: 1,
+                    heads_per_layer: None,
+                    gate: None,
+                    global: Some(GlobalLayers {
+                        head_dim: "global_head_dim",
+                        kv_heads: "num_global_key_value_heads",
+                        k_eq_v: "attention_k_eq_v",
+                    }),
+                }),
+            },
             Family::MimoV2Flash => &FamilyRules {
                 model_type: "mimo_v2_flash",
                 text_model_type: None,
@@ -699,6 +760,7 @@ impl Family {
                     sliding_kv_factor: 2,
                     heads_per_layer: None,
                     gate: None,
+                    global: None,
                 }),
             },
             // Laguna (laguna/modeling_laguna.py): q heads per layer
@@ -739,6 +801,7 @@ impl Family {
                     sliding_kv_factor: 1,
                     heads_per_layer: Some("num_attention_heads_per_layer"),
                     gate: Some("gating"),
+                    global: None,
                 }),
             },
             Family::Olmo3 => &FamilyRules {
