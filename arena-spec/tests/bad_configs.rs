@@ -76,8 +76,7 @@ fn the_cli_fails_with_one_line_and_no_panic() {
 /// The vendor files the arena cannot size yet (`tests/vendor_refused/`, sources in
 /// `models/SOURCES.md`), each refused in one line naming the key and what it needs: NVIDIA's
 /// Nemotron-3 Super and Ultra (latent MoE, after their `Infinity` and `layers_block_type` keys
-/// have loaded), Gemma-4 26B-A4B (a dense MLP and experts in parallel) and Gemma-4 E2B
-/// (per-layer input embeddings).
+/// have loaded) and Gemma-4 E2B (per-layer input embeddings).
 #[test]
 fn vendor_files_the_arena_cannot_size_are_refused_naming_what_is_missing() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vendor_refused");
@@ -89,10 +88,6 @@ fn vendor_files_the_arena_cannot_size_are_refused_naming_what_is_missing() {
         (
             "nemotron-3-ultra-550b-a55b",
             "field `moe_latent_size` is 2048: latent MoE",
-        ),
-        (
-            "gemma-4-26b-a4b",
-            "field `text_config.enable_moe_block` is true: a dense MLP and experts in parallel",
         ),
         (
             "gemma-4-e2b-it",

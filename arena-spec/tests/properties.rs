@@ -198,7 +198,8 @@ fn config_json() -> impl Strategy<Value = Value> {
                 }
                 32 => json!({"model_type": "gemma4", "text_config": merge(c, &json!({"head_dim": hd,
                     "global_head_dim": hd * 2, "attention_k_eq_v": kv % 2 == 0, "num_global_key_value_heads": kv.div_ceil(2),
-                    "hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "enable_moe_block": false}))}),
+                    "hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "enable_moe_block": experts % 2 == 0,
+                    "num_experts": experts, "top_k_experts": top_k, "moe_intermediate_size": moe_w}))}),
                 24 => merge(c, &json!({"model_type": "olmo3"})),
                 25 => merge(c, &json!({"model_type": "exaone4", "head_dim": hd})),
                 26 => merge(c, &json!({"model_type": "minimax_m2", "head_dim": hd, "num_local_experts": experts,

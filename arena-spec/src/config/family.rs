@@ -257,6 +257,12 @@ pub struct MoeKeys {
     pub shared: SharedExpert,
     /// Which layers run a dense FFN instead.
     pub dense_layers: DenseLayers,
+    /// The experts each token takes, first spelling present wins (`num_experts_per_tok`;
+    /// Gemma 4's `top_k_experts`).
+    pub top_k: &'static [&'static str],
+    /// A switch the experts exist by (Gemma 4's `enable_moe_block`): false or absent, the model
+    /// is dense whatever its expert keys say. `None`: the expert count alone decides.
+    pub enabled_by: Option<&'static str>,
 }
 
 /// The shared expert of a MoE layer.

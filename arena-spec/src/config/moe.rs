@@ -33,6 +33,16 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
     let Some(keys) = rules.moe else {
         return Ok(dense);
     };
+    // A switch the experts exist by: off, the model is dense (its keys are not read).
+    if let Some(switch) = keys.enabled_by {
+        match f.obj.get(switch) {
+            Some(serde_json::Value::Bool(true)) => {}
+            None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => {
+                return Ok(dense)
+            }
+            Some(_) => return Err(f.invalid(switch, "must be true or false")),
+        }
+    }
     let routes = match rules.mixers {
         // Nemotron-H routes exactly in its `moe` layers, whatever keys the file carries.
         Mixers::NemotronHybrid => layers.contains(&LayerKind::Moe),
@@ -60,7 +70,7 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         }
     }
     let experts = k.positive_any(keys.experts, MAX_DIM)?;
-    let top_k = k.dim_or("num_experts_per_tok", 0)?;
+    let top_k = k.dim_any(keys.top_k, MAX_DIM)?.unwrap_or(0);
     let expert_width = match k.dim(keys.expert_width, MAX_DIM)? {
         Some(w) if w > 0 => w,
         _ => return Err(f.missing(keys.expert_width)),

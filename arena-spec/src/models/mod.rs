@@ -42,6 +42,7 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "gemma-3-1b-it",
     "gemma-3-4b-it",
     "gemma-4-31b-it",
+    "gemma-4-26b-a4b",
     "qwen2.5-7b",
     "qwen3-0.6b",
     "qwen3-30b-a3b",

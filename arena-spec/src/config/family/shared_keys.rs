@@ -41,6 +41,8 @@ pub(super) const DEEPSEEK_V3_MOE: MoeKeys = MoeKeys {
     expert_width: "moe_intermediate_size",
     shared: SharedExpert::CountTimesExpertWidth,
     dense_layers: DenseLayers::FirstK,
+    top_k: &["num_experts_per_tok"],
+    enabled_by: None,
 };
 
 /// MixtralConfig and GptOssConfig map `num_experts` onto `num_local_experts`; the alias
@@ -51,6 +53,8 @@ pub(super) const MIXTRAL_MOE: MoeKeys = MoeKeys {
     expert_width: "intermediate_size",
     shared: SharedExpert::None,
     dense_layers: DenseLayers::None,
+    top_k: &["num_experts_per_tok"],
+    enabled_by: None,
 };
 
 /// Qwen2MoeConfig and Qwen3NextConfig: `num_experts` (no `num_local_experts` alias), a
@@ -61,6 +65,8 @@ pub(super) const QWEN2_MOE: MoeKeys = MoeKeys {
     expert_width: "moe_intermediate_size",
     shared: SharedExpert::Width("shared_expert_intermediate_size"),
     dense_layers: DenseLayers::SparseStep,
+    top_k: &["num_experts_per_tok"],
+    enabled_by: None,
 };
 
 /// DeepseekV32Config and GlmMoeDsaConfig: DeepSeek's experts, a `num_experts` key re-routed to
@@ -72,4 +78,6 @@ pub(super) const DSA_MOE: MoeKeys = MoeKeys {
     expert_width: "moe_intermediate_size",
     shared: SharedExpert::CountTimesExpertWidth,
     dense_layers: DenseLayers::FirstKOrTypes,
+    top_k: &["num_experts_per_tok"],
+    enabled_by: None,
 };
