@@ -45,9 +45,10 @@ pub(super) fn widest(
         },
         None => heads,
     };
+    let types = k.strings("layer_types")?;
     // Sliding layers' kv heads: where the file lists the layer types, whether any slides;
     // else the configuration class's rule, every layer but the first and each sixth.
-    let slides = match k.strings("layer_types")? {
+    let slides = match &types {
         Some(types) => types.contains(&"sliding_attention"),
         None => layers > 1,
     };
@@ -74,15 +75,11 @@ pub(super) fn widest(
     // (configuration_gemma4.py: 188–199).
     let global = match rules.global {
         Some(g) => {
-            let any_full = match k.strings("layer_types")? {
+            let any_full = match &types {
                 Some(types) => types.contains(&"full_attention"),
                 None => layers > 0,
             };
-            let k_eq_v = match f.obj.get(g.k_eq_v) {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => *b,
-                Some(_) => return Err(f.invalid(g.k_eq_v, "must be true or false")),
-            };
+            let k_eq_v = f.opt_bool(g.k_eq_v)?.unwrap_or(false);
             match (any_full, k.dim(g.head_dim, MAX_DIM)?) {
                 (true, Some(dim)) if dim > 0 => {
                     // The full layers' kv heads are their own only where their keys are values

@@ -165,6 +165,7 @@ fn from_value(
         None => (k.dim_or("index_compress_ratio", 0)?, 1),
     };
     let indexed = compressed.as_ref().is_none_or(|c| c.index_ratio > 0);
+    let kv_lora_rank = k.dim_or("kv_lora_rank", 0)?;
     let index_dim =
         |key| -> Result<usize, ConfigError> { Ok(if indexed { k.dim_or(key, 0)? } else { 0 }) };
 
@@ -205,14 +206,14 @@ fn from_value(
         // Low-rank (MLA) attention keys are read for every family, so a synthetic or future
         // file can turn MLA on; the MLA families' files always carry them.
         q_lora_rank: k.dim_or("q_lora_rank", 0)?,
-        kv_lora_rank: k.dim_or("kv_lora_rank", 0)?,
+        kv_lora_rank,
         qk_nope_head_dim: k.dim_or("qk_nope_head_dim", 0)?,
         qk_rope_head_dim: k.dim_or("qk_rope_head_dim", 0)?,
         // A value head size of its own for an MLA attention, or where the family's attention
         // reads one (MiMo-V2-Flash); a stray key elsewhere is not read.
         v_head_dim: match &widest {
             Some(w) if w.value_head_dim > 0 => w.value_head_dim,
-            _ if k.dim_or("kv_lora_rank", 0)? > 0 => k.dim_or("v_head_dim", 0)?,
+            _ if kv_lora_rank > 0 => k.dim_or("v_head_dim", 0)?,
             _ => 0,
         },
         index_n_heads: index_dim("index_n_heads")?,

@@ -35,12 +35,8 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
     };
     // A switch the experts exist by: off, the model is dense (its keys are not read).
     if let Some(switch) = keys.enabled_by {
-        match f.obj.get(switch) {
-            Some(serde_json::Value::Bool(true)) => {}
-            None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => {
-                return Ok(dense)
-            }
-            Some(_) => return Err(f.invalid(switch, "must be true or false")),
+        if !f.opt_bool(switch)?.unwrap_or(false) {
+            return Ok(dense);
         }
     }
     let routes = match rules.mixers {
