@@ -74,26 +74,15 @@ fn the_cli_fails_with_one_line_and_no_panic() {
 }
 
 /// The vendor files the arena cannot size yet (`tests/vendor_refused/`, sources in
-/// `models/SOURCES.md`), each refused in one line naming the key and what it needs: NVIDIA's
-/// Nemotron-3 Super and Ultra (latent MoE, after their `Infinity` and `layers_block_type` keys
-/// have loaded) and Gemma-4 E2B (per-layer input embeddings).
+/// `models/SOURCES.md`), each refused in one line naming the key and what it needs: Gemma-4
+/// E2B (per-layer input embeddings).
 #[test]
 fn vendor_files_the_arena_cannot_size_are_refused_naming_what_is_missing() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vendor_refused");
-    let expected = [
-        (
-            "nemotron-3-super-120b-a12b-fp8",
-            "field `moe_latent_size` is 1024: latent MoE",
-        ),
-        (
-            "nemotron-3-ultra-550b-a55b",
-            "field `moe_latent_size` is 2048: latent MoE",
-        ),
-        (
-            "gemma-4-e2b-it",
-            "field `text_config.hidden_size_per_layer_input` is 256: per-layer input embeddings",
-        ),
-    ];
+    let expected = [(
+        "gemma-4-e2b-it",
+        "field `text_config.hidden_size_per_layer_input` is 256: per-layer input embeddings",
+    )];
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

@@ -286,6 +286,34 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
             Some(shape[1]),
         );
     }
+    // Latent MoE (Nemotron-3, `NemotronHMoE`): the routed experts read and write
+    // `moe_latent_size` between fc1_latent_proj and fc2_latent_proj; a config with a latent
+    // must find those projections in the reference.
+    let fc1 = b.out("fc1_latent_proj", &[]);
+    if c.moe_latent_size > 0 || fc1.is_some() {
+        check(
+            "expert latent (fc1_latent_proj out)",
+            c.moe_latent_size,
+            Some(fc1.unwrap_or(0)),
+        );
+        check(
+            "expert latent (fc2_latent_proj in)",
+            c.moe_latent_size,
+            b.input("fc2_latent_proj", &[]),
+        );
+        let up = b.param("experts.up_proj");
+        check(
+            "expert input (up_proj [E, I, latent])",
+            c.moe_latent_size,
+            up.map(|s| s[2]),
+        );
+        let down = b.param("experts.down_proj");
+        check(
+            "expert output (down_proj [E, latent, I])",
+            c.moe_latent_size,
+            down.map(|s| s[1]),
+        );
+    }
     let router = b
         .param("gate.weight")
         .or(b.param("router.weight"))
@@ -423,6 +451,25 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
     at_least("expert_gate_out", 1, widest_expert, "routed expert width");
     at_least("expert_up_out", 1, widest_expert, "routed expert width");
     at_least("expert_down_out", 1, Some(c.hidden_size), "hidden");
+    // Latent MoE: the experts' output rows are latent wide (`NemotronHExperts.down_proj` is
+    // `[E, latent, I]`; other families lay their experts out otherwise).
+    let down_out = b
+        .out("fc1_latent_proj", &[])
+        .and(b.param("experts.down_proj"))
+        .map(|s| s[1]);
+    at_least("expert_down_out", 1, down_out, "experts' down_proj out");
+    at_least(
+        "moe_latent_in",
+        1,
+        b.out("fc1_latent_proj", &[]),
+        "fc1_latent_proj out",
+    );
+    at_least(
+        "moe_latent_out",
+        1,
+        b.input("fc2_latent_proj", &[]),
+        "fc2_latent_proj in",
+    );
     // Every K the FP8 prefill projections quantize: hidden (q/k/v, in_proj, experts' input),
     // the attention output, the SSM value / inner width.
     let ks = [
@@ -577,10 +624,11 @@ fn every_shipped_config_matches_the_reference_modules() {
     );
 }
 
-/// The files refused for latent MoE (`tests/vendor_refused/`): the reference does build the
-/// latent projections the arena has no buffer for, at the width the refusal names.
+/// The latent MoE files (Nemotron-3 Super and Ultra): the reference builds the latent
+/// projections at the file's `moe_latent_size`, and the arena's two latent buffers are M
+/// rows of exactly that width (BF16), open only for them.
 #[test]
-fn refused_latent_moe_files_do_build_latent_projections_in_the_reference() {
+fn latent_moe_files_size_their_latent_buffers_at_the_reference_width() {
     let oracle = oracle();
     for name in [
         "nemotron-3-super-120b-a12b-fp8",
@@ -592,23 +640,21 @@ fn refused_latent_moe_files_do_build_latent_projections_in_the_reference() {
             params: entry["params"].as_object().unwrap(),
             per_layer: false,
         };
-        let path = format!(
-            "{}/tests/vendor_refused/{name}.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let file: Value = serde_json::from_str(
-            &std::fs::read_to_string(&path)
-                .unwrap()
-                .replace("Infinity", "1e308"),
-        )
-        .unwrap();
-        let latent = file["moe_latent_size"].as_u64().unwrap() as usize;
-        assert_eq!(built.out("fc1_latent_proj", &[]), Some(latent), "{name}");
-        let err = ModelConfig::load_with_levers(&path, Default::default()).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains(&format!("`moe_latent_size` is {latent}:")),
-            "{err}"
-        );
+        let latent = built.out("fc1_latent_proj", &[]).unwrap();
+        let config = SHIPPED
+            .iter()
+            .find(|m| m.name == name)
+            .unwrap()
+            .config_with_levers(Default::default())
+            .unwrap();
+        assert_eq!(config.moe_latent_size, latent, "{name}");
+        let inputs = ArenaInputs::defaults_for(&config);
+        let sizes = inputs.sizes(&config).unwrap();
+        let m = inputs.max_batch_tokens;
+        assert_eq!(sizes.moe_latent_in, m * latent * 2, "{name}");
+        assert_eq!(sizes.moe_latent_out, m * latent * 2, "{name}");
     }
+    let dense = SHIPPED[0].config_with_levers(Default::default()).unwrap();
+    let sizes = ArenaInputs::defaults_for(&dense).sizes(&dense).unwrap();
+    assert_eq!((sizes.moe_latent_in, sizes.moe_latent_out), (0, 0));
 }

@@ -141,10 +141,14 @@ fn config_json() -> impl Strategy<Value = Value> {
                     d
                 }
                 8 => {
-                    let pattern: String = (0..layers).map(|i| ['M', '*', '-'][i % 3]).collect();
+                    // Every fourth layer a MoE, half the time a latent MoE (Nemotron-3).
+                    let pattern: String = (0..layers).map(|i| ['M', '*', '-', 'E'][i % 4]).collect();
+                    let latent = if kv % 2 == 0 { json!(null) } else { json!((hidden / 4).max(1)) };
                     merge(c, &json!({"model_type": "nemotron_h", "hybrid_override_pattern": pattern, "head_dim": hd,
                         "mamba_num_heads": mamba_w.div_ceil(64), "mamba_head_dim": 64, "ssm_state_size": 128,
-                        "n_groups": 8, "expand": 2, "chunk_size": 128}))
+                        "n_groups": 8, "expand": 2, "chunk_size": 128, "n_routed_experts": experts,
+                        "num_experts_per_tok": top_k, "moe_intermediate_size": moe_w,
+                        "moe_shared_expert_intermediate_size": moe_w, "moe_latent_size": latent}))
                 }
                 9 => json!({"model_type": "mamba2", "hidden_size": hidden, "num_hidden_layers": layers, "vocab_size": vocab,
                     "num_heads": hidden * 2 / 64, "head_dim": 64, "state_size": 128, "n_groups": 1, "expand": 2,
@@ -266,6 +270,8 @@ fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
         "q2_dequant_scratch" => c.levers.gguf_native_q2,
         "q2_act_q8" => c.levers.gguf_native_q2_mmq,
         "ssm_rowwise_w_bf16" => c.levers.fp8_rowwise,
+        // Beyond the seeds: latent MoE.
+        "moe_latent_in" | "moe_latent_out" => c.moe_latent_size > 0,
         // Closed only on a pipeline stage without the LM head.
         "logits" => c.lm_head_vocab() > 0,
         _ => return None,
@@ -352,7 +358,7 @@ proptest! {
         match BufferSizes::try_from_config(&c, m, seq, block, batch) {
             Ok(sizes) => {
                 let all: Vec<usize> = BufferArena::byte_sizes(&sizes);
-                prop_assert_eq!(all.len(), 46);
+                prop_assert_eq!(all.len(), BufferArena::BUFFERS.len());
             }
             Err(e) => {
                 let is_buffer = |name: &str| BufferArena::BUFFERS.iter().any(|b| b.name == name);

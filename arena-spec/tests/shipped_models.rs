@@ -180,6 +180,9 @@ fn the_gated_set_is_exactly_the_seeds() {
             "q2_dequant_scratch",
             "q2_act_q8",
             "ssm_rowwise_w_bf16",
+            // Beyond the seeds, each gated on its layer kind.
+            "moe_latent_in",
+            "moe_latent_out",
         ]
     );
     let untracked: Vec<&str> = BufferArena::BUFFERS
@@ -188,7 +191,77 @@ fn the_gated_set_is_exactly_the_seeds() {
         .map(|b| b.name)
         .collect();
     assert_eq!(untracked, ["o_latent", "norm_unit_w"]);
-    assert_eq!(BufferArena::BUFFERS.len(), 46);
+}
+
+/// The seeds' 46 buffers (`BufferSizes` in the seeds' `buffer-sizes.txt`), in their order,
+/// are the arena's first 46 fields; every field after them is beyond the seeds and closed
+/// (0 bytes) for every model without its layer kind, so no seeds' model gains a byte.
+#[test]
+fn the_first_46_fields_are_the_seeds_and_the_rest_are_closed_for_the_seeds_models() {
+    const SEEDS: [&str; 46] = [
+        "hidden_states",
+        "residual",
+        "norm_output",
+        "qkv_output",
+        "attn_output",
+        "gate_logits",
+        "gate_logits_f32",
+        "moe_router_in_f32",
+        "moe_output",
+        "logits",
+        "ssm_qkvz",
+        "ssm_ba",
+        "ssm_deinterleaved",
+        "ssm_gates",
+        "ssm_conv_out_f32",
+        "scratch",
+        "expert_gate_out",
+        "expert_up_out",
+        "expert_down_out",
+        "splitk_workspace",
+        "gdn_fla_scratch",
+        "ssd_scratch",
+        "o_latent",
+        "norm_unit_w",
+        "hc_streams",
+        "hc_post",
+        "hc_comb",
+        "hc_lowrank_scratch",
+        "qsa_select_scratch",
+        "token_ids",
+        "ffn_act_q8",
+        "ffn_act_a",
+        "ffn_act_scale",
+        "ffn_act_scale_kmajor",
+        "ffn_gate_up_fused",
+        "fp8_act",
+        "moe_fp8_scratch",
+        "fp8_act_scale",
+        "fp8_act_scale_kmajor",
+        "lora_xa",
+        "lora_delta",
+        "lora_hact",
+        "lora_seq_slot",
+        "q2_dequant_scratch",
+        "q2_act_q8",
+        "ssm_rowwise_w_bf16",
+    ];
+    assert_eq!(arena_spec::arena::SEEDS_BUFFERS, SEEDS.len());
+    let names: Vec<&str> = BufferArena::BUFFERS.iter().map(|b| b.name).collect();
+    assert_eq!(names[..SEEDS.len()], SEEDS);
+    let beyond = &BufferArena::BUFFERS[SEEDS.len()..];
+    assert!(
+        beyond.iter().all(|b| b.gated()),
+        "every buffer beyond the seeds is gated"
+    );
+    // The synthetic files exercise every one of the seeds' layer kinds: none opens a buffer
+    // beyond the seeds.
+    for m in SHIPPED.iter().filter(|m| m.is_synthetic()) {
+        let mut c = m.config_with_levers(Default::default()).unwrap();
+        c.levers = Levers::ALL_ON;
+        let all = BufferArena::byte_sizes(&sizes(&c, M));
+        assert!(all[SEEDS.len()..].iter().all(|&b| b == 0), "{}", m.name);
+    }
 }
 
 #[test]
@@ -349,7 +422,12 @@ fn the_synthetic_configs_run_every_formula_above_its_floor() {
     for m in SHIPPED.iter().filter(|m| m.is_synthetic()) {
         let mut c = m.config_with_levers(Default::default()).unwrap();
         c.levers = Levers::ALL_ON;
-        for b in sizes(&c, M).buffers() {
+        // The seeds' buffers: those beyond them are for layer kinds the seeds' engine (and
+        // so the synthetic family) does not have, each exercised by its own vendor files.
+        for b in sizes(&c, M)
+            .buffers()
+            .take(arena_spec::arena::SEEDS_BUFFERS)
+        {
             let floor = if b.decl.min_bytes.is_some() { 256 } else { 0 };
             *above.entry(b.decl.name).or_insert(false) |= b.bytes > floor;
         }
@@ -424,8 +502,10 @@ fn a_failure_at_any_allocation_names_the_buffer_and_leaks_nothing() {
         device.fail_at(1);
         let err = BufferArena::allocate(device.clone(), &s).unwrap_err();
         assert!(
-            err.to_string()
-                .contains("the 46-buffer slab of BufferArena"),
+            err.to_string().contains(&format!(
+                "the {}-buffer slab of BufferArena",
+                BufferArena::BUFFERS.len()
+            )),
             "{err}"
         );
         // A guard write failing after the slab was allocated frees the slab too.

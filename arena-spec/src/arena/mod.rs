@@ -26,6 +26,11 @@ use sizing::{
     ssm_rowwise_w_bf16_bytes,
 };
 
+/// How many of [`BufferArena`]'s fields are the seeds' buffers: the first 46, in the seeds'
+/// order. The fields after them (the section "Beyond the seeds") are this crate's, each for a
+/// layer kind the seeds' engine does not run, and 0 bytes for every model without that kind.
+pub const SEEDS_BUFFERS: usize = 46;
+
 /// The GPU buffers of one forward pass, `M = max_batch_tokens`. `BufferSizes::from_config`
 /// holds each buffer's size formula.
 ///
@@ -332,4 +337,29 @@ pub struct BufferArena {
     /// The whole step, and beyond: weights kept for the arena's life, never shared.
     #[buffer(bytes = ssm_rowwise_w_bf16_bytes(config), gate = config.levers.fp8_rowwise)]
     pub ssm_rowwise_w_bf16: DevicePtr<bf16>,
+
+    // ---- Beyond the seeds ----
+    //
+    // The seeds' 46 buffers end above; every field below is this crate's, for a layer kind
+    // the seeds' engine does not run. Each one cites the reference class it is sized from,
+    // is gated on that kind (0 bytes and NULL for every model without it, so the seeds'
+    // models size exactly as before), and names the phase it lives in.
+    /// Beyond the seeds: latent MoE's routed input `[M, moe_latent_size]` BF16, the
+    /// `fc1_latent_proj` output (hidden → latent) that every routed expert reads instead of
+    /// the hidden state (transformers `nemotron_h/modeling_nemotron_h.py`: `NemotronHMoE`,
+    /// `NemotronHExperts` built at `input_dim = moe_latent_size`). M rows: the projection runs
+    /// once per token, before the experts gather their rows. Whole on every rank (vLLM and
+    /// SGLang build both latent projections as `ReplicatedLinear`). 0 without a latent.
+    /// Live in the FFN's gate/up half: the experts' up projections are its last readers.
+    #[buffer(shape = [max_batch_tokens, config.moe_latent_size], gate = config.moe_latent_size > 0, phase = ffn_gate_up)]
+    pub moe_latent_in: DevicePtr<bf16>,
+    /// Beyond the seeds: latent MoE's combined expert output `[M, moe_latent_size]` BF16:
+    /// the experts' down projections write latent-wide rows (into `expert_down_out`, which
+    /// is hidden wide), the combine sums each token's top-k of them here, and
+    /// `fc2_latent_proj` (latent → hidden) reads it into `moe_output`, where the shared
+    /// expert's output is added (`NemotronHMoE.forward`). A buffer of its own: the combine
+    /// cannot write `moe_output` in place of a projection that reads it. 0 without a latent.
+    /// Live in the FFN's down half.
+    #[buffer(shape = [max_batch_tokens, config.moe_latent_size], gate = config.moe_latent_size > 0, phase = ffn_down)]
+    pub moe_latent_out: DevicePtr<bf16>,
 }

@@ -263,6 +263,11 @@ pub struct MoeKeys {
     /// A switch the experts exist by (Gemma 4's `enable_moe_block`): false or absent, the model
     /// is dense whatever its expert keys say. `None`: the expert count alone decides.
     pub enabled_by: Option<&'static str>,
+    /// The key of the width the routed experts run at when it is not the hidden size (latent
+    /// MoE: Nemotron-3's `moe_latent_size`, with `fc1_latent_proj` hidden → latent before the
+    /// experts and `fc2_latent_proj` back after them). `None`, or the key absent or null: the
+    /// experts read and write the hidden size.
+    pub latent: Option<&'static str>,
 }
 
 /// The shared expert of a MoE layer.

@@ -194,6 +194,7 @@ fn from_value(
         num_experts_per_tok: moe.top_k,
         moe_intermediate_size: moe.expert_width,
         shared_expert_intermediate_size: moe.shared_width,
+        moe_latent_size: moe.latent_width,
         n_shared_experts: k.dim_or("n_shared_experts", 0)?,
         first_k_dense_replace: k.dim_or("first_k_dense_replace", 0)?,
         moe_dense_layers: moe.dense_ffn.iter().filter(|&&d| d).count(),
@@ -357,6 +358,18 @@ fn check(c: &ModelConfig, k: &Keys) -> Result<(), ConfigError> {
                 format!(
                     "is {}, more than the {} experts",
                     c.num_experts_per_tok, c.num_experts
+                ),
+            ));
+        }
+        // Chosen here: the seeds' expert buffers are hidden wide (`expert_down_out`, the
+        // grouped FP8 scratch), which holds a latent no wider than that; a latent MoE that
+        // widens its experts' input defeats its purpose and is refused rather than sized.
+        if c.moe_latent_size > c.hidden_size {
+            return Err(f.invalid(
+                "moe_latent_size",
+                format!(
+                    "is {}, wider than hidden_size {}: the experts' buffers are hidden_size wide",
+                    c.moe_latent_size, c.hidden_size
                 ),
             ));
         }

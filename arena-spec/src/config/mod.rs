@@ -90,6 +90,11 @@ pub struct ModelConfig {
     /// moe_intermediate_size`, Nemotron-H's `moe_shared_expert_intermediate_size`, Llama 4's
     /// expert width; 0 without a shared expert.
     pub shared_expert_intermediate_size: usize,
+    /// The width the routed experts read and write when it is not `hidden_size` (latent MoE,
+    /// Nemotron-3's `moe_latent_size`: `fc1_latent_proj` hidden → latent before the experts,
+    /// `fc2_latent_proj` back after them; `NemotronHMoE`); 0: the experts run at the hidden
+    /// size.
+    pub moe_latent_size: usize,
     /// DeepSeek's shared expert count as the file has it, already folded into
     /// `shared_expert_intermediate_size`; no formula reads it (kept for callers and the
     /// `const` items).

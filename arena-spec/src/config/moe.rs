@@ -13,6 +13,8 @@ pub(super) struct MoeShape {
     pub(super) expert_width: usize,
     /// The shared expert path's width (0 without one).
     pub(super) shared_width: usize,
+    /// The routed experts' latent width (0: they run at the hidden size).
+    pub(super) latent_width: usize,
     /// Per layer of a MoE model: its FFN is dense.
     pub(super) dense_ffn: Vec<bool>,
     /// The dense FFN width (0 where no layer has one and the file gives none).
@@ -27,6 +29,7 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         top_k: 0,
         expert_width: 0,
         shared_width: 0,
+        latent_width: 0,
         dense_ffn: vec![false; layers.len()],
         dense_width: k.dim_or("intermediate_size", 0)?,
     };
@@ -76,6 +79,13 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         SharedExpert::Width(key) => k.dim_or(key, 0)?,
         SharedExpert::CountTimesExpertWidth => k.dim_or("n_shared_experts", 0)? * expert_width,
         SharedExpert::SameAsExpert => expert_width,
+    };
+    // Latent MoE: the experts' input and output are `latent` wide, between two projections
+    // of the hidden size; an absent or null key is the hidden size (the reference's
+    // `nn.Identity` projections).
+    let latent_width = match keys.latent {
+        Some(key) => k.dim_or(key, 0)?,
+        None => 0,
     };
     let n = layers.len();
     let first_k = |k: &Keys| -> Result<Vec<bool>, ConfigError> {
@@ -143,6 +153,7 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         top_k,
         expert_width,
         shared_width,
+        latent_width,
         dense_ffn,
         dense_width,
     })

@@ -43,6 +43,7 @@ pub(super) const DEEPSEEK_V3_MOE: MoeKeys = MoeKeys {
     dense_layers: DenseLayers::FirstK,
     top_k: &["num_experts_per_tok"],
     enabled_by: None,
+    latent: None,
 };
 
 /// MixtralConfig and GptOssConfig map `num_experts` onto `num_local_experts`; the alias
@@ -55,6 +56,7 @@ pub(super) const MIXTRAL_MOE: MoeKeys = MoeKeys {
     dense_layers: DenseLayers::None,
     top_k: &["num_experts_per_tok"],
     enabled_by: None,
+    latent: None,
 };
 
 /// Qwen2MoeConfig and Qwen3NextConfig: `num_experts` (no `num_local_experts` alias), a
@@ -67,6 +69,7 @@ pub(super) const QWEN2_MOE: MoeKeys = MoeKeys {
     dense_layers: DenseLayers::SparseStep,
     top_k: &["num_experts_per_tok"],
     enabled_by: None,
+    latent: None,
 };
 
 /// DeepseekV32Config and GlmMoeDsaConfig: DeepSeek's experts, a `num_experts` key re-routed to
@@ -80,4 +83,5 @@ pub(super) const DSA_MOE: MoeKeys = MoeKeys {
     dense_layers: DenseLayers::FirstKOrTypes,
     top_k: &["num_experts_per_tok"],
     enabled_by: None,
+    latent: None,
 };
