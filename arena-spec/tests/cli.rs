@@ -114,7 +114,10 @@ fn plan_json_is_one_document_with_stable_fields() {
     assert_eq!(doc["inputs"]["max_batch_tokens"], 512);
     assert_eq!(doc["levers"]["fp8_rowwise"], true);
     let buffers = doc["buffers"].as_array().unwrap();
-    assert_eq!(buffers.len(), arena_spec::BufferArena::BUFFERS.len());
+    assert_eq!(
+        buffers.len(),
+        <arena_spec::BufferArena as arena_runtime::Arena>::BUFFERS.len()
+    );
     for b in buffers {
         for key in ["name", "dtype", "shape", "bytes", "gated", "tracked"] {
             assert!(b.get(key).is_some(), "{key} missing from {b}");
@@ -653,6 +656,7 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
             "attention",
             "gdn",
             "mamba2",
+            "short_conv",
             "router",
             "ffn_gate_up",
             "ffn_down",

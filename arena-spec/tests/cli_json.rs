@@ -135,7 +135,10 @@ fn diff_json_rows_are_b_minus_a_and_the_sides_are_the_plans() {
     assert_eq!(doc["a"]["model"], "qwen3-0.6b");
     assert_eq!(doc["b"]["model"], "qwen3-30b-a3b");
     let rows = doc["buffers"].as_array().unwrap();
-    assert_eq!(rows.len(), arena_spec::BufferArena::BUFFERS.len());
+    assert_eq!(
+        rows.len(),
+        <arena_spec::BufferArena as arena_runtime::Arena>::BUFFERS.len()
+    );
     for r in rows {
         assert_eq!(
             r["delta_bytes"].as_i64().unwrap(),

@@ -86,6 +86,26 @@ impl Built<'_> {
             .max()
     }
 
+    /// The widest input of the modules at paths ending with `suffix`, if any.
+    fn widest_in(&self, suffix: &str) -> Option<usize> {
+        self.modules
+            .iter()
+            .filter(|(p, _)| p.ends_with(suffix))
+            .flat_map(|(_, records)| records.as_array().unwrap())
+            .map(|r| r["in"].as_u64().unwrap() as usize)
+            .max()
+    }
+
+    /// How many modules (over every layer) sit at paths ending with `suffix`.
+    fn count(&self, suffix: &str) -> usize {
+        self.modules
+            .iter()
+            .filter(|(p, _)| p.ends_with(suffix))
+            .flat_map(|(_, records)| records.as_array().unwrap())
+            .map(|r| r["count"].as_u64().unwrap() as usize)
+            .sum()
+    }
+
     /// Shapes of the parameters whose pattern ends with `suffix`.
     fn param(&self, suffix: &str) -> Option<Vec<usize>> {
         self.params
@@ -166,6 +186,12 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
         "attention output (o_proj in)",
         c.attn_output_width(),
         b.input("o_proj", not_attention),
+    );
+    // LFM2 names its attention's output projection `out_proj`.
+    check(
+        "attention output (self_attn.out_proj in)",
+        c.attn_output_width(),
+        b.widest_in("self_attn.out_proj"),
     );
     check(
         "indexer q (wq_b out)",
@@ -261,6 +287,7 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
     ][..];
     let dense_up = b
         .out("gate_proj", not_dense)
+        .or(b.out("w1", not_dense))
         .or(b.out("gate_up_proj", not_dense).map(|w| w / 2))
         .or(b.out("up_proj", not_dense));
     check("dense FFN width", c.intermediate_size, dense_up);
@@ -350,6 +377,31 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
         );
     }
 
+    // Short convolution (LFM2, `Lfm2ShortConv`): in_proj H → 3H, a depthwise conv over H
+    // channels, out_proj; one conv per short-conv layer.
+    if c.has_short_conv() || b.count("conv.conv") > 0 {
+        check(
+            "short-conv layers (conv.conv modules)",
+            c.num_short_conv_layers(),
+            Some(b.count("conv.conv")),
+        );
+        check(
+            "short-conv B | C | x (conv.in_proj out)",
+            c.short_conv_in_width(),
+            b.widest_out("conv.in_proj"),
+        );
+        check(
+            "short-conv channels (conv.conv out)",
+            c.short_conv_dim,
+            b.widest_out("conv.conv"),
+        );
+        check(
+            "short-conv channels (conv.out_proj in)",
+            c.short_conv_dim,
+            b.widest_in("conv.out_proj"),
+        );
+    }
+
     // Mamba-2.
     if c.has_mamba() {
         check(
@@ -435,7 +487,10 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
         "o_proj in",
     );
     at_least("logits", 1, b.out("lm_head", &[]), "lm_head out");
-    let ssm_in = b.out("in_proj_qkvz", &[]).or(b.out("in_proj", &[]));
+    // (LFM2's short conv also has an `in_proj`, checked against its own buffer below.)
+    let ssm_in = b
+        .out("in_proj_qkvz", &[])
+        .or(b.out("in_proj", &["conv.in_proj"]));
     at_least("ssm_qkvz", 1, ssm_in, "SSM in_proj out");
     at_least("ssm_deinterleaved", 1, ssm_in, "SSM in_proj out");
     at_least("ssm_conv_out_f32", 1, b.out("conv1d", &[]), "conv channels");
@@ -451,6 +506,31 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
     at_least("expert_gate_out", 1, widest_expert, "routed expert width");
     at_least("expert_up_out", 1, widest_expert, "routed expert width");
     at_least("expert_down_out", 1, Some(c.hidden_size), "hidden");
+    // Short convolution: B | C | x, then B · x and the gated conv output, H channels each.
+    at_least(
+        "short_conv_bcx",
+        1,
+        b.widest_out("conv.in_proj"),
+        "conv.in_proj out",
+    );
+    at_least(
+        "short_conv_bx",
+        1,
+        b.widest_out("conv.conv"),
+        "conv channels",
+    );
+    at_least(
+        "short_conv_out",
+        1,
+        b.widest_in("conv.out_proj"),
+        "conv.out_proj in",
+    );
+    at_least(
+        "fp8_act",
+        1,
+        b.widest_in("conv.out_proj"),
+        "a projection's K",
+    );
     // Latent MoE: the experts' output rows are latent wide (`NemotronHExperts.down_proj` is
     // `[E, latent, I]`; other families lay their experts out otherwise).
     let down_out = b

@@ -109,7 +109,7 @@ fn merge(mut a: Value, b: &Value) -> Value {
 /// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..34;
+    let family = 0usize..35;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -226,6 +226,19 @@ fn config_json() -> impl Strategy<Value = Value> {
                         "index_n_heads": heads, "index_head_dim": 128, "index_topk": 512,
                         "compress_ratios": ratios, "num_hash_layers": layers.min(3)}))
                 }
+                33 => {
+                    // LFM2: short convolutions beside attention, by `layer_types` or by the
+                    // attention layers' 0-based indices; the MLP width derived from
+                    // `block_ff_dim`.
+                    let layout = if kv % 2 == 0 {
+                        let types: Vec<&str> = (0..layers).map(|i| if i % 3 == 2 { "full_attention" } else { "conv" }).collect();
+                        json!({"layer_types": types})
+                    } else {
+                        json!({"full_attn_idxs": (0..layers).filter(|i| i % 3 == 2).collect::<Vec<_>>()})
+                    };
+                    merge(merge(c, &layout), &json!({"model_type": "lfm2", "block_ff_dim": inter, "conv_L_cache": 3,
+                        "block_auto_adjust_ff_dim": kv % 3 != 0, "block_ffn_dim_multiplier": 1.0, "block_multiple_of": 256}))
+                }
                 _ => merge(c, &json!({"model_type": "phi3"})),
             };
             if let Value::Object(obj) = &c {
@@ -270,8 +283,9 @@ fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
         "q2_dequant_scratch" => c.levers.gguf_native_q2,
         "q2_act_q8" => c.levers.gguf_native_q2_mmq,
         "ssm_rowwise_w_bf16" => c.levers.fp8_rowwise,
-        // Beyond the seeds: latent MoE.
+        // Beyond the seeds: latent MoE, short convolution.
         "moe_latent_in" | "moe_latent_out" => c.moe_latent_size > 0,
+        n if n.starts_with("short_conv_") => c.has_short_conv(),
         // Closed only on a pipeline stage without the LM head.
         "logits" => c.lm_head_vocab() > 0,
         _ => return None,

@@ -45,7 +45,8 @@ pub const SEEDS_BUFFERS: usize = 46;
 #[arena(
     const,
     sizes = BufferSizes,
-    // The step's phases in order, per layer: one mixer (attention, GDN or Mamba-2), then the
+    // The step's phases in order, per layer: one mixer (attention, GDN or Mamba-2, or beyond
+    // the seeds a short convolution), then the
     // MoE router, then the FFN/MoE experts in two halves (the gate and up projections with
     // the activation, then the down projection and the combine); the LM head after the last
     // layer. Buffers of disjoint phases may share bytes in a shared slab
@@ -54,7 +55,7 @@ pub const SEEDS_BUFFERS: usize = 46;
     // `expert_gate_out`, so `expert_up_out` dies before the down projection writes;
     // `examples/forward` runs that schedule and proves it (shared and unshared slabs give
     // bit-identical logits with every phase poisoned as it begins).
-    phases(attention, gdn, mamba2, router, ffn_gate_up, ffn_down, lm_head),
+    phases(attention, gdn, mamba2, short_conv, router, ffn_gate_up, ffn_down, lm_head),
     inputs_struct(ArenaInputs, derive(serde::Serialize)),
     docs(
         sizes = "Byte size of each arena buffer. `M` is `max_batch_tokens` and `ceil16(M)` is M
@@ -181,11 +182,16 @@ pub struct BufferArena {
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
+    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels),
+    /// 0 for every model without one.
     /// The whole step: every decode-band GEMM, in every phase.
     #[buffer(shape = [
         SPLITK_MAX_SPLITS,
         ceil16(min(max_batch_tokens, SPLITK_MAX_M)),
-        max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size))
+        max(
+            max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)),
+            config.short_conv_in_width()
+        )
     ])]
     pub splitk_workspace: DevicePtr<f32>,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
@@ -362,4 +368,23 @@ pub struct BufferArena {
     /// Live in the FFN's down half.
     #[buffer(shape = [max_batch_tokens, config.moe_latent_size], gate = config.moe_latent_size > 0, phase = ffn_down)]
     pub moe_latent_out: DevicePtr<bf16>,
+    /// Beyond the seeds: the short convolution's `in_proj` output B | C | x, `[M, 3 ·
+    /// short_conv_dim]` BF16 (LFM2, `lfm2/modeling_lfm2.py`: `Lfm2ShortConv`, `in_proj`
+    /// hidden → 3 · hidden; a rank holds `hidden / tp` of each third, as vLLM's `ShortConv`
+    /// shards it). 0 without short-conv layers.
+    /// Live in the short-conv mixer: C is read last, by the gate after the conv.
+    #[buffer(shape = [max_batch_tokens, config.short_conv_in_width()], gate = config.has_short_conv(), phase = short_conv)]
+    pub short_conv_bcx: DevicePtr<bf16>,
+    /// Beyond the seeds: B · x, the causal conv's input, `[M, short_conv_dim]` BF16
+    /// (`Lfm2ShortConv.forward`'s `Bx`). A buffer of its own (chosen here): each conv output
+    /// reads `conv_L_cache` input rows, so the conv cannot write over its input.
+    /// Live in the short-conv mixer.
+    #[buffer(shape = [max_batch_tokens, config.short_conv_dim], gate = config.has_short_conv(), phase = short_conv)]
+    pub short_conv_bx: DevicePtr<bf16>,
+    /// Beyond the seeds: the conv output gated by C, `out_proj`'s input, `[M,
+    /// short_conv_dim]` BF16 (`y = C * conv_out`; chosen here: the gate is applied in place
+    /// over the conv's output).
+    /// Live in the short-conv mixer: `out_proj` is its last reader.
+    #[buffer(shape = [max_batch_tokens, config.short_conv_dim], gate = config.has_short_conv(), phase = short_conv)]
+    pub short_conv_out: DevicePtr<bf16>,
 }

@@ -60,6 +60,7 @@ families! {
     Olmo3,
     Exaone4,
     MinimaxM2,
+    Lfm2,
     NemotronH,
     NemotronNas,
     Mamba2,
@@ -114,11 +115,49 @@ pub struct FamilyRules {
     pub defaults: &'static [(&'static str, usize)],
     /// Keys whose feature the arena does not size: a file that sets one is refused.
     pub refusals: &'static [Refusal],
+    /// A token mixer of a kind beyond the seeds' (short convolution, lightning attention,
+    /// Kimi delta attention): the keys it is sized by. `None` for every family without one.
+    pub linear_mixer: Option<LinearMixer>,
+    /// The dense FFN's width when the family derives it from the width key rather than
+    /// using it as written (LFM2's `block_auto_adjust_ff_dim`); `None`: as written.
+    pub ffn_auto_adjust: Option<FfnAutoAdjust>,
     /// DeepSeek-V4's compressed attention (`None` for every other family).
     pub compressed: Option<CompressedAttention>,
     /// Attention widths that differ by layer (MiMo-V2-Flash, Laguna; `None` for every other
     /// family).
     pub layer_widths: Option<LayerWidths>,
+}
+
+/// A token mixer beyond the seeds' kinds, and the keys its widths come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinearMixer {
+    /// LFM2's gated short convolution (`lfm2/modeling_lfm2.py`: `Lfm2ShortConv`): `in_proj`
+    /// hidden → 3 · hidden (B, C, x), B · x through a depthwise causal conv of `kernel` taps
+    /// over the hidden channels, gated by C, then `out_proj`. Its layers are the `"conv"`
+    /// entries of `layer_types`, else the layers not in `full_attn_idxs` (0-based), as
+    /// `Lfm2Config.__post_init__` builds the list.
+    ShortConv {
+        /// The conv's taps (`conv_L_cache`): sizes the conv state of the sequence-state
+        /// cache, no activation buffer.
+        kernel: &'static str,
+    },
+}
+
+/// A dense FFN width derived the LLaMA way from the width key (`Lfm2MLP`): when `switch` is
+/// true (its default), `int(2 · width / 3)`, then, unless `multiplier` is null,
+/// `int(multiplier · that)` rounded up to a multiple of `multiple_of`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FfnAutoAdjust {
+    /// A key that, when present, replaces the dense width key (`block_ff_dim`, which
+    /// `Lfm2Config.__post_init__` pops into `intermediate_size`).
+    pub width_override: &'static str,
+    /// The switch (`block_auto_adjust_ff_dim`) and its class default.
+    pub switch: (&'static str, bool),
+    /// The multiplier (`block_ffn_dim_multiplier`, a float); absent, it is 1.0 (the
+    /// identity, and `Lfm2Config`'s default), and an explicit null skips the rounding too.
+    pub multiplier: &'static str,
+    /// The rounding (`block_multiple_of`; class default 256).
+    pub multiple_of: (&'static str, usize),
 }
 
 /// Attention widths a family sets per layer or beside q, k and v; the arena takes the widest
@@ -221,6 +260,9 @@ pub enum Mixers {
     /// DeciLM (Llama-Nemotron NAS): one `block_configs` entry per layer, each with its own
     /// attention (or none) and FFN width (`config/blocks.rs`).
     Blocks,
+    /// Short convolution and attention (LFM2): `layer_types` (`"conv"`), else the layers not
+    /// in `full_attn_idxs`, else every layer attention (`Lfm2Config.__post_init__`).
+    ShortConvHybrid,
 }
 
 /// Where a MoE family's layers get a dense FFN instead of experts.

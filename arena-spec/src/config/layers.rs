@@ -32,6 +32,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
         }
         let gdn = matches!(rules.mixers, Mixers::GatedDeltaNetHybrid | Mixers::AnyKind);
         let mamba = matches!(rules.mixers, Mixers::Mamba2 | Mixers::AnyKind);
+        let short_conv = rules.mixers == Mixers::ShortConvHybrid;
         return types
             .iter()
             .map(|&t| match t {
@@ -45,6 +46,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 | "heavily_compressed_attention" => Ok(LayerKind::Attention),
                 "linear_attention" if gdn => Ok(LayerKind::LinearAttention),
                 "mamba" | "mamba2" if mamba => Ok(LayerKind::Mamba2),
+                "conv" if short_conv => Ok(LayerKind::ShortConv),
                 other => Err(f.invalid(
                     "layer_types",
                     format!(
@@ -73,6 +75,17 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                     } else {
                         LayerKind::LinearAttention
                     }
+                })
+                .collect())
+        }
+        Mixers::ShortConvHybrid => {
+            // `Lfm2Config.__post_init__`: attention where the 0-based index is listed, a short
+            // convolution elsewhere; no list, every layer attention.
+            let attention = k.indices("full_attn_idxs")?;
+            Ok((0..layers)
+                .map(|i| match &attention {
+                    Some(listed) if !listed.contains(&i) => LayerKind::ShortConv,
+                    _ => LayerKind::Attention,
                 })
                 .collect())
         }

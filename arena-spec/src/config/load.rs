@@ -13,6 +13,7 @@ use super::keys::Keys;
 use super::layer_widths::widest;
 use super::layers::layer_layout;
 use super::levers::Levers;
+use super::linear_mixers::{dense_ffn_width, linear_mixer_shape};
 use super::mamba::mamba_shape;
 use super::moe::moe_shape;
 use super::{LayerKind, ModelConfig};
@@ -136,6 +137,9 @@ fn from_value(
     };
     let num_key_value_heads = blocks.as_ref().map_or(num_key_value_heads, |b| b.kv_heads);
     let dense_width = blocks.as_ref().map_or(moe.dense_width, |b| b.ffn_width);
+    // LFM2: the MLP's width is derived from the width key (`Lfm2MLP`).
+    let dense_width = dense_ffn_width(&k, dense_width)?;
+    let linear_mixer = linear_mixer_shape(&k, &layers, hidden_size)?;
     // MiMo-V2-Flash, Laguna: the widest layer's heads, kv heads, value head size and gate.
     let widest = match rules.layer_widths {
         Some(w) if has_attention => Some(widest(
@@ -232,6 +236,8 @@ fn from_value(
         mamba_n_groups: mamba.groups,
         mamba_conv_kernel: mamba.conv_kernel,
         mamba_chunk_size: mamba.chunk,
+        short_conv_dim: linear_mixer.short_conv.0,
+        short_conv_kernel: linear_mixer.short_conv.1,
         o_groups: k.dim_or("o_groups", 0)?,
         o_lora_rank: k.dim_or("o_lora_rank", 0)?,
         extra_qkv_width: compressed.as_ref().map_or(0, |c| c.compressor_width)

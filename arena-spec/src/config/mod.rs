@@ -21,6 +21,7 @@ mod keys;
 mod layer_widths;
 mod layers;
 pub mod levers;
+mod linear_mixers;
 mod load;
 mod mamba;
 mod moe;
@@ -48,6 +49,8 @@ pub enum LayerKind {
     Mlp,
     /// A Nemotron-H layer that is only a MoE (`E`).
     Moe,
+    /// Beyond the seeds: LFM2's gated short convolution (`Lfm2ShortConv`).
+    ShortConv,
 }
 
 /// The model shapes the arena is sized from. Raw fields hold the file's values (0 where a
@@ -149,6 +152,13 @@ pub struct ModelConfig {
     /// layer per slot.
     pub mamba_conv_kernel: usize,
     pub mamba_chunk_size: usize,
+
+    /// Short convolution (LFM2's `Lfm2ShortConv`), beyond the seeds: its channels (the hidden
+    /// size, split by tp on a rank; 0 without short-conv layers) and its conv taps
+    /// (`conv_L_cache`). The taps are read by nothing in the activation arena: kept for the
+    /// sequence-state cache, whose conv state is `[channels, taps - 1]` per layer per slot.
+    pub short_conv_dim: usize,
+    pub short_conv_kernel: usize,
 
     /// Grouped O-projection (DeepSeek-V4's `o_a_proj`, `DeepseekV4GroupedLinear`).
     pub o_groups: usize,
@@ -296,6 +306,27 @@ impl ModelConfig {
     /// Mamba-2 layers.
     pub const fn num_mamba_layers(&self) -> usize {
         self.count(LayerKind::Mamba2)
+    }
+
+    /// Short-convolution layers (LFM2), beyond the seeds.
+    pub const fn num_short_conv_layers(&self) -> usize {
+        self.count(LayerKind::ShortConv)
+    }
+
+    /// This config (or this rank's stage) has short-convolution layers of some width: what
+    /// opens the `short_conv_*` buffers.
+    pub const fn has_short_conv(&self) -> bool {
+        self.num_short_conv_layers() > 0 && self.short_conv_dim > 0
+    }
+
+    /// The short convolution's `in_proj` output per token, B | C | x: `3 · short_conv_dim`
+    /// (0 without short-conv layers).
+    pub const fn short_conv_in_width(&self) -> usize {
+        if self.has_short_conv() {
+            3 * self.short_conv_dim
+        } else {
+            0
+        }
     }
 
     // ---- MoE ----

@@ -148,6 +148,12 @@ impl ModelConfig {
                 tp,
             )?;
         }
+        if self.has_short_conv() {
+            // vLLM's `ShortConv`: `in_proj` is a `MergedColumnParallelLinear` of three
+            // `hidden`-wide outputs and the conv is channel-sharded, so B, C and x are each
+            // `hidden / tp` on a rank.
+            c.short_conv_dim = split(model, "hidden_size", self.short_conv_dim, "tp", tp)?;
+        }
         if self.has_mamba() {
             c.mamba_num_heads = split(model, "mamba_num_heads", self.mamba_num_heads, "tp", tp)?;
             c.mamba_n_groups = if self.mamba_n_groups == 1 {

@@ -38,6 +38,8 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "olmo-3.1-32b-instruct",
     "exaone-4.0-32b",
     "minimax-m2.7",
+    "lfm2-1.2b",
+    "lfm2.5-1.2b-base",
     "laguna-xs.2-fp8",
     "gemma-3-1b-it",
     "gemma-3-4b-it",

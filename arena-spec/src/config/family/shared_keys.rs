@@ -1,7 +1,7 @@
 //! Key sets several rows of the family table share, each named by the configuration
 //! classes that read them.
 
-use super::{DenseLayers, MambaKeys, MoeKeys, SharedExpert};
+use super::{DenseLayers, FfnAutoAdjust, MambaKeys, MoeKeys, SharedExpert};
 
 /// The Mamba-2 keys of NemotronHConfig, which the synthetic configs share: the `mamba_*`
 /// spellings win over the plain ones (`configuration_nemotron_h.py`: 156, 157, 166).
@@ -84,4 +84,20 @@ pub(super) const DSA_MOE: MoeKeys = MoeKeys {
     top_k: &["num_experts_per_tok"],
     enabled_by: None,
     latent: None,
+};
+
+/// Lfm2Config (configuration_lfm2.py: 63, 74): 8 kv heads and a conv of 3 taps where a file
+/// leaves them out.
+pub(super) const LFM2_DEFAULTS: &[(&str, usize)] =
+    &[("num_key_value_heads", 8), ("conv_L_cache", 3)];
+
+/// `Lfm2MLP`'s width (modeling_lfm2.py: 111–124): `block_ff_dim` replaces
+/// `intermediate_size` (`Lfm2Config.__post_init__`), then, with `block_auto_adjust_ff_dim`
+/// (default true), two thirds of it times `block_ffn_dim_multiplier` (default 1.0), rounded
+/// up to `block_multiple_of` (default 256).
+pub(super) const LFM2_FFN: FfnAutoAdjust = FfnAutoAdjust {
+    width_override: "block_ff_dim",
+    switch: ("block_auto_adjust_ff_dim", true),
+    multiplier: "block_ffn_dim_multiplier",
+    multiple_of: ("block_multiple_of", 256),
 };
