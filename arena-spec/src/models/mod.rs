@@ -68,8 +68,6 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "gpt-oss-120b",
     "nemotron-h-56b-base-8k",
     "nemotron-3-nano-30b-a3b",
-    "nemotron-3-super-120b-a12b-fp8",
-    "nemotron-3-ultra-550b-a55b",
     "llama-3.3-nemotron-super-49b-v1",
     "synthetic-all-features-moe",
     "synthetic-all-features-dense",
