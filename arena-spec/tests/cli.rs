@@ -657,6 +657,7 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
             "gdn",
             "mamba2",
             "short_conv",
+            "lightning",
             "router",
             "ffn_gate_up",
             "ffn_down",

@@ -175,7 +175,11 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
     ) {
         check("k + v projections", c.kv_proj_width(), Some(k + v));
     }
-    if let Some(qkv) = b.out("qkv_proj", not_attention) {
+    // (MiniMax's lightning layers also have a `qkv_proj`, checked with their kind below.)
+    if let Some(qkv) = b
+        .out("qkv_proj", not_attention)
+        .filter(|_| !c.has_lightning())
+    {
         check(
             "fused qkv_proj out",
             c.q_proj_width() + c.kv_proj_width(),
@@ -188,11 +192,13 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
         b.input("o_proj", not_attention),
     );
     // LFM2 names its attention's output projection `out_proj`.
-    check(
-        "attention output (self_attn.out_proj in)",
-        c.attn_output_width(),
-        b.widest_in("self_attn.out_proj"),
-    );
+    if c.has_short_conv() {
+        check(
+            "attention output (self_attn.out_proj in)",
+            c.attn_output_width(),
+            b.widest_in("self_attn.out_proj"),
+        );
+    }
     check(
         "indexer q (wq_b out)",
         c.index_n_heads * c.index_head_dim,
@@ -402,6 +408,31 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
         );
     }
 
+    // Lightning attention (MiniMax, `MiniMaxLightningAttention`): qkv_proj H → 3 · heads ·
+    // head_dim, output_gate H → heads · head_dim, out_proj back; one output gate per layer.
+    if c.has_lightning() || b.count("self_attn.output_gate") > 0 {
+        check(
+            "lightning layers (output_gate modules)",
+            c.num_lightning_layers(),
+            Some(b.count("self_attn.output_gate")),
+        );
+        check(
+            "lightning q | k | v (qkv_proj out)",
+            3 * c.lightning_width(),
+            b.widest_out("self_attn.qkv_proj"),
+        );
+        check(
+            "lightning gate (output_gate out)",
+            c.lightning_width(),
+            b.widest_out("self_attn.output_gate"),
+        );
+        check(
+            "lightning output (out_proj in)",
+            c.lightning_width(),
+            b.widest_in("self_attn.out_proj"),
+        );
+    }
+
     // Mamba-2.
     if c.has_mamba() {
         check(
@@ -442,7 +473,7 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
         b.out("k_proj", not_attention),
         b.out("v_proj", not_attention),
         b.out("kv_a_proj_with_mqa", not_attention),
-        b.out("qkv_proj", not_attention),
+        b.out("qkv_proj", not_attention).filter(|_| !c.has_lightning()),
     ]
     .into_iter()
     .flatten()
@@ -531,6 +562,33 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
         b.widest_in("conv.out_proj"),
         "a projection's K",
     );
+    // Lightning attention: q | k | v, the gate and the output.
+    if c.has_lightning() {
+        at_least(
+            "lightning_qkv",
+            1,
+            b.widest_out("self_attn.qkv_proj"),
+            "qkv_proj out",
+        );
+        at_least(
+            "lightning_gate",
+            1,
+            b.widest_out("self_attn.output_gate"),
+            "output_gate out",
+        );
+        at_least(
+            "lightning_out",
+            1,
+            b.widest_in("self_attn.out_proj"),
+            "out_proj in",
+        );
+        at_least(
+            "fp8_act",
+            1,
+            b.widest_in("self_attn.out_proj"),
+            "a projection's K",
+        );
+    }
     // Latent MoE: the experts' output rows are latent wide (`NemotronHExperts.down_proj` is
     // `[E, latent, I]`; other families lay their experts out otherwise).
     let down_out = b

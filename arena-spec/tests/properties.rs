@@ -109,7 +109,7 @@ fn merge(mut a: Value, b: &Value) -> Value {
 /// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..35;
+    let family = 0usize..36;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -239,6 +239,14 @@ fn config_json() -> impl Strategy<Value = Value> {
                     merge(merge(c, &layout), &json!({"model_type": "lfm2", "block_ff_dim": inter, "conv_L_cache": 3,
                         "block_auto_adjust_ff_dim": kv % 3 != 0, "block_ffn_dim_multiplier": 1.0, "block_multiple_of": 256}))
                 }
+                34 => {
+                    // MiniMax-M1: lightning layers with a softmax layer every fourth, every
+                    // layer routing; a shared MLP half the time.
+                    let types: Vec<usize> = (0..layers).map(|i| usize::from(i % 4 == 3)).collect();
+                    merge(c, &json!({"model_type": "minimax_m1", "head_dim": hd, "attn_type_list": types,
+                        "num_local_experts": experts, "num_experts_per_tok": top_k, "intermediate_size": moe_w,
+                        "shared_intermediate_size": kv % 2}))
+                }
                 _ => merge(c, &json!({"model_type": "phi3"})),
             };
             if let Value::Object(obj) = &c {
@@ -283,9 +291,10 @@ fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
         "q2_dequant_scratch" => c.levers.gguf_native_q2,
         "q2_act_q8" => c.levers.gguf_native_q2_mmq,
         "ssm_rowwise_w_bf16" => c.levers.fp8_rowwise,
-        // Beyond the seeds: latent MoE, short convolution.
+        // Beyond the seeds: latent MoE, short convolution, lightning attention.
         "moe_latent_in" | "moe_latent_out" => c.moe_latent_size > 0,
         n if n.starts_with("short_conv_") => c.has_short_conv(),
+        n if n.starts_with("lightning_") => c.has_lightning(),
         // Closed only on a pipeline stage without the LM head.
         "logits" => c.lm_head_vocab() > 0,
         _ => return None,

@@ -186,6 +186,10 @@ fn the_gated_set_is_exactly_the_seeds() {
             "short_conv_bcx",
             "short_conv_bx",
             "short_conv_out",
+            "lightning_qkv",
+            "lightning_gate",
+            "lightning_out",
+            "lightning_block_states",
         ]
     );
     let untracked: Vec<&str> = BufferArena::BUFFERS

@@ -46,3 +46,9 @@ pub const Q8_1_MMQ_BYTES: usize = 144;
 
 /// Block-table width when `kv_block_size` is 0 (no paged KV cache): the seeds' 256.
 pub const DEFAULT_BLOCK_TABLE_WIDTH: usize = 256;
+
+/// Tokens per block of lightning attention's chunked prefill: 256, the `BLOCK` of the
+/// vendor's `MiniMaxM1LightningAttention.inference` and of vLLM's `lightning_attention`
+/// kernels (`vllm/model_executor/layers/lightning_attn.py`), MiniMaxConfig's `block_size`
+/// default. Beyond the seeds; sizes `lightning_block_states`.
+pub const LIGHTNING_BLOCK: usize = 256;

@@ -17,7 +17,9 @@ pub mod sizing;
 use crate::config::ModelConfig;
 use arena_runtime::dtype::{bf16, F8E4M3};
 use arena_runtime::{Arena, DevicePtr};
-use constants::{GATEUP_FUSED_MAX_M, SPLITK_MAX_M, SPLITK_MAX_SPLITS, VERIFY_ROW_CAP};
+use constants::{
+    GATEUP_FUSED_MAX_M, LIGHTNING_BLOCK, SPLITK_MAX_M, SPLITK_MAX_SPLITS, VERIFY_ROW_CAP,
+};
 use regions::{
     decode_meta_rows, GdnFlaScratch, MoeFp8Scratch, QsaSelectScratch, Scratch, SsdScratch,
 };
@@ -46,7 +48,7 @@ pub const SEEDS_BUFFERS: usize = 46;
     const,
     sizes = BufferSizes,
     // The step's phases in order, per layer: one mixer (attention, GDN or Mamba-2, or beyond
-    // the seeds a short convolution), then the
+    // the seeds a short convolution or lightning attention), then the
     // MoE router, then the FFN/MoE experts in two halves (the gate and up projections with
     // the activation, then the down projection and the combine); the LM head after the last
     // layer. Buffers of disjoint phases may share bytes in a shared slab
@@ -55,7 +57,7 @@ pub const SEEDS_BUFFERS: usize = 46;
     // `expert_gate_out`, so `expert_up_out` dies before the down projection writes;
     // `examples/forward` runs that schedule and proves it (shared and unshared slabs give
     // bit-identical logits with every phase poisoned as it begins).
-    phases(attention, gdn, mamba2, short_conv, router, ffn_gate_up, ffn_down, lm_head),
+    phases(attention, gdn, mamba2, short_conv, lightning, router, ffn_gate_up, ffn_down, lm_head),
     inputs_struct(ArenaInputs, derive(serde::Serialize)),
     docs(
         sizes = "Byte size of each arena buffer. `M` is `max_batch_tokens` and `ceil16(M)` is M
@@ -182,15 +184,16 @@ pub struct BufferArena {
     /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels),
-    /// 0 for every model without one.
+    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
+    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
+    /// without them.
     /// The whole step: every decode-band GEMM, in every phase.
     #[buffer(shape = [
         SPLITK_MAX_SPLITS,
         ceil16(min(max_batch_tokens, SPLITK_MAX_M)),
         max(
             max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)),
-            config.short_conv_in_width()
+            max(config.short_conv_in_width(), 3 * config.lightning_width())
         )
     ])]
     pub splitk_workspace: DevicePtr<f32>,
@@ -387,4 +390,33 @@ pub struct BufferArena {
     /// Live in the short-conv mixer: `out_proj` is its last reader.
     #[buffer(shape = [max_batch_tokens, config.short_conv_dim], gate = config.has_short_conv(), phase = short_conv)]
     pub short_conv_out: DevicePtr<bf16>,
+    /// Beyond the seeds: lightning attention's q | k | v, `[M, 3 · heads · head_dim]` BF16,
+    /// the `qkv_proj` output with its SiLU applied in place (MiniMax,
+    /// `minimax/modeling_minimax.py`: `MiniMaxLightningAttention`; a rank holds heads / tp,
+    /// as vLLM's `MiniMaxText01LinearAttention` shards them). 0 without lightning layers.
+    /// Live in the lightning mixer.
+    #[buffer(shape = [max_batch_tokens, 3 * config.lightning_width()], gate = config.has_lightning(), phase = lightning)]
+    pub lightning_qkv: DevicePtr<bf16>,
+    /// Beyond the seeds: the `output_gate` projection of the layer input, `[M, heads ·
+    /// head_dim]` BF16, read (through a sigmoid) after the attention and its norm.
+    /// Live in the lightning mixer.
+    #[buffer(shape = [max_batch_tokens, config.lightning_width()], gate = config.has_lightning(), phase = lightning)]
+    pub lightning_gate: DevicePtr<bf16>,
+    /// Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its
+    /// RMSNorm and the sigmoid gate are applied in place (chosen here) and `out_proj` reads
+    /// it.
+    /// Live in the lightning mixer.
+    #[buffer(shape = [max_batch_tokens, config.lightning_width()], gate = config.has_lightning(), phase = lightning)]
+    pub lightning_out: DevicePtr<bf16>,
+    /// Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block
+    /// boundary of one prefill sequence, `[ceil(M / LIGHTNING_BLOCK) + 1, heads, head_dim,
+    /// head_dim]` F32, so a chunked prefill runs its blocks in parallel: vLLM's
+    /// `lightning_attention` allocates `kv [h, NUM_BLOCK, d, e]` FP32 per sequence and
+    /// appends the carried-in state (`layers/lightning_attn.py`). Chosen here, as vLLM does:
+    /// prefill sequences run one at a time, so one sequence of at most M tokens bounds it.
+    /// The recurrent state a sequence keeps between steps is not here: it belongs to the
+    /// sequence-state cache. 0 without lightning layers.
+    /// Live in the lightning mixer.
+    #[buffer(shape = [ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim], gate = config.has_lightning(), phase = lightning)]
+    pub lightning_block_states: DevicePtr<f32>,
 }

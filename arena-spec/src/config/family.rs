@@ -60,6 +60,7 @@ families! {
     Olmo3,
     Exaone4,
     MinimaxM2,
+    MinimaxM1,
     Lfm2,
     NemotronH,
     NemotronNas,
@@ -141,6 +142,13 @@ pub enum LinearMixer {
         /// cache, no activation buffer.
         kernel: &'static str,
     },
+    /// MiniMax's lightning attention (`minimax/modeling_minimax.py`:
+    /// `MiniMaxLightningAttention`; the vendor's `MiniMaxM1LightningAttention`): `qkv_proj`
+    /// hidden → 3 · heads · head_dim (SiLU), a linear attention with a per-head `[head_dim,
+    /// head_dim]` decayed state, an RMSNorm over heads · head_dim, a sigmoid gate from
+    /// `output_gate` (hidden → heads · head_dim), `out_proj`. Its heads and head size are the
+    /// softmax attention's (`num_attention_heads`, `head_dim` or hidden / heads).
+    Lightning,
 }
 
 /// A dense FFN width derived the LLaMA way from the width key (`Lfm2MLP`): when `switch` is
@@ -263,6 +271,9 @@ pub enum Mixers {
     /// Short convolution and attention (LFM2): `layer_types` (`"conv"`), else the layers not
     /// in `full_attn_idxs`, else every layer attention (`Lfm2Config.__post_init__`).
     ShortConvHybrid,
+    /// Lightning and softmax attention (MiniMax-M1): `attn_type_list`, one entry per layer, 0
+    /// a lightning layer and 1 a softmax one (`MiniMaxM1Model.__init__`); required.
+    LightningHybrid,
 }
 
 /// Where a MoE family's layers get a dense FFN instead of experts.
@@ -323,6 +334,10 @@ pub enum SharedExpert {
     CountTimesExpertWidth,
     /// One MLP as wide as a routed expert (Llama 4's `shared_expert`).
     SameAsExpert,
+    /// One MLP as wide as a routed expert where this key is above 0, none otherwise
+    /// (MiniMax-M1's `shared_intermediate_size`, a switch: `MiniMaxM1MLP` is
+    /// `intermediate_size` wide whatever its value).
+    SameAsExpertIf(&'static str),
 }
 
 /// The keys of a family's Mamba-2 mixer. The spelling lists are read first present wins,

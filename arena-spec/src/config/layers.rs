@@ -13,6 +13,9 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
     if rules.mixers == Mixers::NemotronHybrid {
         return nemotron_layers(k);
     }
+    if rules.mixers == Mixers::LightningHybrid {
+        return lightning_layers(k);
+    }
     if rules.mixers == Mixers::Blocks {
         // The kinds alone; `load.rs` reads the blocks' widths (`blocks.rs`).
         let hidden = k.positive("hidden_size", MAX_DIM)?;
@@ -89,9 +92,11 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 })
                 .collect())
         }
-        Mixers::Attention | Mixers::NemotronHybrid | Mixers::AnyKind | Mixers::Blocks => {
-            Ok(vec![LayerKind::Attention; layers])
-        }
+        Mixers::Attention
+        | Mixers::NemotronHybrid
+        | Mixers::LightningHybrid
+        | Mixers::AnyKind
+        | Mixers::Blocks => Ok(vec![LayerKind::Attention; layers]),
     }
 }
 
@@ -140,6 +145,38 @@ fn nemotron_layers(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
             other => Err(f.invalid(
                 "hybrid_override_pattern",
                 format!("has unknown layer {other:?} (expected M, *, - or E)"),
+            )),
+        })
+        .collect()
+}
+
+/// MiniMax-M1's layers: `attn_type_list`, 0 a lightning layer, 1 a softmax one
+/// (`MiniMaxM1Model.__init__`: `attention_type = 0` builds `MiniMaxM1LightningAttention`). The
+/// list sets the layer count; one that disagrees with `num_hidden_layers` is refused (the
+/// reference indexes the list by layer and would fail on a short one).
+fn lightning_layers(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
+    let f = &k.f;
+    let types = k
+        .indices("attn_type_list")?
+        .ok_or_else(|| f.missing("attn_type_list"))?;
+    let layers = k.positive("num_hidden_layers", MAX_DIM)?;
+    if types.len() != layers {
+        return Err(f.invalid(
+            "attn_type_list",
+            format!(
+                "has {} entries but num_hidden_layers is {layers}",
+                types.len()
+            ),
+        ));
+    }
+    types
+        .iter()
+        .map(|&t| match t {
+            0 => Ok(LayerKind::Lightning),
+            1 => Ok(LayerKind::Attention),
+            other => Err(f.invalid(
+                "attn_type_list",
+                format!("has {other}, which is neither 0 (lightning) nor 1 (softmax attention)"),
             )),
         })
         .collect()

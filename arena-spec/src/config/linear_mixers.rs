@@ -14,12 +14,16 @@ use serde_json::Value;
 pub(super) struct LinearMixerShape {
     /// Short convolution: channels and taps.
     pub(super) short_conv: (usize, usize),
+    /// Lightning attention: heads and head size.
+    pub(super) lightning: (usize, usize),
 }
 
+/// `attention` is the softmax attention's heads and head size (the lightning layers' too).
 pub(super) fn linear_mixer_shape(
     k: &Keys,
     layers: &[LayerKind],
     hidden_size: usize,
+    attention: (usize, usize),
 ) -> Result<LinearMixerShape, ConfigError> {
     let mut shape = LinearMixerShape::default();
     match k.rules.linear_mixer {
@@ -29,6 +33,18 @@ pub(super) fn linear_mixer_shape(
         Some(LinearMixer::ShortConv { kernel }) => {
             if layers.contains(&LayerKind::ShortConv) {
                 shape.short_conv = (hidden_size, k.positive(kernel, MAX_DIM)?);
+            }
+        }
+        // `MiniMaxLightningAttention`: `num_attention_heads` heads of `head_dim` (else hidden
+        // / heads), as the softmax layers.
+        Some(LinearMixer::Lightning) => {
+            if layers.contains(&LayerKind::Lightning) {
+                let heads = k.positive("num_attention_heads", MAX_DIM)?;
+                let head_dim = match attention.1 {
+                    0 => hidden_size / heads,
+                    d => d,
+                };
+                shape.lightning = (heads, head_dim);
             }
         }
     }

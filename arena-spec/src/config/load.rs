@@ -139,7 +139,12 @@ fn from_value(
     let dense_width = blocks.as_ref().map_or(moe.dense_width, |b| b.ffn_width);
     // LFM2: the MLP's width is derived from the width key (`Lfm2MLP`).
     let dense_width = dense_ffn_width(&k, dense_width)?;
-    let linear_mixer = linear_mixer_shape(&k, &layers, hidden_size)?;
+    let linear_mixer = linear_mixer_shape(
+        &k,
+        &layers,
+        hidden_size,
+        (num_attention_heads, head_dim_field.unwrap_or(0)),
+    )?;
     // MiMo-V2-Flash, Laguna: the widest layer's heads, kv heads, value head size and gate.
     let widest = match rules.layer_widths {
         Some(w) if has_attention => Some(widest(
@@ -238,6 +243,8 @@ fn from_value(
         mamba_chunk_size: mamba.chunk,
         short_conv_dim: linear_mixer.short_conv.0,
         short_conv_kernel: linear_mixer.short_conv.1,
+        lightning_heads: linear_mixer.lightning.0,
+        lightning_head_dim: linear_mixer.lightning.1,
         o_groups: k.dim_or("o_groups", 0)?,
         o_lora_rank: k.dim_or("o_lora_rank", 0)?,
         extra_qkv_width: compressed.as_ref().map_or(0, |c| c.compressor_width)

@@ -51,6 +51,9 @@ pub enum LayerKind {
     Moe,
     /// Beyond the seeds: LFM2's gated short convolution (`Lfm2ShortConv`).
     ShortConv,
+    /// Beyond the seeds: MiniMax's lightning (linear) attention
+    /// (`MiniMaxLightningAttention`).
+    Lightning,
 }
 
 /// The model shapes the arena is sized from. Raw fields hold the file's values (0 where a
@@ -159,6 +162,10 @@ pub struct ModelConfig {
     /// sequence-state cache, whose conv state is `[channels, taps - 1]` per layer per slot.
     pub short_conv_dim: usize,
     pub short_conv_kernel: usize,
+    /// Lightning attention (MiniMax), beyond the seeds: its heads (split by tp on a rank) and
+    /// head size; 0 without lightning layers.
+    pub lightning_heads: usize,
+    pub lightning_head_dim: usize,
 
     /// Grouped O-projection (DeepSeek-V4's `o_a_proj`, `DeepseekV4GroupedLinear`).
     pub o_groups: usize,
@@ -317,6 +324,27 @@ impl ModelConfig {
     /// opens the `short_conv_*` buffers.
     pub const fn has_short_conv(&self) -> bool {
         self.num_short_conv_layers() > 0 && self.short_conv_dim > 0
+    }
+
+    /// Lightning-attention layers (MiniMax), beyond the seeds.
+    pub const fn num_lightning_layers(&self) -> usize {
+        self.count(LayerKind::Lightning)
+    }
+
+    /// This config (or this rank's stage) has lightning layers: what opens the `lightning_*`
+    /// buffers.
+    pub const fn has_lightning(&self) -> bool {
+        self.num_lightning_layers() > 0 && self.lightning_heads > 0
+    }
+
+    /// Lightning attention's inner width `heads · head_dim`: q, k, v, the gate and the output
+    /// are each this wide per token (0 without lightning layers).
+    pub const fn lightning_width(&self) -> usize {
+        if self.has_lightning() {
+            self.lightning_heads * self.lightning_head_dim
+        } else {
+            0
+        }
     }
 
     /// The short convolution's `in_proj` output per token, B | C | x: `3 · short_conv_dim`

@@ -79,6 +79,13 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         SharedExpert::Width(key) => k.dim_or(key, 0)?,
         SharedExpert::CountTimesExpertWidth => k.dim_or("n_shared_experts", 0)? * expert_width,
         SharedExpert::SameAsExpert => expert_width,
+        SharedExpert::SameAsExpertIf(key) => {
+            if k.dim_or(key, 0)? > 0 {
+                expert_width
+            } else {
+                0
+            }
+        }
     };
     // Latent MoE: the experts' input and output are `latent` wide, between two projections
     // of the hidden size; an absent or null key is the hidden size (the reference's

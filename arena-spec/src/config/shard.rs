@@ -154,6 +154,12 @@ impl ModelConfig {
             // `hidden / tp` on a rank.
             c.short_conv_dim = split(model, "hidden_size", self.short_conv_dim, "tp", tp)?;
         }
+        if self.has_lightning() {
+            // vLLM's `MiniMaxText01LinearAttention`: `qkv_proj` and `output_gate` are
+            // column-parallel by head, `out_proj` row-parallel, so a rank holds heads / tp.
+            c.lightning_heads =
+                split(model, "num_attention_heads", self.lightning_heads, "tp", tp)?;
+        }
         if self.has_mamba() {
             c.mamba_num_heads = split(model, "mamba_num_heads", self.mamba_num_heads, "tp", tp)?;
             c.mamba_n_groups = if self.mamba_n_groups == 1 {

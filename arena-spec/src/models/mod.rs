@@ -38,6 +38,7 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "olmo-3.1-32b-instruct",
     "exaone-4.0-32b",
     "minimax-m2.7",
+    "minimax-m1",
     "lfm2-1.2b",
     "lfm2.5-1.2b-base",
     "laguna-xs.2-fp8",

@@ -18,6 +18,9 @@ Special cases:
   * model_type kimi_k2 is not a transformers type; its files declare the
     DeepSeek-V3 architecture, so it is built as deepseek_v3 from the same dict
     ("built_as": "deepseek_v3").
+  * model_type minimax_m1 (the vendor's remote code) is built as transformers'
+    port, minimax, with its attn_type_list (0 lightning, 1 softmax) passed as
+    layer_types, which is all MiniMaxConfig reads.
   * Multimodal files whose text model sits under text_config (gemma3, llama4,
     qwen3_5, qwen3_5_moe, ...): only the text model is built, from the text
     sub-config with its text CausalLM class ("text_only": "text_sub_config");
@@ -76,7 +79,7 @@ ECHO_KEYS = [
 
 # model_type aliases: types that are not transformers types but declare a
 # transformers architecture in their own files.
-ALIASES = {"kimi_k2": "deepseek_v3"}
+ALIASES = {"kimi_k2": "deepseek_v3", "minimax_m1": "minimax"}
 
 _MISSING = object()
 
@@ -129,6 +132,12 @@ def load_config(d):
     d = dict(d)
     d["model_type"] = built_as
     d.pop("auto_map", None)  # remote-code pointers; not used
+    if mt == "minimax_m1" and "layer_types" not in d:
+        # The vendor's MiniMaxM1Model lays its layers out by attn_type_list (0 lightning,
+        # 1 softmax); transformers' MiniMaxConfig reads only layer_types (and would default
+        # to alternating), so the same list is passed as layer_types.
+        d["layer_types"] = ["full_attention" if t == 1 else "linear_attention"
+                            for t in d["attn_type_list"]]
     cls = CONFIG_MAPPING[built_as]
     cfg = cls.from_dict(d)
     return cfg, built_as

@@ -969,6 +969,49 @@ impl Family {
                 compressed: None,
                 layer_widths: None,
             },
+            // MiniMax-M1 (`model_type: "minimax_m1"`): the vendor's remote code
+            // (`modeling_minimax_m1.py`, MiniMax-AI/MiniMax-M1), of which transformers' `minimax`
+            // is the port the oracle builds (with `attn_type_list` as its `layer_types`):
+            // lightning layers where `attn_type_list` is 0, GQA softmax attention where it is 1;
+            // every layer routes (`MiniMaxM1SparseMoeBlock`: experts `intermediate_size` wide), a
+            // shared MLP of the same width only where `shared_intermediate_size` > 0
+            // (`MiniMaxM1DecoderLayer`, 971–976).
+            Family::MinimaxM1 => &FamilyRules {
+                model_type: "minimax_m1",
+                text_model_type: None,
+                reference: reference!("minimax", "MiniMaxConfig", "MiniMaxForCausalLM"),
+                mixers: Mixers::LightningHybrid,
+                mla: false,
+                moe: Some(MoeKeys {
+                    experts: &["num_local_experts"],
+                    experts_field: "num_local_experts",
+                    expert_width: "intermediate_size",
+                    shared: SharedExpert::SameAsExpertIf("shared_intermediate_size"),
+                    dense_layers: DenseLayers::None,
+                    top_k: &["num_experts_per_tok"],
+                    enabled_by: None,
+                    latent: None,
+                }),
+                mamba: None,
+                // `getattr(config, 'head_dim', hidden_size // num_heads)` in both attentions.
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                // MiniMaxM1Config (configuration_minimax_m1.py: 101, 114–115).
+                defaults: &[
+                    ("num_key_value_heads", 8),
+                    ("num_local_experts", 8),
+                    ("num_experts_per_tok", 2),
+                ],
+                refusals: &[],
+                linear_mixer: Some(LinearMixer::Lightning),
+                ffn_auto_adjust: None,
+                compressed: None,
+                layer_widths: None,
+            },
             // LFM2 (lfm2/modeling_lfm2.py): gated short convolutions (`Lfm2ShortConv`) and GQA
             // attention with per-head q/k norms, a SwiGLU MLP whose width `Lfm2MLP` derives from
             // `block_ff_dim` (LFM2_FFN).
