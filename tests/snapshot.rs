@@ -35,6 +35,10 @@ const INPUTS: &[(&str, &str)] = &[
         "tests/expand/spec_decode_meta.expanded.rs",
     ),
     (
+        "arena-spec/src/arena/regions/kda_chunk.rs",
+        "tests/expand/spec_kda_chunk.expanded.rs",
+    ),
+    (
         "arena-spec/src/arena/regions/gdn_fla.rs",
         "tests/expand/spec_gdn_fla.expanded.rs",
     ),
@@ -131,11 +135,12 @@ snapshot_tests! {
     snapshot_scratch: 2,
     snapshot_spec_arena: 3,
     snapshot_spec_decode_meta: 4,
-    snapshot_spec_gdn_fla: 5,
-    snapshot_spec_moe_fp8: 6,
-    snapshot_spec_qsa_select: 7,
-    snapshot_spec_scratch: 8,
-    snapshot_spec_ssd: 9,
+    snapshot_spec_kda_chunk: 5,
+    snapshot_spec_gdn_fla: 6,
+    snapshot_spec_moe_fp8: 7,
+    snapshot_spec_qsa_select: 8,
+    snapshot_spec_scratch: 9,
+    snapshot_spec_ssd: 10,
 }
 
 /// Every `.rs` file under `dir`, recursively, as a path from the workspace root.

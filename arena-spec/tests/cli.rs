@@ -658,6 +658,7 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
             "mamba2",
             "short_conv",
             "lightning",
+            "kda",
             "router",
             "ffn_gate_up",
             "ffn_down",

@@ -20,6 +20,31 @@ fn oracle() -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// A module pattern without the owner classes the oracle names where two classes of mixer
+/// share a path (`self_attn[KimiLinearDeltaAttention].q_proj` → `self_attn.q_proj`).
+fn plain(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut depth = 0;
+    for ch in pattern.chars() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            _ if depth == 0 => out.push(ch),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether a module pattern ends with `suffix`, as written (owner classes included) or
+/// without its owner classes.
+fn ends_with(pattern: &str, suffix: &str) -> bool {
+    pattern.ends_with(suffix) || plain(pattern).ends_with(suffix)
+}
+
+/// The owner class the oracle names on Kimi-Linear's delta-attention modules.
+const KDA: &str = "KimiLinearDeltaAttention";
+
 /// One model's modules and parameters by pattern.
 struct Built<'a> {
     modules: &'a serde_json::Map<String, Value>,
@@ -35,7 +60,10 @@ impl Built<'_> {
         let mut out = Vec::new();
         for (pattern, records) in self.modules {
             let last = pattern.rsplit('.').next().unwrap();
-            if last != name || exclude.iter().any(|x| pattern.contains(x)) {
+            let excluded = exclude
+                .iter()
+                .any(|x| pattern.contains(x) || plain(pattern).contains(x));
+            if last != name || excluded {
                 continue;
             }
             for r in records.as_array().unwrap() {
@@ -80,7 +108,7 @@ impl Built<'_> {
     fn widest_out(&self, suffix: &str) -> Option<usize> {
         self.modules
             .iter()
-            .filter(|(p, _)| p.ends_with(suffix))
+            .filter(|(p, _)| ends_with(p, suffix))
             .flat_map(|(_, records)| records.as_array().unwrap())
             .map(|r| r["out"].as_u64().unwrap() as usize)
             .max()
@@ -90,7 +118,7 @@ impl Built<'_> {
     fn widest_in(&self, suffix: &str) -> Option<usize> {
         self.modules
             .iter()
-            .filter(|(p, _)| p.ends_with(suffix))
+            .filter(|(p, _)| ends_with(p, suffix))
             .flat_map(|(_, records)| records.as_array().unwrap())
             .map(|r| r["in"].as_u64().unwrap() as usize)
             .max()
@@ -100,7 +128,7 @@ impl Built<'_> {
     fn count(&self, suffix: &str) -> usize {
         self.modules
             .iter()
-            .filter(|(p, _)| p.ends_with(suffix))
+            .filter(|(p, _)| ends_with(p, suffix))
             .flat_map(|(_, records)| records.as_array().unwrap())
             .map(|r| r["count"].as_u64().unwrap() as usize)
             .sum()
@@ -143,7 +171,16 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
             eq.push((what, arena, r));
         }
     };
-    let not_attention = &["indexer", "compressor", "linear_attn", "vision", "visual"][..];
+    // (Kimi-Linear's delta attention sits at `self_attn` beside its MLA: the oracle names
+    // its modules' owner class.)
+    let not_attention = &[
+        "indexer",
+        "compressor",
+        "linear_attn",
+        "vision",
+        "visual",
+        KDA,
+    ][..];
     check("vocab (lm_head out)", c.vocab_size, b.out("lm_head", &[]));
     let embed = b.out("embed_tokens", &[]).or(b.out("embeddings", &[]));
     check("hidden (embedding width)", c.hidden_size, embed);
@@ -433,6 +470,59 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
         );
     }
 
+    // Kimi delta attention (Kimi-Linear, `KimiLinearDeltaAttention`): q, k, v each heads ·
+    // head_dim, one conv over the three, the low-rank forget and output gates, β per head,
+    // o_proj; one conv per KDA layer.
+    let kda = |suffix: &str| b.widest_out(&format!("{KDA}].{suffix}"));
+    if c.has_kda() || b.count(&format!("{KDA}].conv1d")) > 0 {
+        check(
+            "KDA layers (conv1d modules)",
+            c.num_kda_layers(),
+            Some(b.count(&format!("{KDA}].conv1d"))),
+        );
+        for proj in ["q_proj", "k_proj", "v_proj"] {
+            check(
+                "KDA heads · head_dim (q/k/v_proj out)",
+                c.kda_width(),
+                kda(proj),
+            );
+        }
+        check(
+            "KDA conv channels (conv1d out)",
+            3 * c.kda_width(),
+            kda("conv1d"),
+        );
+        check(
+            "KDA low rank (f_a_proj out)",
+            c.kda_head_dim,
+            kda("forget_gate.f_a_proj"),
+        );
+        check(
+            "KDA decay (f_b_proj out)",
+            c.kda_width(),
+            kda("forget_gate.f_b_proj"),
+        );
+        check(
+            "KDA low rank (g_a_proj out)",
+            c.kda_head_dim,
+            kda("g_a_proj"),
+        );
+        check(
+            "KDA output gate (g_b_proj out)",
+            c.kda_width(),
+            kda("g_b_proj"),
+        );
+        check("KDA β (b_proj out)", c.kda_heads, kda("b_proj"));
+        check(
+            "KDA output (o_proj in)",
+            c.kda_width(),
+            b.widest_in(&format!("{KDA}].o_proj")),
+        );
+        if let Some(a_log) = b.param("forget_gate.A_log") {
+            check("KDA heads (A_log)", c.kda_heads, Some(a_log[2]));
+        }
+    }
+
     // Mamba-2.
     if c.has_mamba() {
         check(
@@ -465,7 +555,7 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
             failures.push(format!("{buffer} dim {col} = {have} < {what} = {need}"));
         }
     };
-    let not_attention = &["indexer", "compressor", "linear_attn"][..];
+    let not_attention = &["indexer", "compressor", "linear_attn", KDA][..];
     let qkv = [
         b.out("q_a_proj", not_attention),
         b.out("q_b_proj", not_attention),
@@ -524,7 +614,12 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
         .or(b.out("in_proj", &["conv.in_proj"]));
     at_least("ssm_qkvz", 1, ssm_in, "SSM in_proj out");
     at_least("ssm_deinterleaved", 1, ssm_in, "SSM in_proj out");
-    at_least("ssm_conv_out_f32", 1, b.out("conv1d", &[]), "conv channels");
+    at_least(
+        "ssm_conv_out_f32",
+        1,
+        b.out("conv1d", &[KDA]),
+        "conv channels",
+    );
     // The expert buffers hold M · top_k rows of the widest FFN intermediate.
     let widest_expert = [
         b.param("experts.gate_up_proj")
@@ -562,6 +657,38 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
         b.widest_in("conv.out_proj"),
         "a projection's K",
     );
+    // Kimi delta attention: every per-token tensor of the mixer.
+    if c.has_kda() {
+        let kda = |suffix: &str| b.widest_out(&format!("{KDA}].{suffix}"));
+        let qkv = ["q_proj", "k_proj", "v_proj"]
+            .map(kda)
+            .into_iter()
+            .flatten()
+            .sum();
+        at_least("kda_qkv", 1, Some(qkv), "q + k + v outputs");
+        at_least("kda_qkv_conv", 1, kda("conv1d"), "conv1d out");
+        let lowrank = [kda("forget_gate.f_a_proj"), kda("g_a_proj")]
+            .into_iter()
+            .flatten()
+            .sum();
+        at_least(
+            "kda_lowrank",
+            1,
+            Some(lowrank),
+            "f_a_proj + g_a_proj outputs",
+        );
+        at_least(
+            "kda_decay_f32",
+            1,
+            kda("forget_gate.f_b_proj"),
+            "f_b_proj out",
+        );
+        at_least("kda_beta_f32", 1, kda("b_proj"), "b_proj out");
+        at_least("kda_out_gate", 1, kda("g_b_proj"), "g_b_proj out");
+        let o_in = b.widest_in(&format!("{KDA}].o_proj"));
+        at_least("kda_out", 1, o_in, "o_proj in");
+        at_least("fp8_act", 1, o_in, "a projection's K");
+    }
     // Lightning attention: q | k | v, the gate and the output.
     if c.has_lightning() {
         at_least(

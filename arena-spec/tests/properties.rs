@@ -109,7 +109,7 @@ fn merge(mut a: Value, b: &Value) -> Value {
 /// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..36;
+    let family = 0usize..37;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -247,6 +247,21 @@ fn config_json() -> impl Strategy<Value = Value> {
                         "num_local_experts": experts, "num_experts_per_tok": top_k, "intermediate_size": moe_w,
                         "shared_intermediate_size": kv % 2}))
                 }
+                35 => {
+                    // Kimi-Linear: KDA beside MLA, by 1-based lists or by the default
+                    // pattern; experts with a shared one and leading dense layers.
+                    let mut d = merge(c, &json!({"model_type": "kimi_linear", "num_experts": experts,
+                        "num_experts_per_token": top_k, "moe_intermediate_size": moe_w, "num_shared_experts": 1,
+                        "first_k_dense_replace": layers.min(2), "q_lora_rank": null, "kv_lora_rank": mla.min(1024),
+                        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}));
+                    if kv % 2 == 0 {
+                        let full: Vec<usize> = (1..=layers).filter(|i| i % 4 == 0).collect();
+                        let kda: Vec<usize> = (1..=layers).filter(|i| i % 4 != 0).collect();
+                        d = merge(d, &json!({"linear_attn_config": {"full_attn_layers": full, "kda_layers": kda,
+                            "num_heads": heads, "head_dim": hd, "short_conv_kernel_size": 4}}));
+                    }
+                    d
+                }
                 _ => merge(c, &json!({"model_type": "phi3"})),
             };
             if let Value::Object(obj) = &c {
@@ -291,10 +306,11 @@ fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
         "q2_dequant_scratch" => c.levers.gguf_native_q2,
         "q2_act_q8" => c.levers.gguf_native_q2_mmq,
         "ssm_rowwise_w_bf16" => c.levers.fp8_rowwise,
-        // Beyond the seeds: latent MoE, short convolution, lightning attention.
+        // Beyond the seeds: latent MoE, short convolution, lightning and Kimi delta attention.
         "moe_latent_in" | "moe_latent_out" => c.moe_latent_size > 0,
         n if n.starts_with("short_conv_") => c.has_short_conv(),
         n if n.starts_with("lightning_") => c.has_lightning(),
+        n if n.starts_with("kda_") => c.has_kda(),
         // Closed only on a pipeline stage without the LM head.
         "logits" => c.lm_head_vocab() > 0,
         _ => return None,

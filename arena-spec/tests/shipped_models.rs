@@ -190,6 +190,14 @@ fn the_gated_set_is_exactly_the_seeds() {
             "lightning_gate",
             "lightning_out",
             "lightning_block_states",
+            "kda_qkv",
+            "kda_qkv_conv",
+            "kda_lowrank",
+            "kda_decay_f32",
+            "kda_beta_f32",
+            "kda_out_gate",
+            "kda_out",
+            "kda_chunk_scratch",
         ]
     );
     let untracked: Vec<&str> = BufferArena::BUFFERS

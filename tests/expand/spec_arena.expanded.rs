@@ -128,11 +128,11 @@ pub struct BufferSizes {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     ///
-    /// Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]` of `f32` · tracked
+    /// Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]` of `f32` · tracked
     pub splitk_workspace: usize,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
     /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
@@ -384,11 +384,65 @@ pub struct BufferSizes {
     ///
     /// Shape `[ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]` of `f32` · gate `config.has_lightning()` · phase `lightning` · tracked
     pub lightning_block_states: usize,
+    /// Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·
+    /// head_dim]` BF16, the short conv's input (Kimi-Linear, `kimi_linear/modeling_kimi_linear.py`:
+    /// `KimiLinearDeltaAttention`, `q_proj`, `k_proj`, `v_proj`; a rank holds heads / tp, as
+    /// vLLM's `KimiDeltaAttention` shards them). 0 without KDA layers.
+    /// Live in the KDA mixer.
+    ///
+    /// Shape `[max_batch_tokens, 3 * config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
+    pub kda_qkv: usize,
+    /// Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·
+    /// head_dim]` BF16 (one conv over the three, `conv1d`): q, k and v as the delta rule
+    /// reads them. A buffer of its own: each output reads `short_conv_kernel_size` input
+    /// rows, so the conv cannot write over its input.
+    /// Live in the KDA mixer.
+    ///
+    /// Shape `[max_batch_tokens, 3 * config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
+    pub kda_qkv_conv: usize,
+    /// Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the
+    /// forget gate's) and `g_a_proj` (the output gate's), `[M, 2 · head_dim]` BF16. Whole on
+    /// every rank (vLLM replicates both).
+    /// Live in the KDA mixer.
+    ///
+    /// Shape `[max_batch_tokens, 2 * config.kda_head_dim]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
+    pub kda_lowrank: usize,
+    /// Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +
+    /// dt_bias)`, `[M, heads · head_dim]` F32, as `KimiLinearForgetGate` computes it in FP32
+    /// (vLLM's `fused_kda_gate` writes it FP32 too).
+    /// Live in the KDA mixer.
+    ///
+    /// Shape `[max_batch_tokens, config.kda_width()]` of `f32` · gate `config.has_kda()` · phase `kda` · tracked
+    pub kda_decay_f32: usize,
+    /// Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).
+    /// Live in the KDA mixer.
+    ///
+    /// Shape `[max_batch_tokens, config.kda_heads]` of `f32` · gate `config.has_kda()` · phase `kda` · tracked
+    pub kda_beta_f32: usize,
+    /// Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,
+    /// read by the gated RMSNorm after the delta rule.
+    /// Live in the KDA mixer.
+    ///
+    /// Shape `[max_batch_tokens, config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
+    pub kda_out_gate: usize,
+    /// Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated
+    /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
+    /// Live in the KDA mixer.
+    ///
+    /// Shape `[max_batch_tokens, config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
+    pub kda_out: usize,
+    /// Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`
+    /// (`regions::KdaChunkScratch`: the seeds' GDN FLA layout at KDA's heads, the decay per
+    /// channel). 0 without KDA layers.
+    /// Live in the KDA mixer.
+    ///
+    /// Bytes `KdaChunkScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.has_kda()` · phase `kda` · tracked
+    pub kda_chunk_scratch: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
-    pub __dims: [[usize; 4usize]; 55usize],
+    pub __dims: [[usize; 4usize]; 63usize],
 }
 /// The by-value inputs of [`BufferSizes::from_config`], by name: [`BufferSizes::from_inputs`] takes them so a call cannot swap two of them (generated by `#[derive(Arena)]`).
 #[derive(
@@ -416,23 +470,25 @@ pub struct ArenaInputs {
     ::core::hash::Hash
 )]
 pub enum BufferArenaPhase {
-    /// `attention`, phase 1 of 9. Live in it: `hidden_states`, `residual`, `norm_output`, `qkv_output`, `attn_output`, `scratch`, `splitk_workspace`, `o_latent`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `qsa_select_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    /// `attention`, phase 1 of 10. Live in it: `hidden_states`, `residual`, `norm_output`, `qkv_output`, `attn_output`, `scratch`, `splitk_workspace`, `o_latent`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `qsa_select_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
     Attention,
-    /// `gdn`, phase 2 of 9. Live in it: `hidden_states`, `residual`, `norm_output`, `ssm_qkvz`, `ssm_ba`, `ssm_deinterleaved`, `ssm_gates`, `ssm_conv_out_f32`, `scratch`, `splitk_workspace`, `gdn_fla_scratch`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    /// `gdn`, phase 2 of 10. Live in it: `hidden_states`, `residual`, `norm_output`, `ssm_qkvz`, `ssm_ba`, `ssm_deinterleaved`, `ssm_gates`, `ssm_conv_out_f32`, `scratch`, `splitk_workspace`, `gdn_fla_scratch`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
     Gdn,
-    /// `mamba2`, phase 3 of 9. Live in it: `hidden_states`, `residual`, `norm_output`, `ssm_qkvz`, `ssm_ba`, `ssm_deinterleaved`, `ssm_gates`, `ssm_conv_out_f32`, `scratch`, `splitk_workspace`, `ssd_scratch`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    /// `mamba2`, phase 3 of 10. Live in it: `hidden_states`, `residual`, `norm_output`, `ssm_qkvz`, `ssm_ba`, `ssm_deinterleaved`, `ssm_gates`, `ssm_conv_out_f32`, `scratch`, `splitk_workspace`, `ssd_scratch`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
     Mamba2,
-    /// `short_conv`, phase 4 of 9. Live in it: `hidden_states`, `residual`, `norm_output`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`, `short_conv_bcx`, `short_conv_bx`, `short_conv_out`.
+    /// `short_conv`, phase 4 of 10. Live in it: `hidden_states`, `residual`, `norm_output`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`, `short_conv_bcx`, `short_conv_bx`, `short_conv_out`.
     ShortConv,
-    /// `lightning`, phase 5 of 9. Live in it: `hidden_states`, `residual`, `norm_output`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`, `lightning_qkv`, `lightning_gate`, `lightning_out`, `lightning_block_states`.
+    /// `lightning`, phase 5 of 10. Live in it: `hidden_states`, `residual`, `norm_output`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`, `lightning_qkv`, `lightning_gate`, `lightning_out`, `lightning_block_states`.
     Lightning,
-    /// `router`, phase 6 of 9. Live in it: `hidden_states`, `residual`, `norm_output`, `gate_logits`, `gate_logits_f32`, `moe_router_in_f32`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    /// `kda`, phase 6 of 10. Live in it: `hidden_states`, `residual`, `norm_output`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`, `kda_qkv`, `kda_qkv_conv`, `kda_lowrank`, `kda_decay_f32`, `kda_beta_f32`, `kda_out_gate`, `kda_out`, `kda_chunk_scratch`.
+    Kda,
+    /// `router`, phase 7 of 10. Live in it: `hidden_states`, `residual`, `norm_output`, `gate_logits`, `gate_logits_f32`, `moe_router_in_f32`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
     Router,
-    /// `ffn_gate_up`, phase 7 of 9. Live in it: `hidden_states`, `residual`, `norm_output`, `scratch`, `expert_gate_out`, `expert_up_out`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `ffn_act_q8`, `ffn_act_a`, `ffn_act_scale`, `ffn_act_scale_kmajor`, `ffn_gate_up_fused`, `fp8_act`, `moe_fp8_scratch`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`, `moe_latent_in`.
+    /// `ffn_gate_up`, phase 8 of 10. Live in it: `hidden_states`, `residual`, `norm_output`, `scratch`, `expert_gate_out`, `expert_up_out`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `ffn_act_q8`, `ffn_act_a`, `ffn_act_scale`, `ffn_act_scale_kmajor`, `ffn_gate_up_fused`, `fp8_act`, `moe_fp8_scratch`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`, `moe_latent_in`.
     FfnGateUp,
-    /// `ffn_down`, phase 8 of 9. Live in it: `hidden_states`, `residual`, `norm_output`, `moe_output`, `scratch`, `expert_gate_out`, `expert_down_out`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `ffn_act_q8`, `ffn_act_a`, `ffn_act_scale`, `ffn_act_scale_kmajor`, `fp8_act`, `moe_fp8_scratch`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`, `moe_latent_out`.
+    /// `ffn_down`, phase 9 of 10. Live in it: `hidden_states`, `residual`, `norm_output`, `moe_output`, `scratch`, `expert_gate_out`, `expert_down_out`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `ffn_act_q8`, `ffn_act_a`, `ffn_act_scale`, `ffn_act_scale_kmajor`, `fp8_act`, `moe_fp8_scratch`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`, `moe_latent_out`.
     FfnDown,
-    /// `lm_head`, phase 9 of 9. Live in it: `hidden_states`, `residual`, `norm_output`, `logits`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
+    /// `lm_head`, phase 10 of 10. Live in it: `hidden_states`, `residual`, `norm_output`, `logits`, `scratch`, `splitk_workspace`, `norm_unit_w`, `hc_streams`, `hc_post`, `hc_comb`, `hc_lowrank_scratch`, `token_ids`, `fp8_act`, `fp8_act_scale`, `fp8_act_scale_kmajor`, `lora_xa`, `lora_delta`, `lora_hact`, `lora_seq_slot`, `q2_dequant_scratch`, `q2_act_q8`, `ssm_rowwise_w_bf16`.
     LmHead,
 }
 #[automatically_derived]
@@ -443,6 +499,7 @@ impl ::arena_runtime::Phase for BufferArenaPhase {
         Self::Mamba2,
         Self::ShortConv,
         Self::Lightning,
+        Self::Kda,
         Self::Router,
         Self::FfnGateUp,
         Self::FfnDown,
@@ -455,10 +512,11 @@ impl ::arena_runtime::Phase for BufferArenaPhase {
             Self::Mamba2 => 2usize,
             Self::ShortConv => 3usize,
             Self::Lightning => 4usize,
-            Self::Router => 5usize,
-            Self::FfnGateUp => 6usize,
-            Self::FfnDown => 7usize,
-            Self::LmHead => 8usize,
+            Self::Kda => 5usize,
+            Self::Router => 6usize,
+            Self::FfnGateUp => 7usize,
+            Self::FfnDown => 8usize,
+            Self::LmHead => 9usize,
         }
     }
     fn name(self) -> &'static str {
@@ -468,6 +526,7 @@ impl ::arena_runtime::Phase for BufferArenaPhase {
             Self::Mamba2 => "mamba2",
             Self::ShortConv => "short_conv",
             Self::Lightning => "lightning",
+            Self::Kda => "kda",
             Self::Router => "router",
             Self::FfnGateUp => "ffn_gate_up",
             Self::FfnDown => "ffn_down",
@@ -611,7 +670,7 @@ impl BufferSizes {
                 __f.value(decode_meta_rows(max_batch_size))?,
             ),
         )?;
-        let mut __dims = [[0usize; 4usize]; 55usize];
+        let mut __dims = [[0usize; 4usize]; 63usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
             __on_dims,
@@ -675,7 +734,15 @@ impl BufferSizes {
             lightning_gate: 0,
             lightning_out: 0,
             lightning_block_states: 0,
-            __dims: [[0; 4usize]; 55usize],
+            kda_qkv: 0,
+            kda_qkv_conv: 0,
+            kda_lowrank: 0,
+            kda_decay_f32: 0,
+            kda_beta_f32: 0,
+            kda_out_gate: 0,
+            kda_out: 0,
+            kda_chunk_scratch: 0,
+            __dims: [[0; 4usize]; 63usize],
         };
         __sizes.hidden_states = {
             let __f = ::arena_runtime::CheckedArith::new("hidden_states");
@@ -980,7 +1047,15 @@ impl BufferSizes {
                                 __f
                                     .max(
                                         __f.value(config.short_conv_in_width())?,
-                                        __f.mul(3, __f.value(config.lightning_width())?)?,
+                                        __f
+                                            .mul(
+                                                3,
+                                                __f
+                                                    .max(
+                                                        __f.value(config.lightning_width())?,
+                                                        __f.value(config.kda_width())?,
+                                                    )?,
+                                            )?,
                                     )?,
                             )?,
                     ],
@@ -1571,6 +1646,148 @@ impl BufferSizes {
                 ::arena_runtime::__private::closed(__on_dims)
             }
         };
+        __sizes.kda_qkv = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_qkv");
+            if config.has_kda() {
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, __f.mul(3, __f.value(config.kda_width())?)?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
+        };
+        __sizes.kda_qkv_conv = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_qkv_conv");
+            if config.has_kda() {
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, __f.mul(3, __f.value(config.kda_width())?)?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
+        };
+        __sizes.kda_lowrank = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_lowrank");
+            if config.has_kda() {
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, __f.mul(2, config.kda_head_dim)?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
+        };
+        __sizes.kda_decay_f32 = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_decay_f32");
+            if config.has_kda() {
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, __f.value(config.kda_width())?],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
+        };
+        __sizes.kda_beta_f32 = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_beta_f32");
+            if config.has_kda() {
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, config.kda_heads],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
+        };
+        __sizes.kda_out_gate = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_out_gate");
+            if config.has_kda() {
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, __f.value(config.kda_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
+        };
+        __sizes.kda_out = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_out");
+            if config.has_kda() {
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[max_batch_tokens, __f.value(config.kda_width())?],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
+        };
+        __sizes.kda_chunk_scratch = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_chunk_scratch");
+            if config.has_kda() {
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::bytes_reported(
+                        __f.value(KdaChunkScratch::bytes(config, max_batch_tokens))?,
+                        __on_dims,
+                    ),
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
+        };
         __sizes.__dims = __dims;
         <BufferArena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
@@ -1659,6 +1876,14 @@ impl BufferSizes {
         __total = __total.saturating_add(self.lightning_gate);
         __total = __total.saturating_add(self.lightning_out);
         __total = __total.saturating_add(self.lightning_block_states);
+        __total = __total.saturating_add(self.kda_qkv);
+        __total = __total.saturating_add(self.kda_qkv_conv);
+        __total = __total.saturating_add(self.kda_lowrank);
+        __total = __total.saturating_add(self.kda_decay_f32);
+        __total = __total.saturating_add(self.kda_beta_f32);
+        __total = __total.saturating_add(self.kda_out_gate);
+        __total = __total.saturating_add(self.kda_out);
+        __total = __total.saturating_add(self.kda_chunk_scratch);
         __total
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
@@ -1674,7 +1899,7 @@ impl BufferSizes {
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
     > {
-        let mut __dims = ::std::vec::Vec::with_capacity(55usize);
+        let mut __dims = ::std::vec::Vec::with_capacity(63usize);
         let _sizes = Self::try_from_config_with(
             config,
             max_batch_tokens,
@@ -1831,7 +2056,15 @@ impl BufferSizes {
             lightning_gate: 0,
             lightning_out: 0,
             lightning_block_states: 0,
-            __dims: [[0; 4usize]; 55usize],
+            kda_qkv: 0,
+            kda_qkv_conv: 0,
+            kda_lowrank: 0,
+            kda_decay_f32: 0,
+            kda_beta_f32: 0,
+            kda_out_gate: 0,
+            kda_out: 0,
+            kda_chunk_scratch: 0,
+            __dims: [[0; 4usize]; 63usize],
         };
         __sizes.hidden_states = {
             let __f = ::arena_runtime::CheckedArith::new("hidden_states");
@@ -2453,12 +2686,12 @@ impl BufferSizes {
                                                 __f.min(max_batch_tokens, SPLITK_MAX_M),
                                             )
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                             ),
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                             ),
                         ::arena_runtime::__private::Konst(
                                 __f
@@ -2474,19 +2707,19 @@ impl BufferSizes {
                                                                                     .into_result(__f),
                                                                             )
                                                                             .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                             ),
                                                                         ::arena_runtime::__private::Konst(
                                                                                 ::arena_runtime::__private::Konst(config.ssm_in_width())
                                                                                     .into_result(__f),
                                                                             )
                                                                             .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                             ),
                                                                     ),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                             ),
                                                         ::arena_runtime::__private::Konst(
                                                                 __f
@@ -2500,23 +2733,23 @@ impl BufferSizes {
                                                                                                     .into_result(__f),
                                                                                             )
                                                                                             .get(
-                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                                             ),
                                                                                     ),
                                                                             )
                                                                             .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                             ),
                                                                         config.hidden_size,
                                                                     ),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                             ),
                                                     ),
                                             )
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                             ),
                                         ::arena_runtime::__private::Konst(
                                                 __f
@@ -2528,33 +2761,48 @@ impl BufferSizes {
                                                                     .into_result(__f),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                             ),
                                                         ::arena_runtime::__private::Konst(
                                                                 __f
                                                                     .mul(
                                                                         3,
                                                                         ::arena_runtime::__private::Konst(
-                                                                                ::arena_runtime::__private::Konst(config.lightning_width())
-                                                                                    .into_result(__f),
+                                                                                __f
+                                                                                    .max(
+                                                                                        ::arena_runtime::__private::Konst(
+                                                                                                ::arena_runtime::__private::Konst(config.lightning_width())
+                                                                                                    .into_result(__f),
+                                                                                            )
+                                                                                            .get(
+                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                                            ),
+                                                                                        ::arena_runtime::__private::Konst(
+                                                                                                ::arena_runtime::__private::Konst(config.kda_width())
+                                                                                                    .into_result(__f),
+                                                                                            )
+                                                                                            .get(
+                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                                            ),
+                                                                                    ),
                                                                             )
                                                                             .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                             ),
                                                                     ),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                             ),
                                                     ),
                                             )
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                             ),
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -2567,7 +2815,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]`",
+                            "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
                         )
                 },
                 0,
@@ -3609,6 +3857,302 @@ impl BufferSizes {
                 0
             }
         };
+        __sizes.kda_qkv = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_qkv");
+            if config.has_kda() {
+                ::arena_runtime::__private::konst::finish(
+                    {
+                        let __d = [
+                            max_batch_tokens,
+                            ::arena_runtime::__private::Konst(
+                                    __f
+                                        .mul(
+                                            3,
+                                            ::arena_runtime::__private::Konst(
+                                                    ::arena_runtime::__private::Konst(config.kda_width())
+                                                        .into_result(__f),
+                                                )
+                                                .get(
+                                                    "arena `BufferArena`, const sizing: buffer `kda_qkv` = `[max_batch_tokens, 3 * config.kda_width()]`",
+                                                ),
+                                        ),
+                                )
+                                .get(
+                                    "arena `BufferArena`, const sizing: buffer `kda_qkv` = `[max_batch_tokens, 3 * config.kda_width()]`",
+                                ),
+                        ];
+                        let mut __k = 0;
+                        while __k < __d.len() {
+                            __sizes.__dims[55usize][__k] = __d[__k];
+                            __k += 1;
+                        }
+                        ::arena_runtime::__private::Konst(
+                                __f
+                                    .shape(
+                                        &__d,
+                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                                    ),
+                            )
+                            .get(
+                                "arena `BufferArena`, const sizing: buffer `kda_qkv` = `[max_batch_tokens, 3 * config.kda_width()]`",
+                            )
+                    },
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `kda_qkv` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.kda_qkv_conv = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_qkv_conv");
+            if config.has_kda() {
+                ::arena_runtime::__private::konst::finish(
+                    {
+                        let __d = [
+                            max_batch_tokens,
+                            ::arena_runtime::__private::Konst(
+                                    __f
+                                        .mul(
+                                            3,
+                                            ::arena_runtime::__private::Konst(
+                                                    ::arena_runtime::__private::Konst(config.kda_width())
+                                                        .into_result(__f),
+                                                )
+                                                .get(
+                                                    "arena `BufferArena`, const sizing: buffer `kda_qkv_conv` = `[max_batch_tokens, 3 * config.kda_width()]`",
+                                                ),
+                                        ),
+                                )
+                                .get(
+                                    "arena `BufferArena`, const sizing: buffer `kda_qkv_conv` = `[max_batch_tokens, 3 * config.kda_width()]`",
+                                ),
+                        ];
+                        let mut __k = 0;
+                        while __k < __d.len() {
+                            __sizes.__dims[56usize][__k] = __d[__k];
+                            __k += 1;
+                        }
+                        ::arena_runtime::__private::Konst(
+                                __f
+                                    .shape(
+                                        &__d,
+                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                                    ),
+                            )
+                            .get(
+                                "arena `BufferArena`, const sizing: buffer `kda_qkv_conv` = `[max_batch_tokens, 3 * config.kda_width()]`",
+                            )
+                    },
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `kda_qkv_conv` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.kda_lowrank = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_lowrank");
+            if config.has_kda() {
+                ::arena_runtime::__private::konst::finish(
+                    {
+                        let __d = [
+                            max_batch_tokens,
+                            ::arena_runtime::__private::Konst(
+                                    __f.mul(2, config.kda_head_dim),
+                                )
+                                .get(
+                                    "arena `BufferArena`, const sizing: buffer `kda_lowrank` = `[max_batch_tokens, 2 * config.kda_head_dim]`",
+                                ),
+                        ];
+                        let mut __k = 0;
+                        while __k < __d.len() {
+                            __sizes.__dims[57usize][__k] = __d[__k];
+                            __k += 1;
+                        }
+                        ::arena_runtime::__private::Konst(
+                                __f
+                                    .shape(
+                                        &__d,
+                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                                    ),
+                            )
+                            .get(
+                                "arena `BufferArena`, const sizing: buffer `kda_lowrank` = `[max_batch_tokens, 2 * config.kda_head_dim]`",
+                            )
+                    },
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `kda_lowrank` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.kda_decay_f32 = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_decay_f32");
+            if config.has_kda() {
+                ::arena_runtime::__private::konst::finish(
+                    {
+                        let __d = [
+                            max_batch_tokens,
+                            ::arena_runtime::__private::Konst(
+                                    ::arena_runtime::__private::Konst(config.kda_width())
+                                        .into_result(__f),
+                                )
+                                .get(
+                                    "arena `BufferArena`, const sizing: buffer `kda_decay_f32` = `[max_batch_tokens, config.kda_width()]`",
+                                ),
+                        ];
+                        let mut __k = 0;
+                        while __k < __d.len() {
+                            __sizes.__dims[58usize][__k] = __d[__k];
+                            __k += 1;
+                        }
+                        ::arena_runtime::__private::Konst(
+                                __f
+                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
+                            )
+                            .get(
+                                "arena `BufferArena`, const sizing: buffer `kda_decay_f32` = `[max_batch_tokens, config.kda_width()]`",
+                            )
+                    },
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `kda_decay_f32` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.kda_beta_f32 = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_beta_f32");
+            if config.has_kda() {
+                ::arena_runtime::__private::konst::finish(
+                    {
+                        let __d = [max_batch_tokens, config.kda_heads];
+                        let mut __k = 0;
+                        while __k < __d.len() {
+                            __sizes.__dims[59usize][__k] = __d[__k];
+                            __k += 1;
+                        }
+                        ::arena_runtime::__private::Konst(
+                                __f
+                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
+                            )
+                            .get(
+                                "arena `BufferArena`, const sizing: buffer `kda_beta_f32` = `[max_batch_tokens, config.kda_heads]`",
+                            )
+                    },
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `kda_beta_f32` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.kda_out_gate = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_out_gate");
+            if config.has_kda() {
+                ::arena_runtime::__private::konst::finish(
+                    {
+                        let __d = [
+                            max_batch_tokens,
+                            ::arena_runtime::__private::Konst(
+                                    ::arena_runtime::__private::Konst(config.kda_width())
+                                        .into_result(__f),
+                                )
+                                .get(
+                                    "arena `BufferArena`, const sizing: buffer `kda_out_gate` = `[max_batch_tokens, config.kda_width()]`",
+                                ),
+                        ];
+                        let mut __k = 0;
+                        while __k < __d.len() {
+                            __sizes.__dims[60usize][__k] = __d[__k];
+                            __k += 1;
+                        }
+                        ::arena_runtime::__private::Konst(
+                                __f
+                                    .shape(
+                                        &__d,
+                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                                    ),
+                            )
+                            .get(
+                                "arena `BufferArena`, const sizing: buffer `kda_out_gate` = `[max_batch_tokens, config.kda_width()]`",
+                            )
+                    },
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `kda_out_gate` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.kda_out = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_out");
+            if config.has_kda() {
+                ::arena_runtime::__private::konst::finish(
+                    {
+                        let __d = [
+                            max_batch_tokens,
+                            ::arena_runtime::__private::Konst(
+                                    ::arena_runtime::__private::Konst(config.kda_width())
+                                        .into_result(__f),
+                                )
+                                .get(
+                                    "arena `BufferArena`, const sizing: buffer `kda_out` = `[max_batch_tokens, config.kda_width()]`",
+                                ),
+                        ];
+                        let mut __k = 0;
+                        while __k < __d.len() {
+                            __sizes.__dims[61usize][__k] = __d[__k];
+                            __k += 1;
+                        }
+                        ::arena_runtime::__private::Konst(
+                                __f
+                                    .shape(
+                                        &__d,
+                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                                    ),
+                            )
+                            .get(
+                                "arena `BufferArena`, const sizing: buffer `kda_out` = `[max_batch_tokens, config.kda_width()]`",
+                            )
+                    },
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `kda_out` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
+        __sizes.kda_chunk_scratch = {
+            let __f = ::arena_runtime::CheckedArith::new("kda_chunk_scratch");
+            if config.has_kda() {
+                ::arena_runtime::__private::konst::finish(
+                    ::arena_runtime::__private::Konst(
+                            ::arena_runtime::__private::Konst(
+                                    KdaChunkScratch::bytes(config, max_batch_tokens),
+                                )
+                                .into_result(__f),
+                        )
+                        .get(
+                            "arena `BufferArena`, const sizing: buffer `kda_chunk_scratch` = `KdaChunkScratch::bytes(config, max_batch_tokens)`",
+                        ),
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `kda_chunk_scratch` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
+        };
         let _ = ::arena_runtime::__private::konst::total(
             &__sizes.byte_sizes_const(),
             &Self::TRACKED,
@@ -3617,15 +4161,15 @@ impl BufferSizes {
         __sizes
     }
     /// Whether each buffer counts in `total_bytes`, in field order.
-    const TRACKED: [bool; 55usize] = [
+    const TRACKED: [bool; 63usize] = [
         true, true, true, true, true, true, true, true, true, true, true, true, true,
         true, true, true, true, true, true, true, true, true, false, false, true, true,
         true, true, true, true, true, true, true, true, true, true, true, true, true,
         true, true, true, true, true, true, true, true, true, true, true, true, true,
-        true, true, true,
+        true, true, true, true, true, true, true, true, true, true, true,
     ];
     /// Each buffer's bytes, in field order.
-    const fn byte_sizes_const(&self) -> [usize; 55usize] {
+    const fn byte_sizes_const(&self) -> [usize; 63usize] {
         [
             self.hidden_states,
             self.residual,
@@ -3682,10 +4226,18 @@ impl BufferSizes {
             self.lightning_gate,
             self.lightning_out,
             self.lightning_block_states,
+            self.kda_qkv,
+            self.kda_qkv_conv,
+            self.kda_lowrank,
+            self.kda_decay_f32,
+            self.kda_beta_f32,
+            self.kda_out_gate,
+            self.kda_out,
+            self.kda_chunk_scratch,
         ]
     }
     /// Each buffer's name and bytes, in field order.
-    pub const fn named_sizes(&self) -> [(&'static str, usize); 55usize] {
+    pub const fn named_sizes(&self) -> [(&'static str, usize); 63usize] {
         [
             ("hidden_states", self.hidden_states),
             ("residual", self.residual),
@@ -3742,12 +4294,20 @@ impl BufferSizes {
             ("lightning_gate", self.lightning_gate),
             ("lightning_out", self.lightning_out),
             ("lightning_block_states", self.lightning_block_states),
+            ("kda_qkv", self.kda_qkv),
+            ("kda_qkv_conv", self.kda_qkv_conv),
+            ("kda_lowrank", self.kda_lowrank),
+            ("kda_decay_f32", self.kda_decay_f32),
+            ("kda_beta_f32", self.kda_beta_f32),
+            ("kda_out_gate", self.kda_out_gate),
+            ("kda_out", self.kda_out),
+            ("kda_chunk_scratch", self.kda_chunk_scratch),
         ]
     }
     /// Each buffer's name, bytes and whether `total_bytes` counts it, in field
     /// order (`assert_fits!` names the largest counted ones when a budget is
     /// blown, and the untracked bytes apart).
-    pub const fn sizes_with_tracking(&self) -> [(&'static str, usize, bool); 55usize] {
+    pub const fn sizes_with_tracking(&self) -> [(&'static str, usize, bool); 63usize] {
         [
             ("hidden_states", self.hidden_states, true),
             ("residual", self.residual, true),
@@ -3804,6 +4364,14 @@ impl BufferSizes {
             ("lightning_gate", self.lightning_gate, true),
             ("lightning_out", self.lightning_out, true),
             ("lightning_block_states", self.lightning_block_states, true),
+            ("kda_qkv", self.kda_qkv, true),
+            ("kda_qkv_conv", self.kda_qkv_conv, true),
+            ("kda_lowrank", self.kda_lowrank, true),
+            ("kda_decay_f32", self.kda_decay_f32, true),
+            ("kda_beta_f32", self.kda_beta_f32, true),
+            ("kda_out_gate", self.kda_out_gate, true),
+            ("kda_out", self.kda_out, true),
+            ("kda_chunk_scratch", self.kda_chunk_scratch, true),
         ]
     }
     /// The shared slab (`AllocOptions::shared()`: buffers of disjoint phases share
@@ -3842,6 +4410,7 @@ impl ::arena_runtime::Arena for BufferArena {
         "mamba2",
         "short_conv",
         "lightning",
+        "kda",
         "router",
         "ffn_gate_up",
         "ffn_down",
@@ -3931,8 +4500,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.",
             live: ::arena_runtime::Live::Phases {
-                first: 5usize,
-                last: 5usize,
+                first: 6usize,
+                last: 6usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3947,8 +4516,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`",
             live: ::arena_runtime::Live::Phases {
-                first: 5usize,
-                last: 5usize,
+                first: 6usize,
+                last: 6usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3963,8 +4532,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under",
             live: ::arena_runtime::Live::Phases {
-                first: 5usize,
-                last: 5usize,
+                first: 6usize,
+                last: 6usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3979,8 +4548,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
             live: ::arena_runtime::Live::Phases {
-                first: 7usize,
-                last: 7usize,
+                first: 8usize,
+                last: 8usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -3995,8 +4564,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
             live: ::arena_runtime::Live::Phases {
-                first: 8usize,
-                last: 8usize,
+                first: 9usize,
+                last: 9usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4104,8 +4673,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
             live: ::arena_runtime::Live::Phases {
-                first: 6usize,
-                last: 7usize,
+                first: 7usize,
+                last: 8usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4120,8 +4689,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.",
             live: ::arena_runtime::Live::Phases {
-                first: 6usize,
-                last: 6usize,
+                first: 7usize,
+                last: 7usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4136,15 +4705,15 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
             live: ::arena_runtime::Live::Phases {
-                first: 7usize,
-                last: 7usize,
+                first: 8usize,
+                last: 8usize,
             },
         },
         ::arena_runtime::BufferDecl {
             name: "splitk_workspace",
             dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * config.lightning_width()))]",
+            formula: "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]",
             is_shape: true,
             rank: 3usize,
             gate: ::core::option::Option::None,
@@ -4307,8 +4876,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
             live: ::arena_runtime::Live::Phases {
-                first: 6usize,
-                last: 7usize,
+                first: 7usize,
+                last: 8usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4323,8 +4892,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
             live: ::arena_runtime::Live::Phases {
-                first: 6usize,
-                last: 7usize,
+                first: 7usize,
+                last: 8usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4339,8 +4908,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
             live: ::arena_runtime::Live::Phases {
-                first: 6usize,
-                last: 7usize,
+                first: 7usize,
+                last: 8usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4355,8 +4924,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
             live: ::arena_runtime::Live::Phases {
-                first: 6usize,
-                last: 7usize,
+                first: 7usize,
+                last: 8usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4371,8 +4940,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "`[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN",
             live: ::arena_runtime::Live::Phases {
-                first: 6usize,
-                last: 6usize,
+                first: 7usize,
+                last: 7usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4400,8 +4969,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
             live: ::arena_runtime::Live::Phases {
-                first: 6usize,
-                last: 7usize,
+                first: 7usize,
+                last: 8usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4533,8 +5102,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "Beyond the seeds: latent MoE's routed input `[M, moe_latent_size]` BF16, the",
             live: ::arena_runtime::Live::Phases {
-                first: 6usize,
-                last: 6usize,
+                first: 7usize,
+                last: 7usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4549,8 +5118,8 @@ impl ::arena_runtime::Arena for BufferArena {
             tracked: true,
             doc: "Beyond the seeds: latent MoE's combined expert output `[M, moe_latent_size]` BF16:",
             live: ::arena_runtime::Live::Phases {
-                first: 7usize,
-                last: 7usize,
+                first: 8usize,
+                last: 8usize,
             },
         },
         ::arena_runtime::BufferDecl {
@@ -4665,6 +5234,134 @@ impl ::arena_runtime::Arena for BufferArena {
                 last: 4usize,
             },
         },
+        ::arena_runtime::BufferDecl {
+            name: "kda_qkv",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, 3 * config.kda_width()]",
+            is_shape: true,
+            rank: 2usize,
+            gate: ::core::option::Option::Some("config.has_kda()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·",
+            live: ::arena_runtime::Live::Phases {
+                first: 5usize,
+                last: 5usize,
+            },
+        },
+        ::arena_runtime::BufferDecl {
+            name: "kda_qkv_conv",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, 3 * config.kda_width()]",
+            is_shape: true,
+            rank: 2usize,
+            gate: ::core::option::Option::Some("config.has_kda()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·",
+            live: ::arena_runtime::Live::Phases {
+                first: 5usize,
+                last: 5usize,
+            },
+        },
+        ::arena_runtime::BufferDecl {
+            name: "kda_lowrank",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, 2 * config.kda_head_dim]",
+            is_shape: true,
+            rank: 2usize,
+            gate: ::core::option::Option::Some("config.has_kda()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the",
+            live: ::arena_runtime::Live::Phases {
+                first: 5usize,
+                last: 5usize,
+            },
+        },
+        ::arena_runtime::BufferDecl {
+            name: "kda_decay_f32",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.kda_width()]",
+            is_shape: true,
+            rank: 2usize,
+            gate: ::core::option::Option::Some("config.has_kda()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +",
+            live: ::arena_runtime::Live::Phases {
+                first: 5usize,
+                last: 5usize,
+            },
+        },
+        ::arena_runtime::BufferDecl {
+            name: "kda_beta_f32",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.kda_heads]",
+            is_shape: true,
+            rank: 2usize,
+            gate: ::core::option::Option::Some("config.has_kda()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).",
+            live: ::arena_runtime::Live::Phases {
+                first: 5usize,
+                last: 5usize,
+            },
+        },
+        ::arena_runtime::BufferDecl {
+            name: "kda_out_gate",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.kda_width()]",
+            is_shape: true,
+            rank: 2usize,
+            gate: ::core::option::Option::Some("config.has_kda()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,",
+            live: ::arena_runtime::Live::Phases {
+                first: 5usize,
+                last: 5usize,
+            },
+        },
+        ::arena_runtime::BufferDecl {
+            name: "kda_out",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "[max_batch_tokens, config.kda_width()]",
+            is_shape: true,
+            rank: 2usize,
+            gate: ::core::option::Option::Some("config.has_kda()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated",
+            live: ::arena_runtime::Live::Phases {
+                first: 5usize,
+                last: 5usize,
+            },
+        },
+        ::arena_runtime::BufferDecl {
+            name: "kda_chunk_scratch",
+            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "KdaChunkScratch::bytes(config, max_batch_tokens)",
+            is_shape: false,
+            rank: 0usize,
+            gate: ::core::option::Option::Some("config.has_kda()"),
+            min_bytes: ::core::option::Option::None,
+            tracked: true,
+            doc: "Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`",
+            live: ::arena_runtime::Live::Phases {
+                first: 5usize,
+                last: 5usize,
+            },
+        },
     ];
     fn byte_sizes(sizes: &BufferSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -4683,7 +5380,9 @@ impl ::arena_runtime::Arena for BufferArena {
             .q2_dequant_scratch, sizes.q2_act_q8, sizes.ssm_rowwise_w_bf16, sizes
             .moe_latent_in, sizes.moe_latent_out, sizes.short_conv_bcx, sizes
             .short_conv_bx, sizes.short_conv_out, sizes.lightning_qkv, sizes
-            .lightning_gate, sizes.lightning_out, sizes.lightning_block_states
+            .lightning_gate, sizes.lightning_out, sizes.lightning_block_states, sizes
+            .kda_qkv, sizes.kda_qkv_conv, sizes.kda_lowrank, sizes.kda_decay_f32, sizes
+            .kda_beta_f32, sizes.kda_out_gate, sizes.kda_out, sizes.kda_chunk_scratch
         ]
     }
     #[inline]
@@ -4756,6 +5455,14 @@ impl ::arena_runtime::Arena for BufferArena {
             lightning_gate: __p.next_ptr(),
             lightning_out: __p.next_ptr(),
             lightning_block_states: __p.next_ptr(),
+            kda_qkv: __p.next_ptr(),
+            kda_qkv_conv: __p.next_ptr(),
+            kda_lowrank: __p.next_ptr(),
+            kda_decay_f32: __p.next_ptr(),
+            kda_beta_f32: __p.next_ptr(),
+            kda_out_gate: __p.next_ptr(),
+            kda_out: __p.next_ptr(),
+            kda_chunk_scratch: __p.next_ptr(),
         }
     }
 }
@@ -4867,8 +5574,8 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::View<'a, f32, D>,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
@@ -5051,6 +5758,44 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     /// sequence-state cache. 0 without lightning layers.
     /// Live in the lightning mixer.
     pub lightning_block_states: ::arena_runtime::View<'a, f32, D>,
+    /// Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·
+    /// head_dim]` BF16, the short conv's input (Kimi-Linear, `kimi_linear/modeling_kimi_linear.py`:
+    /// `KimiLinearDeltaAttention`, `q_proj`, `k_proj`, `v_proj`; a rank holds heads / tp, as
+    /// vLLM's `KimiDeltaAttention` shards them). 0 without KDA layers.
+    /// Live in the KDA mixer.
+    pub kda_qkv: ::arena_runtime::View<'a, bf16, D>,
+    /// Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·
+    /// head_dim]` BF16 (one conv over the three, `conv1d`): q, k and v as the delta rule
+    /// reads them. A buffer of its own: each output reads `short_conv_kernel_size` input
+    /// rows, so the conv cannot write over its input.
+    /// Live in the KDA mixer.
+    pub kda_qkv_conv: ::arena_runtime::View<'a, bf16, D>,
+    /// Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the
+    /// forget gate's) and `g_a_proj` (the output gate's), `[M, 2 · head_dim]` BF16. Whole on
+    /// every rank (vLLM replicates both).
+    /// Live in the KDA mixer.
+    pub kda_lowrank: ::arena_runtime::View<'a, bf16, D>,
+    /// Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +
+    /// dt_bias)`, `[M, heads · head_dim]` F32, as `KimiLinearForgetGate` computes it in FP32
+    /// (vLLM's `fused_kda_gate` writes it FP32 too).
+    /// Live in the KDA mixer.
+    pub kda_decay_f32: ::arena_runtime::View<'a, f32, D>,
+    /// Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).
+    /// Live in the KDA mixer.
+    pub kda_beta_f32: ::arena_runtime::View<'a, f32, D>,
+    /// Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,
+    /// read by the gated RMSNorm after the delta rule.
+    /// Live in the KDA mixer.
+    pub kda_out_gate: ::arena_runtime::View<'a, bf16, D>,
+    /// Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated
+    /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
+    /// Live in the KDA mixer.
+    pub kda_out: ::arena_runtime::View<'a, bf16, D>,
+    /// Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`
+    /// (`regions::KdaChunkScratch`: the seeds' GDN FLA layout at KDA's heads, the decay per
+    /// channel). 0 without KDA layers.
+    /// Live in the KDA mixer.
+    pub kda_chunk_scratch: ::arena_runtime::View<'a, u8, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
 }
@@ -5390,6 +6135,54 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaViews<'a, D> {
                 __source.shape(54usize),
                 arena.device(),
             ),
+            kda_qkv: ::arena_runtime::View::from_parts(
+                __source.name(55usize),
+                arena.kda_qkv,
+                __source.shape(55usize),
+                arena.device(),
+            ),
+            kda_qkv_conv: ::arena_runtime::View::from_parts(
+                __source.name(56usize),
+                arena.kda_qkv_conv,
+                __source.shape(56usize),
+                arena.device(),
+            ),
+            kda_lowrank: ::arena_runtime::View::from_parts(
+                __source.name(57usize),
+                arena.kda_lowrank,
+                __source.shape(57usize),
+                arena.device(),
+            ),
+            kda_decay_f32: ::arena_runtime::View::from_parts(
+                __source.name(58usize),
+                arena.kda_decay_f32,
+                __source.shape(58usize),
+                arena.device(),
+            ),
+            kda_beta_f32: ::arena_runtime::View::from_parts(
+                __source.name(59usize),
+                arena.kda_beta_f32,
+                __source.shape(59usize),
+                arena.device(),
+            ),
+            kda_out_gate: ::arena_runtime::View::from_parts(
+                __source.name(60usize),
+                arena.kda_out_gate,
+                __source.shape(60usize),
+                arena.device(),
+            ),
+            kda_out: ::arena_runtime::View::from_parts(
+                __source.name(61usize),
+                arena.kda_out,
+                __source.shape(61usize),
+                arena.device(),
+            ),
+            kda_chunk_scratch: ::arena_runtime::View::from_parts(
+                __source.name(62usize),
+                arena.kda_chunk_scratch,
+                __source.shape(62usize),
+                arena.device(),
+            ),
             __device: ::core::marker::PhantomData,
         }
     }
@@ -5475,8 +6268,8 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
@@ -5659,6 +6452,44 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     /// sequence-state cache. 0 without lightning layers.
     /// Live in the lightning mixer.
     pub lightning_block_states: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·
+    /// head_dim]` BF16, the short conv's input (Kimi-Linear, `kimi_linear/modeling_kimi_linear.py`:
+    /// `KimiLinearDeltaAttention`, `q_proj`, `k_proj`, `v_proj`; a rank holds heads / tp, as
+    /// vLLM's `KimiDeltaAttention` shards them). 0 without KDA layers.
+    /// Live in the KDA mixer.
+    pub kda_qkv: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·
+    /// head_dim]` BF16 (one conv over the three, `conv1d`): q, k and v as the delta rule
+    /// reads them. A buffer of its own: each output reads `short_conv_kernel_size` input
+    /// rows, so the conv cannot write over its input.
+    /// Live in the KDA mixer.
+    pub kda_qkv_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the
+    /// forget gate's) and `g_a_proj` (the output gate's), `[M, 2 · head_dim]` BF16. Whole on
+    /// every rank (vLLM replicates both).
+    /// Live in the KDA mixer.
+    pub kda_lowrank: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +
+    /// dt_bias)`, `[M, heads · head_dim]` F32, as `KimiLinearForgetGate` computes it in FP32
+    /// (vLLM's `fused_kda_gate` writes it FP32 too).
+    /// Live in the KDA mixer.
+    pub kda_decay_f32: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).
+    /// Live in the KDA mixer.
+    pub kda_beta_f32: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,
+    /// read by the gated RMSNorm after the delta rule.
+    /// Live in the KDA mixer.
+    pub kda_out_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated
+    /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
+    /// Live in the KDA mixer.
+    pub kda_out: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`
+    /// (`regions::KdaChunkScratch`: the seeds' GDN FLA layout at KDA's heads, the decay per
+    /// channel). 0 without KDA layers.
+    /// Live in the KDA mixer.
+    pub kda_chunk_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
 }
@@ -6006,6 +6837,54 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaViewsMut<'a, D> {
                 __source.shape(54usize),
                 arena.device(),
             ),
+            kda_qkv: ::arena_runtime::ViewMut::from_parts(
+                __source.name(55usize),
+                arena.kda_qkv,
+                __source.shape(55usize),
+                arena.device(),
+            ),
+            kda_qkv_conv: ::arena_runtime::ViewMut::from_parts(
+                __source.name(56usize),
+                arena.kda_qkv_conv,
+                __source.shape(56usize),
+                arena.device(),
+            ),
+            kda_lowrank: ::arena_runtime::ViewMut::from_parts(
+                __source.name(57usize),
+                arena.kda_lowrank,
+                __source.shape(57usize),
+                arena.device(),
+            ),
+            kda_decay_f32: ::arena_runtime::ViewMut::from_parts(
+                __source.name(58usize),
+                arena.kda_decay_f32,
+                __source.shape(58usize),
+                arena.device(),
+            ),
+            kda_beta_f32: ::arena_runtime::ViewMut::from_parts(
+                __source.name(59usize),
+                arena.kda_beta_f32,
+                __source.shape(59usize),
+                arena.device(),
+            ),
+            kda_out_gate: ::arena_runtime::ViewMut::from_parts(
+                __source.name(60usize),
+                arena.kda_out_gate,
+                __source.shape(60usize),
+                arena.device(),
+            ),
+            kda_out: ::arena_runtime::ViewMut::from_parts(
+                __source.name(61usize),
+                arena.kda_out,
+                __source.shape(61usize),
+                arena.device(),
+            ),
+            kda_chunk_scratch: ::arena_runtime::ViewMut::from_parts(
+                __source.name(62usize),
+                arena.kda_chunk_scratch,
+                __source.shape(62usize),
+                arena.device(),
+            ),
             __device: ::core::marker::PhantomData,
         })
     }
@@ -6042,8 +6921,8 @@ pub struct BufferArenaAttentionViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
@@ -6333,8 +7212,8 @@ pub struct BufferArenaGdnViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
@@ -6630,8 +7509,8 @@ pub struct BufferArenaMamba2Views<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
@@ -6910,8 +7789,8 @@ pub struct BufferArenaShortConvViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -7184,8 +8063,8 @@ pub struct BufferArenaLightningViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -7452,6 +8331,332 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaLightningViews<'a, D> {
         }
     }
 }
+/// Writable views of the buffers of [`BufferArena`] live in phase `kda` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
+pub struct BufferArenaKdaViews<'a, D: ::arena_runtime::Device> {
+    /// Hidden states of the current pass, `[M, hidden]` BF16.
+    /// The whole step: the stream every sublayer reads and writes.
+    pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// The residual stream, `[M, hidden]` BF16.
+    /// The whole step: the residual stream.
+    pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
+    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
+    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
+    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
+    /// The whole step: step metadata every layer reads.
+    pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// FP32 split-K partial sums of the decode-band GEMMs:
+    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
+    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
+    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
+    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
+    /// The whole step: every decode-band GEMM, in every phase.
+    pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
+    /// The whole step: a weight, written once.
+    pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
+    /// `hc_mult == 0`.
+    /// The whole step: hyper-connections wrap every sublayer.
+    pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
+    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
+    /// like `hc_streams`).
+    /// The whole step (hyper-connections).
+    pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
+    /// here, as `hc_post`).
+    /// The whole step (hyper-connections).
+    pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
+    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
+    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
+    /// The whole step (hyper-connections).
+    pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
+    /// layers (`tid2eid[token_id]`). At least 256 bytes.
+    /// The whole step: step input.
+    pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
+    /// FP8 activation scratch for the prefill projections, 1 byte per element,
+    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
+    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
+    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
+    /// The whole step: every prefill projection of every phase quantizes into it.
+    pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
+    /// One f32 scale per 128 elements of `fp8_act`.
+    /// The whole step (every projection).
+    pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
+    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
+    /// arm included.
+    /// The whole step (every projection).
+    pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
+    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
+    /// The whole step: adapters sit on projections of every phase.
+    pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
+    /// `max(hidden, intermediate, the q projection width)`.
+    /// The whole step (adapters).
+    pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
+    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
+    /// that is for a MoE family).
+    /// The whole step (adapters).
+    pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
+    /// overlap the metadata regions of `scratch`.
+    /// The whole step (adapters).
+    pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
+    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
+    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
+    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
+    /// The whole step: keep-packed projections of every phase.
+    pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
+    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
+    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
+    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
+    /// layout at the widest K any projection quantizes, the prefill projections' and the
+    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
+    /// The whole step (keep-packed projections).
+    pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
+    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
+    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
+    /// the lever is 1.
+    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·
+    /// head_dim]` BF16, the short conv's input (Kimi-Linear, `kimi_linear/modeling_kimi_linear.py`:
+    /// `KimiLinearDeltaAttention`, `q_proj`, `k_proj`, `v_proj`; a rank holds heads / tp, as
+    /// vLLM's `KimiDeltaAttention` shards them). 0 without KDA layers.
+    /// Live in the KDA mixer.
+    pub kda_qkv: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·
+    /// head_dim]` BF16 (one conv over the three, `conv1d`): q, k and v as the delta rule
+    /// reads them. A buffer of its own: each output reads `short_conv_kernel_size` input
+    /// rows, so the conv cannot write over its input.
+    /// Live in the KDA mixer.
+    pub kda_qkv_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the
+    /// forget gate's) and `g_a_proj` (the output gate's), `[M, 2 · head_dim]` BF16. Whole on
+    /// every rank (vLLM replicates both).
+    /// Live in the KDA mixer.
+    pub kda_lowrank: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +
+    /// dt_bias)`, `[M, heads · head_dim]` F32, as `KimiLinearForgetGate` computes it in FP32
+    /// (vLLM's `fused_kda_gate` writes it FP32 too).
+    /// Live in the KDA mixer.
+    pub kda_decay_f32: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).
+    /// Live in the KDA mixer.
+    pub kda_beta_f32: ::arena_runtime::ViewMut<'a, f32, D>,
+    /// Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,
+    /// read by the gated RMSNorm after the delta rule.
+    /// Live in the KDA mixer.
+    pub kda_out_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated
+    /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
+    /// Live in the KDA mixer.
+    pub kda_out: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`
+    /// (`regions::KdaChunkScratch`: the seeds' GDN FLA layout at KDA's heads, the decay per
+    /// channel). 0 without KDA layers.
+    /// Live in the KDA mixer.
+    pub kda_chunk_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
+    #[doc(hidden)]
+    pub __device: ::core::marker::PhantomData<&'a D>,
+}
+impl<'a, D: ::arena_runtime::Device> BufferArenaKdaViews<'a, D> {
+    ///The views of `arena`, which they borrow mutably.
+    #[inline]
+    pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
+        let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
+        let __source = ::arena_runtime::__private::ViewSource::new(arena);
+        Self {
+            hidden_states: ::arena_runtime::ViewMut::from_parts(
+                __source.name(0usize),
+                arena.hidden_states,
+                __source.shape(0usize),
+                arena.device(),
+            ),
+            residual: ::arena_runtime::ViewMut::from_parts(
+                __source.name(1usize),
+                arena.residual,
+                __source.shape(1usize),
+                arena.device(),
+            ),
+            norm_output: ::arena_runtime::ViewMut::from_parts(
+                __source.name(2usize),
+                arena.norm_output,
+                __source.shape(2usize),
+                arena.device(),
+            ),
+            scratch: ::arena_runtime::ViewMut::from_parts(
+                __source.name(15usize),
+                arena.scratch,
+                __source.shape(15usize),
+                arena.device(),
+            ),
+            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
+                __source.name(19usize),
+                arena.splitk_workspace,
+                __source.shape(19usize),
+                arena.device(),
+            ),
+            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
+                __source.name(23usize),
+                arena.norm_unit_w,
+                __source.shape(23usize),
+                arena.device(),
+            ),
+            hc_streams: ::arena_runtime::ViewMut::from_parts(
+                __source.name(24usize),
+                arena.hc_streams,
+                __source.shape(24usize),
+                arena.device(),
+            ),
+            hc_post: ::arena_runtime::ViewMut::from_parts(
+                __source.name(25usize),
+                arena.hc_post,
+                __source.shape(25usize),
+                arena.device(),
+            ),
+            hc_comb: ::arena_runtime::ViewMut::from_parts(
+                __source.name(26usize),
+                arena.hc_comb,
+                __source.shape(26usize),
+                arena.device(),
+            ),
+            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
+                __source.name(27usize),
+                arena.hc_lowrank_scratch,
+                __source.shape(27usize),
+                arena.device(),
+            ),
+            token_ids: ::arena_runtime::ViewMut::from_parts(
+                __source.name(29usize),
+                arena.token_ids,
+                __source.shape(29usize),
+                arena.device(),
+            ),
+            fp8_act: ::arena_runtime::ViewMut::from_parts(
+                __source.name(35usize),
+                arena.fp8_act,
+                __source.shape(35usize),
+                arena.device(),
+            ),
+            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
+                __source.name(37usize),
+                arena.fp8_act_scale,
+                __source.shape(37usize),
+                arena.device(),
+            ),
+            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
+                __source.name(38usize),
+                arena.fp8_act_scale_kmajor,
+                __source.shape(38usize),
+                arena.device(),
+            ),
+            lora_xa: ::arena_runtime::ViewMut::from_parts(
+                __source.name(39usize),
+                arena.lora_xa,
+                __source.shape(39usize),
+                arena.device(),
+            ),
+            lora_delta: ::arena_runtime::ViewMut::from_parts(
+                __source.name(40usize),
+                arena.lora_delta,
+                __source.shape(40usize),
+                arena.device(),
+            ),
+            lora_hact: ::arena_runtime::ViewMut::from_parts(
+                __source.name(41usize),
+                arena.lora_hact,
+                __source.shape(41usize),
+                arena.device(),
+            ),
+            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
+                __source.name(42usize),
+                arena.lora_seq_slot,
+                __source.shape(42usize),
+                arena.device(),
+            ),
+            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
+                __source.name(43usize),
+                arena.q2_dequant_scratch,
+                __source.shape(43usize),
+                arena.device(),
+            ),
+            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
+                __source.name(44usize),
+                arena.q2_act_q8,
+                __source.shape(44usize),
+                arena.device(),
+            ),
+            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
+                __source.name(45usize),
+                arena.ssm_rowwise_w_bf16,
+                __source.shape(45usize),
+                arena.device(),
+            ),
+            kda_qkv: ::arena_runtime::ViewMut::from_parts(
+                __source.name(55usize),
+                arena.kda_qkv,
+                __source.shape(55usize),
+                arena.device(),
+            ),
+            kda_qkv_conv: ::arena_runtime::ViewMut::from_parts(
+                __source.name(56usize),
+                arena.kda_qkv_conv,
+                __source.shape(56usize),
+                arena.device(),
+            ),
+            kda_lowrank: ::arena_runtime::ViewMut::from_parts(
+                __source.name(57usize),
+                arena.kda_lowrank,
+                __source.shape(57usize),
+                arena.device(),
+            ),
+            kda_decay_f32: ::arena_runtime::ViewMut::from_parts(
+                __source.name(58usize),
+                arena.kda_decay_f32,
+                __source.shape(58usize),
+                arena.device(),
+            ),
+            kda_beta_f32: ::arena_runtime::ViewMut::from_parts(
+                __source.name(59usize),
+                arena.kda_beta_f32,
+                __source.shape(59usize),
+                arena.device(),
+            ),
+            kda_out_gate: ::arena_runtime::ViewMut::from_parts(
+                __source.name(60usize),
+                arena.kda_out_gate,
+                __source.shape(60usize),
+                arena.device(),
+            ),
+            kda_out: ::arena_runtime::ViewMut::from_parts(
+                __source.name(61usize),
+                arena.kda_out,
+                __source.shape(61usize),
+                arena.device(),
+            ),
+            kda_chunk_scratch: ::arena_runtime::ViewMut::from_parts(
+                __source.name(62usize),
+                arena.kda_chunk_scratch,
+                __source.shape(62usize),
+                arena.device(),
+            ),
+            __device: ::core::marker::PhantomData,
+        }
+    }
+}
 /// Writable views of the buffers of [`BufferArena`] live in phase `router` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaRouterViews<'a, D: ::arena_runtime::Device> {
     /// Hidden states of the current pass, `[M, hidden]` BF16.
@@ -7485,8 +8690,8 @@ pub struct BufferArenaRouterViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -7750,8 +8955,8 @@ pub struct BufferArenaFfnGateUpViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -8090,8 +9295,8 @@ pub struct BufferArenaFfnDownViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -8420,8 +9625,8 @@ pub struct BufferArenaLmHeadViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.

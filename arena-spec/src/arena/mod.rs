@@ -21,7 +21,8 @@ use constants::{
     GATEUP_FUSED_MAX_M, LIGHTNING_BLOCK, SPLITK_MAX_M, SPLITK_MAX_SPLITS, VERIFY_ROW_CAP,
 };
 use regions::{
-    decode_meta_rows, GdnFlaScratch, MoeFp8Scratch, QsaSelectScratch, Scratch, SsdScratch,
+    decode_meta_rows, GdnFlaScratch, KdaChunkScratch, MoeFp8Scratch, QsaSelectScratch, Scratch,
+    SsdScratch,
 };
 use sizing::{
     block_table_width, hc_lowrank_scratch_bytes, q2_dequant_scratch_bytes, q8_1_mmq_bytes,
@@ -48,7 +49,7 @@ pub const SEEDS_BUFFERS: usize = 46;
     const,
     sizes = BufferSizes,
     // The step's phases in order, per layer: one mixer (attention, GDN or Mamba-2, or beyond
-    // the seeds a short convolution or lightning attention), then the
+    // the seeds a short convolution, lightning attention or Kimi delta attention), then the
     // MoE router, then the FFN/MoE experts in two halves (the gate and up projections with
     // the activation, then the down projection and the combine); the LM head after the last
     // layer. Buffers of disjoint phases may share bytes in a shared slab
@@ -57,7 +58,7 @@ pub const SEEDS_BUFFERS: usize = 46;
     // `expert_gate_out`, so `expert_up_out` dies before the down projection writes;
     // `examples/forward` runs that schedule and proves it (shared and unshared slabs give
     // bit-identical logits with every phase poisoned as it begins).
-    phases(attention, gdn, mamba2, short_conv, lightning, router, ffn_gate_up, ffn_down, lm_head),
+    phases(attention, gdn, mamba2, short_conv, lightning, kda, router, ffn_gate_up, ffn_down, lm_head),
     inputs_struct(ArenaInputs, derive(serde::Serialize)),
     docs(
         sizes = "Byte size of each arena buffer. `M` is `max_batch_tokens` and `ceil16(M)` is M
@@ -185,15 +186,18 @@ pub struct BufferArena {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` (3 · heads · head_dim), 0 for every model
-    /// without them.
+    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
+    /// head_dim each), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     #[buffer(shape = [
         SPLITK_MAX_SPLITS,
         ceil16(min(max_batch_tokens, SPLITK_MAX_M)),
         max(
             max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)),
-            max(config.short_conv_in_width(), 3 * config.lightning_width())
+            max(
+                config.short_conv_in_width(),
+                3 * max(config.lightning_width(), config.kda_width())
+            )
         )
     ])]
     pub splitk_workspace: DevicePtr<f32>,
@@ -419,4 +423,50 @@ pub struct BufferArena {
     /// Live in the lightning mixer.
     #[buffer(shape = [ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim], gate = config.has_lightning(), phase = lightning)]
     pub lightning_block_states: DevicePtr<f32>,
+    /// Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·
+    /// head_dim]` BF16, the short conv's input (Kimi-Linear, `kimi_linear/modeling_kimi_linear.py`:
+    /// `KimiLinearDeltaAttention`, `q_proj`, `k_proj`, `v_proj`; a rank holds heads / tp, as
+    /// vLLM's `KimiDeltaAttention` shards them). 0 without KDA layers.
+    /// Live in the KDA mixer.
+    #[buffer(shape = [max_batch_tokens, 3 * config.kda_width()], gate = config.has_kda(), phase = kda)]
+    pub kda_qkv: DevicePtr<bf16>,
+    /// Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·
+    /// head_dim]` BF16 (one conv over the three, `conv1d`): q, k and v as the delta rule
+    /// reads them. A buffer of its own: each output reads `short_conv_kernel_size` input
+    /// rows, so the conv cannot write over its input.
+    /// Live in the KDA mixer.
+    #[buffer(shape = [max_batch_tokens, 3 * config.kda_width()], gate = config.has_kda(), phase = kda)]
+    pub kda_qkv_conv: DevicePtr<bf16>,
+    /// Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the
+    /// forget gate's) and `g_a_proj` (the output gate's), `[M, 2 · head_dim]` BF16. Whole on
+    /// every rank (vLLM replicates both).
+    /// Live in the KDA mixer.
+    #[buffer(shape = [max_batch_tokens, 2 * config.kda_head_dim], gate = config.has_kda(), phase = kda)]
+    pub kda_lowrank: DevicePtr<bf16>,
+    /// Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +
+    /// dt_bias)`, `[M, heads · head_dim]` F32, as `KimiLinearForgetGate` computes it in FP32
+    /// (vLLM's `fused_kda_gate` writes it FP32 too).
+    /// Live in the KDA mixer.
+    #[buffer(shape = [max_batch_tokens, config.kda_width()], gate = config.has_kda(), phase = kda)]
+    pub kda_decay_f32: DevicePtr<f32>,
+    /// Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).
+    /// Live in the KDA mixer.
+    #[buffer(shape = [max_batch_tokens, config.kda_heads], gate = config.has_kda(), phase = kda)]
+    pub kda_beta_f32: DevicePtr<f32>,
+    /// Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,
+    /// read by the gated RMSNorm after the delta rule.
+    /// Live in the KDA mixer.
+    #[buffer(shape = [max_batch_tokens, config.kda_width()], gate = config.has_kda(), phase = kda)]
+    pub kda_out_gate: DevicePtr<bf16>,
+    /// Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated
+    /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
+    /// Live in the KDA mixer.
+    #[buffer(shape = [max_batch_tokens, config.kda_width()], gate = config.has_kda(), phase = kda)]
+    pub kda_out: DevicePtr<bf16>,
+    /// Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`
+    /// (`regions::KdaChunkScratch`: the seeds' GDN FLA layout at KDA's heads, the decay per
+    /// channel). 0 without KDA layers.
+    /// Live in the KDA mixer.
+    #[buffer(bytes = KdaChunkScratch::bytes(config, max_batch_tokens), gate = config.has_kda(), phase = kda)]
+    pub kda_chunk_scratch: DevicePtr<u8>,
 }

@@ -61,6 +61,7 @@ families! {
     Exaone4,
     MinimaxM2,
     MinimaxM1,
+    KimiLinear,
     Lfm2,
     NemotronH,
     NemotronNas,
@@ -116,6 +117,9 @@ pub struct FamilyRules {
     pub defaults: &'static [(&'static str, usize)],
     /// Keys whose feature the arena does not size: a file that sets one is refused.
     pub refusals: &'static [Refusal],
+    /// The spellings of the context length, first present wins (`max_position_embeddings`;
+    /// Kimi-Linear's `attribute_map` points it at `model_max_length`, which its files write).
+    pub context_keys: &'static [&'static str],
     /// A token mixer of a kind beyond the seeds' (short convolution, lightning attention,
     /// Kimi delta attention): the keys it is sized by. `None` for every family without one.
     pub linear_mixer: Option<LinearMixer>,
@@ -149,6 +153,25 @@ pub enum LinearMixer {
     /// `output_gate` (hidden → heads · head_dim), `out_proj`. Its heads and head size are the
     /// softmax attention's (`num_attention_heads`, `head_dim` or hidden / heads).
     Lightning,
+    /// Kimi delta attention (`kimi_linear/modeling_kimi_linear.py`:
+    /// `KimiLinearDeltaAttention`): `q_proj`, `k_proj`, `v_proj` hidden → heads · head_dim
+    /// each, one depthwise causal conv (SiLU) over the three, a per-channel forget gate
+    /// through a low-rank pair (`f_a_proj` hidden → head_dim, `f_b_proj` back up), β per head
+    /// (`b_proj`), a low-rank output gate (`g_a_proj`, `g_b_proj`), a gated per-head RMSNorm
+    /// and `o_proj`. Each width is the `nested` object's key where present, else the flat key
+    /// (`KimiLinearConfig.__post_init__` reads the checkpoint's `linear_attn_config` over its
+    /// own fields).
+    Kda {
+        /// The object the checkpoint keeps them (and its layer lists) in, and the prefix
+        /// errors name its fields with: (`linear_attn_config`, `linear_attn_config.`).
+        nested: (&'static str, &'static str),
+        /// Heads: (nested key, flat key).
+        heads: (&'static str, &'static str),
+        /// Head size: (nested key, flat key).
+        head_dim: (&'static str, &'static str),
+        /// The short conv's taps: (nested key, flat key).
+        conv_kernel: (&'static str, &'static str),
+    },
 }
 
 /// A dense FFN width derived the LLaMA way from the width key (`Lfm2MLP`): when `switch` is
@@ -274,6 +297,10 @@ pub enum Mixers {
     /// Lightning and softmax attention (MiniMax-M1): `attn_type_list`, one entry per layer, 0
     /// a lightning layer and 1 a softmax one (`MiniMaxM1Model.__init__`); required.
     LightningHybrid,
+    /// Kimi delta attention and MLA (Kimi-Linear): `layer_types` (`"linear_attention"`), else
+    /// `linear_attn_config`'s 1-based `kda_layers` and `full_attn_layers`, else a full layer at
+    /// every fourth 0-based index from 4 (`KimiLinearConfig.__post_init__`).
+    KdaHybrid,
 }
 
 /// Where a MoE family's layers get a dense FFN instead of experts.
@@ -332,6 +359,9 @@ pub enum SharedExpert {
     Width(&'static str),
     /// One MLP of `n_shared_experts · moe_intermediate_size` (DeepSeek, Kimi, GLM).
     CountTimesExpertWidth,
+    /// The same, with the count under the first of these spellings the file has
+    /// (Kimi-Linear: `num_shared_experts`, the field `n_shared_experts` maps onto).
+    CountOfTimesExpertWidth(&'static [&'static str]),
     /// One MLP as wide as a routed expert (Llama 4's `shared_expert`).
     SameAsExpert,
     /// One MLP as wide as a routed expert where this key is above 0, none otherwise

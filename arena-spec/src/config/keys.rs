@@ -32,6 +32,31 @@ impl<'a> Keys<'a> {
         }
     }
 
+    /// The keys of the object under `key` (Kimi-Linear's `linear_attn_config`), read with
+    /// the same row; `prefix` (`"linear_attn_config."`) names its fields in errors. `None`
+    /// when absent or null.
+    pub(super) fn nested(
+        &self,
+        key: &'static str,
+        prefix: &'static str,
+    ) -> Result<Option<Keys<'a>>, ConfigError> {
+        match self.f.obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(obj)) => Ok(Some(Keys {
+                f: Fields {
+                    path: self.f.path,
+                    obj,
+                    prefix,
+                },
+                rules: self.rules,
+                asked: None,
+            })),
+            Some(other) => Err(self
+                .f
+                .invalid(key, format!("must be an object, not {}", json_kind(other)))),
+        }
+    }
+
     fn note(&self, key: &'static str) {
         if let Some(asked) = self.asked {
             asked.borrow_mut().insert(key);

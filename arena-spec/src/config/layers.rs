@@ -2,7 +2,7 @@
 //! Nemotron-H's block lists and pattern).
 
 use super::error::{ConfigError, MAX_DIM};
-use super::family::Mixers;
+use super::family::{LinearMixer, Mixers};
 use super::keys::Keys;
 use super::LayerKind;
 
@@ -36,6 +36,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
         let gdn = matches!(rules.mixers, Mixers::GatedDeltaNetHybrid | Mixers::AnyKind);
         let mamba = matches!(rules.mixers, Mixers::Mamba2 | Mixers::AnyKind);
         let short_conv = rules.mixers == Mixers::ShortConvHybrid;
+        let kda = rules.mixers == Mixers::KdaHybrid;
         return types
             .iter()
             .map(|&t| match t {
@@ -50,6 +51,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 "linear_attention" if gdn => Ok(LayerKind::LinearAttention),
                 "mamba" | "mamba2" if mamba => Ok(LayerKind::Mamba2),
                 "conv" if short_conv => Ok(LayerKind::ShortConv),
+                "linear_attention" if kda => Ok(LayerKind::Kda),
                 other => Err(f.invalid(
                     "layer_types",
                     format!(
@@ -81,6 +83,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 })
                 .collect())
         }
+        Mixers::KdaHybrid => kda_layers(k, layers),
         Mixers::ShortConvHybrid => {
             // `Lfm2Config.__post_init__`: attention where the 0-based index is listed, a short
             // convolution elsewhere; no list, every layer attention.
@@ -178,6 +181,70 @@ fn lightning_layers(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 "attn_type_list",
                 format!("has {other}, which is neither 0 (lightning) nor 1 (softmax attention)"),
             )),
+        })
+        .collect()
+}
+
+/// Kimi-Linear's layers without `layer_types` (`KimiLinearConfig.__post_init__`): the
+/// checkpoint's `linear_attn_config` lists, 1-based, where it has both (`full_attn_layers`
+/// MLA, `kda_layers` delta attention; a layer neither lists is refused, as the reference
+/// would build no mixer for it), else a full layer at every 0-based index `i > 0` with `i %
+/// 4 == 0`.
+fn kda_layers(k: &Keys, layers: usize) -> Result<Vec<LayerKind>, ConfigError> {
+    let f = &k.f;
+    let (key, prefix) = match k.rules.linear_mixer {
+        Some(LinearMixer::Kda { nested, .. }) => nested,
+        _ => return Err(f.missing("linear_attn_config")),
+    };
+    let lists = match k.nested(key, prefix)? {
+        Some(nested) => match (
+            nested.indices("full_attn_layers")?,
+            nested.indices("kda_layers")?,
+        ) {
+            (Some(full), Some(kda)) => Some((full, kda)),
+            _ => None,
+        },
+        None => None,
+    };
+    let Some((full, kda)) = lists else {
+        return Ok((0..layers)
+            .map(|i| {
+                if i > 0 && i % 4 == 0 {
+                    LayerKind::Attention
+                } else {
+                    LayerKind::Kda
+                }
+            })
+            .collect());
+    };
+    let mut kinds = vec![None; layers];
+    for (list, kind, list_key) in [
+        (&full, LayerKind::Attention, "full_attn_layers"),
+        (&kda, LayerKind::Kda, "kda_layers"),
+    ] {
+        for &layer in list {
+            if layer == 0 || layer > layers {
+                return Err(f.invalid(
+                    &format!("{prefix}{list_key}"),
+                    format!("names layer {layer}, but the layers are 1 to {layers} (1-based)"),
+                ));
+            }
+            kinds[layer - 1] = Some(kind);
+        }
+    }
+    kinds
+        .into_iter()
+        .enumerate()
+        .map(|(i, kind)| {
+            kind.ok_or_else(|| {
+                f.invalid(
+                    key,
+                    format!(
+                        "puts layer {} (1-based) in neither full_attn_layers nor kda_layers",
+                        i + 1
+                    ),
+                )
+            })
         })
         .collect()
 }

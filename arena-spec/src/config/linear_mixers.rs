@@ -16,6 +16,8 @@ pub(super) struct LinearMixerShape {
     pub(super) short_conv: (usize, usize),
     /// Lightning attention: heads and head size.
     pub(super) lightning: (usize, usize),
+    /// Kimi delta attention: heads, head size and conv taps.
+    pub(super) kda: (usize, usize, usize),
 }
 
 /// `attention` is the softmax attention's heads and head size (the lightning layers' too).
@@ -45,6 +47,41 @@ pub(super) fn linear_mixer_shape(
                     d => d,
                 };
                 shape.lightning = (heads, head_dim);
+            }
+        }
+        Some(LinearMixer::Kda {
+            nested,
+            heads,
+            head_dim,
+            conv_kernel,
+        }) => {
+            if layers.contains(&LayerKind::Kda) {
+                let inner = k.nested(nested.0, nested.1)?;
+                let read = |(inner_key, flat_key): (&'static str, &'static str)| {
+                    // The class's own field (or its default), which the checkpoint's object
+                    // replaces where it has the key.
+                    let flat = k.dim(flat_key, MAX_DIM)?;
+                    let from_inner = match &inner {
+                        Some(inner) => match inner.file_dim(inner_key)? {
+                            Some(0) => {
+                                return Err(inner
+                                    .f
+                                    .invalid(inner_key, "is 0, but must be at least 1"))
+                            }
+                            v => v,
+                        },
+                        None => None,
+                    };
+                    match from_inner {
+                        Some(v) => Ok(v),
+                        None => match flat {
+                            Some(v) if v > 0 => Ok(v),
+                            Some(_) => Err(k.f.invalid(flat_key, "is 0, but must be at least 1")),
+                            None => Err(k.f.missing(flat_key)),
+                        },
+                    }
+                };
+                shape.kda = (read(heads)?, read(head_dim)?, read(conv_kernel)?);
             }
         }
     }

@@ -89,9 +89,7 @@ fn from_value(
 
     let hidden_size = k.positive("hidden_size", MAX_DIM)?;
     let vocab_size = k.positive("vocab_size", MAX_EXTENT)?;
-    let max_position_embeddings = k
-        .dim("max_position_embeddings", MAX_EXTENT)?
-        .unwrap_or(4096);
+    let max_position_embeddings = k.dim_any(rules.context_keys, MAX_EXTENT)?.unwrap_or(4096);
     let layers = layer_layout(&k)?;
     let num_hidden_layers = layers.len();
     let has_attention = layers.contains(&LayerKind::Attention);
@@ -245,6 +243,9 @@ fn from_value(
         short_conv_kernel: linear_mixer.short_conv.1,
         lightning_heads: linear_mixer.lightning.0,
         lightning_head_dim: linear_mixer.lightning.1,
+        kda_heads: linear_mixer.kda.0,
+        kda_head_dim: linear_mixer.kda.1,
+        kda_conv_kernel: linear_mixer.kda.2,
         o_groups: k.dim_or("o_groups", 0)?,
         o_lora_rank: k.dim_or("o_lora_rank", 0)?,
         extra_qkv_width: compressed.as_ref().map_or(0, |c| c.compressor_width)

@@ -54,6 +54,9 @@ pub enum LayerKind {
     /// Beyond the seeds: MiniMax's lightning (linear) attention
     /// (`MiniMaxLightningAttention`).
     Lightning,
+    /// Beyond the seeds: Kimi delta attention (`KimiLinearDeltaAttention`), a gated delta
+    /// rule with a per-channel decay.
+    Kda,
 }
 
 /// The model shapes the arena is sized from. Raw fields hold the file's values (0 where a
@@ -166,6 +169,13 @@ pub struct ModelConfig {
     /// head size; 0 without lightning layers.
     pub lightning_heads: usize,
     pub lightning_head_dim: usize,
+    /// Kimi delta attention (Kimi-Linear), beyond the seeds: its heads (split by tp on a
+    /// rank), head size, and short-conv taps. The taps are read by nothing in the activation
+    /// arena: kept for the sequence-state cache (conv state `[3 · heads · head_dim, taps -
+    /// 1]`). 0 without KDA layers.
+    pub kda_heads: usize,
+    pub kda_head_dim: usize,
+    pub kda_conv_kernel: usize,
 
     /// Grouped O-projection (DeepSeek-V4's `o_a_proj`, `DeepseekV4GroupedLinear`).
     pub o_groups: usize,
@@ -342,6 +352,26 @@ impl ModelConfig {
     pub const fn lightning_width(&self) -> usize {
         if self.has_lightning() {
             self.lightning_heads * self.lightning_head_dim
+        } else {
+            0
+        }
+    }
+
+    /// Kimi-delta-attention layers (Kimi-Linear), beyond the seeds.
+    pub const fn num_kda_layers(&self) -> usize {
+        self.count(LayerKind::Kda)
+    }
+
+    /// This config (or this rank's stage) has KDA layers: what opens the `kda_*` buffers.
+    pub const fn has_kda(&self) -> bool {
+        self.num_kda_layers() > 0 && self.kda_heads > 0
+    }
+
+    /// KDA's `heads · head_dim`: q, k and v are each this wide, as are the per-channel decay,
+    /// the output gate and the output (0 without KDA layers).
+    pub const fn kda_width(&self) -> usize {
+        if self.has_kda() {
+            self.kda_heads * self.kda_head_dim
         } else {
             0
         }
@@ -561,15 +591,20 @@ impl ModelConfig {
 
     /// The widest K of the FP8 prefill projections: hidden, `q_heads · head_dim`, Mamba-2
     /// `d_inner` and the GDN value dim (the seeds' list), and the O projection's input
-    /// `q_heads · v_head_dim`, which under MLA can exceed `q_heads · head_dim`.
+    /// `q_heads · v_head_dim`, which under MLA can exceed `q_heads · head_dim`; beyond the
+    /// seeds, the output projections' inputs of lightning attention and Kimi delta attention
+    /// (0 for every model without them).
     pub const fn widest_k(&self) -> usize {
         let gdn = self.gdn_value_dim();
         max(
             max(
-                max(self.hidden_size, self.num_attention_heads * self.head_dim()),
-                max(self.attn_output_width(), self.mamba_d_inner()),
+                max(
+                    max(self.hidden_size, self.num_attention_heads * self.head_dim()),
+                    max(self.attn_output_width(), self.mamba_d_inner()),
+                ),
+                gdn,
             ),
-            gdn,
+            max(self.lightning_width(), self.kda_width()),
         )
     }
 

@@ -78,6 +78,9 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         SharedExpert::None => 0,
         SharedExpert::Width(key) => k.dim_or(key, 0)?,
         SharedExpert::CountTimesExpertWidth => k.dim_or("n_shared_experts", 0)? * expert_width,
+        SharedExpert::CountOfTimesExpertWidth(keys) => {
+            k.dim_any(keys, MAX_DIM)?.unwrap_or(0) * expert_width
+        }
         SharedExpert::SameAsExpert => expert_width,
         SharedExpert::SameAsExpertIf(key) => {
             if k.dim_or(key, 0)? > 0 {

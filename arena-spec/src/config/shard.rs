@@ -160,6 +160,12 @@ impl ModelConfig {
             c.lightning_heads =
                 split(model, "num_attention_heads", self.lightning_heads, "tp", tp)?;
         }
+        if self.has_kda() {
+            // vLLM's `KimiDeltaAttention` (`layers/kda.py`): q/k/v, `f_b_proj`, `g_b_proj` and
+            // `b_proj` column-parallel by head, `o_proj` row-parallel; the low-rank `f_a_proj`
+            // and `g_a_proj` replicated (their head_dim-wide outputs stay whole).
+            c.kda_heads = split(model, "linear_num_heads", self.kda_heads, "tp", tp)?;
+        }
         if self.has_mamba() {
             c.mamba_num_heads = split(model, "mamba_num_heads", self.mamba_num_heads, "tp", tp)?;
             c.mamba_n_groups = if self.mamba_n_groups == 1 {

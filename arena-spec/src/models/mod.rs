@@ -62,6 +62,7 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "deepseek-v4-pro",
     "kimi-k2",
     "kimi-k2.5",
+    "kimi-linear-48b-a3b-instruct",
     "glm-4.5",
     "glm-4.5-air",
     "glm-5",

@@ -36,7 +36,9 @@ Output (json, sort_keys=True, indent=1):
       "modules": {pattern: [{"kind","in","out",("groups","kernel"),"count"}]},
       "params":  {pattern: [{"shape": [...], "count"}]}}}}
 where pattern is the module/parameter path with every purely numeric
-component replaced by "*".  "params" lists only parameters of >= 2 dims that
+component replaced by "*"; where modules of two classes sit at one path (the
+mixers of a hybrid model's layers), the path of what they own names the owner's
+class: "model.layers.*.self_attn[KimiLinearDeltaAttention].q_proj".  "params" lists only parameters of >= 2 dims that
 are not the weight/bias of a Linear, Conv1d or Embedding module.
 "config_echo" holds the resolved (text) config values of ECHO_KEYS that exist on
 the config object (a key the file carries but transformers does not know, e.g.
@@ -179,9 +181,34 @@ def keep(name, prefixes):
     return any(p in parts for p in prefixes)
 
 
+def owner_qualified(model):
+    """Module name -> its pattern, with the parent's class appended to the parent's path
+    component ("self_attn[KimiLinearDeltaAttention].q_proj") where modules of two classes
+    sit at one path (Kimi-Linear's delta attention and MLA are both `self_attn`; Nemotron-H's
+    Mamba-2, attention, MLP and MoE are all `mixer`), so one kind's modules are not taken
+    for another's; every other pattern is unchanged."""
+    modules = dict(model.named_modules())
+    classes = {}  # parent pattern -> set of classes at it
+    for name, m in modules.items():
+        classes.setdefault(pattern(name), set()).add(type(m).__name__)
+    out = {}
+    for name in modules:
+        if "." not in name:
+            out[name] = pattern(name)
+            continue
+        parent, leaf = name.rsplit(".", 1)
+        parent_pattern, leaf = out[parent], pattern(leaf)
+        if len(classes[pattern(parent)]) > 1:
+            out[name] = f"{parent_pattern}[{type(modules[parent]).__name__}].{leaf}"
+        else:
+            out[name] = f"{parent_pattern}.{leaf}"
+    return out
+
+
 def describe(model, keep_prefixes):
     mods = {}
     owned = set()
+    qualified = owner_qualified(model)
     for name, m in model.named_modules():
         if isinstance(m, nn.Linear):
             rec = {"kind": "Linear", "in": m.in_features, "out": m.out_features}
@@ -199,7 +226,7 @@ def describe(model, keep_prefixes):
                 owned.add(id(p))
         if not keep(name, keep_prefixes):
             continue
-        mods.setdefault(pattern(name), Counter())[json.dumps(rec, sort_keys=True)] += 1
+        mods.setdefault(qualified[name], Counter())[json.dumps(rec, sort_keys=True)] += 1
     params = {}
     for name, p in model.named_parameters():
         if id(p) in owned or p.dim() < 2 or not keep(name, keep_prefixes):
