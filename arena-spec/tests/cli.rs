@@ -653,6 +653,7 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
     assert_eq!(
         doc["phases"],
         serde_json::json!([
+            "embed",
             "attention",
             "gdn",
             "mamba2",
@@ -662,6 +663,7 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
             "router",
             "ffn_gate_up",
             "ffn_down",
+            "per_layer_input",
             "lm_head"
         ])
     );

@@ -523,6 +523,37 @@ fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usize, usize)>
         }
     }
 
+    // Per-layer input embeddings (Gemma 4 E-models): one L · P embedding of every token, its
+    // projection from the embeddings, and each layer's P-wide gate and projection back.
+    let ple = b.out("embed_tokens_per_layer", &[]);
+    if c.has_per_layer_inputs() || ple.is_some() {
+        check(
+            "per-layer inputs (embed_tokens_per_layer out)",
+            c.per_layer_inputs_width,
+            Some(ple.unwrap_or(0)),
+        );
+        check(
+            "per-layer inputs (per_layer_model_projection out)",
+            c.per_layer_inputs_width,
+            b.out("per_layer_model_projection", &[]),
+        );
+        check(
+            "per-layer input width (per_layer_input_gate out)",
+            c.per_layer_input_dim,
+            b.out("per_layer_input_gate", &[]),
+        );
+        check(
+            "per-layer input width (per_layer_projection in)",
+            c.per_layer_input_dim,
+            b.input("per_layer_projection", &[]),
+        );
+        check(
+            "layers with a per-layer input",
+            c.num_hidden_layers,
+            Some(b.count("per_layer_input_gate")),
+        );
+    }
+
     // Mamba-2.
     if c.has_mamba() {
         check(
@@ -656,6 +687,31 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
         1,
         b.widest_in("conv.out_proj"),
         "a projection's K",
+    );
+    // Per-layer input embeddings.
+    at_least(
+        "per_layer_inputs",
+        1,
+        b.out("embed_tokens_per_layer", &[]),
+        "embed_tokens_per_layer out",
+    );
+    at_least(
+        "per_layer_inputs_proj",
+        1,
+        b.out("per_layer_model_projection", &[]),
+        "per_layer_model_projection out",
+    );
+    at_least(
+        "per_layer_gate",
+        1,
+        b.out("per_layer_input_gate", &[]),
+        "per_layer_input_gate out",
+    );
+    at_least(
+        "per_layer_out",
+        1,
+        b.out("per_layer_projection", &[]),
+        "per_layer_projection out",
     );
     // Kimi delta attention: every per-token tensor of the mixer.
     if c.has_kda() {

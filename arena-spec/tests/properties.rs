@@ -202,7 +202,8 @@ fn config_json() -> impl Strategy<Value = Value> {
                 }
                 32 => json!({"model_type": "gemma4", "text_config": merge(c, &json!({"head_dim": hd,
                     "global_head_dim": hd * 2, "attention_k_eq_v": kv % 2 == 0, "num_global_key_value_heads": kv.div_ceil(2),
-                    "hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "enable_moe_block": experts % 2 == 0,
+                    "hidden_size_per_layer_input": if kv % 3 == 0 { 256 } else { 0 },
+                    "num_kv_shared_layers": layers / 2, "use_double_wide_mlp": kv % 2 == 1, "enable_moe_block": experts % 2 == 0,
                     "num_experts": experts, "top_k_experts": top_k, "moe_intermediate_size": moe_w}))}),
                 24 => merge(c, &json!({"model_type": "olmo3"})),
                 25 => merge(c, &json!({"model_type": "exaone4", "head_dim": hd})),
@@ -306,11 +307,13 @@ fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
         "q2_dequant_scratch" => c.levers.gguf_native_q2,
         "q2_act_q8" => c.levers.gguf_native_q2_mmq,
         "ssm_rowwise_w_bf16" => c.levers.fp8_rowwise,
-        // Beyond the seeds: latent MoE, short convolution, lightning and Kimi delta attention.
+        // Beyond the seeds: latent MoE, short convolution, lightning and Kimi delta attention,
+        // per-layer inputs.
         "moe_latent_in" | "moe_latent_out" => c.moe_latent_size > 0,
         n if n.starts_with("short_conv_") => c.has_short_conv(),
         n if n.starts_with("lightning_") => c.has_lightning(),
         n if n.starts_with("kda_") => c.has_kda(),
+        n if n.starts_with("per_layer_") => c.has_per_layer_inputs(),
         // Closed only on a pipeline stage without the LM head.
         "logits" => c.lm_head_vocab() > 0,
         _ => return None,

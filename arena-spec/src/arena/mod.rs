@@ -48,17 +48,19 @@ pub const SEEDS_BUFFERS: usize = 46;
 #[arena(
     const,
     sizes = BufferSizes,
-    // The step's phases in order, per layer: one mixer (attention, GDN or Mamba-2, or beyond
-    // the seeds a short convolution, lightning attention or Kimi delta attention), then the
-    // MoE router, then the FFN/MoE experts in two halves (the gate and up projections with
-    // the activation, then the down projection and the combine); the LM head after the last
-    // layer. Buffers of disjoint phases may share bytes in a shared slab
+    // The step's phases in order: before the first layer, beyond the seeds, the embedding
+    // prologue (`embed`: Gemma 4's per-layer inputs); per layer, one mixer (attention, GDN or
+    // Mamba-2, or beyond the seeds a short convolution, lightning attention or Kimi delta
+    // attention), then the MoE router, then the FFN/MoE experts in two halves (the gate and
+    // up projections with the activation, then the down projection and the combine), then,
+    // beyond the seeds, the layer's per-layer input (`per_layer_input`); the LM head after
+    // the last layer. Buffers of disjoint phases may share bytes in a shared slab
     // (`AllocOptions::shared()`). The FFN's split is this crate's kernel contract, not the
     // seeds' (they have one FFN phase): the activation `silu(gate) · up` is written over
     // `expert_gate_out`, so `expert_up_out` dies before the down projection writes;
     // `examples/forward` runs that schedule and proves it (shared and unshared slabs give
     // bit-identical logits with every phase poisoned as it begins).
-    phases(attention, gdn, mamba2, short_conv, lightning, kda, router, ffn_gate_up, ffn_down, lm_head),
+    phases(embed, attention, gdn, mamba2, short_conv, lightning, kda, router, ffn_gate_up, ffn_down, per_layer_input, lm_head),
     inputs_struct(ArenaInputs, derive(serde::Serialize)),
     docs(
         sizes = "Byte size of each arena buffer. `M` is `max_batch_tokens` and `ceil16(M)` is M
@@ -469,4 +471,32 @@ pub struct BufferArena {
     /// Live in the KDA mixer.
     #[buffer(bytes = KdaChunkScratch::bytes(config, max_batch_tokens), gate = config.has_kda(), phase = kda)]
     pub kda_chunk_scratch: DevicePtr<u8>,
+    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
+    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
+    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
+    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
+    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
+    /// projection and passes this tensor between pipeline stages). 0 without per-layer
+    /// inputs.
+    /// The whole step: written before the first layer, read by the last.
+    #[buffer(shape = [max_batch_tokens, config.per_layer_inputs_width], gate = config.has_per_layer_inputs())]
+    pub per_layer_inputs: DevicePtr<bf16>,
+    /// Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·
+    /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
+    /// (chosen here): the lookup and the projection are both whole before they combine.
+    /// Live in the embedding prologue only.
+    #[buffer(shape = [max_batch_tokens, config.per_layer_inputs_width], gate = config.has_per_layer_inputs(), phase = embed)]
+    pub per_layer_inputs_proj: DevicePtr<bf16>,
+    /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
+    /// the product with the layer's slice of `per_layer_inputs` are applied in place
+    /// (`Gemma4TextDecoderLayer.forward`, 1408–1412). Whole on every rank (vLLM replicates the
+    /// gate).
+    /// Live in the layer's per-layer-input tail.
+    #[buffer(shape = [max_batch_tokens, config.per_layer_input_dim], gate = config.has_per_layer_inputs(), phase = per_layer_input)]
+    pub per_layer_gate: DevicePtr<bf16>,
+    /// Beyond the seeds: `per_layer_projection` of the gated slice, `[M, hidden]` BF16,
+    /// normed in place (`post_per_layer_input_norm`) and added into the residual stream.
+    /// Live in the layer's per-layer-input tail.
+    #[buffer(shape = [max_batch_tokens, config.hidden_size], gate = config.has_per_layer_inputs(), phase = per_layer_input)]
+    pub per_layer_out: DevicePtr<bf16>,
 }

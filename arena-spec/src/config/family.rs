@@ -117,6 +117,11 @@ pub struct FamilyRules {
     pub defaults: &'static [(&'static str, usize)],
     /// Keys whose feature the arena does not size: a file that sets one is refused.
     pub refusals: &'static [Refusal],
+    /// The key of the per-layer input width P where the family feeds every layer a P-wide
+    /// slice of a per-token embedding of all layers (Gemma 4's `hidden_size_per_layer_input`:
+    /// `embed_tokens_per_layer`, `per_layer_model_projection`, each layer's
+    /// `per_layer_input_gate` and `per_layer_projection`); 0 or null: none.
+    pub per_layer_inputs: Option<&'static str>,
     /// The spellings of the context length, first present wins (`max_position_embeddings`;
     /// Kimi-Linear's `attribute_map` points it at `model_max_length`, which its files write).
     pub context_keys: &'static [&'static str],
@@ -209,6 +214,10 @@ pub struct LayerWidths {
     pub gate: Option<&'static str>,
     /// Full-attention layers with a head size and kv heads of their own (Gemma 4).
     pub global: Option<GlobalLayers>,
+    /// The dense FFN is twice `intermediate_size` in the layers that reuse an earlier
+    /// layer's keys and values, where a switch is on (Gemma 4's `use_double_wide_mlp` with
+    /// `num_kv_shared_layers` above 0, `Gemma4TextMLP`): (switch key, shared-layer count key).
+    pub double_wide_ffn: Option<(&'static str, &'static str)>,
 }
 
 /// The keys of full-attention layers whose widths differ from the sliding ones' (Gemma 4:

@@ -17,6 +17,9 @@ pub(super) struct Widest {
     /// The full-attention layers' own head size, kv heads (0: the model's) and whether their
     /// keys are their values; (0, 0, false) where no layer has widths of its own.
     pub(super) global: (usize, usize, bool),
+    /// The widest layer's dense FFN as a multiple of `intermediate_size` (2 where the
+    /// KV-shared layers run a double-wide MLP, else 1).
+    pub(super) ffn_factor: usize,
 }
 
 /// `heads` and `kv_heads` as the file gives them for a model of `layers` layers with heads of
@@ -96,11 +99,25 @@ pub(super) fn widest(
         }
         None => (0, 0, false),
     };
+    // Gemma 4: `Gemma4TextMLP` doubles `intermediate_size` in every "reuse" layer where
+    // `use_double_wide_mlp` is set; there is such a layer whenever `num_kv_shared_layers` > 0
+    // (`Gemma4TextConfig.kv_sharing_modes`).
+    let ffn_factor = match rules.double_wide_ffn {
+        Some((switch, shared)) => {
+            if f.opt_bool(switch)?.unwrap_or(false) && k.dim_or(shared, 0)? > 0 {
+                2
+            } else {
+                1
+            }
+        }
+        None => 1,
+    };
     Ok(Widest {
         heads,
         kv_heads,
         value_head_dim,
         gate_width,
         global,
+        ffn_factor,
     })
 }

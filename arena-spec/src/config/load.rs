@@ -162,6 +162,13 @@ fn from_value(
         .map_or((num_attention_heads, num_key_value_heads), |w| {
             (w.heads, w.kv_heads)
         });
+    // Gemma 4: the KV-shared layers' double-wide MLP is the widest.
+    let dense_width = dense_width.saturating_mul(widest.as_ref().map_or(1, |w| w.ffn_factor));
+    // Gemma 4 E-models: every layer's P-wide slice of one per-token embedding of all layers.
+    let per_layer_input_dim = match rules.per_layer_inputs {
+        Some(key) => k.dim(key, MAX_DIM)?.unwrap_or(0),
+        None => 0,
+    };
     // The indexer: its heads and selection where a layer has one (`has_indexer`). The seeds'
     // `index_topk` counts the selection in tokens (`lists [2048, index_topk /
     // index_compress_ratio]`); DeepSeek-V4's `index_topk` counts compressed entries
@@ -246,6 +253,8 @@ fn from_value(
         kda_heads: linear_mixer.kda.0,
         kda_head_dim: linear_mixer.kda.1,
         kda_conv_kernel: linear_mixer.kda.2,
+        per_layer_input_dim,
+        per_layer_inputs_width: per_layer_input_dim.saturating_mul(num_hidden_layers),
         o_groups: k.dim_or("o_groups", 0)?,
         o_lora_rank: k.dim_or("o_lora_rank", 0)?,
         extra_qkv_width: compressed.as_ref().map_or(0, |c| c.compressor_width)

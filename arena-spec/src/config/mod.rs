@@ -176,6 +176,13 @@ pub struct ModelConfig {
     pub kda_heads: usize,
     pub kda_head_dim: usize,
     pub kda_conv_kernel: usize,
+    /// Per-layer input embeddings (Gemma 4 E-models), beyond the seeds: P, each layer's slice
+    /// (`hidden_size_per_layer_input`), and the whole per-token embedding of all the model's
+    /// layers, `num_hidden_layers · P` (`embed_tokens_per_layer`, `per_layer_model_projection`
+    /// out). The whole width stays on every rank and stage (vLLM gathers the projection and
+    /// passes the embedding between pipeline stages). 0 without them.
+    pub per_layer_input_dim: usize,
+    pub per_layer_inputs_width: usize,
 
     /// Grouped O-projection (DeepSeek-V4's `o_a_proj`, `DeepseekV4GroupedLinear`).
     pub o_groups: usize,
@@ -355,6 +362,12 @@ impl ModelConfig {
         } else {
             0
         }
+    }
+
+    /// Per-layer input embeddings (Gemma 4 E-models), beyond the seeds: what opens the
+    /// `per_layer_*` buffers.
+    pub const fn has_per_layer_inputs(&self) -> bool {
+        self.per_layer_input_dim > 0
     }
 
     /// Kimi-delta-attention layers (Kimi-Linear), beyond the seeds.

@@ -46,6 +46,8 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "gemma-3-4b-it",
     "gemma-4-31b-it",
     "gemma-4-26b-a4b",
+    "gemma-4-e2b-it",
+    "gemma-4-e4b-it",
     "qwen2.5-7b",
     "qwen3-0.6b",
     "qwen3-30b-a3b",

@@ -7,8 +7,7 @@ use super::shared_keys::{
 };
 use super::{
     reference, CompressedAttention, DenseLayers, Family, FamilyRules, GlobalLayers, HeadDim,
-    LayerWidths, LinearMixer, MambaKeys, Mixers, MoeKeys, Mrope, Reference, Refusal, RefusalScope,
-    SharedExpert,
+    LayerWidths, LinearMixer, MambaKeys, Mixers, MoeKeys, Mrope, Reference, SharedExpert,
 };
 
 impl Family {
@@ -32,6 +31,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -54,6 +54,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -79,6 +80,7 @@ impl Family {
                 mixer_only: false,
                 defaults: MINISTRAL3_DEFAULTS,
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -108,6 +110,7 @@ impl Family {
                 mixer_only: false,
                 defaults: MINISTRAL3_DEFAULTS,
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -130,6 +133,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -152,6 +156,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -178,6 +183,7 @@ impl Family {
                     ("decoder_sparse_step", 1),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -201,6 +207,7 @@ impl Family {
                 // Qwen3Config.head_dim.
                 defaults: &[("head_dim", 128)],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -236,6 +243,7 @@ impl Family {
                 // `head_dim` field: Qwen3MoeAttention falls back to hidden / heads.
                 defaults: &[("decoder_sparse_step", 1)],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -266,6 +274,7 @@ impl Family {
                     ("decoder_sparse_step", 1),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -292,6 +301,7 @@ impl Family {
                 // Qwen3_5TextConfig: `full_attention_interval` 4 when no `layer_types`.
                 defaults: &[("head_dim", 256), ("full_attention_interval", 4)],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -335,6 +345,7 @@ impl Family {
                     ("shared_expert_intermediate_size", 512),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -366,6 +377,7 @@ impl Family {
                 // Qwen3VLTextConfig.head_dim (configuration: 85–100): 128, not hidden / heads.
                 defaults: &[("head_dim", 128)],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -405,6 +417,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[("decoder_sparse_step", 1)],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -427,6 +440,7 @@ impl Family {
                 mixer_only: false,
                 defaults: DEEPSEEK_V3_DEFAULTS,
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -466,6 +480,7 @@ impl Family {
                     ("index_topk", 2048),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -514,6 +529,7 @@ impl Family {
                     ("num_hash_layers", 3),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -541,6 +557,7 @@ impl Family {
                 mixer_only: false,
                 defaults: DEEPSEEK_V3_DEFAULTS,
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -566,6 +583,7 @@ impl Family {
                 mixer_only: false,
                 defaults: DEEPSEEK_V3_DEFAULTS,
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -589,6 +607,7 @@ impl Family {
                 // Glm4MoeConfig.
                 defaults: &[("n_shared_experts", 1), ("first_k_dense_replace", 1)],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -624,6 +643,7 @@ impl Family {
                     ("index_topk", 2048),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -647,6 +667,7 @@ impl Family {
                 // GptOssConfig: head_dim 64 (not hidden / heads = 45).
                 defaults: &[("head_dim", 64)],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -681,6 +702,7 @@ impl Family {
                 // Llama4TextConfig.
                 defaults: &[("head_dim", 128), ("interleave_moe_layer_step", 1)],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -715,6 +737,7 @@ impl Family {
                     ("max_position_embeddings", 131_072),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -737,6 +760,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -791,21 +815,12 @@ impl Family {
                     ("global_head_dim", 512),
                     ("hidden_size_per_layer_input", 256),
                 ],
-                refusals: &[
-                    Refusal {
-                        key: "hidden_size_per_layer_input",
-                        scope: RefusalScope::AnyModel,
-                        reason: "per-layer input embeddings ({value} per layer: \
-                                 per_layer_input_gate, per_layer_projection) need buffers the \
-                                 arena does not have (absent, the class default 256 applies)",
-                    },
-                    Refusal {
-                        key: "num_kv_shared_layers",
-                        scope: RefusalScope::AnyModel,
-                        reason: "{value} layers reuse an earlier layer's keys and values, a \
-                                 layer kind the arena does not size",
-                    },
-                ],
+                // Per-layer input embeddings (E2B, E4B) and KV-shared layers are sized: the first
+                // by `per_layer_inputs`, the second needs no activation buffer of its own (a
+                // shared layer projects q only, `Gemma4TextAttention` 1170–1184) but doubles its
+                // MLP where `use_double_wide_mlp` is on.
+                refusals: &[],
+                per_layer_inputs: Some("hidden_size_per_layer_input"),
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -820,6 +835,7 @@ impl Family {
                         kv_heads: "num_global_key_value_heads",
                         k_eq_v: "attention_k_eq_v",
                     }),
+                    double_wide_ffn: Some(("use_double_wide_mlp", "num_kv_shared_layers")),
                 }),
             },
             Family::MimoV2Flash => &FamilyRules {
@@ -858,6 +874,7 @@ impl Family {
                     ("first_k_dense_replace", 1),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -868,6 +885,7 @@ impl Family {
                     heads_per_layer: None,
                     gate: None,
                     global: None,
+                    double_wide_ffn: None,
                 }),
             },
             // Laguna (laguna/modeling_laguna.py): q heads per layer
@@ -905,6 +923,7 @@ impl Family {
                     ("first_k_dense_replace", 1),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -915,6 +934,7 @@ impl Family {
                     heads_per_layer: Some("num_attention_heads_per_layer"),
                     gate: Some("gating"),
                     global: None,
+                    double_wide_ffn: None,
                 }),
             },
             Family::Olmo3 => &FamilyRules {
@@ -933,6 +953,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -958,6 +979,7 @@ impl Family {
                 // Exaone4Config (configuration: 83): 32 kv heads, not derived from the heads.
                 defaults: &[("num_key_value_heads", 32)],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -994,6 +1016,7 @@ impl Family {
                 // MiniMaxM2Config (configuration: 79–80): 8 kv heads, head_dim 128.
                 defaults: &[("num_key_value_heads", 8), ("head_dim", 128)],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -1038,6 +1061,7 @@ impl Family {
                     ("num_experts_per_tok", 2),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: Some(LinearMixer::Lightning),
                 ffn_auto_adjust: None,
@@ -1093,6 +1117,7 @@ impl Family {
                 ],
                 refusals: &[],
                 // `attribute_map`: `max_position_embeddings` is `model_max_length` (configuration: 63).
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings", "model_max_length"],
                 linear_mixer: Some(LinearMixer::Kda {
                     nested: ("linear_attn_config", "linear_attn_config."),
@@ -1125,6 +1150,7 @@ impl Family {
                 mixer_only: false,
                 defaults: LFM2_DEFAULTS,
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: Some(LinearMixer::ShortConv {
                     kernel: "conv_L_cache",
@@ -1170,6 +1196,7 @@ impl Family {
                     ("moe_shared_expert_intermediate_size", 7688),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -1195,6 +1222,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -1236,6 +1264,7 @@ impl Family {
                     ("conv_kernel", 4),
                 ],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
@@ -1269,6 +1298,7 @@ impl Family {
                 mixer_only: false,
                 defaults: &[],
                 refusals: &[],
+                per_layer_inputs: None,
                 context_keys: &["max_position_embeddings"],
                 linear_mixer: None,
                 ffn_auto_adjust: None,
