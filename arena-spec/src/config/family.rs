@@ -73,6 +73,18 @@ families! {
     Synthetic,
 }
 
+/// Model types the arena knows of and does not size, each with the reason, so a file of one
+/// is refused in one line naming `model_type` and what is missing rather than as an unknown
+/// type. (A row's `refusals` refuse one feature of a family it does size.)
+pub const UNSIZED_MODEL_TYPES: &[(&str, &str)] = &[(
+    "kimi_k3",
+    "Kimi-K3 is not sized: beyond Kimi delta attention and latent experts it adds attention \
+     residuals (`attn_res_block_size`), a full-rank delta-attention gate \
+     (`linear_attn_config.use_full_rank_gate`) and an MLA output gate (`mla_use_output_gate`), \
+     and no reference was found to check their widths against (transformers cannot build it: \
+     its `situ` activation is unknown; no modeling file of Moonshot's was found)",
+)];
+
 /// Everything the loader asks of one family: one row of [`Family::rules`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FamilyRules {

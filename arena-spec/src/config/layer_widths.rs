@@ -103,14 +103,12 @@ pub(super) fn widest(
     // `use_double_wide_mlp` is set; there is such a layer whenever `num_kv_shared_layers` > 0
     // (`Gemma4TextConfig.kv_sharing_modes`).
     let ffn_factor = match rules.double_wide_ffn {
-        Some((switch, shared)) => {
-            if f.opt_bool(switch)?.unwrap_or(false) && k.dim_or(shared, 0)? > 0 {
-                2
-            } else {
-                1
-            }
+        Some((switch, shared))
+            if f.opt_bool(switch)?.unwrap_or(false) && k.dim_or(shared, 0)? > 0 =>
+        {
+            2
         }
-        None => 1,
+        _ => 1,
     };
     Ok(Widest {
         heads,

@@ -29,61 +29,54 @@ pub(super) fn linear_mixer_shape(
 ) -> Result<LinearMixerShape, ConfigError> {
     let mut shape = LinearMixerShape::default();
     match k.rules.linear_mixer {
-        None => {}
         // `Lfm2ShortConv`: in_proj, conv and out_proj are all `hidden_size` channels (the
         // files' `conv_dim` is not read by the reference).
-        Some(LinearMixer::ShortConv { kernel }) => {
-            if layers.contains(&LayerKind::ShortConv) {
-                shape.short_conv = (hidden_size, k.positive(kernel, MAX_DIM)?);
-            }
+        Some(LinearMixer::ShortConv { kernel }) if layers.contains(&LayerKind::ShortConv) => {
+            shape.short_conv = (hidden_size, k.positive(kernel, MAX_DIM)?);
         }
         // `MiniMaxLightningAttention`: `num_attention_heads` heads of `head_dim` (else hidden
         // / heads), as the softmax layers.
-        Some(LinearMixer::Lightning) => {
-            if layers.contains(&LayerKind::Lightning) {
-                let heads = k.positive("num_attention_heads", MAX_DIM)?;
-                let head_dim = match attention.1 {
-                    0 => hidden_size / heads,
-                    d => d,
-                };
-                shape.lightning = (heads, head_dim);
-            }
+        Some(LinearMixer::Lightning) if layers.contains(&LayerKind::Lightning) => {
+            let heads = k.positive("num_attention_heads", MAX_DIM)?;
+            let head_dim = match attention.1 {
+                0 => hidden_size / heads,
+                d => d,
+            };
+            shape.lightning = (heads, head_dim);
         }
         Some(LinearMixer::Kda {
             nested,
             heads,
             head_dim,
             conv_kernel,
-        }) => {
-            if layers.contains(&LayerKind::Kda) {
-                let inner = k.nested(nested.0, nested.1)?;
-                let read = |(inner_key, flat_key): (&'static str, &'static str)| {
-                    // The class's own field (or its default), which the checkpoint's object
-                    // replaces where it has the key.
-                    let flat = k.dim(flat_key, MAX_DIM)?;
-                    let from_inner = match &inner {
-                        Some(inner) => match inner.file_dim(inner_key)? {
-                            Some(0) => {
-                                return Err(inner
-                                    .f
-                                    .invalid(inner_key, "is 0, but must be at least 1"))
-                            }
-                            v => v,
-                        },
-                        None => None,
-                    };
-                    match from_inner {
-                        Some(v) => Ok(v),
-                        None => match flat {
-                            Some(v) if v > 0 => Ok(v),
-                            Some(_) => Err(k.f.invalid(flat_key, "is 0, but must be at least 1")),
-                            None => Err(k.f.missing(flat_key)),
-                        },
-                    }
+        }) if layers.contains(&LayerKind::Kda) => {
+            let inner = k.nested(nested.0, nested.1)?;
+            let read = |(inner_key, flat_key): (&'static str, &'static str)| {
+                // The class's own field (or its default), which the checkpoint's object
+                // replaces where it has the key.
+                let flat = k.dim(flat_key, MAX_DIM)?;
+                let from_inner = match &inner {
+                    Some(inner) => match inner.file_dim(inner_key)? {
+                        Some(0) => {
+                            return Err(inner.f.invalid(inner_key, "is 0, but must be at least 1"))
+                        }
+                        v => v,
+                    },
+                    None => None,
                 };
-                shape.kda = (read(heads)?, read(head_dim)?, read(conv_kernel)?);
-            }
+                match from_inner {
+                    Some(v) => Ok(v),
+                    None => match flat {
+                        Some(v) if v > 0 => Ok(v),
+                        Some(_) => Err(k.f.invalid(flat_key, "is 0, but must be at least 1")),
+                        None => Err(k.f.missing(flat_key)),
+                    },
+                }
+            };
+            shape.kda = (read(heads)?, read(head_dim)?, read(conv_kernel)?);
         }
+        // No mixer beyond the seeds, or none of its layers in this file.
+        _ => {}
     }
     Ok(shape)
 }

@@ -7,7 +7,7 @@
 use super::blocks::blocks;
 use super::compressed::compressed_attention;
 use super::error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
-use super::family::{Family, HeadDim, Mixers, Mrope, RefusalScope};
+use super::family::{Family, HeadDim, Mixers, Mrope, RefusalScope, UNSIZED_MODEL_TYPES};
 use super::fields::{json_kind, Fields};
 use super::keys::Keys;
 use super::layer_widths::widest;
@@ -42,11 +42,15 @@ fn from_value(
     let model_type = outer
         .opt_str("model_type")?
         .ok_or_else(|| outer.missing("model_type"))?;
-    let (family, nested) =
-        Family::from_model_type(model_type).ok_or_else(|| ConfigError::UnsupportedModelType {
+    let Some((family, nested)) = Family::from_model_type(model_type) else {
+        if let Some((_, reason)) = UNSIZED_MODEL_TYPES.iter().find(|(t, _)| *t == model_type) {
+            return Err(outer.invalid("model_type", format!("is {model_type:?}: {reason}")));
+        }
+        return Err(ConfigError::UnsupportedModelType {
             path: path.into(),
             model_type: model_type.to_string(),
-        })?;
+        });
+    };
 
     let f = if nested {
         match top.get("text_config") {
