@@ -201,3 +201,31 @@ fn all_lists_every_family_once() {
         );
     }
 }
+
+/// A model type refused as not sized is no row's (a row's file would never reach the refusal),
+/// and its file is refused naming `model_type` and the reason.
+#[test]
+fn unsized_model_types_are_no_rows_and_refuse_with_their_reason() {
+    use arena_spec::family::UNSIZED_MODEL_TYPES;
+    for (model_type, reason) in UNSIZED_MODEL_TYPES {
+        assert!(
+            Family::ALL
+                .iter()
+                .all(|f| f.model_type() != *model_type && f.text_model_type() != Some(model_type)),
+            "{model_type} is a row"
+        );
+        let dir = std::env::temp_dir().join(format!("arena-unsized-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{model_type}.json"));
+        std::fs::write(&path, format!("{{\"model_type\": \"{model_type}\"}}")).unwrap();
+        let err = arena_spec::ModelConfig::load_with_levers(&path, Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("field `model_type`") && err.contains(reason),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
