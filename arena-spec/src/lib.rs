@@ -34,6 +34,7 @@ pub use arena::sizing::{
 };
 pub use arena::{
     ArenaInputs, BufferArena, BufferArenaPhase, BufferArenaViews, BufferArenaViewsMut, BufferSizes,
+    SEEDS_BUFFERS,
 };
 pub use config::levers::{LeverError, Levers};
 pub use config::{const_name, ConfigError, Family, LayerKind, ModelConfig};

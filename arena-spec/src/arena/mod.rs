@@ -40,8 +40,11 @@ pub const SEEDS_BUFFERS: usize = 46;
 /// Invariants (what `#[derive(Arena)]` and `arena_runtime::Arena` guarantee):
 /// - every buffer is allocated at its [`BufferSizes`] size; the gated ones (`ssd_scratch`,
 ///   `gdn_fla_scratch`, `ffn_*`, `moe_fp8_scratch`, `q2_*`, `lora_*`, `ssm_rowwise_w_bf16`,
-///   and `logits` on a pipeline stage without the LM head)
+///   `logits` on a pipeline stage without the LM head, and every buffer beyond the seeds:
+///   `moe_latent_*`, `short_conv_*`, `lightning_*`, `kda_*`, `per_layer_*`)
 ///   are `DevicePtr::NULL` when that size is 0;
+/// - the first [`SEEDS_BUFFERS`] fields are the seeds' buffers in the seeds' order; those
+///   after them are this crate's (`sizes.named_sizes()[SEEDS_BUFFERS..]` lists them);
 /// - no device memory is allocated after construction, and `release` frees every pointer
 ///   field.
 #[derive(Arena, Debug, Clone, Copy)]
