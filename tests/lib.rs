@@ -9,6 +9,10 @@ pub mod scratch {
     include!("expand/scratch.rs");
 }
 
+pub mod per_layer {
+    include!("expand/per_layer.rs");
+}
+
 pub mod phased {
     include!("expand/phased.rs");
 

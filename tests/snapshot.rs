@@ -27,6 +27,10 @@ const INPUTS: &[(&str, &str)] = &[
         "tests/expand/scratch.expanded.rs",
     ),
     (
+        "tests/expand/per_layer.rs",
+        "tests/expand/per_layer.expanded.rs",
+    ),
+    (
         "arena-spec/src/arena/mod.rs",
         "tests/expand/spec_arena.expanded.rs",
     ),
@@ -133,14 +137,15 @@ snapshot_tests! {
     snapshot_example: 0,
     snapshot_phased: 1,
     snapshot_scratch: 2,
-    snapshot_spec_arena: 3,
-    snapshot_spec_decode_meta: 4,
-    snapshot_spec_kda_chunk: 5,
-    snapshot_spec_gdn_fla: 6,
-    snapshot_spec_moe_fp8: 7,
-    snapshot_spec_qsa_select: 8,
-    snapshot_spec_scratch: 9,
-    snapshot_spec_ssd: 10,
+    snapshot_per_layer: 3,
+    snapshot_spec_arena: 4,
+    snapshot_spec_decode_meta: 5,
+    snapshot_spec_kda_chunk: 6,
+    snapshot_spec_gdn_fla: 7,
+    snapshot_spec_moe_fp8: 8,
+    snapshot_spec_qsa_select: 9,
+    snapshot_spec_scratch: 10,
+    snapshot_spec_ssd: 11,
 }
 
 /// Every `.rs` file under `dir`, recursively, as a path from the workspace root.

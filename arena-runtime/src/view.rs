@@ -125,6 +125,14 @@ pub enum ViewError {
         rows: usize,
         capacity: usize,
     },
+    /// A layer past a per-layer buffer's count (its first dimension), or a per-layer view of a
+    /// buffer of one dimension.
+    #[error("buffer `{buffer}`: layer {layer} asked, it holds {layers} layers{}", gated_note(*.layers))]
+    Layer {
+        buffer: &'static str,
+        layer: usize,
+        layers: usize,
+    },
     /// Rows of a buffer sized by bytes (or of a closed gate), which has no shape.
     #[error(
         "buffer `{buffer}` has no shape (a byte formula or a closed gate): narrow it with `range`"
@@ -357,6 +365,45 @@ macro_rules! view_common {
                 Ok((DevicePtr::from_raw_parts(addr, len), narrowed))
             }
 
+            /// Layer `layer` of a per-layer buffer `[layers, d1, d2, ...]` (`#[buffer(per_layer =
+            /// ...)]`): its `[d1, d2, ...]`, contiguous.
+            #[inline]
+            fn narrow_layer(&self, layer: usize) -> Result<(DevicePtr<T>, Dims<'a>), ViewError> {
+                if !self.dims.shaped {
+                    return Err(ViewError::NoShape { buffer: self.name });
+                }
+                let layers = self.dims.lead;
+                let Some((&lead, rest)) = self.dims.rest.split_first() else {
+                    return Err(ViewError::Layer {
+                        buffer: self.name,
+                        layer,
+                        layers: 0,
+                    });
+                };
+                if layer >= layers {
+                    return Err(ViewError::Layer {
+                        buffer: self.name,
+                        layer,
+                        layers,
+                    });
+                }
+                let per_layer: usize = self.dims.rest.iter().product();
+                // Within `len`: (layer + 1) * per_layer ≤ layers * per_layer, the shape's
+                // elements.
+                let len = per_layer.min(self.ptr.len().saturating_sub(layer * per_layer));
+                let addr = if len == 0 {
+                    0
+                } else {
+                    self.ptr.as_raw() + (layer * per_layer * T::SIZE) as u64
+                };
+                let dims = Dims {
+                    lead,
+                    rest,
+                    shaped: true,
+                };
+                Ok((DevicePtr::from_raw_parts(addr, len), dims))
+            }
+
             #[inline]
             fn narrow_range(
                 &self,
@@ -440,6 +487,15 @@ impl<'a, T: Element, D: Device> View<'a, T, D> {
     #[inline]
     pub fn rows(&self, rows: usize) -> Result<View<'a, T, D>, ViewError> {
         let (ptr, dims) = self.narrow_rows(rows)?;
+        Ok(View { ptr, dims, ..*self })
+    }
+
+    /// Layer `layer` of a per-layer buffer (`#[buffer(per_layer = count, shape = [...])]`,
+    /// whose first dimension is the layer count): that layer's `shape`, contiguous. An error
+    /// names the buffer, the layer asked for and the count.
+    #[inline]
+    pub fn layer(&self, layer: usize) -> Result<View<'a, T, D>, ViewError> {
+        let (ptr, dims) = self.narrow_layer(layer)?;
         Ok(View { ptr, dims, ..*self })
     }
 
@@ -612,6 +668,20 @@ impl<'a, T: Element, D: Device> ViewMut<'a, T, D> {
         Ok(ViewMut { ptr, dims, ..self })
     }
 
+    /// Layer `layer` of a per-layer buffer, writable (see [`View::layer`]).
+    #[inline]
+    pub fn layer(&mut self, layer: usize) -> Result<ViewMut<'_, T, D>, ViewError> {
+        let (ptr, dims) = self.narrow_layer(layer)?;
+        Ok(self.narrowed(ptr, dims))
+    }
+
+    /// Layer `layer`, consuming the view (keeps its lifetime).
+    #[inline]
+    pub fn into_layer(self, layer: usize) -> Result<ViewMut<'a, T, D>, ViewError> {
+        let (ptr, dims) = self.narrow_layer(layer)?;
+        Ok(ViewMut { ptr, dims, ..self })
+    }
+
     /// Elements `range` of the buffer, flattened (one dimension).
     #[inline]
     pub fn range(
@@ -675,6 +745,50 @@ mod tests {
             bytes.rows(1).unwrap_err(),
             ViewError::NoShape { buffer: "scratch" }
         );
+    }
+
+    #[test]
+    fn a_per_layer_buffer_gives_each_layer_contiguous_and_names_a_layer_past_its_count() {
+        let device = HostDevice::new();
+        // Three layers of [4 slots, 2, 5]: 40 elements (80 bytes) a layer.
+        let v = view(&[3, 4, 2, 5], &device);
+        let l2 = v.layer(2).unwrap();
+        assert_eq!((l2.len(), l2.as_raw()), (40, 0x1000 + 2 * 80));
+        assert_eq!(l2.dims(), [4, 2, 5]);
+        // A layer narrows by rows like any buffer: its first slot of layer 1.
+        let slot = v.layer(1).unwrap().rows(1).unwrap();
+        assert_eq!((slot.len(), slot.as_raw()), (10, 0x1000 + 80));
+        let e = v.layer(3).unwrap_err();
+        assert_eq!(
+            e,
+            ViewError::Layer {
+                buffer: "qkv",
+                layer: 3,
+                layers: 3
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "buffer `qkv`: layer 3 asked, it holds 3 layers"
+        );
+        assert!(view(&[0, 4], &device)
+            .layer(0)
+            .unwrap_err()
+            .to_string()
+            .contains("gated off"));
+        // A buffer of one dimension has no layers of its own shape.
+        assert!(matches!(
+            view(&[3], &device).layer(0),
+            Err(ViewError::Layer { layers: 0, .. })
+        ));
+        let mut w = ViewMut::<bf16, _>::from_parts(
+            "state",
+            DevicePtr::from_raw_parts(0x4000, 12),
+            &[3, 4],
+            &device,
+        );
+        assert_eq!(w.layer(1).unwrap().as_raw(), 0x4000 + 8);
+        assert_eq!(w.into_layer(2).unwrap().dims(), [4]);
     }
 
     #[test]

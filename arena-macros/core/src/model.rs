@@ -49,7 +49,15 @@ impl Kind {
     /// The keys a field's attribute takes.
     pub fn field_keys(self) -> &'static [&'static str] {
         match self {
-            Kind::Arena => &["shape", "bytes", "gate", "min_bytes", "untracked", "phase"],
+            Kind::Arena => &[
+                "shape",
+                "bytes",
+                "per_layer",
+                "gate",
+                "min_bytes",
+                "untracked",
+                "phase",
+            ],
             Kind::Regions => &["shape", "bytes"],
         }
     }

@@ -239,6 +239,7 @@ fn buffer(cx: &Ctxt, field: &syn::Field, kind: Kind) -> Buffer {
     let has_attr = !attrs.is_empty();
     let errors_before = cx.error_count();
     let mut shape_or_bytes: Vec<Ident> = Vec::new();
+    let mut per_layer: Option<(Ident, Formula)> = None;
     for a in attrs {
         for entry in attr::entries(a, name, kind.field_keys(), cx) {
             let key = entry.key.clone();
@@ -271,6 +272,13 @@ fn buffer(cx: &Ctxt, field: &syn::Field, kind: Kind) -> Buffer {
                     {
                         buffer.size = Some(Size::Bytes(f));
                     }
+                }
+                "per_layer" => {
+                    let key = entry.key.clone();
+                    per_layer = entry
+                        .assigned("per_layer = count", cx)
+                        .and_then(|ts| Formula::parse(ts, &what, cx))
+                        .map(|count| (key, count));
                 }
                 "gate" => {
                     buffer.gate = entry
@@ -309,6 +317,25 @@ fn buffer(cx: &Ctxt, field: &syn::Field, kind: Kind) -> Buffer {
             ),
         ),
         _ => {}
+    }
+    // `per_layer = count`: one `shape` a layer, `count` of them back to back, so the buffer
+    // is `[count, ...shape]` and `view.layer(i)` is layer i's.
+    if let Some((key, count)) = per_layer {
+        match &mut buffer.size {
+            Some(Size::Shape { dims, text }) => {
+                *text = format!("{} layers × {text}", count.text);
+                dims.insert(0, count);
+            }
+            Some(Size::Bytes(_)) => cx.error_at(
+                key.span(),
+                format!(
+                    "`per_layer` of `{}` repeats a `shape`, not `bytes`: write the layer's \
+                     `shape = [...]`",
+                    buffer.ident
+                ),
+            ),
+            None => {}
+        }
     }
     buffer
 }
