@@ -35,6 +35,10 @@ const INPUTS: &[(&str, &str)] = &[
         "tests/expand/spec_arena.expanded.rs",
     ),
     (
+        "arena-spec/src/state/mod.rs",
+        "tests/expand/spec_state_cache.expanded.rs",
+    ),
+    (
         "arena-spec/src/arena/regions/decode_meta.rs",
         "tests/expand/spec_decode_meta.expanded.rs",
     ),
@@ -139,13 +143,14 @@ snapshot_tests! {
     snapshot_scratch: 2,
     snapshot_per_layer: 3,
     snapshot_spec_arena: 4,
-    snapshot_spec_decode_meta: 5,
-    snapshot_spec_kda_chunk: 6,
-    snapshot_spec_gdn_fla: 7,
-    snapshot_spec_moe_fp8: 8,
-    snapshot_spec_qsa_select: 9,
-    snapshot_spec_scratch: 10,
-    snapshot_spec_ssd: 11,
+    snapshot_spec_state_cache: 5,
+    snapshot_spec_decode_meta: 6,
+    snapshot_spec_kda_chunk: 7,
+    snapshot_spec_gdn_fla: 8,
+    snapshot_spec_moe_fp8: 9,
+    snapshot_spec_qsa_select: 10,
+    snapshot_spec_scratch: 11,
+    snapshot_spec_ssd: 12,
 }
 
 /// Every `.rs` file under `dir`, recursively, as a path from the workspace root.

@@ -5,9 +5,10 @@
 //! [`ModelConfig::load`] (the config), [`models`] (the shipped configs) and
 //! [`ModelConfig::shard`] (one GPU's config of a parallel layout).
 //!
-//! Four wings: [`arena`] (the arena, its sizing functions, constants, region layouts and
-//! budgets), [`config`] (`ModelConfig`, its loading, the family rules, levers, sharding),
-//! [`models`] (the shipped configs, also as `const`s), and what reads both: [`parallel`]
+//! Five wings: [`arena`] (the arena, its sizing functions, constants, region layouts and
+//! budgets), [`state`] (the sequence-state cache of the recurrent mixers), [`config`]
+//! (`ModelConfig`, its loading, the family rules, levers, sharding), [`models`] (the shipped
+//! configs, also as `const`s), and what reads both: [`parallel`]
 //! (layouts and ranks), [`fit`] (the budget search) and [`report`] (per-buffer tables and the
 //! `plan` document). The `arena` CLI is a binary of its own (`src/bin/arena/`).
 //!
@@ -22,6 +23,7 @@ pub mod fit;
 pub mod models;
 pub mod parallel;
 pub mod report;
+pub mod state;
 
 pub use arena::constants::{GATEUP_FUSED_MAX_M, Q12_SIZING_STREAMS, VERIFY_ROW_CAP};
 pub use arena::regions::{
@@ -39,6 +41,7 @@ pub use arena::{
 pub use config::levers::{LeverError, Levers};
 pub use config::{const_name, ConfigError, Family, LayerKind, ModelConfig};
 pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
+pub use state::{StateCache, StateCacheInputs, StateCacheSizes};
 
 // The module paths before the crate was arranged in wings, kept for one release so code
 // written against them still builds; new code names the paths above.

@@ -1,0 +1,125 @@
+//! The sequence-state cache: what every recurrent mixer keeps per sequence between steps,
+//! declared like the activation arena, one annotated field per state, each repeated once per
+//! layer of its kind (`per_layer`) and sized by the number of sequence slots
+//! (`max_batch_size`).
+//!
+//! Shapes follow vLLM's `MambaStateShapeCalculator` and dtypes its `MambaStateDtypeCalculator`
+//! (`vllm/model_executor/layers/mamba/mamba_utils.py`, vllm-project/vllm at `02d71083`), in its
+//! default conv layout `SD` (`(state_len, dim)`, the channels contiguous), with no speculative
+//! slots (`num_spec = 0`). Where transformers' caches differ, vLLM is followed, since this is
+//! an engine's cache: transformers keeps the conv's whole kernel (`K` columns:
+//! `cache_utils.py`, `LinearAttentionLayer.lazy_initialization`), vLLM the `K - 1` a causal conv
+//! reads back (the oldest column is never read again).
+//!
+//! A rank's cache is this one sized from its config (`ModelConfig::shard`): heads and channels
+//! split by tp as vLLM's calculators `divide` them, layers those of its pipeline stage.
+
+use crate::config::ModelConfig;
+use arena_runtime::dtype::bf16;
+use arena_runtime::{Arena, DevicePtr};
+
+/// Every recurrent state of one model, for `max_batch_size` sequence slots. A model without
+/// recurrent layers (or a pipeline stage without any) has every buffer 0 bytes and NULL.
+///
+/// The recurrent (temporal) state of GDN and Mamba-2 layers is kept in FP32 when
+/// `recurrent_f32` is set, else in the model's dtype: vLLM's `mamba_ssm_cache_dtype`, whose
+/// default `"auto"` is the model dtype and which models such as Nemotron-3 set to `float32`
+/// (engines differ here, so it is an input). Conv states and lightning-attention states are in
+/// the model's dtype (`mamba_cache_dtype` `"auto"`), KDA's recurrent state always in FP32
+/// (`kda_state_dtype`).
+#[derive(Arena, Debug, Clone, Copy)]
+#[arena(
+    sizes = StateCacheSizes,
+    inputs_struct(StateCacheInputs, derive(serde::Serialize)),
+    inputs(config: &ModelConfig, max_batch_size: usize, recurrent_f32: bool),
+    docs(
+        sizes = "Byte size of each sequence state, for `max_batch_size` slots.",
+        from_config = "Every state's size, in bytes: per layer of its kind, per slot.",
+        total_bytes = "The sum of the states: what the engine reserves for its sequence slots."
+    )
+)]
+pub struct StateCache {
+    /// Gated DeltaNet's conv state: the last `linear_conv_kernel_dim - 1` inputs of the conv's
+    /// `2·Hk·Dk + Hv·Dv` channels, `[slots, K - 1, conv channels]` BF16 a GDN layer
+    /// (`gated_delta_net_state_shape`: `conv_state_shape`).
+    #[buffer(
+        per_layer = config.num_gdn_layers(),
+        shape = [max_batch_size, config.linear_conv_kernel_dim - 1, config.gdn_conv_dim()],
+        gate = config.has_gdn()
+    )]
+    pub gdn_conv: DevicePtr<bf16>,
+    /// Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer
+    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
+    #[buffer(
+        per_layer = config.num_gdn_layers(),
+        shape = [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim],
+        gate = config.has_gdn() && recurrent_f32
+    )]
+    pub gdn_recurrent_f32: DevicePtr<f32>,
+    /// The same in the model's dtype (BF16), when not `recurrent_f32`.
+    #[buffer(
+        per_layer = config.num_gdn_layers(),
+        shape = [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim],
+        gate = config.has_gdn() && !recurrent_f32
+    )]
+    pub gdn_recurrent_bf16: DevicePtr<bf16>,
+    /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
+    /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
+    /// (`mamba2_state_shape`: `conv_state_shape`; a rank's groups as `ModelConfig::shard`
+    /// splits or replicates them, which is vLLM's `extra_groups_for_head_shards`).
+    #[buffer(
+        per_layer = config.num_mamba_layers(),
+        shape = [max_batch_size, config.mamba_conv_kernel - 1, config.mamba_conv_dim()],
+        gate = config.has_mamba()
+    )]
+    pub mamba_conv: DevicePtr<bf16>,
+    /// Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer
+    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
+    #[buffer(
+        per_layer = config.num_mamba_layers(),
+        shape = [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size],
+        gate = config.has_mamba() && recurrent_f32
+    )]
+    pub mamba_ssm_f32: DevicePtr<f32>,
+    /// The same in the model's dtype (BF16), when not `recurrent_f32`.
+    #[buffer(
+        per_layer = config.num_mamba_layers(),
+        shape = [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size],
+        gate = config.has_mamba() && !recurrent_f32
+    )]
+    pub mamba_ssm_bf16: DevicePtr<bf16>,
+    /// LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,
+    /// `[slots, K - 1, channels]` BF16 a short-conv layer (`short_conv_state_shape`).
+    #[buffer(
+        per_layer = config.num_short_conv_layers(),
+        shape = [max_batch_size, config.short_conv_kernel - 1, config.short_conv_dim],
+        gate = config.has_short_conv()
+    )]
+    pub short_conv: DevicePtr<bf16>,
+    /// Lightning attention's state, one `[head_dim, head_dim]` matrix a head,
+    /// `[slots, heads, head_dim, head_dim]` BF16 a lightning layer
+    /// (`linear_attention_state_shape`, `linear_attention_state_dtype`).
+    #[buffer(
+        per_layer = config.num_lightning_layers(),
+        shape = [max_batch_size, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim],
+        gate = config.has_lightning()
+    )]
+    pub lightning: DevicePtr<bf16>,
+    /// Kimi delta attention's conv state: the last `short_conv_kernel_size - 1` inputs of q, k
+    /// and v, `[slots, K - 1, 3 · heads · head_dim]` BF16 a KDA layer (`kda_state_shape`:
+    /// `conv_dim = proj_size + 2 · proj_k_size`).
+    #[buffer(
+        per_layer = config.num_kda_layers(),
+        shape = [max_batch_size, config.kda_conv_kernel - 1, 3 * config.kda_width()],
+        gate = config.has_kda()
+    )]
+    pub kda_conv: DevicePtr<bf16>,
+    /// Kimi delta attention's recurrent state, `[slots, heads, head_dim, head_dim]` FP32 a KDA
+    /// layer (`kda_state_shape`; `kda_state_dtype` keeps it FP32 whatever the cache dtype).
+    #[buffer(
+        per_layer = config.num_kda_layers(),
+        shape = [max_batch_size, config.kda_heads, config.kda_head_dim, config.kda_head_dim],
+        gate = config.has_kda()
+    )]
+    pub kda_recurrent: DevicePtr<f32>,
+}

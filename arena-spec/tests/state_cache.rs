@@ -1,0 +1,283 @@
+//! The sequence-state cache against its reference: vLLM's `MambaStateShapeCalculator` and
+//! `MambaStateDtypeCalculator` (`vllm/model_executor/layers/mamba/mamba_utils.py`, vLLM at
+//! `02d71083`), transcribed below as functions of the raw config keys and evaluated on each
+//! shipped hybrid model's own `config.json` (read here with `serde_json`, not through
+//! `ModelConfig`), whole and per rank of a tensor-parallel layout. `num_spec` is 0.
+
+use arena_runtime::HostDevice;
+use arena_spec::models::SHIPPED;
+use arena_spec::{ModelConfig, ParallelLayout, StateCache, StateCacheSizes};
+use serde_json::Value;
+
+const SLOTS: usize = 128;
+
+fn raw(name: &str) -> Value {
+    let m = SHIPPED.iter().find(|m| m.name == name).unwrap();
+    let v: Value = serde_json::from_str(&m.json.replace("Infinity", "1e308")).unwrap();
+    match v.get("text_config") {
+        Some(t) => t.clone(),
+        None => v,
+    }
+}
+
+fn n(v: &Value, key: &str) -> usize {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key}")) as usize
+}
+
+fn config(name: &str) -> ModelConfig {
+    SHIPPED
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap()
+        .config_with_levers(Default::default())
+        .unwrap()
+}
+
+fn sizes(c: &ModelConfig, recurrent_f32: bool) -> StateCacheSizes {
+    StateCacheSizes::from_config(c, SLOTS, recurrent_f32)
+}
+
+// ---- vLLM's calculators (shapes), by the names it gives their arguments ----
+
+/// `gated_delta_net_state_shape`: (conv, temporal).
+fn gdn_shapes(
+    tp: usize,
+    k_heads: usize,
+    v_heads: usize,
+    k_dim: usize,
+    v_dim: usize,
+    conv: usize,
+) -> ([usize; 2], [usize; 3]) {
+    let conv_dim = k_dim * k_heads * 2 + v_dim * v_heads;
+    ([conv - 1, conv_dim / tp], [v_heads / tp, v_dim, k_dim])
+}
+
+/// `mamba2_state_shape` with `extra_groups_for_head_shards`.
+fn mamba2_shapes(
+    tp: usize,
+    intermediate: usize,
+    groups: usize,
+    heads: usize,
+    head_dim: usize,
+    state: usize,
+    conv: usize,
+) -> ([usize; 2], [usize; 3]) {
+    let groups = groups
+        + if groups.is_multiple_of(tp) {
+            0
+        } else {
+            tp - groups
+        };
+    let conv_dim = intermediate + 2 * groups * state;
+    ([conv - 1, conv_dim / tp], [heads / tp, head_dim, state])
+}
+
+/// `short_conv_state_shape`.
+fn short_conv_shape(tp: usize, intermediate: usize, conv: usize) -> [usize; 2] {
+    [conv - 1, intermediate / tp]
+}
+
+/// `linear_attention_state_shape`.
+fn linear_attention_shape(heads: usize, tp: usize, head_dim: usize) -> [usize; 3] {
+    [heads / tp, head_dim, head_dim]
+}
+
+/// `kda_state_shape` (k heads and dims default to the heads and head dim).
+fn kda_shapes(tp: usize, heads: usize, head_dim: usize, conv: usize) -> ([usize; 2], [usize; 3]) {
+    let conv_dim = heads * head_dim + 2 * heads * head_dim;
+    ([conv - 1, conv_dim / tp], [heads / tp, head_dim, head_dim])
+}
+
+fn bytes(shape: &[usize], dtype_bytes: usize) -> usize {
+    shape.iter().product::<usize>() * dtype_bytes
+}
+
+/// The whole model and rank 0 of tp (its stage: the whole model, pp = 1).
+fn at_tp(name: &str, tp: usize) -> ModelConfig {
+    let layout = ParallelLayout::new(tp, 1, 1).unwrap();
+    config(name).shard(&layout.rank(0).unwrap()).unwrap()
+}
+
+#[test]
+fn gated_deltanet_states_are_vllms() {
+    for name in ["qwen3-next-80b-a3b", "qwen3.5-27b"] {
+        let v = raw(name);
+        let layers = match v.get("layer_types").and_then(Value::as_array) {
+            Some(types) => types.iter().filter(|t| *t == "linear_attention").count(),
+            None => {
+                let interval = n(&v, "full_attention_interval");
+                (0..n(&v, "num_hidden_layers"))
+                    .filter(|i| (i + 1) % interval != 0)
+                    .count()
+            }
+        };
+        for tp in [1, 2, 4] {
+            let (conv, temporal) = gdn_shapes(
+                tp,
+                n(&v, "linear_num_key_heads"),
+                n(&v, "linear_num_value_heads"),
+                n(&v, "linear_key_head_dim"),
+                n(&v, "linear_value_head_dim"),
+                n(&v, "linear_conv_kernel_dim"),
+            );
+            let c = at_tp(name, tp);
+            // Model dtype (mamba_ssm_cache_dtype "auto") and FP32.
+            for (f32_state, temporal_bytes) in [(false, 2), (true, 4)] {
+                let s = sizes(&c, f32_state);
+                assert_eq!(
+                    s.gdn_conv,
+                    layers * SLOTS * bytes(&conv, 2),
+                    "{name} tp {tp}"
+                );
+                let recurrent = s.gdn_recurrent_f32 + s.gdn_recurrent_bf16;
+                assert_eq!(
+                    recurrent,
+                    layers * SLOTS * bytes(&temporal, temporal_bytes),
+                    "{name} tp {tp}"
+                );
+                assert_eq!(
+                    (s.gdn_recurrent_f32 > 0, s.gdn_recurrent_bf16 > 0),
+                    (f32_state, !f32_state)
+                );
+            }
+        }
+    }
+    // One Qwen3-Next GDN layer at tp 1 (conv BF16, state FP32) holds 3 · 8192 · 2 + 32 · 128 ·
+    // 128 · 4 bytes a sequence; the README's figure: 36 GDN layers, 128 slots, nothing else.
+    let s = sizes(&config("qwen3-next-80b-a3b"), true);
+    assert_eq!(
+        s.total_bytes(),
+        36 * SLOTS * (3 * 8192 * 2 + 32 * 128 * 128 * 4)
+    );
+}
+
+#[test]
+fn mamba2_states_are_vllms() {
+    for name in ["nemotron-h-56b-base-8k", "nemotron-3-nano-30b-a3b"] {
+        let v = raw(name);
+        let layers = v["hybrid_override_pattern"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .filter(|&ch| ch == 'M')
+            .count();
+        let (heads, head_dim) = (n(&v, "mamba_num_heads"), n(&v, "mamba_head_dim"));
+        for tp in [1, 2, 8] {
+            let (conv, temporal) = mamba2_shapes(
+                tp,
+                heads * head_dim,
+                n(&v, "n_groups"),
+                heads,
+                head_dim,
+                n(&v, "ssm_state_size"),
+                n(&v, "conv_kernel"),
+            );
+            let s = sizes(&at_tp(name, tp), true);
+            assert_eq!(
+                s.mamba_conv,
+                layers * SLOTS * bytes(&conv, 2),
+                "{name} tp {tp}"
+            );
+            assert_eq!(
+                s.mamba_ssm_f32,
+                layers * SLOTS * bytes(&temporal, 4),
+                "{name} tp {tp}"
+            );
+            assert_eq!(s.mamba_ssm_bf16, 0);
+        }
+    }
+}
+
+#[test]
+fn short_conv_lightning_and_kda_states_are_vllms() {
+    // LFM2: `conv_dim` is the hidden size in its files and in transformers' module.
+    for name in ["lfm2-1.2b", "lfm2.5-1.2b-base"] {
+        let v = raw(name);
+        let layers = match v.get("layer_types").and_then(Value::as_array) {
+            Some(types) => types.iter().filter(|t| *t == "conv").count(),
+            None => n(&v, "num_hidden_layers") - v["full_attn_idxs"].as_array().unwrap().len(),
+        };
+        for tp in [1, 2] {
+            let shape = short_conv_shape(tp, n(&v, "conv_dim"), n(&v, "conv_L_cache"));
+            let s = sizes(&at_tp(name, tp), false);
+            assert_eq!(
+                s.short_conv,
+                layers * SLOTS * bytes(&shape, 2),
+                "{name} tp {tp}"
+            );
+        }
+    }
+    // MiniMax-M1: a lightning layer where `attn_type_list` is 0.
+    let v = raw("minimax-m1");
+    let layers = v["attn_type_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t.as_u64() == Some(0))
+        .count();
+    for tp in [1, 8] {
+        let shape = linear_attention_shape(n(&v, "num_attention_heads"), tp, n(&v, "head_dim"));
+        let s = sizes(&at_tp("minimax-m1", tp), true);
+        assert_eq!(s.lightning, layers * SLOTS * bytes(&shape, 2), "tp {tp}");
+    }
+    // Kimi-Linear: its `linear_attn_config`, conv state in the model dtype, recurrent FP32.
+    let v = raw("kimi-linear-48b-a3b-instruct");
+    let lac = &v["linear_attn_config"];
+    let layers = lac["kda_layers"].as_array().unwrap().len();
+    for tp in [1, 4] {
+        let (conv, recurrent) = kda_shapes(
+            tp,
+            n(lac, "num_heads"),
+            n(lac, "head_dim"),
+            n(lac, "short_conv_kernel_size"),
+        );
+        // Whatever the lever, KDA's recurrent state is FP32.
+        for lever in [false, true] {
+            let s = sizes(&at_tp("kimi-linear-48b-a3b-instruct", tp), lever);
+            assert_eq!(s.kda_conv, layers * SLOTS * bytes(&conv, 2), "tp {tp}");
+            assert_eq!(
+                s.kda_recurrent,
+                layers * SLOTS * bytes(&recurrent, 4),
+                "tp {tp}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_model_without_recurrent_layers_keeps_no_state_and_a_stage_only_its_own() {
+    let s = sizes(&config("llama-3.1-8b"), true);
+    assert_eq!(s.total_bytes(), 0);
+    let cache = StateCache::allocate(HostDevice::new(), &s).unwrap();
+    assert!(cache.gdn_conv.is_null() && cache.kda_recurrent.is_null());
+    cache.release().unwrap();
+    // Pipeline stages: the stages' states add up to the whole model's.
+    let whole = sizes(&config("qwen3-next-80b-a3b"), true).total_bytes();
+    let layout = ParallelLayout::new(1, 1, 4).unwrap();
+    let staged: usize = (0..4)
+        .map(|i| {
+            let c = config("qwen3-next-80b-a3b")
+                .shard(&layout.rank(i).unwrap())
+                .unwrap();
+            sizes(&c, true).total_bytes()
+        })
+        .sum();
+    assert_eq!(staged, whole);
+}
+
+#[test]
+fn each_layers_state_is_its_own_view() {
+    let c = config("kimi-linear-48b-a3b-instruct");
+    let s = StateCacheSizes::from_config(&c, 2, false);
+    let cache = StateCache::allocate(HostDevice::new(), &s).unwrap();
+    let views = arena_spec::state::StateCacheViews::of(&cache);
+    let layers = c.num_kda_layers();
+    let last = views.kda_recurrent.layer(layers - 1).unwrap();
+    assert_eq!(last.dims(), [2, 32, 128, 128]);
+    assert_eq!(
+        last.as_raw(),
+        cache.kda_recurrent.as_raw() + ((layers - 1) * 2 * 32 * 128 * 128 * 4) as u64
+    );
+    assert!(views.kda_recurrent.layer(layers).is_err());
+    cache.release().unwrap();
+}
