@@ -432,3 +432,90 @@ fn hand_built_or_huge_layouts_are_refused_not_panicked_on() {
         Err(ShardError::TooManyRanks { .. })
     ));
 }
+
+/// The buffers beyond the seeds per rank of tp, as vLLM shards their modules: short-conv
+/// channels, lightning heads and KDA heads split by tp; KDA's low-rank projections (replicated),
+/// the latent MoE's projections (`ReplicatedLinear`) and Gemma 4's per-layer inputs (gathered,
+/// and the gate and projection replicated) stay whole.
+#[test]
+fn buffers_beyond_the_seeds_split_or_stay_whole_per_rank_as_vllm_shards_them() {
+    let rank0 = |c: &ModelConfig, tp: usize| {
+        let layout = ParallelLayout::new(tp, 1, 1).unwrap();
+        let rank = c.shard(&layout.rank(0).unwrap()).unwrap();
+        ArenaInputs::defaults_for(c).sizes(&rank).unwrap()
+    };
+    let whole = |c: &ModelConfig| ArenaInputs::defaults_for(c).sizes(c).unwrap();
+
+    let c = load("lfm2-1.2b");
+    let (w, r) = (whole(&c), rank0(&c, 2));
+    assert_eq!(
+        (r.short_conv_bcx, r.short_conv_bx, r.short_conv_out),
+        (
+            w.short_conv_bcx / 2,
+            w.short_conv_bx / 2,
+            w.short_conv_out / 2
+        )
+    );
+
+    let c = load("minimax-m1");
+    let (w, r) = (whole(&c), rank0(&c, 8));
+    assert_eq!(
+        (r.lightning_qkv, r.lightning_gate, r.lightning_out),
+        (
+            w.lightning_qkv / 8,
+            w.lightning_gate / 8,
+            w.lightning_out / 8
+        )
+    );
+    // Block states: heads split, the block count is M's.
+    assert_eq!(r.lightning_block_states, w.lightning_block_states / 8);
+
+    let c = load("kimi-linear-48b-a3b-instruct");
+    let (w, r) = (whole(&c), rank0(&c, 4));
+    assert_eq!(
+        (
+            r.kda_qkv,
+            r.kda_qkv_conv,
+            r.kda_decay_f32,
+            r.kda_beta_f32,
+            r.kda_out_gate,
+            r.kda_out
+        ),
+        (
+            w.kda_qkv / 4,
+            w.kda_qkv_conv / 4,
+            w.kda_decay_f32 / 4,
+            w.kda_beta_f32 / 4,
+            w.kda_out_gate / 4,
+            w.kda_out / 4
+        )
+    );
+    assert_eq!(r.kda_lowrank, w.kda_lowrank);
+
+    let c = load("gemma-4-e2b-it");
+    let (w, r) = (whole(&c), rank0(&c, 2));
+    assert_eq!(
+        (
+            r.per_layer_inputs,
+            r.per_layer_inputs_proj,
+            r.per_layer_gate,
+            r.per_layer_out
+        ),
+        (
+            w.per_layer_inputs,
+            w.per_layer_inputs_proj,
+            w.per_layer_gate,
+            w.per_layer_out
+        )
+    );
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/nemotron-3-super-120b-a12b-fp8.rewritten.json");
+    let c = ModelConfig::load_with_levers(&path, Default::default()).unwrap();
+    let (w, r) = (whole(&c), rank0(&c, 4));
+    assert_eq!(
+        (r.moe_latent_in, r.moe_latent_out),
+        (w.moe_latent_in, w.moe_latent_out)
+    );
+    assert!(w.moe_latent_in > 0);
+}

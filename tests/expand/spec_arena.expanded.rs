@@ -60,7 +60,7 @@ pub struct BufferSizes {
     /// Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · phase `router` · tracked
     pub moe_router_in_f32: usize,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream before the next mixer.
+    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream within that half (before the per-layer-input tail beyond the seeds, which reads the sum, and the next mixer).
     ///
     /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · phase `ffn_down` · tracked
     pub moe_output: usize,
@@ -128,11 +128,11 @@ pub struct BufferSizes {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     ///
-    /// Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]` of `f32` · tracked
+    /// Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]` of `f32` · tracked
     pub splitk_workspace: usize,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
     /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
@@ -367,7 +367,10 @@ pub struct BufferSizes {
     pub lightning_gate: usize,
     /// Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its
     /// RMSNorm and the sigmoid gate are applied in place (chosen here) and `out_proj` reads
-    /// it.
+    /// it. The kernel contract (chosen here): the lightning kernels read q, k, v token-major in
+    /// BF16 from `lightning_qkv` and write this BF16 output, accumulating in FP32 registers;
+    /// vLLM's Triton path, which first makes head-major FP32 copies of q, k and v, would need
+    /// those copies too.
     /// Live in the lightning mixer.
     ///
     /// Shape `[max_batch_tokens, config.lightning_width()]` of `bf16` · gate `config.has_lightning()` · phase `lightning` · tracked
@@ -431,12 +434,13 @@ pub struct BufferSizes {
     ///
     /// Shape `[max_batch_tokens, config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
     pub kda_out: usize,
-    /// Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`
-    /// (`regions::KdaChunkScratch`: the seeds' GDN FLA layout at KDA's heads, the decay per
-    /// channel). 0 without KDA layers.
+    /// Beyond the seeds: the chunked-prefill scratch of the delta rule
+    /// (`regions::KdaChunkScratch`: what FLA's `chunk_kda` keeps between its stages, the
+    /// chunk states for a varlen batch of up to `min(max_batch_size, M)` sequences). 0 without
+    /// KDA layers.
     /// Live in the KDA mixer.
     ///
-    /// Bytes `KdaChunkScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.has_kda()` · phase `kda` · tracked
+    /// Bytes `KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))` (as `u8`) · gate `config.has_kda()` · phase `kda` · tracked
     pub kda_chunk_scratch: usize,
     /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
     /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
@@ -451,7 +455,9 @@ pub struct BufferSizes {
     pub per_layer_inputs: usize,
     /// Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·
     /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
-    /// (chosen here): the lookup and the projection are both whole before they combine.
+    /// (chosen here): the lookup and the projection are both whole before they combine. Whole
+    /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
+    /// rather than a column shard and an all-gather, which would need a staging buffer).
     /// Live in the embedding prologue only.
     ///
     /// Shape `[max_batch_tokens, config.per_layer_inputs_width]` of `bf16` · gate `config.has_per_layer_inputs()` · phase `embed` · tracked
@@ -1092,7 +1098,11 @@ impl BufferSizes {
                                     )?,
                                 __f
                                     .max(
-                                        __f.value(config.short_conv_in_width())?,
+                                        __f
+                                            .max(
+                                                __f.value(config.short_conv_in_width())?,
+                                                config.per_layer_inputs_width,
+                                            )?,
                                         __f
                                             .mul(
                                                 3,
@@ -1824,7 +1834,14 @@ impl BufferSizes {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::bytes_reported(
-                        __f.value(KdaChunkScratch::bytes(config, max_batch_tokens))?,
+                        __f
+                            .value(
+                                KdaChunkScratch::bytes(
+                                    config,
+                                    max_batch_tokens,
+                                    __f.min(max_batch_size, max_batch_tokens)?,
+                                ),
+                            )?,
                         __on_dims,
                     ),
                     0,
@@ -2812,12 +2829,12 @@ impl BufferSizes {
                                                 __f.min(max_batch_tokens, SPLITK_MAX_M),
                                             )
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                             ),
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                             ),
                         ::arena_runtime::__private::Konst(
                                 __f
@@ -2833,19 +2850,19 @@ impl BufferSizes {
                                                                                     .into_result(__f),
                                                                             )
                                                                             .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                             ),
                                                                         ::arena_runtime::__private::Konst(
                                                                                 ::arena_runtime::__private::Konst(config.ssm_in_width())
                                                                                     .into_result(__f),
                                                                             )
                                                                             .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                             ),
                                                                     ),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                             ),
                                                         ::arena_runtime::__private::Konst(
                                                                 __f
@@ -2859,35 +2876,44 @@ impl BufferSizes {
                                                                                                     .into_result(__f),
                                                                                             )
                                                                                             .get(
-                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                                             ),
                                                                                     ),
                                                                             )
                                                                             .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                             ),
                                                                         config.hidden_size,
                                                                     ),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                             ),
                                                     ),
                                             )
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                             ),
                                         ::arena_runtime::__private::Konst(
                                                 __f
                                                     .max(
                                                         ::arena_runtime::__private::Konst(
-                                                                ::arena_runtime::__private::Konst(
-                                                                        config.short_conv_in_width(),
-                                                                    )
-                                                                    .into_result(__f),
+                                                                __f
+                                                                    .max(
+                                                                        ::arena_runtime::__private::Konst(
+                                                                                ::arena_runtime::__private::Konst(
+                                                                                        config.short_conv_in_width(),
+                                                                                    )
+                                                                                    .into_result(__f),
+                                                                            )
+                                                                            .get(
+                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                            ),
+                                                                        config.per_layer_inputs_width,
+                                                                    ),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                             ),
                                                         ::arena_runtime::__private::Konst(
                                                                 __f
@@ -2901,34 +2927,34 @@ impl BufferSizes {
                                                                                                     .into_result(__f),
                                                                                             )
                                                                                             .get(
-                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                                             ),
                                                                                         ::arena_runtime::__private::Konst(
                                                                                                 ::arena_runtime::__private::Konst(config.kda_width())
                                                                                                     .into_result(__f),
                                                                                             )
                                                                                             .get(
-                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                                             ),
                                                                                     ),
                                                                             )
                                                                             .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                                             ),
                                                                     ),
                                                             )
                                                             .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                                             ),
                                                     ),
                                             )
                                             .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                                             ),
                                     ),
                             )
                             .get(
-                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                             ),
                     ];
                     let mut __k = 0;
@@ -2941,7 +2967,7 @@ impl BufferSizes {
                                 .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]`",
+                            "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
                         )
                 },
                 0,
@@ -4264,12 +4290,21 @@ impl BufferSizes {
                 ::arena_runtime::__private::konst::finish(
                     ::arena_runtime::__private::Konst(
                             ::arena_runtime::__private::Konst(
-                                    KdaChunkScratch::bytes(config, max_batch_tokens),
+                                    KdaChunkScratch::bytes(
+                                        config,
+                                        max_batch_tokens,
+                                        ::arena_runtime::__private::Konst(
+                                                __f.min(max_batch_size, max_batch_tokens),
+                                            )
+                                            .get(
+                                                "arena `BufferArena`, const sizing: buffer `kda_chunk_scratch` = `KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))`",
+                                            ),
+                                    ),
                                 )
                                 .into_result(__f),
                         )
                         .get(
-                            "arena `BufferArena`, const sizing: buffer `kda_chunk_scratch` = `KdaChunkScratch::bytes(config, max_batch_tokens)`",
+                            "arena `BufferArena`, const sizing: buffer `kda_chunk_scratch` = `KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))`",
                         ),
                     0,
                     true,
@@ -4974,7 +5009,7 @@ impl ::arena_runtime::Arena for BufferArena {
             name: "splitk_workspace",
             dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(config.short_conv_in_width(), 3 * max(config.lightning_width(), config.kda_width())))]",
+            formula: "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]",
             is_shape: true,
             rank: 3usize,
             gate: ::core::option::Option::None,
@@ -5611,13 +5646,13 @@ impl ::arena_runtime::Arena for BufferArena {
             name: "kda_chunk_scratch",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "KdaChunkScratch::bytes(config, max_batch_tokens)",
+            formula: "KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))",
             is_shape: false,
             rank: 0usize,
             gate: ::core::option::Option::Some("config.has_kda()"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`",
+            doc: "Beyond the seeds: the chunked-prefill scratch of the delta rule",
             live: ::arena_runtime::Live::Phases {
                 first: 6usize,
                 last: 6usize,
@@ -5856,7 +5891,7 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     /// Live in the router phase: only the router GEMM reads it.
     pub moe_router_in_f32: ::arena_runtime::View<'a, f32, D>,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream before the next mixer.
+    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream within that half (before the per-layer-input tail beyond the seeds, which reads the sum, and the next mixer).
     pub moe_output: ::arena_runtime::View<'a, bf16, D>,
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
     /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
@@ -5902,8 +5937,8 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::View<'a, f32, D>,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
@@ -6073,7 +6108,10 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     pub lightning_gate: ::arena_runtime::View<'a, bf16, D>,
     /// Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its
     /// RMSNorm and the sigmoid gate are applied in place (chosen here) and `out_proj` reads
-    /// it.
+    /// it. The kernel contract (chosen here): the lightning kernels read q, k, v token-major in
+    /// BF16 from `lightning_qkv` and write this BF16 output, accumulating in FP32 registers;
+    /// vLLM's Triton path, which first makes head-major FP32 copies of q, k and v, would need
+    /// those copies too.
     /// Live in the lightning mixer.
     pub lightning_out: ::arena_runtime::View<'a, bf16, D>,
     /// Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block
@@ -6119,9 +6157,10 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
     /// Live in the KDA mixer.
     pub kda_out: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`
-    /// (`regions::KdaChunkScratch`: the seeds' GDN FLA layout at KDA's heads, the decay per
-    /// channel). 0 without KDA layers.
+    /// Beyond the seeds: the chunked-prefill scratch of the delta rule
+    /// (`regions::KdaChunkScratch`: what FLA's `chunk_kda` keeps between its stages, the
+    /// chunk states for a varlen batch of up to `min(max_batch_size, M)` sequences). 0 without
+    /// KDA layers.
     /// Live in the KDA mixer.
     pub kda_chunk_scratch: ::arena_runtime::View<'a, u8, D>,
     /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
@@ -6135,7 +6174,9 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     pub per_layer_inputs: ::arena_runtime::View<'a, bf16, D>,
     /// Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·
     /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
-    /// (chosen here): the lookup and the projection are both whole before they combine.
+    /// (chosen here): the lookup and the projection are both whole before they combine. Whole
+    /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
+    /// rather than a column shard and an all-gather, which would need a staging buffer).
     /// Live in the embedding prologue only.
     pub per_layer_inputs_proj: ::arena_runtime::View<'a, bf16, D>,
     /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
@@ -6598,7 +6639,7 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     /// Live in the router phase: only the router GEMM reads it.
     pub moe_router_in_f32: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream before the next mixer.
+    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream within that half (before the per-layer-input tail beyond the seeds, which reads the sum, and the next mixer).
     pub moe_output: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
     /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
@@ -6644,8 +6685,8 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
@@ -6815,7 +6856,10 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     pub lightning_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its
     /// RMSNorm and the sigmoid gate are applied in place (chosen here) and `out_proj` reads
-    /// it.
+    /// it. The kernel contract (chosen here): the lightning kernels read q, k, v token-major in
+    /// BF16 from `lightning_qkv` and write this BF16 output, accumulating in FP32 registers;
+    /// vLLM's Triton path, which first makes head-major FP32 copies of q, k and v, would need
+    /// those copies too.
     /// Live in the lightning mixer.
     pub lightning_out: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block
@@ -6861,9 +6905,10 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
     /// Live in the KDA mixer.
     pub kda_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`
-    /// (`regions::KdaChunkScratch`: the seeds' GDN FLA layout at KDA's heads, the decay per
-    /// channel). 0 without KDA layers.
+    /// Beyond the seeds: the chunked-prefill scratch of the delta rule
+    /// (`regions::KdaChunkScratch`: what FLA's `chunk_kda` keeps between its stages, the
+    /// chunk states for a varlen batch of up to `min(max_batch_size, M)` sequences). 0 without
+    /// KDA layers.
     /// Live in the KDA mixer.
     pub kda_chunk_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
     /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
@@ -6877,7 +6922,9 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·
     /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
-    /// (chosen here): the lookup and the projection are both whole before they combine.
+    /// (chosen here): the lookup and the projection are both whole before they combine. Whole
+    /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
+    /// rather than a column shard and an all-gather, which would need a staging buffer).
     /// Live in the embedding prologue only.
     pub per_layer_inputs_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
@@ -7334,8 +7381,8 @@ pub struct BufferArenaEmbedViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -7424,7 +7471,9 @@ pub struct BufferArenaEmbedViews<'a, D: ::arena_runtime::Device> {
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·
     /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
-    /// (chosen here): the lookup and the projection are both whole before they combine.
+    /// (chosen here): the lookup and the projection are both whole before they combine. Whole
+    /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
+    /// rather than a column shard and an all-gather, which would need a staging buffer).
     /// Live in the embedding prologue only.
     pub per_layer_inputs_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
     #[doc(hidden)]
@@ -7611,8 +7660,8 @@ pub struct BufferArenaAttentionViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
@@ -7917,8 +7966,8 @@ pub struct BufferArenaGdnViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
@@ -8229,8 +8278,8 @@ pub struct BufferArenaMamba2Views<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
@@ -8524,8 +8573,8 @@ pub struct BufferArenaShortConvViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -8813,8 +8862,8 @@ pub struct BufferArenaLightningViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -8904,7 +8953,10 @@ pub struct BufferArenaLightningViews<'a, D: ::arena_runtime::Device> {
     pub lightning_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its
     /// RMSNorm and the sigmoid gate are applied in place (chosen here) and `out_proj` reads
-    /// it.
+    /// it. The kernel contract (chosen here): the lightning kernels read q, k, v token-major in
+    /// BF16 from `lightning_qkv` and write this BF16 output, accumulating in FP32 registers;
+    /// vLLM's Triton path, which first makes head-major FP32 copies of q, k and v, would need
+    /// those copies too.
     /// Live in the lightning mixer.
     pub lightning_out: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block
@@ -9117,8 +9169,8 @@ pub struct BufferArenaKdaViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -9229,9 +9281,10 @@ pub struct BufferArenaKdaViews<'a, D: ::arena_runtime::Device> {
     /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
     /// Live in the KDA mixer.
     pub kda_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`
-    /// (`regions::KdaChunkScratch`: the seeds' GDN FLA layout at KDA's heads, the decay per
-    /// channel). 0 without KDA layers.
+    /// Beyond the seeds: the chunked-prefill scratch of the delta rule
+    /// (`regions::KdaChunkScratch`: what FLA's `chunk_kda` keeps between its stages, the
+    /// chunk states for a varlen batch of up to `min(max_batch_size, M)` sequences). 0 without
+    /// KDA layers.
     /// Live in the KDA mixer.
     pub kda_chunk_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
     /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
@@ -9470,8 +9523,8 @@ pub struct BufferArenaRouterViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -9750,8 +9803,8 @@ pub struct BufferArenaFfnGateUpViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -10086,7 +10139,7 @@ pub struct BufferArenaFfnDownViews<'a, D: ::arena_runtime::Device> {
     /// The whole step: every mixer, FFN and the LM head read a norm output.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream before the next mixer.
+    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream within that half (before the per-layer-input tail beyond the seeds, which reads the sum, and the next mixer).
     pub moe_output: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
     /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
@@ -10105,8 +10158,8 @@ pub struct BufferArenaFfnDownViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -10442,8 +10495,8 @@ pub struct BufferArenaPerLayerInputViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
@@ -10727,8 +10780,8 @@ pub struct BufferArenaLmHeadViews<'a, D: ::arena_runtime::Device> {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
     /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.

@@ -8,6 +8,10 @@
     ::core::default::Default
 )]
 pub struct KdaChunkLayout {
+    /// Cumulative decay (log) within each chunk, per channel, FP32.
+    ///
+    /// Shape `[max_batch_tokens, heads, dim]` of `f32`
+    pub gc: ::arena_runtime::Region,
     /// `W = A·(β·K)` per token and head.
     ///
     /// Shape `[max_batch_tokens, heads, dim]` of `bf16`
@@ -16,29 +20,53 @@ pub struct KdaChunkLayout {
     ///
     /// Shape `[max_batch_tokens, heads, dim]` of `bf16`
     pub u: ::arena_runtime::Region,
+    /// `q` decayed to the chunk's start (`qg`).
+    ///
+    /// Shape `[max_batch_tokens, heads, dim]` of `bf16`
+    pub qg: ::arena_runtime::Region,
+    /// `k` decayed to the chunk's end (`kg`).
+    ///
+    /// Shape `[max_batch_tokens, heads, dim]` of `bf16`
+    pub kg: ::arena_runtime::Region,
+    /// The intra-chunk q·k block (`Aqk`), FP32, kept for the output stage.
+    ///
+    /// Shape `[max_batch_tokens, heads, FLA_CHUNK]` of `f32`
+    pub aqk: ::arena_runtime::Region,
+    /// The intra-chunk k·k block (`Akk`), FP32.
+    ///
+    /// Shape `[max_batch_tokens, heads, FLA_CHUNK]` of `f32`
+    pub akk: ::arena_runtime::Region,
     /// The recurrent state at each chunk boundary, FP32.
     ///
     /// Shape `[chunks, heads, dim, dim]` of `f32`
     pub s: ::arena_runtime::Region,
-    /// `U` corrected by the chunk's incoming state.
+    /// `U` corrected by the chunk's incoming state (`v_new`).
     ///
     /// Shape `[max_batch_tokens, heads, dim]` of `bf16`
     pub uc: ::arena_runtime::Region,
-    /// Cumulative decay (log) within each chunk, per channel, FP32.
-    ///
-    /// Shape `[max_batch_tokens, heads, dim]` of `f32`
-    pub gc: ::arena_runtime::Region,
     /// Bytes the whole layout needs: the size of the buffer it is carved from.
     pub total_bytes: usize,
 }
 impl KdaChunkLayout {
     /// The regions' names, in order.
-    pub const NAMES: &'static [&'static str] = &["w", "u", "s", "uc", "gc"];
+    pub const NAMES: &'static [&'static str] = &[
+        "gc",
+        "w",
+        "u",
+        "qg",
+        "kg",
+        "aqk",
+        "akk",
+        "s",
+        "uc",
+    ];
     /// Each region, in order.
     pub fn regions(&self) -> ::std::vec::Vec<(&'static str, ::arena_runtime::Region)> {
         ::std::vec![
-            (stringify!(w), self.w), (stringify!(u), self.u), (stringify!(s), self.s),
-            (stringify!(uc), self.uc), (stringify!(gc), self.gc)
+            (stringify!(gc), self.gc), (stringify!(w), self.w), (stringify!(u), self.u),
+            (stringify!(qg), self.qg), (stringify!(kg), self.kg), (stringify!(aqk), self
+            .aqk), (stringify!(akk), self.akk), (stringify!(s), self.s), (stringify!(uc),
+            self.uc)
         ]
     }
 }
@@ -61,20 +89,23 @@ impl KdaChunkScratch {
     pub fn layout(
         config: &ModelConfig,
         max_batch_tokens: usize,
+        max_sequences: usize,
     ) -> ::core::result::Result<KdaChunkLayout, ::arena_runtime::SizeError> {
         let chunks: usize = ::arena_runtime::__private::derived(
             ::arena_runtime::CheckedArith::new("chunks"),
             &["s"],
-            |__f| ::core::result::Result::Ok(__f.ceil_div(max_batch_tokens, FLA_CHUNK)?),
+            |__f| ::core::result::Result::Ok(
+                __f.add(__f.ceil_div(max_batch_tokens, FLA_CHUNK)?, max_sequences)?,
+            ),
         )?;
         let heads: usize = ::arena_runtime::__private::derived(
             ::arena_runtime::CheckedArith::new("heads"),
-            &["w", "u", "s", "uc", "gc"],
+            &["gc", "w", "u", "qg", "kg", "aqk", "akk", "s", "uc"],
             |__f| ::core::result::Result::Ok(config.kda_heads),
         )?;
         let dim: usize = ::arena_runtime::__private::derived(
             ::arena_runtime::CheckedArith::new("dim"),
-            &["w", "u", "s", "uc", "gc"],
+            &["gc", "w", "u", "qg", "kg", "s", "uc"],
             |__f| ::core::result::Result::Ok(config.kda_head_dim),
         )?;
         let mut __cursor = ::arena_runtime::__private::RegionCursor::new(
@@ -82,6 +113,17 @@ impl KdaChunkScratch {
             256usize,
         );
         let mut __layout = KdaChunkLayout::default();
+        __layout.gc = {
+            let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.gc");
+            __cursor
+                .place(
+                    __f
+                        .shape(
+                            &[max_batch_tokens, heads, dim],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        )?,
+                )?
+        };
         __layout.w = {
             let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.w");
             __cursor
@@ -101,6 +143,50 @@ impl KdaChunkScratch {
                         .shape(
                             &[max_batch_tokens, heads, dim],
                             <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        )?,
+                )?
+        };
+        __layout.qg = {
+            let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.qg");
+            __cursor
+                .place(
+                    __f
+                        .shape(
+                            &[max_batch_tokens, heads, dim],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        )?,
+                )?
+        };
+        __layout.kg = {
+            let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.kg");
+            __cursor
+                .place(
+                    __f
+                        .shape(
+                            &[max_batch_tokens, heads, dim],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        )?,
+                )?
+        };
+        __layout.aqk = {
+            let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.aqk");
+            __cursor
+                .place(
+                    __f
+                        .shape(
+                            &[max_batch_tokens, heads, FLA_CHUNK],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        )?,
+                )?
+        };
+        __layout.akk = {
+            let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.akk");
+            __cursor
+                .place(
+                    __f
+                        .shape(
+                            &[max_batch_tokens, heads, FLA_CHUNK],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
                         )?,
                 )?
         };
@@ -126,17 +212,6 @@ impl KdaChunkScratch {
                         )?,
                 )?
         };
-        __layout.gc = {
-            let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.gc");
-            __cursor
-                .place(
-                    __f
-                        .shape(
-                            &[max_batch_tokens, heads, dim],
-                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        )?,
-                )?
-        };
         __layout.total_bytes = __cursor.total();
         ::core::result::Result::Ok(__layout)
     }
@@ -151,11 +226,15 @@ impl KdaChunkScratch {
             layout.total_bytes,
         )?;
         ::core::result::Result::Ok(Self {
+            gc: layout.gc.of(base),
             w: layout.w.of(base),
             u: layout.u.of(base),
+            qg: layout.qg.of(base),
+            kg: layout.kg.of(base),
+            aqk: layout.aqk.of(base),
+            akk: layout.akk.of(base),
             s: layout.s.of(base),
             uc: layout.uc.of(base),
-            gc: layout.gc.of(base),
         })
     }
     /// The bytes [`Self::layout`] needs (its `total_bytes`), as a `const fn`: the
@@ -164,12 +243,25 @@ impl KdaChunkScratch {
     pub const fn bytes(
         config: &ModelConfig,
         max_batch_tokens: usize,
+        max_sequences: usize,
     ) -> ::core::result::Result<usize, ::arena_runtime::SizeError> {
         '__size: {
             let chunks: usize = {
                 let __f = ::arena_runtime::CheckedArith::new("chunks");
                 {
-                    let __r = __f.ceil_div(max_batch_tokens, FLA_CHUNK);
+                    let __r = __f
+                        .add(
+                            {
+                                let __r = __f.ceil_div(max_batch_tokens, FLA_CHUNK);
+                                let __v = match &__r {
+                                    ::core::result::Result::Ok(__v) => *__v,
+                                    ::core::result::Result::Err(_) => break '__size __r,
+                                };
+                                ::core::mem::forget(__r);
+                                __v
+                            },
+                            max_sequences,
+                        );
                     let __v = match &__r {
                         ::core::result::Result::Ok(__v) => *__v,
                         ::core::result::Result::Err(_) => break '__size __r,
@@ -190,6 +282,31 @@ impl KdaChunkScratch {
                 "KdaChunkScratch",
                 256usize,
             );
+            {
+                let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.gc");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, heads, dim],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
             {
                 let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.w");
                 let __bytes: usize = {
@@ -222,6 +339,106 @@ impl KdaChunkScratch {
                         .shape(
                             &[max_batch_tokens, heads, dim],
                             <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.qg");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, heads, dim],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.kg");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, heads, dim],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.aqk");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, heads, FLA_CHUNK],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        );
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+                let _ = {
+                    let __r = __cursor.advance(__bytes);
+                    let __v = match &__r {
+                        ::core::result::Result::Ok(__v) => *__v,
+                        ::core::result::Result::Err(_) => break '__size __r,
+                    };
+                    ::core::mem::forget(__r);
+                    __v
+                };
+            }
+            {
+                let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.akk");
+                let __bytes: usize = {
+                    let __r = __f
+                        .shape(
+                            &[max_batch_tokens, heads, FLA_CHUNK],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
                         );
                     let __v = match &__r {
                         ::core::result::Result::Ok(__v) => *__v,
@@ -290,31 +507,6 @@ impl KdaChunkScratch {
                     __v
                 };
             }
-            {
-                let __f = ::arena_runtime::CheckedArith::new("KdaChunkScratch.gc");
-                let __bytes: usize = {
-                    let __r = __f
-                        .shape(
-                            &[max_batch_tokens, heads, dim],
-                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        );
-                    let __v = match &__r {
-                        ::core::result::Result::Ok(__v) => *__v,
-                        ::core::result::Result::Err(_) => break '__size __r,
-                    };
-                    ::core::mem::forget(__r);
-                    __v
-                };
-                let _ = {
-                    let __r = __cursor.advance(__bytes);
-                    let __v = match &__r {
-                        ::core::result::Result::Ok(__v) => *__v,
-                        ::core::result::Result::Err(_) => break '__size __r,
-                    };
-                    ::core::mem::forget(__r);
-                    __v
-                };
-            }
             ::core::result::Result::Ok(__cursor.total())
         }
     }
@@ -322,10 +514,14 @@ impl KdaChunkScratch {
     /// panics with the error's message, which in a `const` is the compile error.
     /// Called at run time it panics too: use [`Self::bytes`] there.
     #[allow(unused_variables, clippy::too_many_arguments)]
-    pub const fn const_bytes(config: &ModelConfig, max_batch_tokens: usize) -> usize {
+    pub const fn const_bytes(
+        config: &ModelConfig,
+        max_batch_tokens: usize,
+        max_sequences: usize,
+    ) -> usize {
         ::arena_runtime::__private::konst::unwrap_size(
             "`KdaChunkScratch::const_bytes`",
-            Self::bytes(config, max_batch_tokens),
+            Self::bytes(config, max_batch_tokens, max_sequences),
         )
     }
 }

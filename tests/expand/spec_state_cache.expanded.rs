@@ -28,7 +28,8 @@ pub struct StateCacheSizes {
     /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
     /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
     /// (`mamba2_state_shape`: `conv_state_shape`; a rank's groups as `ModelConfig::shard`
-    /// splits or replicates them, which is vLLM's `extra_groups_for_head_shards`).
+    /// splits them, or one group replicated, where vLLM's `extra_groups_for_head_shards` agrees;
+    /// vLLM also runs `1 < n_groups < tp` by replicating groups, which `shard` refuses).
     ///
     /// Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_conv_kernel - 1, config.mamba_conv_dim()]` of `bf16` · gate `config.has_mamba()` · tracked
     pub mamba_conv: usize,
@@ -655,7 +656,8 @@ pub struct StateCacheViews<'a, D: ::arena_runtime::Device> {
     /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
     /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
     /// (`mamba2_state_shape`: `conv_state_shape`; a rank's groups as `ModelConfig::shard`
-    /// splits or replicates them, which is vLLM's `extra_groups_for_head_shards`).
+    /// splits them, or one group replicated, where vLLM's `extra_groups_for_head_shards` agrees;
+    /// vLLM also runs `1 < n_groups < tp` by replicating groups, which `shard` refuses).
     pub mamba_conv: ::arena_runtime::View<'a, bf16, D>,
     /// Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer
     /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
@@ -763,7 +765,8 @@ pub struct StateCacheViewsMut<'a, D: ::arena_runtime::Device> {
     /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
     /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
     /// (`mamba2_state_shape`: `conv_state_shape`; a rank's groups as `ModelConfig::shard`
-    /// splits or replicates them, which is vLLM's `extra_groups_for_head_shards`).
+    /// splits them, or one group replicated, where vLLM's `extra_groups_for_head_shards` agrees;
+    /// vLLM also runs `1 < n_groups < tp` by replicating groups, which `shard` refuses).
     pub mamba_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer
     /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_f32`.

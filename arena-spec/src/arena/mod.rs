@@ -134,7 +134,7 @@ pub struct BufferArena {
     #[buffer(shape = [max_batch_tokens, config.router_input_width()], min_bytes = 256, phase = router)]
     pub moe_router_in_f32: DevicePtr<f32>,
     /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream before the next mixer.
+    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream within that half (before the per-layer-input tail beyond the seeds, which reads the sum, and the next mixer).
     #[buffer(shape = [max_batch_tokens, config.hidden_size], phase = ffn_down)]
     pub moe_output: DevicePtr<bf16>,
     /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
@@ -191,8 +191,8 @@ pub struct BufferArena {
     /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
     /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
     /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// and lightning attention's `qkv_proj` and Kimi delta attention's q, k, v (3 · heads ·
-    /// head_dim each), 0 for every model without them.
+    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
+    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
     /// The whole step: every decode-band GEMM, in every phase.
     #[buffer(shape = [
         SPLITK_MAX_SPLITS,
@@ -200,7 +200,7 @@ pub struct BufferArena {
         max(
             max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)),
             max(
-                config.short_conv_in_width(),
+                max(config.short_conv_in_width(), config.per_layer_inputs_width),
                 3 * max(config.lightning_width(), config.kda_width())
             )
         )
@@ -413,7 +413,10 @@ pub struct BufferArena {
     pub lightning_gate: DevicePtr<bf16>,
     /// Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its
     /// RMSNorm and the sigmoid gate are applied in place (chosen here) and `out_proj` reads
-    /// it.
+    /// it. The kernel contract (chosen here): the lightning kernels read q, k, v token-major in
+    /// BF16 from `lightning_qkv` and write this BF16 output, accumulating in FP32 registers;
+    /// vLLM's Triton path, which first makes head-major FP32 copies of q, k and v, would need
+    /// those copies too.
     /// Live in the lightning mixer.
     #[buffer(shape = [max_batch_tokens, config.lightning_width()], gate = config.has_lightning(), phase = lightning)]
     pub lightning_out: DevicePtr<bf16>,
@@ -468,11 +471,12 @@ pub struct BufferArena {
     /// Live in the KDA mixer.
     #[buffer(shape = [max_batch_tokens, config.kda_width()], gate = config.has_kda(), phase = kda)]
     pub kda_out: DevicePtr<bf16>,
-    /// Beyond the seeds: the chunked-prefill scratch of the delta rule, `W | U | S | uc | gc`
-    /// (`regions::KdaChunkScratch`: the seeds' GDN FLA layout at KDA's heads, the decay per
-    /// channel). 0 without KDA layers.
+    /// Beyond the seeds: the chunked-prefill scratch of the delta rule
+    /// (`regions::KdaChunkScratch`: what FLA's `chunk_kda` keeps between its stages, the
+    /// chunk states for a varlen batch of up to `min(max_batch_size, M)` sequences). 0 without
+    /// KDA layers.
     /// Live in the KDA mixer.
-    #[buffer(bytes = KdaChunkScratch::bytes(config, max_batch_tokens), gate = config.has_kda(), phase = kda)]
+    #[buffer(bytes = KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens)), gate = config.has_kda(), phase = kda)]
     pub kda_chunk_scratch: DevicePtr<u8>,
     /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
     /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
@@ -486,7 +490,9 @@ pub struct BufferArena {
     pub per_layer_inputs: DevicePtr<bf16>,
     /// Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·
     /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
-    /// (chosen here): the lookup and the projection are both whole before they combine.
+    /// (chosen here): the lookup and the projection are both whole before they combine. Whole
+    /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
+    /// rather than a column shard and an all-gather, which would need a staging buffer).
     /// Live in the embedding prologue only.
     #[buffer(shape = [max_batch_tokens, config.per_layer_inputs_width], gate = config.has_per_layer_inputs(), phase = embed)]
     pub per_layer_inputs_proj: DevicePtr<bf16>,

@@ -143,9 +143,9 @@ pub struct ModelConfig {
     pub linear_key_head_dim: usize,
     pub linear_num_value_heads: usize,
     pub linear_value_head_dim: usize,
-    /// The GDN causal conv kernel width. Read by nothing in the activation arena: kept for
-    /// the sequence-state cache, whose conv state is `[conv channels, kernel - 1]` per layer
-    /// per slot.
+    /// The GDN causal conv kernel width. It sizes no activation buffer: it sizes the
+    /// sequence-state cache's conv state, `[kernel - 1, conv channels]` per layer per slot
+    /// (`StateCache`).
     pub linear_conv_kernel_dim: usize,
 
     /// Mamba-2.
@@ -153,16 +153,16 @@ pub struct ModelConfig {
     pub mamba_head_dim: usize,
     pub ssm_state_size: usize,
     pub mamba_n_groups: usize,
-    /// The Mamba-2 causal conv kernel width. Read by nothing in the activation arena: kept
-    /// for the sequence-state cache, whose conv state is `[conv channels, kernel - 1]` per
-    /// layer per slot.
+    /// The Mamba-2 causal conv kernel width. It sizes no activation buffer: it sizes the
+    /// sequence-state cache's conv state, `[kernel - 1, conv channels]` per layer per slot
+    /// (`StateCache`).
     pub mamba_conv_kernel: usize,
     pub mamba_chunk_size: usize,
 
     /// Short convolution (LFM2's `Lfm2ShortConv`), beyond the seeds: its channels (the hidden
     /// size, split by tp on a rank; 0 without short-conv layers) and its conv taps
-    /// (`conv_L_cache`). The taps are read by nothing in the activation arena: kept for the
-    /// sequence-state cache, whose conv state is `[channels, taps - 1]` per layer per slot.
+    /// (`conv_L_cache`). The taps size no activation buffer: they size the sequence-state
+    /// cache's conv state, `[taps - 1, channels]` per layer per slot (`StateCache`).
     pub short_conv_dim: usize,
     pub short_conv_kernel: usize,
     /// Lightning attention (MiniMax), beyond the seeds: its heads (split by tp on a rank) and
@@ -170,9 +170,9 @@ pub struct ModelConfig {
     pub lightning_heads: usize,
     pub lightning_head_dim: usize,
     /// Kimi delta attention (Kimi-Linear), beyond the seeds: its heads (split by tp on a
-    /// rank), head size, and short-conv taps. The taps are read by nothing in the activation
-    /// arena: kept for the sequence-state cache (conv state `[3 · heads · head_dim, taps -
-    /// 1]`). 0 without KDA layers.
+    /// rank), head size, and short-conv taps. The taps size no activation buffer: they size
+    /// the sequence-state cache's conv state, `[taps - 1, 3 · heads · head_dim]` per layer per
+    /// slot (`StateCache`). 0 without KDA layers.
     pub kda_heads: usize,
     pub kda_head_dim: usize,
     pub kda_conv_kernel: usize,

@@ -66,7 +66,8 @@ pub struct StateCache {
     /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
     /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
     /// (`mamba2_state_shape`: `conv_state_shape`; a rank's groups as `ModelConfig::shard`
-    /// splits or replicates them, which is vLLM's `extra_groups_for_head_shards`).
+    /// splits them, or one group replicated, where vLLM's `extra_groups_for_head_shards` agrees;
+    /// vLLM also runs `1 < n_groups < tp` by replicating groups, which `shard` refuses).
     #[buffer(
         per_layer = config.num_mamba_layers(),
         shape = [max_batch_size, config.mamba_conv_kernel - 1, config.mamba_conv_dim()],

@@ -7,7 +7,8 @@ use super::shared_keys::{
 };
 use super::{
     reference, CompressedAttention, DenseLayers, Family, FamilyRules, GlobalLayers, HeadDim,
-    LayerWidths, LinearMixer, MambaKeys, Mixers, MoeKeys, Mrope, Reference, SharedExpert,
+    LayerWidths, LinearMixer, MambaKeys, Mixers, MoeKeys, Mrope, Reference, Refusal, RefusalScope,
+    SharedExpert,
 };
 
 impl Family {
@@ -1029,7 +1030,9 @@ impl Family {
             // lightning layers where `attn_type_list` is 0, GQA softmax attention where it is 1;
             // every layer routes (`MiniMaxM1SparseMoeBlock`: experts `intermediate_size` wide), a
             // shared MLP of the same width only where `shared_intermediate_size` > 0
-            // (`MiniMaxM1DecoderLayer`, 971–976).
+            // (`MiniMaxM1DecoderLayer`, 971–976; vLLM's MiniMax-Text-01 port sizes it by
+            // `shared_intermediate_size` itself, which may be a per-layer list: a file with a
+            // shared MLP is read as the vendor's code builds it).
             Family::MinimaxM1 => &FamilyRules {
                 model_type: "minimax_m1",
                 text_model_type: None,
@@ -1115,7 +1118,30 @@ impl Family {
                     ("linear_head_dim", 128),
                     ("linear_conv_kernel_dim", 4),
                 ],
-                refusals: &[],
+                // Kimi-K3's text model is a `kimi_linear` config with features the reference does not
+                // build and no buffer here sizes (`family::UNSIZED_MODEL_TYPES` refuses its outer
+                // file; these refuse its text config read alone).
+                refusals: &[
+                    Refusal {
+                        key: "mla_use_output_gate",
+                        scope: RefusalScope::AnyModel,
+                        reason: "an output gate on the MLA layers (vLLM's g_proj) needs a buffer \
+                                 the arena does not size, and transformers' KimiLinearAttention \
+                                 builds none to check it against",
+                    },
+                    Refusal {
+                        key: "routed_expert_hidden_size",
+                        scope: RefusalScope::AnyModel,
+                        reason: "experts running at a width of their own (Kimi-K3's latent \
+                                 experts) are not read from this key; nothing checks them",
+                    },
+                    Refusal {
+                        key: "attn_res_block_size",
+                        scope: RefusalScope::AnyModel,
+                        reason: "attention residuals (Kimi-K3) are a layer kind the arena does \
+                                 not size",
+                    },
+                ],
                 // `attribute_map`: `max_position_embeddings` is `model_max_length` (configuration: 63).
                 per_layer_inputs: None,
                 context_keys: &["max_position_embeddings", "model_max_length"],
