@@ -508,6 +508,14 @@ fn buffers_beyond_the_seeds_split_or_stay_whole_per_rank_as_vllm_shards_them() {
             w.per_layer_out
         )
     );
+    // A later pipeline stage receives the per-layer inputs and runs no prologue.
+    let layout = ParallelLayout::new(1, 1, 2).unwrap();
+    let second = c.shard(&layout.rank(1).unwrap()).unwrap();
+    let s = ArenaInputs::defaults_for(&c).sizes(&second).unwrap();
+    assert_eq!(
+        (s.per_layer_inputs, s.per_layer_inputs_proj),
+        (w.per_layer_inputs, 0)
+    );
 
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/nemotron-3-super-120b-a12b-fp8.rewritten.json");

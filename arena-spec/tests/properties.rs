@@ -313,6 +313,7 @@ fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
         n if n.starts_with("short_conv_") => c.has_short_conv(),
         n if n.starts_with("lightning_") => c.has_lightning(),
         n if n.starts_with("kda_") => c.has_kda(),
+        "per_layer_inputs_proj" => c.has_per_layer_inputs() && c.runs_embedding(),
         n if n.starts_with("per_layer_") => c.has_per_layer_inputs(),
         // Closed only on a pipeline stage without the LM head.
         "logits" => c.lm_head_vocab() > 0,

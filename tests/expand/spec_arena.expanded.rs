@@ -457,10 +457,11 @@ pub struct BufferSizes {
     /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
     /// (chosen here): the lookup and the projection are both whole before they combine. Whole
     /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
-    /// rather than a column shard and an all-gather, which would need a staging buffer).
+    /// rather than a column shard and an all-gather, which would need a staging buffer). Only
+    /// on the first pipeline stage, which runs the prologue (`ModelConfig::runs_embedding`).
     /// Live in the embedding prologue only.
     ///
-    /// Shape `[max_batch_tokens, config.per_layer_inputs_width]` of `bf16` · gate `config.has_per_layer_inputs()` · phase `embed` · tracked
+    /// Shape `[max_batch_tokens, config.per_layer_inputs_width]` of `bf16` · gate `config.has_per_layer_inputs() && config.runs_embedding()` · phase `embed` · tracked
     pub per_layer_inputs_proj: usize,
     /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
     /// the product with the layer's slice of `per_layer_inputs` are applied in place
@@ -1871,7 +1872,7 @@ impl BufferSizes {
         };
         __sizes.per_layer_inputs_proj = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_inputs_proj");
-            if config.has_per_layer_inputs() {
+            if config.has_per_layer_inputs() && config.runs_embedding() {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -4346,7 +4347,7 @@ impl BufferSizes {
         };
         __sizes.per_layer_inputs_proj = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_inputs_proj");
-            if config.has_per_layer_inputs() {
+            if config.has_per_layer_inputs() && config.runs_embedding() {
                 ::arena_runtime::__private::konst::finish(
                     {
                         let __d = [max_batch_tokens, config.per_layer_inputs_width];
@@ -5678,7 +5679,9 @@ impl ::arena_runtime::Arena for BufferArena {
             formula: "[max_batch_tokens, config.per_layer_inputs_width]",
             is_shape: true,
             rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_per_layer_inputs()"),
+            gate: ::core::option::Option::Some(
+                "config.has_per_layer_inputs() && config.runs_embedding()",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·",
@@ -6176,7 +6179,8 @@ pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
     /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
     /// (chosen here): the lookup and the projection are both whole before they combine. Whole
     /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
-    /// rather than a column shard and an all-gather, which would need a staging buffer).
+    /// rather than a column shard and an all-gather, which would need a staging buffer). Only
+    /// on the first pipeline stage, which runs the prologue (`ModelConfig::runs_embedding`).
     /// Live in the embedding prologue only.
     pub per_layer_inputs_proj: ::arena_runtime::View<'a, bf16, D>,
     /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
@@ -6924,7 +6928,8 @@ pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
     /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
     /// (chosen here): the lookup and the projection are both whole before they combine. Whole
     /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
-    /// rather than a column shard and an all-gather, which would need a staging buffer).
+    /// rather than a column shard and an all-gather, which would need a staging buffer). Only
+    /// on the first pipeline stage, which runs the prologue (`ModelConfig::runs_embedding`).
     /// Live in the embedding prologue only.
     pub per_layer_inputs_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
@@ -7473,7 +7478,8 @@ pub struct BufferArenaEmbedViews<'a, D: ::arena_runtime::Device> {
     /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
     /// (chosen here): the lookup and the projection are both whole before they combine. Whole
     /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
-    /// rather than a column shard and an all-gather, which would need a staging buffer).
+    /// rather than a column shard and an all-gather, which would need a staging buffer). Only
+    /// on the first pipeline stage, which runs the prologue (`ModelConfig::runs_embedding`).
     /// Live in the embedding prologue only.
     pub per_layer_inputs_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
     #[doc(hidden)]

@@ -492,9 +492,10 @@ pub struct BufferArena {
     /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
     /// (chosen here): the lookup and the projection are both whole before they combine. Whole
     /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
-    /// rather than a column shard and an all-gather, which would need a staging buffer).
+    /// rather than a column shard and an all-gather, which would need a staging buffer). Only
+    /// on the first pipeline stage, which runs the prologue (`ModelConfig::runs_embedding`).
     /// Live in the embedding prologue only.
-    #[buffer(shape = [max_batch_tokens, config.per_layer_inputs_width], gate = config.has_per_layer_inputs(), phase = embed)]
+    #[buffer(shape = [max_batch_tokens, config.per_layer_inputs_width], gate = config.has_per_layer_inputs() && config.runs_embedding(), phase = embed)]
     pub per_layer_inputs_proj: DevicePtr<bf16>,
     /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
     /// the product with the layer's slice of `per_layer_inputs` are applied in place

@@ -370,6 +370,15 @@ impl ModelConfig {
         self.per_layer_input_dim > 0
     }
 
+    /// This config runs the embedding prologue: the whole model, or the first pipeline
+    /// stage's rank (the stages after it receive the hidden states and per-layer inputs).
+    pub const fn runs_embedding(&self) -> bool {
+        match &self.shard {
+            Some(shard) => shard.layers.start == 0,
+            None => true,
+        }
+    }
+
     /// Kimi-delta-attention layers (Kimi-Linear), beyond the seeds.
     pub const fn num_kda_layers(&self) -> usize {
         self.count(LayerKind::Kda)
