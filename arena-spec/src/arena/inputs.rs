@@ -35,7 +35,9 @@ impl ArenaInputs {
     };
 
     /// Realistic defaults for `config`: M 8192, its context capped at 131072, block 16,
-    /// batch 128.
+    /// batch 128. A rank's config (`ModelConfig::shard`) has the whole model's context, so
+    /// either gives the same inputs; size the rank with its own config
+    /// (`inputs.sizes(&rank_config)`).
     pub fn defaults_for(config: &ModelConfig) -> Self {
         Self {
             max_batch_tokens: DEFAULT_MAX_BATCH_TOKENS,
