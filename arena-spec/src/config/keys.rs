@@ -128,6 +128,23 @@ impl<'a> Keys<'a> {
         self.positive_any(&[key], max)
     }
 
+    /// A per-layer list of the file's (`layer_types`, `attn_type_list`, a per-layer head
+    /// count) has one entry a layer, or the error naming the key and both counts.
+    pub(super) fn one_per_layer(
+        &self,
+        key: &str,
+        entries: usize,
+        layers: usize,
+    ) -> Result<(), ConfigError> {
+        if entries == layers {
+            return Ok(());
+        }
+        Err(self.f.invalid(
+            key,
+            format!("has {entries} entries but num_hidden_layers is {layers}"),
+        ))
+    }
+
     /// An array of layer indices (`mlp_only_layers`, `moe_layers`).
     pub(super) fn indices(&self, key: &str) -> Result<Option<Vec<usize>>, ConfigError> {
         let Some(v) = self.f.obj.get(key).filter(|v| !v.is_null()) else {

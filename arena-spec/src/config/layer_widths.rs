@@ -33,17 +33,13 @@ pub(super) fn widest(
     let f = &k.f;
     let heads = match rules.heads_per_layer {
         Some(key) => match k.indices(key)? {
-            Some(list) if list.len() != layers => {
-                return Err(f.invalid(
-                    key,
-                    format!(
-                        "has {} entries but num_hidden_layers is {layers}",
-                        list.len()
-                    ),
-                ))
+            Some(list) => {
+                k.one_per_layer(key, list.len(), layers)?;
+                if list.contains(&0) {
+                    return Err(f.invalid(key, "has a layer of 0 heads"));
+                }
+                list.into_iter().max().unwrap_or(heads)
             }
-            Some(list) if list.contains(&0) => return Err(f.invalid(key, "has a layer of 0 heads")),
-            Some(list) => list.into_iter().max().unwrap_or(heads),
             None => heads,
         },
         None => heads,

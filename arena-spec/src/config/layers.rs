@@ -24,15 +24,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
     }
     let layers = k.positive("num_hidden_layers", MAX_DIM)?;
     if let Some(types) = k.strings("layer_types")? {
-        if types.len() != layers {
-            return Err(f.invalid(
-                "layer_types",
-                format!(
-                    "has {} entries but num_hidden_layers is {layers}",
-                    types.len()
-                ),
-            ));
-        }
+        k.one_per_layer("layer_types", types.len(), layers)?;
         let gdn = matches!(rules.mixers, Mixers::GatedDeltaNetHybrid | Mixers::AnyKind);
         let mamba = matches!(rules.mixers, Mixers::Mamba2 | Mixers::AnyKind);
         let short_conv = rules.mixers == Mixers::ShortConvHybrid;
@@ -163,15 +155,7 @@ fn lightning_layers(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
         .indices("attn_type_list")?
         .ok_or_else(|| f.missing("attn_type_list"))?;
     let layers = k.positive("num_hidden_layers", MAX_DIM)?;
-    if types.len() != layers {
-        return Err(f.invalid(
-            "attn_type_list",
-            format!(
-                "has {} entries but num_hidden_layers is {layers}",
-                types.len()
-            ),
-        ));
-    }
+    k.one_per_layer("attn_type_list", types.len(), layers)?;
     types
         .iter()
         .map(|&t| match t {

@@ -46,8 +46,9 @@ pub(super) const DEEPSEEK_V3_MOE: MoeKeys = MoeKeys {
     latent: None,
 };
 
-/// MixtralConfig and GptOssConfig map `num_experts` onto `num_local_experts`; the alias
-/// wins when a file has both. Every layer routes, with no shared expert.
+/// MixtralConfig, GptOssConfig and MiniMaxM2Config map `num_experts` onto
+/// `num_local_experts`; the alias wins when a file has both. Every layer routes, with no
+/// shared expert, each expert `intermediate_size` wide.
 pub(super) const MIXTRAL_MOE: MoeKeys = MoeKeys {
     experts: &["num_experts", "num_local_experts"],
     experts_field: "num_local_experts",
