@@ -60,9 +60,10 @@ impl Built<'_> {
         let mut out = Vec::new();
         for (pattern, records) in self.modules {
             let last = pattern.rsplit('.').next().unwrap();
+            let plain = plain(pattern);
             let excluded = exclude
                 .iter()
-                .any(|x| pattern.contains(x) || plain(pattern).contains(x));
+                .any(|x| pattern.contains(x) || plain.contains(x));
             if last != name || excluded {
                 continue;
             }
@@ -103,35 +104,31 @@ impl Built<'_> {
         widths.first().copied()
     }
 
+    /// One number (`"in"`, `"out"` or `"count"`) of every record of the modules at paths
+    /// ending with `suffix`.
+    fn each(&self, suffix: &str, field: &'static str) -> impl Iterator<Item = usize> + '_ {
+        let suffix = suffix.to_string();
+        self.modules
+            .iter()
+            .filter(move |(p, _)| ends_with(p, &suffix))
+            .flat_map(|(_, records)| records.as_array().unwrap())
+            .map(move |r| r[field].as_u64().unwrap() as usize)
+    }
+
     /// The widest output of the modules at paths ending with `suffix` (their layers may
     /// differ: DeepSeek-V4's CSA and HCA compressors), if any.
     fn widest_out(&self, suffix: &str) -> Option<usize> {
-        self.modules
-            .iter()
-            .filter(|(p, _)| ends_with(p, suffix))
-            .flat_map(|(_, records)| records.as_array().unwrap())
-            .map(|r| r["out"].as_u64().unwrap() as usize)
-            .max()
+        self.each(suffix, "out").max()
     }
 
     /// The widest input of the modules at paths ending with `suffix`, if any.
     fn widest_in(&self, suffix: &str) -> Option<usize> {
-        self.modules
-            .iter()
-            .filter(|(p, _)| ends_with(p, suffix))
-            .flat_map(|(_, records)| records.as_array().unwrap())
-            .map(|r| r["in"].as_u64().unwrap() as usize)
-            .max()
+        self.each(suffix, "in").max()
     }
 
     /// How many modules (over every layer) sit at paths ending with `suffix`.
     fn count(&self, suffix: &str) -> usize {
-        self.modules
-            .iter()
-            .filter(|(p, _)| ends_with(p, suffix))
-            .flat_map(|(_, records)| records.as_array().unwrap())
-            .map(|r| r["count"].as_u64().unwrap() as usize)
-            .sum()
+        self.each(suffix, "count").sum()
     }
 
     /// Shapes of the parameters whose pattern ends with `suffix`.
