@@ -39,6 +39,10 @@ const INPUTS: &[(&str, &str)] = &[
         "tests/expand/spec_state_cache.expanded.rs",
     ),
     (
+        "arena-spec/src/kv/mod.rs",
+        "tests/expand/spec_kv_pool.expanded.rs",
+    ),
+    (
         "arena-spec/src/arena/regions/decode_meta.rs",
         "tests/expand/spec_decode_meta.expanded.rs",
     ),
@@ -144,13 +148,14 @@ snapshot_tests! {
     snapshot_per_layer: 3,
     snapshot_spec_arena: 4,
     snapshot_spec_state_cache: 5,
-    snapshot_spec_decode_meta: 6,
-    snapshot_spec_kda_chunk: 7,
-    snapshot_spec_gdn_fla: 8,
-    snapshot_spec_moe_fp8: 9,
-    snapshot_spec_qsa_select: 10,
-    snapshot_spec_scratch: 11,
-    snapshot_spec_ssd: 12,
+    snapshot_spec_kv_pool: 6,
+    snapshot_spec_decode_meta: 7,
+    snapshot_spec_kda_chunk: 8,
+    snapshot_spec_gdn_fla: 9,
+    snapshot_spec_moe_fp8: 10,
+    snapshot_spec_qsa_select: 11,
+    snapshot_spec_scratch: 12,
+    snapshot_spec_ssd: 13,
 }
 
 /// Every `.rs` file under `dir`, recursively, as a path from the workspace root.

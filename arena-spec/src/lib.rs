@@ -20,6 +20,7 @@
 pub mod arena;
 pub mod config;
 pub mod fit;
+pub mod kv;
 pub mod models;
 pub mod parallel;
 pub mod report;
@@ -39,8 +40,9 @@ pub use arena::{
     SEEDS_BUFFERS,
 };
 pub use config::levers::{LeverError, Levers};
-pub use config::{const_name, ConfigError, Family, LayerKind, ModelConfig};
+pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
 pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
+pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes};
 pub use state::{StateCache, StateCacheInputs, StateCacheSizes};
 
 // The module paths before the crate was arranged in wings, kept for one release so code

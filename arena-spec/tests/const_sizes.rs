@@ -27,7 +27,7 @@ fn shipped_consts_source() -> String {
          //! `ARENA_BLESS=1 cargo test -p arena-spec --test const_sizes` rewrites it; that test\n\
          //! fails while it is stale.\n\n\
          use crate::config::levers::Levers;\n\
-         use crate::config::{Family, LayerKind, ModelConfig};\n\
+         use crate::config::{Family, KvLayer, LayerKind, ModelConfig};\n\
          use std::borrow::Cow;\n",
     );
     let mut all = String::new();

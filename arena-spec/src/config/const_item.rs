@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 impl ModelConfig {
     /// This config as a Rust `const` item named `name`, borrowing `'static` data, with the
-    /// paths it needs in scope (`arena_spec::{Cow, Family, LayerKind, Levers, ModelConfig}`
+    /// paths it needs in scope (`arena_spec::{Cow, Family, KvLayer, LayerKind, Levers, ModelConfig}`
     /// or `use` lines of the caller's). `None` for a rank's config (`ModelConfig::shard`):
     /// shard the const's whole-model config instead.
     pub fn const_item(&self, name: &str) -> Option<String> {
@@ -38,6 +38,8 @@ impl ModelConfig {
             first_k_dense_replace,
             moe_dense_layers,
             dense_ffn_layers,
+            sliding_window,
+            kv_layers,
             zero_expert_num,
             hash_moe_layers,
             q_lora_rank,
@@ -129,6 +131,9 @@ impl ModelConfig {
             "dense_ffn_layers",
             format!("Cow::Borrowed(&[{}])", dense.join(", ")),
         );
+        field("sliding_window", sliding_window.to_string());
+        let kv: Vec<String> = kv_layers.iter().map(|k| format!("KvLayer::{k:?}")).collect();
+        field("kv_layers", format!("Cow::Borrowed(&[{}])", kv.join(", ")));
         for (name, value) in [
             ("zero_expert_num", zero_expert_num),
             ("hash_moe_layers", hash_moe_layers),

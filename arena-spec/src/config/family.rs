@@ -143,6 +143,9 @@ pub struct FamilyRules {
     /// The dense FFN's width when the family derives it from the width key rather than
     /// using it as written (LFM2's `block_auto_adjust_ff_dim`); `None`: as written.
     pub ffn_auto_adjust: Option<FfnAutoAdjust>,
+    /// Which attention layers keep only a window of keys and values, or none (the KV pool's
+    /// layer kinds, [`super::KvLayer`]).
+    pub kv_layers: KvLayers,
     /// DeepSeek-V4's compressed attention (`None` for every other family).
     pub compressed: Option<CompressedAttention>,
     /// Attention widths that differ by layer (MiMo-V2-Flash, Laguna; `None` for every other
@@ -230,6 +233,32 @@ pub struct LayerWidths {
     /// layer's keys and values, where a switch is on (Gemma 4's `use_double_wide_mlp` with
     /// `num_kv_shared_layers` above 0, `Gemma4TextMLP`): (switch key, shared-layer count key).
     pub double_wide_ffn: Option<(&'static str, &'static str)>,
+}
+
+/// Which attention layers keep keys and values for a window only, or none of their own
+/// (`ModelConfig::kv_layers`). A file that lists `layer_types` says which layers slide
+/// (`"sliding_attention"`), by `sliding_window` tokens; these rules cover files that do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KvLayers {
+    /// Where the file has no `layer_types`: every layer slides but each `n`-th, `n` the key's
+    /// value or its class default (Gemma 3's `sliding_window_pattern`, 6:
+    /// `Gemma3TextConfig.__post_init__`). `None`: no layer slides without a list (chosen
+    /// here for Mistral-7B-v0.1 and Phi-3-mini, whose files set `sliding_window` but no
+    /// `layer_types`: their caches are planned at full length, which over-reserves and never
+    /// under-reserves).
+    pub window_pattern: Option<(&'static str, usize)>,
+    /// The key of the count of last layers that read an earlier layer's keys and values and
+    /// keep none (Gemma 4's `num_kv_shared_layers`).
+    pub shared_count: Option<&'static str>,
+}
+
+impl KvLayers {
+    /// The file's `layer_types` alone says which layers slide; every attention layer keeps
+    /// its own cache.
+    pub const AS_LISTED: KvLayers = KvLayers {
+        window_pattern: None,
+        shared_count: None,
+    };
 }
 
 /// The keys of full-attention layers whose widths differ from the sliding ones' (Gemma 4:

@@ -11,6 +11,7 @@ use super::family::{Family, HeadDim, Mixers, Mrope, RefusalScope, UNSIZED_MODEL_
 use super::fields::{json_kind, Fields};
 use super::keys::Keys;
 use super::layer_widths::widest;
+use super::kv_layers::kv_layers;
 use super::layers::layer_layout;
 use super::levers::Levers;
 use super::linear_mixers::{dense_ffn_width, linear_mixer_shape};
@@ -97,6 +98,7 @@ fn from_value(
     let layers = layer_layout(&k)?;
     let num_hidden_layers = layers.len();
     let has_attention = layers.contains(&LayerKind::Attention);
+    let (sliding_window, kv_layers) = kv_layers(&k, &layers)?;
 
     let (num_attention_heads, num_key_value_heads) = if has_attention {
         let heads = k.positive("num_attention_heads", MAX_DIM)?;
@@ -208,6 +210,8 @@ fn from_value(
             Mrope::FromFile => has_mrope(f),
         },
         layers: layers.into(),
+        sliding_window,
+        kv_layers: kv_layers.into(),
         num_experts: moe.experts,
         num_experts_per_tok: moe.top_k,
         moe_intermediate_size: moe.expert_width,

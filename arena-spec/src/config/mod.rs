@@ -19,6 +19,7 @@ mod fields;
 mod json;
 mod keys;
 mod layer_widths;
+mod kv_layers;
 mod layers;
 pub mod levers;
 mod linear_mixers;
@@ -57,6 +58,21 @@ pub enum LayerKind {
     /// Beyond the seeds: Kimi delta attention (`KimiLinearDeltaAttention`), a gated delta
     /// rule with a per-channel decay.
     Kda,
+}
+
+/// What keys and values an attention layer keeps between steps: the KV pool's layer kinds
+/// ([`crate::KvPool`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvLayer {
+    /// None: not an attention layer (a recurrent mixer keeps its state in the
+    /// [`crate::StateCache`]; an FFN-only layer keeps nothing).
+    None,
+    /// Every token's keys and values, for the whole sequence.
+    Full,
+    /// The last `sliding_window` tokens' keys and values only.
+    Sliding,
+    /// None of its own: it reads an earlier layer's (Gemma 4's KV-shared layers).
+    Shared,
 }
 
 /// The model shapes the arena is sized from. Raw fields hold the file's values (0 where a
@@ -183,6 +199,12 @@ pub struct ModelConfig {
     /// passes the embedding between pipeline stages). 0 without them.
     pub per_layer_input_dim: usize,
     pub per_layer_inputs_width: usize,
+
+    /// The tokens a sliding-window layer attends to (`sliding_window`; 0 where no layer
+    /// slides). It sizes no activation buffer: it caps the KV pool's sliding layers.
+    pub sliding_window: usize,
+    /// One entry per layer: the keys and values it keeps (the KV pool's layer kinds).
+    pub kv_layers: Cow<'static, [KvLayer]>,
 
     /// Grouped O-projection (DeepSeek-V4's `o_a_proj`, `DeepseekV4GroupedLinear`).
     pub o_groups: usize,
@@ -312,6 +334,71 @@ impl ModelConfig {
 
     pub const fn num_attention_layers(&self) -> usize {
         self.count(LayerKind::Attention)
+    }
+
+    // ---- the KV pool's layer kinds ----
+
+    /// Each layer's kind of KV cache, whether owned (loaded) or borrowed (a `const` config).
+    pub const fn kv_layer_kinds(&self) -> &[KvLayer] {
+        match &self.kv_layers {
+            Cow::Borrowed(kinds) => kinds,
+            Cow::Owned(kinds) => kinds.as_slice(),
+        }
+    }
+
+    const fn count_kv(&self, kind: KvLayer) -> usize {
+        let kinds = self.kv_layer_kinds();
+        let (mut n, mut i) = (0, 0);
+        while i < kinds.len() {
+            n += (kinds[i] as u8 == kind as u8) as usize;
+            i += 1;
+        }
+        n
+    }
+
+    /// Attention layers that keep every token's keys and values.
+    pub const fn num_full_kv_layers(&self) -> usize {
+        self.count_kv(KvLayer::Full)
+    }
+
+    /// Attention layers that keep the last `sliding_window` tokens' keys and values.
+    pub const fn num_sliding_kv_layers(&self) -> usize {
+        self.count_kv(KvLayer::Sliding)
+    }
+
+    /// Elements one token keeps in a full-length layer, one rank's share: MLA's compressed
+    /// latent and rope key (`kv_lora_rank + qk_rope_head_dim`, one latent shared by every
+    /// head, so every tp rank keeps it whole); else K and V of the rank's kv heads, at the full
+    /// layers' own head size where they have one (Gemma 4's `global_head_dim`; keys that are
+    /// values are still kept twice, as transformers' cache and vLLM's attention store both).
+    pub const fn full_kv_token_width(&self) -> usize {
+        if self.is_mla() {
+            return self.kv_lora_rank + self.qk_rope_head_dim;
+        }
+        if self.global_head_dim > 0 {
+            let kv = if self.global_kv_heads > 0 {
+                self.global_kv_heads
+            } else {
+                self.num_key_value_heads
+            };
+            return kv * self.global_head_dim * 2;
+        }
+        self.num_key_value_heads * (self.head_dim() + self.value_head_dim())
+    }
+
+    /// Elements one token keeps in a sliding-window layer, one rank's share: K and V of the
+    /// rank's kv heads.
+    pub const fn sliding_kv_token_width(&self) -> usize {
+        self.num_key_value_heads * (self.head_dim() + self.value_head_dim())
+    }
+
+    /// Bytes one token keeps in DeepSeek-V3.2's indexer key cache, a layer: the FP8 key and
+    /// one FP32 scale a 128 elements (vLLM's indexer cache; 0 without an indexer).
+    pub const fn indexer_key_token_bytes(&self) -> usize {
+        if !self.has_indexer() {
+            return 0;
+        }
+        self.index_head_dim + self.index_head_dim.div_ceil(128) * 4
     }
 
     /// Gated DeltaNet layers: what the seeds call `num_ssm_layers` (the row-wise FP8 slab

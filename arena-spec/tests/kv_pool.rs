@@ -1,0 +1,270 @@
+//! The KV block pool against its references: which layers slide or keep nothing, against the
+//! layer types transformers resolves for each shipped file (`tests/oracle/widths.json`,
+//! `config_echo.layer_types`); the bytes of a block a layer, against vLLM's page sizes
+//! (`vllm/v1/kv_cache_interface.py`: `FullAttentionSpec`, `MLAAttentionSpec`,
+//! `SlidingWindowSpec`; the DeepSeek-V3.2 indexer's cache spec), transcribed below as
+//! functions of the raw config keys and evaluated on each model's own `config.json` (read here
+//! with `serde_json`, not through `ModelConfig`), whole and per rank of a tensor-parallel
+//! layout.
+
+use arena_runtime::{Arena, HostDevice};
+use arena_spec::kv::{full_blocks_per_sequence, sliding_blocks_per_sequence};
+use arena_spec::models::SHIPPED;
+use arena_spec::{KvDtype, KvLayer, KvPool, KvPoolSizes, ModelConfig, ParallelLayout};
+use serde_json::Value;
+
+const BLOCK: usize = 16;
+const BLOCKS: usize = 100;
+const SLIDING_BLOCKS: usize = 30;
+
+fn raw(name: &str) -> Value {
+    let m = SHIPPED.iter().find(|m| m.name == name).unwrap();
+    let v: Value = serde_json::from_str(&m.json.replace("Infinity", "1e308")).unwrap();
+    match v.get("text_config") {
+        Some(t) => t.clone(),
+        None => v,
+    }
+}
+
+fn n(v: &Value, key: &str) -> usize {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key}")) as usize
+}
+
+fn config(name: &str) -> ModelConfig {
+    SHIPPED
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap()
+        .config_with_levers(Default::default())
+        .unwrap()
+}
+
+/// The whole model and rank 0 of tp (pp = 1).
+fn at_tp(name: &str, tp: usize) -> ModelConfig {
+    let layout = ParallelLayout::new(tp, 1, 1).unwrap();
+    config(name).shard(&layout.rank(0).unwrap()).unwrap()
+}
+
+fn sizes(c: &ModelConfig, dtype: KvDtype) -> KvPoolSizes {
+    KvPoolSizes::from_config(c, BLOCK, BLOCKS, SLIDING_BLOCKS, dtype)
+}
+
+// ---- vLLM's page sizes, by the names it gives their arguments ----
+
+/// `AttentionSpec.page_size_bytes` (full and sliding alike): K and V.
+fn attention_page(block_size: usize, num_kv_heads: usize, head_size: usize, dtype: usize) -> usize {
+    2 * block_size * num_kv_heads * head_size * dtype
+}
+
+/// `MLAAttentionSpec`: one latent "head", no V.
+fn mla_page(block_size: usize, head_size: usize, dtype: usize) -> usize {
+    block_size * head_size * dtype
+}
+
+/// The indexer's cache: FP8 keys with an FP32 scale a `quant_block_size` (128) elements.
+fn indexer_page(block_size: usize, index_head_dim: usize) -> usize {
+    block_size * (index_head_dim + index_head_dim / 128 * 4)
+}
+
+/// A rank's kv heads, as vLLM's attention layers take them: `max(1, total // tp)`.
+fn kv_heads_on_rank(total: usize, tp: usize) -> usize {
+    (total / tp).max(1)
+}
+
+fn head_size(v: &Value) -> usize {
+    v.get("head_dim")
+        .and_then(Value::as_u64)
+        .map_or(n(v, "hidden_size") / n(v, "num_attention_heads"), |d| d as usize)
+}
+
+#[test]
+fn the_layers_that_slide_are_those_transformers_resolves() {
+    let oracle: Value = serde_json::from_str(include_str!("oracle/widths.json")).unwrap();
+    let mut checked = 0;
+    for m in SHIPPED {
+        let Some(record) = oracle["models"].get(m.name) else {
+            continue;
+        };
+        // DeepSeek-V4's compressed layers are their own kind (planned apart).
+        if m.name.starts_with("deepseek-v4") || m.name.starts_with("synthetic") {
+            continue;
+        }
+        let c = m.config_with_levers(Default::default()).unwrap();
+        let kinds = c.kv_layer_kinds();
+        let types = record["config_echo"]["layer_types"].as_array();
+        for (i, kind) in kinds.iter().enumerate() {
+            if *kind == KvLayer::Shared {
+                continue;
+            }
+            let slides = types.is_some_and(|t| t[i] == "sliding_attention");
+            assert_eq!(
+                *kind == KvLayer::Sliding,
+                slides,
+                "{}: layer {i} is {kind:?}, transformers says {:?}",
+                m.name,
+                types.map(|t| &t[i])
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 40, "{checked}");
+    // Gemma 3's 4B file lists no layer types: the class pattern (every sixth full) resolves
+    // them, as transformers does.
+    assert_eq!(config("gemma-3-4b-it").num_sliding_kv_layers(), 29);
+    // Gemma 4 E2B: its last `num_kv_shared_layers` keep nothing.
+    let e2b = config("gemma-4-e2b-it");
+    let shared = n(&raw("gemma-4-e2b-it"), "num_kv_shared_layers");
+    let kinds = e2b.kv_layer_kinds();
+    assert!(kinds[kinds.len() - shared..].iter().all(|k| *k == KvLayer::Shared));
+    assert!(!kinds[..kinds.len() - shared].contains(&KvLayer::Shared));
+}
+
+#[test]
+fn full_and_sliding_pages_are_vllms() {
+    for name in [
+        "llama-3.1-8b",
+        "qwen3-0.6b",
+        "mixtral-8x7b",
+        "gemma-3-1b-it",
+        "gpt-oss-20b",
+        "olmo-3.1-32b-instruct",
+        "exaone-4.0-32b",
+        "qwen3-next-80b-a3b",
+        "nemotron-h-56b-base-8k",
+        "lfm2-1.2b",
+    ] {
+        let v = raw(name);
+        for tp in [1, 2, 4, 8] {
+            if n(&v, "num_attention_heads") % tp != 0 {
+                continue;
+            }
+            let c = at_tp(name, tp);
+            let page = attention_page(
+                BLOCK,
+                kv_heads_on_rank(n(&v, "num_key_value_heads"), tp),
+                head_size(&v),
+                2,
+            );
+            let s = sizes(&c, KvDtype::Bf16);
+            let (full, sliding) = (c.num_full_kv_layers(), c.num_sliding_kv_layers());
+            assert_eq!(s.full, full * BLOCKS * page, "{name} tp {tp}");
+            assert_eq!(s.sliding, sliding * SLIDING_BLOCKS * page, "{name} tp {tp}");
+            assert_eq!(s.mla_latent + s.indexer_keys, 0, "{name}");
+            assert_eq!(
+                sizes(&c, KvDtype::Fp8).total_bytes() * 2,
+                s.total_bytes(),
+                "{name}"
+            );
+            // Every attention layer keeps one kind of cache; other layers none.
+            assert_eq!(full + sliding, c.num_attention_layers(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn gemma4_full_layers_use_their_own_head_size_and_shared_layers_keep_nothing() {
+    for name in ["gemma-4-31b-it", "gemma-4-26b-a4b", "gemma-4-e2b-it", "gemma-4-e4b-it"] {
+        let v = raw(name);
+        let shared = v
+            .get("num_kv_shared_layers")
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as usize;
+        let types: Vec<&str> = v["layer_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        let own = &types[..types.len() - shared];
+        let full_layers = own.iter().filter(|t| **t == "full_attention").count();
+        let sliding_layers = own.iter().filter(|t| **t == "sliding_attention").count();
+        let k_eq_v = v["attention_k_eq_v"].as_bool().unwrap_or(false);
+        let global_kv = match v.get("num_global_key_value_heads").and_then(Value::as_u64) {
+            Some(kv) if k_eq_v => kv as usize,
+            _ => n(&v, "num_key_value_heads"),
+        };
+        let global_head = v
+            .get("global_head_dim")
+            .and_then(Value::as_u64)
+            .map_or(head_size(&v), |d| d as usize);
+        let c = config(name);
+        let s = sizes(&c, KvDtype::Bf16);
+        let full_page = attention_page(BLOCK, global_kv, global_head, 2);
+        let sliding_page = attention_page(BLOCK, n(&v, "num_key_value_heads"), head_size(&v), 2);
+        assert_eq!(s.full, full_layers * BLOCKS * full_page, "{name}");
+        assert_eq!(s.sliding, sliding_layers * SLIDING_BLOCKS * sliding_page, "{name}");
+    }
+}
+
+#[test]
+fn mla_and_indexer_pages_are_vllms_and_whole_on_every_rank() {
+    for name in [
+        "deepseek-v3",
+        "deepseek-v3.2",
+        "glm-5",
+        "kimi-k2",
+        "kimi-linear-48b-a3b-instruct",
+    ] {
+        let v = raw(name);
+        let latent = n(&v, "kv_lora_rank") + n(&v, "qk_rope_head_dim");
+        let indexer = v
+            .get("index_head_dim")
+            .and_then(Value::as_u64)
+            .map_or(0, |d| indexer_page(BLOCK, d as usize));
+        for tp in [1, 2, 4, 8] {
+            let c = at_tp(name, tp);
+            let layers = c.num_attention_layers();
+            let s = sizes(&c, KvDtype::Bf16);
+            assert_eq!(s.mla_latent, layers * BLOCKS * mla_page(BLOCK, latent, 2), "{name}");
+            assert_eq!(s.indexer_keys, layers * BLOCKS * indexer, "{name}");
+            assert_eq!(s.full + s.sliding, 0, "{name}");
+            // FP8 halves the latent, not the indexer (FP8 already).
+            let fp8 = sizes(&c, KvDtype::Fp8);
+            assert_eq!(fp8.mla_latent * 2, s.mla_latent, "{name}");
+            assert_eq!(fp8.indexer_keys, s.indexer_keys, "{name}");
+        }
+    }
+}
+
+#[test]
+fn a_sequence_needs_its_blocks_and_a_sliding_layer_no_more_than_its_window() {
+    assert_eq!(full_blocks_per_sequence(1, 16), 1);
+    assert_eq!(full_blocks_per_sequence(16, 16), 1);
+    assert_eq!(full_blocks_per_sequence(17, 16), 2);
+    // vLLM: cdiv(min(sliding_window - 1 + max_num_batched_tokens, max_model_len), block) + 1.
+    assert_eq!(sliding_blocks_per_sequence(100_000, 128, 16, 1), 9);
+    assert_eq!(sliding_blocks_per_sequence(100_000, 128, 16, 2048), 9 + 128);
+    assert_eq!(sliding_blocks_per_sequence(100_000, 4096, 16, 1), 257);
+    assert_eq!(sliding_blocks_per_sequence(100, 4096, 16, 8192), 8);
+}
+
+#[test]
+fn a_stage_keeps_its_own_layers_and_the_pool_is_views_per_layer() {
+    let whole = sizes(&config("gemma-3-1b-it"), KvDtype::Bf16).total_bytes();
+    let layout = ParallelLayout::new(1, 1, 2).unwrap();
+    let staged: usize = (0..2)
+        .map(|i| {
+            let c = config("gemma-3-1b-it")
+                .shard(&layout.rank(i).unwrap())
+                .unwrap();
+            sizes(&c, KvDtype::Bf16).total_bytes()
+        })
+        .sum();
+    assert_eq!(staged, whole);
+
+    let c = config("qwen3-0.6b");
+    let s = KvPoolSizes::from_config(&c, BLOCK, 4, 0, KvDtype::Bf16);
+    assert_eq!(s.sliding, 0);
+    let pool = KvPool::allocate(HostDevice::new(), &s).unwrap();
+    assert!(pool.sliding.is_null() && pool.mla_latent.is_null());
+    let views = arena_spec::kv::KvPoolViews::of(&pool);
+    let layers = c.num_full_kv_layers();
+    let last = views.full.layer(layers - 1).unwrap();
+    let token = 2 * 8 * 128 * 2;
+    assert_eq!(last.dims(), [4, BLOCK, token]);
+    assert_eq!(
+        last.as_raw(),
+        pool.full.as_raw() + ((layers - 1) * 4 * BLOCK * token) as u64
+    );
+    pool.release().unwrap();
+}
