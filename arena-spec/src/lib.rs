@@ -20,7 +20,9 @@
 pub mod arena;
 pub mod config;
 pub mod fit;
+pub mod gpu_plan;
 pub mod kv;
+pub mod weights;
 pub mod models;
 pub mod parallel;
 pub mod report;

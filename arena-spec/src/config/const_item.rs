@@ -38,6 +38,9 @@ impl ModelConfig {
             first_k_dense_replace,
             moe_dense_layers,
             dense_ffn_layers,
+            tie_word_embeddings,
+            attention_bias,
+            use_qk_norm,
             sliding_window,
             kv_layers,
             zero_expert_num,
@@ -131,6 +134,9 @@ impl ModelConfig {
             "dense_ffn_layers",
             format!("Cow::Borrowed(&[{}])", dense.join(", ")),
         );
+        field("tie_word_embeddings", tie_word_embeddings.to_string());
+        field("attention_bias", attention_bias.to_string());
+        field("use_qk_norm", use_qk_norm.to_string());
         field("sliding_window", sliding_window.to_string());
         let kv: Vec<String> = kv_layers.iter().map(|k| format!("KvLayer::{k:?}")).collect();
         field("kv_layers", format!("Cow::Borrowed(&[{}])", kv.join(", ")));

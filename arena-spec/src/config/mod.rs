@@ -200,6 +200,16 @@ pub struct ModelConfig {
     pub per_layer_input_dim: usize,
     pub per_layer_inputs_width: usize,
 
+    /// The output head reuses the input embedding's matrix (`tie_word_embeddings`; absent:
+    /// false). Read by the parameter count only.
+    pub tie_word_embeddings: bool,
+    /// The file's `attention_bias` (absent: false): which projections it adds a bias to is
+    /// the family's (`crate::weights`). Read by the parameter count only.
+    pub attention_bias: bool,
+    /// The file's `use_qk_norm` (absent: false), for families where it switches the q and k
+    /// norms. Read by the parameter count only.
+    pub use_qk_norm: bool,
+
     /// The tokens a sliding-window layer attends to (`sliding_window`; 0 where no layer
     /// slides). It sizes no activation buffer: it caps the KV pool's sliding layers.
     pub sliding_window: usize,

@@ -34,12 +34,19 @@ Output (json, sort_keys=True, indent=1):
       "config_class", "model_class", "built_as", "text_only", "source", "error",
       "config_echo": {...},
       "modules": {pattern: [{"kind","in","out",("groups","kernel"),"count"}]},
-      "params":  {pattern: [{"shape": [...], "count"}]}}}}
+      "params":  {pattern: [{"shape": [...], "count"}]},
+      "param_count": int, "tied_embeddings": bool|null,
+      "param_numel": {pattern: int}, "buffers_numel": {pattern: int}}}}
 where pattern is the module/parameter path with every purely numeric
 component replaced by "*"; where modules of two classes sit at one path (the
 mixers of a hybrid model's layers), the path of what they own names the owner's
 class: "model.layers.*.self_attn[KimiLinearDeltaAttention].q_proj".  "params" lists only parameters of >= 2 dims that
 are not the weight/bias of a Linear, Conv1d or Embedding module.
+"param_count" is the number of parameter elements, each tensor counted once (tied
+embeddings once); "param_numel" splits it by (owner-qualified) parameter pattern and
+sums to it; "buffers_numel" does the same for persistent buffers; "tied_embeddings"
+says whether the output embedding weight is the input embedding weight. In a
+"full_model_filtered" build all four cover only the kept language-model tensors.
 "config_echo" holds the resolved (text) config values of ECHO_KEYS that exist on
 the config object (a key the file carries but transformers does not know, e.g.
 full_attention_interval or attention_head_dim, shows up as a stray attribute).
@@ -248,6 +255,51 @@ def describe(model, keep_prefixes):
     return flatten(mods), flatten(params)
 
 
+def param_path(name, qualified):
+    """Pattern of a parameter/buffer path, owner-qualified like owner_qualified's module
+    patterns: the owning module's qualified pattern plus the leaf name."""
+    if "." not in name:
+        return pattern(name)
+    owner, leaf = name.rsplit(".", 1)
+    return f"{qualified[owner]}.{pattern(leaf)}"
+
+
+def count_params(model, keep_prefixes):
+    """(param_count, tied_embeddings, param_numel, buffers_numel).
+
+    Every tensor is counted once (by identity): a tied lm_head/embedding weight counts once.
+    In a filtered build a tensor counts if any of its names is kept; it is listed under the
+    first kept name (named_parameters order)."""
+    qualified = owner_qualified(model)
+    kept = {}  # id -> (first kept name, numel)
+    for name, p in model.named_parameters(remove_duplicate=False):
+        if id(p) not in kept and keep(name, keep_prefixes):
+            kept[id(p)] = (name, p.numel())
+    param_count = sum(n for _, n in kept.values())
+    param_numel = Counter()
+    for name, n in kept.values():
+        param_numel[param_path(name, qualified)] += n
+    buffers = {}
+    for mname, m in model.named_modules(remove_duplicate=False):
+        for bname, b in m._buffers.items():
+            if b is None or bname in m._non_persistent_buffers_set:
+                continue
+            full = f"{mname}.{bname}" if mname else bname
+            if id(b) not in buffers and keep(full, keep_prefixes):
+                buffers[id(b)] = (full, b.numel())
+    buffers_numel = Counter()
+    for name, n in buffers.values():
+        buffers_numel[param_path(name, qualified)] += n
+    tied = None
+    try:
+        emb, out = model.get_input_embeddings(), model.get_output_embeddings()
+        if emb is not None and out is not None:
+            tied = out.weight is emb.weight
+    except Exception:  # noqa: BLE001
+        tied = None
+    return param_count, tied, dict(param_numel), dict(buffers_numel)
+
+
 def echo(cfg):
     out = {}
     for k in ECHO_KEYS:
@@ -278,7 +330,9 @@ def main():
         key = stem if stem not in models else f"{f.parent.name}/{stem}"
         entry = {"config_class": None, "model_class": None, "built_as": None,
                  "text_only": None, "source": f"{f.parent.name}/{f.name}",
-                 "error": None, "config_echo": {}, "modules": {}, "params": {}}
+                 "error": None, "config_echo": {}, "modules": {}, "params": {},
+                 "param_count": None, "tied_embeddings": None, "param_numel": {},
+                 "buffers_numel": {}}
         models[key] = entry
         t0 = time.perf_counter()
         try:
@@ -297,6 +351,8 @@ def main():
             echo_cfg = model.config if text_only == "text_sub_config" else cfg.get_text_config()
             entry["config_echo"] = echo(echo_cfg)
             entry["modules"], entry["params"] = describe(model, keep_prefixes)
+            (entry["param_count"], entry["tied_embeddings"], entry["param_numel"],
+             entry["buffers_numel"]) = count_params(model, keep_prefixes)
             del model
         except Exception as e:  # noqa: BLE001
             entry["error"] = f"{type(e).__name__}: {e}"

@@ -1,4 +1,5 @@
-//! `arena fit`: the largest max_batch_tokens (or max_batch_size) that fits a budget.
+//! `arena fit`: the largest max_batch_tokens (or max_batch_size) that fits a budget, or, with
+//! `--gpu-memory` / `--device`, the whole GPU's plan (`fit_gpu.rs`).
 
 use crate::common::{
     bold, print_inputs, print_json, resolve_whole, size_error, CliError, SizingArgs,
@@ -20,8 +21,10 @@ pub struct FitArgs {
     /// A shipped model's name (see `arena models`) or a path to a config.json
     pub model: String,
     /// The bytes the arena may take, e.g. 20GiB, 512MiB, 1.5GB
-    #[arg(long, value_parser = parse_bytes)]
-    pub budget: usize,
+    #[arg(long, value_parser = parse_bytes, required_unless_present_any = ["gpu_memory", "device"], conflicts_with_all = ["gpu_memory", "device"])]
+    pub budget: Option<usize>,
+    #[command(flatten)]
+    pub gpu: crate::fit_gpu::GpuArgs,
     /// Which input to search
     #[arg(long, value_enum, default_value = "tokens")]
     pub vary: Vary,
@@ -39,6 +42,14 @@ pub struct FitArgs {
 pub const TOKEN_ALIGN: usize = 16;
 
 pub fn run(args: FitArgs) -> Result<(), CliError> {
+    let Some(budget) = args.budget else {
+        return crate::fit_gpu::run(&args);
+    };
+    if let Some(flag) = args.gpu.set_without_gpu() {
+        return Err(CliError::Usage(format!(
+            "{flag} plans a whole GPU: give --gpu-memory or --device with it, not --budget"
+        )));
+    }
     // The input searched is not also an input given: say so instead of ignoring the flag.
     match args.vary {
         Vary::Tokens if args.sizing.max_batch_tokens.is_some() => {
@@ -79,7 +90,7 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     let mut binding: Option<(Option<usize>, ModelConfig)> = None;
     for config in args.sizing.fixed.layout.rank_configs(&whole)? {
         let best =
-            largest_fitting(&config, args.budget, what_fits, with).map_err(size_error(&config))?;
+            largest_fitting(&config, budget, what_fits, with).map_err(size_error(&config))?;
         let tighter = match &binding {
             None => true,
             Some((b, _)) => best.unwrap_or(0) < b.unwrap_or(0),
@@ -96,7 +107,7 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
         return Err(CliError::NothingFits {
             what,
             need: human_bytes(need),
-            budget: human_bytes(args.budget),
+            budget: human_bytes(budget),
         });
     };
     let align = match args.vary {
@@ -128,9 +139,9 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
             answer: aligned,
             search_limit_reached: best == SEARCH_LIMIT,
             footprint: if shared { "shared_slab" } else { "total_bytes" },
-            budget_bytes: args.budget,
+            budget_bytes: budget,
             used_bytes: used,
-            slack_bytes: args.budget - used,
+            slack_bytes: budget - used,
             binding_rank: config.shard.clone(),
             inputs,
             levers: report.levers,
@@ -157,10 +168,10 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
         } else {
             ""
         },
-        args.budget,
-        human_bytes(args.budget),
-        args.budget - used,
-        human_bytes(args.budget - used),
+        budget,
+        human_bytes(budget),
+        budget - used,
+        human_bytes(budget - used),
         if best == SEARCH_LIMIT {
             " (the search limit)"
         } else {

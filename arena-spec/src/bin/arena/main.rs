@@ -6,6 +6,7 @@ mod const_config;
 mod device;
 mod diff;
 mod fit;
+mod fit_gpu;
 mod models;
 mod plan;
 mod sweep;

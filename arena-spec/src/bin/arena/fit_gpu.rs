@@ -1,0 +1,188 @@
+//! `arena fit --gpu-memory 141GiB` (or `--device cuda:N`): the whole GPU's plan — weights,
+//! activation arena, state cache and reserve on each rank, the KV pool in what is left, and
+//! how many blocks, tokens and sequences at the context that gives (`arena_spec::gpu_plan`).
+
+use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError};
+use crate::fit::FitArgs;
+use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, RESERVE_BYTES, RESERVE_SOURCE};
+use arena_spec::report::{human_bytes, parse_bytes};
+use arena_spec::KvDtype;
+
+/// The whole-GPU flags of `arena fit`.
+#[derive(Debug, clap::Args)]
+pub struct GpuArgs {
+    /// Plan a whole GPU of this much memory (e.g. 141GiB, 80GB) instead of searching a
+    /// --budget: weights + arena + state cache + reserve, the KV pool in the rest
+    #[arg(long, value_parser = parse_bytes, conflicts_with = "device")]
+    pub gpu_memory: Option<usize>,
+    /// Plan a whole GPU of the memory this device reports (cuda:N; a build with the `cuda`
+    /// feature)
+    #[arg(long, value_name = "cuda:N")]
+    pub device: Option<String>,
+    /// Bytes kept on every GPU for what the plan does not size [default: the CUDA context
+    /// and cuBLAS workspace measured on an H200, see `arena_spec::gpu_plan::RESERVE_BYTES`]
+    #[arg(long, value_parser = parse_bytes)]
+    pub reserve: Option<usize>,
+    /// The cached keys' and values' element type
+    #[arg(long, value_enum, default_value = "bf16")]
+    pub kv_dtype: KvDtypeArg,
+    /// One rank's weight bytes, where you know them better than the parameter count at the
+    /// checkpoint's format (required for a family whose parameters are not counted)
+    #[arg(long, value_parser = parse_bytes)]
+    pub weights_bytes: Option<usize>,
+    /// Keep the GDN / Mamba-2 recurrent states in FP32 (vLLM's mamba_ssm_cache_dtype=float32)
+    #[arg(long)]
+    pub recurrent_f32: bool,
+}
+
+/// `--kv-dtype`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KvDtypeArg {
+    /// The model's 16-bit dtype
+    Bf16,
+    /// FP8 (scales kept outside the pool)
+    Fp8,
+}
+
+impl GpuArgs {
+    /// The whole-GPU flags given without `--gpu-memory` or `--device`, for the error that
+    /// says they do nothing to a `--budget` search.
+    pub fn set_without_gpu(&self) -> Option<&'static str> {
+        [
+            (self.reserve.is_some(), "--reserve"),
+            (self.kv_dtype != KvDtypeArg::Bf16, "--kv-dtype"),
+            (self.weights_bytes.is_some(), "--weights-bytes"),
+            (self.recurrent_f32, "--recurrent-f32"),
+        ]
+        .into_iter()
+        .find(|(set, _)| *set)
+        .map(|(_, flag)| flag)
+    }
+}
+
+/// The memory of one GPU: `--gpu-memory`, or `--device cuda:N`'s total.
+fn gpu_bytes(args: &GpuArgs) -> Result<u64, CliError> {
+    if let Some(b) = args.gpu_memory {
+        return Ok(b as u64);
+    }
+    let device = args.device.as_deref().unwrap_or_default();
+    let ordinal: usize = device
+        .strip_prefix("cuda:")
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| CliError::Usage(format!("--device `{device}`: use cuda:N")))?;
+    device_total(ordinal)
+}
+
+#[cfg(feature = "cuda")]
+fn device_total(ordinal: usize) -> Result<u64, CliError> {
+    use arena_runtime::{CudaDevice, Device};
+    if !CudaDevice::available() {
+        return Err(CliError::Device("no CUDA driver or device".into()));
+    }
+    let device = CudaDevice::new(ordinal)
+        .map_err(|e| CliError::Device(format!("cannot open cuda:{ordinal}: {e}")))?;
+    let info = device
+        .mem_info()
+        .ok_or_else(|| CliError::Device(format!("cuda:{ordinal} reports no memory")))?;
+    Ok(info.total as u64)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn device_total(_ordinal: usize) -> Result<u64, CliError> {
+    Err(CliError::Device(
+        "this build has no CUDA support: rebuild with `--features cuda`, or give --gpu-memory"
+            .into(),
+    ))
+}
+
+pub fn run(args: &FitArgs) -> Result<(), CliError> {
+    let (whole, arena) = resolve_whole(&args.model, &args.sizing)?;
+    let g = &args.gpu;
+    let inputs = GpuPlanInputs {
+        gpu_bytes: gpu_bytes(g)?,
+        reserve_bytes: g.reserve.map_or(RESERVE_BYTES, |b| b as u64),
+        context_tokens: arena.max_seq_len,
+        arena,
+        shared_arena: args.sizing.fixed.shared,
+        recurrent_f32: g.recurrent_f32,
+        kv_dtype: match g.kv_dtype {
+            KvDtypeArg::Bf16 => KvDtype::Bf16,
+            KvDtypeArg::Fp8 => KvDtype::Fp8,
+        },
+        weights_bytes_per_rank: g.weights_bytes.map(|b| b as u64),
+    };
+    let layout = args.sizing.fixed.layout.layout()?;
+    let plan = plan_gpu(&whole, &layout, inputs).map_err(|e| CliError::Usage(e.to_string()))?;
+    if args.json {
+        return print_json(&plan);
+    }
+    print_inputs(&whole, &arena);
+    println!(
+        "{} GPU {} ({}) each, {layout}, KV {:?}, arena {}",
+        bold("plan:"),
+        inputs.gpu_bytes,
+        human_bytes(inputs.gpu_bytes as usize),
+        inputs.kv_dtype,
+        if inputs.shared_arena {
+            "as its shared slab"
+        } else {
+            "as one plain slab (--shared shares it)"
+        }
+    );
+    println!();
+    println!(
+        "| rank | weights | arena | state cache | reserve | KV budget | full block | sliding block | blocks | sliding blocks | sequences |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let h = |b: u64| human_bytes(b as usize);
+    for r in &plan.ranks {
+        println!(
+            "| {}{} | {} | {} | {} | {} | {} | {} B | {} B | {} | {} | {} |",
+            r.rank,
+            if r.rank == plan.binding_rank { "*" } else { "" },
+            h(r.weights_bytes),
+            h(r.arena_bytes),
+            h(r.state_bytes),
+            h(r.reserve_bytes),
+            h(r.kv_budget_bytes),
+            r.full_block_bytes,
+            r.sliding_block_bytes,
+            r.blocks,
+            r.sliding_blocks,
+            r.sequences,
+        );
+    }
+    println!();
+    let tokens = match plan.tokens {
+        Some(t) => format!(
+            "{} blocks of {} tokens = {t} tokens",
+            plan.blocks, arena.kv_block_size
+        ),
+        None => "no KV layers".to_string(),
+    };
+    let sliding = if plan.sliding_blocks > 0 {
+        format!(" (+ {} sliding-window blocks)", plan.sliding_blocks)
+    } else {
+        String::new()
+    };
+    println!(
+        "{} {tokens}{sliding}; {} sequences of {} tokens; KV pool {} a GPU (rank {} binds{})",
+        bold("fits:"),
+        plan.sequences,
+        inputs.context_tokens,
+        h(plan.kv_pool_bytes),
+        plan.binding_rank,
+        if plan.ranks.len() > 1 { ", marked *" } else { "" },
+    );
+    println!(
+        "{} {} kept a GPU: {}",
+        bold("reserve:"),
+        h(inputs.reserve_bytes),
+        if g.reserve.is_some() {
+            "--reserve"
+        } else {
+            RESERVE_SOURCE
+        }
+    );
+    Ok(())
+}

@@ -1,0 +1,309 @@
+//! The whole-GPU plan: what one model needs on each GPU of a layout, planned from its config
+//! alone — weights, the activation arena, the sequence-state cache and the reserve — and the
+//! KV block pool in what is left: how many blocks, tokens and sequences at a context length,
+//! per rank, and the rank that binds.
+//!
+//! Every allocation is planned as the device takes it: one slab each (the weights, the arena,
+//! the state cache, the KV pool), rounded up to the 2 MiB page `cudaMalloc` takes large
+//! allocations in (`cuMemGetAllocationGranularity`, measured on the H200:
+//! `../shared/reference`, §4; [`DEVICE_PAGE`]). What the plan does not size — the CUDA context,
+//! the cuBLAS workspace, graph pools — is the reserve, a number the caller passes
+//! ([`GpuPlanInputs::reserve_bytes`]; the CLI's default is measured and cited where it is
+//! defined).
+
+use crate::arena::{ArenaInputs, BufferArena};
+use crate::config::ModelConfig;
+use crate::kv::{full_blocks_per_sequence, sliding_blocks_per_sequence, KvDtype, KvPool, KvPoolSizes};
+use crate::parallel::ParallelLayout;
+use crate::state::{StateCache, StateCacheSizes};
+use crate::weights::{bytes_at, parameters, WeightsError};
+use crate::ShardError;
+use arena_runtime::{AllocOptions, Arena, SizeError};
+
+/// The reserve the CLI keeps on every GPU by default: what an engine's process holds before
+/// its first allocation of the plan, measured on the H200 (driver 580.159.04, cudarc 0.19;
+/// `tests/gpu_plan.rs` prints it, `measurements/gpu_plan.md` holds the run): the CUDA context
+/// with the driver's own reservations (526 MiB of the 143,155 MiB `cuMemGetInfo` reports), a
+/// cuBLAS handle with its workspace (68 MiB), and the free memory no allocation can take
+/// ([`UNALLOCATABLE_TAIL`]) — 598 MiB, rounded up to 640 MiB (a multiple of 64 MiB, chosen
+/// here). Not in it: the engine's own kernels (modules it loads), which differ by engine —
+/// add them with `--reserve`; and no CUDA-graph pool: an engine whose every step buffer is an
+/// arena buffer captures graphs that allocate nothing of their own.
+pub const RESERVE_BYTES: u64 = 640 << 20;
+
+/// The free memory no allocation can take: on the H200 the largest single allocation is
+/// 3.1 MiB short of the free memory `cuMemGetInfo` reports, whatever is already allocated
+/// (measured: `tests/gpu_plan.rs`, `what_one_allocation_costs_beyond_its_pages`), two pages.
+pub const UNALLOCATABLE_TAIL: u64 = 2 * DEVICE_PAGE;
+
+/// Where [`RESERVE_BYTES`] comes from, in words the CLI prints.
+pub const RESERVE_SOURCE: &str = "the CUDA context and a cuBLAS handle with its workspace, \
+     as measured on an H200 (arena-spec/measurements/gpu_plan.md); --reserve to change";
+
+/// The page the device allocates large allocations in: 2 MiB.
+pub const DEVICE_PAGE: u64 = 2 << 20;
+
+/// `bytes` as the device takes them: rounded up to [`DEVICE_PAGE`], 0 for nothing.
+pub const fn on_device(bytes: u64) -> u64 {
+    bytes.div_ceil(DEVICE_PAGE) * DEVICE_PAGE
+}
+
+/// What the plan is asked for.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct GpuPlanInputs {
+    /// The memory of one GPU, in bytes.
+    pub gpu_bytes: u64,
+    /// Bytes kept for what the plan does not size (CUDA context, cuBLAS workspace, graph
+    /// pools), on every GPU.
+    pub reserve_bytes: u64,
+    /// The context length a sequence is planned at, in tokens.
+    pub context_tokens: usize,
+    /// The activation arena's inputs; `kv_block_size` is the pool's block, `max_batch_size`
+    /// the sequence slots of the state cache.
+    pub arena: ArenaInputs,
+    /// The activation arena as one shared slab (buffers of disjoint phases share bytes)
+    /// rather than one plain slab.
+    pub shared_arena: bool,
+    /// The GDN / Mamba-2 recurrent states in FP32 (else the model's dtype).
+    pub recurrent_f32: bool,
+    /// The element type of the cached keys and values.
+    pub kv_dtype: KvDtype,
+    /// One rank's weight bytes, where the caller knows them (a quantized checkpoint);
+    /// `None`: the rank's parameters at 16 bits ([`crate::weights`]).
+    pub weights_bytes_per_rank: Option<u64>,
+}
+
+/// One GPU's plan.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RankPlan {
+    /// The rank's index in the layout.
+    pub rank: usize,
+    /// Device bytes of each slab (rounded up to the page).
+    pub weights_bytes: u64,
+    pub arena_bytes: u64,
+    pub state_bytes: u64,
+    pub reserve_bytes: u64,
+    /// What is left for the KV pool.
+    pub kv_budget_bytes: u64,
+    /// Bytes of one block of every full-length layer of the rank, and of every sliding layer.
+    pub full_block_bytes: u64,
+    pub sliding_block_bytes: u64,
+    /// The most full-length blocks and sliding blocks this rank alone could hold, and the
+    /// sequences at the context they give.
+    pub blocks: usize,
+    pub sliding_blocks: usize,
+    pub sequences: usize,
+}
+
+/// The plan of every GPU of the layout.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GpuPlan {
+    pub inputs: GpuPlanInputs,
+    pub layout: ParallelLayout,
+    pub ranks: Vec<RankPlan>,
+    /// The rank with the fewest sequences (ties: the first): every rank allocates its pool.
+    pub binding_rank: usize,
+    /// The pool every rank allocates: the binding rank's blocks.
+    pub blocks: usize,
+    pub sliding_blocks: usize,
+    /// Tokens the full-length layers hold: `blocks × kv_block_size` (`None` for a model
+    /// without KV layers: its sequences are limited by the state slots alone).
+    pub tokens: Option<usize>,
+    /// Sequences at `context_tokens` the pool holds, at most the state cache's slots
+    /// (`max_batch_size`) where the model has recurrent layers.
+    pub sequences: usize,
+    /// Device bytes of the binding rank's pool at `blocks`.
+    pub kv_pool_bytes: u64,
+}
+
+/// Why no plan.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuPlanError {
+    #[error("{0}")]
+    Weights(#[from] WeightsError),
+    #[error("{0}")]
+    Shard(#[from] ShardError),
+    #[error("sizing {model}: {source}")]
+    Size { model: String, source: SizeError },
+    /// The fixed parts alone do not fit.
+    #[error(
+        "rank {rank}: weights {weights} + arena {arena} + state cache {state} + reserve {reserve} \
+         bytes already exceed the GPU's {gpu} bytes"
+    )]
+    FixedPartsExceedGpu {
+        rank: usize,
+        weights: u64,
+        arena: u64,
+        state: u64,
+        reserve: u64,
+        gpu: u64,
+    },
+    /// Not one sequence at the context fits.
+    #[error(
+        "rank {rank}: {budget} bytes are left for keys and values, less than one sequence of \
+         {context} tokens needs ({need} bytes)"
+    )]
+    NoSequenceFits {
+        rank: usize,
+        budget: u64,
+        context: usize,
+        need: u64,
+    },
+}
+
+/// The KV pool's device bytes on the rank of `config` at `blocks` and `sliding`.
+pub fn kv_pool_bytes(
+    config: &ModelConfig,
+    inputs: &GpuPlanInputs,
+    blocks: usize,
+    sliding: usize,
+) -> Result<u64, SizeError> {
+    let sizes = KvPoolSizes::try_from_config(
+        config,
+        inputs.arena.kv_block_size,
+        blocks,
+        sliding,
+        inputs.kv_dtype,
+    )?;
+    Ok(on_device(KvPool::slab_bytes(&sizes, AllocOptions::default())? as u64))
+}
+
+/// The largest `n` in `0..=hi` for which `fits(n)` (which must hold at 0 and stay false once
+/// false).
+fn largest(hi: usize, fits: impl Fn(usize) -> Result<bool, SizeError>) -> Result<usize, SizeError> {
+    let (mut lo, mut hi) = (0usize, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(mid)? {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Ok(lo)
+}
+
+fn plan_rank(config: &ModelConfig, rank: usize, inputs: &GpuPlanInputs) -> Result<RankPlan, GpuPlanError> {
+    let size_err = |source| GpuPlanError::Size {
+        model: config.source.to_string(),
+        source,
+    };
+    let weights = on_device(match inputs.weights_bytes_per_rank {
+        Some(b) => b,
+        None => bytes_at(parameters(config)?.total(), 16),
+    });
+    let arena_sizes = inputs.arena.sizes(config).map_err(size_err)?;
+    let arena_options = if inputs.shared_arena {
+        AllocOptions::shared()
+    } else {
+        AllocOptions::default()
+    };
+    let arena = on_device(BufferArena::slab_bytes(&arena_sizes, arena_options).map_err(size_err)? as u64);
+    let state_sizes =
+        StateCacheSizes::try_from_config(config, inputs.arena.max_batch_size, inputs.recurrent_f32)
+            .map_err(size_err)?;
+    let state = on_device(StateCache::slab_bytes(&state_sizes, AllocOptions::default()).map_err(size_err)? as u64);
+    let fixed = weights + arena + state + inputs.reserve_bytes;
+    let Some(budget) = inputs.gpu_bytes.checked_sub(fixed) else {
+        return Err(GpuPlanError::FixedPartsExceedGpu {
+            rank,
+            weights,
+            arena,
+            state,
+            reserve: inputs.reserve_bytes,
+            gpu: inputs.gpu_bytes,
+        });
+    };
+    let block = inputs.arena.kv_block_size;
+    let one = KvPoolSizes::try_from_config(config, block, 1, 1, inputs.kv_dtype).map_err(size_err)?;
+    let (full_block, sliding_block) = (one.full + one.mla_latent + one.indexer_keys, one.sliding);
+    let context = inputs.context_tokens;
+    let fb = full_blocks_per_sequence(context, block);
+    let sb = if sliding_block > 0 {
+        sliding_blocks_per_sequence(context, config.sliding_window, block, inputs.arena.max_batch_tokens)
+    } else {
+        0
+    };
+    let fits = |blocks: usize, sliding: usize| -> Result<bool, SizeError> {
+        Ok(kv_pool_bytes(config, inputs, blocks, sliding)? <= budget)
+    };
+    // An upper bound of the search: the budget over one block's bytes (a block is at least
+    // its bytes on the device).
+    let per_seq = (fb * full_block + sb * sliding_block) as u64;
+    let (blocks, sliding, sequences) = if per_seq == 0 {
+        (0, 0, inputs.arena.max_batch_size)
+    } else if sliding_block == 0 {
+        let hi = (budget / full_block as u64).min(usize::MAX as u64 / 2) as usize;
+        let blocks = largest(hi, |b| fits(b, 0)).map_err(size_err)?;
+        (blocks, 0, blocks / fb)
+    } else {
+        let hi = (budget / per_seq).min(usize::MAX as u64 / 2) as usize;
+        let s = largest(hi, |s| fits(s * fb, s * sb)).map_err(size_err)?;
+        (s * fb, s * sb, s)
+    };
+    if per_seq > 0 && sequences == 0 {
+        return Err(GpuPlanError::NoSequenceFits {
+            rank,
+            budget,
+            context,
+            need: kv_pool_bytes(config, inputs, fb, sb).map_err(size_err)?,
+        });
+    }
+    Ok(RankPlan {
+        rank,
+        weights_bytes: weights,
+        arena_bytes: arena,
+        state_bytes: state,
+        reserve_bytes: inputs.reserve_bytes,
+        kv_budget_bytes: budget,
+        full_block_bytes: full_block as u64,
+        sliding_block_bytes: sliding_block as u64,
+        blocks,
+        sliding_blocks: sliding,
+        sequences,
+    })
+}
+
+/// Plans every GPU of `layout` for the model of `whole` (its whole config).
+pub fn plan_gpu(
+    whole: &ModelConfig,
+    layout: &ParallelLayout,
+    inputs: GpuPlanInputs,
+) -> Result<GpuPlan, GpuPlanError> {
+    let mut ranks = Vec::new();
+    let mut configs = Vec::new();
+    for rank in layout.ranks() {
+        let config = whole.shard(&rank)?;
+        ranks.push(plan_rank(&config, rank.index, &inputs)?);
+        configs.push(config);
+    }
+    let binding = ranks
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, r)| (r.sequences, r.blocks))
+        .map_or(0, |(i, _)| i);
+    let b = &ranks[binding];
+    let has_kv = b.full_block_bytes + b.sliding_block_bytes > 0;
+    let has_state = b.state_bytes > 0;
+    let sequences = if has_state || !has_kv {
+        b.sequences.min(inputs.arena.max_batch_size)
+    } else {
+        b.sequences
+    };
+    let kv_pool_bytes = kv_pool_bytes(&configs[binding], &inputs, b.blocks, b.sliding_blocks)
+        .map_err(|source| GpuPlanError::Size {
+            model: whole.source.to_string(),
+            source,
+        })?;
+    Ok(GpuPlan {
+        inputs,
+        layout: *layout,
+        blocks: b.blocks,
+        sliding_blocks: b.sliding_blocks,
+        tokens: (b.full_block_bytes > 0).then(|| b.blocks * inputs.arena.kv_block_size),
+        sequences,
+        kv_pool_bytes,
+        binding_rank: b.rank,
+        ranks,
+    })
+}

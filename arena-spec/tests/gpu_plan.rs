@@ -1,0 +1,223 @@
+//! The whole-GPU plan on a real GPU (feature `cuda`): for several shipped models and layouts,
+//! allocate one rank's plan — a slab the size of its weights standing in for them, the
+//! activation arena (shared slab), the sequence-state cache and the KV pool at the planned
+//! blocks — and show it fits beside the measured reserve, while the pool at one block (one
+//! sequence, where sliding layers are planned by sequence) more does not. Returns early,
+//! saying so, without a CUDA device.
+//!
+//! Run on a GPU: `cargo test -p arena-spec --features cuda --release --test gpu_plan -- --nocapture`.
+#![cfg(feature = "cuda")]
+
+use arena_runtime::cudarc::cublas::CudaBlas;
+use arena_runtime::{AllocOptions, CudaDevice, Device};
+use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, DEVICE_PAGE, UNALLOCATABLE_TAIL};
+use arena_spec::models::SHIPPED;
+use arena_spec::{
+    ArenaInputs, BufferArena, KvDtype, KvPool, KvPoolSizes, ParallelLayout, StateCache,
+    StateCacheSizes,
+};
+
+const MIB: u64 = 1 << 20;
+
+/// The largest single allocation the device grants now, to the page (by halving steps).
+fn largest_allocation(device: &CudaDevice) -> u64 {
+    let mut largest = 0u64;
+    let mut step = 1u64 << 40;
+    while step >= DEVICE_PAGE {
+        if let Ok(a) = device.alloc((largest + step) as usize) {
+            // SAFETY: just allocated on this device, this long; freed once.
+            unsafe { device.free(a, (largest + step) as usize) }.unwrap();
+            largest += step;
+        }
+        step /= 2;
+    }
+    largest
+}
+
+#[test]
+fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
+    if !CudaDevice::available() {
+        eprintln!("skipped: no CUDA driver or device");
+        return;
+    }
+    let device = CudaDevice::new(0).expect("device 0 opens");
+    let context = device.mem_info().unwrap();
+    // The engine's cuBLAS handle and its workspace: part of what the plan does not size.
+    let blas = CudaBlas::new(device.stream().clone()).unwrap();
+    let with_blas = device.mem_info().unwrap();
+    let total = with_blas.total as u64;
+    println!(
+        "device: total {} MiB; context and driver {} MiB; cuBLAS handle {} MiB; reserve measured {} MiB",
+        total / MIB,
+        (total - context.free as u64) / MIB,
+        (context.free - with_blas.free) as u64 / MIB,
+        (total - with_blas.free as u64) / MIB,
+    );
+    // (model, tp, pp, one rank's weights where the parameters are not counted or the
+    // checkpoint is quantized: the oracle's parameter count at its format's width, stated in
+    // the row).
+    let cases: [(&str, usize, usize, Option<(u64, &str)>); 5] = [
+        ("llama-3.1-8b", 1, 1, None),
+        ("qwen3-30b-a3b", 1, 1, None),
+        ("gpt-oss-20b", 1, 1, None),
+        // DeepSeek-V3's FP8 checkpoint at tp 8: 671,026,404,352 parameters at one byte (its
+        // block scales left out), an eighth a rank.
+        ("deepseek-v3", 8, 1, Some((671_026_404_352 / 8, "fp8 stand-in"))),
+        // Qwen3-Next (hybrid, parameters not counted here): 79,674,391,296 at two bytes, tp 2.
+        ("qwen3-next-80b-a3b", 2, 1, Some((79_674_391_296, "bf16 stand-in"))),
+    ];
+    println!(
+        "\n| model | layout | weights MiB | arena MiB | state MiB | reserve MiB | blocks | sliding blocks | tokens | sequences @32K | pool MiB | free after, MiB | pool at one block (sequence) more |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (name, tp, pp, weights) in cases {
+        let m = SHIPPED.iter().find(|m| m.name == name).unwrap();
+        let whole = m.config().unwrap();
+        let layout = ParallelLayout::new(tp, 1, pp).unwrap();
+        let free = device.mem_info().unwrap().free as u64;
+        let largest = largest_allocation(&device);
+        assert!(free - largest <= UNALLOCATABLE_TAIL, "{free} free, {largest} allocatable");
+        let inputs = GpuPlanInputs {
+            gpu_bytes: total,
+            // What is already taken on this GPU (context, driver, cuBLAS) and the tail no
+            // allocation can take are the reserve: everything but the largest allocation.
+            reserve_bytes: total - largest,
+            context_tokens: 32_768,
+            arena: ArenaInputs {
+                max_seq_len: 32_768,
+                ..ArenaInputs::defaults_for(&whole)
+            },
+            shared_arena: true,
+            recurrent_f32: false,
+            kv_dtype: KvDtype::Bf16,
+            weights_bytes_per_rank: weights.map(|(b, _)| b),
+        };
+        let plan = plan_gpu(&whole, &layout, inputs).unwrap();
+        let rank = &plan.ranks[0];
+        let config = whole.shard(&layout.rank(0).unwrap()).unwrap();
+
+        let weights_addr = device.alloc(rank.weights_bytes as usize).unwrap();
+        let arena_sizes = inputs.arena.sizes(&config).unwrap();
+        let arena =
+            BufferArena::allocate_with(device.clone(), &arena_sizes, AllocOptions::shared())
+                .unwrap();
+        let state_sizes =
+            StateCacheSizes::from_config(&config, inputs.arena.max_batch_size, false);
+        let state = StateCache::allocate(device.clone(), &state_sizes).unwrap();
+        let pool_sizes = KvPoolSizes::from_config(
+            &config,
+            inputs.arena.kv_block_size,
+            rank.blocks,
+            rank.sliding_blocks,
+            KvDtype::Bf16,
+        );
+        let before_pool = device.mem_info().unwrap().free as u64;
+        let pool = match KvPool::allocate(device.clone(), &pool_sizes) {
+            Ok(p) => p,
+            Err(e) => {
+                let largest = largest_allocation(&device);
+                panic!(
+                    "{name}: pool {} MiB planned in a budget of {} MiB; free before it {} MiB, \
+                     largest single allocation {} MiB; weights {} arena {} state {}: {e}",
+                    plan.kv_pool_bytes / MIB,
+                    rank.kv_budget_bytes / MIB,
+                    before_pool / MIB,
+                    largest / MIB,
+                    rank.weights_bytes / MIB,
+                    rank.arena_bytes / MIB,
+                    rank.state_bytes / MIB
+                )
+            }
+        };
+        let left = device.mem_info().unwrap().free as u64;
+        // One block more (a sequence more where sliding layers are planned by sequence).
+        let (more_full, more_sliding) = if rank.sliding_blocks > 0 {
+            let per = rank.blocks / rank.sequences.max(1);
+            let per_s = rank.sliding_blocks / rank.sequences.max(1);
+            (per, per_s)
+        } else {
+            (1, 0)
+        };
+        let bigger = KvPoolSizes::from_config(
+            &config,
+            inputs.arena.kv_block_size,
+            rank.blocks + more_full,
+            rank.sliding_blocks + more_sliding,
+            KvDtype::Bf16,
+        );
+        pool.release().unwrap();
+        let one_more = match KvPool::allocate(device.clone(), &bigger) {
+            Ok(p) => {
+                p.release().unwrap();
+                "FITS"
+            }
+            Err(_) => "out of memory",
+        };
+        state.release().unwrap();
+        arena.release().unwrap();
+        // SAFETY: allocated above on this device, `weights_bytes` long, freed once.
+        unsafe { device.free(weights_addr, rank.weights_bytes as usize) }.unwrap();
+        println!(
+            "| {name} | tp={tp} pp={pp} | {}{} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {one_more} |",
+            rank.weights_bytes / MIB,
+            weights.map_or(String::new(), |(_, why)| format!(" ({why})")),
+            rank.arena_bytes / MIB,
+            rank.state_bytes / MIB,
+            rank.reserve_bytes / MIB,
+            rank.blocks,
+            rank.sliding_blocks,
+            rank.blocks * inputs.arena.kv_block_size,
+            rank.sequences,
+            plan.kv_pool_bytes as f64 / MIB as f64,
+            left as f64 / MIB as f64,
+        );
+        assert_eq!(one_more, "out of memory", "{name}");
+    }
+    drop(blas);
+}
+
+/// What the device takes for one allocation beyond its bytes: for each size, the drop in free
+/// memory minus the size rounded up to the page, and the largest single allocation against the
+/// free memory. Prints a table; asserts nothing beyond the allocations succeeding.
+#[test]
+fn what_one_allocation_costs_beyond_its_pages() {
+    if !CudaDevice::available() {
+        eprintln!("skipped: no CUDA driver or device");
+        return;
+    }
+    let device = CudaDevice::new(0).expect("device 0 opens");
+    println!("\n| size GiB | free drop − size (MiB) |");
+    println!("|---:|---:|");
+    for gib in [1u64, 4, 16, 32, 64, 100, 120] {
+        let bytes = gib << 30;
+        let before = device.mem_info().unwrap().free as u64;
+        if bytes + (64 << 20) > before {
+            continue;
+        }
+        let addr = device.alloc(bytes as usize).unwrap();
+        let after = device.mem_info().unwrap().free as u64;
+        unsafe { device.free(addr, bytes as usize) }.unwrap();
+        println!("| {gib} | {:.1} |", (before - after - bytes) as f64 / MIB as f64);
+    }
+    let free = device.mem_info().unwrap().free as u64;
+    let largest = largest_allocation(&device);
+    println!(
+        "free {} MiB; largest single allocation {} MiB (free − largest = {:.3} MiB)",
+        free / MIB,
+        largest / MIB,
+        (free - largest) as f64 / MIB as f64
+    );
+    // Two allocations splitting the free memory: what they can take together.
+    let half = (free / 2) / DEVICE_PAGE * DEVICE_PAGE;
+    let a = device.alloc(half as usize).unwrap();
+    let rest = device.mem_info().unwrap().free as u64;
+    let second = largest_allocation(&device);
+    unsafe { device.free(a, half as usize) }.unwrap();
+    println!(
+        "after one of {} MiB: free {} MiB, largest second {} MiB (free − largest = {:.3} MiB)",
+        half / MIB,
+        rest / MIB,
+        second / MIB,
+        (rest - second) as f64 / MIB as f64
+    );
+}
