@@ -16,7 +16,7 @@ use crate::config::ModelConfig;
 use crate::kv::{full_blocks_per_sequence, sliding_blocks_per_sequence, KvDtype, KvPool, KvPoolSizes};
 use crate::parallel::ParallelLayout;
 use crate::state::{StateCache, StateCacheSizes};
-use crate::weights::{bytes_at, parameters, WeightsError};
+use crate::weights::{weight_bytes, WeightsError};
 use crate::ShardError;
 use arena_runtime::{AllocOptions, Arena, SizeError};
 
@@ -68,8 +68,8 @@ pub struct GpuPlanInputs {
     pub recurrent_f32: bool,
     /// The element type of the cached keys and values.
     pub kv_dtype: KvDtype,
-    /// One rank's weight bytes, where the caller knows them (a quantized checkpoint);
-    /// `None`: the rank's parameters at 16 bits ([`crate::weights`]).
+    /// One rank's weight bytes, where the caller knows them; `None`: the rank's parameters
+    /// in the checkpoint's format ([`crate::weights::weight_bytes`]).
     pub weights_bytes_per_rank: Option<u64>,
 }
 
@@ -190,7 +190,7 @@ fn plan_rank(config: &ModelConfig, rank: usize, inputs: &GpuPlanInputs) -> Resul
     };
     let weights = on_device(match inputs.weights_bytes_per_rank {
         Some(b) => b,
-        None => bytes_at(parameters(config)?.total(), 16),
+        None => weight_bytes(config)?,
     });
     let arena_sizes = inputs.arena.sizes(config).map_err(size_err)?;
     let arena_options = if inputs.shared_arena {

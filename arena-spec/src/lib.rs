@@ -45,6 +45,7 @@ pub use config::levers::{LeverError, Levers};
 pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
 pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
 pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes};
+pub use weights::WeightFormat;
 pub use state::{StateCache, StateCacheInputs, StateCacheSizes};
 
 // The module paths before the crate was arranged in wings, kept for one release so code

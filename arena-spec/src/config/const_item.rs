@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 impl ModelConfig {
     /// This config as a Rust `const` item named `name`, borrowing `'static` data, with the
-    /// paths it needs in scope (`arena_spec::{Cow, Family, KvLayer, LayerKind, Levers, ModelConfig}`
+    /// paths it needs in scope (`arena_spec::{Cow, Family, KvLayer, LayerKind, Levers, ModelConfig, WeightFormat}`
     /// or `use` lines of the caller's). `None` for a rank's config (`ModelConfig::shard`):
     /// shard the const's whole-model config instead.
     pub fn const_item(&self, name: &str) -> Option<String> {
@@ -38,6 +38,7 @@ impl ModelConfig {
             first_k_dense_replace,
             moe_dense_layers,
             dense_ffn_layers,
+            weight_format,
             tie_word_embeddings,
             attention_bias,
             use_qk_norm,
@@ -134,6 +135,7 @@ impl ModelConfig {
             "dense_ffn_layers",
             format!("Cow::Borrowed(&[{}])", dense.join(", ")),
         );
+        field("weight_format", format!("WeightFormat::{weight_format:?}"));
         field("tie_word_embeddings", tie_word_embeddings.to_string());
         field("attention_bias", attention_bias.to_string());
         field("use_qk_norm", use_qk_norm.to_string());

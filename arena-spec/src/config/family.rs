@@ -143,6 +143,9 @@ pub struct FamilyRules {
     /// The dense FFN's width when the family derives it from the width key rather than
     /// using it as written (LFM2's `block_auto_adjust_ff_dim`); `None`: as written.
     pub ffn_auto_adjust: Option<FfnAutoAdjust>,
+    /// `tie_word_embeddings`' class default, for a file without the key (`Gemma3TextConfig`,
+    /// `Gemma4TextConfig`, `Lfm2Config`: true; the others false).
+    pub tied_embeddings: bool,
     /// Which attention layers keep only a window of keys and values, or none (the KV pool's
     /// layer kinds, [`super::KvLayer`]).
     pub kv_layers: KvLayers,

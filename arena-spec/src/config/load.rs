@@ -53,6 +53,9 @@ fn from_value(
         });
     };
 
+    // Kept at the top level by multimodal files too.
+    let weight_format = super::quantization::weight_format(&outer)?;
+    let outer_tied = outer.opt_bool("tie_word_embeddings")?;
     let f = if nested {
         match top.get("text_config") {
             Some(Value::Object(obj)) => Fields {
@@ -210,7 +213,15 @@ fn from_value(
             Mrope::FromFile => has_mrope(f),
         },
         layers: layers.into(),
-        tie_word_embeddings: f.opt_bool("tie_word_embeddings")?.unwrap_or(false),
+        weight_format,
+        tie_word_embeddings: match f.opt_bool("tie_word_embeddings")? {
+            Some(tied) => tied,
+            // LFM2's first files name it `tie_embedding` (`Lfm2Config` reads both).
+            None => match f.opt_bool("tie_embedding")? {
+                Some(tied) => tied,
+                None => outer_tied.unwrap_or(rules.tied_embeddings),
+            },
+        },
         attention_bias: f.opt_bool("attention_bias")?.unwrap_or(false),
         use_qk_norm: f.opt_bool("use_qk_norm")?.unwrap_or(false),
         sliding_window,

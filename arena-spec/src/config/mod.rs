@@ -25,6 +25,7 @@ pub mod levers;
 mod linear_mixers;
 mod load;
 mod mamba;
+mod quantization;
 mod moe;
 mod shard;
 
@@ -200,6 +201,9 @@ pub struct ModelConfig {
     pub per_layer_input_dim: usize,
     pub per_layer_inputs_width: usize,
 
+    /// The checkpoint's weight format (its `quantization_config`; none: 16 bits). Read by
+    /// the weight bytes only (`crate::weights`).
+    pub weight_format: crate::weights::WeightFormat,
     /// The output head reuses the input embedding's matrix (`tie_word_embeddings`; absent:
     /// false). Read by the parameter count only.
     pub tie_word_embeddings: bool,
