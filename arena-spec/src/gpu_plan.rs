@@ -13,7 +13,9 @@
 
 use crate::arena::{ArenaInputs, BufferArena};
 use crate::config::ModelConfig;
-use crate::kv::{full_blocks_per_sequence, sliding_blocks_per_sequence, KvDtype, KvPool, KvPoolSizes};
+use crate::kv::{
+    full_blocks_per_sequence, sliding_blocks_per_sequence, KvDtype, KvPool, KvPoolSizes,
+};
 use crate::parallel::ParallelLayout;
 use crate::state::{StateCache, StateCacheSizes};
 use crate::weights::{weight_bytes, WeightsError};
@@ -165,7 +167,9 @@ pub fn kv_pool_bytes(
         sliding,
         inputs.kv_dtype,
     )?;
-    Ok(on_device(KvPool::slab_bytes(&sizes, AllocOptions::default())? as u64))
+    Ok(on_device(
+        KvPool::slab_bytes(&sizes, AllocOptions::default())? as u64,
+    ))
 }
 
 /// The largest `n` in `0..=hi` for which `fits(n)` (which must hold at 0 and stay false once
@@ -183,7 +187,11 @@ fn largest(hi: usize, fits: impl Fn(usize) -> Result<bool, SizeError>) -> Result
     Ok(lo)
 }
 
-fn plan_rank(config: &ModelConfig, rank: usize, inputs: &GpuPlanInputs) -> Result<RankPlan, GpuPlanError> {
+fn plan_rank(
+    config: &ModelConfig,
+    rank: usize,
+    inputs: &GpuPlanInputs,
+) -> Result<RankPlan, GpuPlanError> {
     let size_err = |source| GpuPlanError::Size {
         model: config.source.to_string(),
         source,
@@ -198,11 +206,14 @@ fn plan_rank(config: &ModelConfig, rank: usize, inputs: &GpuPlanInputs) -> Resul
     } else {
         AllocOptions::default()
     };
-    let arena = on_device(BufferArena::slab_bytes(&arena_sizes, arena_options).map_err(size_err)? as u64);
+    let arena =
+        on_device(BufferArena::slab_bytes(&arena_sizes, arena_options).map_err(size_err)? as u64);
     let state_sizes =
         StateCacheSizes::try_from_config(config, inputs.arena.max_batch_size, inputs.recurrent_f32)
             .map_err(size_err)?;
-    let state = on_device(StateCache::slab_bytes(&state_sizes, AllocOptions::default()).map_err(size_err)? as u64);
+    let state = on_device(
+        StateCache::slab_bytes(&state_sizes, AllocOptions::default()).map_err(size_err)? as u64,
+    );
     let fixed = weights + arena + state + inputs.reserve_bytes;
     let Some(budget) = inputs.gpu_bytes.checked_sub(fixed) else {
         return Err(GpuPlanError::FixedPartsExceedGpu {
@@ -215,12 +226,18 @@ fn plan_rank(config: &ModelConfig, rank: usize, inputs: &GpuPlanInputs) -> Resul
         });
     };
     let block = inputs.arena.kv_block_size;
-    let one = KvPoolSizes::try_from_config(config, block, 1, 1, inputs.kv_dtype).map_err(size_err)?;
+    let one =
+        KvPoolSizes::try_from_config(config, block, 1, 1, inputs.kv_dtype).map_err(size_err)?;
     let (full_block, sliding_block) = (one.full + one.mla_latent + one.indexer_keys, one.sliding);
     let context = inputs.context_tokens;
     let fb = full_blocks_per_sequence(context, block);
     let sb = if sliding_block > 0 {
-        sliding_blocks_per_sequence(context, config.sliding_window, block, inputs.arena.max_batch_tokens)
+        sliding_blocks_per_sequence(
+            context,
+            config.sliding_window,
+            block,
+            inputs.arena.max_batch_tokens,
+        )
     } else {
         0
     };

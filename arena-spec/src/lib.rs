@@ -22,11 +22,11 @@ pub mod config;
 pub mod fit;
 pub mod gpu_plan;
 pub mod kv;
-pub mod weights;
 pub mod models;
 pub mod parallel;
 pub mod report;
 pub mod state;
+pub mod weights;
 
 pub use arena::constants::{GATEUP_FUSED_MAX_M, Q12_SIZING_STREAMS, VERIFY_ROW_CAP};
 pub use arena::regions::{
@@ -43,10 +43,10 @@ pub use arena::{
 };
 pub use config::levers::{LeverError, Levers};
 pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
-pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
 pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes};
-pub use weights::WeightFormat;
+pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
 pub use state::{StateCache, StateCacheInputs, StateCacheSizes};
+pub use weights::WeightFormat;
 
 // The module paths before the crate was arranged in wings, kept for one release so code
 // written against them still builds; new code names the paths above.

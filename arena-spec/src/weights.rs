@@ -204,14 +204,16 @@ fn rules(c: &ModelConfig) -> Option<Rules> {
         },
         // Qwen3Attention, Qwen3MoeAttention (and Qwen3-VL's text models), Exaone4Attention:
         // `attention_bias` on all four, q_norm and k_norm of `head_dim`.
-        Family::Qwen3 | Family::Qwen3Moe | Family::Qwen3Vl | Family::Qwen3VlMoe | Family::Exaone4 => {
-            Rules {
-                qkv_bias: b,
-                o_bias: b,
-                qk_norm: QkNorm::PerHead,
-                ..Rules::default()
-            }
-        }
+        Family::Qwen3
+        | Family::Qwen3Moe
+        | Family::Qwen3Vl
+        | Family::Qwen3VlMoe
+        | Family::Exaone4 => Rules {
+            qkv_bias: b,
+            o_bias: b,
+            qk_norm: QkNorm::PerHead,
+            ..Rules::default()
+        },
         // Qwen3NextAttention and Qwen3.5's: the same, with the gated q (`q_proj_width`); the
         // MoE's shared expert is gated (`Qwen3NextSparseMoeBlock.shared_expert_gate`); the
         // GDN layers' tensors are listed by kind.
@@ -284,11 +286,7 @@ impl List {
         if count == 0 || dims.iter().product::<u64>() == 0 {
             return;
         }
-        match self
-            .0
-            .iter_mut()
-            .find(|t| t.name == name && t.dims == dims)
-        {
+        match self.0.iter_mut().find(|t| t.name == name && t.dims == dims) {
             Some(t) => t.count += count,
             None => self.0.push(Tensor {
                 name,
@@ -331,7 +329,12 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
     };
     let rows = vocab_rows(c.vocab_size, tp);
     if first_stage {
-        l.add("model.embed_tokens.weight", [1, rows, h], Role::Embedding, 1);
+        l.add(
+            "model.embed_tokens.weight",
+            [1, rows, h],
+            Role::Embedding,
+            1,
+        );
     }
     if last_stage {
         if !(c.tie_word_embeddings && first_stage) {
@@ -354,13 +357,33 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
         if ql > 0 {
             l.linear("self_attn.q_a_proj.weight", ql, h, attention);
             l.vector("self_attn.q_a_layernorm.weight", ql, attention);
-            l.linear("self_attn.q_b_proj.weight", heads * (nope + rope), ql, attention);
+            l.linear(
+                "self_attn.q_b_proj.weight",
+                heads * (nope + rope),
+                ql,
+                attention,
+            );
         } else {
-            l.linear("self_attn.q_proj.weight", heads * (nope + rope), h, attention);
+            l.linear(
+                "self_attn.q_proj.weight",
+                heads * (nope + rope),
+                h,
+                attention,
+            );
         }
-        l.linear("self_attn.kv_a_proj_with_mqa.weight", kl + rope, h, attention);
+        l.linear(
+            "self_attn.kv_a_proj_with_mqa.weight",
+            kl + rope,
+            h,
+            attention,
+        );
         l.vector("self_attn.kv_a_layernorm.weight", kl, attention);
-        l.linear("self_attn.kv_b_proj.weight", heads * (nope + v), kl, attention);
+        l.linear(
+            "self_attn.kv_b_proj.weight",
+            heads * (nope + v),
+            kl,
+            attention,
+        );
         l.linear("self_attn.o_proj.weight", h, heads * v, attention);
         // DeepSeek-V3.2's indexer (`DeepseekV32Indexer`): wq_b from the q latent, wk, a
         // LayerNorm (weight and bias) of the key, weights_proj.
@@ -375,10 +398,20 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
     } else {
         let (q, k, v) = (heads * hd, kv * hd, kv * c.value_head_dim() as u64);
         // The q projection doubled where the output is gated (`q_proj_width`).
-        l.linear("self_attn.q_proj.weight", c.q_proj_width() as u64, h, attention);
+        l.linear(
+            "self_attn.q_proj.weight",
+            c.q_proj_width() as u64,
+            h,
+            attention,
+        );
         l.linear("self_attn.k_proj.weight", k, h, attention);
         l.linear("self_attn.v_proj.weight", v, h, attention);
-        l.linear("self_attn.o_proj.weight", h, heads * c.value_head_dim() as u64, attention);
+        l.linear(
+            "self_attn.o_proj.weight",
+            h,
+            heads * c.value_head_dim() as u64,
+            attention,
+        );
         if rules.qkv_bias {
             l.vector("self_attn.q_proj.bias", q, attention);
             l.vector("self_attn.k_proj.bias", k, attention);
@@ -409,11 +442,19 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
         // Qwen3NextGatedDeltaNet (Qwen3.5's splits the same rows over in_proj_qkv, _z, _b,
         // _a): q, k, v, z, then b and a a value head; the conv over q, k and v without a bias;
         // dt_bias and A_log a value head; the gated norm a value-head element; out_proj.
-        let (vh, vd) = (c.linear_num_value_heads as u64, c.linear_value_head_dim as u64);
+        let (vh, vd) = (
+            c.linear_num_value_heads as u64,
+            c.linear_value_head_dim as u64,
+        );
         let conv = c.gdn_conv_dim() as u64;
         l.linear("linear_attn.in_proj_qkvz.weight", conv + vh * vd, h, gdn);
         l.linear("linear_attn.in_proj_ba.weight", 2 * vh, h, gdn);
-        l.add("linear_attn.conv1d.weight", [conv, 1, c.linear_conv_kernel_dim as u64], Role::Vector, gdn);
+        l.add(
+            "linear_attn.conv1d.weight",
+            [conv, 1, c.linear_conv_kernel_dim as u64],
+            Role::Vector,
+            gdn,
+        );
         l.vector("linear_attn.dt_bias", vh, gdn);
         l.vector("linear_attn.A_log", vh, gdn);
         l.vector("linear_attn.norm.weight", vd, gdn);
@@ -428,8 +469,18 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
             c.mamba_d_inner() as u64,
             c.mamba_conv_dim() as u64,
         );
-        l.linear("mixer.in_proj.weight", c.mamba_in_proj_width() as u64, h, mamba);
-        l.add("mixer.conv1d.weight", [conv, 1, c.mamba_conv_kernel as u64], Role::Vector, mamba);
+        l.linear(
+            "mixer.in_proj.weight",
+            c.mamba_in_proj_width() as u64,
+            h,
+            mamba,
+        );
+        l.add(
+            "mixer.conv1d.weight",
+            [conv, 1, c.mamba_conv_kernel as u64],
+            Role::Vector,
+            mamba,
+        );
         l.vector("mixer.conv1d.bias", conv, mamba);
         l.vector("mixer.dt_bias", heads, mamba);
         l.vector("mixer.A_log", heads, mamba);
@@ -442,7 +493,12 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
         // Lfm2ShortConv: in_proj to B, C, x; the depthwise conv without a bias; out_proj.
         let d = c.short_conv_dim as u64;
         l.linear("conv.in_proj.weight", 3 * d, h, short_conv);
-        l.add("conv.conv.weight", [d, 1, c.short_conv_kernel as u64], Role::Vector, short_conv);
+        l.add(
+            "conv.conv.weight",
+            [d, 1, c.short_conv_kernel as u64],
+            Role::Vector,
+            short_conv,
+        );
         l.linear("conv.out_proj.weight", h, d, short_conv);
     }
 
@@ -472,15 +528,45 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
     l.linear("mlp.up_proj.weight", dense, h, dense_layers);
     l.linear("mlp.down_proj.weight", h, dense, dense_layers);
     let experts = c.local_experts() as u64;
-    l.add("mlp.experts.gate_up_proj", [experts, (1 + gate) * expert, h], Role::Experts, moe_layers);
-    l.add("mlp.experts.down_proj", [experts, h, expert], Role::Experts, moe_layers);
-    l.add("mlp.gate.weight", [1, c.num_experts as u64, h], Role::Router, moe_layers);
+    l.add(
+        "mlp.experts.gate_up_proj",
+        [experts, (1 + gate) * expert, h],
+        Role::Experts,
+        moe_layers,
+    );
+    l.add(
+        "mlp.experts.down_proj",
+        [experts, h, expert],
+        Role::Experts,
+        moe_layers,
+    );
+    l.add(
+        "mlp.gate.weight",
+        [1, c.num_experts as u64, h],
+        Role::Router,
+        moe_layers,
+    );
     if rules.expert_bias {
-        l.add("mlp.experts.gate_up_proj_bias", [1, experts, 2 * expert], Role::Vector, moe_layers);
-        l.add("mlp.experts.down_proj_bias", [1, experts, h], Role::Vector, moe_layers);
+        l.add(
+            "mlp.experts.gate_up_proj_bias",
+            [1, experts, 2 * expert],
+            Role::Vector,
+            moe_layers,
+        );
+        l.add(
+            "mlp.experts.down_proj_bias",
+            [1, experts, h],
+            Role::Vector,
+            moe_layers,
+        );
         l.vector("mlp.router.bias", c.num_experts as u64, moe_layers);
     }
-    l.linear("mlp.shared_experts.gate_proj.weight", gate * shared, h, moe_layers);
+    l.linear(
+        "mlp.shared_experts.gate_proj.weight",
+        gate * shared,
+        h,
+        moe_layers,
+    );
     l.linear("mlp.shared_experts.up_proj.weight", shared, h, moe_layers);
     l.linear("mlp.shared_experts.down_proj.weight", h, shared, moe_layers);
     if rules.shared_expert_gate && shared > 0 {
@@ -488,7 +574,12 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
     }
 
     // The layers' norms (the names of the two most families use).
-    l.add("layers.*.norms", [1, rules.norms_per_layer, h], Role::Vector, layers);
+    l.add(
+        "layers.*.norms",
+        [1, rules.norms_per_layer, h],
+        Role::Vector,
+        layers,
+    );
     Ok(l.0)
 }
 

@@ -181,3 +181,64 @@ fn models_json_lists_every_shipped_config_as_the_library_loads_it() {
         assert_eq!(u(&row["experts"]) as usize, experts);
     }
 }
+
+#[test]
+fn fit_gpu_json_is_the_librarys_plan() {
+    let doc = json(&[
+        "fit",
+        "deepseek-v3",
+        "--gpu-memory",
+        "143155MiB",
+        "--tp",
+        "8",
+        "--max-seq-len",
+        "32768",
+        "--shared",
+        "--json",
+    ]);
+    let ranks = doc["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 8);
+    let binding = &ranks[u(&doc["binding_rank"]) as usize];
+    assert_eq!(u(&doc["blocks"]), u(&binding["blocks"]));
+    assert_eq!(u(&doc["tokens"]), u(&doc["blocks"]) * 16);
+    assert_eq!(doc["inputs"]["context_tokens"], 32768);
+    assert_eq!(doc["inputs"]["reserve_bytes"], 640 << 20);
+    assert!(doc["reserve_source"].as_str().unwrap().contains("measured"));
+    // Every rank's parts add up to its GPU.
+    for r in ranks {
+        let sum = [
+            "weights_bytes",
+            "arena_bytes",
+            "state_bytes",
+            "reserve_bytes",
+            "kv_budget_bytes",
+        ]
+        .iter()
+        .map(|k| u(&r[k]))
+        .sum::<u64>();
+        assert_eq!(sum, 143_155 << 20);
+    }
+    // The library's plan, the same figures.
+    let c = arena_spec::models::find("deepseek-v3")
+        .unwrap()
+        .config()
+        .unwrap();
+    let i = arena_spec::gpu_plan::GpuPlanInputs {
+        gpu_bytes: 143_155 << 20,
+        reserve_bytes: arena_spec::gpu_plan::RESERVE_BYTES,
+        context_tokens: 32_768,
+        arena: arena_spec::ArenaInputs {
+            max_seq_len: 32_768,
+            ..arena_spec::ArenaInputs::defaults_for(&c)
+        },
+        shared_arena: true,
+        recurrent_f32: false,
+        kv_dtype: arena_spec::KvDtype::Bf16,
+        weights_bytes_per_rank: None,
+    };
+    let layout = arena_spec::ParallelLayout::new(8, 1, 1).unwrap();
+    let plan = arena_spec::gpu_plan::plan_gpu(&c, &layout, i).unwrap();
+    assert_eq!(u(&doc["blocks"]), plan.blocks as u64);
+    assert_eq!(u(&doc["sequences"]), plan.sequences as u64);
+    assert_eq!(u(&ranks[0]["weights_bytes"]), plan.ranks[0].weights_bytes);
+}

@@ -62,9 +62,19 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         ("gpt-oss-20b", 1, 1, None),
         // DeepSeek-V3's FP8 checkpoint at tp 8: 671,026,404,352 parameters at one byte (its
         // block scales left out), an eighth a rank.
-        ("deepseek-v3", 8, 1, Some((671_026_404_352 / 8, "fp8 stand-in"))),
+        (
+            "deepseek-v3",
+            8,
+            1,
+            Some((671_026_404_352 / 8, "fp8 stand-in")),
+        ),
         // Qwen3-Next (hybrid, parameters not counted here): 79,674,391,296 at two bytes, tp 2.
-        ("qwen3-next-80b-a3b", 2, 1, Some((79_674_391_296, "bf16 stand-in"))),
+        (
+            "qwen3-next-80b-a3b",
+            2,
+            1,
+            Some((79_674_391_296, "bf16 stand-in")),
+        ),
     ];
     println!(
         "\n| model | layout | weights MiB | arena MiB | state MiB | reserve MiB | blocks | sliding blocks | tokens | sequences @32K | pool MiB | free after, MiB | pool at one block (sequence) more |"
@@ -76,7 +86,10 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         let layout = ParallelLayout::new(tp, 1, pp).unwrap();
         let free = device.mem_info().unwrap().free as u64;
         let largest = largest_allocation(&device);
-        assert!(free - largest <= UNALLOCATABLE_TAIL, "{free} free, {largest} allocatable");
+        assert!(
+            free - largest <= UNALLOCATABLE_TAIL,
+            "{free} free, {largest} allocatable"
+        );
         let inputs = GpuPlanInputs {
             gpu_bytes: total,
             // What is already taken on this GPU (context, driver, cuBLAS) and the tail no
@@ -101,8 +114,7 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         let arena =
             BufferArena::allocate_with(device.clone(), &arena_sizes, AllocOptions::shared())
                 .unwrap();
-        let state_sizes =
-            StateCacheSizes::from_config(&config, inputs.arena.max_batch_size, false);
+        let state_sizes = StateCacheSizes::from_config(&config, inputs.arena.max_batch_size, false);
         let state = StateCache::allocate(device.clone(), &state_sizes).unwrap();
         let pool_sizes = KvPoolSizes::from_config(
             &config,
@@ -197,7 +209,10 @@ fn what_one_allocation_costs_beyond_its_pages() {
         let addr = device.alloc(bytes as usize).unwrap();
         let after = device.mem_info().unwrap().free as u64;
         unsafe { device.free(addr, bytes as usize) }.unwrap();
-        println!("| {gib} | {:.1} |", (before - after - bytes) as f64 / MIB as f64);
+        println!(
+            "| {gib} | {:.1} |",
+            (before - after - bytes) as f64 / MIB as f64
+        );
     }
     let free = device.mem_info().unwrap().free as u64;
     let largest = largest_allocation(&device);

@@ -74,7 +74,9 @@ fn kv_heads_on_rank(total: usize, tp: usize) -> usize {
 fn head_size(v: &Value) -> usize {
     v.get("head_dim")
         .and_then(Value::as_u64)
-        .map_or(n(v, "hidden_size") / n(v, "num_attention_heads"), |d| d as usize)
+        .map_or(n(v, "hidden_size") / n(v, "num_attention_heads"), |d| {
+            d as usize
+        })
 }
 
 #[test]
@@ -115,7 +117,9 @@ fn the_layers_that_slide_are_those_transformers_resolves() {
     let e2b = config("gemma-4-e2b-it");
     let shared = n(&raw("gemma-4-e2b-it"), "num_kv_shared_layers");
     let kinds = e2b.kv_layer_kinds();
-    assert!(kinds[kinds.len() - shared..].iter().all(|k| *k == KvLayer::Shared));
+    assert!(kinds[kinds.len() - shared..]
+        .iter()
+        .all(|k| *k == KvLayer::Shared));
     assert!(!kinds[..kinds.len() - shared].contains(&KvLayer::Shared));
 }
 
@@ -163,7 +167,12 @@ fn full_and_sliding_pages_are_vllms() {
 
 #[test]
 fn gemma4_full_layers_use_their_own_head_size_and_shared_layers_keep_nothing() {
-    for name in ["gemma-4-31b-it", "gemma-4-26b-a4b", "gemma-4-e2b-it", "gemma-4-e4b-it"] {
+    for name in [
+        "gemma-4-31b-it",
+        "gemma-4-26b-a4b",
+        "gemma-4-e2b-it",
+        "gemma-4-e4b-it",
+    ] {
         let v = raw(name);
         let shared = v
             .get("num_kv_shared_layers")
@@ -192,7 +201,11 @@ fn gemma4_full_layers_use_their_own_head_size_and_shared_layers_keep_nothing() {
         let full_page = attention_page(BLOCK, global_kv, global_head, 2);
         let sliding_page = attention_page(BLOCK, n(&v, "num_key_value_heads"), head_size(&v), 2);
         assert_eq!(s.full, full_layers * BLOCKS * full_page, "{name}");
-        assert_eq!(s.sliding, sliding_layers * SLIDING_BLOCKS * sliding_page, "{name}");
+        assert_eq!(
+            s.sliding,
+            sliding_layers * SLIDING_BLOCKS * sliding_page,
+            "{name}"
+        );
     }
 }
 
@@ -215,7 +228,11 @@ fn mla_and_indexer_pages_are_vllms_and_whole_on_every_rank() {
             let c = at_tp(name, tp);
             let layers = c.num_attention_layers();
             let s = sizes(&c, KvDtype::Bf16);
-            assert_eq!(s.mla_latent, layers * BLOCKS * mla_page(BLOCK, latent, 2), "{name}");
+            assert_eq!(
+                s.mla_latent,
+                layers * BLOCKS * mla_page(BLOCK, latent, 2),
+                "{name}"
+            );
             assert_eq!(s.indexer_keys, layers * BLOCKS * indexer, "{name}");
             assert_eq!(s.full + s.sliding, 0, "{name}");
             // FP8 halves the latent, not the indexer (FP8 already).

@@ -41,7 +41,11 @@ fn counted_families_match_the_reference_exactly_and_others_are_refused() {
         }
     }
     assert!(matched.len() >= 14, "{matched:?}");
-    eprintln!("matched {}: {matched:?}\nrefused {}: {refused:?}", matched.len(), refused.len());
+    eprintln!(
+        "matched {}: {matched:?}\nrefused {}: {refused:?}",
+        matched.len(),
+        refused.len()
+    );
 }
 
 fn config(name: &str) -> arena_spec::ModelConfig {
@@ -67,7 +71,10 @@ fn ranks_hold_their_share() {
     // The vocabulary padded to 64 before the split (vLLM's VocabParallelEmbedding).
     let qwen = config("qwen3-0.6b");
     let rank = parameters(&qwen.shard(&layout.rank(1).unwrap()).unwrap()).unwrap();
-    assert_eq!(rank.embedding, 151_936usize.div_ceil(64) as u64 * 64 / 2 * 1024);
+    assert_eq!(
+        rank.embedding,
+        151_936usize.div_ceil(64) as u64 * 64 / 2 * 1024
+    );
     // pp 2: the stages' counts add up to the whole model's.
     let layout = ParallelLayout::new(1, 1, 2).unwrap();
     let staged: u64 = (0..2)
@@ -91,7 +98,13 @@ fn bytes_follow_each_formats_definition() {
     // a 4-byte scale a 128 × 128 block of it; the rest in 16 bits. Transcribed here from the
     // tensor list by shape, against the format's definition.
     let ds = config("deepseek-v3");
-    assert_eq!(ds.weight_format, WeightFormat::Fp8Block { rows: 128, cols: 128 });
+    assert_eq!(
+        ds.weight_format,
+        WeightFormat::Fp8Block {
+            rows: 128,
+            cols: 128
+        }
+    );
     let mut want = 0u64;
     for t in tensors(&ds).unwrap() {
         let [e, out, inp] = t.dims;

@@ -140,7 +140,10 @@ impl ModelConfig {
         field("attention_bias", attention_bias.to_string());
         field("use_qk_norm", use_qk_norm.to_string());
         field("sliding_window", sliding_window.to_string());
-        let kv: Vec<String> = kv_layers.iter().map(|k| format!("KvLayer::{k:?}")).collect();
+        let kv: Vec<String> = kv_layers
+            .iter()
+            .map(|k| format!("KvLayer::{k:?}"))
+            .collect();
         field("kv_layers", format!("Cow::Borrowed(&[{}])", kv.join(", ")));
         for (name, value) in [
             ("zero_expert_num", zero_expert_num),

@@ -18,15 +18,15 @@ pub mod family;
 mod fields;
 mod json;
 mod keys;
-mod layer_widths;
 mod kv_layers;
+mod layer_widths;
 mod layers;
 pub mod levers;
 mod linear_mixers;
 mod load;
 mod mamba;
-mod quantization;
 mod moe;
+mod quantization;
 mod shard;
 
 pub use const_item::const_name;

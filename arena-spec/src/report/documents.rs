@@ -15,6 +15,18 @@ use serde::Serialize;
 /// `models`). Raised when a field changes meaning or goes away; adding a field keeps it.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// `arena fit --gpu-memory … --json` (or `--device`): the whole GPU's plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuFitReport {
+    pub schema_version: u32,
+    pub model: String,
+    pub model_type: String,
+    /// Where the reserve comes from: the measured default's source, or `--reserve`.
+    pub reserve_source: &'static str,
+    #[serde(flatten)]
+    pub plan: crate::gpu_plan::GpuPlan,
+}
+
 /// `arena fit --json`: the largest value of one input whose arena fits a budget.
 #[derive(Debug, Clone, Serialize)]
 pub struct FitReport {

@@ -7,8 +7,8 @@ mod documents;
 mod plan;
 
 pub use documents::{
-    DiffReport, DiffRow, DiffSide, FitReport, ModelRow, ModelsReport, SweepPoint, SweepReport,
-    SCHEMA_VERSION,
+    DiffReport, DiffRow, DiffSide, FitReport, GpuFitReport, ModelRow, ModelsReport, SweepPoint,
+    SweepReport, SCHEMA_VERSION,
 };
 pub use plan::{AllocSummary, LayoutReport, PlanReport, StageSummary};
 

@@ -5,7 +5,7 @@
 use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError};
 use crate::fit::FitArgs;
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, RESERVE_BYTES, RESERVE_SOURCE};
-use arena_spec::report::{human_bytes, parse_bytes};
+use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
 use arena_spec::KvDtype;
 
 /// The whole-GPU flags of `arena fit`.
@@ -113,8 +113,19 @@ pub fn run(args: &FitArgs) -> Result<(), CliError> {
     };
     let layout = args.sizing.fixed.layout.layout()?;
     let plan = plan_gpu(&whole, &layout, inputs).map_err(|e| CliError::Usage(e.to_string()))?;
+    let reserve_source = if g.reserve.is_some() {
+        "--reserve"
+    } else {
+        RESERVE_SOURCE
+    };
     if args.json {
-        return print_json(&plan);
+        return print_json(&GpuFitReport {
+            schema_version: SCHEMA_VERSION,
+            model: whole.source.to_string(),
+            model_type: whole.model_type.to_string(),
+            reserve_source,
+            plan,
+        });
     }
     print_inputs(&whole, &arena);
     println!(
@@ -172,17 +183,17 @@ pub fn run(args: &FitArgs) -> Result<(), CliError> {
         inputs.context_tokens,
         h(plan.kv_pool_bytes),
         plan.binding_rank,
-        if plan.ranks.len() > 1 { ", marked *" } else { "" },
+        if plan.ranks.len() > 1 {
+            ", marked *"
+        } else {
+            ""
+        },
     );
     println!(
         "{} {} kept a GPU: {}",
         bold("reserve:"),
         h(inputs.reserve_bytes),
-        if g.reserve.is_some() {
-            "--reserve"
-        } else {
-            RESERVE_SOURCE
-        }
+        reserve_source
     );
     Ok(())
 }

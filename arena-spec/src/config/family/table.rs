@@ -7,8 +7,8 @@ use super::shared_keys::{
 };
 use super::{
     reference, CompressedAttention, DenseLayers, Family, FamilyRules, GlobalLayers, HeadDim,
-    KvLayers, LayerWidths, LinearMixer, MambaKeys, Mixers, MoeKeys, Mrope, Reference, Refusal, RefusalScope,
-    SharedExpert,
+    KvLayers, LayerWidths, LinearMixer, MambaKeys, Mixers, MoeKeys, Mrope, Reference, Refusal,
+    RefusalScope, SharedExpert,
 };
 
 impl Family {
