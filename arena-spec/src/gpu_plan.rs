@@ -14,7 +14,8 @@
 use crate::arena::{ArenaInputs, BufferArena};
 use crate::config::ModelConfig;
 use crate::kv::{
-    full_blocks_per_sequence, sliding_blocks_per_sequence, KvDtype, KvPool, KvPoolSizes,
+    compressed_blocks_per_sequence, full_blocks_per_sequence, sliding_blocks_per_sequence, KvDtype,
+    KvPool, KvPoolSizes,
 };
 use crate::parallel::ParallelLayout;
 use crate::state::{StateCache, StateCacheSizes};
@@ -87,13 +88,12 @@ pub struct RankPlan {
     pub reserve_bytes: u64,
     /// What is left for the KV pool.
     pub kv_budget_bytes: u64,
-    /// Bytes of one block of every full-length layer of the rank, and of every sliding layer.
-    pub full_block_bytes: u64,
-    pub sliding_block_bytes: u64,
-    /// The most full-length blocks and sliding blocks this rank alone could hold, and the
-    /// sequences at the context they give.
-    pub blocks: usize,
-    pub sliding_blocks: usize,
+    /// The blocks one sequence at the context needs, by kind, and their device bytes alone.
+    pub sequence_blocks: PoolBlocks,
+    pub sequence_bytes: u64,
+    /// The most blocks this rank alone could hold, and the sequences at the context they
+    /// give.
+    pub blocks: PoolBlocks,
     pub sequences: usize,
 }
 
@@ -106,10 +106,9 @@ pub struct GpuPlan {
     /// The rank with the fewest sequences (ties: the first): every rank allocates its pool.
     pub binding_rank: usize,
     /// The pool every rank allocates: the binding rank's blocks.
-    pub blocks: usize,
-    pub sliding_blocks: usize,
-    /// Tokens the full-length layers hold: `blocks × kv_block_size` (`None` for a model
-    /// without KV layers: its sequences are limited by the state slots alone).
+    pub blocks: PoolBlocks,
+    /// Tokens the full-length layers hold: `blocks.full × kv_block_size` (`None` for a model
+    /// without full-length KV layers: its sequences are what it is planned by).
     pub tokens: Option<usize>,
     /// Sequences at `context_tokens` the pool holds, at most the state cache's slots
     /// (`max_batch_size`) where the model has recurrent layers.
@@ -153,18 +152,82 @@ pub enum GpuPlanError {
     },
 }
 
-/// The KV pool's device bytes on the rank of `config` at `blocks` and `sliding`.
+/// The KV pool's block counts, by kind of layer ([`KvPool`]'s inputs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PoolBlocks {
+    /// Blocks a full-length layer holds.
+    pub full: usize,
+    /// Blocks a sliding-window layer holds.
+    pub sliding: usize,
+    /// Blocks of DeepSeek-V4's CSA and HCA entries a layer holds.
+    pub csa: usize,
+    pub hca: usize,
+}
+
+impl PoolBlocks {
+    /// What one sequence of `tokens` tokens needs on the rank of `config`, while steps of up
+    /// to `max_batch_tokens` run: every kind its model has.
+    pub fn per_sequence(
+        config: &ModelConfig,
+        tokens: usize,
+        block_tokens: usize,
+        max_batch_tokens: usize,
+    ) -> PoolBlocks {
+        let has = |layers: usize, n: usize| if layers > 0 { n } else { 0 };
+        PoolBlocks {
+            full: has(
+                config.num_full_kv_layers(),
+                full_blocks_per_sequence(tokens, block_tokens),
+            ),
+            sliding: has(
+                config.num_sliding_kv_layers(),
+                sliding_blocks_per_sequence(
+                    tokens,
+                    config.sliding_window,
+                    block_tokens,
+                    max_batch_tokens,
+                ),
+            ),
+            csa: has(
+                config.num_csa_kv_layers(),
+                compressed_blocks_per_sequence(tokens, config.index_ratio(), block_tokens),
+            ),
+            hca: has(
+                config.num_hca_kv_layers(),
+                compressed_blocks_per_sequence(tokens, config.hca_compress_ratio, block_tokens),
+            ),
+        }
+    }
+
+    /// `n` times each count.
+    pub const fn times(self, n: usize) -> PoolBlocks {
+        PoolBlocks {
+            full: self.full * n,
+            sliding: self.sliding * n,
+            csa: self.csa * n,
+            hca: self.hca * n,
+        }
+    }
+
+    /// Whether only full-length layers hold blocks (the pool can then grow a block at a time).
+    pub const fn full_only(self) -> bool {
+        self.sliding == 0 && self.csa == 0 && self.hca == 0
+    }
+}
+
+/// The KV pool's device bytes on the rank of `config` at `blocks`.
 pub fn kv_pool_bytes(
     config: &ModelConfig,
     inputs: &GpuPlanInputs,
-    blocks: usize,
-    sliding: usize,
+    blocks: PoolBlocks,
 ) -> Result<u64, SizeError> {
     let sizes = KvPoolSizes::try_from_config(
         config,
         inputs.arena.kv_block_size,
-        blocks,
-        sliding,
+        blocks.full,
+        blocks.sliding,
+        blocks.csa,
+        blocks.hca,
         inputs.kv_dtype,
     )?;
     Ok(on_device(
@@ -225,45 +288,66 @@ fn plan_rank(
             gpu: inputs.gpu_bytes,
         });
     };
-    let block = inputs.arena.kv_block_size;
-    let one =
-        KvPoolSizes::try_from_config(config, block, 1, 1, inputs.kv_dtype).map_err(size_err)?;
-    let (full_block, sliding_block) = (one.full + one.mla_latent + one.indexer_keys, one.sliding);
     let context = inputs.context_tokens;
-    let fb = full_blocks_per_sequence(context, block);
-    let sb = if sliding_block > 0 {
-        sliding_blocks_per_sequence(
-            context,
-            config.sliding_window,
-            block,
-            inputs.arena.max_batch_tokens,
+    let per_seq = PoolBlocks::per_sequence(
+        config,
+        context,
+        inputs.arena.kv_block_size,
+        inputs.arena.max_batch_tokens,
+    );
+    let bytes = |b: PoolBlocks| kv_pool_bytes(config, inputs, b).map_err(size_err);
+    let sequence_bytes = bytes(per_seq)?;
+    let (blocks, sequences) = if per_seq == PoolBlocks::default() {
+        // No KV layers on this rank: its sequences are its state slots.
+        (PoolBlocks::default(), inputs.arena.max_batch_size)
+    } else if per_seq.full_only() {
+        // A block at a time: the most blocks in the budget, as many sequences as they hold.
+        // At most the budget over one block's bytes before any rounding.
+        let one = KvPoolSizes::try_from_config(
+            config,
+            inputs.arena.kv_block_size,
+            1,
+            0,
+            0,
+            0,
+            inputs.kv_dtype,
+        )
+        .map_err(size_err)?;
+        let hi = (budget / (one.total_bytes() as u64).max(1) + 1).min(usize::MAX as u64 / 2);
+        let hi = hi as usize;
+        let full = largest(hi, |b| {
+            Ok(kv_pool_bytes(
+                config,
+                inputs,
+                PoolBlocks {
+                    full: b,
+                    ..PoolBlocks::default()
+                },
+            )? <= budget)
+        })
+        .map_err(size_err)?;
+        (
+            PoolBlocks {
+                full,
+                ..PoolBlocks::default()
+            },
+            full / per_seq.full,
         )
     } else {
-        0
+        // A sequence at a time: every kind's blocks for as many whole sequences as fit.
+        let hi = (budget / sequence_bytes.max(1) + 1).min(usize::MAX as u64 / 2) as usize;
+        let s = largest(hi, |s| {
+            Ok(kv_pool_bytes(config, inputs, per_seq.times(s))? <= budget)
+        })
+        .map_err(size_err)?;
+        (per_seq.times(s), s)
     };
-    let fits = |blocks: usize, sliding: usize| -> Result<bool, SizeError> {
-        Ok(kv_pool_bytes(config, inputs, blocks, sliding)? <= budget)
-    };
-    // An upper bound of the search: the budget over one block's bytes (a block is at least
-    // its bytes on the device).
-    let per_seq = (fb * full_block + sb * sliding_block) as u64;
-    let (blocks, sliding, sequences) = if per_seq == 0 {
-        (0, 0, inputs.arena.max_batch_size)
-    } else if sliding_block == 0 {
-        let hi = (budget / full_block as u64).min(usize::MAX as u64 / 2) as usize;
-        let blocks = largest(hi, |b| fits(b, 0)).map_err(size_err)?;
-        (blocks, 0, blocks / fb)
-    } else {
-        let hi = (budget / per_seq).min(usize::MAX as u64 / 2) as usize;
-        let s = largest(hi, |s| fits(s * fb, s * sb)).map_err(size_err)?;
-        (s * fb, s * sb, s)
-    };
-    if per_seq > 0 && sequences == 0 {
+    if per_seq != PoolBlocks::default() && sequences == 0 {
         return Err(GpuPlanError::NoSequenceFits {
             rank,
             budget,
             context,
-            need: kv_pool_bytes(config, inputs, fb, sb).map_err(size_err)?,
+            need: sequence_bytes,
         });
     }
     Ok(RankPlan {
@@ -273,10 +357,9 @@ fn plan_rank(
         state_bytes: state,
         reserve_bytes: inputs.reserve_bytes,
         kv_budget_bytes: budget,
-        full_block_bytes: full_block as u64,
-        sliding_block_bytes: sliding_block as u64,
+        sequence_blocks: per_seq,
+        sequence_bytes,
         blocks,
-        sliding_blocks: sliding,
         sequences,
     })
 }
@@ -297,27 +380,27 @@ pub fn plan_gpu(
     let binding = ranks
         .iter()
         .enumerate()
-        .min_by_key(|(_, r)| (r.sequences, r.blocks))
+        .min_by_key(|(_, r)| (r.sequences, r.blocks.full))
         .map_or(0, |(i, _)| i);
     let b = &ranks[binding];
-    let has_kv = b.full_block_bytes + b.sliding_block_bytes > 0;
+    let has_kv = b.sequence_blocks != PoolBlocks::default();
     let has_state = b.state_bytes > 0;
     let sequences = if has_state || !has_kv {
         b.sequences.min(inputs.arena.max_batch_size)
     } else {
         b.sequences
     };
-    let kv_pool_bytes = kv_pool_bytes(&configs[binding], &inputs, b.blocks, b.sliding_blocks)
-        .map_err(|source| GpuPlanError::Size {
+    let kv_pool_bytes = kv_pool_bytes(&configs[binding], &inputs, b.blocks).map_err(|source| {
+        GpuPlanError::Size {
             model: whole.source.to_string(),
             source,
-        })?;
+        }
+    })?;
     Ok(GpuPlan {
         inputs,
         layout: *layout,
         blocks: b.blocks,
-        sliding_blocks: b.sliding_blocks,
-        tokens: (b.full_block_bytes > 0).then(|| b.blocks * inputs.arena.kv_block_size),
+        tokens: (b.blocks.full > 0).then(|| b.blocks.full * inputs.arena.kv_block_size),
         sequences,
         kv_pool_bytes,
         binding_rank: b.rank,

@@ -199,8 +199,8 @@ fn fit_gpu_json_is_the_librarys_plan() {
     let ranks = doc["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 8);
     let binding = &ranks[u(&doc["binding_rank"]) as usize];
-    assert_eq!(u(&doc["blocks"]), u(&binding["blocks"]));
-    assert_eq!(u(&doc["tokens"]), u(&doc["blocks"]) * 16);
+    assert_eq!(doc["blocks"], binding["blocks"]);
+    assert_eq!(u(&doc["tokens"]), u(&doc["blocks"]["full"]) * 16);
     assert_eq!(doc["inputs"]["context_tokens"], 32768);
     assert_eq!(doc["inputs"]["reserve_bytes"], 640 << 20);
     assert!(doc["reserve_source"].as_str().unwrap().contains("measured"));
@@ -238,7 +238,7 @@ fn fit_gpu_json_is_the_librarys_plan() {
     };
     let layout = arena_spec::ParallelLayout::new(8, 1, 1).unwrap();
     let plan = arena_spec::gpu_plan::plan_gpu(&c, &layout, i).unwrap();
-    assert_eq!(u(&doc["blocks"]), plan.blocks as u64);
+    assert_eq!(u(&doc["blocks"]["full"]), plan.blocks.full as u64);
     assert_eq!(u(&doc["sequences"]), plan.sequences as u64);
     assert_eq!(u(&ranks[0]["weights_bytes"]), plan.ranks[0].weights_bytes);
 }

@@ -10,7 +10,7 @@
 
 use arena_runtime::cudarc::cublas::CudaBlas;
 use arena_runtime::{AllocOptions, CudaDevice, Device};
-use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, DEVICE_PAGE, UNALLOCATABLE_TAIL};
+use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, PoolBlocks, DEVICE_PAGE, UNALLOCATABLE_TAIL};
 use arena_spec::models::SHIPPED;
 use arena_spec::{
     ArenaInputs, BufferArena, KvDtype, KvPool, KvPoolSizes, ParallelLayout, StateCache,
@@ -77,7 +77,7 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         ),
     ];
     println!(
-        "\n| model | layout | weights MiB | arena MiB | state MiB | reserve MiB | blocks | sliding blocks | tokens | sequences @32K | pool MiB | free after, MiB | pool at one block (sequence) more |"
+        "\n| model | layout | weights MiB | arena MiB | state MiB | reserve MiB | full blocks | other blocks | tokens | sequences the pool holds @32K | pool MiB | free after, MiB | pool at one block (sequence) more |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, tp, pp, weights) in cases {
@@ -116,11 +116,14 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
                 .unwrap();
         let state_sizes = StateCacheSizes::from_config(&config, inputs.arena.max_batch_size, false);
         let state = StateCache::allocate(device.clone(), &state_sizes).unwrap();
+        let b = rank.blocks;
         let pool_sizes = KvPoolSizes::from_config(
             &config,
             inputs.arena.kv_block_size,
-            rank.blocks,
-            rank.sliding_blocks,
+            b.full,
+            b.sliding,
+            b.csa,
+            b.hca,
             KvDtype::Bf16,
         );
         let before_pool = device.mem_info().unwrap().free as u64;
@@ -142,19 +145,22 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
             }
         };
         let left = device.mem_info().unwrap().free as u64;
-        // One block more (a sequence more where sliding layers are planned by sequence).
-        let (more_full, more_sliding) = if rank.sliding_blocks > 0 {
-            let per = rank.blocks / rank.sequences.max(1);
-            let per_s = rank.sliding_blocks / rank.sequences.max(1);
-            (per, per_s)
+        // One block more (a sequence more where other kinds are planned by sequence).
+        let more = if rank.sequence_blocks.full_only() {
+            PoolBlocks {
+                full: b.full + 1,
+                ..b
+            }
         } else {
-            (1, 0)
+            rank.sequence_blocks.times(rank.sequences + 1)
         };
         let bigger = KvPoolSizes::from_config(
             &config,
             inputs.arena.kv_block_size,
-            rank.blocks + more_full,
-            rank.sliding_blocks + more_sliding,
+            more.full,
+            more.sliding,
+            more.csa,
+            more.hca,
             KvDtype::Bf16,
         );
         pool.release().unwrap();
@@ -176,9 +182,9 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
             rank.arena_bytes / MIB,
             rank.state_bytes / MIB,
             rank.reserve_bytes / MIB,
-            rank.blocks,
-            rank.sliding_blocks,
-            rank.blocks * inputs.arena.kv_block_size,
+            b.full,
+            b.sliding + b.csa + b.hca,
+            b.full * inputs.arena.kv_block_size,
             rank.sequences,
             plan.kv_pool_bytes as f64 / MIB as f64,
             left as f64 / MIB as f64,

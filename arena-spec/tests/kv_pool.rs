@@ -8,7 +8,9 @@
 //! layout.
 
 use arena_runtime::{Arena, HostDevice};
-use arena_spec::kv::{full_blocks_per_sequence, sliding_blocks_per_sequence};
+use arena_spec::kv::{
+    compressed_blocks_per_sequence, full_blocks_per_sequence, sliding_blocks_per_sequence,
+};
 use arena_spec::models::SHIPPED;
 use arena_spec::{KvDtype, KvLayer, KvPool, KvPoolSizes, ModelConfig, ParallelLayout};
 use serde_json::Value;
@@ -16,6 +18,8 @@ use serde_json::Value;
 const BLOCK: usize = 16;
 const BLOCKS: usize = 100;
 const SLIDING_BLOCKS: usize = 30;
+const CSA_BLOCKS: usize = 20;
+const HCA_BLOCKS: usize = 3;
 
 fn raw(name: &str) -> Value {
     let m = SHIPPED.iter().find(|m| m.name == name).unwrap();
@@ -46,7 +50,15 @@ fn at_tp(name: &str, tp: usize) -> ModelConfig {
 }
 
 fn sizes(c: &ModelConfig, dtype: KvDtype) -> KvPoolSizes {
-    KvPoolSizes::from_config(c, BLOCK, BLOCKS, SLIDING_BLOCKS, dtype)
+    KvPoolSizes::from_config(
+        c,
+        BLOCK,
+        BLOCKS,
+        SLIDING_BLOCKS,
+        CSA_BLOCKS,
+        HCA_BLOCKS,
+        dtype,
+    )
 }
 
 // ---- vLLM's page sizes, by the names it gives their arguments ----
@@ -87,7 +99,7 @@ fn the_layers_that_slide_are_those_transformers_resolves() {
         let Some(record) = oracle["models"].get(m.name) else {
             continue;
         };
-        // DeepSeek-V4's compressed layers are their own kind (planned apart).
+        // DeepSeek-V4's compressed layers are their own kinds (checked below).
         if m.name.starts_with("deepseek-v4") || m.name.starts_with("synthetic") {
             continue;
         }
@@ -253,6 +265,10 @@ fn a_sequence_needs_its_blocks_and_a_sliding_layer_no_more_than_its_window() {
     assert_eq!(sliding_blocks_per_sequence(100_000, 128, 16, 2048), 9 + 128);
     assert_eq!(sliding_blocks_per_sequence(100_000, 4096, 16, 1), 257);
     assert_eq!(sliding_blocks_per_sequence(100, 4096, 16, 8192), 8);
+    // DeepSeek-V4's entries: one a `ratio` tokens, a partial group with its entry.
+    assert_eq!(compressed_blocks_per_sequence(131_072, 4, 16), 2048);
+    assert_eq!(compressed_blocks_per_sequence(131_073, 128, 16), 65);
+    assert_eq!(compressed_blocks_per_sequence(100, 0, 16), 0);
 }
 
 #[test]
@@ -270,7 +286,7 @@ fn a_stage_keeps_its_own_layers_and_the_pool_is_views_per_layer() {
     assert_eq!(staged, whole);
 
     let c = config("qwen3-0.6b");
-    let s = KvPoolSizes::from_config(&c, BLOCK, 4, 0, KvDtype::Bf16);
+    let s = KvPoolSizes::from_config(&c, BLOCK, 4, 0, 0, 0, KvDtype::Bf16);
     assert_eq!(s.sliding, 0);
     let pool = KvPool::allocate(HostDevice::new(), &s).unwrap();
     assert!(pool.sliding.is_null() && pool.mla_latent.is_null());
@@ -284,4 +300,69 @@ fn a_stage_keeps_its_own_layers_and_the_pool_is_views_per_layer() {
         pool.full.as_raw() + ((layers - 1) * 4 * BLOCK * token) as u64
     );
     pool.release().unwrap();
+}
+
+#[test]
+fn deepseek_v4_keeps_a_window_and_its_compressed_entries_as_vllm_declares_them() {
+    for name in ["deepseek-v4-flash", "deepseek-v4-pro"] {
+        let v = raw(name);
+        let oracle: Value = serde_json::from_str(include_str!("oracle/widths.json")).unwrap();
+        let types: Vec<String> = oracle["models"][name]["config_echo"]["layer_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+        let count = |t: &str| types.iter().filter(|x| *x == t).count();
+        let (csa, hca) = (
+            count("compressed_sparse_attention"),
+            count("heavily_compressed_attention"),
+        );
+        let head = n(&v, "head_dim");
+        let index = n(&v, "index_head_dim");
+        for tp in [1, 2, 4, 8] {
+            let c = at_tp(name, tp);
+            assert_eq!(
+                (c.num_csa_kv_layers(), c.num_hca_kv_layers()),
+                (csa, hca),
+                "{name}"
+            );
+            assert_eq!(c.num_full_kv_layers(), 0, "{name}");
+            let s = sizes(&c, KvDtype::Bf16);
+            // `DeepseekV4SWACache`: every layer, one head of head_dim (no V), whole on a rank.
+            assert_eq!(
+                s.sliding,
+                types.len() * SLIDING_BLOCKS * mla_page(BLOCK, head, 2)
+            );
+            // The compressed entries: an MLA spec of one head_dim head a state.
+            assert_eq!(s.csa_entries, csa * CSA_BLOCKS * mla_page(BLOCK, head, 2));
+            assert_eq!(s.hca_entries, hca * HCA_BLOCKS * mla_page(BLOCK, head, 2));
+            // `DeepseekV4IndexerCache`: 132 bytes a CSA entry.
+            assert_eq!(
+                s.csa_indexer_keys,
+                csa * CSA_BLOCKS * indexer_page(BLOCK, index)
+            );
+            assert_eq!(s.full + s.mla_latent + s.indexer_keys, 0);
+        }
+        // The compressor states (`CompressorStateCache`: `state_dim = 2 · coff · head_dim`,
+        // a window of `coff · ratio` tokens, FP32; the CSA indexer's at `index_head_dim`).
+        let c = config(name);
+        let st = arena_spec::StateCacheSizes::from_config(&c, 2, false);
+        let rates = &v["compress_rates"];
+        let (csa_rate, hca_rate) = (
+            rates["compressed_sparse_attention"].as_u64().unwrap_or(4) as usize,
+            rates["heavily_compressed_attention"]
+                .as_u64()
+                .unwrap_or(128) as usize,
+        );
+        assert_eq!(
+            st.csa_compressor,
+            csa * 2 * (2 * csa_rate) * (2 * 2 * head) * 4
+        );
+        assert_eq!(
+            st.csa_indexer_compressor,
+            csa * 2 * (2 * csa_rate) * (2 * 2 * index) * 4
+        );
+        assert_eq!(st.hca_compressor, hca * 2 * hca_rate * (2 * head) * 4);
+    }
 }

@@ -19,6 +19,7 @@
 use super::error::{ConfigError, MAX_DIM};
 use super::family::CompressedAttention;
 use super::keys::Keys;
+use super::KvLayer;
 use serde_json::Value;
 
 /// What a compressed-attention config resolves to.
@@ -30,6 +31,11 @@ pub(super) struct Compressed {
     /// Layers routed by token-id hash (`mlp_layer_types` `"hash_moe"`, else the first
     /// `num_hash_layers`).
     pub(super) hash_layers: usize,
+    /// The HCA rate where any layer is HCA, else 0.
+    pub(super) hca_ratio: usize,
+    /// Each layer's cache kind: every layer keeps a sliding window of its one K=V vector;
+    /// CSA and HCA layers keep their compressed entries too.
+    pub(super) kv_kinds: Vec<KvLayer>,
 }
 
 /// A layer's attention kind.
@@ -164,8 +170,8 @@ pub(super) fn compressed_attention(
         "compress_rate_csa",
         rules.csa_rate,
     )?;
-    // The HCA rate is read for its errors: the arena sizes nothing by it.
-    rate(
+    // The HCA rate sizes no activation buffer: the KV pool's compressed entries.
+    let hca_rate = rate(
         k,
         "heavily_compressed_attention",
         "compress_rate_hca",
@@ -183,7 +189,17 @@ pub(super) fn compressed_attention(
         }
         None => k.dim_or("num_hash_layers", 0)?.min(n),
     };
+    let hca = kinds.contains(&Kind::Hca);
     Ok(Compressed {
+        kv_kinds: kinds
+            .iter()
+            .map(|kind| match kind {
+                Kind::Sliding => KvLayer::Sliding,
+                Kind::Csa => KvLayer::Csa,
+                Kind::Hca => KvLayer::Hca,
+            })
+            .collect(),
+        hca_ratio: if hca { hca_rate } else { 0 },
         index_ratio: if csa { csa_rate } else { 0 },
         compressor_width: kinds.iter().map(|&kind| width(kind)).max().unwrap_or(0),
         hash_layers,

@@ -43,6 +43,7 @@ impl ModelConfig {
             attention_bias,
             use_qk_norm,
             sliding_window,
+            hca_compress_ratio,
             kv_layers,
             zero_expert_num,
             hash_moe_layers,
@@ -140,6 +141,7 @@ impl ModelConfig {
         field("attention_bias", attention_bias.to_string());
         field("use_qk_norm", use_qk_norm.to_string());
         field("sliding_window", sliding_window.to_string());
+        field("hca_compress_ratio", hca_compress_ratio.to_string());
         let kv: Vec<String> = kv_layers
             .iter()
             .map(|k| format!("KvLayer::{k:?}"))

@@ -9,6 +9,7 @@ use super::{KvLayer, LayerKind};
 pub(super) fn kv_layers(
     k: &Keys,
     layers: &[LayerKind],
+    compressed: Option<&[KvLayer]>,
 ) -> Result<(usize, Vec<KvLayer>), ConfigError> {
     let f = &k.f;
     let rules = k.rules.kv_layers;
@@ -37,6 +38,10 @@ pub(super) fn kv_layers(
             rules.shared_count.unwrap_or_default(),
             format!("is {shared}, more than the model's {n} layers"),
         ));
+    }
+    // DeepSeek-V4: its layers' kinds as `compressed.rs` resolved them, each with its window.
+    if let Some(kinds) = compressed {
+        return Ok((window, kinds.to_vec()));
     }
     let window = if slides.contains(&true) { window } else { 0 };
     let kinds = layers

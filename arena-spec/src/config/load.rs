@@ -101,7 +101,6 @@ fn from_value(
     let layers = layer_layout(&k)?;
     let num_hidden_layers = layers.len();
     let has_attention = layers.contains(&LayerKind::Attention);
-    let (sliding_window, kv_layers) = kv_layers(&k, &layers)?;
 
     let (num_attention_heads, num_key_value_heads) = if has_attention {
         let heads = k.positive("num_attention_heads", MAX_DIM)?;
@@ -132,6 +131,11 @@ fn from_value(
         )?),
         _ => None,
     };
+    let (sliding_window, kv_layers) = kv_layers(
+        &k,
+        &layers,
+        compressed.as_ref().map(|c| c.kv_kinds.as_slice()),
+    )?;
     let num_key_value_heads = if compressed.is_some() {
         1
     } else {
@@ -225,6 +229,7 @@ fn from_value(
         attention_bias: f.opt_bool("attention_bias")?.unwrap_or(false),
         use_qk_norm: f.opt_bool("use_qk_norm")?.unwrap_or(false),
         sliding_window,
+        hca_compress_ratio: compressed.as_ref().map_or(0, |c| c.hca_ratio),
         kv_layers: kv_layers.into(),
         num_experts: moe.experts,
         num_experts_per_tok: moe.top_k,

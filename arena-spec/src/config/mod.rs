@@ -74,6 +74,12 @@ pub enum KvLayer {
     Sliding,
     /// None of its own: it reads an earlier layer's (Gemma 4's KV-shared layers).
     Shared,
+    /// DeepSeek-V4's compressed sparse attention: a sliding window of its one K=V vector, and
+    /// one compressed entry a `index_compress_ratio` tokens with the indexer's key of each.
+    Csa,
+    /// DeepSeek-V4's heavily compressed attention: a sliding window of its one K=V vector,
+    /// and one compressed entry a `hca_compress_ratio` tokens.
+    Hca,
 }
 
 /// The model shapes the arena is sized from. Raw fields hold the file's values (0 where a
@@ -217,6 +223,10 @@ pub struct ModelConfig {
     /// The tokens a sliding-window layer attends to (`sliding_window`; 0 where no layer
     /// slides). It sizes no activation buffer: it caps the KV pool's sliding layers.
     pub sliding_window: usize,
+    /// DeepSeek-V4's HCA compression rate (`compress_rates`), 0 without HCA layers. It sizes
+    /// no activation buffer: the KV pool's compressed entries. (The CSA rate is
+    /// `index_compress_ratio`.)
+    pub hca_compress_ratio: usize,
     /// One entry per layer: the keys and values it keeps (the KV pool's layer kinds).
     pub kv_layers: Cow<'static, [KvLayer]>,
 
@@ -375,9 +385,26 @@ impl ModelConfig {
         self.count_kv(KvLayer::Full)
     }
 
-    /// Attention layers that keep the last `sliding_window` tokens' keys and values.
+    /// Attention layers that keep the last `sliding_window` tokens' keys and values
+    /// (DeepSeek-V4: every layer, its CSA and HCA layers beside their compressed entries).
     pub const fn num_sliding_kv_layers(&self) -> usize {
-        self.count_kv(KvLayer::Sliding)
+        self.count_kv(KvLayer::Sliding) + self.count_kv(KvLayer::Csa) + self.count_kv(KvLayer::Hca)
+    }
+
+    /// DeepSeek-V4's CSA layers (compressed entries with indexer keys).
+    pub const fn num_csa_kv_layers(&self) -> usize {
+        self.count_kv(KvLayer::Csa)
+    }
+
+    /// DeepSeek-V4's HCA layers.
+    pub const fn num_hca_kv_layers(&self) -> usize {
+        self.count_kv(KvLayer::Hca)
+    }
+
+    /// The attention keeps one vector a token, its key and its value (DeepSeek-V4's K=V
+    /// head: `DeepseekV4Attention`; vLLM's `SlidingWindowMLASpec`, one head, no V).
+    pub const fn kv_is_one_vector(&self) -> bool {
+        self.family.rules().compressed.is_some()
     }
 
     /// Elements one token keeps in a full-length layer, one rank's share: MLA's compressed
@@ -401,8 +428,11 @@ impl ModelConfig {
     }
 
     /// Elements one token keeps in a sliding-window layer, one rank's share: K and V of the
-    /// rank's kv heads.
+    /// rank's kv heads (DeepSeek-V4: its one K=V vector of `head_dim`, whole on every rank).
     pub const fn sliding_kv_token_width(&self) -> usize {
+        if self.kv_is_one_vector() {
+            return self.head_dim();
+        }
         self.num_key_value_heads * (self.head_dim() + self.value_head_dim())
     }
 

@@ -42,7 +42,9 @@ impl KvDtype {
 }
 
 /// Every attention layer's keys and values, in blocks of `block_tokens` tokens: `blocks`
-/// blocks a full-length layer, `sliding_blocks` a sliding-window layer. Each buffer holds
+/// blocks a full-length layer, `sliding_blocks` a sliding-window layer; DeepSeek-V4's
+/// compressed entries in blocks of `block_tokens` entries, `csa_blocks` a CSA layer and
+/// `hca_blocks` an HCA layer. Each buffer holds
 /// its layers back to back (`per_layer`), a layer's blocks as `[blocks, block_tokens, bytes a
 /// token]`; the bytes are the cached elements at `kv_dtype` (a view reinterprets them). A
 /// model without a kind of layer has that buffer 0 bytes and NULL.
@@ -55,6 +57,8 @@ impl KvDtype {
         block_tokens: usize,
         blocks: usize,
         sliding_blocks: usize,
+        csa_blocks: usize,
+        hca_blocks: usize,
         kv_dtype: KvDtype
     ),
     docs(
@@ -99,13 +103,56 @@ pub struct KvPool {
     pub indexer_keys: DevicePtr<u8>,
     /// K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·
     /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer).
-    /// DeepSeek-V4's sliding layers (one K=V head) are planned as such.
+    /// DeepSeek-V4's window (every one of its layers keeps one, of its one K=V vector of
+    /// `head_dim`: vLLM v0.34 `DeepseekV4SWACache`, a `SlidingWindowMLASpec` of one head,
+    /// `sparse_swa.py`: 76–148).
     #[buffer(
         per_layer = config.num_sliding_kv_layers(),
         shape = [sliding_blocks, block_tokens, config.sliding_kv_token_width() * kv_dtype.bytes()],
         gate = config.num_sliding_kv_layers() > 0
     )]
     pub sliding: DevicePtr<u8>,
+    /// DeepSeek-V4's CSA entries, one a `index_compress_ratio` tokens of a sequence:
+    /// `[csa_blocks, block_tokens, head_dim]` elements a layer (vLLM v0.34
+    /// `DeepseekV4Attention.get_kv_cache_spec`, `deepseek_v4/attention.py`: 817–840: an MLA
+    /// spec of one `head_dim` head, `tokens_per_state = compress_ratio`).
+    #[buffer(
+        per_layer = config.num_csa_kv_layers(),
+        shape = [csa_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()],
+        gate = config.num_csa_kv_layers() > 0
+    )]
+    pub csa_entries: DevicePtr<u8>,
+    /// The indexer's keys of the CSA entries: `[csa_blocks, block_tokens, index_head_dim +
+    /// 4 · index_head_dim / 128]` bytes a layer, FP8 with an FP32 scale a 128 (vLLM v0.34
+    /// `DeepseekV4IndexerCache`, `attention.py`: 843–880 and 983–986).
+    #[buffer(
+        per_layer = config.num_csa_kv_layers(),
+        shape = [csa_blocks, block_tokens, config.indexer_key_token_bytes()],
+        gate = config.num_csa_kv_layers() > 0 && config.has_indexer()
+    )]
+    pub csa_indexer_keys: DevicePtr<u8>,
+    /// DeepSeek-V4's HCA entries, one a `hca_compress_ratio` tokens: `[hca_blocks,
+    /// block_tokens, head_dim]` elements a layer (as the CSA entries).
+    #[buffer(
+        per_layer = config.num_hca_kv_layers(),
+        shape = [hca_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()],
+        gate = config.num_hca_kv_layers() > 0
+    )]
+    pub hca_entries: DevicePtr<u8>,
+}
+
+/// Blocks one sequence of `tokens` tokens needs for DeepSeek-V4's compressed entries at
+/// `ratio`: one entry a `ratio` tokens (a partial group already has its entry, vLLM's
+/// `cdiv`), `block_tokens` entries a block; 0 at ratio 0 (no such layers).
+pub const fn compressed_blocks_per_sequence(
+    tokens: usize,
+    ratio: usize,
+    block_tokens: usize,
+) -> usize {
+    if ratio == 0 {
+        return 0;
+    }
+    tokens.div_ceil(ratio).div_ceil(block_tokens)
 }
 
 /// Blocks one sequence of `tokens` tokens needs in a full-length layer: `ceil(tokens /

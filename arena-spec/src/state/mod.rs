@@ -123,4 +123,32 @@ pub struct StateCache {
         gate = config.has_kda()
     )]
     pub kda_recurrent: DevicePtr<f32>,
+    /// DeepSeek-V4's CSA compressor state: the kv and score rows of the last `2 · ratio`
+    /// tokens (overlapping windows, `coff = 2`), `[slots, 2 · ratio, 2 · 2 · head_dim]` FP32 a
+    /// CSA layer (vLLM v0.34 `CompressorStateCache`, `deepseek_v4/compressor.py`: 139–192 and
+    /// 297–298: `state_dim = 2 · coff · head_dim`, a window of `coff · compress_ratio` tokens,
+    /// FP32). vLLM keeps it in its KV pool as a sliding-window spec; this plan keeps the window
+    /// a sequence slot, as the other per-sequence states (chosen here).
+    #[buffer(
+        per_layer = config.num_csa_kv_layers(),
+        shape = [max_batch_size, 2 * config.index_ratio(), 4 * config.head_dim()],
+        gate = config.num_csa_kv_layers() > 0
+    )]
+    pub csa_compressor: DevicePtr<f32>,
+    /// The CSA indexer's own compressor state, `[slots, 2 · ratio, 2 · 2 · index_head_dim]`
+    /// FP32 a CSA layer (the indexer's `DeepseekCompressor` at `index_head_dim`).
+    #[buffer(
+        per_layer = config.num_csa_kv_layers(),
+        shape = [max_batch_size, 2 * config.index_ratio(), 4 * config.index_head_dim],
+        gate = config.num_csa_kv_layers() > 0 && config.has_indexer()
+    )]
+    pub csa_indexer_compressor: DevicePtr<f32>,
+    /// DeepSeek-V4's HCA compressor state: the last `ratio` tokens' kv and score rows
+    /// (disjoint windows, `coff = 1`), `[slots, ratio, 2 · head_dim]` FP32 an HCA layer.
+    #[buffer(
+        per_layer = config.num_hca_kv_layers(),
+        shape = [max_batch_size, config.hca_compress_ratio, 2 * config.head_dim()],
+        gate = config.num_hca_kv_layers() > 0
+    )]
+    pub hca_compressor: DevicePtr<f32>,
 }

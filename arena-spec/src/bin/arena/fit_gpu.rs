@@ -4,7 +4,7 @@
 
 use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError};
 use crate::fit::FitArgs;
-use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, RESERVE_BYTES, RESERVE_SOURCE};
+use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE};
 use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
 use arena_spec::KvDtype;
 
@@ -142,13 +142,14 @@ pub fn run(args: &FitArgs) -> Result<(), CliError> {
     );
     println!();
     println!(
-        "| rank | weights | arena | state cache | reserve | KV budget | full block | sliding block | blocks | sliding blocks | sequences |"
+        "| rank | weights | arena | state cache | reserve | KV budget | a sequence: blocks (full/sliding/csa/hca), bytes | blocks | sequences |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let h = |b: u64| human_bytes(b as usize);
+    let counts = |b: &PoolBlocks| format!("{}/{}/{}/{}", b.full, b.sliding, b.csa, b.hca);
     for r in &plan.ranks {
         println!(
-            "| {}{} | {} | {} | {} | {} | {} | {} B | {} B | {} | {} | {} |",
+            "| {}{} | {} | {} | {} | {} | {} | {}, {} | {} | {} |",
             r.rank,
             if r.rank == plan.binding_rank { "*" } else { "" },
             h(r.weights_bytes),
@@ -156,28 +157,37 @@ pub fn run(args: &FitArgs) -> Result<(), CliError> {
             h(r.state_bytes),
             h(r.reserve_bytes),
             h(r.kv_budget_bytes),
-            r.full_block_bytes,
-            r.sliding_block_bytes,
-            r.blocks,
-            r.sliding_blocks,
+            counts(&r.sequence_blocks),
+            h(r.sequence_bytes),
+            counts(&r.blocks),
             r.sequences,
         );
     }
     println!();
+    let b = &plan.blocks;
     let tokens = match plan.tokens {
         Some(t) => format!(
             "{} blocks of {} tokens = {t} tokens",
-            plan.blocks, arena.kv_block_size
+            b.full, arena.kv_block_size
         ),
-        None => "no KV layers".to_string(),
+        None => "no full-length KV layers".to_string(),
     };
-    let sliding = if plan.sliding_blocks > 0 {
-        format!(" (+ {} sliding-window blocks)", plan.sliding_blocks)
-    } else {
+    let others: Vec<String> = [
+        (b.sliding, "sliding-window"),
+        (b.csa, "CSA-entry"),
+        (b.hca, "HCA-entry"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what} blocks"))
+    .collect();
+    let others = if others.is_empty() {
         String::new()
+    } else {
+        format!(" (+ {})", others.join(", "))
     };
     println!(
-        "{} {tokens}{sliding}; {} sequences of {} tokens; KV pool {} a GPU (rank {} binds{})",
+        "{} {tokens}{others}; {} sequences of {} tokens; KV pool {} a GPU (rank {} binds{})",
         bold("fits:"),
         plan.sequences,
         inputs.context_tokens,
