@@ -53,27 +53,24 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         (context.free - with_blas.free) as u64 / MIB,
         (total - with_blas.free as u64) / MIB,
     );
-    // (model, tp, pp, one rank's weights where the parameters are not counted or the
-    // checkpoint is quantized: the oracle's parameter count at its format's width, stated in
-    // the row).
-    let cases: [(&str, usize, usize, Option<(u64, &str)>); 5] = [
+    // (model, tp, pp, one rank's weights where the family's parameters are not counted: the
+    // oracle's parameter count at one byte, an even share a rank, stated in the row).
+    let cases: [(&str, usize, usize, Option<(u64, &str)>); 8] = [
         ("llama-3.1-8b", 1, 1, None),
         ("qwen3-30b-a3b", 1, 1, None),
         ("gpt-oss-20b", 1, 1, None),
-        // DeepSeek-V3's FP8 checkpoint at tp 8: 671,026,404,352 parameters at one byte (its
-        // block scales left out), an eighth a rank.
+        ("gemma-3-4b-it", 1, 1, None),
+        // Block-scaled FP8 weights, MLA.
+        ("deepseek-v3", 8, 1, None),
+        // Hybrids: gated DeltaNet, Mamba-2.
+        ("qwen3-next-80b-a3b", 2, 1, None),
+        ("nemotron-3-nano-30b-a3b", 1, 1, None),
+        // DeepSeek-V4 (parameters not counted here): 284,332,230,231 at a byte, tp 4.
         (
-            "deepseek-v3",
-            8,
+            "deepseek-v4-flash",
+            4,
             1,
-            Some((671_026_404_352 / 8, "fp8 stand-in")),
-        ),
-        // Qwen3-Next (hybrid, parameters not counted here): 79,674,391,296 at two bytes, tp 2.
-        (
-            "qwen3-next-80b-a3b",
-            2,
-            1,
-            Some((79_674_391_296, "bf16 stand-in")),
+            Some((284_332_230_231 / 4, "stand-in: params at 1 B")),
         ),
     ];
     println!(
