@@ -10,6 +10,34 @@
 //! the cuBLAS workspace, graph pools — is the reserve, a number the caller passes
 //! ([`GpuPlanInputs::reserve_bytes`]; the CLI's default is measured and cited where it is
 //! defined).
+//!
+//! ```
+//! use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, RESERVE_BYTES};
+//! use arena_spec::{models, ArenaInputs, KvDtype, KvPool, KvPoolSizes, ParallelLayout};
+//!
+//! let config = models::find("qwen3-0.6b").unwrap().config()?;
+//! let inputs = GpuPlanInputs {
+//!     gpu_bytes: 24 << 30,
+//!     reserve_bytes: RESERVE_BYTES,
+//!     context_tokens: 32_768,
+//!     arena: ArenaInputs { max_seq_len: 32_768, ..ArenaInputs::defaults_for(&config) },
+//!     shared_arena: true,
+//!     recurrent_f32: false,
+//!     kv_dtype: KvDtype::Bf16,
+//!     weights_bytes_per_rank: None, // its parameters in the checkpoint's format
+//! };
+//! let plan = plan_gpu(&config, &ParallelLayout::new(1, 1, 1)?, inputs)?;
+//! let rank = &plan.ranks[0];
+//! assert!(rank.weights_bytes + rank.arena_bytes + rank.reserve_bytes < 24 << 30);
+//! assert_eq!(plan.tokens, Some(plan.blocks.full * 16));
+//! assert_eq!(plan.sequences, plan.blocks.full / (32_768 / 16));
+//!
+//! // The pool it plans; `KvPool::allocate(device, &sizes)` allocates it on the engine's GPU.
+//! let b = plan.blocks;
+//! let sizes = KvPoolSizes::from_config(&config, 16, b.full, b.sliding, b.csa, b.hca, KvDtype::Bf16);
+//! assert_eq!(sizes.total_bytes(), b.full * 28 * 16 * (2 * 8 * 128 * 2)); // 28 layers, 8 kv heads
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use crate::arena::{ArenaInputs, BufferArena};
 use crate::config::ModelConfig;
