@@ -119,7 +119,8 @@ pub enum WeightsError {
 /// The families counted, by name, for messages.
 pub const COUNTED: &str = "llama, llama4, mistral, ministral3, mistral3, mixtral, qwen2, qwen3, \
                            qwen3_moe, qwen3_vl, qwen3_vl_moe, qwen3_next, qwen3_5, qwen3_5_moe, \
-                           exaone4, olmo3, minimax_m2, phi3, gemma3, lfm2, nemotron_h, \
+                           exaone4, olmo3, minimax_m1, minimax_m2, phi3, gemma3, lfm2, nemotron_h, \
+                           kimi_linear, \
                            deepseek_v3, deepseek_v32, kimi_k2, kimi_k25, glm4_moe, glm_moe_dsa, \
                            gpt_oss";
 
@@ -239,6 +240,12 @@ fn rules(c: &ModelConfig) -> Option<Rules> {
             qk_norm: QkNorm::PerHead,
             ..Rules::default()
         },
+        // MiniMaxAttention (transformers' `minimax`, the port of MiniMax-M1's remote code): no
+        // bias, no q/k norm; the lightning layers' tensors are listed by kind.
+        Family::MinimaxM1 => Rules::default(),
+        // KimiLinear's MLA layers (no q LoRA, as DeepSeek-V3's attention) and its KDA layers
+        // by kind.
+        Family::KimiLinear => Rules::default(),
         // NemotronHAttention (`attention_bias`), one norm a block, squared-ReLU MLPs and
         // experts without a gate, FFNs as layers of their own; Mamba-2 layers by kind.
         Family::NemotronH => Rules {
@@ -500,6 +507,45 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
             short_conv,
         );
         l.linear("conv.out_proj.weight", h, d, short_conv);
+    }
+
+    let lightning = c.num_lightning_layers() as u64;
+    if lightning > 0 {
+        // MiniMaxLightningAttention: qkv_proj, output_gate and out_proj over all heads, the
+        // norm of the heads' output; no bias.
+        let w = c.lightning_width() as u64;
+        l.linear("self_attn.qkv_proj.weight", 3 * w, h, lightning);
+        l.linear("self_attn.output_gate.weight", w, h, lightning);
+        l.linear("self_attn.out_proj.weight", h, w, lightning);
+        l.vector("self_attn.norm.weight", w, lightning);
+    }
+    let kda = c.num_kda_layers() as u64;
+    if kda > 0 {
+        // KimiLinearDeltaAttention: q, k, v and o over all heads; b a head; the short convs
+        // of q, k and v (`q_conv1d`, `k_conv1d`, `v_conv1d`, no bias); the forget gate's
+        // low-rank pair (`f_a_proj` to head_dim, `f_b_proj` back), its `A_log` a head and
+        // `dt_bias` a channel; the output gate's low-rank pair (`g_a_proj`, `g_b_proj`); the
+        // output norm of `head_dim`.
+        let (heads, hd) = (c.kda_heads as u64, c.kda_head_dim as u64);
+        let w = heads * hd;
+        l.linear("self_attn.q_proj.weight", w, h, kda);
+        l.linear("self_attn.k_proj.weight", w, h, kda);
+        l.linear("self_attn.v_proj.weight", w, h, kda);
+        l.linear("self_attn.o_proj.weight", h, w, kda);
+        l.linear("self_attn.b_proj.weight", heads, h, kda);
+        l.add(
+            "self_attn.qkv_conv1d.weight",
+            [3 * w, 1, c.kda_conv_kernel as u64],
+            Role::Vector,
+            kda,
+        );
+        l.linear("self_attn.f_a_proj.weight", hd, h, kda);
+        l.linear("self_attn.f_b_proj.weight", w, hd, kda);
+        l.vector("self_attn.forget_gate.A_log", heads, kda);
+        l.vector("self_attn.forget_gate.dt_bias", w, kda);
+        l.linear("self_attn.g_a_proj.weight", hd, h, kda);
+        l.linear("self_attn.g_b_proj.weight", w, hd, kda);
+        l.vector("self_attn.o_norm.weight", hd, kda);
     }
 
     // The FFN of each layer: dense, or routed experts with their router and shared experts

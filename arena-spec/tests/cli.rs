@@ -823,19 +823,11 @@ fn fit_refuses_gpu_flags_without_a_gpu_and_a_gpu_too_small() {
     assert!(e.contains("--budget") || e.contains("--gpu-memory"), "{e}");
     let e = error(&["fit", "llama-3.1-70b", "--gpu-memory", "80GiB"], &[]);
     assert!(e.contains("already exceed the GPU"), "{e}");
-    let e = error(
-        &[
-            "fit",
-            "kimi-linear-48b-a3b-instruct",
-            "--gpu-memory",
-            "141GiB",
-        ],
-        &[],
-    );
+    let e = error(&["fit", "deepseek-v4-flash", "--gpu-memory", "141GiB"], &[]);
     assert!(e.contains("--weights-bytes"), "{e}");
     let ok = stdout(&[
         "fit",
-        "kimi-linear-48b-a3b-instruct",
+        "deepseek-v4-flash",
         "--gpu-memory",
         "141GiB",
         "--weights-bytes",

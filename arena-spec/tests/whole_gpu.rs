@@ -115,7 +115,7 @@ fn what_does_not_fit_is_an_error_with_its_figures() {
     let e = plan_gpu(&c, &layout, inputs(&c, gpu, 131_072)).unwrap_err();
     assert!(matches!(e, GpuPlanError::NoSequenceFits { .. }), "{e}");
     // A family whose parameters are not counted asks for its weight bytes.
-    let c = config("kimi-linear-48b-a3b-instruct");
+    let c = config("deepseek-v4-flash");
     let e = plan_gpu(&c, &layout, inputs(&c, 143 * GIB, 8192)).unwrap_err();
     assert!(e.to_string().contains("--weights-bytes"), "{e}");
     let mut given = inputs(&c, 143 * GIB, 8192);
