@@ -19,6 +19,9 @@ use arena_spec::{
 
 const MIB: u64 = 1 << 20;
 
+/// A model, its tp and pp, and one rank's weight bytes where they are given (with why).
+type Case = (&'static str, usize, usize, Option<(u64, &'static str)>);
+
 /// The largest single allocation the device grants now, to the page (by halving steps).
 fn largest_allocation(device: &CudaDevice) -> u64 {
     let mut largest = 0u64;
@@ -55,7 +58,7 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
     );
     // (model, tp, pp, one rank's weights where the family's parameters are not counted: the
     // oracle's parameter count at one byte, an even share a rank, stated in the row).
-    let cases: [(&str, usize, usize, Option<(u64, &str)>); 8] = [
+    let cases: [Case; 8] = [
         ("llama-3.1-8b", 1, 1, None),
         ("qwen3-30b-a3b", 1, 1, None),
         ("gpt-oss-20b", 1, 1, None),

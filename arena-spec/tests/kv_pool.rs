@@ -7,7 +7,7 @@
 //! with `serde_json`, not through `ModelConfig`), whole and per rank of a tensor-parallel
 //! layout.
 
-use arena_runtime::{Arena, HostDevice};
+use arena_runtime::HostDevice;
 use arena_spec::kv::{
     compressed_blocks_per_sequence, full_blocks_per_sequence, sliding_blocks_per_sequence,
 };
@@ -151,7 +151,7 @@ fn full_and_sliding_pages_are_vllms() {
     ] {
         let v = raw(name);
         for tp in [1, 2, 4, 8] {
-            if n(&v, "num_attention_heads") % tp != 0 {
+            if !n(&v, "num_attention_heads").is_multiple_of(tp) {
                 continue;
             }
             let c = at_tp(name, tp);
