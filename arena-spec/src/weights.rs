@@ -306,6 +306,10 @@ impl List {
     fn linear(&mut self, name: &'static str, out: u64, inp: u64, count: u64) {
         self.add(name, [1, out, inp], Role::Linear, count);
     }
+    /// A depthwise causal conv's kernel, `[channels, 1, kernel]`.
+    fn conv(&mut self, name: &'static str, channels: u64, kernel: usize, count: u64) {
+        self.add(name, [channels, 1, kernel as u64], Role::Vector, count);
+    }
     fn vector(&mut self, name: &'static str, n: u64, count: u64) {
         self.add(name, [1, 1, n], Role::Vector, count);
     }
@@ -350,6 +354,23 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
         l.vector("model.norm.weight", h, 1);
     }
 
+    attention(&mut l, c, &rules);
+    mixers(&mut l, c);
+    ffn(&mut l, c, &rules);
+    // The layers' norms, `norms_per_layer` of `hidden_size` each.
+    let layers = c.layer_kinds().len() as u64;
+    l.add(
+        "layers.*.norms",
+        [1, rules.norms_per_layer, h],
+        Role::Vector,
+        layers,
+    );
+    Ok(l.0)
+}
+
+/// Every attention layer's projections, norms and biases (MLA's and the indexer's too).
+fn attention(l: &mut List, c: &ModelConfig, rules: &Rules) {
+    let h = c.hidden_size as u64;
     let attention = c.num_attention_layers() as u64;
     let heads = c.num_attention_heads as u64;
     let kv = c.num_key_value_heads as u64;
@@ -442,8 +463,12 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
             l.vector("self_attn.sinks", heads, attention);
         }
     }
+}
 
-    // The token mixers beyond attention, by kind.
+/// The token mixers beyond attention, by kind: gated DeltaNet, Mamba-2, short convolution,
+/// lightning attention, Kimi delta attention.
+fn mixers(l: &mut List, c: &ModelConfig) {
+    let h = c.hidden_size as u64;
     let gdn = c.num_gdn_layers() as u64;
     if gdn > 0 {
         // Qwen3NextGatedDeltaNet (Qwen3.5's splits the same rows over in_proj_qkv, _z, _b,
@@ -456,10 +481,10 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
         let conv = c.gdn_conv_dim() as u64;
         l.linear("linear_attn.in_proj_qkvz.weight", conv + vh * vd, h, gdn);
         l.linear("linear_attn.in_proj_ba.weight", 2 * vh, h, gdn);
-        l.add(
+        l.conv(
             "linear_attn.conv1d.weight",
-            [conv, 1, c.linear_conv_kernel_dim as u64],
-            Role::Vector,
+            conv,
+            c.linear_conv_kernel_dim,
             gdn,
         );
         l.vector("linear_attn.dt_bias", vh, gdn);
@@ -482,12 +507,7 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
             h,
             mamba,
         );
-        l.add(
-            "mixer.conv1d.weight",
-            [conv, 1, c.mamba_conv_kernel as u64],
-            Role::Vector,
-            mamba,
-        );
+        l.conv("mixer.conv1d.weight", conv, c.mamba_conv_kernel, mamba);
         l.vector("mixer.conv1d.bias", conv, mamba);
         l.vector("mixer.dt_bias", heads, mamba);
         l.vector("mixer.A_log", heads, mamba);
@@ -500,12 +520,7 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
         // Lfm2ShortConv: in_proj to B, C, x; the depthwise conv without a bias; out_proj.
         let d = c.short_conv_dim as u64;
         l.linear("conv.in_proj.weight", 3 * d, h, short_conv);
-        l.add(
-            "conv.conv.weight",
-            [d, 1, c.short_conv_kernel as u64],
-            Role::Vector,
-            short_conv,
-        );
+        l.conv("conv.conv.weight", d, c.short_conv_kernel, short_conv);
         l.linear("conv.out_proj.weight", h, d, short_conv);
     }
 
@@ -533,12 +548,7 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
         l.linear("self_attn.v_proj.weight", w, h, kda);
         l.linear("self_attn.o_proj.weight", h, w, kda);
         l.linear("self_attn.b_proj.weight", heads, h, kda);
-        l.add(
-            "self_attn.qkv_conv1d.weight",
-            [3 * w, 1, c.kda_conv_kernel as u64],
-            Role::Vector,
-            kda,
-        );
+        l.conv("self_attn.qkv_conv1d.weight", 3 * w, c.kda_conv_kernel, kda);
         l.linear("self_attn.f_a_proj.weight", hd, h, kda);
         l.linear("self_attn.f_b_proj.weight", w, hd, kda);
         l.vector("self_attn.forget_gate.A_log", heads, kda);
@@ -547,9 +557,12 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
         l.linear("self_attn.g_b_proj.weight", w, hd, kda);
         l.vector("self_attn.o_norm.weight", hd, kda);
     }
+}
 
-    // The FFN of each layer: dense, or routed experts with their router and shared experts
-    // (Nemotron-H: the `-` and `E` layers, which are FFNs alone).
+/// The FFN of each layer: dense, or routed experts with their router and shared experts
+/// (Nemotron-H: the `-` and `E` layers, which are FFNs alone).
+fn ffn(l: &mut List, c: &ModelConfig, rules: &Rules) {
+    let h = c.hidden_size as u64;
     let layers = c.layer_kinds().len() as u64;
     let (dense_layers, moe_layers) = if rules.ffn_every_layer {
         let moe = if c.is_moe() {
@@ -618,15 +631,6 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
     if rules.shared_expert_gate && shared > 0 {
         l.linear("mlp.shared_expert_gate.weight", 1, h, moe_layers);
     }
-
-    // The layers' norms (the names of the two most families use).
-    l.add(
-        "layers.*.norms",
-        [1, rules.norms_per_layer, h],
-        Role::Vector,
-        layers,
-    );
-    Ok(l.0)
 }
 
 /// Parameter elements by role.

@@ -15,39 +15,14 @@ use arena_spec::models::SHIPPED;
 use arena_spec::{KvDtype, KvLayer, KvPool, KvPoolSizes, ModelConfig, ParallelLayout};
 use serde_json::Value;
 
+mod shipped;
+use shipped::{at_tp, config, n, raw};
+
 const BLOCK: usize = 16;
 const BLOCKS: usize = 100;
 const SLIDING_BLOCKS: usize = 30;
 const CSA_BLOCKS: usize = 20;
 const HCA_BLOCKS: usize = 3;
-
-fn raw(name: &str) -> Value {
-    let m = SHIPPED.iter().find(|m| m.name == name).unwrap();
-    let v: Value = serde_json::from_str(&m.json.replace("Infinity", "1e308")).unwrap();
-    match v.get("text_config") {
-        Some(t) => t.clone(),
-        None => v,
-    }
-}
-
-fn n(v: &Value, key: &str) -> usize {
-    v[key].as_u64().unwrap_or_else(|| panic!("{key}")) as usize
-}
-
-fn config(name: &str) -> ModelConfig {
-    SHIPPED
-        .iter()
-        .find(|m| m.name == name)
-        .unwrap()
-        .config_with_levers(Default::default())
-        .unwrap()
-}
-
-/// The whole model and rank 0 of tp (pp = 1).
-fn at_tp(name: &str, tp: usize) -> ModelConfig {
-    let layout = ParallelLayout::new(tp, 1, 1).unwrap();
-    config(name).shard(&layout.rank(0).unwrap()).unwrap()
-}
 
 fn sizes(c: &ModelConfig, dtype: KvDtype) -> KvPoolSizes {
     KvPoolSizes::from_config(

@@ -5,33 +5,13 @@
 //! `ModelConfig`), whole and per rank of a tensor-parallel layout. `num_spec` is 0.
 
 use arena_runtime::HostDevice;
-use arena_spec::models::SHIPPED;
 use arena_spec::{ModelConfig, ParallelLayout, StateCache, StateCacheSizes};
 use serde_json::Value;
 
+mod shipped;
+use shipped::{at_tp, config, n, raw};
+
 const SLOTS: usize = 128;
-
-fn raw(name: &str) -> Value {
-    let m = SHIPPED.iter().find(|m| m.name == name).unwrap();
-    let v: Value = serde_json::from_str(&m.json.replace("Infinity", "1e308")).unwrap();
-    match v.get("text_config") {
-        Some(t) => t.clone(),
-        None => v,
-    }
-}
-
-fn n(v: &Value, key: &str) -> usize {
-    v[key].as_u64().unwrap_or_else(|| panic!("{key}")) as usize
-}
-
-fn config(name: &str) -> ModelConfig {
-    SHIPPED
-        .iter()
-        .find(|m| m.name == name)
-        .unwrap()
-        .config_with_levers(Default::default())
-        .unwrap()
-}
 
 fn sizes(c: &ModelConfig, recurrent_f32: bool) -> StateCacheSizes {
     StateCacheSizes::from_config(c, SLOTS, recurrent_f32)
@@ -90,12 +70,6 @@ fn kda_shapes(tp: usize, heads: usize, head_dim: usize, conv: usize) -> ([usize;
 
 fn bytes(shape: &[usize], dtype_bytes: usize) -> usize {
     shape.iter().product::<usize>() * dtype_bytes
-}
-
-/// The whole model and rank 0 of tp (its stage: the whole model, pp = 1).
-fn at_tp(name: &str, tp: usize) -> ModelConfig {
-    let layout = ParallelLayout::new(tp, 1, 1).unwrap();
-    config(name).shard(&layout.rank(0).unwrap()).unwrap()
 }
 
 #[test]

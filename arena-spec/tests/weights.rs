@@ -8,6 +8,9 @@ use arena_spec::weights::{parameters, tensors, weight_bytes, Role, WeightFormat,
 use arena_spec::ParallelLayout;
 use serde_json::Value;
 
+mod shipped;
+use shipped::config;
+
 fn oracle() -> Value {
     serde_json::from_str(include_str!("oracle/widths.json")).unwrap()
 }
@@ -46,15 +49,6 @@ fn counted_families_match_the_reference_exactly_and_others_are_refused() {
         matched.len(),
         refused.len()
     );
-}
-
-fn config(name: &str) -> arena_spec::ModelConfig {
-    SHIPPED
-        .iter()
-        .find(|m| m.name == name)
-        .unwrap()
-        .config_with_levers(Default::default())
-        .unwrap()
 }
 
 #[test]

@@ -7,20 +7,13 @@
 use arena_spec::gpu_plan::{
     kv_pool_bytes, on_device, plan_gpu, GpuPlanError, GpuPlanInputs, PoolBlocks,
 };
-use arena_spec::models::SHIPPED;
 use arena_spec::weights::weight_bytes;
 use arena_spec::{ArenaInputs, KvDtype, ModelConfig, ParallelLayout};
 
-const GIB: u64 = 1 << 30;
+mod shipped;
+use shipped::config;
 
-fn config(name: &str) -> ModelConfig {
-    SHIPPED
-        .iter()
-        .find(|m| m.name == name)
-        .unwrap()
-        .config_with_levers(Default::default())
-        .unwrap()
-}
+const GIB: u64 = 1 << 30;
 
 fn inputs(c: &ModelConfig, gpu: u64, context: usize) -> GpuPlanInputs {
     GpuPlanInputs {
