@@ -13,13 +13,13 @@
 //!
 //! ```
 //! use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, RESERVE_BYTES};
-//! use arena_spec::{models, ArenaInputs, KvDtype, KvPool, KvPoolSizes, ParallelLayout};
+//! use arena_spec::{models, ArenaInputs, KvDtype, KvPoolInputs, KvPoolSizes, ParallelLayout};
 //!
 //! let config = models::find("qwen3-0.6b").unwrap().config()?;
 //! let inputs = GpuPlanInputs {
 //!     gpu_bytes: 24 << 30,
 //!     reserve_bytes: RESERVE_BYTES,
-//!     context_tokens: 32_768,
+//!     // The context a sequence is planned at is the arena's `max_seq_len`.
 //!     arena: ArenaInputs { max_seq_len: 32_768, ..ArenaInputs::defaults_for(&config) },
 //!     shared_arena: true,
 //!     recurrent_f32: false,
@@ -34,7 +34,15 @@
 //!
 //! // The pool it plans; `KvPool::allocate(device, &sizes)` allocates it on the engine's GPU.
 //! let b = plan.blocks;
-//! let sizes = KvPoolSizes::from_config(&config, 16, b.full, b.sliding, b.csa, b.hca, KvDtype::Bf16);
+//! let pool = KvPoolInputs {
+//!     block_tokens: 16,
+//!     blocks: b.full,
+//!     sliding_blocks: b.sliding,
+//!     csa_blocks: b.csa,
+//!     hca_blocks: b.hca,
+//!     kv_dtype: KvDtype::Bf16,
+//! };
+//! let sizes = KvPoolSizes::from_inputs(&config, &pool);
 //! assert_eq!(sizes.total_bytes(), b.full * 28 * 16 * (2 * 8 * 128 * 2)); // 28 layers, 8 kv heads
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -87,10 +95,10 @@ pub struct GpuPlanInputs {
     /// Bytes kept for what the plan does not size (CUDA context, cuBLAS workspace, graph
     /// pools), on every GPU.
     pub reserve_bytes: u64,
-    /// The context length a sequence is planned at, in tokens.
-    pub context_tokens: usize,
-    /// The activation arena's inputs; `kv_block_size` is the pool's block, `max_batch_size`
-    /// the sequence slots of the state cache.
+    /// The activation arena's inputs, which the rest of the plan reads too: `max_seq_len` is
+    /// the context a sequence is planned at (one figure, so the arena's block tables and the
+    /// pool cannot disagree), `kv_block_size` the pool's block, `max_batch_size` the state
+    /// cache's sequence slots, `max_batch_tokens` the step in flight a sliding window keeps.
     pub arena: ArenaInputs,
     /// The activation arena as one shared slab (buffers of disjoint phases share bytes)
     /// rather than one plain slab.
@@ -316,7 +324,7 @@ fn plan_rank(
             gpu: inputs.gpu_bytes,
         });
     };
-    let context = inputs.context_tokens;
+    let context = inputs.arena.max_seq_len;
     let per_seq = PoolBlocks::per_sequence(
         config,
         context,

@@ -5,12 +5,14 @@
 //! [`ModelConfig::load`] (the config), [`models`] (the shipped configs) and
 //! [`ModelConfig::shard`] (one GPU's config of a parallel layout).
 //!
-//! Five wings: [`arena`] (the arena, its sizing functions, constants, region layouts and
-//! budgets), [`state`] (the sequence-state cache of the recurrent mixers), [`config`]
-//! (`ModelConfig`, its loading, the family rules, levers, sharding), [`models`] (the shipped
-//! configs, also as `const`s), and what reads both: [`parallel`]
-//! (layouts and ranks), [`fit`] (the budget search) and [`report`] (per-buffer tables and the
-//! `plan` document). The `arena` CLI is a binary of its own (`src/bin/arena/`).
+//! The wings: [`arena`] (the arena, its sizing functions, constants, region layouts and
+//! budgets), [`config`] (`ModelConfig`, its loading, the family rules, levers, sharding),
+//! [`models`] (the shipped configs, also as `const`s); the other start-up allocations, each
+//! read from a config: [`state`] (the sequence-state cache of the recurrent mixers), [`kv`]
+//! (the KV block pool) and [`weights`] (every parameter tensor and its bytes); and what reads
+//! them all: [`parallel`] (layouts and ranks), [`fit`] (the budget search), [`gpu_plan`] (the
+//! whole GPU planned: weights, arena, state cache, reserve, the KV pool in the rest) and
+//! [`report`] (per-buffer tables and the documents the CLI prints). The `arena` CLI is a binary of its own (`src/bin/arena/`).
 //!
 //! Features: `cli` (default) builds the `arena` binary and its dependencies (`clap`,
 //! `plotters`, `libc`); an engine depending on the library alone sets
@@ -43,9 +45,9 @@ pub use arena::{
 };
 pub use config::levers::{LeverError, Levers};
 pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
-pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes};
+pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes, KvPoolViews};
 pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
-pub use state::{StateCache, StateCacheInputs, StateCacheSizes};
+pub use state::{StateCache, StateCacheInputs, StateCacheSizes, StateCacheViews};
 pub use weights::WeightFormat;
 
 // The module paths before the crate was arranged in wings, kept for one release so code

@@ -201,7 +201,7 @@ fn fit_gpu_json_is_the_librarys_plan() {
     let binding = &ranks[u(&doc["binding_rank"]) as usize];
     assert_eq!(doc["blocks"], binding["blocks"]);
     assert_eq!(u(&doc["tokens"]), u(&doc["blocks"]["full"]) * 16);
-    assert_eq!(doc["inputs"]["context_tokens"], 32768);
+    assert_eq!(doc["inputs"]["arena"]["max_seq_len"], 32768);
     assert_eq!(doc["inputs"]["reserve_bytes"], 640 << 20);
     assert!(doc["reserve_source"].as_str().unwrap().contains("measured"));
     // Every rank's parts add up to its GPU.
@@ -226,7 +226,6 @@ fn fit_gpu_json_is_the_librarys_plan() {
     let i = arena_spec::gpu_plan::GpuPlanInputs {
         gpu_bytes: 143_155 << 20,
         reserve_bytes: arena_spec::gpu_plan::RESERVE_BYTES,
-        context_tokens: 32_768,
         arena: arena_spec::ArenaInputs {
             max_seq_len: 32_768,
             ..arena_spec::ArenaInputs::defaults_for(&c)

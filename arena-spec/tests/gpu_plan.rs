@@ -95,7 +95,6 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
             // What is already taken on this GPU (context, driver, cuBLAS) and the tail no
             // allocation can take are the reserve: everything but the largest allocation.
             reserve_bytes: total - largest,
-            context_tokens: 32_768,
             arena: ArenaInputs {
                 max_seq_len: 32_768,
                 ..ArenaInputs::defaults_for(&whole)

@@ -19,7 +19,6 @@ fn inputs(c: &ModelConfig, gpu: u64, context: usize) -> GpuPlanInputs {
     GpuPlanInputs {
         gpu_bytes: gpu,
         reserve_bytes: GIB,
-        context_tokens: context,
         arena: ArenaInputs {
             max_seq_len: context,
             ..ArenaInputs::defaults_for(c)

@@ -44,10 +44,13 @@ impl KvDtype {
 /// Every attention layer's keys and values, in blocks of `block_tokens` tokens: `blocks`
 /// blocks a full-length layer, `sliding_blocks` a sliding-window layer; DeepSeek-V4's
 /// compressed entries in blocks of `block_tokens` entries, `csa_blocks` a CSA layer and
-/// `hca_blocks` an HCA layer. Each buffer holds
-/// its layers back to back (`per_layer`), a layer's blocks as `[blocks, block_tokens, bytes a
-/// token]`; the bytes are the cached elements at `kv_dtype` (a view reinterprets them). A
-/// model without a kind of layer has that buffer 0 bytes and NULL.
+/// `hca_blocks` an HCA layer. Each buffer holds its layers back to back (`per_layer`), a
+/// layer's blocks as `[blocks, block_tokens, bytes a token]` `u8`: the last dimension is the
+/// cached elements' bytes at `kv_dtype` (the fields' docs give the elements), since one
+/// declaration serves every `kv_dtype`; `KvPoolViews::of(&pool).full.layer(i)` is layer
+/// `i`'s blocks, and an attention kernel reads them at its own element type. A model without
+/// a kind of layer has that buffer 0 bytes and NULL. Prefer `KvPoolSizes::from_inputs` with
+/// a [`KvPoolInputs`] to `from_config`: the counts are named, so two cannot be swapped.
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = KvPoolSizes,

@@ -101,7 +101,6 @@ pub fn run(args: &FitArgs) -> Result<(), CliError> {
     let inputs = GpuPlanInputs {
         gpu_bytes: gpu_bytes(g)?,
         reserve_bytes: g.reserve.map_or(RESERVE_BYTES, |b| b as u64),
-        context_tokens: arena.max_seq_len,
         arena,
         shared_arena: args.sizing.fixed.shared,
         recurrent_f32: g.recurrent_f32,
@@ -190,7 +189,7 @@ pub fn run(args: &FitArgs) -> Result<(), CliError> {
         "{} {tokens}{others}; {} sequences of {} tokens; KV pool {} a GPU (rank {} binds{})",
         bold("fits:"),
         plan.sequences,
-        inputs.context_tokens,
+        inputs.arena.max_seq_len,
         h(plan.kv_pool_bytes),
         plan.binding_rank,
         if plan.ranks.len() > 1 {
