@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, RESERVE_BYTES};
-//! use arena_spec::{models, ArenaInputs, KvDtype, KvPoolInputs, KvPoolSizes, ParallelLayout};
+//! use arena_spec::{models, ArenaInputs, KvDtype, KvPoolSizes, ParallelLayout};
 //!
 //! let config = models::find("qwen3-0.6b").unwrap().config()?;
 //! let inputs = GpuPlanInputs {
@@ -33,27 +33,20 @@
 //! assert_eq!(plan.sequences, plan.blocks.full / (32_768 / 16));
 //!
 //! // The pool it plans; `KvPool::allocate(device, &sizes)` allocates it on the engine's GPU.
-//! let b = plan.blocks;
-//! let pool = KvPoolInputs {
-//!     block_tokens: 16,
-//!     blocks: b.full,
-//!     sliding_blocks: b.sliding,
-//!     csa_blocks: b.csa,
-//!     hca_blocks: b.hca,
-//!     kv_dtype: KvDtype::Bf16,
-//! };
-//! let sizes = KvPoolSizes::from_inputs(&config, &pool);
-//! assert_eq!(sizes.total_bytes(), b.full * 28 * 16 * (2 * 8 * 128 * 2)); // 28 layers, 8 kv heads
+//! let pool = plan.ranks[0].pool; // each rank's own blocks
+//! let sizes = KvPoolSizes::from_inputs(&config, &pool.inputs(16, KvDtype::Bf16));
+//! assert_eq!(sizes.total_bytes(), pool.full * 28 * 16 * (2 * 8 * 128 * 2)); // 28 layers, 8 kv heads
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use crate::arena::{ArenaInputs, BufferArena};
+use crate::config::KvLayer;
 use crate::config::ModelConfig;
 use crate::kv::{
     compressed_blocks_per_sequence, full_blocks_per_sequence, sliding_blocks_per_sequence, KvDtype,
-    KvPool, KvPoolSizes,
+    KvPool, KvPoolInputs, KvPoolSizes,
 };
-use crate::parallel::ParallelLayout;
+use crate::parallel::{ParallelLayout, Rank};
 use crate::state::{StateCache, StateCacheSizes};
 use crate::weights::{weight_bytes, WeightsError};
 use crate::ShardError;
@@ -84,7 +77,7 @@ pub const DEVICE_PAGE: u64 = 2 << 20;
 
 /// `bytes` as the device takes them: rounded up to [`DEVICE_PAGE`], 0 for nothing.
 pub const fn on_device(bytes: u64) -> u64 {
-    bytes.div_ceil(DEVICE_PAGE) * DEVICE_PAGE
+    bytes.div_ceil(DEVICE_PAGE).saturating_mul(DEVICE_PAGE)
 }
 
 /// What the plan is asked for.
@@ -92,8 +85,9 @@ pub const fn on_device(bytes: u64) -> u64 {
 pub struct GpuPlanInputs {
     /// The memory of one GPU, in bytes.
     pub gpu_bytes: u64,
-    /// Bytes kept for what the plan does not size (CUDA context, cuBLAS workspace, graph
-    /// pools), on every GPU.
+    /// Bytes kept on every GPU for what the plan does not size: the CUDA context and the
+    /// cuBLAS workspace ([`RESERVE_BYTES`]), the engine's kernels, and under tp or pp the
+    /// communicators' buffers (NCCL's), which the measured default does not hold.
     pub reserve_bytes: u64,
     /// The activation arena's inputs, which the rest of the plan reads too: `max_seq_len` is
     /// the context a sequence is planned at (one figure, so the arena's block tables and the
@@ -128,9 +122,13 @@ pub struct RankPlan {
     pub sequence_blocks: PoolBlocks,
     pub sequence_bytes: u64,
     /// The most blocks this rank alone could hold, and the sequences at the context they
-    /// give.
-    pub blocks: PoolBlocks,
-    pub sequences: usize,
+    /// give (not capped at the state slots: [`GpuPlan::sequences`] is).
+    pub most_blocks: PoolBlocks,
+    pub most_sequences: usize,
+    /// The pool this rank allocates in the plan (every rank holds the plan's sequences), and
+    /// its device bytes.
+    pub pool: PoolBlocks,
+    pub pool_bytes: u64,
 }
 
 /// The plan of every GPU of the layout.
@@ -139,17 +137,19 @@ pub struct GpuPlan {
     pub inputs: GpuPlanInputs,
     pub layout: ParallelLayout,
     pub ranks: Vec<RankPlan>,
-    /// The rank with the fewest sequences (ties: the first): every rank allocates its pool.
+    /// The rank with keys and values that holds the fewest (ties: the first); 0 where no rank
+    /// has any.
     pub binding_rank: usize,
-    /// The pool every rank allocates: the binding rank's blocks.
+    /// The binding rank's pool: what every rank's pool holds in sequences (each rank's own
+    /// blocks are its `pool`).
     pub blocks: PoolBlocks,
     /// Tokens the full-length layers hold: `blocks.full × kv_block_size` (`None` for a model
     /// without full-length KV layers: its sequences are what it is planned by).
     pub tokens: Option<usize>,
-    /// Sequences at `context_tokens` the pool holds, at most the state cache's slots
-    /// (`max_batch_size`) where the model has recurrent layers.
+    /// Sequences at the context (`arena.max_seq_len`) every rank's pool holds, at most the
+    /// state cache's slots (`max_batch_size`) where any rank keeps sequence states.
     pub sequences: usize,
-    /// Device bytes of the binding rank's pool at `blocks`.
+    /// Device bytes of the binding rank's pool.
     pub kv_pool_bytes: u64,
 }
 
@@ -175,6 +175,16 @@ pub enum GpuPlanError {
         reserve: u64,
         gpu: u64,
     },
+    /// An input the plan cannot be made at.
+    #[error("{0}")]
+    Inputs(&'static str),
+    /// A pipeline stage holds layers that read keys and values another stage keeps.
+    #[error(
+        "rank {rank}: its stage holds KV-shared layers whose source layer is on another stage \
+         (Gemma 4's last `num_kv_shared_layers` read the last earlier layer of their kind): \
+         choose a pp split that keeps them together"
+    )]
+    SharedKvAcrossStages { rank: usize },
     /// Not one sequence at the context fits.
     #[error(
         "rank {rank}: {budget} bytes are left for keys and values, less than one sequence of \
@@ -245,10 +255,34 @@ impl PoolBlocks {
         }
     }
 
+    /// The pool's inputs at these counts: named, so no two can be swapped.
+    pub const fn inputs(self, block_tokens: usize, kv_dtype: KvDtype) -> KvPoolInputs {
+        KvPoolInputs {
+            block_tokens,
+            blocks: self.full,
+            sliding_blocks: self.sliding,
+            csa_blocks: self.csa,
+            hca_blocks: self.hca,
+            kv_dtype,
+        }
+    }
+
     /// Whether only full-length layers hold blocks (the pool can then grow a block at a time).
     pub const fn full_only(self) -> bool {
         self.sliding == 0 && self.csa == 0 && self.hca == 0
     }
+}
+
+/// The KV pool's sizes on the rank of `config` at `blocks`.
+pub fn pool_sizes(
+    config: &ModelConfig,
+    inputs: &GpuPlanInputs,
+    blocks: PoolBlocks,
+) -> Result<KvPoolSizes, SizeError> {
+    KvPoolSizes::try_from_inputs(
+        config,
+        &blocks.inputs(inputs.arena.kv_block_size, inputs.kv_dtype),
+    )
 }
 
 /// The KV pool's device bytes on the rank of `config` at `blocks`.
@@ -257,15 +291,7 @@ pub fn kv_pool_bytes(
     inputs: &GpuPlanInputs,
     blocks: PoolBlocks,
 ) -> Result<u64, SizeError> {
-    let sizes = KvPoolSizes::try_from_config(
-        config,
-        inputs.arena.kv_block_size,
-        blocks.full,
-        blocks.sliding,
-        blocks.csa,
-        blocks.hca,
-        inputs.kv_dtype,
-    )?;
+    let sizes = pool_sizes(config, inputs, blocks)?;
     Ok(on_device(
         KvPool::slab_bytes(&sizes, AllocOptions::default())? as u64,
     ))
@@ -286,6 +312,7 @@ fn largest(hi: usize, fits: impl Fn(usize) -> Result<bool, SizeError>) -> Result
     Ok(lo)
 }
 
+/// A rank's fixed parts and the most its budget holds, before the ranks agree on a pool.
 fn plan_rank(
     config: &ModelConfig,
     rank: usize,
@@ -313,7 +340,11 @@ fn plan_rank(
     let state = on_device(
         StateCache::slab_bytes(&state_sizes, AllocOptions::default()).map_err(size_err)? as u64,
     );
-    let fixed = weights + arena + state + inputs.reserve_bytes;
+    // Saturating: a sum past u64 exceeds every GPU, and says so below.
+    let fixed = weights
+        .saturating_add(arena)
+        .saturating_add(state)
+        .saturating_add(inputs.reserve_bytes);
     let Some(budget) = inputs.gpu_bytes.checked_sub(fixed) else {
         return Err(GpuPlanError::FixedPartsExceedGpu {
             rank,
@@ -324,65 +355,43 @@ fn plan_rank(
             gpu: inputs.gpu_bytes,
         });
     };
-    let context = inputs.arena.max_seq_len;
     let per_seq = PoolBlocks::per_sequence(
         config,
-        context,
+        inputs.arena.max_seq_len,
         inputs.arena.kv_block_size,
         inputs.arena.max_batch_tokens,
     );
-    let bytes = |b: PoolBlocks| kv_pool_bytes(config, inputs, b).map_err(size_err);
-    let sequence_bytes = bytes(per_seq)?;
-    let (blocks, sequences) = if per_seq == PoolBlocks::default() {
+    let fits = |b: PoolBlocks| -> Result<bool, SizeError> {
+        Ok(kv_pool_bytes(config, inputs, b)? <= budget)
+    };
+    // The search's upper bound: the budget over the bytes before any page rounding.
+    let raw = |b: PoolBlocks| -> Result<u64, SizeError> {
+        Ok(pool_sizes(config, inputs, b)?.total_bytes() as u64)
+    };
+    let sequence_bytes = kv_pool_bytes(config, inputs, per_seq).map_err(size_err)?;
+    let (most_blocks, most_sequences) = if per_seq == PoolBlocks::default() {
         // No KV layers on this rank: its sequences are its state slots.
         (PoolBlocks::default(), inputs.arena.max_batch_size)
     } else if per_seq.full_only() {
         // A block at a time: the most blocks in the budget, as many sequences as they hold.
-        // At most the budget over one block's bytes before any rounding.
-        let one = KvPoolSizes::try_from_config(
-            config,
-            inputs.arena.kv_block_size,
-            1,
-            0,
-            0,
-            0,
-            inputs.kv_dtype,
-        )
-        .map_err(size_err)?;
-        let hi = (budget / (one.total_bytes() as u64).max(1) + 1).min(usize::MAX as u64 / 2);
-        let hi = hi as usize;
-        let full = largest(hi, |b| {
-            Ok(kv_pool_bytes(
-                config,
-                inputs,
-                PoolBlocks {
-                    full: b,
-                    ..PoolBlocks::default()
-                },
-            )? <= budget)
-        })
-        .map_err(size_err)?;
-        (
-            PoolBlocks {
-                full,
-                ..PoolBlocks::default()
-            },
-            full / per_seq.full,
-        )
+        let block = PoolBlocks {
+            full: 1,
+            ..PoolBlocks::default()
+        };
+        let hi = bound(budget, raw(block).map_err(size_err)?);
+        let full = largest(hi, |n| fits(block.times(n))).map_err(size_err)?;
+        (block.times(full), full / per_seq.full)
     } else {
         // A sequence at a time: every kind's blocks for as many whole sequences as fit.
-        let hi = (budget / sequence_bytes.max(1) + 1).min(usize::MAX as u64 / 2) as usize;
-        let s = largest(hi, |s| {
-            Ok(kv_pool_bytes(config, inputs, per_seq.times(s))? <= budget)
-        })
-        .map_err(size_err)?;
-        (per_seq.times(s), s)
+        let hi = bound(budget, raw(per_seq).map_err(size_err)?);
+        let n = largest(hi, |n| fits(per_seq.times(n))).map_err(size_err)?;
+        (per_seq.times(n), n)
     };
-    if per_seq != PoolBlocks::default() && sequences == 0 {
+    if per_seq != PoolBlocks::default() && most_sequences == 0 {
         return Err(GpuPlanError::NoSequenceFits {
             rank,
             budget,
-            context,
+            context: inputs.arena.max_seq_len,
             need: sequence_bytes,
         });
     }
@@ -395,51 +404,135 @@ fn plan_rank(
         kv_budget_bytes: budget,
         sequence_blocks: per_seq,
         sequence_bytes,
-        blocks,
-        sequences,
+        most_blocks,
+        most_sequences,
+        pool: PoolBlocks::default(),
+        pool_bytes: 0,
     })
 }
 
-/// Plans every GPU of `layout` for the model of `whole` (its whole config).
+/// `budget / bytes + 1`, within what a search can step through.
+fn bound(budget: u64, bytes: u64) -> usize {
+    (budget / bytes.max(1))
+        .saturating_add(1)
+        .min(usize::MAX as u64 / 2) as usize
+}
+
+/// A stage that holds KV-shared layers must hold their sources: the last layer of each kind
+/// before the first shared one (Gemma 4's `kv_sharing_modes`; vLLM's `gemma4.py` gives a
+/// shared layer the last earlier non-shared layer of its type).
+fn check_shared_sources(
+    whole: &ModelConfig,
+    layout: &ParallelLayout,
+    ranks: &[Rank],
+) -> Result<(), GpuPlanError> {
+    let kinds = whole.kv_layer_kinds();
+    let Some(first_shared) = kinds.iter().position(|k| *k == KvLayer::Shared) else {
+        return Ok(());
+    };
+    let sources = [KvLayer::Full, KvLayer::Sliding]
+        .map(|kind| kinds[..first_shared].iter().rposition(|k| *k == kind));
+    for rank in ranks {
+        let stage = layout.stage_layers(kinds.len(), rank.stage());
+        let holds_shared = kinds[stage.clone()].contains(&KvLayer::Shared);
+        let holds_sources = sources.iter().flatten().all(|i| stage.contains(i));
+        if holds_shared && !holds_sources {
+            return Err(GpuPlanError::SharedKvAcrossStages { rank: rank.index });
+        }
+    }
+    Ok(())
+}
+
+/// Plans every GPU of `layout` for the model of `whole` (its whole config): each rank's
+/// fixed parts, then one number of sequences every rank with keys and values holds — the
+/// fewest any of them can — and each rank's pool for it (where every rank's pool grows a
+/// block at a time, the fewest blocks any holds, as vLLM takes the smallest block count of
+/// its workers).
 pub fn plan_gpu(
     whole: &ModelConfig,
     layout: &ParallelLayout,
     inputs: GpuPlanInputs,
 ) -> Result<GpuPlan, GpuPlanError> {
+    if inputs.arena.kv_block_size == 0 {
+        return Err(GpuPlanError::Inputs(
+            "kv_block_size is 0: a KV pool needs blocks of at least one token",
+        ));
+    }
+    if inputs.arena.max_seq_len == 0 {
+        return Err(GpuPlanError::Inputs(
+            "max_seq_len is 0: a plan needs a context of at least one token",
+        ));
+    }
+    if inputs.kv_dtype == KvDtype::Fp8 && whole.has_indexer() {
+        return Err(GpuPlanError::Inputs(
+            "FP8 keys of a sparse-attention MLA model (DeepSeek-V3.2's, V4's) take vLLM's \
+             fp8_ds_mla layout, which is not planned here: plan it in BF16",
+        ));
+    }
+    let all: Vec<Rank> = layout.ranks().collect();
+    check_shared_sources(whole, layout, &all)?;
     let mut ranks = Vec::new();
     let mut configs = Vec::new();
-    for rank in layout.ranks() {
-        let config = whole.shard(&rank)?;
+    for rank in &all {
+        let config = whole.shard(rank)?;
         ranks.push(plan_rank(&config, rank.index, &inputs)?);
         configs.push(config);
     }
+    let size_err = |source| GpuPlanError::Size {
+        model: whole.source.to_string(),
+        source,
+    };
+    // The ranks with keys and values agree: the fewest sequences any holds binds them all.
+    let with_kv = |r: &&RankPlan| r.sequence_blocks != PoolBlocks::default();
     let binding = ranks
         .iter()
-        .enumerate()
-        .min_by_key(|(_, r)| (r.sequences, r.blocks.full))
-        .map_or(0, |(i, _)| i);
-    let b = &ranks[binding];
-    let has_kv = b.sequence_blocks != PoolBlocks::default();
-    let has_state = b.state_bytes > 0;
-    let sequences = if has_state || !has_kv {
-        b.sequences.min(inputs.arena.max_batch_size)
-    } else {
-        b.sequences
+        .filter(with_kv)
+        .min_by_key(|r| (r.most_sequences, r.most_blocks.full))
+        .map(|r| r.rank);
+    let block_at_a_time = ranks
+        .iter()
+        .filter(with_kv)
+        .all(|r| r.sequence_blocks.full_only());
+    let fewest_full = ranks
+        .iter()
+        .filter(with_kv)
+        .map(|r| r.most_blocks.full)
+        .min()
+        .unwrap_or(0);
+    let sequences = match binding {
+        Some(b) => ranks[b].most_sequences,
+        None => inputs.arena.max_batch_size,
     };
-    let kv_pool_bytes = kv_pool_bytes(&configs[binding], &inputs, b.blocks).map_err(|source| {
-        GpuPlanError::Size {
-            model: whole.source.to_string(),
-            source,
-        }
-    })?;
+    for (r, config) in ranks.iter_mut().zip(&configs) {
+        r.pool = if r.sequence_blocks == PoolBlocks::default() {
+            PoolBlocks::default()
+        } else if block_at_a_time {
+            PoolBlocks {
+                full: fewest_full,
+                ..PoolBlocks::default()
+            }
+        } else {
+            r.sequence_blocks.times(sequences)
+        };
+        r.pool_bytes = kv_pool_bytes(config, &inputs, r.pool).map_err(size_err)?;
+        debug_assert!(r.pool_bytes <= r.kv_budget_bytes);
+    }
+    let binding = binding.unwrap_or(0);
+    let b = &ranks[binding];
+    let has_state = ranks.iter().any(|r| r.state_bytes > 0);
+    let sequences = if has_state || b.sequence_blocks == PoolBlocks::default() {
+        sequences.min(inputs.arena.max_batch_size)
+    } else {
+        sequences
+    };
     Ok(GpuPlan {
         inputs,
         layout: *layout,
-        blocks: b.blocks,
-        tokens: (b.blocks.full > 0).then(|| b.blocks.full * inputs.arena.kv_block_size),
+        blocks: b.pool,
+        tokens: (b.pool.full > 0).then(|| b.pool.full * inputs.arena.kv_block_size),
         sequences,
-        kv_pool_bytes,
-        binding_rank: b.rank,
+        kv_pool_bytes: b.pool_bytes,
+        binding_rank: binding,
         ranks,
     })
 }

@@ -54,7 +54,9 @@ pub enum Role {
     Linear,
     /// The routed experts' stacked matrices, `[experts, out, in]`.
     Experts,
-    /// A router's weight (not an `nn.Linear` in the MoE classes that quantize).
+    /// A router's weight, or another small projection engines keep in 16 bits whatever the
+    /// checkpoint's format (DeepSeek-V3.2's indexer `weights_proj`: vLLM and SGLang build it
+    /// with `quant_config=None`).
     Router,
     /// Norm weights, biases, and other small tensors (convolution kernels, decay logs).
     Vector,
@@ -320,7 +322,7 @@ fn vocab_rows(vocab: usize, tp: usize) -> u64 {
     if tp == 1 {
         return vocab as u64;
     }
-    (vocab.div_ceil(64) * 64 / tp) as u64
+    (vocab.div_ceil(64) * 64).div_ceil(tp) as u64
 }
 
 /// Every parameter tensor of `config` (a whole model, or one rank's config from
@@ -421,7 +423,12 @@ fn attention(l: &mut List, c: &ModelConfig, rules: &Rules) {
             l.linear("self_attn.indexer.wk.weight", id, h, attention);
             l.vector("self_attn.indexer.k_norm.weight", id, attention);
             l.vector("self_attn.indexer.k_norm.bias", id, attention);
-            l.linear("self_attn.indexer.weights_proj.weight", ih, h, attention);
+            l.add(
+                "self_attn.indexer.weights_proj.weight",
+                [1, ih, h],
+                Role::Router,
+                attention,
+            );
         }
     } else {
         let (q, k, v) = (heads * hd, kv * hd, kv * c.value_head_dim() as u64);

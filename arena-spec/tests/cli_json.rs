@@ -199,7 +199,7 @@ fn fit_gpu_json_is_the_librarys_plan() {
     let ranks = doc["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 8);
     let binding = &ranks[u(&doc["binding_rank"]) as usize];
-    assert_eq!(doc["blocks"], binding["blocks"]);
+    assert_eq!(doc["blocks"], binding["pool"]);
     assert_eq!(u(&doc["tokens"]), u(&doc["blocks"]["full"]) * 16);
     assert_eq!(doc["inputs"]["arena"]["max_seq_len"], 32768);
     assert_eq!(doc["inputs"]["reserve_bytes"], 640 << 20);

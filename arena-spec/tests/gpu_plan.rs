@@ -115,16 +115,14 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
                 .unwrap();
         let state_sizes = StateCacheSizes::from_config(&config, inputs.arena.max_batch_size, false);
         let state = StateCache::allocate(device.clone(), &state_sizes).unwrap();
-        let b = rank.blocks;
-        let pool_sizes = KvPoolSizes::from_config(
-            &config,
-            inputs.arena.kv_block_size,
-            b.full,
-            b.sliding,
-            b.csa,
-            b.hca,
-            KvDtype::Bf16,
+        // The rank's own pool in the plan (for a layout of like ranks, the most it holds).
+        let b = rank.pool;
+        assert_eq!(
+            b, rank.most_blocks,
+            "{name}: rank 0 binds a layout of like ranks"
         );
+        let block = inputs.arena.kv_block_size;
+        let pool_sizes = KvPoolSizes::from_inputs(&config, &b.inputs(block, KvDtype::Bf16));
         let before_pool = device.mem_info().unwrap().free as u64;
         let pool = match KvPool::allocate(device.clone(), &pool_sizes) {
             Ok(p) => p,
@@ -151,17 +149,9 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
                 ..b
             }
         } else {
-            rank.sequence_blocks.times(rank.sequences + 1)
+            rank.sequence_blocks.times(rank.most_sequences + 1)
         };
-        let bigger = KvPoolSizes::from_config(
-            &config,
-            inputs.arena.kv_block_size,
-            more.full,
-            more.sliding,
-            more.csa,
-            more.hca,
-            KvDtype::Bf16,
-        );
+        let bigger = KvPoolSizes::from_inputs(&config, &more.inputs(block, KvDtype::Bf16));
         pool.release().unwrap();
         let one_more = match KvPool::allocate(device.clone(), &bigger) {
             Ok(p) => {
@@ -183,8 +173,8 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
             rank.reserve_bytes / MIB,
             b.full,
             b.sliding + b.csa + b.hca,
-            b.full * inputs.arena.kv_block_size,
-            rank.sequences,
+            b.full * block,
+            rank.most_sequences,
             plan.kv_pool_bytes as f64 / MIB as f64,
             left as f64 / MIB as f64,
         );

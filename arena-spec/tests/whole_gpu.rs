@@ -5,7 +5,7 @@
 //! a GPU.
 
 use arena_spec::gpu_plan::{
-    kv_pool_bytes, on_device, plan_gpu, GpuPlanError, GpuPlanInputs, PoolBlocks,
+    kv_pool_bytes, on_device, plan_gpu, GpuPlan, GpuPlanError, GpuPlanInputs, PoolBlocks,
 };
 use arena_spec::weights::weight_bytes;
 use arena_spec::{ArenaInputs, KvDtype, ModelConfig, ParallelLayout};
@@ -50,47 +50,153 @@ fn the_pool_is_the_largest_that_fits_beside_the_rest() {
         }
         let plan = plan_gpu(&c, &layout, i).unwrap();
         assert_eq!(plan.ranks.len(), tp * pp);
-        for (r, rank) in plan.ranks.iter().enumerate() {
-            let rc = c.shard(&layout.rank(r).unwrap()).unwrap();
-            let weights = i
-                .weights_bytes_per_rank
-                .unwrap_or_else(|| weight_bytes(&rc).unwrap());
-            assert_eq!(rank.weights_bytes, on_device(weights), "{name}");
-            let fixed =
-                rank.weights_bytes + rank.arena_bytes + rank.state_bytes + rank.reserve_bytes;
-            assert_eq!(fixed + rank.kv_budget_bytes, i.gpu_bytes, "{name} rank {r}");
-            let pool = kv_pool_bytes(&rc, &i, rank.blocks).unwrap();
-            assert!(pool <= rank.kv_budget_bytes, "{name} rank {r}");
-            let per = rank.sequence_blocks;
+        every_rank_holds_the_plan(&c, &layout, &i, &plan, name);
+    }
+}
+
+/// What a plan promises, rank by rank: its parts add up to the GPU, its own pool fits its
+/// budget and holds the plan's sequences, the most it could hold is the most (one block, or
+/// one sequence, more does not fit), and the plan's figures are the binding rank's.
+fn every_rank_holds_the_plan(
+    c: &ModelConfig,
+    layout: &ParallelLayout,
+    i: &GpuPlanInputs,
+    plan: &GpuPlan,
+    name: &str,
+) {
+    for (r, rank) in plan.ranks.iter().enumerate() {
+        let rc = c.shard(&layout.rank(r).unwrap()).unwrap();
+        let weights = i
+            .weights_bytes_per_rank
+            .unwrap_or_else(|| weight_bytes(&rc).unwrap());
+        assert_eq!(rank.weights_bytes, on_device(weights), "{name}");
+        let fixed = rank.weights_bytes + rank.arena_bytes + rank.state_bytes + rank.reserve_bytes;
+        assert_eq!(fixed + rank.kv_budget_bytes, i.gpu_bytes, "{name} rank {r}");
+        // Its pool fits and holds the plan's sequences at the context.
+        assert_eq!(rank.pool_bytes, kv_pool_bytes(&rc, i, rank.pool).unwrap());
+        assert!(rank.pool_bytes <= rank.kv_budget_bytes, "{name} rank {r}");
+        let per = rank.sequence_blocks;
+        for (held, need) in [
+            (rank.pool.full, per.full),
+            (rank.pool.sliding, per.sliding),
+            (rank.pool.csa, per.csa),
+            (rank.pool.hca, per.hca),
+        ] {
+            assert!(
+                held >= plan.sequences * need,
+                "{name} rank {r}: {held} < {need}"
+            );
+        }
+        // The most it could hold alone is the most.
+        if per != PoolBlocks::default() {
             let more = if per.full_only() {
                 PoolBlocks {
-                    full: rank.blocks.full + 1,
-                    ..rank.blocks
+                    full: rank.most_blocks.full + 1,
+                    ..rank.most_blocks
                 }
             } else {
-                per.times(rank.sequences + 1)
+                per.times(rank.most_sequences + 1)
             };
-            let more = kv_pool_bytes(&rc, &i, more).unwrap();
+            let more = kv_pool_bytes(&rc, i, more).unwrap();
             assert!(
                 more > rank.kv_budget_bytes,
                 "{name} rank {r}: one more fits"
             );
-            assert!(rank.blocks.full >= rank.sequences * per.full, "{name}");
-            assert_eq!(rank.sequence_bytes, kv_pool_bytes(&rc, &i, per).unwrap());
-        }
-        // The pool every rank allocates is the binding rank's, the tightest.
-        let binding = &plan.ranks[plan.binding_rank];
-        assert!(plan.ranks.iter().all(|r| r.sequences >= binding.sequences));
-        assert_eq!(plan.blocks, binding.blocks);
-        if plan.blocks.full > 0 {
-            assert_eq!(plan.tokens, Some(plan.blocks.full * 16));
-        }
-        if binding.state_bytes > 0 {
-            assert!(plan.sequences <= i.arena.max_batch_size, "{name}");
-        } else {
-            assert_eq!(plan.sequences, binding.sequences, "{name}");
+            assert_eq!(rank.sequence_bytes, kv_pool_bytes(&rc, i, per).unwrap());
         }
     }
+    let binding = &plan.ranks[plan.binding_rank];
+    assert_eq!(plan.blocks, binding.pool);
+    if plan.blocks.full > 0 {
+        assert_eq!(plan.tokens, Some(plan.blocks.full * 16));
+    }
+    if plan.ranks.iter().any(|r| r.state_bytes > 0) {
+        assert!(plan.sequences <= i.arena.max_batch_size, "{name}");
+    }
+}
+
+#[test]
+fn stages_without_keys_and_values_do_not_bind_and_each_stage_has_its_own_pool() {
+    // Nemotron-3 Nano at pp 8: some stages hold no attention layer; Gemma 3 1B at pp 13: some
+    // hold sliding layers alone. Neither may leave the others without a pool.
+    for (name, pp, gpu, context) in [
+        ("nemotron-3-nano-30b-a3b", 8, 141 * GIB, 131_072),
+        ("gemma-3-1b-it", 13, 4 * GIB, 512),
+        ("llama-3.1-70b", 4, 80 * GIB, 32_768),
+    ] {
+        let c = config(name);
+        let layout = ParallelLayout::new(1, 1, pp).unwrap();
+        let i = inputs(&c, gpu, context);
+        let plan = plan_gpu(&c, &layout, i).unwrap();
+        assert!(plan.sequences > 0, "{name}");
+        let with_kv: Vec<_> = plan
+            .ranks
+            .iter()
+            .filter(|r| r.sequence_blocks != PoolBlocks::default())
+            .collect();
+        // The layouts hold the stages this test is about.
+        let no_kv = plan.ranks.len() - with_kv.len();
+        let no_full = with_kv
+            .iter()
+            .filter(|r| r.sequence_blocks.full == 0)
+            .count();
+        match name {
+            "nemotron-3-nano-30b-a3b" => assert!(no_kv > 0, "{name}"),
+            "gemma-3-1b-it" => assert!(no_full > 0, "{name}"),
+            _ => assert_eq!(no_kv + no_full, 0, "{name}"),
+        }
+        assert_ne!(plan.blocks, PoolBlocks::default(), "{name}");
+        assert!(
+            with_kv.iter().all(|r| r.pool != PoolBlocks::default()),
+            "{name}"
+        );
+        assert!(
+            with_kv.iter().any(|r| r.rank == plan.binding_rank),
+            "{name}"
+        );
+        every_rank_holds_the_plan(&c, &layout, &i, &plan, name);
+    }
+}
+
+#[test]
+fn kv_shared_layers_stay_with_their_source_and_bad_inputs_are_errors() {
+    // Gemma 4 E2B: its last 20 layers read layers 13 and 14's keys and values.
+    let c = config("gemma-4-e2b-it");
+    let mut i = inputs(&c, 141 * GIB, 8192);
+    i.weights_bytes_per_rank = Some(10 * GIB);
+    let e = plan_gpu(&c, &ParallelLayout::new(1, 1, 2).unwrap(), i).unwrap_err();
+    assert!(
+        matches!(e, GpuPlanError::SharedKvAcrossStages { .. }),
+        "{e}"
+    );
+    assert!(plan_gpu(&c, &ParallelLayout::new(1, 1, 1).unwrap(), i).is_ok());
+    // Inputs the plan cannot be made at are errors, not panics.
+    let c = config("llama-3.1-8b");
+    let layout = ParallelLayout::new(1, 1, 1).unwrap();
+    let mut i = inputs(&c, 141 * GIB, 8192);
+    i.arena.kv_block_size = 0;
+    assert!(matches!(
+        plan_gpu(&c, &layout, i),
+        Err(GpuPlanError::Inputs(_))
+    ));
+    let mut i = inputs(&c, 141 * GIB, 8192);
+    i.reserve_bytes = u64::MAX - 1;
+    assert!(matches!(
+        plan_gpu(&c, &layout, i),
+        Err(GpuPlanError::FixedPartsExceedGpu { .. })
+    ));
+    let mut i = inputs(&c, 141 * GIB, 8192);
+    i.weights_bytes_per_rank = Some(u64::MAX);
+    assert!(matches!(
+        plan_gpu(&c, &layout, i),
+        Err(GpuPlanError::FixedPartsExceedGpu { .. })
+    ));
+    // FP8 keys of a sparse-attention MLA model take a layout not planned here.
+    let c = config("deepseek-v3.2");
+    let mut i = inputs(&c, 141 * GIB, 8192);
+    i.kv_dtype = KvDtype::Fp8;
+    let e = plan_gpu(&c, &ParallelLayout::new(8, 1, 1).unwrap(), i).unwrap_err();
+    assert!(e.to_string().contains("fp8_ds_mla"), "{e}");
 }
 
 #[test]

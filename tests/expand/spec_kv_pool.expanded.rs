@@ -14,9 +14,7 @@ pub struct KvPoolSizes {
     /// head_dim]` elements a layer (vLLM `AttentionSpec.real_page_size_bytes`, 79–87: `2 ·
     /// block_size · num_kv_heads · head_size · dtype_size`; `FullAttentionSpec`, 180–187: a
     /// value head of its own size, `head_size + head_size_v`; Gemma 4's full layers at
-    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470). DeepSeek-V4's compressed layers are
-    /// planned here too, as full-length layers of their one K=V head (an over-reservation:
-    /// their compressed caches are not planned yet).
+    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470).
     ///
     /// Shape `config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]` of `u8` · gate `config.num_full_kv_layers() > 0 && !config.is_mla()` · tracked
     pub full: usize,
@@ -609,9 +607,7 @@ pub struct KvPoolViews<'a, D: ::arena_runtime::Device> {
     /// head_dim]` elements a layer (vLLM `AttentionSpec.real_page_size_bytes`, 79–87: `2 ·
     /// block_size · num_kv_heads · head_size · dtype_size`; `FullAttentionSpec`, 180–187: a
     /// value head of its own size, `head_size + head_size_v`; Gemma 4's full layers at
-    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470). DeepSeek-V4's compressed layers are
-    /// planned here too, as full-length layers of their one K=V head (an over-reservation:
-    /// their compressed caches are not planned yet).
+    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470).
     pub full: ::arena_runtime::View<'a, u8, D>,
     /// MLA's cache, one latent a token shared by every head: `[blocks, block_tokens,
     /// kv_lora_rank + qk_rope_head_dim]` elements a layer (vLLM `MLAAttentionSpec`, 191–206:
@@ -702,9 +698,7 @@ pub struct KvPoolViewsMut<'a, D: ::arena_runtime::Device> {
     /// head_dim]` elements a layer (vLLM `AttentionSpec.real_page_size_bytes`, 79–87: `2 ·
     /// block_size · num_kv_heads · head_size · dtype_size`; `FullAttentionSpec`, 180–187: a
     /// value head of its own size, `head_size + head_size_v`; Gemma 4's full layers at
-    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470). DeepSeek-V4's compressed layers are
-    /// planned here too, as full-length layers of their one K=V head (an over-reservation:
-    /// their compressed caches are not planned yet).
+    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470).
     pub full: ::arena_runtime::ViewMut<'a, u8, D>,
     /// MLA's cache, one latent a token shared by every head: `[blocks, block_tokens,
     /// kv_lora_rank + qk_rope_head_dim]` elements a layer (vLLM `MLAAttentionSpec`, 191–206:

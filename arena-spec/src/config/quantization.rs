@@ -22,6 +22,15 @@ pub(super) fn weight_format(outer: &Fields) -> Result<WeightFormat, ConfigError>
     Ok(match method {
         // transformers' FineGrainedFP8 (`quant_method: fp8`, `weight_block_size`): an
         // E4M3 byte an element and an FP32 scale a block; without blocks, one scale a tensor.
+        // A list of modules left unquantized other than what the format already leaves
+        // (embeddings, the head, routers) would change the bytes: not planned.
+        "fp8"
+            if q.get("modules_to_not_convert")
+                .and_then(Value::as_array)
+                .is_some_and(|m| !m.is_empty()) =>
+        {
+            WeightFormat::Unplanned
+        }
         "fp8" => match q.get("weight_block_size") {
             Some(Value::Array(b)) if b.len() == 2 => {
                 let dim = |v: &Value| {

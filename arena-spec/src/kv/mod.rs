@@ -75,9 +75,7 @@ pub struct KvPool {
     /// head_dim]` elements a layer (vLLM `AttentionSpec.real_page_size_bytes`, 79–87: `2 ·
     /// block_size · num_kv_heads · head_size · dtype_size`; `FullAttentionSpec`, 180–187: a
     /// value head of its own size, `head_size + head_size_v`; Gemma 4's full layers at
-    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470). DeepSeek-V4's compressed layers are
-    /// planned here too, as full-length layers of their one K=V head (an over-reservation:
-    /// their compressed caches are not planned yet).
+    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470).
     #[buffer(
         per_layer = config.num_full_kv_layers(),
         shape = [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()],

@@ -946,7 +946,7 @@ pub const MINIMAX_M2_7: ModelConfig = ModelConfig {
     first_k_dense_replace: 0,
     moe_dense_layers: 0,
     dense_ffn_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    weight_format: WeightFormat::Fp8Block { rows: 128, cols: 128 },
+    weight_format: WeightFormat::Unplanned,
     tie_word_embeddings: false,
     attention_bias: false,
     use_qk_norm: true,

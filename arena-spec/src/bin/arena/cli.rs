@@ -16,7 +16,9 @@ pub struct Cli {
 enum Command {
     /// Size the arena, check its placement (allocated on a device with --device), and print every buffer.
     Plan(plan::PlanArgs),
-    /// Find the largest max_batch_tokens (or max_batch_size) whose total fits a budget.
+    /// Find the largest max_batch_tokens (or max_batch_size) whose arena fits a budget, or
+    /// (--gpu-memory, --device) plan a whole GPU: weights, arena, state cache, reserve and the
+    /// KV blocks, tokens and sequences in the rest.
     Fit(fit::FitArgs),
     /// Show how total_bytes and the largest buffers grow with max_batch_tokens.
     Sweep(sweep::SweepArgs),

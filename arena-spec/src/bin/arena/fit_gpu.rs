@@ -96,6 +96,17 @@ fn device_total(_ordinal: usize) -> Result<u64, CliError> {
 }
 
 pub fn run(args: &FitArgs) -> Result<(), CliError> {
+    // What a budget search reads does nothing to a whole-GPU plan: say so.
+    if args.sizing.fixed.layout.rank.is_some() {
+        return Err(CliError::Usage(
+            "--rank: a whole-GPU plan covers every rank of the layout (each has its row)".into(),
+        ));
+    }
+    if args.vary != crate::fit::Vary::Tokens {
+        return Err(CliError::Usage(
+            "--vary searches a --budget; a whole-GPU plan searches the KV pool".into(),
+        ));
+    }
     let (whole, arena) = resolve_whole(&args.model, &args.sizing)?;
     let g = &args.gpu;
     let inputs = GpuPlanInputs {
@@ -141,7 +152,7 @@ pub fn run(args: &FitArgs) -> Result<(), CliError> {
     );
     println!();
     println!(
-        "| rank | weights | arena | state cache | reserve | KV budget | a sequence: blocks (full/sliding/csa/hca), bytes | blocks | sequences |"
+        "| rank | weights | arena | state cache | reserve | KV budget | a sequence: blocks (full/sliding/csa/hca), bytes | its pool's blocks | sequences it could hold |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let h = |b: u64| human_bytes(b as usize);
@@ -158,8 +169,8 @@ pub fn run(args: &FitArgs) -> Result<(), CliError> {
             h(r.kv_budget_bytes),
             counts(&r.sequence_blocks),
             h(r.sequence_bytes),
-            counts(&r.blocks),
-            r.sequences,
+            counts(&r.pool),
+            r.most_sequences,
         );
     }
     println!();

@@ -560,6 +560,8 @@ impl Family {
                     ("index_head_dim", 128),
                     ("index_topk", 512),
                     ("num_hash_layers", 3),
+                    // `DeepseekV4Config.sliding_window`: the window every layer keeps.
+                    ("sliding_window", 128),
                 ],
                 refusals: &[],
                 per_layer_inputs: None,
