@@ -75,9 +75,13 @@ pub struct Tensor {
 }
 
 impl Tensor {
-    /// Its elements, every copy.
+    /// Its elements, every copy (saturating: a count past u64 fits no GPU, and a plan says
+    /// so rather than wrapping).
     pub const fn elements(&self) -> u64 {
-        self.dims[0] * self.dims[1] * self.dims[2] * self.count
+        self.dims[0]
+            .saturating_mul(self.dims[1])
+            .saturating_mul(self.dims[2])
+            .saturating_mul(self.count)
     }
 
     /// Its bytes in `format`, every copy.
@@ -85,14 +89,17 @@ impl Tensor {
         let [e, out, inp] = self.dims;
         match (format, self.role) {
             (WeightFormat::Fp8Block { rows, cols }, Role::Linear | Role::Experts) => {
-                let scales = e * out.div_ceil(rows as u64) * inp.div_ceil(cols as u64);
-                (e * out * inp + 4 * scales) * self.count
+                let scales = e
+                    .saturating_mul(out.div_ceil(rows as u64))
+                    .saturating_mul(inp.div_ceil(cols as u64));
+                self.elements()
+                    .saturating_add(scales.saturating_mul(4).saturating_mul(self.count))
             }
             (WeightFormat::Mxfp4Experts, Role::Experts) => {
-                let n = e * out * inp;
-                (n.div_ceil(2) + n.div_ceil(32)) * self.count
+                let n = self.elements();
+                n.div_ceil(2).saturating_add(n.div_ceil(32))
             }
-            _ => 2 * self.elements(),
+            _ => self.elements().saturating_mul(2),
         }
     }
 }
@@ -292,11 +299,11 @@ struct List(Vec<Tensor>);
 
 impl List {
     fn add(&mut self, name: &'static str, dims: [u64; 3], role: Role, count: u64) {
-        if count == 0 || dims.iter().product::<u64>() == 0 {
+        if count == 0 || dims.contains(&0) {
             return;
         }
         match self.0.iter_mut().find(|t| t.name == name && t.dims == dims) {
-            Some(t) => t.count += count,
+            Some(t) => t.count = t.count.saturating_add(count),
             None => self.0.push(Tensor {
                 name,
                 dims,
@@ -654,7 +661,12 @@ pub struct Parameters {
 impl Parameters {
     /// Every element.
     pub const fn total(&self) -> u64 {
-        self.embedding + self.lm_head + self.linear + self.experts + self.routers + self.vectors
+        self.embedding
+            .saturating_add(self.lm_head)
+            .saturating_add(self.linear)
+            .saturating_add(self.experts)
+            .saturating_add(self.routers)
+            .saturating_add(self.vectors)
     }
 }
 
@@ -663,14 +675,15 @@ pub fn parameters(config: &ModelConfig) -> Result<Parameters, WeightsError> {
     let mut p = Parameters::default();
     for t in tensors(config)? {
         let n = t.elements();
-        match t.role {
-            Role::Embedding => p.embedding += n,
-            Role::LmHead => p.lm_head += n,
-            Role::Linear => p.linear += n,
-            Role::Experts => p.experts += n,
-            Role::Router => p.routers += n,
-            Role::Vector => p.vectors += n,
-        }
+        let part = match t.role {
+            Role::Embedding => &mut p.embedding,
+            Role::LmHead => &mut p.lm_head,
+            Role::Linear => &mut p.linear,
+            Role::Experts => &mut p.experts,
+            Role::Router => &mut p.routers,
+            Role::Vector => &mut p.vectors,
+        };
+        *part = part.saturating_add(n);
     }
     Ok(p)
 }
@@ -683,5 +696,7 @@ pub fn weight_bytes(config: &ModelConfig) -> Result<u64, WeightsError> {
             model: config.source.to_string(),
         });
     }
-    Ok(tensors(config)?.iter().map(|t| t.bytes(format)).sum())
+    Ok(tensors(config)?
+        .iter()
+        .fold(0u64, |sum, t| sum.saturating_add(t.bytes(format))))
 }

@@ -163,6 +163,22 @@ proptest! {
                         prop_assert!(!e.buffer().is_empty(), "{e}");
                     }
                 }
+                // The whole-GPU plan (weights, state cache, KV pool) answers or errs; it never
+                // panics or wraps on what the file says.
+                let inputs = arena_spec::gpu_plan::GpuPlanInputs {
+                    gpu_bytes: 143_155 << 20,
+                    reserve_bytes: arena_spec::gpu_plan::RESERVE_BYTES,
+                    arena: arena_spec::ArenaInputs::defaults_for(&config),
+                    shared_arena: false,
+                    recurrent_f32: true,
+                    kv_dtype: arena_spec::KvDtype::Bf16,
+                    weights_bytes_per_rank: Some(1 << 30),
+                };
+                let layout = arena_spec::ParallelLayout::new(1, 1, 1).unwrap();
+                if let Ok(plan) = arena_spec::gpu_plan::plan_gpu(&config, &layout, inputs) {
+                    prop_assert!(plan.ranks[0].pool_bytes <= plan.ranks[0].kv_budget_bytes);
+                }
+                let _ = arena_spec::weights::weight_bytes(&config);
             }
             Err(e) => {
                 let msg = e.to_string();
