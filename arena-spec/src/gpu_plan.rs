@@ -201,7 +201,8 @@ pub enum GpuPlanError {
 /// The KV pool's block counts, by kind of layer ([`KvPool`]'s inputs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PoolBlocks {
-    /// Blocks a full-length layer holds.
+    /// Blocks a full-length layer holds: every layer that keeps every token, MLA's included
+    /// (the pool's `full` and `mla_latent` buffers both count by it).
     pub full: usize,
     /// Blocks a sliding-window layer holds.
     pub sliding: usize,

@@ -18,6 +18,10 @@
 //! norms, MLA's latent projections and other vectors whole on every rank (replicated).
 //!
 //! The bytes of a tensor follow its format's definition ([`WeightFormat`]).
+//!
+//! Not counted, as the reference does not build them: multi-token-prediction layers
+//! (DeepSeek's `num_nextn_predict_layers`; an engine loads them only to draft with them, and
+//! then adds their bytes), and vision towers of multimodal files (the text model alone).
 
 use crate::config::{Family, LayerKind, ModelConfig};
 
