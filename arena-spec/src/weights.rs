@@ -42,8 +42,9 @@ pub enum WeightFormat {
     /// (`*_blocks`, `*_scales`, transformers' `Mxfp4GptOssExperts`); everything else, expert
     /// biases included, in 16 bits (the file's `modules_to_not_convert`).
     Mxfp4Experts,
-    /// A quantization whose bytes are not planned here (its `quant_method` is another, or
-    /// FP8 without blocks): the caller gives the weight bytes.
+    /// A quantization whose bytes are not planned here (its `quant_method` is another, FP8
+    /// without blocks or with `modules_to_not_convert`, DeepSeek-V4's FP4 experts): the
+    /// caller gives the weight bytes.
     Unplanned,
 }
 
@@ -133,9 +134,8 @@ pub enum WeightsError {
 pub const COUNTED: &str = "llama, llama4, mistral, ministral3, mistral3, mixtral, qwen2, qwen3, \
                            qwen3_moe, qwen3_vl, qwen3_vl_moe, qwen3_next, qwen3_5, qwen3_5_moe, \
                            exaone4, olmo3, minimax_m1, minimax_m2, phi3, gemma3, lfm2, nemotron_h, \
-                           kimi_linear, \
-                           deepseek_v3, deepseek_v32, kimi_k2, kimi_k25, glm4_moe, glm_moe_dsa, \
-                           gpt_oss";
+                           kimi_linear, deepseek_v3, deepseek_v32, deepseek_v4, kimi_k2, kimi_k25, \
+                           glm4_moe, glm_moe_dsa, gpt_oss";
 
 /// Which projections carry a bias and what else a family's layers add, by family (the
 /// attention, MoE and decoder-layer classes of transformers 5.24).
@@ -259,6 +259,9 @@ fn rules(c: &ModelConfig) -> Option<Rules> {
         // KimiLinear's MLA layers (no q LoRA, as DeepSeek-V3's attention) and its KDA layers
         // by kind.
         Family::KimiLinear => Rules::default(),
+        // DeepseekV4Attention (one K=V head, grouped output, sinks), its compressors and
+        // hyper-connections, listed where they are built.
+        Family::DeepseekV4 => Rules::default(),
         // NemotronHAttention (`attention_bias`), one norm a block, squared-ReLU MLPs and
         // experts without a gate, FFNs as layers of their own; Mamba-2 layers by kind.
         Family::NemotronH => Rules {
@@ -378,6 +381,26 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
         Role::Vector,
         layers,
     );
+    // DeepSeek-V4's hyper-connections (`DeepseekV4HyperConnection`): around the attention
+    // and the FFN of each layer, the mixing base `(2 + hc) · hc`, its projection from the
+    // `hc` streams and three scales; the head's own (`hc` base, projection, one scale).
+    let hc = c.hc_mult as u64;
+    if hc > 0 {
+        let mix = (2 + hc) * hc;
+        for [base, proj, scale] in [
+            ["attn_hc.base", "attn_hc.fn", "attn_hc.scale"],
+            ["ffn_hc.base", "ffn_hc.fn", "ffn_hc.scale"],
+        ] {
+            l.vector(base, mix, layers);
+            l.linear(proj, mix, hc * h, layers);
+            l.vector(scale, 3, layers);
+        }
+        if last_stage {
+            l.vector("model.hc_head.hc_base", hc, 1);
+            l.linear("model.hc_head.hc_fn", hc, hc * h, 1);
+            l.vector("model.hc_head.hc_scale", 1, 1);
+        }
+    }
     Ok(l.0)
 }
 
@@ -387,6 +410,70 @@ fn attention(l: &mut List, c: &ModelConfig, rules: &Rules) {
     let attention = c.num_attention_layers() as u64;
     let heads = c.num_attention_heads as u64;
     let kv = c.num_key_value_heads as u64;
+    if c.kv_is_one_vector() {
+        // DeepSeek-V4 (`DeepseekV4Attention`): a low-rank q (q_a_proj, its norm, q_b_proj),
+        // one K=V head (kv_proj, kv_norm), the grouped low-rank output (o_a_proj over each
+        // group's heads, o_b_proj back), a sink a head.
+        let (ql, hd) = (c.q_lora_rank as u64, c.head_dim() as u64);
+        let (groups, o_rank) = (c.o_groups as u64, c.o_lora_rank as u64);
+        l.linear("self_attn.q_a_proj.weight", ql, h, attention);
+        l.vector("self_attn.q_a_norm.weight", ql, attention);
+        l.linear("self_attn.q_b_proj.weight", heads * hd, ql, attention);
+        l.linear("self_attn.kv_proj.weight", hd, h, attention);
+        l.vector("self_attn.kv_norm.weight", hd, attention);
+        l.linear(
+            "self_attn.o_a_proj.weight",
+            groups * o_rank,
+            heads * hd / groups.max(1),
+            attention,
+        );
+        l.linear("self_attn.o_b_proj.weight", h, groups * o_rank, attention);
+        l.vector("self_attn.sinks", heads, attention);
+        // The compressors: CSA's overlapping windows (kv and gate of 2 · head_dim, a learned
+        // position bias a window slot), with the indexer's own (at `index_head_dim`), its q
+        // and its scorer; HCA's disjoint windows at head_dim (`DeepseekV4CSACompressor`,
+        // `DeepseekV4HCACompressor`, `DeepseekV4Indexer`).
+        let (csa, hca) = (c.num_csa_kv_layers() as u64, c.num_hca_kv_layers() as u64);
+        let (csa_rate, hca_rate) = (c.index_ratio() as u64, c.hca_compress_ratio as u64);
+        l.linear("compressor.csa.kv_proj.weight", 2 * hd, h, csa);
+        l.linear("compressor.csa.gate_proj.weight", 2 * hd, h, csa);
+        l.vector("compressor.csa.kv_norm.weight", hd, csa);
+        l.add(
+            "compressor.csa.position_bias",
+            [1, csa_rate, 2 * hd],
+            Role::Vector,
+            csa,
+        );
+        if c.has_indexer() {
+            let (ih, id) = (c.index_n_heads as u64, c.index_head_dim as u64);
+            l.linear("compressor.csa.indexer.q_b_proj.weight", ih * id, ql, csa);
+            l.linear("compressor.csa.indexer.kv_proj.weight", 2 * id, h, csa);
+            l.linear("compressor.csa.indexer.gate_proj.weight", 2 * id, h, csa);
+            l.vector("compressor.csa.indexer.kv_norm.weight", id, csa);
+            l.add(
+                "compressor.csa.indexer.position_bias",
+                [1, csa_rate, 2 * id],
+                Role::Vector,
+                csa,
+            );
+            l.add(
+                "compressor.csa.indexer.weights_proj.weight",
+                [1, ih, h],
+                Role::Router,
+                csa,
+            );
+        }
+        l.linear("compressor.hca.kv_proj.weight", hd, h, hca);
+        l.linear("compressor.hca.gate_proj.weight", hd, h, hca);
+        l.vector("compressor.hca.kv_norm.weight", hd, hca);
+        l.add(
+            "compressor.hca.position_bias",
+            [1, hca_rate, hd],
+            Role::Vector,
+            hca,
+        );
+        return;
+    }
     let hd = c.head_dim() as u64;
     if c.is_mla() {
         let (ql, kl) = (c.q_lora_rank as u64, c.kv_lora_rank as u64);

@@ -56,8 +56,8 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         (context.free - with_blas.free) as u64 / MIB,
         (total - with_blas.free as u64) / MIB,
     );
-    // (model, tp, pp, one rank's weights where the family's parameters are not counted: the
-    // oracle's parameter count at one byte, an even share a rank, stated in the row).
+    // (model, tp, pp, one rank's weights where their bytes are not planned here: the
+    // parameter count at one byte, an even share a rank, stated in the row).
     let cases: [Case; 8] = [
         ("llama-3.1-8b", 1, 1, None),
         ("qwen3-30b-a3b", 1, 1, None),
@@ -68,7 +68,7 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         // Hybrids: gated DeltaNet, Mamba-2.
         ("qwen3-next-80b-a3b", 2, 1, None),
         ("nemotron-3-nano-30b-a3b", 1, 1, None),
-        // DeepSeek-V4 (parameters not counted here): 284,332,230,231 at a byte, tp 4.
+        // DeepSeek-V4 (FP4 experts: bytes not planned here): 284,332,230,231 params at a byte, tp 4.
         (
             "deepseek-v4-flash",
             4,

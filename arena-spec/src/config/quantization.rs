@@ -15,6 +15,13 @@ pub(super) fn weight_format(outer: &Fields) -> Result<WeightFormat, ConfigError>
     let Some(q) = outer.obj.get("quantization_config").or(nested) else {
         return Ok(WeightFormat::Bf16);
     };
+    // DeepSeek-V4's files keep their experts in another format than the rest
+    // (`expert_dtype: "fp4"`), which no byte formula here covers.
+    if let Some(Value::String(d)) = outer.obj.get("expert_dtype") {
+        if !matches!(d.as_str(), "fp8" | "bf16" | "bfloat16") {
+            return Ok(WeightFormat::Unplanned);
+        }
+    }
     let Value::Object(q) = q else {
         return Ok(WeightFormat::Bf16);
     };
