@@ -331,17 +331,26 @@ impl List {
     }
 }
 
-/// The vocabulary rows one tp rank holds: padded to a multiple of 64, split evenly.
-fn vocab_rows(vocab: usize, tp: usize) -> u64 {
-    if tp == 1 {
+/// The vocabulary rows one tp rank holds: as the reference has them on one GPU (unless
+/// `padded`), else padded to a multiple of 64 and split evenly (vLLM's
+/// `VocabParallelEmbedding`, which pads on one GPU too).
+fn vocab_rows(vocab: usize, tp: usize, padded: bool) -> u64 {
+    if tp == 1 && !padded {
         return vocab as u64;
     }
     (vocab.div_ceil(64) * 64).div_ceil(tp) as u64
 }
 
 /// Every parameter tensor of `config` (a whole model, or one rank's config from
-/// `ModelConfig::shard`).
+/// `ModelConfig::shard`): on one GPU, the reference's own (`model.parameters()`); on a rank
+/// of a tp layout, its share, the vocabulary padded as vLLM pads it.
 pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
+    tensors_with(config, false)
+}
+
+/// [`tensors`], the embedding and head padded to 64 vocabulary rows even on one GPU when
+/// `padded` (what an engine allocates: [`weight_bytes`] counts these).
+fn tensors_with(config: &ModelConfig, padded: bool) -> Result<Vec<Tensor>, WeightsError> {
     let c = config;
     let rules = rules(c).ok_or_else(|| WeightsError::FamilyNotCounted {
         model: c.source.to_string(),
@@ -354,7 +363,7 @@ pub fn tensors(config: &ModelConfig) -> Result<Vec<Tensor>, WeightsError> {
         Some(s) => (s.rank.layout.tp, s.layers.start == 0, s.holds_lm_head),
         None => (1, true, true),
     };
-    let rows = vocab_rows(c.vocab_size, tp);
+    let rows = vocab_rows(c.vocab_size, tp, padded);
     if first_stage {
         l.add(
             "model.embed_tokens.weight",
@@ -779,7 +788,9 @@ pub fn parameters(config: &ModelConfig) -> Result<Parameters, WeightsError> {
     Ok(p)
 }
 
-/// The bytes of `config`'s weights in its checkpoint's format ([`ModelConfig::weight_format`]).
+/// The bytes of `config`'s weights in its checkpoint's format ([`ModelConfig::weight_format`]),
+/// as an engine allocates them: the vocabulary padded to 64 rows (vLLM's
+/// `VocabParallelEmbedding` pads it on one GPU too), so a plan never holds less.
 pub fn weight_bytes(config: &ModelConfig) -> Result<u64, WeightsError> {
     let format = config.weight_format;
     if format == WeightFormat::Unplanned {
@@ -787,7 +798,7 @@ pub fn weight_bytes(config: &ModelConfig) -> Result<u64, WeightsError> {
             model: config.source.to_string(),
         });
     }
-    Ok(tensors(config)?
+    Ok(tensors_with(config, true)?
         .iter()
         .fold(0u64, |sum, t| sum.saturating_add(t.bytes(format))))
 }

@@ -83,10 +83,15 @@ fn ranks_hold_their_share() {
 
 #[test]
 fn bytes_follow_each_formats_definition() {
-    // Unquantized: two bytes an element.
+    // Unquantized: two bytes an element (Llama 3.1's 128,256 rows are a multiple of 64).
     let llama = config("llama-3.1-8b");
     assert_eq!(llama.weight_format, WeightFormat::Bf16);
     assert_eq!(weight_bytes(&llama).unwrap(), 2 * 8_030_261_248);
+    // The vocabulary padded to 64 rows as an engine allocates it, even on one GPU: OLMo 3's
+    // 100,278 rows are 100,288, its embedding and head 10 rows more each than counted.
+    let olmo = config("olmo-3.1-32b-instruct");
+    let counted = parameters(&olmo).unwrap().total();
+    assert_eq!(weight_bytes(&olmo).unwrap(), 2 * (counted + 2 * 10 * 5120));
 
     // DeepSeek-V3's block-scaled FP8: a byte an element of every linear and expert matrix and
     // a 4-byte scale a 128 × 128 block of it; the rest in 16 bits. Transcribed here from the
