@@ -4,12 +4,9 @@
 
 use crate::common::CliError;
 use arena_runtime::{AllocOptions, Device};
+use arena_spec::gpu_plan::on_device;
 use arena_spec::report::AllocSummary;
 use arena_spec::{BufferArena, BufferSizes};
-
-/// The granularity the CUDA driver maps device memory in: a slab's free-memory drop is its
-/// size rounded up to this (measured on the H200: `arena-spec/measurements/gpu_alloc.md`).
-const CUDA_PAGE: usize = 2 << 20;
 
 /// Where `plan` allocates.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,7 +176,9 @@ fn check_on<D: Device>(
         allocated_bytes,
         free_memory_drop,
         drop_matches_plan: free_memory_drop
-            .map(|drop| drop == allocated_bytes.div_ceil(CUDA_PAGE) * CUDA_PAGE),
+            // The driver maps device memory in 2 MiB pages: a slab's free-memory drop is its
+            // size rounded up to one (measured on the H200: `measurements/gpu_alloc.md`).
+            .map(|drop| drop as u64 == on_device(allocated_bytes as u64)),
         shared: options.mode == arena_runtime::AllocMode::Shared,
     })
 }

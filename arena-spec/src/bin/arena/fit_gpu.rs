@@ -3,6 +3,7 @@
 //! how many blocks, tokens and sequences at the context that gives (`arena_spec::gpu_plan`).
 
 use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError};
+use crate::device::DeviceChoice;
 use crate::fit::FitArgs;
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE};
 use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
@@ -18,7 +19,7 @@ pub struct GpuArgs {
     /// Plan a whole GPU of the memory this device reports (cuda:N; a build with the `cuda`
     /// feature)
     #[arg(long, value_name = "cuda:N")]
-    pub device: Option<String>,
+    pub device: Option<DeviceChoice>,
     /// Bytes kept on every GPU for what the plan does not size [default: the CUDA context
     /// and cuBLAS workspace measured on an H200, see `arena_spec::gpu_plan::RESERVE_BYTES`]
     #[arg(long, value_parser = parse_bytes)]
@@ -65,12 +66,12 @@ fn gpu_bytes(args: &GpuArgs) -> Result<u64, CliError> {
     if let Some(b) = args.gpu_memory {
         return Ok(b as u64);
     }
-    let device = args.device.as_deref().unwrap_or_default();
-    let ordinal: usize = device
-        .strip_prefix("cuda:")
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(|| CliError::Usage(format!("--device `{device}`: use cuda:N")))?;
-    device_total(ordinal)
+    match &args.device {
+        Some(DeviceChoice::Cuda(ordinals)) if ordinals.len() == 1 => device_total(ordinals[0]),
+        _ => Err(CliError::Usage(
+            "--device plans with one GPU's memory: give cuda:N (or --gpu-memory)".into(),
+        )),
+    }
 }
 
 #[cfg(feature = "cuda")]
