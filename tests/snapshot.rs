@@ -70,6 +70,30 @@ const INPUTS: &[(&str, &str)] = &[
         "arena-spec/src/arena/regions/ssd.rs",
         "tests/expand/spec_ssd.expanded.rs",
     ),
+    (
+        "arena-spec/src/weights/model.rs",
+        "tests/expand/spec_weights_model.expanded.rs",
+    ),
+    (
+        "arena-spec/src/weights/attention.rs",
+        "tests/expand/spec_weights_attention.expanded.rs",
+    ),
+    (
+        "arena-spec/src/weights/latent.rs",
+        "tests/expand/spec_weights_latent.expanded.rs",
+    ),
+    (
+        "arena-spec/src/weights/compressed.rs",
+        "tests/expand/spec_weights_compressed.expanded.rs",
+    ),
+    (
+        "arena-spec/src/weights/mixers.rs",
+        "tests/expand/spec_weights_mixers.expanded.rs",
+    ),
+    (
+        "arena-spec/src/weights/ffn.rs",
+        "tests/expand/spec_weights_ffn.expanded.rs",
+    ),
 ];
 
 fn root() -> PathBuf {
@@ -156,6 +180,12 @@ snapshot_tests! {
     snapshot_spec_qsa_select: 11,
     snapshot_spec_scratch: 12,
     snapshot_spec_ssd: 13,
+    snapshot_spec_weights_model: 14,
+    snapshot_spec_weights_attention: 15,
+    snapshot_spec_weights_latent: 16,
+    snapshot_spec_weights_compressed: 17,
+    snapshot_spec_weights_mixers: 18,
+    snapshot_spec_weights_ffn: 19,
 }
 
 /// Every `.rs` file under `dir`, recursively, as a path from the workspace root.

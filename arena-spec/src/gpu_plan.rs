@@ -3,7 +3,8 @@
 //! KV block pool in what is left: how many blocks, tokens and sequences at a context length,
 //! per rank, and the rank that binds.
 //!
-//! Every allocation is planned as the device takes it: one slab each (the weights, the arena,
+//! Every allocation is planned as the device takes it: one slab each (the six weight arenas
+//! of [`crate::weights::WeightsSizes`], or one slab of weights the caller sizes; the arena,
 //! the state cache, the KV pool), rounded up to the 2 MiB page `cudaMalloc` takes large
 //! allocations in (`cuMemGetAllocationGranularity`, measured on the H200:
 //! `../shared/reference`, §4; [`DEVICE_PAGE`]). What the plan does not size — the CUDA context,
@@ -48,7 +49,7 @@ use crate::kv::{
 };
 use crate::parallel::{ParallelLayout, Rank};
 use crate::state::{StateCache, StateCacheSizes};
-use crate::weights::{weight_bytes, WeightsError};
+use crate::weights::{file_format_sizes, WeightsError};
 use crate::ShardError;
 use arena_runtime::{AllocOptions, Arena, SizeError};
 
@@ -101,8 +102,9 @@ pub struct GpuPlanInputs {
     pub recurrent_f32: bool,
     /// The element type of the cached keys and values.
     pub kv_dtype: KvDtype,
-    /// One rank's weight bytes, where the caller knows them; `None`: the rank's parameters
-    /// in the checkpoint's format ([`crate::weights::weight_bytes`]).
+    /// One rank's weight bytes, where the caller knows them (one slab); `None`: the rank's
+    /// weights in the checkpoint's format, the six weight arenas a slab each
+    /// ([`crate::weights::file_format_sizes`], [`crate::weights::WeightsSizes::slab_bytes`]).
     pub weights_bytes_per_rank: Option<u64>,
 }
 
@@ -323,10 +325,15 @@ fn plan_rank(
         model: config.source.to_string(),
         source,
     };
-    let weights = on_device(match inputs.weights_bytes_per_rank {
-        Some(b) => b,
-        None => weight_bytes(config)?,
-    });
+    // Given: one slab. From the config: the six weight arenas, a slab each.
+    let weights = match inputs.weights_bytes_per_rank {
+        Some(b) => on_device(b),
+        None => file_format_sizes(config)?
+            .slab_bytes()
+            .map_err(size_err)?
+            .into_iter()
+            .fold(0u64, |sum, slab| sum.saturating_add(on_device(slab))),
+    };
     let arena_sizes = inputs.arena.sizes(config).map_err(size_err)?;
     let arena_options = if inputs.shared_arena {
         AllocOptions::shared()
@@ -428,14 +435,14 @@ fn check_shared_sources(
     ranks: &[Rank],
 ) -> Result<(), GpuPlanError> {
     let kinds = whole.kv_layer_kinds();
-    let Some(first_shared) = kinds.iter().position(|k| *k == KvLayer::Shared) else {
+    let Some(first_shared) = kinds.iter().position(|k| k.is_shared()) else {
         return Ok(());
     };
     let sources = [KvLayer::Full, KvLayer::Sliding]
         .map(|kind| kinds[..first_shared].iter().rposition(|k| *k == kind));
     for rank in ranks {
         let stage = layout.stage_layers(kinds.len(), rank.stage());
-        let holds_shared = kinds[stage.clone()].contains(&KvLayer::Shared);
+        let holds_shared = kinds[stage.clone()].iter().any(|k| k.is_shared());
         let holds_sources = sources.iter().flatten().all(|i| stage.contains(i));
         if holds_shared && !holds_sources {
             return Err(GpuPlanError::SharedKvAcrossStages { rank: rank.index });

@@ -82,12 +82,9 @@ fn the_layers_that_slide_are_those_transformers_resolves() {
         let kinds = c.kv_layer_kinds();
         let types = record["config_echo"]["layer_types"].as_array();
         for (i, kind) in kinds.iter().enumerate() {
-            if *kind == KvLayer::Shared {
-                continue;
-            }
             let slides = types.is_some_and(|t| t[i] == "sliding_attention");
             assert_eq!(
-                *kind == KvLayer::Sliding,
+                matches!(kind, KvLayer::Sliding | KvLayer::Shared),
                 slides,
                 "{}: layer {i} is {kind:?}, transformers says {:?}",
                 m.name,
@@ -104,10 +101,13 @@ fn the_layers_that_slide_are_those_transformers_resolves() {
     let e2b = config("gemma-4-e2b-it");
     let shared = n(&raw("gemma-4-e2b-it"), "num_kv_shared_layers");
     let kinds = e2b.kv_layer_kinds();
-    assert!(kinds[kinds.len() - shared..]
-        .iter()
-        .all(|k| *k == KvLayer::Shared));
-    assert!(!kinds[..kinds.len() - shared].contains(&KvLayer::Shared));
+    assert!(kinds[kinds.len() - shared..].iter().all(|k| k.is_shared()));
+    assert!(!kinds[..kinds.len() - shared].iter().any(|k| k.is_shared()));
+    // Of those, the full-attention ones by type (their q at the full layers' widths).
+    assert_eq!(
+        kinds.iter().filter(|k| **k == KvLayer::SharedFull).count(),
+        4
+    );
 }
 
 #[test]

@@ -4,7 +4,10 @@
 //! must match exactly; every other family is refused by name, never estimated.
 
 use arena_spec::models::SHIPPED;
-use arena_spec::weights::{parameters, tensors, weight_bytes, Role, WeightFormat, WeightsError};
+use arena_spec::weights::{
+    parameters, weight_bytes, WeightFormat, WeightLayers, WeightsError, WeightsSizes,
+};
+use arena_spec::ModelConfig;
 use arena_spec::ParallelLayout;
 use serde_json::Value;
 
@@ -27,9 +30,9 @@ fn counted_families_match_the_reference_exactly_and_others_are_refused() {
         match parameters(&c) {
             Ok(p) => {
                 let want = record["param_count"].as_u64().unwrap();
-                assert_eq!(p.total(), want, "{}: {p:?}", m.name);
+                assert_eq!(p, want, "{}: {}", m.name, p as i64 - want as i64);
                 assert_eq!(
-                    p.lm_head == 0,
+                    WeightLayers::of(&c, false).unwrap().lm_head == 0,
                     record["tied_embeddings"].as_bool().unwrap(),
                     "{}: tied",
                     m.name
@@ -38,12 +41,14 @@ fn counted_families_match_the_reference_exactly_and_others_are_refused() {
             }
             Err(e) => {
                 assert!(matches!(e, WeightsError::FamilyNotCounted { .. }), "{e}");
+                eprintln!("{e}");
                 assert!(e.to_string().contains(m.name), "{e}");
                 refused.push(m.name)
             }
         }
     }
-    assert!(matched.len() >= 42, "{matched:?}");
+    assert!(matched.len() >= 47, "{matched:?}");
+    assert!(refused.is_empty(), "{refused:?}");
     eprintln!(
         "matched {}: {matched:?}\nrefused {}: {refused:?}",
         matched.len(),
@@ -51,34 +56,52 @@ fn counted_families_match_the_reference_exactly_and_others_are_refused() {
     );
 }
 
+/// The reference's sizes at 16 bits (two bytes an element), the vocabulary unpadded.
+fn sizes(c: &ModelConfig) -> WeightsSizes {
+    WeightsSizes::with_layers(c, &WeightLayers::of(c, false).unwrap(), WeightFormat::Bf16).unwrap()
+}
+
 #[test]
 fn ranks_hold_their_share() {
     let c = config("llama-3.1-8b");
-    let whole = parameters(&c).unwrap();
+    let whole = sizes(&c);
     // tp 2: every matrix halves (the vocabulary 128,256 is a multiple of 64); norms whole.
     let layout = ParallelLayout::new(2, 1, 1).unwrap();
-    let rank = parameters(&c.shard(&layout.rank(0).unwrap()).unwrap()).unwrap();
-    assert_eq!(rank.linear * 2, whole.linear);
-    assert_eq!(rank.embedding * 2, whole.embedding);
-    assert_eq!(rank.lm_head * 2, whole.lm_head);
-    assert_eq!(rank.vectors, whole.vectors);
+    let rank = sizes(&c.shard(&layout.rank(0).unwrap()).unwrap());
+    for (r, w) in [
+        (rank.attention.q_proj, whole.attention.q_proj),
+        (rank.attention.k_proj, whole.attention.k_proj),
+        (rank.attention.o_proj, whole.attention.o_proj),
+        (rank.ffn.gate_proj, whole.ffn.gate_proj),
+        (rank.ffn.down_proj, whole.ffn.down_proj),
+        (rank.model.embed_tokens, whole.model.embed_tokens),
+        (rank.model.lm_head, whole.model.lm_head),
+    ] {
+        assert_eq!(r * 2, w);
+    }
+    assert_eq!(rank.model.layer_norms, whole.model.layer_norms);
+    assert_eq!(rank.model.norm, whole.model.norm);
     // The vocabulary padded to 64 before the split (vLLM's VocabParallelEmbedding).
     let qwen = config("qwen3-0.6b");
-    let rank = parameters(&qwen.shard(&layout.rank(1).unwrap()).unwrap()).unwrap();
+    let rank = sizes(&qwen.shard(&layout.rank(1).unwrap()).unwrap());
     assert_eq!(
-        rank.embedding,
-        151_936usize.div_ceil(64) as u64 * 64 / 2 * 1024
+        rank.model.embed_tokens,
+        2 * 151_936usize.div_ceil(64) * 64 / 2 * 1024
     );
     // pp 2: the stages' counts add up to the whole model's.
     let layout = ParallelLayout::new(1, 1, 2).unwrap();
     let staged: u64 = (0..2)
-        .map(|i| {
-            parameters(&c.shard(&layout.rank(i).unwrap()).unwrap())
-                .unwrap()
-                .total()
-        })
+        .map(|i| parameters(&c.shard(&layout.rank(i).unwrap()).unwrap()).unwrap())
         .sum();
-    assert_eq!(staged, whole.total());
+    assert_eq!(staged, parameters(&c).unwrap());
+    // Laguna at tp 2: its full layers' 48 heads and its sliding layers' 64 split apart.
+    let laguna = config("laguna-xs.2-fp8");
+    let layout = ParallelLayout::new(2, 1, 1).unwrap();
+    let rank = sizes(&laguna.shard(&layout.rank(0).unwrap()).unwrap());
+    let whole = sizes(&laguna);
+    assert_eq!(rank.attention.q_proj * 2, whole.attention.q_proj);
+    assert_eq!(rank.attention.full_q_proj * 2, whole.attention.full_q_proj);
+    assert_eq!(whole.attention.full_q_proj, 2 * 10 * 48 * 128 * 2048);
 }
 
 #[test]
@@ -90,7 +113,7 @@ fn bytes_follow_each_formats_definition() {
     // The vocabulary padded to 64 rows as an engine allocates it, even on one GPU: OLMo 3's
     // 100,278 rows are 100,288, its embedding and head 10 rows more each than counted.
     let olmo = config("olmo-3.1-32b-instruct");
-    let counted = parameters(&olmo).unwrap().total();
+    let counted = parameters(&olmo).unwrap();
     assert_eq!(weight_bytes(&olmo).unwrap(), 2 * (counted + 2 * 10 * 5120));
 
     // DeepSeek-V3's block-scaled FP8: a byte an element of every linear and expert matrix and
@@ -104,36 +127,44 @@ fn bytes_follow_each_formats_definition() {
             cols: 128
         }
     );
-    let mut want = 0u64;
-    for t in tensors(&ds).unwrap() {
-        let [e, out, inp] = t.dims;
-        want += t.count
-            * match t.role {
-                Role::Linear | Role::Experts => {
-                    e * out * inp + 4 * e * out.div_ceil(128) * inp.div_ceil(128)
-                }
-                _ => 2 * e * out * inp,
-            };
-    }
+    // Transcribed from DeepSeek-V3's modules (61 layers, the first 3 dense; hidden 7168;
+    // q_lora 1536, kv_lora 512, rope 64, nope 128, v 128, 128 heads; dense 18432, 256
+    // experts and one shared of 2048; vocabulary 129,280 = 2020 × 64).
+    let fp8 = |out: u64, inp: u64| out * inp + 4 * out.div_ceil(128) * inp.div_ceil(128);
+    let (h, layers, moe) = (7168u64, 61u64, 58u64);
+    let attention = fp8(1536, h)
+        + fp8(128 * 192, 1536)
+        + fp8(576, h)
+        + fp8(128 * 256, 512)
+        + fp8(h, 128 * 128)
+        + 2 * (1536 + 512);
+    let dense = 2 * fp8(18432, h) + fp8(h, 18432);
+    let experts = 256 * (2 * fp8(2048, h) + fp8(h, 2048)) + 2 * 256 * h;
+    let shared = 2 * fp8(2048, h) + fp8(h, 2048);
+    let want = 2 * 2 * 129_280 * h
+        + 2 * h
+        + layers * (attention + 2 * 2 * h)
+        + 3 * dense
+        + moe * (experts + shared);
     assert_eq!(weight_bytes(&ds).unwrap(), want);
     // One of its matrices by hand: kv_a_proj_with_mqa [576, 7168], 61 layers: 5 × 56 blocks.
-    let kv_a = tensors(&ds)
-        .unwrap()
-        .into_iter()
-        .find(|t| t.name == "self_attn.kv_a_proj_with_mqa.weight")
-        .unwrap();
-    assert_eq!(kv_a.bytes(ds.weight_format), 61 * (576 * 7168 + 4 * 5 * 56));
+    let ds_sizes = WeightsSizes::new(&ds, ds.weight_format).unwrap();
+    assert_eq!(
+        ds_sizes.latent.kv_a_proj_with_mqa,
+        61 * (576 * 7168 + 4 * 5 * 56)
+    );
 
     // gpt-oss's MXFP4 experts: half a byte an element and a scale byte a 32; the rest,
     // expert biases included, in 16 bits.
     let oss = config("gpt-oss-20b");
     assert_eq!(oss.weight_format, WeightFormat::Mxfp4Experts);
     let p = parameters(&oss).unwrap();
-    let experts = p.experts;
+    let s = sizes(&oss);
+    let experts = (s.ffn.experts_gate_up + s.ffn.experts_down) as u64 / 2;
     assert_eq!(experts % 32, 0);
     assert_eq!(
         weight_bytes(&oss).unwrap(),
-        experts / 2 + experts / 32 + 2 * (p.total() - experts)
+        experts / 2 + experts / 32 + 2 * (p - experts)
     );
 
     // A quantization without a formula here is refused, not guessed.

@@ -6,8 +6,9 @@
 
 use arena_spec::gpu_plan::{
     kv_pool_bytes, on_device, plan_gpu, GpuPlan, GpuPlanError, GpuPlanInputs, PoolBlocks,
+    DEVICE_PAGE,
 };
-use arena_spec::weights::weight_bytes;
+use arena_spec::weights::{file_format_sizes, weight_bytes};
 use arena_spec::{ArenaInputs, KvDtype, ModelConfig, ParallelLayout};
 
 mod shipped;
@@ -66,10 +67,31 @@ fn every_rank_holds_the_plan(
 ) {
     for (r, rank) in plan.ranks.iter().enumerate() {
         let rc = c.shard(&layout.rank(r).unwrap()).unwrap();
-        let weights = i
-            .weights_bytes_per_rank
-            .unwrap_or_else(|| weight_bytes(&rc).unwrap());
-        assert_eq!(rank.weights_bytes, on_device(weights), "{name}");
+        match i.weights_bytes_per_rank {
+            // Given: one slab.
+            Some(b) => assert_eq!(rank.weights_bytes, on_device(b), "{name}"),
+            // From the config: the six weight arenas a slab each, which hold every tensor's
+            // bytes and take at most a page and an alignment a buffer more.
+            None => {
+                let sizes = file_format_sizes(&rc).unwrap();
+                let slabs = sizes.slab_bytes().unwrap();
+                let want: u64 = slabs.iter().map(|&s| on_device(s)).sum();
+                assert_eq!(rank.weights_bytes, want, "{name}");
+                let tensors = weight_bytes(&rc).unwrap();
+                assert!(want >= tensors, "{name}");
+                let buffers: u64 = [
+                    sizes.model.buffers().len(),
+                    sizes.attention.buffers().len(),
+                    sizes.latent.buffers().len(),
+                    sizes.compressed.buffers().len(),
+                    sizes.mixers.buffers().len(),
+                    sizes.ffn.buffers().len(),
+                ]
+                .iter()
+                .sum::<usize>() as u64;
+                assert!(want <= tensors + 6 * DEVICE_PAGE + 256 * buffers, "{name}");
+            }
+        }
         let fixed = rank.weights_bytes + rank.arena_bytes + rank.state_bytes + rank.reserve_bytes;
         assert_eq!(fixed + rank.kv_budget_bytes, i.gpu_bytes, "{name} rank {r}");
         // Its pool fits and holds the plan's sequences at the context.
@@ -208,7 +230,10 @@ fn what_does_not_fit_is_an_error_with_its_figures() {
     assert!(e.to_string().contains("weights"), "{e}");
     // The weights fit, not one sequence of the context.
     let c = config("llama-3.1-8b");
-    let weights = on_device(weight_bytes(&c).unwrap());
+    let weights: u64 = (file_format_sizes(&c).unwrap().slab_bytes().unwrap())
+        .iter()
+        .map(|&s| on_device(s))
+        .sum();
     let gpu = weights + 3 * GIB;
     let e = plan_gpu(&c, &layout, inputs(&c, gpu, 131_072)).unwrap_err();
     assert!(matches!(e, GpuPlanError::NoSequenceFits { .. }), "{e}");

@@ -82,6 +82,10 @@ impl ModelConfig {
             global_head_dim,
             global_kv_heads,
             global_k_eq_v,
+            full_attention_heads,
+            heads_vary_within_type,
+            attention_gate_per_head,
+            shared_ffn_doubled,
             hc_mult,
             hc_lowrank_rank,
             adapter_max_rank,
@@ -113,6 +117,8 @@ impl ModelConfig {
         field("head_dim_field", format!("{head_dim_field:?}"));
         field("attn_output_gate", attn_output_gate.to_string());
         field("global_k_eq_v", global_k_eq_v.to_string());
+        field("shared_ffn_doubled", shared_ffn_doubled.to_string());
+        field("heads_vary_within_type", heads_vary_within_type.to_string());
         field("mrope", mrope.to_string());
         let kinds: Vec<String> = layers.iter().map(|k| format!("LayerKind::{k:?}")).collect();
         field("layers", format!("Cow::Borrowed(&[{}])", kinds.join(", ")));
@@ -184,6 +190,8 @@ impl ModelConfig {
             ("extra_qkv_width", extra_qkv_width),
             ("global_head_dim", global_head_dim),
             ("global_kv_heads", global_kv_heads),
+            ("full_attention_heads", full_attention_heads),
+            ("attention_gate_per_head", attention_gate_per_head),
             ("hc_mult", hc_mult),
             ("hc_lowrank_rank", hc_lowrank_rank),
             ("adapter_max_rank", adapter_max_rank),

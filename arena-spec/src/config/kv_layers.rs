@@ -49,7 +49,8 @@ pub(super) fn kv_layers(
         .zip(&slides)
         .enumerate()
         .map(|(i, (&kind, &slides))| match kind {
-            LayerKind::Attention if i >= n - shared => KvLayer::Shared,
+            LayerKind::Attention if i >= n - shared && slides => KvLayer::Shared,
+            LayerKind::Attention if i >= n - shared => KvLayer::SharedFull,
             // A sliding layer without a window (`sliding_window` null or 0) keeps every token.
             LayerKind::Attention if slides && window > 0 => KvLayer::Sliding,
             LayerKind::Attention => KvLayer::Full,

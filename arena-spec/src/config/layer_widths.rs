@@ -20,6 +20,9 @@ pub(super) struct Widest {
     /// The widest layer's dense FFN as a multiple of `intermediate_size` (2 where the
     /// KV-shared layers run a double-wide MLP, else 1).
     pub(super) ffn_factor: usize,
+    /// The full-attention layers' q heads where fewer than `heads` (0: the same; `None`:
+    /// the per-layer list varies within a type of layer).
+    pub(super) full_heads: Option<usize>,
 }
 
 /// `heads` and `kv_heads` as the file gives them for a model of `layers` layers with heads of
@@ -31,20 +34,21 @@ pub(super) fn widest(
     (heads, kv_heads, head_dim): (usize, usize, usize),
 ) -> Result<Widest, ConfigError> {
     let f = &k.f;
-    let heads = match rules.heads_per_layer {
+    let types = k.strings("layer_types")?;
+    let (heads, full_heads) = match rules.heads_per_layer {
         Some(key) => match k.indices(key)? {
             Some(list) => {
                 k.one_per_layer(key, list.len(), layers)?;
                 if list.contains(&0) {
                     return Err(f.invalid(key, "has a layer of 0 heads"));
                 }
-                list.into_iter().max().unwrap_or(heads)
+                let widest = list.iter().copied().max().unwrap_or(heads);
+                (widest, full_layer_heads(&list, types.as_deref(), widest))
             }
-            None => heads,
+            None => (heads, Some(0)),
         },
-        None => heads,
+        None => (heads, Some(0)),
     };
-    let types = k.strings("layer_types")?;
     // Sliding layers' kv heads: where the file lists the layer types, whether any slides;
     // else the configuration class's rule, every layer but the first and each sixth.
     let slides = match &types {
@@ -113,5 +117,28 @@ pub(super) fn widest(
         gate_width,
         global,
         ffn_factor,
+        full_heads,
     })
+}
+
+/// The full-attention layers' heads where a per-layer list gives them fewer than the widest
+/// (0: none fewer), or `None` where the list varies within a type of layer (the parameter
+/// count keeps one width for each type, and refuses such a model; the arena takes the
+/// widest either way).
+fn full_layer_heads(list: &[usize], types: Option<&[&str]>, widest: usize) -> Option<usize> {
+    let is_full = |i: usize| types.is_none_or(|t| t.get(i) == Some(&"full_attention"));
+    let full: Vec<usize> = (0..list.len())
+        .filter(|&i| is_full(i))
+        .map(|i| list[i])
+        .collect();
+    let others_widest = (0..list.len())
+        .filter(|&i| !is_full(i))
+        .all(|i| list[i] == widest);
+    match full.first() {
+        Some(&first) if others_widest && full.iter().all(|&h| h == first) => {
+            Some(if first == widest { 0 } else { first })
+        }
+        None if others_widest => Some(0),
+        _ => None,
+    }
 }

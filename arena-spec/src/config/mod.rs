@@ -72,14 +72,24 @@ pub enum KvLayer {
     Full,
     /// The last `sliding_window` tokens' keys and values only.
     Sliding,
-    /// None of its own: it reads an earlier layer's (Gemma 4's KV-shared layers).
+    /// None of its own: it reads an earlier layer's (Gemma 4's KV-shared layers); a
+    /// sliding-attention layer by type.
     Shared,
+    /// The same, a full-attention layer by type (its projections at the full layers' widths).
+    SharedFull,
     /// DeepSeek-V4's compressed sparse attention: a sliding window of its one K=V vector, and
     /// one compressed entry a `index_compress_ratio` tokens with the indexer's key of each.
     Csa,
     /// DeepSeek-V4's heavily compressed attention: a sliding window of its one K=V vector,
     /// and one compressed entry a `hca_compress_ratio` tokens.
     Hca,
+}
+
+impl KvLayer {
+    /// It keeps none of its own, reading an earlier layer's.
+    pub const fn is_shared(self) -> bool {
+        matches!(self, KvLayer::Shared | KvLayer::SharedFull)
+    }
 }
 
 /// The model shapes the arena is sized from. Raw fields hold the file's values (0 where a
@@ -244,6 +254,22 @@ pub struct ModelConfig {
     pub global_head_dim: usize,
     pub global_kv_heads: usize,
     pub global_k_eq_v: bool,
+    /// The q heads of the full-attention layers where a per-layer list gives them fewer than
+    /// the sliding layers (Laguna's `num_attention_heads_per_layer`: 48 against 64); 0 where
+    /// every layer has `num_attention_heads`. Read by the parameter count only (the widths
+    /// above take the widest layer).
+    pub full_attention_heads: usize,
+    /// The per-layer list of q heads varies within a type of layer: the parameter count,
+    /// which keeps one width a type, refuses the model (the widths above take the widest).
+    pub heads_vary_within_type: bool,
+    /// Elements of the attention's output gate a head (Laguna's `g_proj`: 1 where `gating`
+    /// is per head, `head_dim` where per element; 0 without the gate). Read by the parameter
+    /// count only.
+    pub attention_gate_per_head: usize,
+    /// Gemma 4's KV-shared layers run an MLP twice as wide as the others
+    /// (`use_double_wide_mlp`): `intermediate_size` is theirs, the other layers' is half. Read
+    /// by the parameter count only.
+    pub shared_ffn_doubled: bool,
     /// Hyper-connections (DeepSeek-V4's `DeepseekV4HyperConnection`: `hc_mult` residual
     /// streams).
     pub hc_mult: usize,

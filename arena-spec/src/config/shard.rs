@@ -77,6 +77,15 @@ impl ModelConfig {
                 "tp",
                 tp,
             )?;
+            if self.full_attention_heads > 0 {
+                c.full_attention_heads = split(
+                    model,
+                    "num_attention_heads_per_layer",
+                    self.full_attention_heads,
+                    "tp",
+                    tp,
+                )?;
+            }
             if !self.is_mla() {
                 c.head_dim_field = Some(self.head_dim());
                 c.num_key_value_heads =

@@ -1,0 +1,128 @@
+//! The FFN weights: dense MLPs (and Gemma 4's double-wide ones), the routed experts with
+//! their router, shared experts and the families' extras.
+
+use super::{WeightFormat, WeightLayers};
+use crate::config::ModelConfig;
+use arena_runtime::dtype::bf16;
+use arena_runtime::{Arena, DevicePtr};
+
+/// The FFN tensors, one buffer a tensor, every layer's copy back to back; matrices and
+/// experts `u8` in the checkpoint's format ([`WeightFormat::linear_bytes`],
+/// [`WeightFormat::experts_bytes`]), routers, biases and scales 16-bit.
+#[derive(Arena, Debug, Clone, Copy)]
+#[arena(
+    sizes = FfnWeightsSizes,
+    inputs(config: &ModelConfig, w: &WeightLayers, format: WeightFormat),
+    docs(
+        sizes = "Byte size of each FFN tensor, every layer's copy together.",
+        from_config = "Each FFN tensor's size, in bytes.",
+        total_bytes = "The sum: the FFN weights."
+    )
+)]
+pub struct FfnWeights {
+    /// The dense MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
+    #[buffer(
+        per_layer = w.dense.layers,
+        shape = [format.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)],
+        gate = w.dense.layers > 0 && w.gated_ffn > 0
+    )]
+    pub gate_proj: DevicePtr<u8>,
+    /// The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.
+    #[buffer(
+        per_layer = w.dense.layers,
+        shape = [format.linear_bytes(w.dense.width, config.hidden_size)],
+        gate = w.dense.layers > 0
+    )]
+    pub up_proj: DevicePtr<u8>,
+    /// The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.
+    #[buffer(
+        per_layer = w.dense.layers,
+        shape = [format.linear_bytes(config.hidden_size, w.dense.width)],
+        gate = w.dense.layers > 0
+    )]
+    pub down_proj: DevicePtr<u8>,
+    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
+    #[buffer(
+        per_layer = w.dense_wide.layers,
+        shape = [format.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)],
+        gate = w.dense_wide.layers > 0 && w.gated_ffn > 0
+    )]
+    pub wide_gate_proj: DevicePtr<u8>,
+    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.up_proj.weight`, `[width, hidden]`.
+    #[buffer(
+        per_layer = w.dense_wide.layers,
+        shape = [format.linear_bytes(w.dense_wide.width, config.hidden_size)],
+        gate = w.dense_wide.layers > 0
+    )]
+    pub wide_up_proj: DevicePtr<u8>,
+    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.
+    #[buffer(
+        per_layer = w.dense_wide.layers,
+        shape = [format.linear_bytes(config.hidden_size, w.dense_wide.width)],
+        gate = w.dense_wide.layers > 0
+    )]
+    pub wide_down_proj: DevicePtr<u8>,
+    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert width, hidden]` a layer.
+    #[buffer(
+        per_layer = w.moe,
+        shape = [format.experts_bytes(config.local_experts(), (1 + w.gated_ffn) * config.moe_intermediate_size, config.hidden_size)],
+        gate = w.moe > 0
+    )]
+    pub experts_gate_up: DevicePtr<u8>,
+    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`.
+    #[buffer(
+        per_layer = w.moe,
+        shape = [format.experts_bytes(config.local_experts(), config.hidden_size, config.moe_intermediate_size)],
+        gate = w.moe > 0
+    )]
+    pub experts_down: DevicePtr<u8>,
+    /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
+    #[buffer(per_layer = w.moe, shape = [config.num_experts, config.hidden_size], gate = w.moe > 0 && w.scaled_router == 0)]
+    pub router: DevicePtr<bf16>,
+    /// gpt-oss's `mlp.router.bias`, `[experts]`.
+    #[buffer(per_layer = w.expert_bias, shape = [config.num_experts], gate = w.expert_bias > 0)]
+    pub router_bias: DevicePtr<bf16>,
+    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]`.
+    #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), 2 * config.moe_intermediate_size], gate = w.expert_bias > 0)]
+    pub experts_gate_up_bias: DevicePtr<bf16>,
+    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]`.
+    #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), config.hidden_size], gate = w.expert_bias > 0)]
+    pub experts_down_bias: DevicePtr<bf16>,
+    /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
+    #[buffer(per_layer = w.router_bias, shape = [config.num_experts], gate = w.router_bias > 0)]
+    pub e_score_correction_bias: DevicePtr<bf16>,
+    /// Gemma 4's `router.proj.weight`, `[experts, hidden]`.
+    #[buffer(per_layer = w.scaled_router, shape = [config.num_experts, config.hidden_size], gate = w.scaled_router > 0)]
+    pub scaled_router_proj: DevicePtr<bf16>,
+    /// Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.
+    #[buffer(per_layer = w.scaled_router, shape = [config.hidden_size + config.num_experts], gate = w.scaled_router > 0)]
+    pub scaled_router_scales: DevicePtr<bf16>,
+    /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`.
+    #[buffer(
+        per_layer = w.moe,
+        shape = [format.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)],
+        gate = w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0
+    )]
+    pub shared_gate_proj: DevicePtr<u8>,
+    /// `mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.
+    #[buffer(
+        per_layer = w.moe,
+        shape = [format.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)],
+        gate = w.moe > 0 && config.shared_expert_intermediate_size > 0
+    )]
+    pub shared_up_proj: DevicePtr<u8>,
+    /// `mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.
+    #[buffer(
+        per_layer = w.moe,
+        shape = [format.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)],
+        gate = w.moe > 0 && config.shared_expert_intermediate_size > 0
+    )]
+    pub shared_down_proj: DevicePtr<u8>,
+    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE).
+    #[buffer(
+        per_layer = w.shared_expert_gate,
+        shape = [format.linear_bytes(1, config.hidden_size)],
+        gate = w.shared_expert_gate > 0
+    )]
+    pub shared_expert_gate: DevicePtr<u8>,
+}

@@ -1,0 +1,183 @@
+//! The model's weights, declared like the activation arena: one annotated field a tensor of
+//! the reference's model (every layer's copy back to back, `per_layer`), sized from the
+//! config and the checkpoint's format, in six declarations by part of the model —
+//! [`ModelWeights`] (embedding, head, norms, per-layer inputs, hyper-connections),
+//! [`AttentionWeights`], [`LatentAttentionWeights`] (MLA), [`CompressedAttentionWeights`]
+//! (DeepSeek-V4), [`MixerWeights`] (GDN, Mamba-2, short conv, lightning, KDA) and
+//! [`FfnWeights`] — gathered in [`WeightsSizes`].
+//!
+//! What each family's layers hold is [`WeightLayers`] (`layers.rs`): layer counts and widths
+//! by group, from transformers' modules for the family. At [`WeightFormat::Bf16`] and the
+//! reference's vocabulary every buffer is two bytes an element, so [`parameters`] is the
+//! reference's `model.parameters()` count, a tied matrix once: checked exactly against the
+//! oracle's count for every shipped file of a counted family (`tests/weights.rs`;
+//! `param_count` in `tests/oracle/widths.json`, built by `tests/oracle/widths.py` on
+//! PyTorch's meta device). Buffers are not parameters (DeepSeek's `e_score_correction_bias`
+//! is a buffer in transformers; a checkpoint may carry it, a few thousand elements). Families
+//! whose modules are not listed yet are refused by name ([`WeightsError::FamilyNotCounted`]),
+//! never estimated.
+//!
+//! On a rank, the sizes are of the rank's config (`ModelConfig::shard`): heads, kv heads, FFN
+//! and expert widths and local experts as the rank sizing splits them, the layers of its
+//! stage; the embedding and the output head split by tp over the vocabulary as vLLM's
+//! `VocabParallelEmbedding` splits them (the vocabulary padded to a multiple of 64 first,
+//! `DEFAULT_VOCAB_PADDING_SIZE`), the embedding on the first stage, the head on the last;
+//! norms, MLA's latent projections and other vectors whole on every rank (replicated).
+//!
+//! The bytes of a matrix follow its format's definition ([`WeightFormat::linear_bytes`],
+//! [`WeightFormat::experts_bytes`]); embeddings, the head, routers, norms and biases are
+//! 16-bit in every format.
+//!
+//! Not counted, as the reference does not build them: multi-token-prediction layers
+//! (DeepSeek's `num_nextn_predict_layers`; an engine loads them only to draft with them, and
+//! then adds their bytes), and vision towers of multimodal files (the text model alone).
+
+mod attention;
+mod compressed;
+mod ffn;
+mod format;
+mod latent;
+mod layers;
+mod mixers;
+mod model;
+
+pub use attention::{AttentionWeights, AttentionWeightsSizes, AttentionWeightsViews};
+pub use compressed::{
+    CompressedAttentionWeights, CompressedAttentionWeightsSizes, CompressedAttentionWeightsViews,
+};
+pub use ffn::{FfnWeights, FfnWeightsSizes, FfnWeightsViews};
+pub use format::WeightFormat;
+pub use latent::{
+    LatentAttentionWeights, LatentAttentionWeightsSizes, LatentAttentionWeightsViews,
+};
+pub use layers::{AttentionGroup, FfnGroup, WeightLayers, COUNTED};
+pub use mixers::{MixerWeights, MixerWeightsSizes, MixerWeightsViews};
+pub use model::{ModelWeights, ModelWeightsSizes, ModelWeightsViews};
+
+use crate::config::{Family, ModelConfig};
+use arena_runtime::{AllocOptions, Arena, SizeError};
+
+/// Why weights were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WeightsError {
+    /// The family's modules are not listed here yet.
+    #[error(
+        "{model}: the parameters of a {family:?} model are not counted yet (counted: {counted}); \
+         give its weight bytes instead (arena fit: --weights-bytes)"
+    )]
+    FamilyNotCounted {
+        model: String,
+        family: Family,
+        counted: &'static str,
+    },
+    /// The checkpoint's quantization has no byte formula here.
+    #[error(
+        "{model}: its quantization_config is not a format planned here (block-scaled FP8, \
+         MXFP4 experts); give its weight bytes instead (arena fit: --weights-bytes)"
+    )]
+    FormatNotPlanned { model: String },
+    /// Its attention widths differ by layer in a way the declarations, one width for each
+    /// type of layer, do not hold.
+    #[error("{model}: {why}; give its weight bytes instead (arena fit: --weights-bytes)")]
+    PerLayerWidths { model: String, why: &'static str },
+    /// A size overflowed.
+    #[error("{model}: weights: {source}")]
+    Size { model: String, source: SizeError },
+}
+
+/// The six weight declarations' sizes for one config (a model, or a rank's config), in
+/// bytes; each part is allocated as its own arena (`ModelWeights::allocate(device, &sizes.model)`,
+/// ...), and [`Self::slab_bytes`] is what each takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WeightsSizes {
+    pub model: ModelWeightsSizes,
+    pub attention: AttentionWeightsSizes,
+    pub latent: LatentAttentionWeightsSizes,
+    pub compressed: CompressedAttentionWeightsSizes,
+    pub mixers: MixerWeightsSizes,
+    pub ffn: FfnWeightsSizes,
+}
+
+impl WeightsSizes {
+    /// Every weight of `config` in `format`, the vocabulary padded to 64 rows as an engine
+    /// allocates it (vLLM's `VocabParallelEmbedding` pads it on one GPU too), so a plan never
+    /// holds less. `format` need not be the file's ([`ModelConfig::weight_format`]): sizing
+    /// a model at another format is how an engine plans a quantized copy.
+    pub fn new(config: &ModelConfig, format: WeightFormat) -> Result<Self, WeightsError> {
+        Self::with_layers(config, &WeightLayers::of(config, true)?, format)
+    }
+
+    /// The same from groups built by the caller ([`WeightLayers::of`]).
+    pub fn with_layers(
+        config: &ModelConfig,
+        w: &WeightLayers,
+        format: WeightFormat,
+    ) -> Result<Self, WeightsError> {
+        let err = |source| WeightsError::Size {
+            model: config.source.to_string(),
+            source,
+        };
+        Ok(WeightsSizes {
+            model: ModelWeightsSizes::try_from_config(config, w, format).map_err(err)?,
+            attention: AttentionWeightsSizes::try_from_config(config, w, format).map_err(err)?,
+            latent: LatentAttentionWeightsSizes::try_from_config(config, w, format).map_err(err)?,
+            compressed: CompressedAttentionWeightsSizes::try_from_config(config, w, format)
+                .map_err(err)?,
+            mixers: MixerWeightsSizes::try_from_config(config, w, format).map_err(err)?,
+            ffn: FfnWeightsSizes::try_from_config(config, w, format).map_err(err)?,
+        })
+    }
+
+    /// Every tensor's bytes (saturating: a sum past `u64` fits no GPU).
+    pub fn total_bytes(&self) -> u64 {
+        [
+            self.model.total_bytes(),
+            self.attention.total_bytes(),
+            self.latent.total_bytes(),
+            self.compressed.total_bytes(),
+            self.mixers.total_bytes(),
+            self.ffn.total_bytes(),
+        ]
+        .into_iter()
+        .fold(0u64, |sum, b| sum.saturating_add(b as u64))
+    }
+
+    /// What each of the six arenas' one slab takes (its buffers at their alignment), in the
+    /// order of the fields.
+    pub fn slab_bytes(&self) -> Result<[u64; 6], SizeError> {
+        let o = AllocOptions::default();
+        Ok([
+            ModelWeights::slab_bytes(&self.model, o)? as u64,
+            AttentionWeights::slab_bytes(&self.attention, o)? as u64,
+            LatentAttentionWeights::slab_bytes(&self.latent, o)? as u64,
+            CompressedAttentionWeights::slab_bytes(&self.compressed, o)? as u64,
+            MixerWeights::slab_bytes(&self.mixers, o)? as u64,
+            FfnWeights::slab_bytes(&self.ffn, o)? as u64,
+        ])
+    }
+}
+
+/// The parameter count of `config`: the six declarations at 16 bits and the reference's own
+/// vocabulary, halved (every buffer then two bytes an element). On a rank of a tp layout,
+/// its share with the vocabulary padded as vLLM pads it.
+pub fn parameters(config: &ModelConfig) -> Result<u64, WeightsError> {
+    let w = WeightLayers::of(config, false)?;
+    Ok(WeightsSizes::with_layers(config, &w, WeightFormat::Bf16)?.total_bytes() / 2)
+}
+
+/// The bytes of `config`'s weights in its checkpoint's format ([`ModelConfig::weight_format`]),
+/// as an engine allocates them ([`WeightsSizes::new`]); refused where the format has no byte
+/// formula here.
+pub fn weight_bytes(config: &ModelConfig) -> Result<u64, WeightsError> {
+    Ok(file_format_sizes(config)?.total_bytes())
+}
+
+/// The six declarations in the file's own format, refused where it is not planned.
+pub fn file_format_sizes(config: &ModelConfig) -> Result<WeightsSizes, WeightsError> {
+    if config.weight_format == WeightFormat::Unplanned {
+        return Err(WeightsError::FormatNotPlanned {
+            model: config.source.to_string(),
+        });
+    }
+    WeightsSizes::new(config, config.weight_format)
+}

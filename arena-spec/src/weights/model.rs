@@ -1,0 +1,115 @@
+//! The weights outside the token mixers and FFNs: the embedding, the output head, the norms,
+//! Gemma 4's per-layer inputs and DeepSeek-V4's hyper-connections.
+
+use super::{WeightFormat, WeightLayers};
+use crate::config::ModelConfig;
+use arena_runtime::dtype::bf16;
+use arena_runtime::{Arena, DevicePtr};
+
+/// The model's embedding, head and norms, each buffer one tensor (every layer's copy back to
+/// back where `per_layer`), in 16 bits whatever the format (quantized checkpoints keep
+/// these unquantized).
+#[derive(Arena, Debug, Clone, Copy)]
+#[arena(
+    sizes = ModelWeightsSizes,
+    inputs(config: &ModelConfig, w: &WeightLayers, format: WeightFormat),
+    docs(
+        sizes = "Byte size of the embedding, the head, the norms and the per-layer inputs.",
+        from_config = "Each tensor's size, in bytes, every layer's copy together.",
+        total_bytes = "The sum: these weights' bytes."
+    )
+)]
+pub struct ModelWeights {
+    /// `model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows).
+    #[buffer(
+        per_layer = w.embedding,
+        shape = [w.vocab_rows, config.hidden_size],
+        gate = w.embedding > 0
+    )]
+    pub embed_tokens: DevicePtr<bf16>,
+    /// `lm_head.weight`, `[vocabulary rows, hidden]`; none where tied to the embedding.
+    #[buffer(
+        per_layer = w.lm_head,
+        shape = [w.vocab_rows, config.hidden_size],
+        gate = w.lm_head > 0
+    )]
+    pub lm_head: DevicePtr<bf16>,
+    /// `model.norm.weight`, `[hidden]`.
+    #[buffer(per_layer = w.final_norm, shape = [config.hidden_size], gate = w.final_norm > 0)]
+    pub norm: DevicePtr<bf16>,
+    /// Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,
+    /// `post_attention_layernorm`, and the family's others: `WeightLayers::norms_per_layer`).
+    #[buffer(
+        per_layer = w.layers,
+        shape = [w.norms_per_layer, config.hidden_size],
+        gate = w.layers > 0 && w.norms_per_layer > 0
+    )]
+    pub layer_norms: DevicePtr<bf16>,
+    /// Gemma 4's `model.embed_tokens_per_layer.weight`, `[vocabulary rows, layers · P]`.
+    #[buffer(
+        per_layer = w.per_layer_embedding,
+        shape = [w.vocab_rows, config.per_layer_inputs_width],
+        gate = w.per_layer_embedding > 0
+    )]
+    pub embed_tokens_per_layer: DevicePtr<bf16>,
+    /// Gemma 4's `model.per_layer_model_projection.weight`, `[layers · P, hidden]`.
+    #[buffer(
+        per_layer = w.per_layer_embedding,
+        shape = [format.linear_bytes(config.per_layer_inputs_width, config.hidden_size)],
+        gate = w.per_layer_embedding > 0
+    )]
+    pub per_layer_model_projection: DevicePtr<u8>,
+    /// Gemma 4's `model.per_layer_projection_norm.weight`, `[P]`.
+    #[buffer(
+        per_layer = w.per_layer_embedding,
+        shape = [config.per_layer_input_dim],
+        gate = w.per_layer_embedding > 0
+    )]
+    pub per_layer_projection_norm: DevicePtr<bf16>,
+    /// Gemma 4's `layers.*.per_layer_input_gate.weight`, `[P, hidden]` a layer.
+    #[buffer(
+        per_layer = w.per_layer_inputs,
+        shape = [format.linear_bytes(config.per_layer_input_dim, config.hidden_size)],
+        gate = w.per_layer_inputs > 0
+    )]
+    pub per_layer_input_gate: DevicePtr<u8>,
+    /// Gemma 4's `layers.*.per_layer_projection.weight`, `[hidden, P]` a layer.
+    #[buffer(
+        per_layer = w.per_layer_inputs,
+        shape = [format.linear_bytes(config.hidden_size, config.per_layer_input_dim)],
+        gate = w.per_layer_inputs > 0
+    )]
+    pub per_layer_projection: DevicePtr<u8>,
+    /// DeepSeek-V4's hyper-connections around each layer's attention and FFN
+    /// (`DeepseekV4HyperConnection`, `attn_hc` and `ffn_hc`): the mixing base, `[2, (2 + hc)
+    /// · hc]` a layer…
+    #[buffer(
+        per_layer = w.hyper,
+        shape = [2, (2 + config.hc_mult) * config.hc_mult],
+        gate = w.hyper > 0
+    )]
+    pub hc_base: DevicePtr<bf16>,
+    /// …the projection from the `hc` streams, `[(2 + hc) · hc, hc · hidden]` twice a layer…
+    #[buffer(
+        per_layer = w.hyper,
+        shape = [2, format.linear_bytes((2 + config.hc_mult) * config.hc_mult, config.hc_mult * config.hidden_size)],
+        gate = w.hyper > 0
+    )]
+    pub hc_fn: DevicePtr<u8>,
+    /// …and three scales, `[2, 3]` a layer.
+    #[buffer(per_layer = w.hyper, shape = [2, 3], gate = w.hyper > 0)]
+    pub hc_scale: DevicePtr<bf16>,
+    /// The head's hyper-connection (`model.hc_head`): `hc_base`, `[hc]`…
+    #[buffer(per_layer = w.hyper_head, shape = [config.hc_mult], gate = w.hyper_head > 0)]
+    pub hc_head_base: DevicePtr<bf16>,
+    /// …`hc_scale`, `[1]`…
+    #[buffer(per_layer = w.hyper_head, shape = [1], gate = w.hyper_head > 0)]
+    pub hc_head_scale: DevicePtr<bf16>,
+    /// …and `hc_fn`, `[hc, hc · hidden]`.
+    #[buffer(
+        per_layer = w.hyper_head,
+        shape = [format.linear_bytes(config.hc_mult, config.hc_mult * config.hidden_size)],
+        gate = w.hyper_head > 0
+    )]
+    pub hc_head_fn: DevicePtr<u8>,
+}
