@@ -1,6 +1,6 @@
 //! The whole-GPU plan on a real GPU (feature `cuda`): for several shipped models and layouts,
-//! allocate one rank's plan — a slab the size of its weights standing in for them, the
-//! activation arena (shared slab), the sequence-state cache and the KV pool at the planned
+//! allocate one rank's plan — its six weight arenas (or, where their bytes are not planned,
+//! a slab of the given bytes standing in for them), the activation arena (shared slab), the sequence-state cache and the KV pool at the planned
 //! blocks — and show it fits beside the measured reserve, while the pool at one block (one
 //! sequence, where sliding layers are planned by sequence) more does not. Returns early,
 //! saying so, without a CUDA device.
@@ -12,6 +12,10 @@ use arena_runtime::cudarc::cublas::CudaBlas;
 use arena_runtime::{AllocOptions, CudaDevice, Device};
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, PoolBlocks, DEVICE_PAGE, UNALLOCATABLE_TAIL};
 use arena_spec::models::SHIPPED;
+use arena_spec::weights::{
+    file_format_sizes, AttentionWeights, CompressedAttentionWeights, FfnWeights,
+    LatentAttentionWeights, MixerWeights, ModelWeights,
+};
 use arena_spec::{
     ArenaInputs, BufferArena, KvDtype, KvPool, KvPoolSizes, ParallelLayout, StateCache,
     StateCacheSizes,
@@ -58,8 +62,12 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
     );
     // (model, tp, pp, one rank's weights where their bytes are not planned here: the
     // parameter count at one byte, an even share a rank, stated in the row).
-    let cases: [Case; 8] = [
+    let cases: [Case; 10] = [
         ("llama-3.1-8b", 1, 1, None),
+        // Per-type attention widths, KV-shared layers, per-layer inputs, an MoE block beside
+        // the MLP.
+        ("gemma-4-e2b-it", 1, 1, None),
+        ("gemma-4-26b-a4b", 1, 1, None),
         ("qwen3-30b-a3b", 1, 1, None),
         ("gpt-oss-20b", 1, 1, None),
         ("gemma-3-4b-it", 1, 1, None),
@@ -108,7 +116,23 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         let rank = &plan.ranks[0];
         let config = whole.shard(&layout.rank(0).unwrap()).unwrap();
 
-        let weights_addr = device.alloc(rank.weights_bytes as usize).unwrap();
+        // The weights: the six arenas as declared, or the given bytes in one slab.
+        let (weights_addr, weight_arenas) = match weights {
+            Some(_) => (Some(device.alloc(rank.weights_bytes as usize).unwrap()), None),
+            None => {
+                let w = file_format_sizes(&config).unwrap();
+                let d = || device.clone();
+                let arenas = (
+                    ModelWeights::allocate(d(), &w.model).unwrap(),
+                    AttentionWeights::allocate(d(), &w.attention).unwrap(),
+                    LatentAttentionWeights::allocate(d(), &w.latent).unwrap(),
+                    CompressedAttentionWeights::allocate(d(), &w.compressed).unwrap(),
+                    MixerWeights::allocate(d(), &w.mixers).unwrap(),
+                    FfnWeights::allocate(d(), &w.ffn).unwrap(),
+                );
+                (None, Some(arenas))
+            }
+        };
         let arena_sizes = inputs.arena.sizes(&config).unwrap();
         let arena =
             BufferArena::allocate_with(device.clone(), &arena_sizes, AllocOptions::shared())
@@ -162,8 +186,18 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         };
         state.release().unwrap();
         arena.release().unwrap();
-        // SAFETY: allocated above on this device, `weights_bytes` long, freed once.
-        unsafe { device.free(weights_addr, rank.weights_bytes as usize) }.unwrap();
+        if let Some(addr) = weights_addr {
+            // SAFETY: allocated above on this device, `weights_bytes` long, freed once.
+            unsafe { device.free(addr, rank.weights_bytes as usize) }.unwrap();
+        }
+        if let Some((m, a, l, c, x, f)) = weight_arenas {
+            m.release().unwrap();
+            a.release().unwrap();
+            l.release().unwrap();
+            c.release().unwrap();
+            x.release().unwrap();
+            f.release().unwrap();
+        }
         println!(
             "| {name} | tp={tp} pp={pp} | {}{} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {one_more} |",
             rank.weights_bytes / MIB,
