@@ -13,20 +13,14 @@
 //! defined).
 //!
 //! ```
-//! use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, RESERVE_BYTES};
+//! use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs};
 //! use arena_spec::{models, ArenaInputs, KvDtype, KvPoolSizes, ParallelLayout};
 //!
 //! let config = models::find("qwen3-0.6b").unwrap().config()?;
-//! let inputs = GpuPlanInputs {
-//!     gpu_bytes: 24 << 30,
-//!     reserve_bytes: RESERVE_BYTES,
-//!     // The context a sequence is planned at is the arena's `max_seq_len`.
-//!     arena: ArenaInputs { max_seq_len: 32_768, ..ArenaInputs::defaults_for(&config) },
-//!     shared_arena: true,
-//!     recurrent_f32: false,
-//!     kv_dtype: KvDtype::Bf16,
-//!     weights_bytes_per_rank: None, // its parameters in the checkpoint's format
-//! };
+//! // The context a sequence is planned at is the arena's `max_seq_len`; the measured
+//! // reserve, BF16 keys and values, the weights in the checkpoint's format by default.
+//! let arena = ArenaInputs { max_seq_len: 32_768, ..ArenaInputs::defaults_for(&config) };
+//! let inputs = GpuPlanInputs { shared_arena: true, ..GpuPlanInputs::new(24 << 30, arena) };
 //! let plan = plan_gpu(&config, &ParallelLayout::new(1, 1, 1)?, inputs)?;
 //! let rank = &plan.ranks[0];
 //! assert!(rank.weights_bytes + rank.arena_bytes + rank.reserve_bytes < 24 << 30);
@@ -106,6 +100,24 @@ pub struct GpuPlanInputs {
     /// weights in the checkpoint's format, the six weight arenas a slab each
     /// ([`crate::weights::file_format_sizes`], [`crate::weights::WeightsSizes::slab_bytes`]).
     pub weights_bytes_per_rank: Option<u64>,
+}
+
+impl GpuPlanInputs {
+    /// A GPU of `gpu_bytes` for the arena `arena` sizes (its `max_seq_len` the context),
+    /// with the measured reserve ([`RESERVE_BYTES`]), the arena as a plain slab, recurrent
+    /// states and keys and values in the model's dtype, and the weights from the config; set
+    /// the fields to change any of these.
+    pub const fn new(gpu_bytes: u64, arena: ArenaInputs) -> Self {
+        GpuPlanInputs {
+            gpu_bytes,
+            reserve_bytes: RESERVE_BYTES,
+            arena,
+            shared_arena: false,
+            recurrent_f32: false,
+            kv_dtype: KvDtype::Bf16,
+            weights_bytes_per_rank: None,
+        }
+    }
 }
 
 /// One GPU's plan.
@@ -315,16 +327,21 @@ fn largest(hi: usize, fits: impl Fn(usize) -> Result<bool, SizeError>) -> Result
     Ok(lo)
 }
 
+/// What turns a size that overflowed into the plan's error, naming the model.
+fn size_error(config: &ModelConfig) -> impl Fn(SizeError) -> GpuPlanError + Copy + '_ {
+    |source| GpuPlanError::Size {
+        model: config.source.to_string(),
+        source,
+    }
+}
+
 /// A rank's fixed parts and the most its budget holds, before the ranks agree on a pool.
 fn plan_rank(
     config: &ModelConfig,
     rank: usize,
     inputs: &GpuPlanInputs,
 ) -> Result<RankPlan, GpuPlanError> {
-    let size_err = |source| GpuPlanError::Size {
-        model: config.source.to_string(),
-        source,
-    };
+    let size_err = size_error(config);
     // Given: one slab. From the config: the six weight arenas, a slab each.
     let weights = match inputs.weights_bytes_per_rank {
         Some(b) => on_device(b),
@@ -486,10 +503,7 @@ pub fn plan_gpu(
         ranks.push(plan_rank(&config, rank.index, &inputs)?);
         configs.push(config);
     }
-    let size_err = |source| GpuPlanError::Size {
-        model: whole.source.to_string(),
-        source,
-    };
+    let size_err = size_error(whole);
     // The ranks with keys and values agree: the fewest sequences any holds binds them all.
     let with_kv = |r: &&RankPlan| r.sequence_blocks != PoolBlocks::default();
     let binding = ranks

@@ -44,11 +44,11 @@ pub use arena::{
     SEEDS_BUFFERS,
 };
 pub use config::levers::{LeverError, Levers};
+pub use config::WeightFormat;
 pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
 pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes, KvPoolViews};
 pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
 pub use state::{StateCache, StateCacheInputs, StateCacheSizes, StateCacheViews};
-pub use weights::WeightFormat;
 
 // The module paths before the crate was arranged in wings, kept for one release so code
 // written against them still builds; new code names the paths above.

@@ -223,17 +223,13 @@ fn fit_gpu_json_is_the_librarys_plan() {
         .unwrap()
         .config()
         .unwrap();
+    let arena = arena_spec::ArenaInputs {
+        max_seq_len: 32_768,
+        ..arena_spec::ArenaInputs::defaults_for(&c)
+    };
     let i = arena_spec::gpu_plan::GpuPlanInputs {
-        gpu_bytes: 143_155 << 20,
-        reserve_bytes: arena_spec::gpu_plan::RESERVE_BYTES,
-        arena: arena_spec::ArenaInputs {
-            max_seq_len: 32_768,
-            ..arena_spec::ArenaInputs::defaults_for(&c)
-        },
         shared_arena: true,
-        recurrent_f32: false,
-        kv_dtype: arena_spec::KvDtype::Bf16,
-        weights_bytes_per_rank: None,
+        ..arena_spec::gpu_plan::GpuPlanInputs::new(143_155 << 20, arena)
     };
     let layout = arena_spec::ParallelLayout::new(8, 1, 1).unwrap();
     let plan = arena_spec::gpu_plan::plan_gpu(&c, &layout, i).unwrap();

@@ -98,19 +98,17 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
             free - largest <= UNALLOCATABLE_TAIL,
             "{free} free, {largest} allocatable"
         );
+        let arena = ArenaInputs {
+            max_seq_len: 32_768,
+            ..ArenaInputs::defaults_for(&whole)
+        };
         let inputs = GpuPlanInputs {
-            gpu_bytes: total,
             // What is already taken on this GPU (context, driver, cuBLAS) and the tail no
             // allocation can take are the reserve: everything but the largest allocation.
             reserve_bytes: total - largest,
-            arena: ArenaInputs {
-                max_seq_len: 32_768,
-                ..ArenaInputs::defaults_for(&whole)
-            },
             shared_arena: true,
-            recurrent_f32: false,
-            kv_dtype: KvDtype::Bf16,
             weights_bytes_per_rank: weights.map(|(b, _)| b),
+            ..GpuPlanInputs::new(total, arena)
         };
         let plan = plan_gpu(&whole, &layout, inputs).unwrap();
         let rank = &plan.ranks[0];
@@ -118,7 +116,10 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
 
         // The weights: the six arenas as declared, or the given bytes in one slab.
         let (weights_addr, weight_arenas) = match weights {
-            Some(_) => (Some(device.alloc(rank.weights_bytes as usize).unwrap()), None),
+            Some(_) => (
+                Some(device.alloc(rank.weights_bytes as usize).unwrap()),
+                None,
+            ),
             None => {
                 let w = file_format_sizes(&config).unwrap();
                 let d = || device.clone();

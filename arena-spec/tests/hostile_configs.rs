@@ -166,13 +166,12 @@ proptest! {
                 // The whole-GPU plan (weights, state cache, KV pool) answers or errs; it never
                 // panics or wraps on what the file says.
                 let inputs = arena_spec::gpu_plan::GpuPlanInputs {
-                    gpu_bytes: 143_155 << 20,
-                    reserve_bytes: arena_spec::gpu_plan::RESERVE_BYTES,
-                    arena: arena_spec::ArenaInputs::defaults_for(&config),
-                    shared_arena: false,
                     recurrent_f32: true,
-                    kv_dtype: arena_spec::KvDtype::Bf16,
                     weights_bytes_per_rank: Some(1 << 30),
+                    ..arena_spec::gpu_plan::GpuPlanInputs::new(
+                        143_155 << 20,
+                        arena_spec::ArenaInputs::defaults_for(&config),
+                    )
                 };
                 let layout = arena_spec::ParallelLayout::new(1, 1, 1).unwrap();
                 if let Ok(plan) = arena_spec::gpu_plan::plan_gpu(&config, &layout, inputs) {

@@ -194,7 +194,9 @@ fn the_declarations_allocate_with_a_view_a_layer() {
     };
     // Qwen3-0.6B's rank 0 of tp 8 (28 layers; 2 of its 16 heads, 1 of its 8 kv heads).
     let layout = ParallelLayout::new(8, 1, 1).unwrap();
-    let c = config("qwen3-0.6b").shard(&layout.rank(0).unwrap()).unwrap();
+    let c = config("qwen3-0.6b")
+        .shard(&layout.rank(0).unwrap())
+        .unwrap();
     let s = WeightsSizes::new(&c, c.weight_format).unwrap();
     let attention = AttentionWeights::allocate(HostDevice::new(), &s.attention).unwrap();
     let views = AttentionWeightsViews::of(&attention);
@@ -210,7 +212,8 @@ fn the_declarations_allocate_with_a_view_a_layer() {
     attention.release().unwrap();
     // A part the model does not have is an empty arena, allocated as nothing.
     assert_eq!(s.compressed.total_bytes(), 0);
-    let compressed = CompressedAttentionWeights::allocate(HostDevice::new(), &s.compressed).unwrap();
+    let compressed =
+        CompressedAttentionWeights::allocate(HostDevice::new(), &s.compressed).unwrap();
     assert!(compressed.kv_proj.is_null());
     compressed.release().unwrap();
     let model = ModelWeights::allocate(HostDevice::new(), &s.model).unwrap();

@@ -17,17 +17,14 @@ use shipped::config;
 const GIB: u64 = 1 << 30;
 
 fn inputs(c: &ModelConfig, gpu: u64, context: usize) -> GpuPlanInputs {
+    let arena = ArenaInputs {
+        max_seq_len: context,
+        ..ArenaInputs::defaults_for(c)
+    };
     GpuPlanInputs {
-        gpu_bytes: gpu,
         reserve_bytes: GIB,
-        arena: ArenaInputs {
-            max_seq_len: context,
-            ..ArenaInputs::defaults_for(c)
-        },
         shared_arena: true,
-        recurrent_f32: false,
-        kv_dtype: KvDtype::Bf16,
-        weights_bytes_per_rank: None,
+        ..GpuPlanInputs::new(gpu, arena)
     }
 }
 

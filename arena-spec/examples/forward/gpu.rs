@@ -5,9 +5,9 @@
 //! but `routes` and `read_logits` (and `routes` answers `None` while the stream is captured),
 //! so a whole `Engine::forward` can be captured into a CUDA graph and replayed.
 
-use crate::kernels::Result;
 use crate::model::Decoder;
 use crate::ops::Ops;
+use crate::ops::Result;
 use crate::weights::Weights;
 use arena_runtime::cudarc::driver::{
     sys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,

@@ -2,7 +2,7 @@
 //! replayed, and the step's timing in the arena's slab against one allocation per buffer.
 
 use crate::gpu::GpuOps;
-use crate::kernels::Result;
+use crate::ops::Result;
 use crate::run::Run;
 use crate::step::Engine;
 use arena_runtime::cudarc::driver::{sys, CudaStream};

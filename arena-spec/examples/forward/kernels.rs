@@ -7,14 +7,11 @@
 //! (slowly, through copies).
 
 use crate::model::Decoder;
-use crate::ops::Ops;
+use crate::ops::{Ops, Result};
 use crate::weights::Weights;
 use arena_runtime::dtype::bf16;
 use arena_runtime::dtype::Element;
 use arena_runtime::{Device, View, ViewMut};
-
-/// A view out of range, a device copy that failed, a poison fill that failed.
-pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 fn round(x: f32) -> f32 {
     bf16::from_f32(x).to_f32()

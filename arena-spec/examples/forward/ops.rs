@@ -8,9 +8,11 @@
 //! Every op is asynchronous where its backend is: nothing in `forward` reads a result back on
 //! the host, so a GPU step can be captured in a CUDA graph. `routes` and `logits` read back.
 
-use crate::kernels::Result;
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Device, View, ViewMut};
+
+/// A view out of range, a device copy that failed, a poison fill that failed.
+pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 /// The kernels of a Qwen3 / Qwen3-MoE decoder step over arena views on device `D`. `m` is
 /// the step's tokens; widths are the backend's decoder's. Where a module rounds to bf16, the

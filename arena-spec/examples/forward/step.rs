@@ -15,9 +15,10 @@
 //! combine into `moe_output` for a MoE model; residual add); after the last layer `lm_head`
 //! (final norm, logits into `logits`).
 
-use crate::kernels::{store_words, Result};
+use crate::kernels::store_words;
 use crate::model::Decoder;
 use crate::ops::Ops;
+use crate::ops::Result;
 use arena_runtime::{Allocated, Device};
 use arena_spec::arena::{
     BufferArenaAttentionViews, BufferArenaFfnDownViews, BufferArenaFfnGateUpViews,

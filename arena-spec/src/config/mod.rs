@@ -35,6 +35,7 @@ pub use family::{Family, FamilyRules};
 use levers::Levers;
 #[doc(hidden)]
 pub use load::keys_asked;
+pub use quantization::WeightFormat;
 use std::borrow::Cow;
 
 /// What a layer's token mixer (or, for Nemotron-H's FFN-only layers, its FFN) is.
@@ -219,7 +220,7 @@ pub struct ModelConfig {
 
     /// The checkpoint's weight format (its `quantization_config`; none: 16 bits). Read by
     /// the weight bytes only (`crate::weights`).
-    pub weight_format: crate::weights::WeightFormat,
+    pub weight_format: WeightFormat,
     /// The output head reuses the input embedding's matrix (`tie_word_embeddings`; absent:
     /// false). Read by the parameter count only.
     pub tie_word_embeddings: bool,
@@ -404,6 +405,17 @@ impl ModelConfig {
             i += 1;
         }
         n
+    }
+
+    /// Attention layers that keep no keys and values of their own (Gemma 4's KV-shared
+    /// layers), of either type.
+    pub const fn num_shared_kv_layers(&self) -> usize {
+        self.count_kv(KvLayer::Shared) + self.count_kv(KvLayer::SharedFull)
+    }
+
+    /// Of those, the full-attention ones by type.
+    pub const fn num_shared_full_kv_layers(&self) -> usize {
+        self.count_kv(KvLayer::SharedFull)
     }
 
     /// Attention layers that keep every token's keys and values.

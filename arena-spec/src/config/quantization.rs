@@ -1,9 +1,32 @@
-//! The checkpoint's weight format, from its `quantization_config` ([`WeightFormat`]).
+//! The checkpoint's weight format, from its `quantization_config` ([`WeightFormat`]); its
+//! bytes a matrix are `crate::weights`' (`weights/format.rs`).
 
 use super::error::{ConfigError, MAX_DIM};
 use super::fields::Fields;
-use crate::weights::WeightFormat;
 use serde_json::Value;
+
+/// The checkpoint's weight format, from its `quantization_config`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum WeightFormat {
+    /// No quantization: every tensor in the model's 16-bit dtype.
+    Bf16,
+    /// Block-scaled FP8 (`quant_method: "fp8"` with `weight_block_size: [rows, cols]`,
+    /// transformers' `FineGrainedFP8Config`, DeepSeek-V3's format): every linear and expert
+    /// matrix one E4M3 byte an element plus one FP32 `weight_scale_inv` a `rows × cols`
+    /// block (`ceil(out / rows) · ceil(in / cols)` a matrix); embeddings, the output head,
+    /// routers, norms and biases in 16 bits (`FP8Linear` replaces `nn.Linear` modules only,
+    /// and never `lm_head`).
+    Fp8Block { rows: usize, cols: usize },
+    /// MXFP4 experts (`quant_method: "mxfp4"`, gpt-oss): the routed experts' matrices as
+    /// OCP microscaling FP4 — 4 bits an element and one E8M0 scale byte a block of 32
+    /// (`*_blocks`, `*_scales`, transformers' `Mxfp4GptOssExperts`); everything else, expert
+    /// biases included, in 16 bits (the file's `modules_to_not_convert`).
+    Mxfp4Experts,
+    /// A quantization whose bytes are not planned here (its `quant_method` is another, FP8
+    /// without blocks or with `modules_to_not_convert`, DeepSeek-V4's FP4 experts): the
+    /// caller gives the weight bytes.
+    Unplanned,
+}
 
 /// The format of `quantization_config` (at the top level, or in `text_config` where a
 /// multimodal file keeps it there); none: the model's 16-bit dtype.

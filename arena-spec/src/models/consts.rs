@@ -5,7 +5,7 @@
 
 use crate::config::levers::Levers;
 use crate::config::{Family, KvLayer, LayerKind, ModelConfig};
-use crate::weights::WeightFormat;
+use crate::config::WeightFormat;
 use std::borrow::Cow;
 
 /// `llama-3.1-8b` (llama), levers off.

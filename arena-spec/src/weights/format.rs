@@ -1,28 +1,8 @@
-//! The checkpoint's weight formats and the bytes of a matrix in each, from the format's
-//! definition: what the weight declarations' `bytes` formulas call.
+//! The bytes of a matrix in each of the checkpoint's weight formats ([`WeightFormat`], read
+//! from its `quantization_config` with the config), from the format's definition: what the
+//! weight declarations' shapes call.
 
-/// The checkpoint's weight format, from its `quantization_config`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum WeightFormat {
-    /// No quantization: every tensor in the model's 16-bit dtype.
-    Bf16,
-    /// Block-scaled FP8 (`quant_method: "fp8"` with `weight_block_size: [rows, cols]`,
-    /// transformers' `FineGrainedFP8Config`, DeepSeek-V3's format): every linear and expert
-    /// matrix one E4M3 byte an element plus one FP32 `weight_scale_inv` a `rows × cols`
-    /// block (`ceil(out / rows) · ceil(in / cols)` a matrix); embeddings, the output head,
-    /// routers, norms and biases in 16 bits (`FP8Linear` replaces `nn.Linear` modules only,
-    /// and never `lm_head`).
-    Fp8Block { rows: usize, cols: usize },
-    /// MXFP4 experts (`quant_method: "mxfp4"`, gpt-oss): the routed experts' matrices as
-    /// OCP microscaling FP4 — 4 bits an element and one E8M0 scale byte a block of 32
-    /// (`*_blocks`, `*_scales`, transformers' `Mxfp4GptOssExperts`); everything else, expert
-    /// biases included, in 16 bits (the file's `modules_to_not_convert`).
-    Mxfp4Experts,
-    /// A quantization whose bytes are not planned here (its `quant_method` is another, FP8
-    /// without blocks or with `modules_to_not_convert`, DeepSeek-V4's FP4 experts): the
-    /// caller gives the weight bytes.
-    Unplanned,
-}
+use crate::config::WeightFormat;
 
 impl WeightFormat {
     /// Bytes of one linear layer's `[out, in]` weight in this format, its scales included

@@ -3,7 +3,7 @@
 //! declarations size their buffers from it; nothing here is a byte.
 
 use super::WeightsError;
-use crate::config::{Family, KvLayer, LayerKind, ModelConfig};
+use crate::config::{Family, LayerKind, ModelConfig};
 
 /// The layers and widths the weight declarations read: one figure per group of tensors, 0
 /// where the model (or the rank) has none. Built by [`WeightLayers::of`] from a config, a
@@ -322,8 +322,6 @@ impl WeightLayers {
         };
         let layers = c.layer_kinds().len();
         let count = |kind: LayerKind| c.layer_kinds().iter().filter(|k| **k == kind).count();
-        let kinds = c.kv_layer_kinds();
-        let kv_count = |f: fn(&KvLayer) -> bool| kinds.iter().filter(|k| f(k)).count();
 
         // Attention layers: MLA, DeepSeek-V4's, or the plain kind, split in two groups where
         // the full-attention layers have widths of their own.
@@ -350,16 +348,13 @@ impl WeightLayers {
                       sliding_window the config does not keep which layers are full",
             });
         }
-        let (full_layers, full_kv) = if own_full_widths {
-            (
-                kv_count(|k| matches!(k, KvLayer::Full | KvLayer::SharedFull)),
-                kv_count(|k| *k == KvLayer::Full),
-            )
+        let (full_kv, full_shared) = if own_full_widths {
+            (c.num_full_kv_layers(), c.num_shared_full_kv_layers())
         } else {
             (0, 0)
         };
-        let shared = kv_count(|k| k.is_shared());
-        let full_shared = full_layers - full_kv;
+        let full_layers = full_kv + full_shared;
+        let shared = c.num_shared_kv_layers();
         let hd = c.head_dim();
         let gate_q = if c.attn_output_gate { 2 } else { 1 };
         let group = |layers: usize, kv_layers: usize, heads: usize, kv_heads: usize, hd: usize| {

@@ -41,12 +41,12 @@ mod layers;
 mod mixers;
 mod model;
 
+pub use crate::config::WeightFormat;
 pub use attention::{AttentionWeights, AttentionWeightsSizes, AttentionWeightsViews};
 pub use compressed::{
     CompressedAttentionWeights, CompressedAttentionWeightsSizes, CompressedAttentionWeightsViews,
 };
 pub use ffn::{FfnWeights, FfnWeightsSizes, FfnWeightsViews};
-pub use format::WeightFormat;
 pub use latent::{
     LatentAttentionWeights, LatentAttentionWeightsSizes, LatentAttentionWeightsViews,
 };

@@ -43,7 +43,19 @@ pub const TOKEN_ALIGN: usize = 16;
 
 pub fn run(args: FitArgs) -> Result<(), CliError> {
     let Some(budget) = args.budget else {
-        return crate::fit_gpu::run(&args);
+        // What a budget search reads does nothing to a whole-GPU plan: say so.
+        if args.sizing.fixed.layout.rank.is_some() {
+            return Err(CliError::Usage(
+                "--rank: a whole-GPU plan covers every rank of the layout (each has its row)"
+                    .into(),
+            ));
+        }
+        if args.vary != Vary::Tokens {
+            return Err(CliError::Usage(
+                "--vary searches a --budget; a whole-GPU plan searches the KV pool".into(),
+            ));
+        }
+        return crate::fit_gpu::run(&args.model, &args.sizing, &args.gpu, args.json);
     };
     if let Some(flag) = args.gpu.set_without_gpu() {
         return Err(CliError::Usage(format!(

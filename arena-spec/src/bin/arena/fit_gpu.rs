@@ -2,9 +2,8 @@
 //! activation arena, state cache and reserve on each rank, the KV pool in what is left, and
 //! how many blocks, tokens and sequences at the context that gives (`arena_spec::gpu_plan`).
 
-use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError};
+use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError, SizingArgs};
 use crate::device::DeviceChoice;
-use crate::fit::FitArgs;
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE};
 use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
 use arena_spec::KvDtype;
@@ -96,40 +95,29 @@ fn device_total(_ordinal: usize) -> Result<u64, CliError> {
     ))
 }
 
-pub fn run(args: &FitArgs) -> Result<(), CliError> {
-    // What a budget search reads does nothing to a whole-GPU plan: say so.
-    if args.sizing.fixed.layout.rank.is_some() {
-        return Err(CliError::Usage(
-            "--rank: a whole-GPU plan covers every rank of the layout (each has its row)".into(),
-        ));
-    }
-    if args.vary != crate::fit::Vary::Tokens {
-        return Err(CliError::Usage(
-            "--vary searches a --budget; a whole-GPU plan searches the KV pool".into(),
-        ));
-    }
-    let (whole, arena) = resolve_whole(&args.model, &args.sizing)?;
-    let g = &args.gpu;
+/// The plan of `model` sized by `sizing` on the GPU `g` describes (`fit.rs` has refused
+/// the budget search's flags).
+pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<(), CliError> {
+    let (whole, arena) = resolve_whole(model, sizing)?;
     let inputs = GpuPlanInputs {
-        gpu_bytes: gpu_bytes(g)?,
         reserve_bytes: g.reserve.map_or(RESERVE_BYTES, |b| b as u64),
-        arena,
-        shared_arena: args.sizing.fixed.shared,
+        shared_arena: sizing.fixed.shared,
         recurrent_f32: g.recurrent_f32,
         kv_dtype: match g.kv_dtype {
             KvDtypeArg::Bf16 => KvDtype::Bf16,
             KvDtypeArg::Fp8 => KvDtype::Fp8,
         },
         weights_bytes_per_rank: g.weights_bytes.map(|b| b as u64),
+        ..GpuPlanInputs::new(gpu_bytes(g)?, arena)
     };
-    let layout = args.sizing.fixed.layout.layout()?;
+    let layout = sizing.fixed.layout.layout()?;
     let plan = plan_gpu(&whole, &layout, inputs).map_err(|e| CliError::Usage(e.to_string()))?;
     let reserve_source = if g.reserve.is_some() {
         "--reserve"
     } else {
         RESERVE_SOURCE
     };
-    if args.json {
+    if json {
         return print_json(&GpuFitReport {
             schema_version: SCHEMA_VERSION,
             model: whole.source.to_string(),
