@@ -9,7 +9,7 @@
 //! budgets), [`config`] (`ModelConfig`, its loading, the family rules, levers, sharding),
 //! [`models`] (the shipped configs, also as `const`s); the other start-up allocations, each
 //! read from a config: [`state`] (the sequence-state cache of the recurrent mixers), [`kv`]
-//! (the KV block pool) and [`weights`] (every parameter tensor and its bytes); and what reads
+//! (the KV block pool) and [`weights`] (every parameter tensor, in six arenas); and what reads
 //! them all: [`parallel`] (layouts and ranks), [`fit`] (the budget search), [`gpu_plan`] (the
 //! whole GPU planned: weights, arena, state cache, reserve, the KV pool in the rest) and
 //! [`report`] (per-buffer tables and the documents the CLI prints). The `arena` CLI is a binary of its own (`src/bin/arena/`).
