@@ -6,8 +6,8 @@
 //! Every allocation is planned as the device takes it: one slab each (the six weight arenas
 //! of [`crate::weights::WeightsSizes`], or one slab of weights the caller sizes; the arena,
 //! the state cache, the KV pool), rounded up to the 2 MiB page `cudaMalloc` takes large
-//! allocations in (`cuMemGetAllocationGranularity`, measured on the H200:
-//! `../shared/reference`, §4; [`DEVICE_PAGE`]). What the plan does not size — the CUDA context,
+//! allocations in (`cuMemGetAllocationGranularity`, measured on the H200: [`DEVICE_PAGE`],
+//! `arena-spec/measurements/gpu_plan.md`). What the plan does not size — the CUDA context,
 //! the cuBLAS workspace, graph pools — is the reserve, a number the caller passes
 //! ([`GpuPlanInputs::reserve_bytes`]; the CLI's default is measured and cited where it is
 //! defined).
@@ -78,7 +78,9 @@ pub const fn on_device(bytes: u64) -> u64 {
 /// What the plan is asked for.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct GpuPlanInputs {
-    /// The memory of one GPU, in bytes.
+    /// The memory of one GPU, in bytes: its total as the driver reports it
+    /// (`cuMemGetInfo`'s total, what `arena fit --device` reads: 143,155 MiB on an H200, which
+    /// is sold as 141 GB), not what is free.
     pub gpu_bytes: u64,
     /// Bytes kept on every GPU for what the plan does not size: the CUDA context and the
     /// cuBLAS workspace ([`RESERVE_BYTES`]), the engine's kernels, and under tp or pp the
@@ -98,7 +100,7 @@ pub struct GpuPlanInputs {
     pub kv_dtype: KvDtype,
     /// One rank's weight bytes, where the caller knows them (one slab); `None`: the rank's
     /// weights in the checkpoint's format, the six weight arenas a slab each
-    /// ([`crate::weights::file_format_sizes`], [`crate::weights::WeightsSizes::slab_bytes`]).
+    /// ([`crate::weights::file_format_sizes`], [`crate::weights::WeightsSizes::device_bytes`]).
     pub weights_bytes_per_rank: Option<u64>,
 }
 
@@ -125,10 +127,14 @@ impl GpuPlanInputs {
 pub struct RankPlan {
     /// The rank's index in the layout.
     pub rank: usize,
-    /// Device bytes of each slab (rounded up to the page).
+    /// Device bytes of the weights: the six weight arenas' slabs (or the given bytes' one
+    /// slab), each rounded up to the page.
     pub weights_bytes: u64,
+    /// Device bytes of the activation arena's slab (shared or plain), rounded up to the page.
     pub arena_bytes: u64,
+    /// Device bytes of the sequence-state cache's slab, rounded up to the page.
     pub state_bytes: u64,
+    /// The reserve kept on this GPU ([`GpuPlanInputs::reserve_bytes`]), not a slab.
     pub reserve_bytes: u64,
     /// What is left for the KV pool.
     pub kv_budget_bytes: u64,
@@ -346,10 +352,8 @@ fn plan_rank(
     let weights = match inputs.weights_bytes_per_rank {
         Some(b) => on_device(b),
         None => file_format_sizes(config)?
-            .slab_bytes()
-            .map_err(size_err)?
-            .into_iter()
-            .fold(0u64, |sum, slab| sum.saturating_add(on_device(slab))),
+            .device_bytes(DEVICE_PAGE)
+            .map_err(size_err)?,
     };
     let arena_sizes = inputs.arena.sizes(config).map_err(size_err)?;
     let arena_options = if inputs.shared_arena {

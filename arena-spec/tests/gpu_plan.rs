@@ -12,10 +12,7 @@ use arena_runtime::cudarc::cublas::CudaBlas;
 use arena_runtime::{AllocOptions, CudaDevice, Device};
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, PoolBlocks, DEVICE_PAGE, UNALLOCATABLE_TAIL};
 use arena_spec::models::SHIPPED;
-use arena_spec::weights::{
-    file_format_sizes, AttentionWeights, CompressedAttentionWeights, FfnWeights,
-    LatentAttentionWeights, MixerWeights, ModelWeights,
-};
+use arena_spec::weights::{file_format_sizes, AllocatedWeights};
 use arena_spec::{
     ArenaInputs, BufferArena, KvDtype, KvPool, KvPoolSizes, ParallelLayout, StateCache,
     StateCacheSizes,
@@ -121,17 +118,9 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
                 None,
             ),
             None => {
-                let w = file_format_sizes(&config).unwrap();
-                let d = || device.clone();
-                let arenas = (
-                    ModelWeights::allocate(d(), &w.model).unwrap(),
-                    AttentionWeights::allocate(d(), &w.attention).unwrap(),
-                    LatentAttentionWeights::allocate(d(), &w.latent).unwrap(),
-                    CompressedAttentionWeights::allocate(d(), &w.compressed).unwrap(),
-                    MixerWeights::allocate(d(), &w.mixers).unwrap(),
-                    FfnWeights::allocate(d(), &w.ffn).unwrap(),
-                );
-                (None, Some(arenas))
+                let sizes = file_format_sizes(&config).unwrap();
+                let w = AllocatedWeights::allocate(device.clone(), &sizes).unwrap();
+                (None, Some(w))
             }
         };
         let arena_sizes = inputs.arena.sizes(&config).unwrap();
@@ -191,13 +180,8 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
             // SAFETY: allocated above on this device, `weights_bytes` long, freed once.
             unsafe { device.free(addr, rank.weights_bytes as usize) }.unwrap();
         }
-        if let Some((m, a, l, c, x, f)) = weight_arenas {
-            m.release().unwrap();
-            a.release().unwrap();
-            l.release().unwrap();
-            c.release().unwrap();
-            x.release().unwrap();
-            f.release().unwrap();
+        if let Some(w) = weight_arenas {
+            w.release().unwrap();
         }
         println!(
             "| {name} | tp={tp} pp={pp} | {}{} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {one_more} |",

@@ -188,41 +188,35 @@ fn bytes_follow_each_formats_definition() {
 #[test]
 fn the_declarations_allocate_with_a_view_a_layer() {
     use arena_runtime::HostDevice;
-    use arena_spec::weights::{
-        AttentionWeights, AttentionWeightsViews, CompressedAttentionWeights, FfnWeights,
-        ModelWeights,
-    };
+    use arena_spec::weights::{AllocatedWeights, AttentionWeightsViews};
     // Qwen3-0.6B's rank 0 of tp 8 (28 layers; 2 of its 16 heads, 1 of its 8 kv heads).
     let layout = ParallelLayout::new(8, 1, 1).unwrap();
     let c = config("qwen3-0.6b")
         .shard(&layout.rank(0).unwrap())
         .unwrap();
     let s = WeightsSizes::new(&c, c.weight_format).unwrap();
-    let attention = AttentionWeights::allocate(HostDevice::new(), &s.attention).unwrap();
-    let views = AttentionWeightsViews::of(&attention);
+    let w = AllocatedWeights::allocate(HostDevice::new(), &s).unwrap();
+    // The slabs hold every tensor, each buffer at its 256-byte alignment.
+    assert!(w.allocated_bytes() as u64 >= s.total_bytes());
+    assert_eq!(w.allocated_bytes() as u64, s.device_bytes(1).unwrap());
+    let views = AttentionWeightsViews::of(&w.attention);
     // Layer 27's q projection: [2 heads · 128, 1024] at 2 bytes, the last of 28 back to back.
     let q = 2 * 128 * 1024 * 2;
     assert_eq!(s.attention.q_proj, 28 * q);
     let last = views.q_proj.layer(27).unwrap();
     assert_eq!(last.dims(), [q]);
-    assert_eq!(last.as_raw(), attention.q_proj.as_raw() + (27 * q) as u64);
+    assert_eq!(last.as_raw(), w.attention.q_proj.as_raw() + (27 * q) as u64);
     assert!(views.q_proj.layer(28).is_err());
-    // No v bias, no full-layer widths, no sinks: 0 bytes and NULL.
-    assert!(attention.v_bias.is_null() && attention.full_q_proj.is_null());
-    attention.release().unwrap();
+    // No v bias, no full-layer widths: 0 bytes and NULL.
+    assert!(w.attention.v_bias.is_null() && w.attention.full_q_proj.is_null());
     // A part the model does not have is an empty arena, allocated as nothing.
     assert_eq!(s.compressed.total_bytes(), 0);
-    let compressed =
-        CompressedAttentionWeights::allocate(HostDevice::new(), &s.compressed).unwrap();
-    assert!(compressed.kv_proj.is_null());
-    compressed.release().unwrap();
-    let model = ModelWeights::allocate(HostDevice::new(), &s.model).unwrap();
-    // Tied: the head is the embedding's matrix, its rows 151,936 padded to 151,936 (a
-    // multiple of 64), an eighth a rank.
-    assert!(model.lm_head.is_null());
+    assert_eq!(w.compressed.allocated_bytes(), 0);
+    assert!(w.compressed.kv_proj.is_null());
+    // Tied: the head is the embedding's matrix; its 151,936 rows (a multiple of 64), an
+    // eighth a rank.
+    assert!(w.model.lm_head.is_null());
     assert_eq!(s.model.embed_tokens, 151_936 / 8 * 1024 * 2);
-    model.release().unwrap();
-    let ffn = FfnWeights::allocate(HostDevice::new(), &s.ffn).unwrap();
-    assert!(ffn.experts_gate_up.is_null() && !ffn.gate_proj.is_null());
-    ffn.release().unwrap();
+    assert!(w.ffn.experts_gate_up.is_null() && !w.ffn.gate_proj.is_null());
+    w.release().unwrap();
 }

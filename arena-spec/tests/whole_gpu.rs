@@ -71,11 +71,12 @@ fn every_rank_holds_the_plan(
             // bytes and take at most a page and an alignment a buffer more.
             None => {
                 let sizes = file_format_sizes(&rc).unwrap();
-                let slabs = sizes.slab_bytes().unwrap();
-                let want: u64 = slabs.iter().map(|&s| on_device(s)).sum();
+                let want = sizes.device_bytes(DEVICE_PAGE).unwrap();
                 assert_eq!(rank.weights_bytes, want, "{name}");
+                // The six slabs hold every tensor's bytes and take at most a page and an
+                // alignment (256 bytes) a buffer more.
                 let tensors = weight_bytes(&rc).unwrap();
-                assert!(want >= tensors, "{name}");
+                assert!(sizes.device_bytes(1).unwrap() >= tensors, "{name}");
                 let buffers: u64 = [
                     sizes.model.buffers().len(),
                     sizes.attention.buffers().len(),
@@ -227,10 +228,10 @@ fn what_does_not_fit_is_an_error_with_its_figures() {
     assert!(e.to_string().contains("weights"), "{e}");
     // The weights fit, not one sequence of the context.
     let c = config("llama-3.1-8b");
-    let weights: u64 = (file_format_sizes(&c).unwrap().slab_bytes().unwrap())
-        .iter()
-        .map(|&s| on_device(s))
-        .sum();
+    let weights = file_format_sizes(&c)
+        .unwrap()
+        .device_bytes(DEVICE_PAGE)
+        .unwrap();
     let gpu = weights + 3 * GIB;
     let e = plan_gpu(&c, &layout, inputs(&c, gpu, 131_072)).unwrap_err();
     assert!(matches!(e, GpuPlanError::NoSequenceFits { .. }), "{e}");

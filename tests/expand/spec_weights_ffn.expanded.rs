@@ -70,7 +70,7 @@ pub struct FfnWeightsSizes {
     ///
     /// Shape `w.scaled_router layers × [config.hidden_size + config.num_experts]` of `bf16` · gate `w.scaled_router > 0` · tracked
     pub scaled_router_scales: usize,
-    /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`.
+    /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.
     ///
     /// Shape `w.moe layers × [format.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0` · tracked
     pub shared_gate_proj: usize,
@@ -903,7 +903,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`.",
+            doc: "The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.",
             live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
@@ -1056,7 +1056,7 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
     pub scaled_router_proj: ::arena_runtime::View<'a, bf16, D>,
     /// Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.
     pub scaled_router_scales: ::arena_runtime::View<'a, bf16, D>,
-    /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`.
+    /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.
     pub shared_gate_proj: ::arena_runtime::View<'a, u8, D>,
     /// `mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.
     pub shared_up_proj: ::arena_runtime::View<'a, u8, D>,
@@ -1223,7 +1223,7 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub scaled_router_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.
     pub scaled_router_scales: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`.
+    /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.
     pub shared_gate_proj: ::arena_runtime::ViewMut<'a, u8, D>,
     /// `mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.
     pub shared_up_proj: ::arena_runtime::ViewMut<'a, u8, D>,

@@ -131,7 +131,8 @@ pub struct ModelConfig {
     /// The width of the shared expert path of a MoE layer, resolved by the family's rule:
     /// Qwen's `shared_expert_intermediate_size`, DeepSeek's and GLM's `n_shared_experts ·
     /// moe_intermediate_size`, Nemotron-H's `moe_shared_expert_intermediate_size`, Llama 4's
-    /// expert width; 0 without a shared expert.
+    /// expert width, Gemma 4's MLP beside its MoE block (`intermediate_size`, run on every
+    /// token as a shared expert is); 0 without a shared expert.
     pub shared_expert_intermediate_size: usize,
     /// The width the routed experts read and write when it is not `hidden_size` (latent MoE,
     /// Nemotron-3's `moe_latent_size`: `fc1_latent_proj` hidden → latent before the experts,

@@ -25,72 +25,92 @@ pub struct WeightLayers {
     /// Norm weights of `hidden_size` a layer (input and post-attention: 2; Gemma's pre- and
     /// post-FFN: 4; Gemma 4's per-layer-input norm and MoE norms more; Nemotron-H's 1).
     pub norms_per_layer: usize,
-    /// Attention layers at the model's widths.
+    /// Attention layers at the model's widths: every plain attention layer, or, where the
+    /// full-attention layers have widths of their own, the others (the sliding ones).
     pub attention: AttentionGroup,
     /// Full-attention layers at widths of their own (Gemma 4's `global_head_dim`, Laguna's
     /// fewer heads); none elsewhere.
     pub full: AttentionGroup,
-    /// MLA layers (DeepSeek-V3 and its kin), those with a low-rank q (`q_lora_rank` > 0) or
-    /// a plain q projection, and those with DeepSeek-V3.2's indexer.
+    /// MLA layers (DeepSeek-V3 and its kin).
     pub mla: usize,
+    /// Of those, with a low-rank q (`q_lora_rank` > 0).
     pub mla_q_lora: usize,
+    /// Of those, with a plain q projection (`q_lora_rank` 0, Kimi-Linear).
     pub mla_q_direct: usize,
+    /// Of those, with DeepSeek-V3.2's indexer.
     pub mla_indexer: usize,
-    /// DeepSeek-V4's attention layers (one K=V head), its CSA layers (with the indexer's
-    /// compressor where `mla_indexer`-like `has_indexer`) and HCA layers.
+    /// DeepSeek-V4's attention layers (one K=V head).
     pub one_vector: usize,
+    /// Its CSA layers.
     pub csa: usize,
+    /// Of those, with the indexer's own compressor (`ModelConfig::has_indexer`).
     pub csa_indexer: usize,
+    /// Its HCA layers.
     pub hca: usize,
-    /// Gemma 4's per-layer inputs: the layers with their gate and projection, and 1 on the
-    /// first stage for the model's per-layer embedding and projection.
+    /// Gemma 4's layers with a per-layer input (its gate and projection).
     pub per_layer_inputs: usize,
+    /// 1 on the first stage of a model with per-layer inputs (the model's per-layer
+    /// embedding, projection and norm), else 0.
     pub per_layer_embedding: usize,
-    /// DeepSeek-V4's hyper-connections: layers with them, and 1 on the last stage for the
-    /// head's.
+    /// DeepSeek-V4's layers with hyper-connections.
     pub hyper: usize,
+    /// 1 on the last stage where the head has its hyper-connection, else 0.
     pub hyper_head: usize,
-    /// Dense FFN layers at `intermediate_size` (or half of it, beside Gemma 4's double-wide
-    /// ones), and those double-wide.
+    /// Dense FFN layers at `intermediate_size` (at half of it beside Gemma 4's double-wide
+    /// ones). Gemma 4's MLP beside its MoE block is not here: the config holds it as the
+    /// block's shared expert.
     pub dense: FfnGroup,
+    /// Gemma 4's double-wide MLPs (its KV-shared layers', `use_double_wide_mlp`).
     pub dense_wide: FfnGroup,
     /// 1 where the FFNs have a gate projection (SwiGLU), 0 for squared-ReLU up/down.
     pub gated_ffn: usize,
     /// Layers with routed experts.
     pub moe: usize,
-    /// Of those, with: a sigmoid gate on the shared expert (`shared_expert_gate`), biased
-    /// experts and router (gpt-oss), a learned `e_score_correction_bias` parameter (Laguna;
-    /// a buffer in DeepSeek's), Gemma 4's router (`router.proj`, `scale`,
-    /// `per_expert_scale`) in place of the plain `gate`.
+    /// Of those, with a sigmoid gate on the shared expert (`shared_expert_gate`: Qwen3-Next,
+    /// Qwen3.5-MoE).
     pub shared_expert_gate: usize,
+    /// Of those, with biased experts and router (gpt-oss).
     pub expert_bias: usize,
+    /// Of those, with a learned `e_score_correction_bias` parameter (Laguna; a buffer in
+    /// DeepSeek's, not counted).
     pub router_bias: usize,
+    /// Of those, with Gemma 4's router (`router.proj`, `scale`, `per_expert_scale`) in place
+    /// of the plain `gate`.
     pub scaled_router: usize,
 }
 
 /// One group of attention layers and their widths (0: the group has no such tensor).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct AttentionGroup {
-    /// Layers with q and o projections, with k projections (not KV-shared), with v
-    /// projections (keys not their values).
+    /// Layers with q and o projections.
     pub layers: usize,
+    /// Of those, with k projections (not KV-shared).
     pub kv_layers: usize,
+    /// Of those, with v projections (keys not their values).
     pub v_layers: usize,
-    /// Output widths of q (doubled where the output is gated), k and v; o's input.
+    /// q's output width (doubled where the output is gated).
     pub q: usize,
+    /// k's output width.
     pub k: usize,
+    /// v's output width.
     pub v: usize,
+    /// o's input width.
     pub o_in: usize,
-    /// Bias widths (0: unbiased).
+    /// q's bias width (0: unbiased).
     pub q_bias: usize,
+    /// k's bias width (0: unbiased).
     pub k_bias: usize,
+    /// v's bias width (0: unbiased).
     pub v_bias: usize,
+    /// o's bias width (0: unbiased).
     pub o_bias: usize,
-    /// q and k norm widths (a head's, or all heads'; 0: none).
+    /// q's norm width (a head's, or all heads'; 0: none).
     pub q_norm: usize,
+    /// k's norm width (0: none).
     pub k_norm: usize,
-    /// Attention sinks, one a head (gpt-oss), and Laguna's output gate's width.
+    /// Attention sinks, one a head (gpt-oss; 0: none).
     pub sinks: usize,
+    /// Laguna's output gate's width (0: none).
     pub gate: usize,
 }
 
@@ -307,8 +327,10 @@ fn vocab_rows(vocab: usize, tp: usize, padded: bool) -> usize {
 
 impl WeightLayers {
     /// The groups of `config` (a whole model, or one rank's config from
-    /// `ModelConfig::shard`); the vocabulary padded to 64 rows even on one GPU when
-    /// `padded` (what an engine allocates), else as the reference has it.
+    /// `ModelConfig::shard`). The embedding's and head's rows: with `padded`, the vocabulary
+    /// padded to a multiple of 64 and split by tp, on one GPU too (what an engine allocates,
+    /// vLLM's `VocabParallelEmbedding`); without, the reference's own vocabulary on one GPU
+    /// (its parameter count), and on a rank of tp > 1 the padded split all the same.
     pub fn of(config: &ModelConfig, padded: bool) -> Result<WeightLayers, WeightsError> {
         let c = config;
         let rules = rules(c).ok_or_else(|| WeightsError::FamilyNotCounted {

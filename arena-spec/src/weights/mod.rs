@@ -32,6 +32,7 @@
 //! (DeepSeek's `num_nextn_predict_layers`; an engine loads them only to draft with them, and
 //! then adds their bytes), and vision towers of multimodal files (the text model alone).
 
+mod allocated;
 mod attention;
 mod compressed;
 mod ffn;
@@ -42,17 +43,27 @@ mod mixers;
 mod model;
 
 pub use crate::config::WeightFormat;
-pub use attention::{AttentionWeights, AttentionWeightsSizes, AttentionWeightsViews};
-pub use compressed::{
-    CompressedAttentionWeights, CompressedAttentionWeightsSizes, CompressedAttentionWeightsViews,
+pub use allocated::AllocatedWeights;
+pub use attention::{
+    AttentionWeights, AttentionWeightsInputs, AttentionWeightsSizes, AttentionWeightsViews,
+    AttentionWeightsViewsMut,
 };
-pub use ffn::{FfnWeights, FfnWeightsSizes, FfnWeightsViews};
+pub use compressed::{
+    CompressedAttentionWeights, CompressedAttentionWeightsInputs, CompressedAttentionWeightsSizes,
+    CompressedAttentionWeightsViews, CompressedAttentionWeightsViewsMut,
+};
+pub use ffn::{FfnWeights, FfnWeightsInputs, FfnWeightsSizes, FfnWeightsViews, FfnWeightsViewsMut};
 pub use latent::{
-    LatentAttentionWeights, LatentAttentionWeightsSizes, LatentAttentionWeightsViews,
+    LatentAttentionWeights, LatentAttentionWeightsInputs, LatentAttentionWeightsSizes,
+    LatentAttentionWeightsViews, LatentAttentionWeightsViewsMut,
 };
 pub use layers::{AttentionGroup, FfnGroup, WeightLayers, COUNTED};
-pub use mixers::{MixerWeights, MixerWeightsSizes, MixerWeightsViews};
-pub use model::{ModelWeights, ModelWeightsSizes, ModelWeightsViews};
+pub use mixers::{
+    MixerWeights, MixerWeightsInputs, MixerWeightsSizes, MixerWeightsViews, MixerWeightsViewsMut,
+};
+pub use model::{
+    ModelWeights, ModelWeightsInputs, ModelWeightsSizes, ModelWeightsViews, ModelWeightsViewsMut,
+};
 
 use crate::config::{Family, ModelConfig};
 use arena_runtime::{AllocOptions, Arena, SizeError};
@@ -86,8 +97,21 @@ pub enum WeightsError {
 }
 
 /// The six weight declarations' sizes for one config (a model, or a rank's config), in
-/// bytes; each part is allocated as its own arena (`ModelWeights::allocate(device, &sizes.model)`,
-/// ...), and [`Self::slab_bytes`] is what each takes.
+/// bytes, a field a tensor (every layer's copy together). [`AllocatedWeights::allocate`]
+/// allocates them (each part also allocates alone: `ModelWeights::allocate(device,
+/// &sizes.model)`), [`Self::device_bytes`] is what that takes.
+///
+/// A tensor's bytes are in its format: a matrix's buffer is `u8`, a layer's copy one row of
+/// [`WeightFormat::linear_bytes`] (its FP8 scales after its elements); so a layer's view
+/// (`AttentionWeightsViews::of(&w.attention).q_proj.layer(i)`) is that layer's bytes,
+/// `[bytes]`, which the engine's kernels read at their own types. Norms, biases, embeddings
+/// and routers are `bf16` of their shape.
+///
+/// Which buffer holds what: the fields' docs give the reference's tensor names. Two groups
+/// of attention layers where the full-attention layers have widths of their own (Gemma 4,
+/// Laguna): `q_proj` and the others hold the layers at the model's widths (the sliding
+/// ones), `full_q_proj` and the others the full ones; Gemma 4's MLP beside its MoE block is
+/// held by the shared-expert buffers (`shared_gate_proj`, ...), which it is in shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WeightsSizes {
     pub model: ModelWeightsSizes,
@@ -142,18 +166,24 @@ impl WeightsSizes {
         .fold(0u64, |sum, b| sum.saturating_add(b as u64))
     }
 
-    /// What each of the six arenas' one slab takes (its buffers at their alignment), in the
-    /// order of the fields.
-    pub fn slab_bytes(&self) -> Result<[u64; 6], SizeError> {
+    /// Device bytes the six arenas take, each one slab (its buffers at their alignment)
+    /// rounded up to `page` bytes (the allocator's granularity, e.g.
+    /// `gpu_plan::DEVICE_PAGE`; 1 for the slabs' own bytes): what [`AllocatedWeights`]
+    /// takes. An arena the model has no tensor of takes nothing.
+    pub fn device_bytes(&self, page: u64) -> Result<u64, SizeError> {
         let o = AllocOptions::default();
-        Ok([
-            ModelWeights::slab_bytes(&self.model, o)? as u64,
-            AttentionWeights::slab_bytes(&self.attention, o)? as u64,
-            LatentAttentionWeights::slab_bytes(&self.latent, o)? as u64,
-            CompressedAttentionWeights::slab_bytes(&self.compressed, o)? as u64,
-            MixerWeights::slab_bytes(&self.mixers, o)? as u64,
-            FfnWeights::slab_bytes(&self.ffn, o)? as u64,
-        ])
+        let slabs = [
+            ModelWeights::slab_bytes(&self.model, o)?,
+            AttentionWeights::slab_bytes(&self.attention, o)?,
+            LatentAttentionWeights::slab_bytes(&self.latent, o)?,
+            CompressedAttentionWeights::slab_bytes(&self.compressed, o)?,
+            MixerWeights::slab_bytes(&self.mixers, o)?,
+            FfnWeights::slab_bytes(&self.ffn, o)?,
+        ];
+        let page = page.max(1);
+        Ok(slabs.into_iter().fold(0u64, |sum, slab| {
+            sum.saturating_add((slab as u64).div_ceil(page).saturating_mul(page))
+        }))
     }
 }
 
@@ -172,7 +202,9 @@ pub fn weight_bytes(config: &ModelConfig) -> Result<u64, WeightsError> {
     Ok(file_format_sizes(config)?.total_bytes())
 }
 
-/// The six declarations in the file's own format, refused where it is not planned.
+/// [`WeightsSizes::new`] at the file's own format ([`ModelConfig::weight_format`]), refused
+/// where the format has no byte formula here ([`WeightsError::FormatNotPlanned`]) rather
+/// than sized as 16 bits.
 pub fn file_format_sizes(config: &ModelConfig) -> Result<WeightsSizes, WeightsError> {
     if config.weight_format == WeightFormat::Unplanned {
         return Err(WeightsError::FormatNotPlanned {
