@@ -220,3 +220,117 @@ fn the_declarations_allocate_with_a_view_a_layer() {
     assert!(w.ffn.experts_gate_up.is_null() && !w.ffn.gate_proj.is_null());
     w.release().unwrap();
 }
+
+#[test]
+fn mxfp4_experts_on_a_rank_are_vllms_padded_tensors() {
+    // gpt-oss-120b at tp 4: its expert width 2880 splits to 720, which vLLM's
+    // `Mxfp4MoEMethod.create_weights` pads to 768 (a multiple of 64) and allocates as
+    // `w13_weight [E, 2·768, 2880/2]`, `w13_weight_scale [E, 2·768, 2880/32]`, `w2_weight
+    // [E, 2880, 768/2]`, `w2_weight_scale [E, 2880, 768/32]` (u8), `w13_bias [E, 2·768]`,
+    // `w2_bias [E, 2880]` (bf16), for its 128 experts on every rank (no ep).
+    let oss = config("gpt-oss-120b");
+    let layout = ParallelLayout::new(4, 1, 1).unwrap();
+    let rank = oss.shard(&layout.rank(0).unwrap()).unwrap();
+    let s = WeightsSizes::new(&rank, rank.weight_format).unwrap();
+    let (e, h, i) = (128usize, 2880usize, 768usize);
+    let layers = 36;
+    assert_eq!(
+        s.ffn.experts_gate_up,
+        layers * (e * 2 * i * h / 2 + e * 2 * i * h / 32)
+    );
+    assert_eq!(
+        s.ffn.experts_down,
+        layers * (e * h * i / 2 + e * h * i / 32)
+    );
+    assert_eq!(s.ffn.experts_gate_up_bias, layers * 2 * e * 2 * i);
+    assert_eq!(s.ffn.experts_down_bias, layers * 2 * e * h);
+}
+
+#[test]
+fn router_bias_buffers_are_the_references_in_fp32() {
+    // Where transformers keeps `e_score_correction_bias` as a buffer, the FFN arena holds it
+    // in FP32 (untracked: out of the parameter count), its elements the oracle's.
+    let oracle = oracle();
+    let mut checked = 0;
+    for m in SHIPPED {
+        let Some(record) = oracle["models"].get(m.name) else {
+            continue;
+        };
+        let c = m.config_with_levers(Default::default()).unwrap();
+        let Ok(s) = WeightsSizes::new(&c, WeightFormat::Bf16) else {
+            continue;
+        };
+        let want: u64 = record["buffers_numel"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| k.ends_with("e_score_correction_bias"))
+            .map(|(_, v)| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            s.ffn.e_score_correction_bias_f32 as u64,
+            4 * want,
+            "{}",
+            m.name
+        );
+        checked += u64::from(want > 0) as usize;
+    }
+    assert!(checked >= 12, "{checked}");
+}
+
+#[test]
+fn widths_kept_whole_or_split_on_a_rank_as_engines_keep_them() {
+    // OLMo 3's q and k norms span every head and stay whole on every rank (vLLM's
+    // `Olmo2Attention`); its projections split.
+    let olmo = config("olmo-3.1-32b-instruct");
+    let whole = sizes(&olmo);
+    for tp in [2, 8] {
+        let layout = ParallelLayout::new(tp, 1, 1).unwrap();
+        let rank = sizes(&olmo.shard(&layout.rank(0).unwrap()).unwrap());
+        assert_eq!(rank.attention.q_norm, whole.attention.q_norm);
+        assert_eq!(rank.attention.k_norm, whole.attention.k_norm);
+        assert_eq!(rank.attention.q_proj * tp, whole.attention.q_proj);
+    }
+    // Gemma 4 E2B at tp 2: its 6144-wide MLPs and its KV-shared layers' 12,288-wide ones
+    // each halve.
+    let e2b = config("gemma-4-e2b-it");
+    let whole = sizes(&e2b);
+    let layout = ParallelLayout::new(2, 1, 1).unwrap();
+    let rank = sizes(&e2b.shard(&layout.rank(0).unwrap()).unwrap());
+    assert_eq!(whole.ffn.up_proj, 15 * 6144 * 1536 * 2);
+    assert_eq!(whole.ffn.wide_up_proj, 20 * 12288 * 1536 * 2);
+    assert_eq!(rank.ffn.up_proj * 2, whole.ffn.up_proj);
+    assert_eq!(rank.ffn.wide_up_proj * 2, whole.ffn.wide_up_proj);
+}
+
+#[test]
+fn the_stages_of_every_counted_model_add_up_to_it() {
+    // Every counted shipped model cut into 2 and 3 pipeline stages: the stages' parameters
+    // add up to the model's (each layer's tensors on one stage, the embedding on the first,
+    // the head and final norm on the last), and a tied head once more: the last stage holds
+    // its own copy of the embedding's matrix.
+    let mut checked = 0;
+    for m in SHIPPED {
+        let c = m.config_with_levers(Default::default()).unwrap();
+        let Ok(whole) = parameters(&c) else { continue };
+        for pp in [2, 3] {
+            let layout = ParallelLayout::new(1, 1, pp).unwrap();
+            let Ok(stages) = (0..pp)
+                .map(|i| c.shard(&layout.rank(i).unwrap()))
+                .collect::<Result<Vec<_>, _>>()
+            else {
+                continue;
+            };
+            let sum: u64 = stages.iter().map(|s| parameters(s).unwrap()).sum();
+            let w = WeightLayers::of(&c, false).unwrap();
+            let head_copy = if c.tie_word_embeddings {
+                (w.vocab_rows * c.hidden_size) as u64
+            } else {
+                0
+            };
+            assert_eq!(sum, whole + head_copy, "{} at pp {pp}", m.name);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 80, "{checked}");
+}

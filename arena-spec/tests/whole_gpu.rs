@@ -43,7 +43,7 @@ fn the_pool_is_the_largest_that_fits_beside_the_rest() {
         let layout = ParallelLayout::new(tp, 1, pp).unwrap();
         let mut i = inputs(&c, 143_155 << 20, 32_768);
         if name.starts_with("deepseek-v4") {
-            // Its parameters are not counted: a stand-in for its weights.
+            // Its FP4 experts' bytes are not planned: a stand-in for its weights.
             i.weights_bytes_per_rank = Some(80 * GIB);
         }
         let plan = plan_gpu(&c, &layout, i).unwrap();
@@ -235,7 +235,8 @@ fn what_does_not_fit_is_an_error_with_its_figures() {
     let gpu = weights + 3 * GIB;
     let e = plan_gpu(&c, &layout, inputs(&c, gpu, 131_072)).unwrap_err();
     assert!(matches!(e, GpuPlanError::NoSequenceFits { .. }), "{e}");
-    // A family whose parameters are not counted asks for its weight bytes.
+    // A format whose bytes are not planned (DeepSeek-V4's FP4 experts) asks for its weight
+    // bytes.
     let c = config("deepseek-v4-flash");
     let e = plan_gpu(&c, &layout, inputs(&c, 143 * GIB, 8192)).unwrap_err();
     assert!(e.to_string().contains("--weights-bytes"), "{e}");

@@ -56,7 +56,7 @@ pub struct AttentionWeightsSizes {
     pub sinks: usize,
     /// `self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.
     ///
-    /// Shape `w.attention.layers layers × [format.linear_bytes(w.attention.gate, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.gate > 0` · tracked
+    /// Shape `w.attention.layers layers × [format.linear_bytes(w.attention.output_gate, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.output_gate > 0` · tracked
     pub g_proj: usize,
     /// `self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     ///
@@ -104,7 +104,7 @@ pub struct AttentionWeightsSizes {
     pub full_sinks: usize,
     /// `self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     ///
-    /// Shape `w.full.layers layers × [format.linear_bytes(w.full.gate, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.gate > 0` · tracked
+    /// Shape `w.full.layers layers × [format.linear_bytes(w.full.output_gate, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.output_gate > 0` · tracked
     pub full_g_proj: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -429,7 +429,7 @@ impl AttentionWeightsSizes {
         };
         __sizes.g_proj = {
             let __f = ::arena_runtime::CheckedArith::new("g_proj");
-            if w.attention.layers > 0 && w.attention.gate > 0 {
+            if w.attention.layers > 0 && w.attention.output_gate > 0 {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -438,7 +438,8 @@ impl AttentionWeightsSizes {
                             w.attention.layers,
                             __f
                                 .value(
-                                    format.linear_bytes(w.attention.gate, config.hidden_size),
+                                    format
+                                        .linear_bytes(w.attention.output_gate, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -666,7 +667,7 @@ impl AttentionWeightsSizes {
         };
         __sizes.full_g_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_g_proj");
-            if w.full.layers > 0 && w.full.gate > 0 {
+            if w.full.layers > 0 && w.full.output_gate > 0 {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -675,7 +676,7 @@ impl AttentionWeightsSizes {
                             w.full.layers,
                             __f
                                 .value(
-                                    format.linear_bytes(w.full.gate, config.hidden_size),
+                                    format.linear_bytes(w.full.output_gate, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -913,11 +914,11 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "g_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [format.linear_bytes(w.attention.gate, config.hidden_size)]",
+            formula: "w.attention.layers layers × [format.linear_bytes(w.attention.output_gate, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
-                "w.attention.layers > 0 && w.attention.gate > 0",
+                "w.attention.layers > 0 && w.attention.output_gate > 0",
             ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
@@ -1077,10 +1078,12 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "full_g_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [format.linear_bytes(w.full.gate, config.hidden_size)]",
+            formula: "w.full.layers layers × [format.linear_bytes(w.full.output_gate, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
-            gate: ::core::option::Option::Some("w.full.layers > 0 && w.full.gate > 0"),
+            gate: ::core::option::Option::Some(
+                "w.full.layers > 0 && w.full.output_gate > 0",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "`self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",

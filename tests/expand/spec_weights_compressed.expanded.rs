@@ -32,7 +32,7 @@ pub struct CompressedAttentionWeightsSizes {
     pub kv_norm: usize,
     /// `self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.
     ///
-    /// Shape `w.one_vector layers × [format.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]` of `u8` · gate `w.one_vector > 0 && config.o_groups > 0` · tracked
+    /// Shape `w.one_vector layers × [format.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub o_a_proj: usize,
     /// `self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.
     ///
@@ -313,7 +313,7 @@ impl CompressedAttentionWeightsSizes {
         };
         __sizes.o_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("o_a_proj");
-            if w.one_vector > 0 && config.o_groups > 0 {
+            if w.one_vector > 0 {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -849,9 +849,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             formula: "w.one_vector layers × [format.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]",
             is_shape: true,
             rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.one_vector > 0 && config.o_groups > 0",
-            ),
+            gate: ::core::option::Option::Some("w.one_vector > 0"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "`self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.",

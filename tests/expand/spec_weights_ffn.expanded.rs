@@ -34,13 +34,17 @@ pub struct FfnWeightsSizes {
     ///
     /// Shape `w.dense_wide.layers layers × [format.linear_bytes(config.hidden_size, w.dense_wide.width)]` of `u8` · gate `w.dense_wide.layers > 0` · tracked
     pub wide_down_proj: usize,
-    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert width, hidden]` a layer.
+    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
+    /// width, hidden]` a layer: gate and up each `[local experts, expert width, hidden]`
+    /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
+    /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
+    /// ([`WeightFormat::expert_width`]).
     ///
-    /// Shape `w.moe layers × [format.experts_bytes(config.local_experts(), (1 + w.gated_ffn) * config.moe_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0` · tracked
+    /// Shape `w.moe layers × [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), config.hidden_size)]` of `u8` · gate `w.moe > 0` · tracked
     pub experts_gate_up: usize,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`.
     ///
-    /// Shape `w.moe layers × [format.experts_bytes(config.local_experts(), config.hidden_size, config.moe_intermediate_size)]` of `u8` · gate `w.moe > 0` · tracked
+    /// Shape `w.moe layers × [format.experts_bytes(config.local_experts(), config.hidden_size, format.expert_width(config.moe_intermediate_size))]` of `u8` · gate `w.moe > 0` · tracked
     pub experts_down: usize,
     /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
     ///
@@ -50,9 +54,10 @@ pub struct FfnWeightsSizes {
     ///
     /// Shape `w.expert_bias layers × [config.num_experts]` of `bf16` · gate `w.expert_bias > 0` · tracked
     pub router_bias: usize,
-    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]`.
+    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
+    /// width padded as the experts').
     ///
-    /// Shape `w.expert_bias layers × [config.local_experts(), 2 * config.moe_intermediate_size]` of `bf16` · gate `w.expert_bias > 0` · tracked
+    /// Shape `w.expert_bias layers × [config.local_experts(), 2 * format.expert_width(config.moe_intermediate_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
     pub experts_gate_up_bias: usize,
     /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]`.
     ///
@@ -62,6 +67,14 @@ pub struct FfnWeightsSizes {
     ///
     /// Shape `w.router_bias layers × [config.num_experts]` of `bf16` · gate `w.router_bias > 0` · tracked
     pub e_score_correction_bias: usize,
+    /// The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a
+    /// parameter (DeepSeek-V3 and its kin, GLM-4.5 and GLM-5, Kimi, MiniMax-M2,
+    /// Nemotron-H: transformers' `register_buffer`, the oracle's `buffers_numel`), `[experts]`
+    /// FP32 as checkpoints store it and engines load it. Untracked: allocated in the slab, out
+    /// of `total_bytes`, so the parameter count stays the reference's.
+    ///
+    /// Shape `w.router_bias_buffer layers × [config.num_experts]` of `f32` · gate `w.router_bias_buffer > 0` · untracked (not in `total_bytes`)
+    pub e_score_correction_bias_f32: usize,
     /// Gemma 4's `router.proj.weight`, `[experts, hidden]`.
     ///
     /// Shape `w.scaled_router layers × [config.num_experts, config.hidden_size]` of `bf16` · gate `w.scaled_router > 0` · tracked
@@ -82,15 +95,16 @@ pub struct FfnWeightsSizes {
     ///
     /// Shape `w.moe layers × [format.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)]` of `u8` · gate `w.moe > 0 && config.shared_expert_intermediate_size > 0` · tracked
     pub shared_down_proj: usize,
-    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE).
+    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in
+    /// every format (vLLM builds it with `quant_config=None`).
     ///
-    /// Shape `w.shared_expert_gate layers × [format.linear_bytes(1, config.hidden_size)]` of `u8` · gate `w.shared_expert_gate > 0` · tracked
+    /// Shape `w.shared_expert_gate layers × [1, config.hidden_size]` of `bf16` · gate `w.shared_expert_gate > 0` · tracked
     pub shared_expert_gate: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
-    pub __dims: [[usize; 3usize]; 19usize],
+    pub __dims: [[usize; 3usize]; 20usize],
 }
 /// The by-value inputs of [`FfnWeightsSizes::from_config`], by name: [`FfnWeightsSizes::from_inputs`] takes them so a call cannot swap two of them (generated by `#[derive(Arena)]`).
 #[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
@@ -150,7 +164,7 @@ impl FfnWeightsSizes {
         format: WeightFormat,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        let mut __dims = [[0usize; 3usize]; 19usize];
+        let mut __dims = [[0usize; 3usize]; 20usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
             __on_dims,
@@ -172,13 +186,14 @@ impl FfnWeightsSizes {
             experts_gate_up_bias: 0,
             experts_down_bias: 0,
             e_score_correction_bias: 0,
+            e_score_correction_bias_f32: 0,
             scaled_router_proj: 0,
             scaled_router_scales: 0,
             shared_gate_proj: 0,
             shared_up_proj: 0,
             shared_down_proj: 0,
             shared_expert_gate: 0,
-            __dims: [[0; 3usize]; 19usize],
+            __dims: [[0; 3usize]; 20usize],
         };
         __sizes.gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("gate_proj");
@@ -341,16 +356,13 @@ impl FfnWeightsSizes {
                         __f,
                         &[
                             w.moe,
+                            __f.add(1, w.gated_ffn)?,
                             __f
                                 .value(
                                     format
                                         .experts_bytes(
                                             config.local_experts(),
-                                            __f
-                                                .mul(
-                                                    __f.add(1, w.gated_ffn)?,
-                                                    config.moe_intermediate_size,
-                                                )?,
+                                            format.expert_width(config.moe_intermediate_size),
                                             config.hidden_size,
                                         ),
                                 )?,
@@ -380,7 +392,7 @@ impl FfnWeightsSizes {
                                         .experts_bytes(
                                             config.local_experts(),
                                             config.hidden_size,
-                                            config.moe_intermediate_size,
+                                            format.expert_width(config.moe_intermediate_size),
                                         ),
                                 )?,
                         ],
@@ -440,7 +452,12 @@ impl FfnWeightsSizes {
                         &[
                             w.expert_bias,
                             __f.value(config.local_experts())?,
-                            __f.mul(2, config.moe_intermediate_size)?,
+                            __f
+                                .mul(
+                                    2,
+                                    __f
+                                        .value(format.expert_width(config.moe_intermediate_size))?,
+                                )?,
                         ],
                         <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                         __on_dims,
@@ -483,6 +500,24 @@ impl FfnWeightsSizes {
                         __f,
                         &[w.router_bias, config.num_experts],
                         <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
+        };
+        __sizes.e_score_correction_bias_f32 = {
+            let __f = ::arena_runtime::CheckedArith::new("e_score_correction_bias_f32");
+            if w.router_bias_buffer > 0 {
+                ::arena_runtime::__private::finish(
+                    __f,
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[w.router_bias_buffer, config.num_experts],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
                         __on_dims,
                     )?,
                     0,
@@ -624,11 +659,8 @@ impl FfnWeightsSizes {
                     __f,
                     ::arena_runtime::__private::shape_reported(
                         __f,
-                        &[
-                            w.shared_expert_gate,
-                            __f.value(format.linear_bytes(1, config.hidden_size))?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                        &[w.shared_expert_gate, 1, config.hidden_size],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                         __on_dims,
                     )?,
                     0,
@@ -673,7 +705,7 @@ impl FfnWeightsSizes {
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
     > {
-        let mut __dims = ::std::vec::Vec::with_capacity(19usize);
+        let mut __dims = ::std::vec::Vec::with_capacity(20usize);
         let _sizes = Self::try_from_config_with(
             config,
             w,
@@ -778,20 +810,20 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "experts_gate_up",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [format.experts_bytes(config.local_experts(), (1 + w.gated_ffn) * config.moe_intermediate_size, config.hidden_size)]",
+            formula: "w.moe layers × [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), config.hidden_size)]",
             is_shape: true,
-            rank: 2usize,
+            rank: 3usize,
             gate: ::core::option::Option::Some("w.moe > 0"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert width, hidden]` a layer.",
+            doc: "The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert",
             live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "experts_down",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [format.experts_bytes(config.local_experts(), config.hidden_size, config.moe_intermediate_size)]",
+            formula: "w.moe layers × [format.experts_bytes(config.local_experts(), config.hidden_size, format.expert_width(config.moe_intermediate_size))]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.moe > 0"),
@@ -830,13 +862,13 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "experts_gate_up_bias",
             dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.expert_bias layers × [config.local_experts(), 2 * config.moe_intermediate_size]",
+            formula: "w.expert_bias layers × [config.local_experts(), 2 * format.expert_width(config.moe_intermediate_size)]",
             is_shape: true,
             rank: 3usize,
             gate: ::core::option::Option::Some("w.expert_bias > 0"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]`.",
+            doc: "gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the",
             live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
@@ -863,6 +895,19 @@ impl ::arena_runtime::Arena for FfnWeights {
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.",
+            live: ::arena_runtime::Live::WholeStep,
+        },
+        ::arena_runtime::BufferDecl {
+            name: "e_score_correction_bias_f32",
+            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "w.router_bias_buffer layers × [config.num_experts]",
+            is_shape: true,
+            rank: 2usize,
+            gate: ::core::option::Option::Some("w.router_bias_buffer > 0"),
+            min_bytes: ::core::option::Option::None,
+            tracked: false,
+            doc: "The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a",
             live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
@@ -938,15 +983,15 @@ impl ::arena_runtime::Arena for FfnWeights {
         },
         ::arena_runtime::BufferDecl {
             name: "shared_expert_gate",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.shared_expert_gate layers × [format.linear_bytes(1, config.hidden_size)]",
+            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            formula: "w.shared_expert_gate layers × [1, config.hidden_size]",
             is_shape: true,
-            rank: 2usize,
+            rank: 3usize,
             gate: ::core::option::Option::Some("w.shared_expert_gate > 0"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "`mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE).",
+            doc: "`mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in",
             live: ::arena_runtime::Live::WholeStep,
         },
     ];
@@ -956,8 +1001,9 @@ impl ::arena_runtime::Arena for FfnWeights {
             .wide_up_proj, sizes.wide_down_proj, sizes.experts_gate_up, sizes
             .experts_down, sizes.router, sizes.router_bias, sizes.experts_gate_up_bias,
             sizes.experts_down_bias, sizes.e_score_correction_bias, sizes
-            .scaled_router_proj, sizes.scaled_router_scales, sizes.shared_gate_proj,
-            sizes.shared_up_proj, sizes.shared_down_proj, sizes.shared_expert_gate
+            .e_score_correction_bias_f32, sizes.scaled_router_proj, sizes
+            .scaled_router_scales, sizes.shared_gate_proj, sizes.shared_up_proj, sizes
+            .shared_down_proj, sizes.shared_expert_gate
         ]
     }
     #[inline]
@@ -988,6 +1034,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             experts_gate_up_bias: __p.next_ptr(),
             experts_down_bias: __p.next_ptr(),
             e_score_correction_bias: __p.next_ptr(),
+            e_score_correction_bias_f32: __p.next_ptr(),
             scaled_router_proj: __p.next_ptr(),
             scaled_router_scales: __p.next_ptr(),
             shared_gate_proj: __p.next_ptr(),
@@ -1038,7 +1085,11 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
     pub wide_up_proj: ::arena_runtime::View<'a, u8, D>,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.
     pub wide_down_proj: ::arena_runtime::View<'a, u8, D>,
-    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert width, hidden]` a layer.
+    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
+    /// width, hidden]` a layer: gate and up each `[local experts, expert width, hidden]`
+    /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
+    /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
+    /// ([`WeightFormat::expert_width`]).
     pub experts_gate_up: ::arena_runtime::View<'a, u8, D>,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`.
     pub experts_down: ::arena_runtime::View<'a, u8, D>,
@@ -1046,12 +1097,19 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
     pub router: ::arena_runtime::View<'a, bf16, D>,
     /// gpt-oss's `mlp.router.bias`, `[experts]`.
     pub router_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]`.
+    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
+    /// width padded as the experts').
     pub experts_gate_up_bias: ::arena_runtime::View<'a, bf16, D>,
     /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]`.
     pub experts_down_bias: ::arena_runtime::View<'a, bf16, D>,
     /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
     pub e_score_correction_bias: ::arena_runtime::View<'a, bf16, D>,
+    /// The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a
+    /// parameter (DeepSeek-V3 and its kin, GLM-4.5 and GLM-5, Kimi, MiniMax-M2,
+    /// Nemotron-H: transformers' `register_buffer`, the oracle's `buffers_numel`), `[experts]`
+    /// FP32 as checkpoints store it and engines load it. Untracked: allocated in the slab, out
+    /// of `total_bytes`, so the parameter count stays the reference's.
+    pub e_score_correction_bias_f32: ::arena_runtime::View<'a, f32, D>,
     /// Gemma 4's `router.proj.weight`, `[experts, hidden]`.
     pub scaled_router_proj: ::arena_runtime::View<'a, bf16, D>,
     /// Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.
@@ -1062,8 +1120,9 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
     pub shared_up_proj: ::arena_runtime::View<'a, u8, D>,
     /// `mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.
     pub shared_down_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE).
-    pub shared_expert_gate: ::arena_runtime::View<'a, u8, D>,
+    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in
+    /// every format (vLLM builds it with `quant_config=None`).
+    pub shared_expert_gate: ::arena_runtime::View<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
 }
@@ -1151,40 +1210,46 @@ impl<'a, D: ::arena_runtime::Device> FfnWeightsViews<'a, D> {
                 __source.shape(12usize),
                 arena.device(),
             ),
-            scaled_router_proj: ::arena_runtime::View::from_parts(
+            e_score_correction_bias_f32: ::arena_runtime::View::from_parts(
                 __source.name(13usize),
-                arena.scaled_router_proj,
+                arena.e_score_correction_bias_f32,
                 __source.shape(13usize),
                 arena.device(),
             ),
-            scaled_router_scales: ::arena_runtime::View::from_parts(
+            scaled_router_proj: ::arena_runtime::View::from_parts(
                 __source.name(14usize),
-                arena.scaled_router_scales,
+                arena.scaled_router_proj,
                 __source.shape(14usize),
                 arena.device(),
             ),
-            shared_gate_proj: ::arena_runtime::View::from_parts(
+            scaled_router_scales: ::arena_runtime::View::from_parts(
                 __source.name(15usize),
-                arena.shared_gate_proj,
+                arena.scaled_router_scales,
                 __source.shape(15usize),
                 arena.device(),
             ),
-            shared_up_proj: ::arena_runtime::View::from_parts(
+            shared_gate_proj: ::arena_runtime::View::from_parts(
                 __source.name(16usize),
-                arena.shared_up_proj,
+                arena.shared_gate_proj,
                 __source.shape(16usize),
                 arena.device(),
             ),
-            shared_down_proj: ::arena_runtime::View::from_parts(
+            shared_up_proj: ::arena_runtime::View::from_parts(
                 __source.name(17usize),
-                arena.shared_down_proj,
+                arena.shared_up_proj,
                 __source.shape(17usize),
                 arena.device(),
             ),
-            shared_expert_gate: ::arena_runtime::View::from_parts(
+            shared_down_proj: ::arena_runtime::View::from_parts(
                 __source.name(18usize),
-                arena.shared_expert_gate,
+                arena.shared_down_proj,
                 __source.shape(18usize),
+                arena.device(),
+            ),
+            shared_expert_gate: ::arena_runtime::View::from_parts(
+                __source.name(19usize),
+                arena.shared_expert_gate,
+                __source.shape(19usize),
                 arena.device(),
             ),
             __device: ::core::marker::PhantomData,
@@ -1205,7 +1270,11 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub wide_up_proj: ::arena_runtime::ViewMut<'a, u8, D>,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.
     pub wide_down_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert width, hidden]` a layer.
+    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
+    /// width, hidden]` a layer: gate and up each `[local experts, expert width, hidden]`
+    /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
+    /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
+    /// ([`WeightFormat::expert_width`]).
     pub experts_gate_up: ::arena_runtime::ViewMut<'a, u8, D>,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`.
     pub experts_down: ::arena_runtime::ViewMut<'a, u8, D>,
@@ -1213,12 +1282,19 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub router: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// gpt-oss's `mlp.router.bias`, `[experts]`.
     pub router_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]`.
+    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
+    /// width padded as the experts').
     pub experts_gate_up_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]`.
     pub experts_down_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
     pub e_score_correction_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a
+    /// parameter (DeepSeek-V3 and its kin, GLM-4.5 and GLM-5, Kimi, MiniMax-M2,
+    /// Nemotron-H: transformers' `register_buffer`, the oracle's `buffers_numel`), `[experts]`
+    /// FP32 as checkpoints store it and engines load it. Untracked: allocated in the slab, out
+    /// of `total_bytes`, so the parameter count stays the reference's.
+    pub e_score_correction_bias_f32: ::arena_runtime::ViewMut<'a, f32, D>,
     /// Gemma 4's `router.proj.weight`, `[experts, hidden]`.
     pub scaled_router_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.
@@ -1229,8 +1305,9 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub shared_up_proj: ::arena_runtime::ViewMut<'a, u8, D>,
     /// `mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.
     pub shared_down_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE).
-    pub shared_expert_gate: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in
+    /// every format (vLLM builds it with `quant_config=None`).
+    pub shared_expert_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
 }
@@ -1326,40 +1403,46 @@ impl<'a, D: ::arena_runtime::Device> FfnWeightsViewsMut<'a, D> {
                 __source.shape(12usize),
                 arena.device(),
             ),
-            scaled_router_proj: ::arena_runtime::ViewMut::from_parts(
+            e_score_correction_bias_f32: ::arena_runtime::ViewMut::from_parts(
                 __source.name(13usize),
-                arena.scaled_router_proj,
+                arena.e_score_correction_bias_f32,
                 __source.shape(13usize),
                 arena.device(),
             ),
-            scaled_router_scales: ::arena_runtime::ViewMut::from_parts(
+            scaled_router_proj: ::arena_runtime::ViewMut::from_parts(
                 __source.name(14usize),
-                arena.scaled_router_scales,
+                arena.scaled_router_proj,
                 __source.shape(14usize),
                 arena.device(),
             ),
-            shared_gate_proj: ::arena_runtime::ViewMut::from_parts(
+            scaled_router_scales: ::arena_runtime::ViewMut::from_parts(
                 __source.name(15usize),
-                arena.shared_gate_proj,
+                arena.scaled_router_scales,
                 __source.shape(15usize),
                 arena.device(),
             ),
-            shared_up_proj: ::arena_runtime::ViewMut::from_parts(
+            shared_gate_proj: ::arena_runtime::ViewMut::from_parts(
                 __source.name(16usize),
-                arena.shared_up_proj,
+                arena.shared_gate_proj,
                 __source.shape(16usize),
                 arena.device(),
             ),
-            shared_down_proj: ::arena_runtime::ViewMut::from_parts(
+            shared_up_proj: ::arena_runtime::ViewMut::from_parts(
                 __source.name(17usize),
-                arena.shared_down_proj,
+                arena.shared_up_proj,
                 __source.shape(17usize),
                 arena.device(),
             ),
-            shared_expert_gate: ::arena_runtime::ViewMut::from_parts(
+            shared_down_proj: ::arena_runtime::ViewMut::from_parts(
                 __source.name(18usize),
-                arena.shared_expert_gate,
+                arena.shared_down_proj,
                 __source.shape(18usize),
+                arena.device(),
+            ),
+            shared_expert_gate: ::arena_runtime::ViewMut::from_parts(
+                __source.name(19usize),
+                arena.shared_expert_gate,
+                __source.shape(19usize),
                 arena.device(),
             ),
             __device: ::core::marker::PhantomData,

@@ -10,13 +10,17 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct MixerWeightsSizes {
-    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`).
+    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v
+    /// dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`): the
+    /// two parts priced apart, each with its own block scales, as Qwen3.5's checkpoints keep
+    /// them (for Qwen3-Next's one tensor, at most a row of scales more).
     ///
-    /// Shape `config.num_gdn_layers() layers × [format.linear_bytes(config.gdn_conv_dim() + config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
+    /// Shape `config.num_gdn_layers() layers × [format.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + format.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_in_proj_qkvz: usize,
-    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`.
+    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`
+    /// (Qwen3.5's `in_proj_b` and `in_proj_a`: priced apart, as above).
     ///
-    /// Shape `config.num_gdn_layers() layers × [format.linear_bytes(2 * config.linear_num_value_heads, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
+    /// Shape `config.num_gdn_layers() layers × [2, format.linear_bytes(config.linear_num_value_heads, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_in_proj_ba: usize,
     /// `linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.
     ///
@@ -255,20 +259,24 @@ impl MixerWeightsSizes {
                         &[
                             __f.value(config.num_gdn_layers())?,
                             __f
-                                .value(
-                                    format
-                                        .linear_bytes(
-                                            __f
-                                                .add(
-                                                    __f.value(config.gdn_conv_dim())?,
+                                .add(
+                                    __f
+                                        .value(
+                                            format
+                                                .linear_bytes(config.gdn_conv_dim(), config.hidden_size),
+                                        )?,
+                                    __f
+                                        .value(
+                                            format
+                                                .linear_bytes(
                                                     __f
                                                         .mul(
                                                             config.linear_num_value_heads,
                                                             config.linear_value_head_dim,
                                                         )?,
-                                                )?,
-                                            config.hidden_size,
-                                        ),
+                                                    config.hidden_size,
+                                                ),
+                                        )?,
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -290,11 +298,12 @@ impl MixerWeightsSizes {
                         __f,
                         &[
                             __f.value(config.num_gdn_layers())?,
+                            2,
                             __f
                                 .value(
                                     format
                                         .linear_bytes(
-                                            __f.mul(2, config.linear_num_value_heads)?,
+                                            config.linear_num_value_heads,
                                             config.hidden_size,
                                         ),
                                 )?,
@@ -1078,26 +1087,26 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "gdn_in_proj_qkvz",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [format.linear_bytes(config.gdn_conv_dim() + config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]",
+            formula: "config.num_gdn_layers() layers × [format.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + format.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`).",
+            doc: "GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v",
             live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
             name: "gdn_in_proj_ba",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [format.linear_bytes(2 * config.linear_num_value_heads, config.hidden_size)]",
+            formula: "config.num_gdn_layers() layers × [2, format.linear_bytes(config.linear_num_value_heads, config.hidden_size)]",
             is_shape: true,
-            rank: 2usize,
+            rank: 3usize,
             gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "`linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`.",
+            doc: "`linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`",
             live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
@@ -1584,9 +1593,13 @@ impl MixerWeights {
 }
 /// Read-only views of every buffer of [`MixerWeights`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct MixerWeightsViews<'a, D: ::arena_runtime::Device> {
-    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`).
+    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v
+    /// dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`): the
+    /// two parts priced apart, each with its own block scales, as Qwen3.5's checkpoints keep
+    /// them (for Qwen3-Next's one tensor, at most a row of scales more).
     pub gdn_in_proj_qkvz: ::arena_runtime::View<'a, u8, D>,
-    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`.
+    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`
+    /// (Qwen3.5's `in_proj_b` and `in_proj_a`: priced apart, as above).
     pub gdn_in_proj_ba: ::arena_runtime::View<'a, u8, D>,
     /// `linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.
     pub gdn_conv1d: ::arena_runtime::View<'a, bf16, D>,
@@ -1855,9 +1868,13 @@ impl<'a, D: ::arena_runtime::Device> MixerWeightsViews<'a, D> {
 }
 /// Writable views of every buffer of [`MixerWeights`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct MixerWeightsViewsMut<'a, D: ::arena_runtime::Device> {
-    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`).
+    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v
+    /// dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`): the
+    /// two parts priced apart, each with its own block scales, as Qwen3.5's checkpoints keep
+    /// them (for Qwen3-Next's one tensor, at most a row of scales more).
     pub gdn_in_proj_qkvz: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`.
+    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`
+    /// (Qwen3.5's `in_proj_b` and `in_proj_a`: priced apart, as above).
     pub gdn_in_proj_ba: ::arena_runtime::ViewMut<'a, u8, D>,
     /// `linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.
     pub gdn_conv1d: ::arena_runtime::ViewMut<'a, bf16, D>,

@@ -223,13 +223,13 @@ pub struct ModelConfig {
     /// the weight bytes only (`crate::weights`).
     pub weight_format: WeightFormat,
     /// The output head reuses the input embedding's matrix (`tie_word_embeddings`; absent:
-    /// false). Read by the parameter count only.
+    /// false). Read by the weights only (`crate::weights`).
     pub tie_word_embeddings: bool,
     /// The file's `attention_bias` (absent: false): which projections it adds a bias to is
-    /// the family's (`crate::weights`). Read by the parameter count only.
+    /// the family's (`crate::weights`). Read by the weights only.
     pub attention_bias: bool,
     /// The file's `use_qk_norm` (absent: false), for families where it switches the q and k
-    /// norms. Read by the parameter count only.
+    /// norms. Read by the weights only (`crate::weights`).
     pub use_qk_norm: bool,
 
     /// The tokens a sliding-window layer attends to (`sliding_window`; 0 where no layer
@@ -258,19 +258,19 @@ pub struct ModelConfig {
     pub global_k_eq_v: bool,
     /// The q heads of the full-attention layers where a per-layer list gives them fewer than
     /// the sliding layers (Laguna's `num_attention_heads_per_layer`: 48 against 64); 0 where
-    /// every layer has `num_attention_heads`. Read by the parameter count only (the widths
-    /// above take the widest layer).
+    /// every layer has `num_attention_heads`. Read by the weights only (`crate::weights`; the
+    /// widths above take the widest layer).
     pub full_attention_heads: usize,
     /// The per-layer list of q heads varies within a type of layer: the parameter count,
     /// which keeps one width a type, refuses the model (the widths above take the widest).
     pub heads_vary_within_type: bool,
     /// Elements of the attention's output gate a head (Laguna's `g_proj`: 1 where `gating`
-    /// is per head, `head_dim` where per element; 0 without the gate). Read by the parameter
-    /// count only.
+    /// is per head, `head_dim` where per element; 0 without the gate). Read by the
+    /// weights only.
     pub attention_gate_per_head: usize,
     /// Gemma 4's KV-shared layers run an MLP twice as wide as the others
-    /// (`use_double_wide_mlp`): `intermediate_size` is theirs, the other layers' is half. Read
-    /// by the parameter count only.
+    /// (`use_double_wide_mlp`): `intermediate_size` is theirs, the other layers' is half
+    /// (`shard` splits the half by tp). Read by the weights and `shard`.
     pub shared_ffn_doubled: bool,
     /// Hyper-connections (DeepSeek-V4's `DeepseekV4HyperConnection`: `hc_mult` residual
     /// streams).

@@ -102,7 +102,17 @@ impl ModelConfig {
         }
 
         let has_dense_ffn = !self.is_moe() || self.moe_dense_layers > 0;
-        c.intermediate_size = if has_dense_ffn {
+        c.intermediate_size = if has_dense_ffn && self.shared_ffn_doubled {
+            // Gemma 4's double-wide MLPs are twice the others, which split by tp: the
+            // narrow width splits, and the wide one is twice the narrow one's share.
+            2 * split(
+                model,
+                self.family.dense_width_key(),
+                self.intermediate_size / 2,
+                "tp",
+                tp,
+            )?
+        } else if has_dense_ffn {
             split(
                 model,
                 self.family.dense_width_key(),

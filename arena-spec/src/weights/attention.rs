@@ -103,8 +103,8 @@ pub struct AttentionWeights {
     /// `self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.
     #[buffer(
         per_layer = w.attention.layers,
-        shape = [format.linear_bytes(w.attention.gate, config.hidden_size)],
-        gate = w.attention.layers > 0 && w.attention.gate > 0
+        shape = [format.linear_bytes(w.attention.output_gate, config.hidden_size)],
+        gate = w.attention.layers > 0 && w.attention.output_gate > 0
     )]
     pub g_proj: DevicePtr<u8>,
     /// `self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
@@ -187,8 +187,8 @@ pub struct AttentionWeights {
     /// `self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     #[buffer(
         per_layer = w.full.layers,
-        shape = [format.linear_bytes(w.full.gate, config.hidden_size)],
-        gate = w.full.layers > 0 && w.full.gate > 0
+        shape = [format.linear_bytes(w.full.output_gate, config.hidden_size)],
+        gate = w.full.layers > 0 && w.full.output_gate > 0
     )]
     pub full_g_proj: DevicePtr<u8>,
 }

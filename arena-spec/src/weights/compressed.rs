@@ -8,7 +8,10 @@ use arena_runtime::dtype::bf16;
 use arena_runtime::{Arena, DevicePtr};
 
 /// DeepSeek-V4's attention and compressor tensors, one buffer a tensor, every layer's copy
-/// back to back; matrices `u8` in the checkpoint's format, the rest 16-bit.
+/// back to back; matrices `u8` in the checkpoint's format, the rest 16-bit. Every V4 layer
+/// has each of its attention's tensors: a file without `q_lora_rank`, `o_groups` or
+/// `o_lora_rank` is an error naming the buffer (0 bytes, or a division by 0), not a model
+/// sized without them.
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = CompressedAttentionWeightsSizes,
@@ -51,7 +54,7 @@ pub struct CompressedAttentionWeights {
     #[buffer(
         per_layer = w.one_vector,
         shape = [format.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)],
-        gate = w.one_vector > 0 && config.o_groups > 0
+        gate = w.one_vector > 0
     )]
     pub o_a_proj: DevicePtr<u8>,
     /// `self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.

@@ -62,17 +62,21 @@ pub struct FfnWeights {
         gate = w.dense_wide.layers > 0
     )]
     pub wide_down_proj: DevicePtr<u8>,
-    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert width, hidden]` a layer.
+    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
+    /// width, hidden]` a layer: gate and up each `[local experts, expert width, hidden]`
+    /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
+    /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
+    /// ([`WeightFormat::expert_width`]).
     #[buffer(
         per_layer = w.moe,
-        shape = [format.experts_bytes(config.local_experts(), (1 + w.gated_ffn) * config.moe_intermediate_size, config.hidden_size)],
+        shape = [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), config.hidden_size)],
         gate = w.moe > 0
     )]
     pub experts_gate_up: DevicePtr<u8>,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`.
     #[buffer(
         per_layer = w.moe,
-        shape = [format.experts_bytes(config.local_experts(), config.hidden_size, config.moe_intermediate_size)],
+        shape = [format.experts_bytes(config.local_experts(), config.hidden_size, format.expert_width(config.moe_intermediate_size))],
         gate = w.moe > 0
     )]
     pub experts_down: DevicePtr<u8>,
@@ -82,8 +86,9 @@ pub struct FfnWeights {
     /// gpt-oss's `mlp.router.bias`, `[experts]`.
     #[buffer(per_layer = w.expert_bias, shape = [config.num_experts], gate = w.expert_bias > 0)]
     pub router_bias: DevicePtr<bf16>,
-    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]`.
-    #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), 2 * config.moe_intermediate_size], gate = w.expert_bias > 0)]
+    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
+    /// width padded as the experts').
+    #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), 2 * format.expert_width(config.moe_intermediate_size)], gate = w.expert_bias > 0)]
     pub experts_gate_up_bias: DevicePtr<bf16>,
     /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]`.
     #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), config.hidden_size], gate = w.expert_bias > 0)]
@@ -91,6 +96,13 @@ pub struct FfnWeights {
     /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
     #[buffer(per_layer = w.router_bias, shape = [config.num_experts], gate = w.router_bias > 0)]
     pub e_score_correction_bias: DevicePtr<bf16>,
+    /// The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a
+    /// parameter (DeepSeek-V3 and its kin, GLM-4.5 and GLM-5, Kimi, MiniMax-M2,
+    /// Nemotron-H: transformers' `register_buffer`, the oracle's `buffers_numel`), `[experts]`
+    /// FP32 as checkpoints store it and engines load it. Untracked: allocated in the slab, out
+    /// of `total_bytes`, so the parameter count stays the reference's.
+    #[buffer(per_layer = w.router_bias_buffer, shape = [config.num_experts], gate = w.router_bias_buffer > 0, untracked)]
+    pub e_score_correction_bias_f32: DevicePtr<f32>,
     /// Gemma 4's `router.proj.weight`, `[experts, hidden]`.
     #[buffer(per_layer = w.scaled_router, shape = [config.num_experts, config.hidden_size], gate = w.scaled_router > 0)]
     pub scaled_router_proj: DevicePtr<bf16>,
@@ -118,11 +130,12 @@ pub struct FfnWeights {
         gate = w.moe > 0 && config.shared_expert_intermediate_size > 0
     )]
     pub shared_down_proj: DevicePtr<u8>,
-    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE).
+    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in
+    /// every format (vLLM builds it with `quant_config=None`).
     #[buffer(
         per_layer = w.shared_expert_gate,
-        shape = [format.linear_bytes(1, config.hidden_size)],
+        shape = [1, config.hidden_size],
         gate = w.shared_expert_gate > 0
     )]
-    pub shared_expert_gate: DevicePtr<u8>,
+    pub shared_expert_gate: DevicePtr<bf16>,
 }

@@ -15,11 +15,25 @@ impl WeightFormat {
     }
 
     /// Bytes of the routed experts' stacked `[experts, out, in]` matrices in this format,
-    /// with their scales: block-scaled FP8 as [`Self::linear_bytes`] a matrix; MXFP4 half a
-    /// byte an element and a scale byte a 32 (`[experts, out, in / 2]` blocks, then
-    /// `[experts, out, in / 32]` scales).
+    /// with their scales: block-scaled FP8 as [`Self::linear_bytes`] a matrix; MXFP4 16
+    /// bytes of elements and a scale byte a block of 32 along each row's input (`[experts,
+    /// out, ceil(in / 32), 16]` blocks, then `[experts, out, ceil(in / 32)]` scales: vLLM's
+    /// `Mxfp4MoEMethod.create_weights`, `w13_weight` and `w13_weight_scale`). A rank's
+    /// expert width is padded first ([`Self::expert_width`]).
     pub const fn experts_bytes(self, experts: usize, out: usize, inp: usize) -> usize {
         self.matrices_bytes(experts, out, inp, true)
+    }
+
+    /// The routed experts' width (`moe_intermediate_size`, a rank's share) as the format's
+    /// engine allocates it: MXFP4 pads it to a multiple of 64 (vLLM's
+    /// `Mxfp4MoEMethod.create_weights`, CUDA path: `round_up(intermediate_size_per_partition,
+    /// 64)`, "to hold non-uniform sharded tensor"; its ROCm and FlashInfer paths pad to 128
+    /// and 256, which an engine on them adds); the others keep it.
+    pub const fn expert_width(self, width: usize) -> usize {
+        match self {
+            WeightFormat::Mxfp4Experts => width.div_ceil(64).saturating_mul(64),
+            _ => width,
+        }
     }
 
     const fn matrices_bytes(self, experts: usize, out: usize, inp: usize, routed: bool) -> usize {
@@ -31,9 +45,10 @@ impl WeightFormat {
                     .saturating_mul(ceil_div(inp, cols));
                 elements.saturating_add(blocks.saturating_mul(4))
             }
-            WeightFormat::Mxfp4Experts if routed => {
-                ceil_div(elements, 2).saturating_add(ceil_div(elements, 32))
-            }
+            WeightFormat::Mxfp4Experts if routed => experts
+                .saturating_mul(out)
+                .saturating_mul(ceil_div(inp, 32))
+                .saturating_mul(17),
             _ => elements.saturating_mul(2),
         }
     }

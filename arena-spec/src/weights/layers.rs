@@ -74,6 +74,9 @@ pub struct WeightLayers {
     /// Of those, with a learned `e_score_correction_bias` parameter (Laguna; a buffer in
     /// DeepSeek's, not counted).
     pub router_bias: usize,
+    /// Of those, with `e_score_correction_bias` as a buffer of the reference (DeepSeek-V3
+    /// and its kin, GLM, Kimi, MiniMax-M2, Nemotron-H), kept in FP32 beside the weights.
+    pub router_bias_buffer: usize,
     /// Of those, with Gemma 4's router (`router.proj`, `scale`, `per_expert_scale`) in place
     /// of the plain `gate`.
     pub scaled_router: usize,
@@ -111,7 +114,7 @@ pub struct AttentionGroup {
     /// Attention sinks, one a head (gpt-oss; 0: none).
     pub sinks: usize,
     /// Laguna's output gate's width (0: none).
-    pub gate: usize,
+    pub output_gate: usize,
 }
 
 /// Dense FFN layers of one width.
@@ -154,6 +157,10 @@ struct Rules {
     expert_bias: bool,
     /// `e_score_correction_bias` is a parameter (`LagunaTopKRouter`).
     router_bias: bool,
+    /// `e_score_correction_bias` is a buffer (`register_buffer`: DeepSeek-V3's
+    /// `DeepseekV3TopkRouter` and the classes built on it, `Glm4MoeTopkRouter`,
+    /// `KimiLinear`'s, `MiniMaxM2SparseMoeBlock`, `NemotronHTopkRouter`).
+    router_bias_buffer: bool,
 }
 
 impl Default for Rules {
@@ -170,6 +177,7 @@ impl Default for Rules {
             sinks: false,
             expert_bias: false,
             router_bias: false,
+            router_bias_buffer: false,
         }
     }
 }
@@ -180,8 +188,11 @@ enum QkNorm {
     None,
     /// q and k normed a head (`head_dim` each).
     PerHead,
-    /// q and k normed whole (`heads · head_dim`, `kv_heads · head_dim`).
+    /// q and k normed whole (`heads · head_dim`, `kv_heads · head_dim`), the rank's heads.
     Whole,
+    /// The same over the whole model's heads, on every rank: the rank's heads times tp (for
+    /// kv heads replicated rather than split, at least the model's).
+    WholeUnsplit,
 }
 
 fn rules(c: &ModelConfig) -> Option<Rules> {
@@ -198,14 +209,19 @@ fn rules(c: &ModelConfig) -> Option<Rules> {
         | Family::Mistral3
         | Family::Mixtral
         | Family::Phi3
-        | Family::Llama4
-        | Family::DeepseekV3
+        | Family::Llama4 => Rules {
+            qkv_bias: b,
+            o_bias: b,
+            ..Rules::default()
+        },
+        Family::DeepseekV3
         | Family::DeepseekV32
         | Family::GlmMoeDsa
         | Family::KimiK2
         | Family::KimiK25 => Rules {
             qkv_bias: b,
             o_bias: b,
+            router_bias_buffer: true,
             ..Rules::default()
         },
         // Qwen2Attention: q, k, v always biased, o never.
@@ -273,9 +289,15 @@ fn rules(c: &ModelConfig) -> Option<Rules> {
             qk_norm: QkNorm::PerHead,
             ..Rules::default()
         },
-        // MiniMaxAttention (transformers' `minimax`, MiniMax-M1's port), KimiLinear's MLA
-        // layers (no q LoRA), DeepseekV4Attention: no bias, no q/k norm.
-        Family::MinimaxM1 | Family::KimiLinear | Family::DeepseekV4 => Rules::default(),
+        // MiniMaxAttention (transformers' `minimax`, MiniMax-M1's port): no bias, no q/k
+        // norm.
+        Family::MinimaxM1 => Rules::default(),
+        // KimiLinear's MLA layers (no q LoRA), DeepseekV4Attention: no bias, no q/k norm; a
+        // router with a bias buffer.
+        Family::KimiLinear | Family::DeepseekV4 => Rules {
+            router_bias_buffer: true,
+            ..Rules::default()
+        },
         // NemotronHAttention (`attention_bias`), one norm a block, squared-ReLU MLPs and
         // experts without a gate, FFNs as layers of their own.
         Family::NemotronH => Rules {
@@ -284,16 +306,27 @@ fn rules(c: &ModelConfig) -> Option<Rules> {
             norms_per_layer: 1,
             gated_ffn: false,
             ffn_every_layer: false,
+            router_bias_buffer: true,
             ..Rules::default()
         },
-        // Olmo3Attention, MiniMaxM2Attention: q and k normed over all their heads.
-        Family::Olmo3 | Family::MinimaxM2 => Rules {
+        // Olmo3Attention: q and k normed over all their heads, whole on every rank (vLLM's
+        // `Olmo2Attention`, which Olmo 3 runs: `RMSNorm(total_num_heads · head_dim)`, the
+        // heads gathered across tp before the norm).
+        Family::Olmo3 => Rules {
+            qk_norm: QkNorm::WholeUnsplit,
+            ..Rules::default()
+        },
+        // MiniMaxM2Attention: q and k normed over all the rank's heads (vLLM shards its norm
+        // weight by tp); a router bias buffer.
+        Family::MinimaxM2 => Rules {
             qk_norm: QkNorm::Whole,
+            router_bias_buffer: true,
             ..Rules::default()
         },
         // Glm4MoeAttention: `attention_bias` on q, k, v; o unbiased; q/k norms where
-        // `use_qk_norm`.
+        // `use_qk_norm`; a router bias buffer.
         Family::Glm4Moe => Rules {
+            router_bias_buffer: true,
             qkv_bias: b,
             qk_norm: if c.use_qk_norm {
                 QkNorm::PerHead
@@ -359,7 +392,15 @@ impl WeightLayers {
         if c.heads_vary_within_type {
             return Err(WeightsError::PerLayerWidths {
                 model: c.source.to_string(),
-                why: "its heads differ between layers of one type (num_attention_heads_per_layer)",
+                why: "its q heads by layer (num_attention_heads_per_layer) are not one count \
+                      for the full-attention layers and the widest for the others",
+            });
+        }
+        if rules.moe_beside_dense && c.is_moe() && c.shared_ffn_doubled {
+            return Err(WeightsError::PerLayerWidths {
+                model: c.source.to_string(),
+                why: "a double-wide MLP beside an MoE block (use_double_wide_mlp with \
+                      enable_moe_block) is not declared here",
             });
         }
         if own_full_widths && c.sliding_window == 0 {
@@ -380,29 +421,31 @@ impl WeightLayers {
         let hd = c.head_dim();
         let gate_q = if c.attn_output_gate { 2 } else { 1 };
         let group = |layers: usize, kv_layers: usize, heads: usize, kv_heads: usize, hd: usize| {
-            let (q, k) = (heads * hd, kv_heads * hd);
+            let (q, k) = (heads.saturating_mul(hd), kv_heads.saturating_mul(hd));
             let (qn, kn) = match rules.qk_norm {
                 QkNorm::None => (0, 0),
                 QkNorm::PerHead => (hd, hd),
                 QkNorm::Whole => (q, k),
+                QkNorm::WholeUnsplit => (q.saturating_mul(tp), k.saturating_mul(tp)),
             };
             let bias = |w: usize| if rules.qkv_bias { w } else { 0 };
             AttentionGroup {
                 layers,
                 kv_layers,
                 v_layers: kv_layers,
-                q: q * gate_q,
+                q: q.saturating_mul(gate_q),
                 k,
                 v: k,
                 o_in: q,
-                q_bias: bias(q),
+                // The gated q's bias is as wide as its projection (`q_proj`'s `bias`).
+                q_bias: bias(q.saturating_mul(gate_q)),
                 k_bias: bias(k),
                 v_bias: bias(k),
                 o_bias: if rules.o_bias { c.hidden_size } else { 0 },
                 q_norm: qn,
                 k_norm: kn,
                 sinks: if rules.sinks { heads } else { 0 },
-                gate: heads * c.attention_gate_per_head,
+                output_gate: heads.saturating_mul(c.attention_gate_per_head),
             }
         };
         let mut attention = group(
@@ -416,8 +459,8 @@ impl WeightLayers {
         );
         // A value head of its own size (`v_head_dim` beside `head_dim`).
         let vd = c.value_head_dim();
-        attention.v = c.num_key_value_heads * vd;
-        attention.o_in = c.num_attention_heads * vd;
+        attention.v = c.num_key_value_heads.saturating_mul(vd);
+        attention.o_in = c.num_attention_heads.saturating_mul(vd);
         attention.v_bias = if rules.qkv_bias { attention.v } else { 0 };
         let full = if own_full_widths {
             let heads = if c.full_attention_heads > 0 {
@@ -481,6 +524,17 @@ impl WeightLayers {
                 FfnGroup::default(),
             )
         };
+        // DeepSeek-V4's first `hash_moe_layers` route by token id (a `tid2eid` table, not
+        // planned: its format's bytes are not either) and keep no router bias: those on
+        // this rank.
+        let hash_layers = match &c.shard {
+            Some(s) => s
+                .layers
+                .end
+                .min(c.hash_moe_layers)
+                .saturating_sub(s.layers.start.min(c.hash_moe_layers)),
+            None => c.hash_moe_layers,
+        };
         let shared_expert = c.shared_expert_intermediate_size > 0;
         let with = |on: bool, n: usize| if on { n } else { 0 };
         let per_layer_inputs = c.per_layer_input_dim > 0;
@@ -512,6 +566,7 @@ impl WeightLayers {
             shared_expert_gate: with(rules.shared_expert_gate && shared_expert, moe),
             expert_bias: with(rules.expert_bias, moe),
             router_bias: with(rules.router_bias, moe),
+            router_bias_buffer: with(rules.router_bias_buffer, moe.saturating_sub(hash_layers)),
             scaled_router: with(rules.moe_beside_dense, moe),
         })
     }

@@ -23,17 +23,21 @@ use arena_runtime::{Arena, DevicePtr};
     )
 )]
 pub struct MixerWeights {
-    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`).
+    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v
+    /// dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`): the
+    /// two parts priced apart, each with its own block scales, as Qwen3.5's checkpoints keep
+    /// them (for Qwen3-Next's one tensor, at most a row of scales more).
     #[buffer(
         per_layer = config.num_gdn_layers(),
-        shape = [format.linear_bytes(config.gdn_conv_dim() + config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)],
+        shape = [format.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + format.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)],
         gate = config.num_gdn_layers() > 0
     )]
     pub gdn_in_proj_qkvz: DevicePtr<u8>,
-    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`.
+    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`
+    /// (Qwen3.5's `in_proj_b` and `in_proj_a`: priced apart, as above).
     #[buffer(
         per_layer = config.num_gdn_layers(),
-        shape = [format.linear_bytes(2 * config.linear_num_value_heads, config.hidden_size)],
+        shape = [2, format.linear_bytes(config.linear_num_value_heads, config.hidden_size)],
         gate = config.num_gdn_layers() > 0
     )]
     pub gdn_in_proj_ba: DevicePtr<u8>,

@@ -127,11 +127,19 @@ impl WeightsSizes {
     /// allocates it (vLLM's `VocabParallelEmbedding` pads it on one GPU too), so a plan never
     /// holds less. `format` need not be the file's ([`ModelConfig::weight_format`]): sizing
     /// a model at another format is how an engine plans a quantized copy.
+    /// [`WeightFormat::Unplanned`] is refused ([`WeightsError::FormatNotPlanned`]), never
+    /// sized as 16 bits.
     pub fn new(config: &ModelConfig, format: WeightFormat) -> Result<Self, WeightsError> {
+        if format == WeightFormat::Unplanned {
+            return Err(WeightsError::FormatNotPlanned {
+                model: config.source.to_string(),
+            });
+        }
         Self::with_layers(config, &WeightLayers::of(config, true)?, format)
     }
 
-    /// The same from groups built by the caller ([`WeightLayers::of`]).
+    /// The same from groups built by the caller ([`WeightLayers::of`]), at any format
+    /// (`Unplanned` is sized as 16 bits here: the parameter count's path).
     pub fn with_layers(
         config: &ModelConfig,
         w: &WeightLayers,
@@ -152,7 +160,9 @@ impl WeightsSizes {
         })
     }
 
-    /// Every tensor's bytes (saturating: a sum past `u64` fits no GPU).
+    /// Every tensor's bytes (saturating: a sum past `u64` fits no GPU), the untracked
+    /// FP32 router biases aside (they are buffers of the reference, not parameters; the
+    /// slabs hold them: [`Self::device_bytes`]).
     pub fn total_bytes(&self) -> u64 {
         [
             self.model.total_bytes(),
@@ -206,10 +216,5 @@ pub fn weight_bytes(config: &ModelConfig) -> Result<u64, WeightsError> {
 /// where the format has no byte formula here ([`WeightsError::FormatNotPlanned`]) rather
 /// than sized as 16 bits.
 pub fn file_format_sizes(config: &ModelConfig) -> Result<WeightsSizes, WeightsError> {
-    if config.weight_format == WeightFormat::Unplanned {
-        return Err(WeightsError::FormatNotPlanned {
-            model: config.source.to_string(),
-        });
-    }
     WeightsSizes::new(config, config.weight_format)
 }

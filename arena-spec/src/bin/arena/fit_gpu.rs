@@ -26,8 +26,8 @@ pub struct GpuArgs {
     /// The cached keys' and values' element type
     #[arg(long, value_enum, default_value = "bf16")]
     pub kv_dtype: KvDtypeArg,
-    /// One rank's weight bytes, where you know them better than the parameter count at the
-    /// checkpoint's format (required for a family whose parameters are not counted)
+    /// One rank's weight bytes, where you know them better than the weights sized at the
+    /// checkpoint's format (required where its format or family is not planned)
     #[arg(long, value_parser = parse_bytes)]
     pub weights_bytes: Option<usize>,
     /// Keep the GDN / Mamba-2 recurrent states in FP32 (vLLM's mamba_ssm_cache_dtype=float32)

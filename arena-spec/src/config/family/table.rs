@@ -837,8 +837,9 @@ impl Family {
             // layers of `head_dim`, full layers of `global_head_dim` whose kv heads are
             // `num_global_key_value_heads` and whose keys are their values where
             // `attention_k_eq_v` (configuration_gemma4.py: 208–221; `Gemma4TextAttention`,
-            // 1153–1183). Per-layer input embeddings, KV-shared layers and the parallel MoE
-            // block are refused until the arena sizes them.
+            // 1153–1183). Per-layer input embeddings (`per_layer_inputs`), KV-shared layers
+            // (`kv_layers`, their double-wide MLP) and the MoE block beside the MLP (its MLP
+            // held as the block's shared expert) are sized by the arena and the weights.
             Family::Gemma4 => &FamilyRules {
                 model_type: "gemma4",
                 text_model_type: Some("gemma4_text"),
