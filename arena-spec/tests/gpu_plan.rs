@@ -59,8 +59,10 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
     );
     // (model, tp, pp, one rank's weights where their bytes are not planned here: the
     // parameter count at one byte, an even share a rank, stated in the row).
-    let cases: [Case; 10] = [
+    let cases: [Case; 11] = [
         ("llama-3.1-8b", 1, 1, None),
+        // MXFP4 experts split by tp 4 (vLLM pads the rank's expert width to 64).
+        ("gpt-oss-120b", 4, 1, None),
         // Per-type attention widths, KV-shared layers, per-layer inputs, an MoE block beside
         // the MLP.
         ("gemma-4-e2b-it", 1, 1, None),
