@@ -105,7 +105,13 @@ pub enum WeightsError {
 /// [`WeightFormat::linear_bytes`] (its FP8 scales after its elements); so a layer's view
 /// (`AttentionWeightsViews::of(&w.attention).q_proj.layer(i)`) is that layer's bytes,
 /// `[bytes]`, which the engine's kernels read at their own types. Norms, biases, embeddings
-/// and routers are `bf16` of their shape.
+/// and routers are `bf16` of their shape. A buffer's layers follow one another without
+/// padding (layer `i` at `i` times a layer's bytes, the buffer itself 256-byte aligned): a
+/// layer of a matrix whose widths are multiples of 16 starts 16-byte aligned, a small
+/// vector's layer may not (DeepSeek-V4's `hc_scale` is 12 bytes a layer).
+///
+/// Formats planned: BF16, block-scaled FP8, MXFP4 experts; others (NVFP4, compressed-tensors,
+/// DeepSeek-V4's FP4 experts) are refused by [`Self::new`] rather than sized as 16 bits.
 ///
 /// Which buffer holds what: the fields' docs give the reference's tensor names. Two groups
 /// of attention layers where the full-attention layers have widths of their own (Gemma 4,
