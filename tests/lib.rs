@@ -29,3 +29,8 @@ pub mod phased {
         StepSizes::from_config(&CONFIG, 16, 4)
     }
 }
+
+/// The workspace README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExamples;

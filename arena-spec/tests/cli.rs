@@ -749,7 +749,7 @@ fn the_readme_sample_is_what_plan_prints() {
         .find("Sample (`plan llama-3.1-8b`")
         .expect("the README has the sample");
     let block = &readme[start..];
-    let open = block.find("```\n").expect("the sample's code block") + 4;
+    let open = block.find("```text\n").expect("the sample's code block") + 8;
     let close = open + block[open..].find("```").expect("its end");
     let out = stdout(&["plan", "llama-3.1-8b"]);
     let mut rest = out.as_str();
