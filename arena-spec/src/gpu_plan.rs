@@ -288,6 +288,12 @@ impl PoolBlocks {
         }
     }
 
+    /// No blocks of any kind: what a rank without keys and values (a stage of recurrent
+    /// layers only) needs.
+    pub const fn is_none(self) -> bool {
+        self.full == 0 && self.full_only()
+    }
+
     /// Whether only full-length layers hold blocks (the pool can then grow a block at a time).
     pub const fn full_only(self) -> bool {
         self.sliding == 0 && self.csa == 0 && self.hca == 0
@@ -398,7 +404,7 @@ fn plan_rank(
         Ok(pool_sizes(config, inputs, b)?.total_bytes() as u64)
     };
     let sequence_bytes = kv_pool_bytes(config, inputs, per_seq).map_err(size_err)?;
-    let (most_blocks, most_sequences) = if per_seq == PoolBlocks::default() {
+    let (most_blocks, most_sequences) = if per_seq.is_none() {
         // No KV layers on this rank: its sequences are its state slots.
         (PoolBlocks::default(), inputs.arena.max_batch_size)
     } else if per_seq.full_only() {
@@ -416,7 +422,7 @@ fn plan_rank(
         let n = largest(hi, |n| fits(per_seq.times(n))).map_err(size_err)?;
         (per_seq.times(n), n)
     };
-    if per_seq != PoolBlocks::default() && most_sequences == 0 {
+    if !per_seq.is_none() && most_sequences == 0 {
         return Err(GpuPlanError::NoSequenceFits {
             rank,
             budget,
@@ -509,7 +515,7 @@ pub fn plan_gpu(
     }
     let size_err = size_error(whole);
     // The ranks with keys and values agree: the fewest sequences any holds binds them all.
-    let with_kv = |r: &&RankPlan| r.sequence_blocks != PoolBlocks::default();
+    let with_kv = |r: &&RankPlan| !r.sequence_blocks.is_none();
     let binding = ranks
         .iter()
         .filter(with_kv)
@@ -530,7 +536,7 @@ pub fn plan_gpu(
         None => inputs.arena.max_batch_size,
     };
     for (r, config) in ranks.iter_mut().zip(&configs) {
-        r.pool = if r.sequence_blocks == PoolBlocks::default() {
+        r.pool = if r.sequence_blocks.is_none() {
             PoolBlocks::default()
         } else if block_at_a_time {
             PoolBlocks {
@@ -546,7 +552,7 @@ pub fn plan_gpu(
     let binding = binding.unwrap_or(0);
     let b = &ranks[binding];
     let has_state = ranks.iter().any(|r| r.state_bytes > 0);
-    let sequences = if has_state || b.sequence_blocks == PoolBlocks::default() {
+    let sequences = if has_state || b.sequence_blocks.is_none() {
         sequences.min(inputs.arena.max_batch_size)
     } else {
         sequences

@@ -366,7 +366,7 @@ impl ModelConfig {
 
     // ---- layers ----
 
-    const fn count(&self, kind: LayerKind) -> usize {
+    pub(crate) const fn count(&self, kind: LayerKind) -> usize {
         let layers = self.layer_kinds();
         let (mut n, mut i) = (0, 0);
         while i < layers.len() {

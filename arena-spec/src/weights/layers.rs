@@ -376,7 +376,6 @@ impl WeightLayers {
             None => (1, true, true),
         };
         let layers = c.layer_kinds().len();
-        let count = |kind: LayerKind| c.layer_kinds().iter().filter(|k| **k == kind).count();
 
         // Attention layers: MLA, DeepSeek-V4's, or the plain kind, split in two groups where
         // the full-attention layers have widths of their own.
@@ -490,7 +489,7 @@ impl WeightLayers {
 
         // FFNs: dense, routed, both (Gemma 4), or layers of their own (Nemotron-H).
         let (dense_layers, moe) = if !rules.ffn_every_layer {
-            (count(LayerKind::Mlp), count(LayerKind::Moe))
+            (c.count(LayerKind::Mlp), c.count(LayerKind::Moe))
         } else if !c.is_moe() {
             (layers, 0)
         } else if rules.moe_beside_dense {
@@ -499,10 +498,11 @@ impl WeightLayers {
             // expert's buffers hold it.
             (0, layers)
         } else {
-            let moe = (0..layers)
-                .filter(|&i| !c.dense_ffn_layers.get(i).copied().unwrap_or(false))
-                .count();
-            (layers - moe, moe)
+            // `moe_dense_layers` counts the stage's dense entries of `dense_ffn_layers`.
+            (
+                c.moe_dense_layers,
+                layers.saturating_sub(c.moe_dense_layers),
+            )
         };
         let (dense, dense_wide) = if c.shared_ffn_doubled {
             (
