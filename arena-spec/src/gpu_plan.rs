@@ -36,7 +36,7 @@
 
 use crate::arena::{ArenaInputs, BufferArena};
 use crate::config::KvLayer;
-use crate::config::ModelConfig;
+use crate::config::{ModelConfig, StateDtype};
 use crate::kv::{
     compressed_blocks_per_sequence, full_blocks_per_sequence, sliding_blocks_per_sequence, KvDtype,
     KvPool, KvPoolInputs, KvPoolSizes,
@@ -94,8 +94,10 @@ pub struct GpuPlanInputs {
     /// The activation arena as one shared slab (buffers of disjoint phases share bytes)
     /// rather than one plain slab.
     pub shared_arena: bool,
-    /// The GDN / Mamba-2 recurrent states in FP32 (else the model's dtype).
-    pub recurrent_f32: bool,
+    /// The GDN / Mamba-2 recurrent states' dtype where the engine overrides the file's;
+    /// `None`: the file's, as the reference engine reads it
+    /// ([`ModelConfig::recurrent_state_dtype`]: Nemotron-H and Qwen3.5 in FP32).
+    pub state_dtype: Option<StateDtype>,
     /// The element type of the cached keys and values.
     pub kv_dtype: KvDtype,
     /// One rank's weight bytes, where the caller knows them (one slab); `None`: the rank's
@@ -107,7 +109,8 @@ pub struct GpuPlanInputs {
 impl GpuPlanInputs {
     /// A GPU of `gpu_bytes` for the arena `arena` sizes (its `max_seq_len` the context),
     /// with the measured reserve ([`RESERVE_BYTES`]), the arena as a plain slab, recurrent
-    /// states and keys and values in the model's dtype, and the weights from the config; set
+    /// states in the file's dtype, keys and values in the model's, and the weights from the
+    /// config; set
     /// the fields to change any of these.
     pub const fn new(gpu_bytes: u64, arena: ArenaInputs) -> Self {
         GpuPlanInputs {
@@ -115,7 +118,7 @@ impl GpuPlanInputs {
             reserve_bytes: RESERVE_BYTES,
             arena,
             shared_arena: false,
-            recurrent_f32: false,
+            state_dtype: None,
             kv_dtype: KvDtype::Bf16,
             weights_bytes_per_rank: None,
         }
@@ -369,8 +372,12 @@ fn plan_rank(
     };
     let arena =
         on_device(BufferArena::slab_bytes(&arena_sizes, arena_options).map_err(size_err)? as u64);
+    let recurrent_dtype = config
+        .recurrent_state_dtype
+        .or_override(inputs.state_dtype)
+        .dtype;
     let state_sizes =
-        StateCacheSizes::try_from_config(config, inputs.arena.max_batch_size, inputs.recurrent_f32)
+        StateCacheSizes::try_from_config(config, inputs.arena.max_batch_size, recurrent_dtype)
             .map_err(size_err)?;
     let state = on_device(
         StateCache::slab_bytes(&state_sizes, AllocOptions::default()).map_err(size_err)? as u64,

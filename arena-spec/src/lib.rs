@@ -46,6 +46,7 @@ pub use arena::{
 pub use config::levers::{LeverError, Levers};
 pub use config::WeightFormat;
 pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
+pub use config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes, KvPoolViews};
 pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
 pub use state::{StateCache, StateCacheInputs, StateCacheSizes, StateCacheViews};

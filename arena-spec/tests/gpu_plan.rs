@@ -129,7 +129,9 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         let arena =
             BufferArena::allocate_with(device.clone(), &arena_sizes, AllocOptions::shared())
                 .unwrap();
-        let state_sizes = StateCacheSizes::from_config(&config, inputs.arena.max_batch_size, false);
+        let recurrent = config.recurrent_state_dtype.or_override(inputs.state_dtype);
+        let state_sizes =
+            StateCacheSizes::from_config(&config, inputs.arena.max_batch_size, recurrent.dtype);
         let state = StateCache::allocate(device.clone(), &state_sizes).unwrap();
         // The rank's own pool in the plan (for a layout of like ranks, the most it holds).
         let b = rank.pool;

@@ -166,7 +166,7 @@ proptest! {
                 // The whole-GPU plan (weights, state cache, KV pool) answers or errs; it never
                 // panics or wraps on what the file says.
                 let inputs = arena_spec::gpu_plan::GpuPlanInputs {
-                    recurrent_f32: true,
+                    state_dtype: Some(arena_spec::StateDtype::F32),
                     weights_bytes_per_rank: Some(1 << 30),
                     ..arena_spec::gpu_plan::GpuPlanInputs::new(
                         143_155 << 20,

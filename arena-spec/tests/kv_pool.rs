@@ -322,7 +322,7 @@ fn deepseek_v4_keeps_a_window_and_its_compressed_entries_as_vllm_declares_them()
         // The compressor states (`CompressorStateCache`: `state_dim = 2 · coff · head_dim`,
         // a window of `coff · ratio` tokens, FP32; the CSA indexer's at `index_head_dim`).
         let c = config(name);
-        let st = arena_spec::StateCacheSizes::from_config(&c, 2, false);
+        let st = arena_spec::StateCacheSizes::from_config(&c, 2, arena_spec::StateDtype::Bf16);
         // `compress_rates`, else `DeepseekV4Config`'s defaults (neither shipped file sets it).
         let rates = &v["compress_rates"];
         let (csa_rate, hca_rate) = (

@@ -5,7 +5,7 @@
 //! `ModelConfig`), whole and per rank of a tensor-parallel layout. `num_spec` is 0.
 
 use arena_runtime::HostDevice;
-use arena_spec::{ModelConfig, ParallelLayout, StateCache, StateCacheSizes};
+use arena_spec::{ModelConfig, ParallelLayout, StateCache, StateCacheSizes, StateDtype};
 use serde_json::Value;
 
 mod shipped;
@@ -14,7 +14,12 @@ use shipped::{at_tp, config, n, raw};
 const SLOTS: usize = 128;
 
 fn sizes(c: &ModelConfig, recurrent_f32: bool) -> StateCacheSizes {
-    StateCacheSizes::from_config(c, SLOTS, recurrent_f32)
+    let dtype = if recurrent_f32 {
+        StateDtype::F32
+    } else {
+        StateDtype::Bf16
+    };
+    StateCacheSizes::from_config(c, SLOTS, dtype)
 }
 
 // ---- vLLM's calculators (shapes), by the names it gives their arguments ----
@@ -242,7 +247,7 @@ fn a_model_without_recurrent_layers_keeps_no_state_and_a_stage_only_its_own() {
 #[test]
 fn each_layers_state_is_its_own_view() {
     let c = config("kimi-linear-48b-a3b-instruct");
-    let s = StateCacheSizes::from_config(&c, 2, false);
+    let s = StateCacheSizes::from_config(&c, 2, StateDtype::Bf16);
     let cache = StateCache::allocate(HostDevice::new(), &s).unwrap();
     let views = arena_spec::state::StateCacheViews::of(&cache);
     let layers = c.num_kda_layers();
@@ -254,4 +259,159 @@ fn each_layers_state_is_its_own_view() {
     );
     assert!(views.kda_recurrent.layer(layers).is_err());
     cache.release().unwrap();
+}
+
+// ---- the temporal state's dtype: vLLM's hooks, transcribed over the raw file ----
+
+/// The `mamba_ssm_cache_dtype` vLLM v0.33.0 (`4ba787ec9`) resolves for a file before it builds
+/// the cache, as bytes an element of the temporal state (`"auto"`: the model's 16 bits):
+/// `vllm/model_executor/models/config.py`, `NemotronHForCausalLMConfig` (812–839: the
+/// top-level `mamba_ssm_cache_dtype`, default `"float32"`) and
+/// `Qwen3_5ForConditionalGenerationConfig` (953–977: `hf_text_config.mamba_ssm_dtype`, no
+/// default); every other family keeps `"auto"` (`mamba_utils.py`: 98–110).
+fn vllm_temporal_state_bytes(file: &Value) -> usize {
+    let text = file.get("text_config").unwrap_or(file);
+    let key = match file["model_type"].as_str().unwrap_or("") {
+        "nemotron_h" => Some(
+            file.get("mamba_ssm_cache_dtype")
+                .map_or("float32", |v| v.as_str().unwrap()),
+        ),
+        "qwen3_5" | "qwen3_5_moe" | "qwen3_5_text" | "qwen3_5_moe_text" => {
+            text.get("mamba_ssm_dtype").and_then(Value::as_str)
+        }
+        _ => None,
+    };
+    match key {
+        Some("float32") => 4,
+        Some("bfloat16" | "float16" | "auto") | None => 2,
+        Some(other) => panic!("a dtype vLLM does not take: {other}"),
+    }
+}
+
+/// Every shipped hybrid model and every test fixture with GDN or Mamba-2 layers, whole and at
+/// tp 2 and 8 where the layout splits it: the plan's default state cache (no override) is the
+/// one vLLM allocates for the file — its temporal states at vLLM's dtype, never below it.
+#[test]
+fn the_default_state_dtype_is_vllms_for_every_hybrid_file() {
+    use arena_spec::gpu_plan::{on_device, plan_gpu, GpuPlanInputs, DEVICE_PAGE};
+    use arena_spec::ArenaInputs;
+    let fixtures = [
+        "mamba-codestral-7b.transcribed",
+        "nemotron-3-super-120b-a12b-fp8.rewritten",
+        "nemotron-3-ultra-550b-a55b.rewritten",
+    ];
+    let mut files: Vec<(String, String)> = arena_spec::models::SHIPPED
+        .iter()
+        .map(|m| (m.name.to_string(), m.json.to_string()))
+        .collect();
+    for name in fixtures {
+        let path = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
+        files.push((path.clone(), std::fs::read_to_string(&path).unwrap()));
+    }
+    let mut checked = Vec::new();
+    for (name, text) in &files {
+        let whole = ModelConfig::from_json_str(text, name).unwrap();
+        if !(whole.has_gdn() || whole.has_mamba()) {
+            continue;
+        }
+        let file: Value = serde_json::from_str(&text.replace("Infinity", "1e308")).unwrap();
+        let vllm = vllm_temporal_state_bytes(&file);
+        assert_eq!(
+            whole.recurrent_state_dtype.dtype.bytes(),
+            vllm,
+            "{name}: {:?}",
+            whole.recurrent_state_dtype
+        );
+        let vllm_dtype = if vllm == 4 {
+            StateDtype::F32
+        } else {
+            StateDtype::Bf16
+        };
+        for tp in [1, 2, 8] {
+            let Ok(layout) = ParallelLayout::new(tp, 1, 1) else {
+                continue;
+            };
+            let Ok(rank) = whole.shard(&layout.rank(0).unwrap()) else {
+                continue; // a split the model's heads refuse
+            };
+            let inputs = GpuPlanInputs {
+                weights_bytes_per_rank: Some(1 << 30),
+                ..GpuPlanInputs::new(1 << 50, ArenaInputs::defaults_for(&whole))
+            };
+            let plan = plan_gpu(&whole, &layout, inputs).unwrap();
+            let slots = inputs.arena.max_batch_size;
+            let vllm_cache = StateCacheSizes::from_config(&rank, slots, vllm_dtype);
+            assert_eq!(
+                plan.ranks[0].state_bytes,
+                on_device(vllm_cache.total_bytes() as u64),
+                "{name} tp {tp}"
+            );
+            assert!(vllm_cache.total_bytes() as u64 > DEVICE_PAGE, "{name}");
+            checked.push((name.clone(), tp, vllm));
+        }
+    }
+    // Nemotron-H 56B (no key: the family's FP32), Nemotron-3 Nano and the fixtures (the key),
+    // Qwen3.5 (`text_config.mamba_ssm_dtype`) at FP32; Qwen3-Next and Mamba-2 in BF16.
+    let f32_files: std::collections::BTreeSet<_> = checked
+        .iter()
+        .filter(|c| c.2 == 4)
+        .map(|c| c.0.rsplit('/').next().unwrap().to_string())
+        .collect();
+    for expected in [
+        "nemotron-h-56b-base-8k",
+        "nemotron-3-nano-30b-a3b",
+        "qwen3.5-27b",
+        "qwen3.5-35b-a3b",
+        "nemotron-3-ultra-550b-a55b.rewritten.json",
+    ] {
+        assert!(f32_files.contains(expected), "{expected}: {f32_files:?}");
+    }
+    assert!(!f32_files.iter().any(|f| f.starts_with("qwen3-next")));
+}
+
+/// Where each dtype was read, as the report names it.
+#[test]
+fn the_state_dtype_says_where_it_came_from() {
+    use arena_spec::{RecurrentStateDtype, StateDtypeSource};
+    let source = |name: &str| config(name).recurrent_state_dtype.source;
+    assert_eq!(
+        source("nemotron-h-56b-base-8k"),
+        StateDtypeSource::FamilyDefault
+    );
+    assert_eq!(
+        source("nemotron-3-nano-30b-a3b"),
+        StateDtypeSource::Key("mamba_ssm_cache_dtype")
+    );
+    assert_eq!(
+        source("qwen3.5-27b"),
+        StateDtypeSource::Key("text_config.mamba_ssm_dtype")
+    );
+    assert_eq!(source("qwen3-next-80b-a3b"), StateDtypeSource::ModelDtype);
+    assert_eq!(source("llama-3.1-8b"), StateDtypeSource::ModelDtype);
+    // An override in either direction, and a dtype the engines do not take refused by key.
+    let nemotron = config("nemotron-h-56b-base-8k").recurrent_state_dtype;
+    assert_eq!(
+        nemotron.or_override(Some(StateDtype::Bf16)),
+        RecurrentStateDtype {
+            dtype: StateDtype::Bf16,
+            source: StateDtypeSource::Override
+        }
+    );
+    let text = arena_spec::models::find("qwen3.5-27b")
+        .unwrap()
+        .json
+        .replace(
+            "\"mamba_ssm_dtype\": \"float32\"",
+            "\"mamba_ssm_dtype\": \"int8\"",
+        );
+    let e = ModelConfig::from_json_str(&text, "q.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("text_config.mamba_ssm_dtype") && e.contains("int8"),
+        "{e}"
+    );
+    let auto = text.replace("\"int8\"", "\"auto\"");
+    let c = ModelConfig::from_json_str(&auto, "q.json").unwrap();
+    assert_eq!(c.recurrent_state_dtype, RecurrentStateDtype::MODEL_DTYPE);
 }

@@ -17,13 +17,13 @@ pub struct StateCacheSizes {
     /// Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_conv_kernel_dim - 1, config.gdn_conv_dim()]` of `bf16` · gate `config.has_gdn()` · tracked
     pub gdn_conv: usize,
     /// Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer
-    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
+    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
     ///
-    /// Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]` of `f32` · gate `config.has_gdn() && recurrent_f32` · tracked
+    /// Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]` of `f32` · gate `config.has_gdn() && recurrent_dtype.is_f32()` · tracked
     pub gdn_recurrent_f32: usize,
-    /// The same in the model's dtype (BF16), when not `recurrent_f32`.
+    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
     ///
-    /// Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]` of `bf16` · gate `config.has_gdn() && !recurrent_f32` · tracked
+    /// Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]` of `bf16` · gate `config.has_gdn() && !recurrent_dtype.is_f32()` · tracked
     pub gdn_recurrent_bf16: usize,
     /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
     /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
@@ -34,13 +34,13 @@ pub struct StateCacheSizes {
     /// Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_conv_kernel - 1, config.mamba_conv_dim()]` of `bf16` · gate `config.has_mamba()` · tracked
     pub mamba_conv: usize,
     /// Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer
-    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
+    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
     ///
-    /// Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]` of `f32` · gate `config.has_mamba() && recurrent_f32` · tracked
+    /// Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]` of `f32` · gate `config.has_mamba() && recurrent_dtype.is_f32()` · tracked
     pub mamba_ssm_f32: usize,
-    /// The same in the model's dtype (BF16), when not `recurrent_f32`.
+    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
     ///
-    /// Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]` of `bf16` · gate `config.has_mamba() && !recurrent_f32` · tracked
+    /// Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]` of `bf16` · gate `config.has_mamba() && !recurrent_dtype.is_f32()` · tracked
     pub mamba_ssm_bf16: usize,
     /// LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,
     /// `[slots, K - 1, channels]` BF16 a short-conv layer (`short_conv_state_shape`).
@@ -94,14 +94,11 @@ pub struct StateCacheSizes {
     ::core::fmt::Debug,
     ::core::clone::Clone,
     ::core::cmp::PartialEq,
-    ::core::marker::Copy,
-    ::core::cmp::Eq,
-    ::core::hash::Hash,
     serde::Serialize
 )]
 pub struct StateCacheInputs {
     pub max_batch_size: usize,
-    pub recurrent_f32: bool,
+    pub recurrent_dtype: StateDtype,
 }
 impl StateCacheSizes {
     /// [`Self::try_from_config`] with the by-value inputs by name.
@@ -109,11 +106,11 @@ impl StateCacheSizes {
         config: &ModelConfig,
         inputs: &StateCacheInputs,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config(config, inputs.max_batch_size, inputs.recurrent_f32)
+        Self::try_from_config(config, inputs.max_batch_size, inputs.recurrent_dtype)
     }
     /// [`Self::from_config`] with the by-value inputs by name.
     pub fn from_inputs(config: &ModelConfig, inputs: &StateCacheInputs) -> Self {
-        Self::from_config(config, inputs.max_batch_size, inputs.recurrent_f32)
+        Self::from_config(config, inputs.max_batch_size, inputs.recurrent_dtype)
     }
     /// [`Self::try_from_config_with`] with the by-value inputs by name: the sizes and each
     /// buffer's shape and bytes before the floor, in one pass.
@@ -125,7 +122,7 @@ impl StateCacheSizes {
         Self::try_from_config_with(
             config,
             inputs.max_batch_size,
-            inputs.recurrent_f32,
+            inputs.recurrent_dtype,
             on_dims,
         )
     }
@@ -137,9 +134,14 @@ impl StateCacheSizes {
     pub fn try_from_config(
         config: &ModelConfig,
         max_batch_size: usize,
-        recurrent_f32: bool,
+        recurrent_dtype: StateDtype,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, max_batch_size, recurrent_f32, &mut |_, _| {})
+        Self::try_from_config_with(
+            config,
+            max_batch_size,
+            recurrent_dtype,
+            &mut |_, _| {},
+        )
     }
     /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
     /// a byte formula or a closed gate) and its bytes before the floor, in field order.
@@ -152,7 +154,7 @@ impl StateCacheSizes {
     pub fn try_from_config_with(
         config: &ModelConfig,
         max_batch_size: usize,
-        recurrent_f32: bool,
+        recurrent_dtype: StateDtype,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let mut __dims = [[0usize; 5usize]; 13usize];
@@ -204,7 +206,7 @@ impl StateCacheSizes {
         };
         __sizes.gdn_recurrent_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_recurrent_f32");
-            if config.has_gdn() && recurrent_f32 {
+            if config.has_gdn() && recurrent_dtype.is_f32() {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -228,7 +230,7 @@ impl StateCacheSizes {
         };
         __sizes.gdn_recurrent_bf16 = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_recurrent_bf16");
-            if config.has_gdn() && !recurrent_f32 {
+            if config.has_gdn() && !recurrent_dtype.is_f32() {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -275,7 +277,7 @@ impl StateCacheSizes {
         };
         __sizes.mamba_ssm_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_ssm_f32");
-            if config.has_mamba() && recurrent_f32 {
+            if config.has_mamba() && recurrent_dtype.is_f32() {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -299,7 +301,7 @@ impl StateCacheSizes {
         };
         __sizes.mamba_ssm_bf16 = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_ssm_bf16");
-            if config.has_mamba() && !recurrent_f32 {
+            if config.has_mamba() && !recurrent_dtype.is_f32() {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -495,9 +497,9 @@ impl StateCacheSizes {
     pub fn from_config(
         config: &ModelConfig,
         max_batch_size: usize,
-        recurrent_f32: bool,
+        recurrent_dtype: StateDtype,
     ) -> Self {
-        match Self::try_from_config(config, max_batch_size, recurrent_f32) {
+        match Self::try_from_config(config, max_batch_size, recurrent_dtype) {
             ::core::result::Result::Ok(sizes) => sizes,
             ::core::result::Result::Err(err) => ::core::panic!("{}", err),
         }
@@ -514,7 +516,7 @@ impl StateCacheSizes {
     pub fn dims(
         config: &ModelConfig,
         max_batch_size: usize,
-        recurrent_f32: bool,
+        recurrent_dtype: StateDtype,
     ) -> ::core::result::Result<
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
@@ -523,7 +525,7 @@ impl StateCacheSizes {
         let _sizes = Self::try_from_config_with(
             config,
             max_batch_size,
-            recurrent_f32,
+            recurrent_dtype,
             &mut |__d, _| __dims.push(__d.to_vec()),
         )?;
         ::core::result::Result::Ok(__dims)
@@ -560,7 +562,9 @@ impl ::arena_runtime::Arena for StateCache {
             formula: "config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]",
             is_shape: true,
             rank: 5usize,
-            gate: ::core::option::Option::Some("config.has_gdn() && recurrent_f32"),
+            gate: ::core::option::Option::Some(
+                "config.has_gdn() && recurrent_dtype.is_f32()",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer",
@@ -573,10 +577,12 @@ impl ::arena_runtime::Arena for StateCache {
             formula: "config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]",
             is_shape: true,
             rank: 5usize,
-            gate: ::core::option::Option::Some("config.has_gdn() && !recurrent_f32"),
+            gate: ::core::option::Option::Some(
+                "config.has_gdn() && !recurrent_dtype.is_f32()",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "The same in the model's dtype (BF16), when not `recurrent_f32`.",
+            doc: "The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.",
             live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
@@ -599,7 +605,9 @@ impl ::arena_runtime::Arena for StateCache {
             formula: "config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]",
             is_shape: true,
             rank: 5usize,
-            gate: ::core::option::Option::Some("config.has_mamba() && recurrent_f32"),
+            gate: ::core::option::Option::Some(
+                "config.has_mamba() && recurrent_dtype.is_f32()",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer",
@@ -612,10 +620,12 @@ impl ::arena_runtime::Arena for StateCache {
             formula: "config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]",
             is_shape: true,
             rank: 5usize,
-            gate: ::core::option::Option::Some("config.has_mamba() && !recurrent_f32"),
+            gate: ::core::option::Option::Some(
+                "config.has_mamba() && !recurrent_dtype.is_f32()",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "The same in the model's dtype (BF16), when not `recurrent_f32`.",
+            doc: "The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.",
             live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
@@ -785,9 +795,9 @@ pub struct StateCacheViews<'a, D: ::arena_runtime::Device> {
     /// (`gated_delta_net_state_shape`: `conv_state_shape`).
     pub gdn_conv: ::arena_runtime::View<'a, bf16, D>,
     /// Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer
-    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
+    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
     pub gdn_recurrent_f32: ::arena_runtime::View<'a, f32, D>,
-    /// The same in the model's dtype (BF16), when not `recurrent_f32`.
+    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
     pub gdn_recurrent_bf16: ::arena_runtime::View<'a, bf16, D>,
     /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
     /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
@@ -796,9 +806,9 @@ pub struct StateCacheViews<'a, D: ::arena_runtime::Device> {
     /// vLLM also runs `1 < n_groups < tp` by replicating groups, which `shard` refuses).
     pub mamba_conv: ::arena_runtime::View<'a, bf16, D>,
     /// Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer
-    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
+    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
     pub mamba_ssm_f32: ::arena_runtime::View<'a, f32, D>,
-    /// The same in the model's dtype (BF16), when not `recurrent_f32`.
+    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
     pub mamba_ssm_bf16: ::arena_runtime::View<'a, bf16, D>,
     /// LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,
     /// `[slots, K - 1, channels]` BF16 a short-conv layer (`short_conv_state_shape`).
@@ -925,9 +935,9 @@ pub struct StateCacheViewsMut<'a, D: ::arena_runtime::Device> {
     /// (`gated_delta_net_state_shape`: `conv_state_shape`).
     pub gdn_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer
-    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
+    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
     pub gdn_recurrent_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The same in the model's dtype (BF16), when not `recurrent_f32`.
+    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
     pub gdn_recurrent_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
     /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
@@ -936,9 +946,9 @@ pub struct StateCacheViewsMut<'a, D: ::arena_runtime::Device> {
     /// vLLM also runs `1 < n_groups < tp` by replicating groups, which `shard` refuses).
     pub mamba_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer
-    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
+    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
     pub mamba_ssm_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The same in the model's dtype (BF16), when not `recurrent_f32`.
+    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
     pub mamba_ssm_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,
     /// `[slots, K - 1, channels]` BF16 a short-conv layer (`short_conv_state_shape`).

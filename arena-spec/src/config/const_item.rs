@@ -2,13 +2,14 @@
 //! step writes), so the const sizing path can size it at compile time. The shipped models'
 //! consts (`models::consts`) are this function's output, checked current by a test.
 
-use super::ModelConfig;
+use super::{ModelConfig, RecurrentStateDtype, StateDtypeSource};
 use crate::parallel::RankShard;
 use std::fmt::Write;
 
 impl ModelConfig {
     /// This config as a Rust `const` item named `name`, borrowing `'static` data, with the
-    /// paths it needs in scope (`arena_spec::{Cow, Family, KvLayer, LayerKind, Levers, ModelConfig, WeightFormat}`
+    /// paths it needs in scope (`arena_spec::{Cow, Family, KvLayer, LayerKind, Levers, ModelConfig, RecurrentStateDtype,
+    /// StateDtype, StateDtypeSource, WeightFormat}`
     /// or `use` lines of the caller's). `None` for a rank's config (`ModelConfig::shard`):
     /// shard the const's whole-model config instead.
     pub fn const_item(&self, name: &str) -> Option<String> {
@@ -67,6 +68,7 @@ impl ModelConfig {
             mamba_n_groups,
             mamba_conv_kernel,
             mamba_chunk_size,
+            recurrent_state_dtype,
             short_conv_dim,
             short_conv_kernel,
             lightning_heads,
@@ -198,6 +200,15 @@ impl ModelConfig {
         ] {
             field(name, value.to_string());
         }
+        let RecurrentStateDtype { dtype, source } = recurrent_state_dtype;
+        let source = match source {
+            StateDtypeSource::Key(key) => format!("StateDtypeSource::Key({key:?})"),
+            other => format!("StateDtypeSource::{other:?}"),
+        };
+        field(
+            "recurrent_state_dtype",
+            format!("RecurrentStateDtype {{ dtype: StateDtype::{dtype:?}, source: {source} }}"),
+        );
         field("levers", format!("{levers:?}"));
         field("shard", "None".to_string());
         Some(format!(

@@ -17,6 +17,7 @@ use super::levers::Levers;
 use super::linear_mixers::{dense_ffn_width, linear_mixer_shape};
 use super::mamba::mamba_shape;
 use super::moe::moe_shape;
+use super::state_dtype::recurrent_state_dtype;
 use super::{LayerKind, ModelConfig};
 use serde_json::Value;
 use std::cell::RefCell;
@@ -74,6 +75,7 @@ fn from_value(
     } else {
         outer
     };
+    let recurrent_state_dtype = recurrent_state_dtype(family, &f)?;
     let k = Keys::new(f, family, asked);
     let f = &k.f;
     let rules = k.rules;
@@ -273,6 +275,7 @@ fn from_value(
         mamba_n_groups: mamba.groups,
         mamba_conv_kernel: mamba.conv_kernel,
         mamba_chunk_size: mamba.chunk,
+        recurrent_state_dtype,
         short_conv_dim: linear_mixer.short_conv.0,
         short_conv_kernel: linear_mixer.short_conv.1,
         lightning_heads: linear_mixer.lightning.0,

@@ -28,6 +28,7 @@ mod mamba;
 mod moe;
 mod quantization;
 mod shard;
+mod state_dtype;
 
 pub use const_item::const_name;
 pub use error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
@@ -36,6 +37,7 @@ use levers::Levers;
 #[doc(hidden)]
 pub use load::keys_asked;
 pub use quantization::WeightFormat;
+pub use state_dtype::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 use std::borrow::Cow;
 
 /// What a layer's token mixer (or, for Nemotron-H's FFN-only layers, its FFN) is.
@@ -193,6 +195,11 @@ pub struct ModelConfig {
     /// (`StateCache`).
     pub mamba_conv_kernel: usize,
     pub mamba_chunk_size: usize,
+    /// The GDN / Mamba-2 temporal state's dtype as the reference engine allocates it for
+    /// this file, and where that was read (`config/state_dtype.rs`: the file's
+    /// `mamba_ssm_cache_dtype` or `mamba_ssm_dtype`, else the family's default). It sizes no
+    /// activation buffer: the state cache's recurrent states.
+    pub recurrent_state_dtype: RecurrentStateDtype,
 
     /// Short convolution (LFM2's `Lfm2ShortConv`), beyond the seeds: its channels (the hidden
     /// size, split by tp on a rank; 0 without short-conv layers) and its conv taps

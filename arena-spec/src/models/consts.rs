@@ -6,9 +6,10 @@
 use crate::config::levers::Levers;
 use crate::config::{Family, KvLayer, LayerKind, ModelConfig};
 use crate::config::WeightFormat;
+use crate::config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 use std::borrow::Cow;
 
-/// `llama-3.1-8b` (llama), levers off.
+/// `StateDtypeSource::ModelDtype` (llama), levers off.
 pub const LLAMA_3_1_8B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("llama-3.1-8b"),
     model_type: Cow::Borrowed("llama"),
@@ -84,11 +85,12 @@ pub const LLAMA_3_1_8B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `llama-3.1-70b` (llama), levers off.
+/// `StateDtypeSource::ModelDtype` (llama), levers off.
 pub const LLAMA_3_1_70B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("llama-3.1-70b"),
     model_type: Cow::Borrowed("llama"),
@@ -164,11 +166,12 @@ pub const LLAMA_3_1_70B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `llama-4-scout-17b-16e-instruct` (llama4), levers off.
+/// `StateDtypeSource::ModelDtype` (llama4), levers off.
 pub const LLAMA_4_SCOUT_17B_16E_INSTRUCT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("llama-4-scout-17b-16e-instruct"),
     model_type: Cow::Borrowed("llama4"),
@@ -244,11 +247,12 @@ pub const LLAMA_4_SCOUT_17B_16E_INSTRUCT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `mistral-7b-v0.1` (mistral), levers off.
+/// `StateDtypeSource::ModelDtype` (mistral), levers off.
 pub const MISTRAL_7B_V0_1: ModelConfig = ModelConfig {
     source: Cow::Borrowed("mistral-7b-v0.1"),
     model_type: Cow::Borrowed("mistral"),
@@ -324,11 +328,12 @@ pub const MISTRAL_7B_V0_1: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `mistral-nemo-instruct-2407` (mistral), levers off.
+/// `StateDtypeSource::ModelDtype` (mistral), levers off.
 pub const MISTRAL_NEMO_INSTRUCT_2407: ModelConfig = ModelConfig {
     source: Cow::Borrowed("mistral-nemo-instruct-2407"),
     model_type: Cow::Borrowed("mistral"),
@@ -404,11 +409,12 @@ pub const MISTRAL_NEMO_INSTRUCT_2407: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `devstral-2-123b-instruct` (ministral3), levers off.
+/// `StateDtypeSource::ModelDtype` (ministral3), levers off.
 pub const DEVSTRAL_2_123B_INSTRUCT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("devstral-2-123b-instruct"),
     model_type: Cow::Borrowed("ministral3"),
@@ -484,11 +490,12 @@ pub const DEVSTRAL_2_123B_INSTRUCT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `devstral-small-2-24b-instruct` (mistral3), levers off.
+/// `StateDtypeSource::ModelDtype` (mistral3), levers off.
 pub const DEVSTRAL_SMALL_2_24B_INSTRUCT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("devstral-small-2-24b-instruct"),
     model_type: Cow::Borrowed("mistral3"),
@@ -564,11 +571,12 @@ pub const DEVSTRAL_SMALL_2_24B_INSTRUCT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `mixtral-8x7b` (mixtral), levers off.
+/// `StateDtypeSource::ModelDtype` (mixtral), levers off.
 pub const MIXTRAL_8X7B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("mixtral-8x7b"),
     model_type: Cow::Borrowed("mixtral"),
@@ -644,11 +652,12 @@ pub const MIXTRAL_8X7B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `phi-3-mini-4k-instruct` (phi3), levers off.
+/// `StateDtypeSource::ModelDtype` (phi3), levers off.
 pub const PHI_3_MINI_4K_INSTRUCT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("phi-3-mini-4k-instruct"),
     model_type: Cow::Borrowed("phi3"),
@@ -724,11 +733,12 @@ pub const PHI_3_MINI_4K_INSTRUCT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `phi-4` (phi3), levers off.
+/// `StateDtypeSource::ModelDtype` (phi3), levers off.
 pub const PHI_4: ModelConfig = ModelConfig {
     source: Cow::Borrowed("phi-4"),
     model_type: Cow::Borrowed("phi3"),
@@ -804,11 +814,12 @@ pub const PHI_4: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `olmo-3.1-32b-instruct` (olmo3), levers off.
+/// `StateDtypeSource::ModelDtype` (olmo3), levers off.
 pub const OLMO_3_1_32B_INSTRUCT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("olmo-3.1-32b-instruct"),
     model_type: Cow::Borrowed("olmo3"),
@@ -884,11 +895,12 @@ pub const OLMO_3_1_32B_INSTRUCT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `exaone-4.0-32b` (exaone4), levers off.
+/// `StateDtypeSource::ModelDtype` (exaone4), levers off.
 pub const EXAONE_4_0_32B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("exaone-4.0-32b"),
     model_type: Cow::Borrowed("exaone4"),
@@ -964,11 +976,12 @@ pub const EXAONE_4_0_32B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `minimax-m2.7` (minimax_m2), levers off.
+/// `StateDtypeSource::ModelDtype` (minimax_m2), levers off.
 pub const MINIMAX_M2_7: ModelConfig = ModelConfig {
     source: Cow::Borrowed("minimax-m2.7"),
     model_type: Cow::Borrowed("minimax_m2"),
@@ -1044,11 +1057,12 @@ pub const MINIMAX_M2_7: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `minimax-m1` (minimax_m1), levers off.
+/// `StateDtypeSource::ModelDtype` (minimax_m1), levers off.
 pub const MINIMAX_M1: ModelConfig = ModelConfig {
     source: Cow::Borrowed("minimax-m1"),
     model_type: Cow::Borrowed("minimax_m1"),
@@ -1124,11 +1138,12 @@ pub const MINIMAX_M1: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `lfm2-1.2b` (lfm2), levers off.
+/// `StateDtypeSource::ModelDtype` (lfm2), levers off.
 pub const LFM2_1_2B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("lfm2-1.2b"),
     model_type: Cow::Borrowed("lfm2"),
@@ -1204,11 +1219,12 @@ pub const LFM2_1_2B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `lfm2.5-1.2b-base` (lfm2), levers off.
+/// `StateDtypeSource::ModelDtype` (lfm2), levers off.
 pub const LFM2_5_1_2B_BASE: ModelConfig = ModelConfig {
     source: Cow::Borrowed("lfm2.5-1.2b-base"),
     model_type: Cow::Borrowed("lfm2"),
@@ -1284,11 +1300,12 @@ pub const LFM2_5_1_2B_BASE: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `laguna-xs.2-fp8` (laguna), levers off.
+/// `StateDtypeSource::ModelDtype` (laguna), levers off.
 pub const LAGUNA_XS_2_FP8: ModelConfig = ModelConfig {
     source: Cow::Borrowed("laguna-xs.2-fp8"),
     model_type: Cow::Borrowed("laguna"),
@@ -1364,11 +1381,12 @@ pub const LAGUNA_XS_2_FP8: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `gemma-3-1b-it` (gemma3_text), levers off.
+/// `StateDtypeSource::ModelDtype` (gemma3_text), levers off.
 pub const GEMMA_3_1B_IT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("gemma-3-1b-it"),
     model_type: Cow::Borrowed("gemma3_text"),
@@ -1444,11 +1462,12 @@ pub const GEMMA_3_1B_IT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `gemma-3-4b-it` (gemma3), levers off.
+/// `StateDtypeSource::ModelDtype` (gemma3), levers off.
 pub const GEMMA_3_4B_IT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("gemma-3-4b-it"),
     model_type: Cow::Borrowed("gemma3"),
@@ -1524,11 +1543,12 @@ pub const GEMMA_3_4B_IT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `gemma-4-31b-it` (gemma4), levers off.
+/// `StateDtypeSource::ModelDtype` (gemma4), levers off.
 pub const GEMMA_4_31B_IT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("gemma-4-31b-it"),
     model_type: Cow::Borrowed("gemma4"),
@@ -1604,11 +1624,12 @@ pub const GEMMA_4_31B_IT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `gemma-4-26b-a4b` (gemma4), levers off.
+/// `StateDtypeSource::ModelDtype` (gemma4), levers off.
 pub const GEMMA_4_26B_A4B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("gemma-4-26b-a4b"),
     model_type: Cow::Borrowed("gemma4"),
@@ -1684,11 +1705,12 @@ pub const GEMMA_4_26B_A4B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `gemma-4-e2b-it` (gemma4), levers off.
+/// `StateDtypeSource::ModelDtype` (gemma4), levers off.
 pub const GEMMA_4_E2B_IT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("gemma-4-e2b-it"),
     model_type: Cow::Borrowed("gemma4"),
@@ -1764,11 +1786,12 @@ pub const GEMMA_4_E2B_IT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `gemma-4-e4b-it` (gemma4), levers off.
+/// `StateDtypeSource::ModelDtype` (gemma4), levers off.
 pub const GEMMA_4_E4B_IT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("gemma-4-e4b-it"),
     model_type: Cow::Borrowed("gemma4"),
@@ -1844,11 +1867,12 @@ pub const GEMMA_4_E4B_IT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `qwen2.5-7b` (qwen2), levers off.
+/// `StateDtypeSource::ModelDtype` (qwen2), levers off.
 pub const QWEN2_5_7B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("qwen2.5-7b"),
     model_type: Cow::Borrowed("qwen2"),
@@ -1924,11 +1948,12 @@ pub const QWEN2_5_7B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `qwen3-0.6b` (qwen3), levers off.
+/// `StateDtypeSource::ModelDtype` (qwen3), levers off.
 pub const QWEN3_0_6B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("qwen3-0.6b"),
     model_type: Cow::Borrowed("qwen3"),
@@ -2004,11 +2029,12 @@ pub const QWEN3_0_6B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `qwen3-30b-a3b` (qwen3_moe), levers off.
+/// `StateDtypeSource::ModelDtype` (qwen3_moe), levers off.
 pub const QWEN3_30B_A3B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("qwen3-30b-a3b"),
     model_type: Cow::Borrowed("qwen3_moe"),
@@ -2084,11 +2110,12 @@ pub const QWEN3_30B_A3B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `qwen3-next-80b-a3b` (qwen3_next), levers off.
+/// `StateDtypeSource::ModelDtype` (qwen3_next), levers off.
 pub const QWEN3_NEXT_80B_A3B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("qwen3-next-80b-a3b"),
     model_type: Cow::Borrowed("qwen3_next"),
@@ -2164,11 +2191,12 @@ pub const QWEN3_NEXT_80B_A3B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `qwen3-next-80b-a3b-thinking` (qwen3_next), levers off.
+/// `StateDtypeSource::ModelDtype` (qwen3_next), levers off.
 pub const QWEN3_NEXT_80B_A3B_THINKING: ModelConfig = ModelConfig {
     source: Cow::Borrowed("qwen3-next-80b-a3b-thinking"),
     model_type: Cow::Borrowed("qwen3_next"),
@@ -2244,11 +2272,12 @@ pub const QWEN3_NEXT_80B_A3B_THINKING: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `qwen3.5-27b` (qwen3_5), levers off.
+/// `StateDtypeSource::Key("text_config.mamba_ssm_dtype")` (qwen3_5), levers off.
 pub const QWEN3_5_27B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("qwen3.5-27b"),
     model_type: Cow::Borrowed("qwen3_5"),
@@ -2324,11 +2353,12 @@ pub const QWEN3_5_27B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("text_config.mamba_ssm_dtype") },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `qwen3.5-35b-a3b` (qwen3_5_moe), levers off.
+/// `StateDtypeSource::Key("text_config.mamba_ssm_dtype")` (qwen3_5_moe), levers off.
 pub const QWEN3_5_35B_A3B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("qwen3.5-35b-a3b"),
     model_type: Cow::Borrowed("qwen3_5_moe"),
@@ -2404,11 +2434,12 @@ pub const QWEN3_5_35B_A3B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("text_config.mamba_ssm_dtype") },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `qwen3-vl-4b-instruct` (qwen3_vl), levers off.
+/// `StateDtypeSource::ModelDtype` (qwen3_vl), levers off.
 pub const QWEN3_VL_4B_INSTRUCT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("qwen3-vl-4b-instruct"),
     model_type: Cow::Borrowed("qwen3_vl"),
@@ -2484,11 +2515,12 @@ pub const QWEN3_VL_4B_INSTRUCT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `qwen3-vl-32b-instruct` (qwen3_vl), levers off.
+/// `StateDtypeSource::ModelDtype` (qwen3_vl), levers off.
 pub const QWEN3_VL_32B_INSTRUCT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("qwen3-vl-32b-instruct"),
     model_type: Cow::Borrowed("qwen3_vl"),
@@ -2564,11 +2596,12 @@ pub const QWEN3_VL_32B_INSTRUCT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `qwen3-vl-30b-a3b-thinking` (qwen3_vl_moe), levers off.
+/// `StateDtypeSource::ModelDtype` (qwen3_vl_moe), levers off.
 pub const QWEN3_VL_30B_A3B_THINKING: ModelConfig = ModelConfig {
     source: Cow::Borrowed("qwen3-vl-30b-a3b-thinking"),
     model_type: Cow::Borrowed("qwen3_vl_moe"),
@@ -2644,11 +2677,12 @@ pub const QWEN3_VL_30B_A3B_THINKING: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `deepseek-v3` (deepseek_v3), levers off.
+/// `StateDtypeSource::ModelDtype` (deepseek_v3), levers off.
 pub const DEEPSEEK_V3: ModelConfig = ModelConfig {
     source: Cow::Borrowed("deepseek-v3"),
     model_type: Cow::Borrowed("deepseek_v3"),
@@ -2724,11 +2758,12 @@ pub const DEEPSEEK_V3: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `deepseek-v3.2` (deepseek_v32), levers off.
+/// `StateDtypeSource::ModelDtype` (deepseek_v32), levers off.
 pub const DEEPSEEK_V3_2: ModelConfig = ModelConfig {
     source: Cow::Borrowed("deepseek-v3.2"),
     model_type: Cow::Borrowed("deepseek_v32"),
@@ -2804,11 +2839,12 @@ pub const DEEPSEEK_V3_2: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `deepseek-v4-flash` (deepseek_v4), levers off.
+/// `StateDtypeSource::ModelDtype` (deepseek_v4), levers off.
 pub const DEEPSEEK_V4_FLASH: ModelConfig = ModelConfig {
     source: Cow::Borrowed("deepseek-v4-flash"),
     model_type: Cow::Borrowed("deepseek_v4"),
@@ -2884,11 +2920,12 @@ pub const DEEPSEEK_V4_FLASH: ModelConfig = ModelConfig {
     hc_mult: 4,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `deepseek-v4-pro` (deepseek_v4), levers off.
+/// `StateDtypeSource::ModelDtype` (deepseek_v4), levers off.
 pub const DEEPSEEK_V4_PRO: ModelConfig = ModelConfig {
     source: Cow::Borrowed("deepseek-v4-pro"),
     model_type: Cow::Borrowed("deepseek_v4"),
@@ -2964,11 +3001,12 @@ pub const DEEPSEEK_V4_PRO: ModelConfig = ModelConfig {
     hc_mult: 4,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `kimi-k2` (kimi_k2), levers off.
+/// `StateDtypeSource::ModelDtype` (kimi_k2), levers off.
 pub const KIMI_K2: ModelConfig = ModelConfig {
     source: Cow::Borrowed("kimi-k2"),
     model_type: Cow::Borrowed("kimi_k2"),
@@ -3044,11 +3082,12 @@ pub const KIMI_K2: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `kimi-k2.5` (kimi_k25), levers off.
+/// `StateDtypeSource::ModelDtype` (kimi_k25), levers off.
 pub const KIMI_K2_5: ModelConfig = ModelConfig {
     source: Cow::Borrowed("kimi-k2.5"),
     model_type: Cow::Borrowed("kimi_k25"),
@@ -3124,11 +3163,12 @@ pub const KIMI_K2_5: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `kimi-linear-48b-a3b-instruct` (kimi_linear), levers off.
+/// `StateDtypeSource::ModelDtype` (kimi_linear), levers off.
 pub const KIMI_LINEAR_48B_A3B_INSTRUCT: ModelConfig = ModelConfig {
     source: Cow::Borrowed("kimi-linear-48b-a3b-instruct"),
     model_type: Cow::Borrowed("kimi_linear"),
@@ -3204,11 +3244,12 @@ pub const KIMI_LINEAR_48B_A3B_INSTRUCT: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `glm-4.5` (glm4_moe), levers off.
+/// `StateDtypeSource::ModelDtype` (glm4_moe), levers off.
 pub const GLM_4_5: ModelConfig = ModelConfig {
     source: Cow::Borrowed("glm-4.5"),
     model_type: Cow::Borrowed("glm4_moe"),
@@ -3284,11 +3325,12 @@ pub const GLM_4_5: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `glm-4.5-air` (glm4_moe), levers off.
+/// `StateDtypeSource::ModelDtype` (glm4_moe), levers off.
 pub const GLM_4_5_AIR: ModelConfig = ModelConfig {
     source: Cow::Borrowed("glm-4.5-air"),
     model_type: Cow::Borrowed("glm4_moe"),
@@ -3364,11 +3406,12 @@ pub const GLM_4_5_AIR: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `glm-5` (glm_moe_dsa), levers off.
+/// `StateDtypeSource::ModelDtype` (glm_moe_dsa), levers off.
 pub const GLM_5: ModelConfig = ModelConfig {
     source: Cow::Borrowed("glm-5"),
     model_type: Cow::Borrowed("glm_moe_dsa"),
@@ -3444,11 +3487,12 @@ pub const GLM_5: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `gpt-oss-20b` (gpt_oss), levers off.
+/// `StateDtypeSource::ModelDtype` (gpt_oss), levers off.
 pub const GPT_OSS_20B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("gpt-oss-20b"),
     model_type: Cow::Borrowed("gpt_oss"),
@@ -3524,11 +3568,12 @@ pub const GPT_OSS_20B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `gpt-oss-120b` (gpt_oss), levers off.
+/// `StateDtypeSource::ModelDtype` (gpt_oss), levers off.
 pub const GPT_OSS_120B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("gpt-oss-120b"),
     model_type: Cow::Borrowed("gpt_oss"),
@@ -3604,11 +3649,12 @@ pub const GPT_OSS_120B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `nemotron-h-56b-base-8k` (nemotron_h), levers off.
+/// `StateDtypeSource::FamilyDefault` (nemotron_h), levers off.
 pub const NEMOTRON_H_56B_BASE_8K: ModelConfig = ModelConfig {
     source: Cow::Borrowed("nemotron-h-56b-base-8k"),
     model_type: Cow::Borrowed("nemotron_h"),
@@ -3684,11 +3730,12 @@ pub const NEMOTRON_H_56B_BASE_8K: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::FamilyDefault },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `nemotron-3-nano-30b-a3b` (nemotron_h), levers off.
+/// `StateDtypeSource::Key("mamba_ssm_cache_dtype")` (nemotron_h), levers off.
 pub const NEMOTRON_3_NANO_30B_A3B: ModelConfig = ModelConfig {
     source: Cow::Borrowed("nemotron-3-nano-30b-a3b"),
     model_type: Cow::Borrowed("nemotron_h"),
@@ -3764,11 +3811,12 @@ pub const NEMOTRON_3_NANO_30B_A3B: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("mamba_ssm_cache_dtype") },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `llama-3.3-nemotron-super-49b-v1` (nemotron-nas), levers off.
+/// `StateDtypeSource::ModelDtype` (nemotron-nas), levers off.
 pub const LLAMA_3_3_NEMOTRON_SUPER_49B_V1: ModelConfig = ModelConfig {
     source: Cow::Borrowed("llama-3.3-nemotron-super-49b-v1"),
     model_type: Cow::Borrowed("nemotron-nas"),
@@ -3844,11 +3892,12 @@ pub const LLAMA_3_3_NEMOTRON_SUPER_49B_V1: ModelConfig = ModelConfig {
     hc_mult: 0,
     hc_lowrank_rank: 0,
     adapter_max_rank: 0,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `synthetic-all-features-moe` (arena_synthetic), levers off.
+/// `StateDtypeSource::ModelDtype` (arena_synthetic), levers off.
 pub const SYNTHETIC_ALL_FEATURES_MOE: ModelConfig = ModelConfig {
     source: Cow::Borrowed("synthetic-all-features-moe"),
     model_type: Cow::Borrowed("arena_synthetic"),
@@ -3924,11 +3973,12 @@ pub const SYNTHETIC_ALL_FEATURES_MOE: ModelConfig = ModelConfig {
     hc_mult: 4,
     hc_lowrank_rank: 64,
     adapter_max_rank: 64,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };
 
-/// `synthetic-all-features-dense` (arena_synthetic), levers off.
+/// `StateDtypeSource::ModelDtype` (arena_synthetic), levers off.
 pub const SYNTHETIC_ALL_FEATURES_DENSE: ModelConfig = ModelConfig {
     source: Cow::Borrowed("synthetic-all-features-dense"),
     model_type: Cow::Borrowed("arena_synthetic"),
@@ -4004,6 +4054,7 @@ pub const SYNTHETIC_ALL_FEATURES_DENSE: ModelConfig = ModelConfig {
     hc_mult: 4,
     hc_lowrank_rank: 64,
     adapter_max_rank: 64,
+    recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
     shard: None,
 };

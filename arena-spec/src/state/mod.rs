@@ -14,24 +14,35 @@
 //! A rank's cache is this one sized from its config (`ModelConfig::shard`): heads and channels
 //! split by tp as vLLM's calculators `divide` them, layers those of its pipeline stage.
 
-use crate::config::ModelConfig;
+use crate::config::{ModelConfig, StateDtype};
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Arena, DevicePtr};
 
 /// Every recurrent state of one model, for `max_batch_size` sequence slots. A model without
 /// recurrent layers (or a pipeline stage without any) has every buffer 0 bytes and NULL.
 ///
-/// The recurrent (temporal) state of GDN and Mamba-2 layers is kept in FP32 when
-/// `recurrent_f32` is set, else in the model's dtype: vLLM's `mamba_ssm_cache_dtype`, whose
-/// default `"auto"` is the model dtype and which models such as Nemotron-3 set to `float32`
-/// (engines differ here, so it is an input). Conv states and lightning-attention states are in
-/// the model's dtype (`mamba_cache_dtype` `"auto"`), KDA's recurrent state always in FP32
+/// The recurrent (temporal) state of GDN and Mamba-2 layers is kept in `recurrent_dtype`:
+/// the file's as the reference engine reads it, [`ModelConfig::recurrent_state_dtype`]
+/// (vLLM's `mamba_ssm_cache_dtype`, which Nemotron-H and Qwen3.5 files set to `float32`),
+/// or an engine's own choice. Conv states and lightning-attention states are in the model's
+/// dtype (`mamba_cache_dtype` `"auto"`), KDA's recurrent state always in FP32
 /// (`kda_state_dtype`).
+///
+/// ```
+/// use arena_spec::{models, StateCacheSizes};
+///
+/// let config = models::find("nemotron-h-56b-base-8k").unwrap().config()?;
+/// // The file has no `mamba_ssm_cache_dtype`: vLLM's NemotronH default, FP32.
+/// let dtype = config.recurrent_state_dtype.dtype;
+/// let sizes = StateCacheSizes::from_config(&config, 64, dtype);
+/// assert!(sizes.mamba_ssm_f32 > 0 && sizes.mamba_ssm_bf16 == 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = StateCacheSizes,
     inputs_struct(StateCacheInputs, derive(serde::Serialize)),
-    inputs(config: &ModelConfig, max_batch_size: usize, recurrent_f32: bool),
+    inputs(config: &ModelConfig, max_batch_size: usize, recurrent_dtype: StateDtype),
     docs(
         sizes = "Byte size of each sequence state, for `max_batch_size` slots.",
         from_config = "Every state's size, in bytes: per layer of its kind, per slot.",
@@ -49,18 +60,18 @@ pub struct StateCache {
     )]
     pub gdn_conv: DevicePtr<bf16>,
     /// Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer
-    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
+    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
     #[buffer(
         per_layer = config.num_gdn_layers(),
         shape = [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim],
-        gate = config.has_gdn() && recurrent_f32
+        gate = config.has_gdn() && recurrent_dtype.is_f32()
     )]
     pub gdn_recurrent_f32: DevicePtr<f32>,
-    /// The same in the model's dtype (BF16), when not `recurrent_f32`.
+    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
     #[buffer(
         per_layer = config.num_gdn_layers(),
         shape = [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim],
-        gate = config.has_gdn() && !recurrent_f32
+        gate = config.has_gdn() && !recurrent_dtype.is_f32()
     )]
     pub gdn_recurrent_bf16: DevicePtr<bf16>,
     /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
@@ -75,18 +86,18 @@ pub struct StateCache {
     )]
     pub mamba_conv: DevicePtr<bf16>,
     /// Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer
-    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_f32`.
+    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
     #[buffer(
         per_layer = config.num_mamba_layers(),
         shape = [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size],
-        gate = config.has_mamba() && recurrent_f32
+        gate = config.has_mamba() && recurrent_dtype.is_f32()
     )]
     pub mamba_ssm_f32: DevicePtr<f32>,
-    /// The same in the model's dtype (BF16), when not `recurrent_f32`.
+    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
     #[buffer(
         per_layer = config.num_mamba_layers(),
         shape = [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size],
-        gate = config.has_mamba() && !recurrent_f32
+        gate = config.has_mamba() && !recurrent_dtype.is_f32()
     )]
     pub mamba_ssm_bf16: DevicePtr<bf16>,
     /// LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,

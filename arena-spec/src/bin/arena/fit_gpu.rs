@@ -6,7 +6,7 @@ use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError, Siz
 use crate::device::DeviceChoice;
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE};
 use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
-use arena_spec::KvDtype;
+use arena_spec::{KvDtype, StateDtype};
 
 /// The whole-GPU flags of `arena fit`.
 #[derive(Debug, clap::Args)]
@@ -30,9 +30,32 @@ pub struct GpuArgs {
     /// checkpoint's format (required where its format or family is not planned)
     #[arg(long, value_parser = parse_bytes)]
     pub weights_bytes: Option<usize>,
-    /// Keep the GDN / Mamba-2 recurrent states in FP32 (vLLM's mamba_ssm_cache_dtype=float32)
-    #[arg(long)]
-    pub recurrent_f32: bool,
+    /// The GDN / Mamba-2 recurrent states' dtype: the file's as vLLM reads it
+    /// (mamba_ssm_cache_dtype, mamba_ssm_dtype, the family's default), or an override
+    #[arg(long, value_enum, default_value = "config")]
+    pub state_dtype: StateDtypeArg,
+}
+
+/// `--state-dtype`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StateDtypeArg {
+    /// The config's (its key, else the family's default in vLLM)
+    Config,
+    /// FP32, whatever the config says
+    F32,
+    /// The model's 16-bit dtype, whatever the config says
+    Bf16,
+}
+
+impl StateDtypeArg {
+    /// The plan's override: none for `config`.
+    pub fn override_dtype(self) -> Option<StateDtype> {
+        match self {
+            StateDtypeArg::Config => None,
+            StateDtypeArg::F32 => Some(StateDtype::F32),
+            StateDtypeArg::Bf16 => Some(StateDtype::Bf16),
+        }
+    }
 }
 
 /// `--kv-dtype`.
@@ -52,7 +75,7 @@ impl GpuArgs {
             (self.reserve.is_some(), "--reserve"),
             (self.kv_dtype != KvDtypeArg::Bf16, "--kv-dtype"),
             (self.weights_bytes.is_some(), "--weights-bytes"),
-            (self.recurrent_f32, "--recurrent-f32"),
+            (self.state_dtype != StateDtypeArg::Config, "--state-dtype"),
         ]
         .into_iter()
         .find(|(set, _)| *set)
@@ -102,7 +125,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
     let inputs = GpuPlanInputs {
         reserve_bytes: g.reserve.map_or(RESERVE_BYTES, |b| b as u64),
         shared_arena: sizing.fixed.shared,
-        recurrent_f32: g.recurrent_f32,
+        state_dtype: g.state_dtype.override_dtype(),
         kv_dtype: match g.kv_dtype {
             KvDtypeArg::Bf16 => KvDtype::Bf16,
             KvDtypeArg::Fp8 => KvDtype::Fp8,
