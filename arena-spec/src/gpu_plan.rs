@@ -38,8 +38,8 @@ use crate::arena::{ArenaInputs, BufferArena};
 use crate::config::KvLayer;
 use crate::config::{ModelConfig, StateDtype};
 use crate::kv::{
-    compressed_blocks_per_sequence, full_blocks_per_sequence, sliding_blocks_per_sequence, KvDtype,
-    KvPool, KvPoolInputs, KvPoolSizes,
+    chunked_blocks_per_sequence, compressed_blocks_per_sequence, full_blocks_per_sequence,
+    sliding_blocks_per_sequence, KvDtype, KvPool, KvPoolInputs, KvPoolSizes,
 };
 use crate::parallel::{ParallelLayout, Rank};
 use crate::state::{StateCache, StateCacheSizes};
@@ -249,15 +249,26 @@ impl PoolBlocks {
                 config.num_full_kv_layers(),
                 full_blocks_per_sequence(tokens, block_tokens),
             ),
+            // The pool's sliding buffer holds the sliding layers and the chunked ones; a
+            // model with both would take the larger share of a sequence (none has both).
             sliding: has(
-                config.num_sliding_kv_layers(),
+                config.num_sliding_kv_layers() - config.num_chunked_kv_layers(),
                 sliding_blocks_per_sequence(
                     tokens,
                     config.sliding_window,
                     block_tokens,
                     max_batch_tokens,
                 ),
-            ),
+            )
+            .max(has(
+                config.num_chunked_kv_layers(),
+                chunked_blocks_per_sequence(
+                    tokens,
+                    config.attention_chunk_size,
+                    block_tokens,
+                    max_batch_tokens,
+                ),
+            )),
             csa: has(
                 config.num_csa_kv_layers(),
                 compressed_blocks_per_sequence(tokens, config.index_ratio(), block_tokens),

@@ -81,8 +81,21 @@ fn the_layers_that_slide_are_those_transformers_resolves() {
         let c = m.config_with_levers(Default::default()).unwrap();
         let kinds = c.kv_layer_kinds();
         let types = record["config_echo"]["layer_types"].as_array();
+        // Without resolved layer types, Mistral's, Mixtral's and Phi-3's attention modules
+        // pass `config.sliding_window` on every layer (`MistralAttention.forward`,
+        // `MixtralAttention.forward`, `Phi3Attention.forward`), as vLLM slides every layer.
+        let file = raw(m.name);
+        let every_layer_slides = matches!(
+            file["model_type"].as_str(),
+            Some("mistral" | "mixtral" | "phi3")
+        ) && file["sliding_window"].as_u64().is_some_and(|w| w > 0);
         for (i, kind) in kinds.iter().enumerate() {
-            let slides = types.is_some_and(|t| t[i] == "sliding_attention");
+            let slides = match types {
+                Some(t) => t[i] == "sliding_attention",
+                None => every_layer_slides,
+            };
+            let chunked = types.is_some_and(|t| t[i] == "chunked_attention");
+            assert_eq!(*kind == KvLayer::Chunked, chunked, "{}: layer {i}", m.name);
             assert_eq!(
                 matches!(kind, KvLayer::Sliding | KvLayer::Shared),
                 slides,
@@ -94,6 +107,16 @@ fn the_layers_that_slide_are_those_transformers_resolves() {
         checked += 1;
     }
     assert!(checked >= 40, "{checked}");
+    // Mistral-7B-v0.1 and Phi-3-mini slide every layer; Llama 4 Scout's RoPE layers attend
+    // within chunks of 8192, every fourth (NoPE) layer to the whole sequence.
+    assert_eq!(config("mistral-7b-v0.1").num_sliding_kv_layers(), 32);
+    assert_eq!(config("phi-3-mini-4k-instruct").num_full_kv_layers(), 0);
+    let scout = config("llama-4-scout-17b-16e-instruct");
+    assert_eq!(
+        (scout.num_chunked_kv_layers(), scout.num_full_kv_layers()),
+        (36, 12)
+    );
+    assert_eq!(scout.attention_chunk_size, 8192);
     // Gemma 3's 4B file lists no layer types: the class pattern (every sixth full) resolves
     // them, as transformers does.
     assert_eq!(config("gemma-3-4b-it").num_sliding_kv_layers(), 29);
@@ -341,4 +364,65 @@ fn deepseek_v4_keeps_a_window_and_its_compressed_entries_as_vllm_declares_them()
         );
         assert_eq!(st.hca_compressor, hca * 2 * hca_rate * (2 * head) * 4);
     }
+}
+
+/// GLM-5.2 builds its indexer on 21 of its 78 layers (`index_topk_freq` 4,
+/// `index_skip_topk_offset` 3: vLLM v0.33.0 `deepseek_v32/attention.py`, 166–191, `skip_topk
+/// = max(i - offset + 1, 0) % freq != 0`); the shipped GLM-5 file, without the keys, on every
+/// layer (freq 1). The keys, the pool and the weights follow: a layer without an indexer keeps
+/// no indexer keys and holds no indexer weights (`wq_b`, `wk`, `k_norm`, `weights_proj`).
+#[test]
+fn indexer_keys_and_weights_are_on_the_layers_vllm_builds_an_indexer() {
+    let glm5 = config("glm-5");
+    assert_eq!(glm5.num_indexer_layers(), glm5.num_hidden_layers);
+    let text = arena_spec::models::find("glm-5").unwrap().json.replace(
+        "\"index_topk\": 2048,",
+        "\"index_topk\": 2048, \"index_topk_freq\": 4, \"index_skip_topk_offset\": 3,",
+    );
+    let glm52 = ModelConfig::from_json_str(&text, "glm-5.2-like.json").unwrap();
+    let (freq, offset) = (4, 3);
+    let expected: Vec<bool> = (0..78)
+        .map(|i: usize| (i + 1).saturating_sub(offset) % freq == 0)
+        .collect();
+    assert_eq!(&glm52.indexer_layers[..], &expected[..]);
+    assert_eq!(glm52.num_indexer_layers(), 21);
+    for tp in [1, 2, 8] {
+        let rank = glm52
+            .shard(&ParallelLayout::new(tp, 1, 1).unwrap().rank(0).unwrap())
+            .unwrap();
+        let s = sizes(&rank, KvDtype::Bf16);
+        let page = indexer_page(BLOCK, n(&raw("glm-5"), "index_head_dim"));
+        assert_eq!(s.indexer_keys, 21 * BLOCKS * page, "tp {tp}");
+    }
+    // Pipeline stages hold the indexers of their own layers.
+    let layout = ParallelLayout::new(1, 1, 2).unwrap();
+    let stages: usize = layout
+        .ranks()
+        .map(|r| glm52.shard(&r).unwrap().num_indexer_layers())
+        .sum();
+    assert_eq!(stages, 21);
+    // The weights: 57 layers' indexers fewer.
+    let v = raw("glm-5");
+    let (h, d, q, hidden) = (
+        n(&v, "index_n_heads"),
+        n(&v, "index_head_dim"),
+        n(&v, "q_lora_rank"),
+        n(&v, "hidden_size"),
+    );
+    let indexer = (q * h * d + hidden * d + 2 * d + h * hidden) as u64;
+    let all = arena_spec::weights::parameters(&glm5).unwrap();
+    let some = arena_spec::weights::parameters(&glm52).unwrap();
+    assert_eq!(all - some, 57 * indexer);
+    // A pattern's "S" skips a layer; past its end a layer keeps its indexer.
+    let patterned = text.replace(
+        "\"index_topk_freq\": 4,",
+        "\"index_topk_freq\": 4, \"index_topk_pattern\": \"FSSF\",",
+    );
+    let c = ModelConfig::from_json_str(&patterned, "p.json").unwrap();
+    assert_eq!(c.num_indexer_layers(), 76);
+    let zero = text.replace("\"index_topk_freq\": 4", "\"index_topk_freq\": 0");
+    let e = ModelConfig::from_json_str(&zero, "z.json")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("index_topk_freq"), "{e}");
 }

@@ -28,12 +28,15 @@ pub struct KvPoolSizes {
     /// DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·
     /// index_head_dim / 128]` bytes a layer, the FP8 key and an FP32 scale a 128 elements
     /// whatever `kv_dtype` (vLLM `deepseek_v2.py`, 584–610 and 660–669:
-    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8).
+    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8), on
+    /// the layers that build an indexer ([`ModelConfig::indexer_layers`]).
     ///
-    /// Shape `config.num_full_kv_layers() layers × [blocks, block_tokens, config.indexer_key_token_bytes()]` of `u8` · gate `config.num_full_kv_layers() > 0 && config.has_indexer()` · tracked
+    /// Shape `config.num_indexer_layers() layers × [blocks, block_tokens, config.indexer_key_token_bytes()]` of `u8` · gate `config.num_indexer_layers() > 0` · tracked
     pub indexer_keys: usize,
     /// K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·
-    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer).
+    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer), or
+    /// of a chunked-local-attention layer (Llama 4's; `ChunkedLocalAttentionSpec`, the same
+    /// page).
     /// DeepSeek-V4's window (every one of its layers keeps one, of its one K=V vector of
     /// `head_dim`: vLLM v0.34 `DeepseekV4SWACache`, a `SlidingWindowMLASpec` of one head,
     /// `sparse_swa.py`: 76–148).
@@ -242,13 +245,13 @@ impl KvPoolSizes {
         };
         __sizes.indexer_keys = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_keys");
-            if __f.value(config.num_full_kv_layers())? > 0 && config.has_indexer() {
+            if __f.value(config.num_indexer_layers())? > 0 {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
                         __f,
                         &[
-                            __f.value(config.num_full_kv_layers())?,
+                            __f.value(config.num_indexer_layers())?,
                             blocks,
                             block_tokens,
                             __f.value(config.indexer_key_token_bytes())?,
@@ -477,12 +480,10 @@ impl ::arena_runtime::Arena for KvPool {
             name: "indexer_keys",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_full_kv_layers() layers × [blocks, block_tokens, config.indexer_key_token_bytes()]",
+            formula: "config.num_indexer_layers() layers × [blocks, block_tokens, config.indexer_key_token_bytes()]",
             is_shape: true,
             rank: 4usize,
-            gate: ::core::option::Option::Some(
-                "config.num_full_kv_layers() > 0 && config.has_indexer()",
-            ),
+            gate: ::core::option::Option::Some("config.num_indexer_layers() > 0"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·",
@@ -617,10 +618,13 @@ pub struct KvPoolViews<'a, D: ::arena_runtime::Device> {
     /// DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·
     /// index_head_dim / 128]` bytes a layer, the FP8 key and an FP32 scale a 128 elements
     /// whatever `kv_dtype` (vLLM `deepseek_v2.py`, 584–610 and 660–669:
-    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8).
+    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8), on
+    /// the layers that build an indexer ([`ModelConfig::indexer_layers`]).
     pub indexer_keys: ::arena_runtime::View<'a, u8, D>,
     /// K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·
-    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer).
+    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer), or
+    /// of a chunked-local-attention layer (Llama 4's; `ChunkedLocalAttentionSpec`, the same
+    /// page).
     /// DeepSeek-V4's window (every one of its layers keeps one, of its one K=V vector of
     /// `head_dim`: vLLM v0.34 `DeepseekV4SWACache`, a `SlidingWindowMLASpec` of one head,
     /// `sparse_swa.py`: 76–148).
@@ -708,10 +712,13 @@ pub struct KvPoolViewsMut<'a, D: ::arena_runtime::Device> {
     /// DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·
     /// index_head_dim / 128]` bytes a layer, the FP8 key and an FP32 scale a 128 elements
     /// whatever `kv_dtype` (vLLM `deepseek_v2.py`, 584–610 and 660–669:
-    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8).
+    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8), on
+    /// the layers that build an indexer ([`ModelConfig::indexer_layers`]).
     pub indexer_keys: ::arena_runtime::ViewMut<'a, u8, D>,
     /// K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·
-    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer).
+    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer), or
+    /// of a chunked-local-attention layer (Llama 4's; `ChunkedLocalAttentionSpec`, the same
+    /// page).
     /// DeepSeek-V4's window (every one of its layers keeps one, of its one K=V vector of
     /// `head_dim`: vLLM v0.34 `DeepseekV4SWACache`, a `SlidingWindowMLASpec` of one head,
     /// `sparse_swa.py`: 76–148).

@@ -44,6 +44,7 @@ impl ModelConfig {
             attention_bias,
             use_qk_norm,
             sliding_window,
+            attention_chunk_size,
             hca_compress_ratio,
             kv_layers,
             zero_expert_num,
@@ -57,6 +58,7 @@ impl ModelConfig {
             index_head_dim,
             index_topk,
             index_compress_ratio,
+            indexer_layers,
             linear_num_key_heads,
             linear_key_head_dim,
             linear_num_value_heads,
@@ -149,6 +151,7 @@ impl ModelConfig {
         field("attention_bias", attention_bias.to_string());
         field("use_qk_norm", use_qk_norm.to_string());
         field("sliding_window", sliding_window.to_string());
+        field("attention_chunk_size", attention_chunk_size.to_string());
         field("hca_compress_ratio", hca_compress_ratio.to_string());
         let kv: Vec<String> = kv_layers
             .iter()
@@ -208,6 +211,11 @@ impl ModelConfig {
         field(
             "recurrent_state_dtype",
             format!("RecurrentStateDtype {{ dtype: StateDtype::{dtype:?}, source: {source} }}"),
+        );
+        let indexed: Vec<String> = indexer_layers.iter().map(bool::to_string).collect();
+        field(
+            "indexer_layers",
+            format!("Cow::Borrowed(&[{}])", indexed.join(", ")),
         );
         field("levers", format!("{levers:?}"));
         field("shard", "None".to_string());

@@ -240,16 +240,27 @@ pub struct LayerWidths {
 
 /// Which attention layers keep keys and values for a window only, or none of their own
 /// (`ModelConfig::kv_layers`). A file that lists `layer_types` says which layers slide
-/// (`"sliding_attention"`), by `sliding_window` tokens; these rules cover files that do not.
+/// (`"sliding_attention"`, by `sliding_window` tokens) or attend within chunks
+/// (`"chunked_attention"`); these rules cover files that do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KvLayers {
     /// Where the file has no `layer_types`: every layer slides but each `n`-th, `n` the key's
     /// value or its class default (Gemma 3's `sliding_window_pattern`, 6:
-    /// `Gemma3TextConfig.__post_init__`). `None`: no layer slides without a list (chosen
-    /// here for Mistral-7B-v0.1 and Phi-3-mini, whose files set `sliding_window` but no
-    /// `layer_types`: their caches are planned at full length, which over-reserves and never
-    /// under-reserves).
+    /// `Gemma3TextConfig.__post_init__`).
     pub window_pattern: Option<(&'static str, usize)>,
+    /// Where the file has no `layer_types`: every attention layer slides by `sliding_window`
+    /// when the file sets one (Mistral, Mixtral, Phi-3: their attention modules pass
+    /// `config.sliding_window` on every layer, and vLLM gives every layer a
+    /// `SlidingWindowSpec` when a file lists no layer types, `engine/arg_utils.py`: 2288–2294,
+    /// v0.33.0).
+    pub all_slide: bool,
+    /// Where the file has no `layer_types`: a per-layer list whose 1s are the sliding layers,
+    /// and the key of their window (MiMo-V2-Flash's `hybrid_layer_pattern` and
+    /// `sliding_window_size`, as vLLM's `mimo_v2.py`: 403–436 reads them; transformers'
+    /// `MiMoV2FlashConfig` resolves the same list into `layer_types`).
+    pub listed_by: Option<(&'static str, &'static str)>,
+    /// Chunked local attention (Llama 4): which layers attend within chunks and the chunk.
+    pub chunked: Option<ChunkedLayers>,
     /// The key of the count of last layers that read an earlier layer's keys and values and
     /// keep none (Gemma 4's `num_kv_shared_layers`).
     pub shared_count: Option<&'static str>,
@@ -260,8 +271,25 @@ impl KvLayers {
     /// its own cache.
     pub const AS_LISTED: KvLayers = KvLayers {
         window_pattern: None,
+        all_slide: false,
+        listed_by: None,
+        chunked: None,
         shared_count: None,
     };
+}
+
+/// Llama 4's chunked local attention: every layer with RoPE attends within chunks of
+/// `attention_chunk_size` tokens, each NoPE layer to the whole sequence (transformers'
+/// `Llama4TextConfig`: `no_rope_layers`, one a layer, 0 for NoPE, else every
+/// `no_rope_layer_interval`-th layer NoPE; vLLM `llama4.py`: 185, 251–252).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkedLayers {
+    /// The chunk's key and its class default (`attention_chunk_size`, 8192).
+    pub chunk: (&'static str, usize),
+    /// The per-layer list (`no_rope_layers`: 0 a full layer).
+    pub rope_list: &'static str,
+    /// The interval's key and its class default (`no_rope_layer_interval`, 4).
+    pub interval: (&'static str, usize),
 }
 
 /// The keys of full-attention layers whose widths differ from the sliding ones' (Gemma 4:

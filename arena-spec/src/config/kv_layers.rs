@@ -5,29 +5,51 @@ use super::error::{ConfigError, MAX_EXTENT};
 use super::keys::Keys;
 use super::{KvLayer, LayerKind};
 
-/// The sliding window (0 where no layer slides) and one [`KvLayer`] per layer.
+/// What a layer attends to, before the shared layers are marked.
+#[derive(Clone, Copy, PartialEq)]
+enum Span {
+    Whole,
+    Window,
+    Chunk,
+}
+
+/// The layers' caches: the sliding window (0 where no layer slides), the chunk of chunked
+/// local attention (0 where no layer is chunked), and one [`KvLayer`] per layer.
+pub(super) struct KvLayout {
+    pub(super) window: usize,
+    pub(super) chunk: usize,
+    pub(super) kinds: Vec<KvLayer>,
+}
+
 pub(super) fn kv_layers(
     k: &Keys,
     layers: &[LayerKind],
     compressed: Option<&[KvLayer]>,
-) -> Result<(usize, Vec<KvLayer>), ConfigError> {
+) -> Result<KvLayout, ConfigError> {
     let f = &k.f;
     let rules = k.rules.kv_layers;
     let n = layers.len();
-    let window = k.dim("sliding_window", MAX_EXTENT)?.unwrap_or(0);
-    let slides: Vec<bool> = match k.strings("layer_types")? {
+    let window_key = rules.listed_by.map_or("sliding_window", |(_, key)| key);
+    let window = match k.dim(window_key, MAX_EXTENT)? {
+        Some(w) => w,
+        // MiMo-V2-Flash's files also carry `sliding_window`, which transformers reads.
+        None => k.dim("sliding_window", MAX_EXTENT)?.unwrap_or(0),
+    };
+    let chunk = match rules.chunked {
+        Some(c) => k.dim(c.chunk.0, MAX_EXTENT)?.unwrap_or(c.chunk.1),
+        None => 0,
+    };
+    let spans: Vec<Span> = match k.strings("layer_types")? {
         // `layer_layout` has checked the list's length.
-        Some(types) => types.iter().map(|&t| t == "sliding_attention").collect(),
-        None => match rules.window_pattern {
-            Some((key, default)) => {
-                let every = k.dim_or(key, default)?;
-                if every == 0 {
-                    return Err(f.invalid(key, "is 0, but must be at least 1"));
-                }
-                (0..n).map(|i| (i + 1) % every != 0).collect()
-            }
-            None => vec![false; n],
-        },
+        Some(types) => types
+            .iter()
+            .map(|&t| match t {
+                "sliding_attention" => Span::Window,
+                "chunked_attention" => Span::Chunk,
+                _ => Span::Whole,
+            })
+            .collect(),
+        None => unlisted_spans(k, n, window)?,
     };
     let shared = match rules.shared_count {
         Some(key) => k.dim_or(key, 0)?,
@@ -41,21 +63,81 @@ pub(super) fn kv_layers(
     }
     // DeepSeek-V4: its layers' kinds as `compressed.rs` resolved them, each with its window.
     if let Some(kinds) = compressed {
-        return Ok((window, kinds.to_vec()));
+        return Ok(KvLayout {
+            window,
+            chunk: 0,
+            kinds: kinds.to_vec(),
+        });
     }
-    let window = if slides.contains(&true) { window } else { 0 };
+    let window = if spans.contains(&Span::Window) {
+        window
+    } else {
+        0
+    };
+    let chunk = if spans.contains(&Span::Chunk) {
+        chunk
+    } else {
+        0
+    };
     let kinds = layers
         .iter()
-        .zip(&slides)
+        .zip(&spans)
         .enumerate()
-        .map(|(i, (&kind, &slides))| match kind {
-            LayerKind::Attention if i >= n - shared && slides => KvLayer::Shared,
+        .map(|(i, (&kind, &span))| match kind {
+            LayerKind::Attention if i >= n - shared && span == Span::Window => KvLayer::Shared,
             LayerKind::Attention if i >= n - shared => KvLayer::SharedFull,
-            // A sliding layer without a window (`sliding_window` null or 0) keeps every token.
-            LayerKind::Attention if slides && window > 0 => KvLayer::Sliding,
+            // A sliding layer without a window (`sliding_window` null or 0) keeps every token,
+            // and a chunked one without a chunk.
+            LayerKind::Attention if span == Span::Window && window > 0 => KvLayer::Sliding,
+            LayerKind::Attention if span == Span::Chunk && chunk > 0 => KvLayer::Chunked,
             LayerKind::Attention => KvLayer::Full,
             _ => KvLayer::None,
         })
         .collect();
-    Ok((window, kinds))
+    Ok(KvLayout {
+        window,
+        chunk,
+        kinds,
+    })
+}
+
+/// What each layer attends to where the file lists no `layer_types`, by the family's rule.
+fn unlisted_spans(k: &Keys, n: usize, window: usize) -> Result<Vec<Span>, ConfigError> {
+    let f = &k.f;
+    let rules = k.rules.kv_layers;
+    let slide_if = |b: bool| if b { Span::Window } else { Span::Whole };
+    if let Some((key, default)) = rules.window_pattern {
+        let every = k.dim_or(key, default)?;
+        if every == 0 {
+            return Err(f.invalid(key, "is 0, but must be at least 1"));
+        }
+        return Ok((0..n).map(|i| slide_if((i + 1) % every != 0)).collect());
+    }
+    if let Some((list_key, _)) = rules.listed_by {
+        if let Some(list) = k.indices(list_key)? {
+            k.one_per_layer(list_key, list.len(), n)?;
+            if let Some(v) = list.iter().find(|&&v| v > 1) {
+                return Err(f.invalid(list_key, format!("has {v}: its entries are 0 or 1")));
+            }
+            return Ok(list.iter().map(|&v| slide_if(v == 1)).collect());
+        }
+    }
+    if let Some(c) = rules.chunked {
+        let rope = match k.indices(c.rope_list)? {
+            Some(list) => {
+                k.one_per_layer(c.rope_list, list.len(), n)?;
+                list.iter().map(|&v| v != 0).collect()
+            }
+            None => {
+                let every = k.dim_or(c.interval.0, c.interval.1)?;
+                if every == 0 {
+                    return Err(f.invalid(c.interval.0, "is 0, but must be at least 1"));
+                }
+                (0..n).map(|i| (i + 1) % every != 0).collect::<Vec<bool>>()
+            }
+        };
+        let chunked = |r: bool| if r { Span::Chunk } else { Span::Whole };
+        return Ok(rope.into_iter().map(chunked).collect());
+    }
+    Ok(vec![slide_if(rules.all_slide && window > 0); n])
 }

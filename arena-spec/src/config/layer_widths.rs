@@ -14,8 +14,9 @@ pub(super) struct Widest {
     pub(super) value_head_dim: usize,
     /// The output gate's width (`extra_qkv_width`).
     pub(super) gate_width: usize,
-    /// The full-attention layers' own head size, kv heads (0: the model's) and whether their
-    /// keys are their values; (0, 0, false) where no layer has widths of its own.
+    /// The full-attention layers' own head size (0: the model's), kv heads (0: the model's)
+    /// and whether their keys are their values; (0, 0, false) where no layer has widths of
+    /// its own.
     pub(super) global: (usize, usize, bool),
     /// The widest layer's dense FFN as a multiple of `intermediate_size` (2 where the
     /// KV-shared layers run a double-wide MLP, else 1).
@@ -55,10 +56,12 @@ pub(super) fn widest(
         Some(types) => types.contains(&"sliding_attention"),
         None => layers > 1,
     };
-    let kv_heads = if slides {
-        kv_heads * rules.sliding_kv_factor
+    let (kv_heads, full_kv_heads) = if slides && rules.sliding_kv_factor > 1 {
+        // The full layers keep the file's kv heads (MiMo-V2-Flash: vLLM's `mimo_v2.py`,
+        // 431–436, against `swa_num_key_value_heads` on the sliding ones).
+        (kv_heads * rules.sliding_kv_factor, kv_heads)
     } else {
-        kv_heads
+        (kv_heads, 0)
     };
     let value_head_dim = match rules.value_head_dim {
         Some(key) => k.dim(key, MAX_DIM)?.unwrap_or(head_dim),
@@ -97,7 +100,7 @@ pub(super) fn widest(
                 _ => (0, 0, false),
             }
         }
-        None => (0, 0, false),
+        None => (0, full_kv_heads, false),
     };
     // Gemma 4: `Gemma4TextMLP` doubles `intermediate_size` in every "reuse" layer where
     // `use_double_wide_mlp` is set; there is such a layer whenever `num_kv_shared_layers` > 0

@@ -9,6 +9,7 @@ use super::compressed::compressed_attention;
 use super::error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
 use super::family::{Family, HeadDim, Mixers, Mrope, RefusalScope, UNSIZED_MODEL_TYPES};
 use super::fields::{json_kind, Fields};
+use super::indexer_layers::indexer_layers;
 use super::keys::Keys;
 use super::kv_layers::kv_layers;
 use super::layer_widths::widest;
@@ -133,7 +134,7 @@ fn from_value(
         )?),
         _ => None,
     };
-    let (sliding_window, kv_layers) = kv_layers(
+    let kv_layout = kv_layers(
         &k,
         &layers,
         compressed.as_ref().map(|c| c.kv_kinds.as_slice()),
@@ -197,6 +198,14 @@ fn from_value(
     let kv_lora_rank = k.dim_or("kv_lora_rank", 0)?;
     let index_dim =
         |key| -> Result<usize, ConfigError> { Ok(if indexed { k.dim_or(key, 0)? } else { 0 }) };
+    // MLA's indexer (DeepSeek-V3.2, GLM-5) on the layers vLLM builds one; DeepSeek-V4's is
+    // its CSA layers'.
+    let mla_indexer = compressed.is_none()
+        && kv_lora_rank > 0
+        && index_dim("index_n_heads")? > 0
+        && index_dim("index_head_dim")? > 0
+        && index_dim("index_topk")? > 0;
+    let indexer_layers = indexer_layers(&k, &layers, mla_indexer)?;
 
     let c = ModelConfig {
         source: path.display().to_string().into(),
@@ -230,9 +239,10 @@ fn from_value(
         },
         attention_bias: f.opt_bool("attention_bias")?.unwrap_or(false),
         use_qk_norm: f.opt_bool("use_qk_norm")?.unwrap_or(false),
-        sliding_window,
+        sliding_window: kv_layout.window,
+        attention_chunk_size: kv_layout.chunk,
         hca_compress_ratio: compressed.as_ref().map_or(0, |c| c.hca_ratio),
-        kv_layers: kv_layers.into(),
+        kv_layers: kv_layout.kinds.into(),
         num_experts: moe.experts,
         num_experts_per_tok: moe.top_k,
         moe_intermediate_size: moe.expert_width,
@@ -264,6 +274,7 @@ fn from_value(
         index_head_dim: index_dim("index_head_dim")?,
         index_topk: index_dim("index_topk")?.saturating_mul(index_scale),
         index_compress_ratio: index_ratio,
+        indexer_layers: indexer_layers.into(),
         linear_num_key_heads: k.dim_or("linear_num_key_heads", 0)?,
         linear_key_head_dim: k.dim_or("linear_key_head_dim", 0)?,
         linear_num_value_heads: k.dim_or("linear_num_value_heads", 0)?,

@@ -16,6 +16,7 @@ mod const_item;
 mod error;
 pub mod family;
 mod fields;
+mod indexer_layers;
 mod json;
 mod keys;
 mod kv_layers;
@@ -75,6 +76,9 @@ pub enum KvLayer {
     Full,
     /// The last `sliding_window` tokens' keys and values only.
     Sliding,
+    /// The keys and values of the chunk of `attention_chunk_size` tokens the sequence is in
+    /// (Llama 4's chunked local attention; vLLM's `ChunkedLocalAttentionSpec`).
+    Chunked,
     /// None of its own: it reads an earlier layer's (Gemma 4's KV-shared layers); a
     /// sliding-attention layer by type.
     Shared,
@@ -174,6 +178,13 @@ pub struct ModelConfig {
     pub index_topk: usize,
     /// Compressed indexer ratio; 0 (absent) means 1.
     pub index_compress_ratio: usize,
+    /// One entry per layer: an MLA layer that builds the indexer (its weights and its key
+    /// cache; `config/indexer_layers.rs`: vLLM's `index_topk_freq`,
+    /// `index_skip_topk_offset`, `index_topk_pattern`). Every MLA layer of DeepSeek-V3.2
+    /// and GLM-5; 21 of GLM-5.2's 78. All false without an MLA indexer (DeepSeek-V4's is its
+    /// CSA layers'). It sizes no activation buffer (the step's indexer buffers serve the
+    /// layer in flight): the KV pool's indexer keys and the weights.
+    pub indexer_layers: Cow<'static, [bool]>,
 
     /// Gated DeltaNet.
     pub linear_num_key_heads: usize,
@@ -242,6 +253,10 @@ pub struct ModelConfig {
     /// The tokens a sliding-window layer attends to (`sliding_window`; 0 where no layer
     /// slides). It sizes no activation buffer: it caps the KV pool's sliding layers.
     pub sliding_window: usize,
+    /// The chunk a chunked-local-attention layer attends within (`attention_chunk_size`; 0
+    /// where no layer is chunked). It sizes no activation buffer: it caps the KV pool's
+    /// chunked layers, kept in its sliding buffer.
+    pub attention_chunk_size: usize,
     /// DeepSeek-V4's HCA compression rate (`compress_rates`), 0 without HCA layers. It sizes
     /// no activation buffer: the KV pool's compressed entries. (The CSA rate is
     /// `index_compress_ratio`.)
@@ -257,8 +272,11 @@ pub struct ModelConfig {
     /// input, the same phase): DeepSeek-V4's compressor and indexer projections
     /// (`config/compressed.rs`), Laguna's output gate (`g_proj`). 0 for every other model.
     pub extra_qkv_width: usize,
-    /// Gemma 4's full-attention layers: their head size (0: no layer has its own), their kv
-    /// heads (0: the model's `num_key_value_heads`), and whether their keys are their values
+    /// The full-attention layers' widths where they differ from the sliding ones': their head
+    /// size (Gemma 4's `global_head_dim`; 0: no layer has its own), their kv heads (Gemma 4's
+    /// keys-are-values layers' `num_global_key_value_heads`, MiMo-V2-Flash's
+    /// `num_key_value_heads` where its sliding layers hold twice as many; 0: the model's
+    /// `num_key_value_heads`, which is the widest), and whether their keys are their values
     /// (no v projection). The widths take the wider of the two kinds of layer.
     pub global_head_dim: usize,
     pub global_kv_heads: usize,
@@ -431,10 +449,21 @@ impl ModelConfig {
         self.count_kv(KvLayer::Full)
     }
 
-    /// Attention layers that keep the last `sliding_window` tokens' keys and values
-    /// (DeepSeek-V4: every layer, its CSA and HCA layers beside their compressed entries).
+    /// Attention layers that keep a window of a sequence's keys and values, not the whole
+    /// sequence: the last `sliding_window` tokens (DeepSeek-V4: every layer, its CSA and HCA
+    /// layers beside their compressed entries) or the current chunk of
+    /// `attention_chunk_size` (Llama 4's chunked layers). The pool keeps them in its
+    /// `sliding` buffer.
     pub const fn num_sliding_kv_layers(&self) -> usize {
-        self.count_kv(KvLayer::Sliding) + self.count_kv(KvLayer::Csa) + self.count_kv(KvLayer::Hca)
+        self.count_kv(KvLayer::Sliding)
+            + self.count_kv(KvLayer::Csa)
+            + self.count_kv(KvLayer::Hca)
+            + self.count_kv(KvLayer::Chunked)
+    }
+
+    /// Of those, the chunked ones.
+    pub const fn num_chunked_kv_layers(&self) -> usize {
+        self.count_kv(KvLayer::Chunked)
     }
 
     /// DeepSeek-V4's CSA layers (compressed entries with indexer keys).
@@ -462,15 +491,15 @@ impl ModelConfig {
         if self.is_mla() {
             return self.kv_lora_rank + self.qk_rope_head_dim;
         }
+        let kv = if self.global_kv_heads > 0 {
+            self.global_kv_heads
+        } else {
+            self.num_key_value_heads
+        };
         if self.global_head_dim > 0 {
-            let kv = if self.global_kv_heads > 0 {
-                self.global_kv_heads
-            } else {
-                self.num_key_value_heads
-            };
             return kv * self.global_head_dim * 2;
         }
-        self.num_key_value_heads * (self.head_dim() + self.value_head_dim())
+        kv * (self.head_dim() + self.value_head_dim())
     }
 
     /// Elements one token keeps in a sliding-window layer, one rank's share: K and V of the
@@ -823,6 +852,20 @@ impl ModelConfig {
 
     pub const fn has_indexer(&self) -> bool {
         self.index_n_heads > 0 && self.index_head_dim > 0 && self.index_topk > 0
+    }
+
+    /// MLA layers that build the indexer, and keep its keys ([`Self::indexer_layers`]).
+    pub const fn num_indexer_layers(&self) -> usize {
+        let list: &[bool] = match &self.indexer_layers {
+            Cow::Borrowed(list) => list,
+            Cow::Owned(list) => list.as_slice(),
+        };
+        let (mut n, mut i) = (0, 0);
+        while i < list.len() {
+            n += list[i] as usize;
+            i += 1;
+        }
+        n
     }
 
     /// The indexer's compression ratio (1 when absent).

@@ -206,6 +206,7 @@ impl ModelConfig {
         c.layers = self.layers[layers.clone()].to_vec().into();
         c.dense_ffn_layers = self.dense_ffn_layers[layers.clone()].to_vec().into();
         c.kv_layers = self.kv_layers[layers.clone()].to_vec().into();
+        c.indexer_layers = self.indexer_layers[layers.clone()].to_vec().into();
         c.num_hidden_layers = c.layers.len();
         c.moe_dense_layers = c.dense_ffn_layers.iter().filter(|&&d| d).count();
         let holds_lm_head = rank.stage() + 1 == layout.pp;

@@ -95,15 +95,18 @@ pub struct KvPool {
     /// DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·
     /// index_head_dim / 128]` bytes a layer, the FP8 key and an FP32 scale a 128 elements
     /// whatever `kv_dtype` (vLLM `deepseek_v2.py`, 584–610 and 660–669:
-    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8).
+    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8), on
+    /// the layers that build an indexer ([`ModelConfig::indexer_layers`]).
     #[buffer(
-        per_layer = config.num_full_kv_layers(),
+        per_layer = config.num_indexer_layers(),
         shape = [blocks, block_tokens, config.indexer_key_token_bytes()],
-        gate = config.num_full_kv_layers() > 0 && config.has_indexer()
+        gate = config.num_indexer_layers() > 0
     )]
     pub indexer_keys: DevicePtr<u8>,
     /// K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·
-    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer).
+    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer), or
+    /// of a chunked-local-attention layer (Llama 4's; `ChunkedLocalAttentionSpec`, the same
+    /// page).
     /// DeepSeek-V4's window (every one of its layers keeps one, of its one K=V vector of
     /// `head_dim`: vLLM v0.34 `DeepseekV4SWACache`, a `SlidingWindowMLASpec` of one head,
     /// `sparse_swa.py`: 76–148).
@@ -160,6 +163,23 @@ pub const fn compressed_blocks_per_sequence(
 /// block_tokens)`.
 pub const fn full_blocks_per_sequence(tokens: usize, block_tokens: usize) -> usize {
     tokens.div_ceil(block_tokens)
+}
+
+/// Blocks one sequence of `tokens` tokens needs in a chunked-local-attention layer of
+/// `chunk` tokens, while a step of up to `max_batch_tokens` tokens is in flight: vLLM's
+/// `ChunkedLocalAttentionSpec.max_memory_usage_bytes` (`kv_cache_interface.py`, v0.33.0:
+/// 864–888), `cdiv(min(chunk + max_batch_tokens, tokens), block_tokens)` — the current chunk
+/// and the step's new tokens; the blocks of earlier chunks are freed
+/// (`ChunkedLocalAttentionManager`, `single_type_kv_cache_manager.py`: 1422–1424).
+pub const fn chunked_blocks_per_sequence(
+    tokens: usize,
+    chunk: usize,
+    block_tokens: usize,
+    max_batch_tokens: usize,
+) -> usize {
+    let held = chunk.saturating_add(max_batch_tokens);
+    let held = if held < tokens { held } else { tokens };
+    held.div_ceil(block_tokens)
 }
 
 /// Blocks one sequence of `tokens` tokens needs in a sliding layer of `window` tokens, while

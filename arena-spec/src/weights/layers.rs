@@ -387,7 +387,8 @@ impl WeightLayers {
         } else {
             (0, 0, attention_layers)
         };
-        let own_full_widths = plain > 0 && (c.global_head_dim > 0 || c.full_attention_heads > 0);
+        let own_full_widths = plain > 0
+            && (c.global_head_dim > 0 || c.full_attention_heads > 0 || c.global_kv_heads > 0);
         if c.heads_vary_within_type {
             return Err(WeightsError::PerLayerWidths {
                 model: c.source.to_string(),
@@ -550,7 +551,7 @@ impl WeightLayers {
             mla,
             mla_q_lora: with(c.q_lora_rank > 0, mla),
             mla_q_direct: with(c.q_lora_rank == 0, mla),
-            mla_indexer: with(c.has_indexer(), mla),
+            mla_indexer: with(c.has_indexer() && mla > 0, c.num_indexer_layers()),
             one_vector,
             csa: with(one_vector > 0, c.num_csa_kv_layers()),
             csa_indexer: with(one_vector > 0 && c.has_indexer(), c.num_csa_kv_layers()),

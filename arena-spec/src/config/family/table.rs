@@ -6,9 +6,9 @@ use super::shared_keys::{
     MIXTRAL_MOE, NEMOTRON_MAMBA, QWEN2_MOE,
 };
 use super::{
-    reference, CompressedAttention, DenseLayers, Family, FamilyRules, GlobalLayers, HeadDim,
-    KvLayers, LayerWidths, LinearMixer, MambaKeys, Mixers, MoeKeys, Mrope, Reference, Refusal,
-    RefusalScope, SharedExpert,
+    reference, ChunkedLayers, CompressedAttention, DenseLayers, Family, FamilyRules, GlobalLayers,
+    HeadDim, KvLayers, LayerWidths, LinearMixer, MambaKeys, Mixers, MoeKeys, Mrope, Reference,
+    Refusal, RefusalScope, SharedExpert,
 };
 
 impl Family {
@@ -62,7 +62,10 @@ impl Family {
                 linear_mixer: None,
                 ffn_auto_adjust: None,
                 tied_embeddings: false,
-                kv_layers: KvLayers::AS_LISTED,
+                kv_layers: KvLayers {
+                    all_slide: true,
+                    ..KvLayers::AS_LISTED
+                },
                 compressed: None,
                 layer_widths: None,
             },
@@ -147,7 +150,10 @@ impl Family {
                 linear_mixer: None,
                 ffn_auto_adjust: None,
                 tied_embeddings: false,
-                kv_layers: KvLayers::AS_LISTED,
+                kv_layers: KvLayers {
+                    all_slide: true,
+                    ..KvLayers::AS_LISTED
+                },
                 compressed: None,
                 layer_widths: None,
             },
@@ -754,7 +760,14 @@ impl Family {
                 linear_mixer: None,
                 ffn_auto_adjust: None,
                 tied_embeddings: false,
-                kv_layers: KvLayers::AS_LISTED,
+                kv_layers: KvLayers {
+                    chunked: Some(ChunkedLayers {
+                        chunk: ("attention_chunk_size", 8192),
+                        rope_list: "no_rope_layers",
+                        interval: ("no_rope_layer_interval", 4),
+                    }),
+                    ..KvLayers::AS_LISTED
+                },
                 compressed: None,
                 layer_widths: None,
             },
@@ -795,7 +808,7 @@ impl Family {
                 tied_embeddings: true,
                 kv_layers: KvLayers {
                     window_pattern: Some(("sliding_window_pattern", 6)),
-                    shared_count: None,
+                    ..KvLayers::AS_LISTED
                 },
                 compressed: None,
                 layer_widths: None,
@@ -821,7 +834,10 @@ impl Family {
                 linear_mixer: None,
                 ffn_auto_adjust: None,
                 tied_embeddings: false,
-                kv_layers: KvLayers::AS_LISTED,
+                kv_layers: KvLayers {
+                    all_slide: true,
+                    ..KvLayers::AS_LISTED
+                },
                 compressed: None,
                 layer_widths: None,
             },
@@ -887,8 +903,8 @@ impl Family {
                 // values of the last earlier layer of their kind (`kv_sharing_modes`).
                 tied_embeddings: true,
                 kv_layers: KvLayers {
-                    window_pattern: None,
                     shared_count: Some("num_kv_shared_layers"),
+                    ..KvLayers::AS_LISTED
                 },
                 compressed: None,
                 layer_widths: Some(LayerWidths {
@@ -945,7 +961,10 @@ impl Family {
                 linear_mixer: None,
                 ffn_auto_adjust: None,
                 tied_embeddings: false,
-                kv_layers: KvLayers::AS_LISTED,
+                kv_layers: KvLayers {
+                    listed_by: Some(("hybrid_layer_pattern", "sliding_window_size")),
+                    ..KvLayers::AS_LISTED
+                },
                 compressed: None,
                 layer_widths: Some(LayerWidths {
                     value_head_dim: Some("v_head_dim"),

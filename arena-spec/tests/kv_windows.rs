@@ -1,0 +1,193 @@
+//! A sequence's keys and values in the layers that keep only a window of it — every layer of
+//! Mistral-7B-v0.1 and Phi-3-mini (`sliding_window` with no `layer_types`), Llama 4's chunked
+//! layers, MiMo-V2-Flash's sliding layers at their own kv heads — against what vLLM v0.33.0
+//! (`4ba787ec9`) keeps for it: each layer's spec and `max_memory_usage_bytes`, transcribed
+//! below over the raw config keys (read with `serde_json`, not through `ModelConfig`), whole
+//! and per rank at tp 1, 2 and 8.
+
+use arena_spec::gpu_plan::PoolBlocks;
+use arena_spec::{KvDtype, KvPoolSizes, ModelConfig, ParallelLayout};
+use serde_json::Value;
+
+const BLOCK: usize = 16;
+
+/// One layer's cache as vLLM specs it.
+enum Spec {
+    /// `FullAttentionSpec`: every token.
+    Full { page: usize },
+    /// `SlidingWindowSpec` (`kv_cache_interface.py`: 918–955):
+    /// `(cdiv(min(W - 1 + in_flight, max_model_len), B) + 1) · page`.
+    Sliding { page: usize, window: usize },
+    /// `ChunkedLocalAttentionSpec` (864–888): `cdiv(min(chunk + in_flight, max_model_len), B)
+    /// · page`.
+    Chunked { page: usize, chunk: usize },
+}
+
+impl Spec {
+    fn max_memory_usage_bytes(&self, max_model_len: usize, in_flight: usize) -> usize {
+        match *self {
+            Spec::Full { page } => max_model_len.div_ceil(BLOCK) * page,
+            Spec::Sliding { page, window } => {
+                let tokens = (window - 1 + in_flight).min(max_model_len);
+                (tokens.div_ceil(BLOCK) + 1) * page
+            }
+            Spec::Chunked { page, chunk } => {
+                (chunk + in_flight).min(max_model_len).div_ceil(BLOCK) * page
+            }
+        }
+    }
+}
+
+/// `AttentionSpec.real_page_size_bytes` with a value head of its own (`FullAttentionSpec`):
+/// `B · kv_heads · (head_size + head_size_v) · 2` bytes at BF16, kv heads `max(1, total //
+/// tp)` on a rank.
+fn page(kv_heads: usize, tp: usize, head: usize, head_v: usize) -> usize {
+    BLOCK * (kv_heads / tp).max(1) * (head + head_v) * 2
+}
+
+fn n(v: &Value, key: &str) -> usize {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key}")) as usize
+}
+
+/// Every layer's spec on a rank of tp, from the raw file.
+fn vllm_specs(v: &Value, tp: usize) -> Vec<Spec> {
+    let layers = n(v, "num_hidden_layers");
+    let head = v
+        .get("head_dim")
+        .and_then(Value::as_u64)
+        .map_or(n(v, "hidden_size") / n(v, "num_attention_heads"), |d| {
+            d as usize
+        });
+    let kv = n(v, "num_key_value_heads");
+    match v["model_type"].as_str().unwrap() {
+        // No `layer_types`: `cache_config.sliding_window` is the file's window, every layer's
+        // (`engine/arg_utils.py`: 2288–2294; `attention.py`: 266–271).
+        "mistral" | "phi3" => (0..layers)
+            .map(|_| Spec::Sliding {
+                page: page(kv, tp, head, head),
+                window: n(v, "sliding_window"),
+            })
+            .collect(),
+        // `llama4.py`: 185, 251–252: a RoPE layer (`no_rope_layers[i] != 0`, by default all
+        // but every fourth) attends within chunks.
+        "llama4_text" | "llama4" => {
+            let t = v.get("text_config").unwrap_or(v);
+            let chunk = n(t, "attention_chunk_size");
+            (0..layers)
+                .map(|i| {
+                    let p = page(kv, tp, head, head);
+                    if (i + 1) % 4 != 0 {
+                        Spec::Chunked { page: p, chunk }
+                    } else {
+                        Spec::Full { page: p }
+                    }
+                })
+                .collect()
+        }
+        // `mimo_v2.py`: 403–436: `hybrid_layer_pattern[i] == 1` slides, with the swa_* widths
+        // and `sliding_window_size`; the others at the full widths.
+        "mimo_v2_flash" => v["hybrid_layer_pattern"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                if t.as_u64() == Some(1) {
+                    Spec::Sliding {
+                        page: page(
+                            n(v, "swa_num_key_value_heads"),
+                            tp,
+                            n(v, "swa_head_dim"),
+                            n(v, "swa_v_head_dim"),
+                        ),
+                        window: n(v, "sliding_window_size"),
+                    }
+                } else {
+                    Spec::Full {
+                        page: page(kv, tp, head, n(v, "v_head_dim")),
+                    }
+                }
+            })
+            .collect(),
+        other => panic!("no transcription for {other}"),
+    }
+}
+
+fn file(name: &str) -> (ModelConfig, Value) {
+    let text = match arena_spec::models::find(name) {
+        Some(m) => m.json.to_string(),
+        None => std::fs::read_to_string(format!(
+            "{}/tests/fixtures/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap(),
+    };
+    let config = ModelConfig::from_json_str(&text, name).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let v = match v.get("text_config") {
+        Some(t) => {
+            let mut t = t.clone();
+            t["model_type"] = v["model_type"].clone();
+            t
+        }
+        None => v,
+    };
+    (config, v)
+}
+
+#[test]
+fn a_sequence_in_window_layers_is_what_vllm_keeps() {
+    let mut checked = 0;
+    for name in [
+        "mistral-7b-v0.1",
+        "phi-3-mini-4k-instruct",
+        "llama-4-scout-17b-16e-instruct",
+        "mimo-v2-flash.rewritten",
+    ] {
+        let (whole, v) = file(name);
+        for tp in [1, 2, 8] {
+            let layout = ParallelLayout::new(tp, 1, 1).unwrap();
+            let Ok(rank) = whole.shard(&layout.rank(0).unwrap()) else {
+                continue; // a split the heads refuse
+            };
+            let specs = vllm_specs(&v, tp);
+            for (context, in_flight) in [(4096, 8192), (32_768, 8192), (131_072, 2048), (100, 16)] {
+                let blocks = PoolBlocks::per_sequence(&rank, context, BLOCK, in_flight);
+                let ours = KvPoolSizes::from_inputs(&rank, &blocks.inputs(BLOCK, KvDtype::Bf16));
+                let vllm: usize = specs
+                    .iter()
+                    .map(|s| s.max_memory_usage_bytes(context, in_flight))
+                    .sum();
+                assert_eq!(
+                    ours.total_bytes(),
+                    vllm,
+                    "{name} tp {tp}, {context} tokens, {in_flight} in flight: {blocks:?}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 40, "{checked}");
+}
+
+/// MiMo-V2-Flash's layers are the ones transformers resolves from `hybrid_layer_pattern`
+/// (`tests/oracle/widths.json`), its full layers at the file's 4 kv heads, its sliding ones
+/// at 8: 6.9 times fewer bytes a sequence at 128K than every layer full at 8.
+#[test]
+fn mimo_v2_flash_keeps_each_layer_kind_at_its_own_heads() {
+    let (c, v) = file("mimo-v2-flash.rewritten");
+    let oracle: Value = serde_json::from_str(include_str!("oracle/widths.json")).unwrap();
+    let types = oracle["models"]["mimo-v2-flash.rewritten"]["config_echo"]["layer_types"]
+        .as_array()
+        .unwrap();
+    let sliding = types.iter().filter(|t| *t == "sliding_attention").count();
+    assert_eq!(c.num_sliding_kv_layers(), sliding);
+    assert_eq!(c.num_full_kv_layers(), types.len() - sliding);
+    assert_eq!(
+        c.full_kv_token_width(),
+        n(&v, "num_key_value_heads") * (192 + 128)
+    );
+    assert_eq!(
+        c.sliding_kv_token_width(),
+        n(&v, "swa_num_key_value_heads") * (192 + 128)
+    );
+}
