@@ -772,7 +772,7 @@ fn fit_plans_a_whole_gpu_and_says_what_binds() {
         "32768",
     ]);
     assert!(out.contains("| rank | weights | arena |"), "{out}");
-    assert!(out.contains("sliding-window blocks"), "{out}");
+    assert!(out.contains("window (sliding or chunked) blocks"), "{out}");
     assert!(out.contains("sequences of 32768 tokens"), "{out}");
     assert!(out.contains("reserve: 640.00 MiB kept a GPU"), "{out}");
     // FP8 keys and values: more tokens.

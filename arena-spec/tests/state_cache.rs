@@ -415,3 +415,21 @@ fn the_state_dtype_says_where_it_came_from() {
     let c = ModelConfig::from_json_str(&auto, "q.json").unwrap();
     assert_eq!(c.recurrent_state_dtype, RecurrentStateDtype::MODEL_DTYPE);
 }
+
+/// FAMILIES.md's figure for vLLM's state page padding (`platforms/interface.py`:
+/// 1057–1128): Nemotron-3-Nano at tp 1, one layer's states of one sequence padded to a whole
+/// number of the attention's pages at the raised block size.
+#[test]
+fn vllms_state_padding_is_the_figure_families_md_gives() {
+    let c = config("nemotron-3-nano-30b-a3b");
+    let slot = StateCacheSizes::from_config(&c, 1, c.recurrent_state_dtype.dtype);
+    let mamba_page = (slot.total_bytes() / c.num_mamba_layers()) as u64;
+    let per_token = (c.full_kv_token_width() * 2) as u64; // one attention layer, BF16
+    let align = 16u64;
+    let block = align * mamba_page.div_ceil(align * per_token);
+    assert_eq!(
+        (mamba_page, per_token, block),
+        (2_134_016, 1_024, 2_096)
+    );
+    assert_eq!(block * per_token - mamba_page, 12_288);
+}

@@ -4,7 +4,9 @@
 
 use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError, SizingArgs};
 use crate::device::DeviceChoice;
-use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE};
+use arena_spec::gpu_plan::{
+    plan_gpu, Binds, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE,
+};
 use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
 use arena_spec::{KvDtype, StateDtype};
 
@@ -34,6 +36,10 @@ pub struct GpuArgs {
     /// (mamba_ssm_cache_dtype, mamba_ssm_dtype, the family's default), or an override
     #[arg(long, value_enum, default_value = "config")]
     pub state_dtype: StateDtypeArg,
+    /// Also draw each rank's memory as a stacked bar into FILE (SVG): weights, arena, state
+    /// cache, KV pool, reserve, what is left
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// `--state-dtype`.
@@ -76,6 +82,7 @@ impl GpuArgs {
             (self.kv_dtype != KvDtypeArg::Bf16, "--kv-dtype"),
             (self.weights_bytes.is_some(), "--weights-bytes"),
             (self.state_dtype != StateDtypeArg::Config, "--state-dtype"),
+            (self.plot.is_some(), "--plot"),
         ]
         .into_iter()
         .find(|(set, _)| *set)
@@ -140,6 +147,17 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
     } else {
         RESERVE_SOURCE
     };
+    if let Some(path) = &g.plot {
+        let title = format!("{} — {layout} — {}", whole.source, whole.model_type);
+        let svg = crate::fit_gpu_plot::draw(&title, &plan).map_err(|reason| CliError::Output {
+            path: path.display().to_string(),
+            reason,
+        })?;
+        crate::sweep::write_whole(path, svg.as_bytes()).map_err(|e| CliError::Output {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+    }
     if json {
         return print_json(&GpuFitReport {
             schema_version: SCHEMA_VERSION,
@@ -185,6 +203,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
             r.most_sequences,
         );
     }
+    crate::fit_gpu_figures::print(&plan, arena.kv_block_size);
     println!();
     let b = &plan.blocks;
     let tokens = match plan.tokens {
@@ -195,7 +214,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
         None => "no full-length KV layers".to_string(),
     };
     let others: Vec<String> = [
-        (b.sliding, "sliding-window"),
+        (b.sliding, "window (sliding or chunked)"),
         (b.csa, "CSA-entry"),
         (b.hca, "HCA-entry"),
     ]
@@ -208,8 +227,15 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
     } else {
         format!(" (+ {})", others.join(", "))
     };
+    let binds = match plan.binds {
+        Binds::FullBlocks => "the KV pool's full-layer blocks",
+        Binds::Sequences => "the KV pool, a sequence of every kind's blocks at a time",
+        Binds::StateSlots => "the state cache's slots (--max-batch-size)",
+        Binds::NoKv => "the state cache's slots: no layer keeps keys and values",
+    };
+    let exact = plan.ranks[plan.binding_rank].pool_exact_bytes;
     println!(
-        "{} {tokens}{others}; {} sequences of {} tokens; KV pool {} a GPU (rank {} binds{})",
+        "{} {tokens}{others}; {} sequences of {} tokens, bound by {binds}; KV pool {} ({exact} B before page rounding) a GPU (rank {} binds{})",
         bold("fits:"),
         plan.sequences,
         inputs.arena.max_seq_len,
@@ -227,5 +253,8 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
         h(inputs.reserve_bytes),
         reserve_source
     );
+    if let Some(path) = &g.plot {
+        println!("\nplot written to {}", path.display());
+    }
     Ok(())
 }

@@ -7,6 +7,8 @@ mod device;
 mod diff;
 mod fit;
 mod fit_gpu;
+mod fit_gpu_figures;
+mod fit_gpu_plot;
 mod models;
 mod plan;
 mod sweep;

@@ -117,7 +117,7 @@ pub fn run(args: SweepArgs) -> Result<(), CliError> {
 
 /// Writes `bytes` to a temporary file beside `path` (named by this process), then renames it
 /// over `path`, which is atomic on one file system.
-fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map_or("plot".into(), |n| n.to_string_lossy().into_owned());

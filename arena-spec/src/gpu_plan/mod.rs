@@ -34,13 +34,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod blocks;
+mod figures;
+pub use blocks::{kv_pool_bytes, pool_sizes, PoolBlocks};
+pub use figures::{kv_layer_figures, state_figures, KvLayerFigures, StateFigures};
+
 use crate::arena::{ArenaInputs, BufferArena};
 use crate::config::KvLayer;
 use crate::config::{ModelConfig, StateDtype};
-use crate::kv::{
-    chunked_blocks_per_sequence, compressed_blocks_per_sequence, full_blocks_per_sequence,
-    sliding_blocks_per_sequence, KvDtype, KvPool, KvPoolInputs, KvPoolSizes,
-};
+use crate::kv::{KvDtype, KvPool};
 use crate::parallel::{ParallelLayout, Rank};
 use crate::state::{StateCache, StateCacheSizes};
 use crate::weights::{file_format_sizes, WeightsError};
@@ -125,7 +127,8 @@ impl GpuPlanInputs {
     }
 }
 
-/// One GPU's plan.
+/// One GPU's plan. Every `*_bytes` figure is as the device takes it (each slab rounded up to
+/// [`DEVICE_PAGE`]); the `*_exact_bytes` figures are the same slabs before that rounding.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RankPlan {
     /// The rank's index in the layout.
@@ -133,14 +136,22 @@ pub struct RankPlan {
     /// Device bytes of the weights: the six weight arenas' slabs (or the given bytes' one
     /// slab), each rounded up to the page.
     pub weights_bytes: u64,
+    pub weights_exact_bytes: u64,
     /// Device bytes of the activation arena's slab (shared or plain), rounded up to the page.
     pub arena_bytes: u64,
+    pub arena_exact_bytes: u64,
     /// Device bytes of the sequence-state cache's slab, rounded up to the page.
     pub state_bytes: u64,
+    pub state_exact_bytes: u64,
     /// The reserve kept on this GPU ([`GpuPlanInputs::reserve_bytes`]), not a slab.
     pub reserve_bytes: u64,
     /// What is left for the KV pool.
     pub kv_budget_bytes: u64,
+    /// Each kind of KV layer on this rank: layers, window or chunk, bytes a token and a
+    /// block (exact), blocks a sequence.
+    pub kv_layers: Vec<KvLayerFigures>,
+    /// Each sequence state on this rank: layers, dtype and where it came from, bytes a slot.
+    pub states: Vec<StateFigures>,
     /// The blocks one sequence at the context needs, by kind, and their device bytes alone.
     pub sequence_blocks: PoolBlocks,
     pub sequence_bytes: u64,
@@ -149,9 +160,27 @@ pub struct RankPlan {
     pub most_blocks: PoolBlocks,
     pub most_sequences: usize,
     /// The pool this rank allocates in the plan (every rank holds the plan's sequences), and
-    /// its device bytes.
+    /// its device bytes, as allocated and exact.
     pub pool: PoolBlocks,
     pub pool_bytes: u64,
+    pub pool_exact_bytes: u64,
+}
+
+/// What limits the plan's sequences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Binds {
+    /// The full-length layers' blocks on the binding rank: the pool grows a block at a time
+    /// (only full-length layers hold blocks).
+    FullBlocks,
+    /// Whole sequences on the binding rank: window or compressed layers hold blocks of their
+    /// own, so the pool grows a sequence (every kind's blocks) at a time.
+    Sequences,
+    /// The state cache's slots (`max_batch_size`): the pool holds more sequences than there
+    /// are slots for their recurrent states.
+    StateSlots,
+    /// No rank keeps keys and values: the state slots are the sequences.
+    NoKv,
 }
 
 /// The plan of every GPU of the layout.
@@ -174,6 +203,8 @@ pub struct GpuPlan {
     pub sequences: usize,
     /// Device bytes of the binding rank's pool.
     pub kv_pool_bytes: u64,
+    /// What limits `sequences`.
+    pub binds: Binds,
 }
 
 /// Why no plan.
@@ -221,123 +252,6 @@ pub enum GpuPlanError {
     },
 }
 
-/// The KV pool's block counts, by kind of layer ([`KvPool`]'s inputs).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct PoolBlocks {
-    /// Blocks a full-length layer holds: every layer that keeps every token, MLA's included
-    /// (the pool's `full` and `mla_latent` buffers both count by it).
-    pub full: usize,
-    /// Blocks a sliding-window layer holds.
-    pub sliding: usize,
-    /// Blocks of DeepSeek-V4's CSA and HCA entries a layer holds.
-    pub csa: usize,
-    pub hca: usize,
-}
-
-impl PoolBlocks {
-    /// What one sequence of `tokens` tokens needs on the rank of `config`, while steps of up
-    /// to `max_batch_tokens` run: every kind its model has.
-    pub fn per_sequence(
-        config: &ModelConfig,
-        tokens: usize,
-        block_tokens: usize,
-        max_batch_tokens: usize,
-    ) -> PoolBlocks {
-        let has = |layers: usize, n: usize| if layers > 0 { n } else { 0 };
-        PoolBlocks {
-            full: has(
-                config.num_full_kv_layers(),
-                full_blocks_per_sequence(tokens, block_tokens),
-            ),
-            // The pool's sliding buffer holds the sliding layers and the chunked ones; a
-            // model with both would take the larger share of a sequence (none has both).
-            sliding: has(
-                config.num_sliding_kv_layers() - config.num_chunked_kv_layers(),
-                sliding_blocks_per_sequence(
-                    tokens,
-                    config.sliding_window,
-                    block_tokens,
-                    max_batch_tokens,
-                ),
-            )
-            .max(has(
-                config.num_chunked_kv_layers(),
-                chunked_blocks_per_sequence(
-                    tokens,
-                    config.attention_chunk_size,
-                    block_tokens,
-                    max_batch_tokens,
-                ),
-            )),
-            csa: has(
-                config.num_csa_kv_layers(),
-                compressed_blocks_per_sequence(tokens, config.index_ratio(), block_tokens),
-            ),
-            hca: has(
-                config.num_hca_kv_layers(),
-                compressed_blocks_per_sequence(tokens, config.hca_compress_ratio, block_tokens),
-            ),
-        }
-    }
-
-    /// `n` times each count.
-    pub const fn times(self, n: usize) -> PoolBlocks {
-        PoolBlocks {
-            full: self.full * n,
-            sliding: self.sliding * n,
-            csa: self.csa * n,
-            hca: self.hca * n,
-        }
-    }
-
-    /// The pool's inputs at these counts: named, so no two can be swapped.
-    pub const fn inputs(self, block_tokens: usize, kv_dtype: KvDtype) -> KvPoolInputs {
-        KvPoolInputs {
-            block_tokens,
-            blocks: self.full,
-            sliding_blocks: self.sliding,
-            csa_blocks: self.csa,
-            hca_blocks: self.hca,
-            kv_dtype,
-        }
-    }
-
-    /// No blocks of any kind: what a rank without keys and values (a stage of recurrent
-    /// layers only) needs.
-    pub const fn is_none(self) -> bool {
-        self.full == 0 && self.full_only()
-    }
-
-    /// Whether only full-length layers hold blocks (the pool can then grow a block at a time).
-    pub const fn full_only(self) -> bool {
-        self.sliding == 0 && self.csa == 0 && self.hca == 0
-    }
-}
-
-/// The KV pool's sizes on the rank of `config` at `blocks`.
-pub fn pool_sizes(
-    config: &ModelConfig,
-    inputs: &GpuPlanInputs,
-    blocks: PoolBlocks,
-) -> Result<KvPoolSizes, SizeError> {
-    KvPoolSizes::try_from_inputs(
-        config,
-        &blocks.inputs(inputs.arena.kv_block_size, inputs.kv_dtype),
-    )
-}
-
-/// The KV pool's device bytes on the rank of `config` at `blocks`.
-pub fn kv_pool_bytes(
-    config: &ModelConfig,
-    inputs: &GpuPlanInputs,
-    blocks: PoolBlocks,
-) -> Result<u64, SizeError> {
-    let sizes = pool_sizes(config, inputs, blocks)?;
-    Ok(on_device(
-        KvPool::slab_bytes(&sizes, AllocOptions::default())? as u64,
-    ))
-}
-
 /// The largest `n` in `0..=hi` for which `fits(n)` (which must hold at 0 and stay false once
 /// false).
 fn largest(hi: usize, fits: impl Fn(usize) -> Result<bool, SizeError>) -> Result<usize, SizeError> {
@@ -369,11 +283,15 @@ fn plan_rank(
 ) -> Result<RankPlan, GpuPlanError> {
     let size_err = size_error(config);
     // Given: one slab. From the config: the six weight arenas, a slab each.
-    let weights = match inputs.weights_bytes_per_rank {
-        Some(b) => on_device(b),
-        None => file_format_sizes(config)?
-            .device_bytes(DEVICE_PAGE)
-            .map_err(size_err)?,
+    let (weights, weights_exact) = match inputs.weights_bytes_per_rank {
+        Some(b) => (on_device(b), b),
+        None => {
+            let sizes = file_format_sizes(config)?;
+            (
+                sizes.device_bytes(DEVICE_PAGE).map_err(size_err)?,
+                sizes.device_bytes(1).map_err(size_err)?,
+            )
+        }
     };
     let arena_sizes = inputs.arena.sizes(config).map_err(size_err)?;
     let arena_options = if inputs.shared_arena {
@@ -381,18 +299,17 @@ fn plan_rank(
     } else {
         AllocOptions::default()
     };
-    let arena =
-        on_device(BufferArena::slab_bytes(&arena_sizes, arena_options).map_err(size_err)? as u64);
-    let recurrent_dtype = config
-        .recurrent_state_dtype
-        .or_override(inputs.state_dtype)
-        .dtype;
+    let arena_exact =
+        BufferArena::slab_bytes(&arena_sizes, arena_options).map_err(size_err)? as u64;
+    let arena = on_device(arena_exact);
+    let recurrent = config.recurrent_state_dtype.or_override(inputs.state_dtype);
+    let recurrent_dtype = recurrent.dtype;
     let state_sizes =
         StateCacheSizes::try_from_config(config, inputs.arena.max_batch_size, recurrent_dtype)
             .map_err(size_err)?;
-    let state = on_device(
-        StateCache::slab_bytes(&state_sizes, AllocOptions::default()).map_err(size_err)? as u64,
-    );
+    let state_exact =
+        StateCache::slab_bytes(&state_sizes, AllocOptions::default()).map_err(size_err)? as u64;
+    let state = on_device(state_exact);
     // Saturating: a sum past u64 exceeds every GPU, and says so below.
     let fixed = weights
         .saturating_add(arena)
@@ -448,11 +365,18 @@ fn plan_rank(
             need: sequence_bytes,
         });
     }
+    let block_tokens = inputs.arena.kv_block_size;
     Ok(RankPlan {
         rank,
         weights_bytes: weights,
+        weights_exact_bytes: weights_exact,
         arena_bytes: arena,
+        arena_exact_bytes: arena_exact,
         state_bytes: state,
+        state_exact_bytes: state_exact,
+        kv_layers: kv_layer_figures(config, block_tokens, inputs.kv_dtype, per_seq)
+            .map_err(size_err)?,
+        states: state_figures(config, recurrent_dtype, recurrent.source).map_err(size_err)?,
         reserve_bytes: inputs.reserve_bytes,
         kv_budget_bytes: budget,
         sequence_blocks: per_seq,
@@ -461,6 +385,7 @@ fn plan_rank(
         most_sequences,
         pool: PoolBlocks::default(),
         pool_bytes: 0,
+        pool_exact_bytes: 0,
     })
 }
 
@@ -565,16 +490,31 @@ pub fn plan_gpu(
             r.sequence_blocks.times(sequences)
         };
         r.pool_bytes = kv_pool_bytes(config, &inputs, r.pool).map_err(size_err)?;
+        r.pool_exact_bytes = KvPool::slab_bytes(
+            &pool_sizes(config, &inputs, r.pool).map_err(size_err)?,
+            AllocOptions::default(),
+        )
+        .map_err(size_err)? as u64;
         debug_assert!(r.pool_bytes <= r.kv_budget_bytes);
     }
     let binding = binding.unwrap_or(0);
     let b = &ranks[binding];
     let has_state = ranks.iter().any(|r| r.state_bytes > 0);
-    let sequences = if has_state || b.sequence_blocks.is_none() {
+    let capped = if has_state || b.sequence_blocks.is_none() {
         sequences.min(inputs.arena.max_batch_size)
     } else {
         sequences
     };
+    let binds = if b.sequence_blocks.is_none() {
+        Binds::NoKv
+    } else if capped < sequences {
+        Binds::StateSlots
+    } else if block_at_a_time {
+        Binds::FullBlocks
+    } else {
+        Binds::Sequences
+    };
+    let sequences = capped;
     Ok(GpuPlan {
         inputs,
         layout: *layout,
@@ -582,6 +522,7 @@ pub fn plan_gpu(
         tokens: (b.pool.full > 0).then(|| b.pool.full * inputs.arena.kv_block_size),
         sequences,
         kv_pool_bytes: b.pool_bytes,
+        binds,
         binding_rank: binding,
         ranks,
     })

@@ -1,0 +1,276 @@
+//! `arena fit --gpu-memory`'s figures, through the binary: each rank's KV layer kinds (bytes a
+//! token and a block, exact), its states (bytes a slot, dtype and where it was read), the
+//! exact bytes beside the page-rounded ones, what binds, the state dtype override, and the
+//! plot. The expected figures are transcribed from the raw config (vLLM's page and state
+//! shapes), not read through `ModelConfig`.
+
+mod common;
+
+use arena_spec::report::SCHEMA_VERSION;
+use common::stdout;
+use serde_json::Value;
+
+mod shipped;
+use shipped::{n, raw};
+
+fn json(args: &[&str]) -> Value {
+    let doc: Value = serde_json::from_str(&stdout(args)).unwrap();
+    assert_eq!(doc["schema_version"], SCHEMA_VERSION, "{args:?}");
+    doc
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("{v} is not a whole number"))
+}
+
+const PAGE: u64 = 2 << 20;
+
+const NEMOTRON: [&str; 7] = [
+    "fit",
+    "nemotron-h-56b-base-8k",
+    "--gpu-memory",
+    "141GiB",
+    "--tp",
+    "2",
+    "--json",
+];
+
+#[test]
+fn a_hybrid_ranks_figures_are_the_files() {
+    let doc = json(&NEMOTRON);
+    let v = raw("nemotron-h-56b-base-8k");
+    let pattern = v["hybrid_override_pattern"].as_str().unwrap();
+    let (attention, mamba) = (pattern.matches('*').count(), pattern.matches('M').count());
+    let kv_heads = n(&v, "num_key_value_heads") / 2;
+    // NVIDIA's older files name the head size `attention_head_dim`.
+    let head = v
+        .get("head_dim")
+        .map_or(n(&v, "attention_head_dim"), |_| n(&v, "head_dim")) as u64;
+    for r in doc["ranks"].as_array().unwrap() {
+        // Keys and values: K and V of the rank's kv heads, BF16, every attention layer.
+        let kv = &r["kv_layers"].as_array().unwrap()[0];
+        assert_eq!(kv["buffer"], "full");
+        assert_eq!(u(&kv["layers"]) as usize, attention);
+        let per_token = attention as u64 * 2 * kv_heads as u64 * head * 2;
+        assert_eq!(u(&kv["bytes_per_token"]), per_token);
+        assert_eq!(u(&kv["bytes_per_block"]), 16 * per_token);
+        assert_eq!(u(&kv["blocks_per_sequence"]), 8192 / 16);
+        // The SSM state: [heads / tp, head_dim, state] FP32 a layer, read from the family's
+        // default (the file has no `mamba_ssm_cache_dtype`).
+        let states = r["states"].as_array().unwrap();
+        let ssm = states
+            .iter()
+            .find(|s| s["buffer"] == "mamba_ssm_f32")
+            .unwrap();
+        let slot = (mamba * n(&v, "mamba_num_heads") / 2
+            * n(&v, "mamba_head_dim")
+            * n(&v, "ssm_state_size")
+            * 4) as u64;
+        assert_eq!(u(&ssm["bytes_per_slot"]), slot);
+        assert_eq!(ssm["dtype"], "f32");
+        assert_eq!(ssm["dtype_source"]["from"], "family_default");
+        let conv = states.iter().find(|s| s["buffer"] == "mamba_conv").unwrap();
+        assert!(conv["dtype_source"].is_null());
+        // Exact beside page-rounded: the slab as the device takes it is the exact bytes
+        // rounded up to the page.
+        for part in ["weights", "arena", "state", "pool"] {
+            let (exact, device) = (
+                u(&r[format!("{part}_exact_bytes")]),
+                u(&r[format!("{part}_bytes")]),
+            );
+            assert!(exact <= device && device - exact < PAGE, "{part}");
+        }
+        let slots = u(&doc["inputs"]["arena"]["max_batch_size"]);
+        let states_total: u64 = states.iter().map(|s| u(&s["bytes_per_slot"])).sum();
+        assert!(u(&r["state_exact_bytes"]) >= slots * states_total);
+    }
+    // 197 sequences fit the pool, 128 slots bind.
+    assert_eq!(doc["binds"], "state_slots");
+    assert_eq!(u(&doc["tokens"]), 1_618_320);
+}
+
+#[test]
+fn the_state_dtype_is_overridden_in_either_direction() {
+    let f32_doc = json(&NEMOTRON);
+    let mut args = NEMOTRON.to_vec();
+    args.extend(["--state-dtype", "bf16"]);
+    let bf16_doc = json(&args);
+    let ssm = |doc: &Value, name: &str| -> Value {
+        doc["ranks"][0]["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["buffer"] == name)
+            .unwrap()
+            .clone()
+    };
+    let (f, b) = (
+        ssm(&f32_doc, "mamba_ssm_f32"),
+        ssm(&bf16_doc, "mamba_ssm_bf16"),
+    );
+    assert_eq!(u(&f["bytes_per_slot"]), 2 * u(&b["bytes_per_slot"]));
+    assert_eq!(b["dtype_source"]["from"], "override");
+    assert!(u(&bf16_doc["tokens"]) > u(&f32_doc["tokens"]));
+    assert_eq!(bf16_doc["inputs"]["state_dtype"], "bf16");
+    assert!(f32_doc["inputs"]["state_dtype"].is_null());
+    // Qwen3-Next keeps the model's dtype (vLLM has no hook for it); f32 on request.
+    let qn = [
+        "fit",
+        "qwen3-next-80b-a3b",
+        "--gpu-memory",
+        "141GiB",
+        "--tp",
+        "2",
+        "--json",
+    ];
+    let doc = json(&qn);
+    assert_eq!(
+        ssm(&doc, "gdn_recurrent_bf16")["dtype_source"]["from"],
+        "model_dtype"
+    );
+    let mut f32_args = qn.to_vec();
+    f32_args.extend(["--state-dtype", "f32"]);
+    assert!(ssm(&json(&f32_args), "gdn_recurrent_f32")["bytes_per_slot"].is_u64());
+}
+
+#[test]
+fn the_text_shows_the_figures_and_what_binds() {
+    let out = stdout(&NEMOTRON[..6]);
+    for line in [
+        "| ranks | KV layers | layers | keeps | bytes a token | bytes a block (16 tokens) | blocks a sequence |",
+        "| 0–1 | full | 10 | every token | 20480 | 327680 | 512 |",
+        "| 0–1 | mamba_ssm_f32 | 54 | f32 | the family's default in vLLM | 452984832 |",
+        "bound by the state cache's slots",
+    ] {
+        assert!(out.contains(line), "no {line:?} in\n{out}");
+    }
+    // A window: Mistral-7B-v0.1's every layer slides by 4096.
+    let out = stdout(&["fit", "mistral-7b-v0.1", "--gpu-memory", "80GiB"]);
+    assert!(out.contains("| 0 | sliding | 32 | window 4096 |"), "{out}");
+    assert!(out.contains("bound by the KV pool, a sequence"), "{out}");
+    // Llama 4's chunks beside its full layers.
+    let out = stdout(&[
+        "fit",
+        "llama-4-scout-17b-16e-instruct",
+        "--gpu-memory",
+        "141GiB",
+        "--tp",
+        "2",
+    ]);
+    assert!(out.contains("| 0–1 | sliding | 36 | chunk 8192 |"), "{out}");
+    assert!(out.contains("| 0–1 | full | 12 | every token |"), "{out}");
+}
+
+/// The `<text>` elements of an SVG, in order.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text ")
+        .skip(1)
+        .map(|t| {
+            let body = t.split('>').nth(1).unwrap().split("</text").next().unwrap();
+            body.trim().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_plot_stacks_each_ranks_parts_up_to_the_gpu() {
+    let dir = std::env::temp_dir().join(format!("arena-gpu-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("plan.svg");
+    let out = stdout(&[
+        "fit",
+        "llama-3.1-70b",
+        "--gpu-memory",
+        "80GiB",
+        "--pp",
+        "2",
+        "--max-seq-len",
+        "8192",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.contains("plot written to"), "{out}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let texts = svg_texts(&text);
+    let has = |s: &str| texts.iter().any(|t| t == s);
+    for label in ["GPU 80.00 GiB", "rank (* binds)"] {
+        assert!(has(label), "no `{label}` in {texts:?}");
+    }
+    // Each rank's bar is labelled, the binding one marked.
+    assert!(has("rank 0") || has("rank 0*"), "{texts:?}");
+    assert!(has("rank 1") || has("rank 1*"), "{texts:?}");
+    // The legend gives the binding rank's bytes of each part, as the table does.
+    let doc = json(&[
+        "fit",
+        "llama-3.1-70b",
+        "--gpu-memory",
+        "80GiB",
+        "--pp",
+        "2",
+        "--max-seq-len",
+        "8192",
+        "--json",
+    ]);
+    let b = &doc["ranks"][u(&doc["binding_rank"]) as usize];
+    let weights = arena_spec::report::human_bytes(u(&b["weights_bytes"]) as usize);
+    assert!(has(&format!("weights {weights}")), "{texts:?}");
+    assert!(has(&format!("rank {}*", doc["binding_rank"])), "{texts:?}");
+    // Two ranks, five parts each (no state cache for a dense model), and the legend's six.
+    assert!(text.matches("<rect").count() >= 2 * 5 + 6, "{text}");
+    // --plot draws a whole-GPU plan only.
+    let e = common::error(
+        &[
+            "fit",
+            "llama-3.1-8b",
+            "--budget",
+            "4GiB",
+            "--plot",
+            svg.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(e.contains("--plot"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The README's whole-GPU sample is the binary's output: every line of it but the `...`
+/// elisions appears in the command's output, in order.
+#[test]
+fn the_readme_fit_sample_is_what_fit_prints() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let Ok(readme) = std::fs::read_to_string(path) else {
+        eprintln!("{path}: absent outside the workspace (a packaged crate); nothing to compare");
+        return;
+    };
+    let start = readme
+        .find("$ arena fit nemotron-3-nano-30b-a3b")
+        .expect("the README has the sample");
+    let block = &readme[start..];
+    let close = block.find("```").expect("its end");
+    let mut lines = block[..close].lines();
+    let command = lines.next().unwrap().trim_start_matches("$ arena ");
+    let dir = std::env::temp_dir().join(format!("arena-readme-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("plan.svg");
+    let args: Vec<&str> = command
+        .split(' ')
+        .map(|a| {
+            if a == "plan.svg" {
+                svg.to_str().unwrap()
+            } else {
+                a
+            }
+        })
+        .collect();
+    let out = stdout(&args);
+    let mut rest = out.as_str();
+    for line in lines.filter(|l| *l != "...") {
+        let at = rest.find(line).unwrap_or_else(|| {
+            panic!("README sample line not in the output (in order): {line:?}\n{out}")
+        });
+        rest = &rest[at + line.len()..];
+    }
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
