@@ -279,12 +279,13 @@ fn config_json() -> impl Strategy<Value = Value> {
 }
 
 fn levers() -> impl Strategy<Value = Levers> {
-    prop::array::uniform5(any::<bool>()).prop_map(|b| Levers {
+    prop::array::uniform6(any::<bool>()).prop_map(|b| Levers {
         fp32_gate: b[0],
         fp32_routing: b[1],
         fp8_rowwise: b[2],
         gguf_native_q2: b[3],
         gguf_native_q2_mmq: b[4],
+        scratch_by_format: b[5],
     })
 }
 
@@ -296,13 +297,26 @@ fn load(json: &Value, levers: Levers) -> ModelConfig {
     c
 }
 
+/// The quantized paths' FP8 / int8 activation scratch is sized: unless `scratch_by_format`
+/// is on and the checkpoint is 16-bit.
+fn quantized_scratch(c: &ModelConfig) -> bool {
+    !(c.levers.scratch_by_format && c.weight_format == arena_spec::WeightFormat::Bf16)
+}
+
 /// The seeds' gate of each gated buffer, from the config.
 fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
     Some(match name {
         "gdn_fla_scratch" => c.gdn_fla_supported(),
         "ssd_scratch" => c.has_mamba(),
+        // `scratch_by_format`: a 16-bit checkpoint writes none of the quantized paths'
+        // activations, and no config.json names the Q4_K MMQ path.
+        "ffn_act_q8" => c.has_dense_ffn() && !c.levers.scratch_by_format,
+        "ffn_act_a" | "ffn_act_scale" | "ffn_act_scale_kmajor" => {
+            c.has_dense_ffn() && quantized_scratch(c)
+        }
         n if n.starts_with("ffn_") => c.has_dense_ffn(),
-        "moe_fp8_scratch" => c.is_moe(),
+        "moe_fp8_scratch" => c.is_moe() && quantized_scratch(c),
+        "fp8_act" | "fp8_act_scale" | "fp8_act_scale_kmajor" => quantized_scratch(c),
         n if n.starts_with("lora_") => c.adapter_max_rank > 0,
         "q2_dequant_scratch" => c.levers.gguf_native_q2,
         "q2_act_q8" => c.levers.gguf_native_q2_mmq,
@@ -378,7 +392,7 @@ proptest! {
         if c.has_mamba() {
             prop_assert_eq!(sizes.ssd_scratch, SsdScratch::layout(&c, m).unwrap().total_bytes);
         }
-        if c.is_moe() {
+        if c.is_moe() && quantized_scratch(&c) {
             prop_assert_eq!(sizes.moe_fp8_scratch, MoeFp8Scratch::layout(&c, m).unwrap().total_bytes);
         }
 

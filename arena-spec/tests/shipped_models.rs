@@ -152,8 +152,9 @@ fn the_seeds_rowwise_figure() {
     assert_eq!(sizes(&c, M).ssm_rowwise_w_bf16, 48 * (167772160 + 62914560));
 }
 
-/// The seeds' gated buffers, and `logits`, gated here for pipeline stages without the LM
-/// head (open for every whole model).
+/// The seeds' gated buffers, `logits`, gated here for pipeline stages without the LM head
+/// (open for every whole model), and `fp8_act` with its scales, gated here by the
+/// `scratch_by_format` lever (open unless it is on for a 16-bit checkpoint).
 #[test]
 fn the_gated_set_is_exactly_the_seeds() {
     let gated: Vec<&str> = BufferArena::BUFFERS
@@ -172,7 +173,10 @@ fn the_gated_set_is_exactly_the_seeds() {
             "ffn_act_scale",
             "ffn_act_scale_kmajor",
             "ffn_gate_up_fused",
+            "fp8_act",
             "moe_fp8_scratch",
+            "fp8_act_scale",
+            "fp8_act_scale_kmajor",
             "lora_xa",
             "lora_delta",
             "lora_hact",
@@ -449,7 +453,11 @@ fn the_synthetic_configs_run_every_formula_above_its_floor() {
     let mut above = std::collections::BTreeMap::new();
     for m in SHIPPED.iter().filter(|m| m.is_synthetic()) {
         let mut c = m.config_with_levers(Default::default()).unwrap();
-        c.levers = Levers::ALL_ON;
+        // Every lever that opens a buffer (`scratch_by_format` only closes some).
+        c.levers = Levers {
+            scratch_by_format: false,
+            ..Levers::ALL_ON
+        };
         // The seeds' buffers: those beyond them are for layer kinds the seeds' engine (and
         // so the synthetic family) does not have, each exercised by its own vendor files.
         let buffers = sizes(&c, M).buffers();

@@ -427,9 +427,6 @@ fn vllms_state_padding_is_the_figure_families_md_gives() {
     let per_token = (c.full_kv_token_width() * 2) as u64; // one attention layer, BF16
     let align = 16u64;
     let block = align * mamba_page.div_ceil(align * per_token);
-    assert_eq!(
-        (mamba_page, per_token, block),
-        (2_134_016, 1_024, 2_096)
-    );
+    assert_eq!((mamba_page, per_token, block), (2_134_016, 1_024, 2_096));
     assert_eq!(block * per_token - mamba_page, 12_288);
 }

@@ -205,24 +205,24 @@ pub struct BufferSizes {
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
     /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
     ///
-    /// Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn()` · phases `ffn_gate_up..=ffn_down` · tracked
+    /// Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn() && config.q8_mmq_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_q8: usize,
     /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
     /// Live in both FFN halves (as `ffn_act_q8`).
     ///
-    /// Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn()` · phases `ffn_gate_up..=ffn_down` · tracked
+    /// Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_a: usize,
     /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
     /// Live in both FFN halves (as `ffn_act_q8`).
     ///
-    /// Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn()` · phases `ffn_gate_up..=ffn_down` · tracked
+    /// Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_scale: usize,
     /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
     /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
     /// `ffn_act_scale`. 0 for a MoE model.
     /// Live in both FFN halves (as `ffn_act_q8`).
     ///
-    /// Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn()` · phases `ffn_gate_up..=ffn_down` · tracked
+    /// Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_scale_kmajor: usize,
     /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
     /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
@@ -240,24 +240,24 @@ pub struct BufferSizes {
     /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
     /// The whole step: every prefill projection of every phase quantizes into it.
     ///
-    /// Shape `[m16, widest_k]` of `F8E4M3` · tracked
+    /// Shape `[m16, widest_k]` of `F8E4M3` · gate `config.fp8_activation_scratch()` · tracked
     pub fp8_act: usize,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
     /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
     ///
-    /// Bytes `MoeFp8Scratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe()` · phases `ffn_gate_up..=ffn_down` · tracked
+    /// Bytes `MoeFp8Scratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub moe_fp8_scratch: usize,
     /// One f32 scale per 128 elements of `fp8_act`.
     /// The whole step (every projection).
     ///
-    /// Shape `[m16, ceil_div(widest_k, 128)]` of `f32` · tracked
+    /// Shape `[m16, ceil_div(widest_k, 128)]` of `f32` · gate `config.fp8_activation_scratch()` · tracked
     pub fp8_act_scale: usize,
     /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
     /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
     /// arm included.
     /// The whole step (every projection).
     ///
-    /// Shape `[ceil_div(widest_k, 128), m16]` of `f32` · tracked
+    /// Shape `[ceil_div(widest_k, 128), m16]` of `f32` · gate `config.fp8_activation_scratch()` · tracked
     pub fp8_act_scale_kmajor: usize,
     /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
     /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
@@ -1265,7 +1265,7 @@ impl BufferSizes {
         };
         __sizes.ffn_act_q8 = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_q8");
-            if config.has_dense_ffn() {
+            if config.has_dense_ffn() && config.q8_mmq_scratch() {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::bytes_reported(
@@ -1281,7 +1281,7 @@ impl BufferSizes {
         };
         __sizes.ffn_act_a = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_a");
-            if config.has_dense_ffn() {
+            if config.has_dense_ffn() && config.fp8_activation_scratch() {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -1299,7 +1299,7 @@ impl BufferSizes {
         };
         __sizes.ffn_act_scale = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale");
-            if config.has_dense_ffn() {
+            if config.has_dense_ffn() && config.fp8_activation_scratch() {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -1317,7 +1317,7 @@ impl BufferSizes {
         };
         __sizes.ffn_act_scale_kmajor = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale_kmajor");
-            if config.has_dense_ffn() {
+            if config.has_dense_ffn() && config.fp8_activation_scratch() {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::shape_reported(
@@ -1356,21 +1356,25 @@ impl BufferSizes {
         };
         __sizes.fp8_act = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act");
-            ::arena_runtime::__private::finish(
-                __f,
-                ::arena_runtime::__private::shape_reported(
+            if config.fp8_activation_scratch() {
+                ::arena_runtime::__private::finish(
                     __f,
-                    &[m16, widest_k],
-                    <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
-                0,
-                false,
-            )?
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[m16, widest_k],
+                        <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
         };
         __sizes.moe_fp8_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("moe_fp8_scratch");
-            if config.is_moe() {
+            if config.is_moe() && config.fp8_activation_scratch() {
                 ::arena_runtime::__private::finish(
                     __f,
                     ::arena_runtime::__private::bytes_reported(
@@ -1386,31 +1390,39 @@ impl BufferSizes {
         };
         __sizes.fp8_act_scale = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale");
-            ::arena_runtime::__private::finish(
-                __f,
-                ::arena_runtime::__private::shape_reported(
+            if config.fp8_activation_scratch() {
+                ::arena_runtime::__private::finish(
                     __f,
-                    &[m16, __f.ceil_div(widest_k, 128)?],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
-                0,
-                false,
-            )?
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[m16, __f.ceil_div(widest_k, 128)?],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
         };
         __sizes.fp8_act_scale_kmajor = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale_kmajor");
-            ::arena_runtime::__private::finish(
-                __f,
-                ::arena_runtime::__private::shape_reported(
+            if config.fp8_activation_scratch() {
+                ::arena_runtime::__private::finish(
                     __f,
-                    &[__f.ceil_div(widest_k, 128)?, m16],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
-                0,
-                false,
-            )?
+                    ::arena_runtime::__private::shape_reported(
+                        __f,
+                        &[__f.ceil_div(widest_k, 128)?, m16],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        __on_dims,
+                    )?,
+                    0,
+                    true,
+                )?
+            } else {
+                ::arena_runtime::__private::closed(__on_dims)
+            }
         };
         __sizes.lora_xa = {
             let __f = ::arena_runtime::CheckedArith::new("lora_xa");
@@ -3224,7 +3236,7 @@ impl BufferSizes {
         };
         __sizes.ffn_act_q8 = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_q8");
-            if config.has_dense_ffn() {
+            if config.has_dense_ffn() && config.q8_mmq_scratch() {
                 ::arena_runtime::__private::konst::finish(
                     ::arena_runtime::__private::Konst(
                             ::arena_runtime::__private::Konst(q8_1_mmq_bytes(m16, ffn_k))
@@ -3243,7 +3255,7 @@ impl BufferSizes {
         };
         __sizes.ffn_act_a = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_a");
-            if config.has_dense_ffn() {
+            if config.has_dense_ffn() && config.fp8_activation_scratch() {
                 ::arena_runtime::__private::konst::finish(
                     {
                         let __d = [m16, ffn_k];
@@ -3270,7 +3282,7 @@ impl BufferSizes {
         };
         __sizes.ffn_act_scale = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale");
-            if config.has_dense_ffn() {
+            if config.has_dense_ffn() && config.fp8_activation_scratch() {
                 ::arena_runtime::__private::konst::finish(
                     {
                         let __d = [
@@ -3303,7 +3315,7 @@ impl BufferSizes {
         };
         __sizes.ffn_act_scale_kmajor = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale_kmajor");
-            if config.has_dense_ffn() {
+            if config.has_dense_ffn() && config.fp8_activation_scratch() {
                 ::arena_runtime::__private::konst::finish(
                     {
                         let __d = [
@@ -3379,33 +3391,37 @@ impl BufferSizes {
         };
         __sizes.fp8_act = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [m16, widest_k];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[35usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `fp8_act` = `[m16, widest_k]`",
-                        )
-                },
-                0,
-                false,
-                "arena `BufferArena`, const sizing: buffer `fp8_act` is not gated but its formula gives 0 bytes",
-            )
+            if config.fp8_activation_scratch() {
+                ::arena_runtime::__private::konst::finish(
+                    {
+                        let __d = [m16, widest_k];
+                        let mut __k = 0;
+                        while __k < __d.len() {
+                            __sizes.__dims[35usize][__k] = __d[__k];
+                            __k += 1;
+                        }
+                        ::arena_runtime::__private::Konst(
+                                __f
+                                    .shape(
+                                        &__d,
+                                        <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                                    ),
+                            )
+                            .get(
+                                "arena `BufferArena`, const sizing: buffer `fp8_act` = `[m16, widest_k]`",
+                            )
+                    },
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `fp8_act` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
         };
         __sizes.moe_fp8_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("moe_fp8_scratch");
-            if config.is_moe() {
+            if config.is_moe() && config.fp8_activation_scratch() {
                 ::arena_runtime::__private::konst::finish(
                     ::arena_runtime::__private::Konst(
                             ::arena_runtime::__private::Konst(
@@ -3426,61 +3442,73 @@ impl BufferSizes {
         };
         __sizes.fp8_act_scale = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        m16,
-                        ::arena_runtime::__private::Konst(__f.ceil_div(widest_k, 128))
+            if config.fp8_activation_scratch() {
+                ::arena_runtime::__private::konst::finish(
+                    {
+                        let __d = [
+                            m16,
+                            ::arena_runtime::__private::Konst(
+                                    __f.ceil_div(widest_k, 128),
+                                )
+                                .get(
+                                    "arena `BufferArena`, const sizing: buffer `fp8_act_scale` = `[m16, ceil_div(widest_k, 128)]`",
+                                ),
+                        ];
+                        let mut __k = 0;
+                        while __k < __d.len() {
+                            __sizes.__dims[37usize][__k] = __d[__k];
+                            __k += 1;
+                        }
+                        ::arena_runtime::__private::Konst(
+                                __f
+                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
+                            )
                             .get(
                                 "arena `BufferArena`, const sizing: buffer `fp8_act_scale` = `[m16, ceil_div(widest_k, 128)]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[37usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `fp8_act_scale` = `[m16, ceil_div(widest_k, 128)]`",
-                        )
-                },
-                0,
-                false,
-                "arena `BufferArena`, const sizing: buffer `fp8_act_scale` is not gated but its formula gives 0 bytes",
-            )
+                            )
+                    },
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `fp8_act_scale` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
         };
         __sizes.fp8_act_scale_kmajor = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale_kmajor");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        ::arena_runtime::__private::Konst(__f.ceil_div(widest_k, 128))
+            if config.fp8_activation_scratch() {
+                ::arena_runtime::__private::konst::finish(
+                    {
+                        let __d = [
+                            ::arena_runtime::__private::Konst(
+                                    __f.ceil_div(widest_k, 128),
+                                )
+                                .get(
+                                    "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` = `[ceil_div(widest_k, 128), m16]`",
+                                ),
+                            m16,
+                        ];
+                        let mut __k = 0;
+                        while __k < __d.len() {
+                            __sizes.__dims[38usize][__k] = __d[__k];
+                            __k += 1;
+                        }
+                        ::arena_runtime::__private::Konst(
+                                __f
+                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
+                            )
                             .get(
                                 "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` = `[ceil_div(widest_k, 128), m16]`",
-                            ),
-                        m16,
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[38usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` = `[ceil_div(widest_k, 128), m16]`",
-                        )
-                },
-                0,
-                false,
-                "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` is not gated but its formula gives 0 bytes",
-            )
+                            )
+                    },
+                    0,
+                    true,
+                    "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` is not gated but its formula gives 0 bytes",
+                )
+            } else {
+                0
+            }
         };
         __sizes.lora_xa = {
             let __f = ::arena_runtime::CheckedArith::new("lora_xa");
@@ -5168,7 +5196,9 @@ impl ::arena_runtime::Arena for BufferArena {
             formula: "q8_1_mmq_bytes(m16, ffn_k)",
             is_shape: false,
             rank: 0usize,
-            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
+            gate: ::core::option::Option::Some(
+                "config.has_dense_ffn() && config.q8_mmq_scratch()",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
@@ -5184,7 +5214,9 @@ impl ::arena_runtime::Arena for BufferArena {
             formula: "[m16, ffn_k]",
             is_shape: true,
             rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
+            gate: ::core::option::Option::Some(
+                "config.has_dense_ffn() && config.fp8_activation_scratch()",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
@@ -5200,7 +5232,9 @@ impl ::arena_runtime::Arena for BufferArena {
             formula: "[m16, ceil_div(ffn_k, 32)]",
             is_shape: true,
             rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
+            gate: ::core::option::Option::Some(
+                "config.has_dense_ffn() && config.fp8_activation_scratch()",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
@@ -5216,7 +5250,9 @@ impl ::arena_runtime::Arena for BufferArena {
             formula: "[ceil_div(ffn_k, 128), m16]",
             is_shape: true,
             rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
+            gate: ::core::option::Option::Some(
+                "config.has_dense_ffn() && config.fp8_activation_scratch()",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
@@ -5248,7 +5284,7 @@ impl ::arena_runtime::Arena for BufferArena {
             formula: "[m16, widest_k]",
             is_shape: true,
             rank: 2usize,
-            gate: ::core::option::Option::None,
+            gate: ::core::option::Option::Some("config.fp8_activation_scratch()"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "FP8 activation scratch for the prefill projections, 1 byte per element,",
@@ -5261,7 +5297,9 @@ impl ::arena_runtime::Arena for BufferArena {
             formula: "MoeFp8Scratch::bytes(config, max_batch_tokens)",
             is_shape: false,
             rank: 0usize,
-            gate: ::core::option::Option::Some("config.is_moe()"),
+            gate: ::core::option::Option::Some(
+                "config.is_moe() && config.fp8_activation_scratch()",
+            ),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
@@ -5277,7 +5315,7 @@ impl ::arena_runtime::Arena for BufferArena {
             formula: "[m16, ceil_div(widest_k, 128)]",
             is_shape: true,
             rank: 2usize,
-            gate: ::core::option::Option::None,
+            gate: ::core::option::Option::Some("config.fp8_activation_scratch()"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "One f32 scale per 128 elements of `fp8_act`.",
@@ -5290,7 +5328,7 @@ impl ::arena_runtime::Arena for BufferArena {
             formula: "[ceil_div(widest_k, 128), m16]",
             is_shape: true,
             rank: 2usize,
-            gate: ::core::option::Option::None,
+            gate: ::core::option::Option::Some("config.fp8_activation_scratch()"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
             doc: "`[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for",

@@ -266,21 +266,21 @@ pub struct BufferArena {
     /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
     /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
-    #[buffer(bytes = q8_1_mmq_bytes(m16, ffn_k), gate = config.has_dense_ffn(), phase = ffn_gate_up..=ffn_down)]
+    #[buffer(bytes = q8_1_mmq_bytes(m16, ffn_k), gate = config.has_dense_ffn() && config.q8_mmq_scratch(), phase = ffn_gate_up..=ffn_down)]
     pub ffn_act_q8: DevicePtr<u8>,
     /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
     /// Live in both FFN halves (as `ffn_act_q8`).
-    #[buffer(shape = [m16, ffn_k], gate = config.has_dense_ffn(), phase = ffn_gate_up..=ffn_down)]
+    #[buffer(shape = [m16, ffn_k], gate = config.has_dense_ffn() && config.fp8_activation_scratch(), phase = ffn_gate_up..=ffn_down)]
     pub ffn_act_a: DevicePtr<i8>,
     /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
     /// Live in both FFN halves (as `ffn_act_q8`).
-    #[buffer(shape = [m16, ceil_div(ffn_k, 32)], gate = config.has_dense_ffn(), phase = ffn_gate_up..=ffn_down)]
+    #[buffer(shape = [m16, ceil_div(ffn_k, 32)], gate = config.has_dense_ffn() && config.fp8_activation_scratch(), phase = ffn_gate_up..=ffn_down)]
     pub ffn_act_scale: DevicePtr<f32>,
     /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
     /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
     /// `ffn_act_scale`. 0 for a MoE model.
     /// Live in both FFN halves (as `ffn_act_q8`).
-    #[buffer(shape = [ceil_div(ffn_k, 128), m16], gate = config.has_dense_ffn(), phase = ffn_gate_up..=ffn_down)]
+    #[buffer(shape = [ceil_div(ffn_k, 128), m16], gate = config.has_dense_ffn() && config.fp8_activation_scratch(), phase = ffn_gate_up..=ffn_down)]
     pub ffn_act_scale_kmajor: DevicePtr<f32>,
     /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
     /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
@@ -296,21 +296,21 @@ pub struct BufferArena {
     /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
     /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
     /// The whole step: every prefill projection of every phase quantizes into it.
-    #[buffer(shape = [m16, widest_k])]
+    #[buffer(shape = [m16, widest_k], gate = config.fp8_activation_scratch())]
     pub fp8_act: DevicePtr<F8E4M3>,
     /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
     /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
-    #[buffer(bytes = MoeFp8Scratch::bytes(config, max_batch_tokens), gate = config.is_moe(), phase = ffn_gate_up..=ffn_down)]
+    #[buffer(bytes = MoeFp8Scratch::bytes(config, max_batch_tokens), gate = config.is_moe() && config.fp8_activation_scratch(), phase = ffn_gate_up..=ffn_down)]
     pub moe_fp8_scratch: DevicePtr<u8>,
     /// One f32 scale per 128 elements of `fp8_act`.
     /// The whole step (every projection).
-    #[buffer(shape = [m16, ceil_div(widest_k, 128)])]
+    #[buffer(shape = [m16, ceil_div(widest_k, 128)], gate = config.fp8_activation_scratch())]
     pub fp8_act_scale: DevicePtr<f32>,
     /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
     /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
     /// arm included.
     /// The whole step (every projection).
-    #[buffer(shape = [ceil_div(widest_k, 128), m16])]
+    #[buffer(shape = [ceil_div(widest_k, 128), m16], gate = config.fp8_activation_scratch())]
     pub fp8_act_scale_kmajor: DevicePtr<f32>,
     /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
     /// `lora_*` entries are 0 when `adapter_max_rank == 0`.

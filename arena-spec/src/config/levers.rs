@@ -1,4 +1,4 @@
-//! The engine's five levers, read from the environment in one place ([`Levers::from_env`],
+//! The engine's six levers, read from the environment in one place ([`Levers::from_env`],
 //! called by the default load paths) and carried on the config, so sizing itself never
 //! reads the process environment and tests can pass the levers explicitly.
 
@@ -7,9 +7,11 @@ use thiserror::Error;
 
 /// The engine's on/off switches. Three open a buffer: `fp8_rowwise` →
 /// `ssm_rowwise_w_bf16`, `gguf_native_q2` → `q2_dequant_scratch`, `gguf_native_q2_mmq` →
-/// `q2_act_q8`. The two FP32 levers change no size: `gate_logits_f32` and
-/// `moe_router_in_f32` are sized whatever they say, as the seeds have it; they are carried
-/// so reports show the configuration an arena was sized under.
+/// `q2_act_q8`. One closes buffers: `scratch_by_format` (chosen here, not the seeds')
+/// closes the quantized paths' activation scratch the checkpoint's format never writes. The
+/// two FP32 levers change no size: `gate_logits_f32` and `moe_router_in_f32` are sized
+/// whatever they say, as the seeds have it; they are carried so reports show the
+/// configuration an arena was sized under.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Levers {
     /// `METRALE_FP32_GATE`: top-K on unrounded FP32 gate logits.
@@ -22,6 +24,14 @@ pub struct Levers {
     pub gguf_native_q2: bool,
     /// `METRALE_GGUF_NATIVE_Q2_MMQ`: keep-packed Q2_0 MMQ prefill; needs `q2_act_q8`.
     pub gguf_native_q2_mmq: bool,
+    /// `ARENA_SCRATCH_BY_FORMAT` (chosen here; off keeps the seeds' arena as the seeds size
+    /// it): size the quantized paths' activation scratch for the checkpoint's weight format
+    /// (`quantization_config`) only. The seeds size `ffn_act_q8` (the Q4_K MMQ path, which
+    /// no `config.json` format names), `ffn_act_a` / `ffn_act_scale(_kmajor)`, `fp8_act` /
+    /// `fp8_act_scale(_kmajor)` and `moe_fp8_scratch` (FP8, NVFP4 and int8 activations) for
+    /// every model; with this lever a 16-bit checkpoint has none of them and any other
+    /// format keeps all but `ffn_act_q8` ([`super::ModelConfig::fp8_activation_scratch`]).
+    pub scratch_by_format: bool,
 }
 
 /// A lever's value or name was not understood.
@@ -35,12 +45,13 @@ pub enum LeverError {
 
 impl Levers {
     /// Each lever's field name and environment variable.
-    pub const NAMES: [(&'static str, &'static str); 5] = [
+    pub const NAMES: [(&'static str, &'static str); 6] = [
         ("fp32_gate", "METRALE_FP32_GATE"),
         ("fp32_routing", "METRALE_FP32_ROUTING"),
         ("fp8_rowwise", "METRALE_FP8_ROWWISE"),
         ("gguf_native_q2", "METRALE_GGUF_NATIVE_Q2"),
         ("gguf_native_q2_mmq", "METRALE_GGUF_NATIVE_Q2_MMQ"),
+        ("scratch_by_format", "ARENA_SCRATCH_BY_FORMAT"),
     ];
 
     /// Every lever on.
@@ -50,6 +61,7 @@ impl Levers {
         fp8_rowwise: true,
         gguf_native_q2: true,
         gguf_native_q2_mmq: true,
+        scratch_by_format: true,
     };
 
     /// The levers as the process environment sets them: the one place that reads it.
@@ -117,6 +129,7 @@ impl Levers {
             "fp8_rowwise" => &mut self.fp8_rowwise,
             "gguf_native_q2" => &mut self.gguf_native_q2,
             "gguf_native_q2_mmq" => &mut self.gguf_native_q2_mmq,
+            "scratch_by_format" => &mut self.scratch_by_format,
             _ => unreachable!("field names come from Levers::NAMES"),
         }
     }

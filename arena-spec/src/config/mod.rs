@@ -854,6 +854,22 @@ impl ModelConfig {
         self.index_n_heads > 0 && self.index_head_dim > 0 && self.index_topk > 0
     }
 
+    /// The quantized paths' FP8 / NVFP4 / int8 activation scratch is written: always, as the
+    /// seeds size it, unless the `scratch_by_format` lever is on and the checkpoint is 16-bit
+    /// (`quantization_config` absent), whose projections read BF16 activations directly.
+    /// Gates `ffn_act_a`, `ffn_act_scale(_kmajor)`, `fp8_act`, `fp8_act_scale(_kmajor)`,
+    /// `moe_fp8_scratch`.
+    pub const fn fp8_activation_scratch(&self) -> bool {
+        !(self.levers.scratch_by_format && matches!(self.weight_format, WeightFormat::Bf16))
+    }
+
+    /// The Q4_K MMQ path's `q8_1` activation scratch (`ffn_act_q8`) is written: always, as
+    /// the seeds size it, unless the `scratch_by_format` lever is on (a GGUF format, which no
+    /// `config.json` names).
+    pub const fn q8_mmq_scratch(&self) -> bool {
+        !self.levers.scratch_by_format
+    }
+
     /// MLA layers that build the indexer, and keep its keys ([`Self::indexer_layers`]).
     pub const fn num_indexer_layers(&self) -> usize {
         let list: &[bool] = match &self.indexer_layers {

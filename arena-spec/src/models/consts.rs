@@ -88,7 +88,7 @@ pub const LLAMA_3_1_8B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -171,7 +171,7 @@ pub const LLAMA_3_1_70B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -254,7 +254,7 @@ pub const LLAMA_4_SCOUT_17B_16E_INSTRUCT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -337,7 +337,7 @@ pub const MISTRAL_7B_V0_1: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -420,7 +420,7 @@ pub const MISTRAL_NEMO_INSTRUCT_2407: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -503,7 +503,7 @@ pub const DEVSTRAL_2_123B_INSTRUCT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -586,7 +586,7 @@ pub const DEVSTRAL_SMALL_2_24B_INSTRUCT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -669,7 +669,7 @@ pub const MIXTRAL_8X7B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -752,7 +752,7 @@ pub const PHI_3_MINI_4K_INSTRUCT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -835,7 +835,7 @@ pub const PHI_4: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -918,7 +918,7 @@ pub const OLMO_3_1_32B_INSTRUCT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1001,7 +1001,7 @@ pub const EXAONE_4_0_32B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1084,7 +1084,7 @@ pub const MINIMAX_M2_7: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1167,7 +1167,7 @@ pub const MINIMAX_M1: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1250,7 +1250,7 @@ pub const LFM2_1_2B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1333,7 +1333,7 @@ pub const LFM2_5_1_2B_BASE: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1416,7 +1416,7 @@ pub const LAGUNA_XS_2_FP8: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1499,7 +1499,7 @@ pub const GEMMA_3_1B_IT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1582,7 +1582,7 @@ pub const GEMMA_3_4B_IT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1665,7 +1665,7 @@ pub const GEMMA_4_31B_IT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1748,7 +1748,7 @@ pub const GEMMA_4_26B_A4B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1831,7 +1831,7 @@ pub const GEMMA_4_E2B_IT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1914,7 +1914,7 @@ pub const GEMMA_4_E4B_IT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -1997,7 +1997,7 @@ pub const QWEN2_5_7B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2080,7 +2080,7 @@ pub const QWEN3_0_6B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2163,7 +2163,7 @@ pub const QWEN3_30B_A3B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2246,7 +2246,7 @@ pub const QWEN3_NEXT_80B_A3B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2329,7 +2329,7 @@ pub const QWEN3_NEXT_80B_A3B_THINKING: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2412,7 +2412,7 @@ pub const QWEN3_5_27B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("text_config.mamba_ssm_dtype") },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2495,7 +2495,7 @@ pub const QWEN3_5_35B_A3B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("text_config.mamba_ssm_dtype") },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2578,7 +2578,7 @@ pub const QWEN3_VL_4B_INSTRUCT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2661,7 +2661,7 @@ pub const QWEN3_VL_32B_INSTRUCT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2744,7 +2744,7 @@ pub const QWEN3_VL_30B_A3B_THINKING: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2827,7 +2827,7 @@ pub const DEEPSEEK_V3: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2910,7 +2910,7 @@ pub const DEEPSEEK_V3_2: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -2993,7 +2993,7 @@ pub const DEEPSEEK_V4_FLASH: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3076,7 +3076,7 @@ pub const DEEPSEEK_V4_PRO: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3159,7 +3159,7 @@ pub const KIMI_K2: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3242,7 +3242,7 @@ pub const KIMI_K2_5: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3325,7 +3325,7 @@ pub const KIMI_LINEAR_48B_A3B_INSTRUCT: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3408,7 +3408,7 @@ pub const GLM_4_5: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3491,7 +3491,7 @@ pub const GLM_4_5_AIR: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3574,7 +3574,7 @@ pub const GLM_5: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3657,7 +3657,7 @@ pub const GPT_OSS_20B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3740,7 +3740,7 @@ pub const GPT_OSS_120B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3823,7 +3823,7 @@ pub const NEMOTRON_H_56B_BASE_8K: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::FamilyDefault },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3906,7 +3906,7 @@ pub const NEMOTRON_3_NANO_30B_A3B: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("mamba_ssm_cache_dtype") },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -3989,7 +3989,7 @@ pub const LLAMA_3_3_NEMOTRON_SUPER_49B_V1: ModelConfig = ModelConfig {
     adapter_max_rank: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -4072,7 +4072,7 @@ pub const SYNTHETIC_ALL_FEATURES_MOE: ModelConfig = ModelConfig {
     adapter_max_rank: 64,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, false, false, false, true, false, false, false, true, false, false, false, true, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
@@ -4155,7 +4155,7 @@ pub const SYNTHETIC_ALL_FEATURES_DENSE: ModelConfig = ModelConfig {
     adapter_max_rank: 64,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, false, false, false, true, false, false, false, true, false, false, false, true, false, false, false]),
-    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false },
+    levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
 
