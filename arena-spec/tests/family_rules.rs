@@ -321,3 +321,37 @@ fn deepseek_v4_layer_kinds_read_from_names_or_ratios() {
     let err = load(&short).unwrap_err().to_string();
     assert!(err.contains("fewer than num_hidden_layers 43"), "{err}");
 }
+
+/// An LFM2-VL file nests its `lfm2` text model under `text_config`, read as the flat file is
+/// (`Lfm2VlModel.language_model = AutoModel(text_config)`): the same arena, parameters and
+/// layers; its vision tower is not sized. The top level's `tie_word_embeddings` stands where
+/// the text config has none.
+#[test]
+fn an_lfm2_vl_file_is_its_lfm2_text_model() {
+    let flat_text = arena_spec::models::find("lfm2.5-1.2b-base").unwrap().json;
+    let flat = ModelConfig::from_json_str(flat_text, "flat.json").unwrap();
+    let text: serde_json::Value = serde_json::from_str(flat_text).unwrap();
+    let wrapper = serde_json::json!({
+        "architectures": ["Lfm2VlForConditionalGeneration"],
+        "model_type": "lfm2_vl",
+        "text_config": text,
+        "vision_config": {"model_type": "siglip2_vision_model", "hidden_size": 1152,
+                          "num_hidden_layers": 27},
+        "projector_hidden_size": 2048,
+    });
+    let vl = ModelConfig::from_json_str(&wrapper.to_string(), "vl.json").unwrap();
+    assert_eq!(vl.family, flat.family);
+    assert_eq!(vl.layer_kinds(), flat.layer_kinds());
+    let inputs = arena_spec::ArenaInputs::defaults_for(&flat);
+    assert_eq!(
+        arena_spec::BufferSizes::from_inputs(&vl, &inputs),
+        arena_spec::BufferSizes::from_inputs(&flat, &inputs)
+    );
+    assert_eq!(
+        arena_spec::weights::parameters(&vl).unwrap(),
+        arena_spec::weights::parameters(&flat).unwrap()
+    );
+    // The text model alone is still an `lfm2` file.
+    assert_eq!(flat.model_type, "lfm2");
+    assert_eq!(vl.model_type, "lfm2_vl");
+}

@@ -1247,9 +1247,12 @@ impl Family {
             // LFM2 (lfm2/modeling_lfm2.py): gated short convolutions (`Lfm2ShortConv`) and GQA
             // attention with per-head q/k norms, a SwiGLU MLP whose width `Lfm2MLP` derives from
             // `block_ff_dim` (LFM2_FFN).
+            // LFM2-VL files (`lfm2_vl`, `Lfm2VlForConditionalGeneration`) nest an `lfm2` text
+            // config under `text_config`; their SigLIP2 vision tower and projector are not
+            // sized here.
             Family::Lfm2 => &FamilyRules {
-                model_type: "lfm2",
-                text_model_type: None,
+                model_type: "lfm2_vl",
+                text_model_type: Some("lfm2"),
                 reference: reference!("lfm2", "Lfm2Config", "Lfm2ForCausalLM"),
                 mixers: Mixers::ShortConvHybrid,
                 mla: false,
