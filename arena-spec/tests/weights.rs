@@ -175,6 +175,19 @@ fn bytes_follow_each_formats_definition() {
         .config()
         .unwrap();
     assert_eq!(kimi.weight_format, WeightFormat::Unplanned);
+    // Block FP8 that keeps some linears in 16 bits, named under either key, is refused
+    // rather than priced as if every linear were FP8.
+    let text = SHIPPED.iter().find(|m| m.name == "deepseek-v3").unwrap().json;
+    for key in ["modules_to_not_convert", "ignored_layers"] {
+        let listed = text.replacen(
+            "\"quant_method\": \"fp8\",",
+            &format!("\"quant_method\": \"fp8\", \"{key}\": [\"model.layers.0.mlp\"],"),
+            1,
+        );
+        assert_ne!(listed, text, "{key}");
+        let c = arena_spec::ModelConfig::from_json_str(&listed, "listed.json").unwrap();
+        assert_eq!(c.weight_format, WeightFormat::Unplanned, "{key}");
+    }
     // DeepSeek-V4: FP8 with its experts in FP4 (`expert_dtype`): counted, its bytes not.
     let v4 = config("deepseek-v4-flash");
     assert_eq!(v4.weight_format, WeightFormat::Unplanned);

@@ -23,7 +23,8 @@ pub enum WeightFormat {
     /// biases included, in 16 bits (the file's `modules_to_not_convert`).
     Mxfp4Experts,
     /// A quantization whose bytes are not planned here (its `quant_method` is another, FP8
-    /// without blocks or with `modules_to_not_convert`, DeepSeek-V4's FP4 experts): the
+    /// without blocks or with `modules_to_not_convert` or `ignored_layers`, DeepSeek-V4's
+    /// FP4 experts): the
     /// caller gives the weight bytes.
     Unplanned,
 }
@@ -54,10 +55,14 @@ pub(super) fn weight_format(outer: &Fields) -> Result<WeightFormat, ConfigError>
         // E4M3 byte an element and an FP32 scale a block; without blocks, one scale a tensor.
         // A list of modules left unquantized other than what the format already leaves
         // (embeddings, the head, routers) would change the bytes: not planned.
+        // Files name those modules under either key (transformers' `modules_to_not_convert`,
+        // vLLM's and compressed-tensors' `ignored_layers`): both are read.
         "fp8"
-            if q.get("modules_to_not_convert")
-                .and_then(Value::as_array)
-                .is_some_and(|m| !m.is_empty()) =>
+            if ["modules_to_not_convert", "ignored_layers"].iter().any(|key| {
+                q.get(*key)
+                    .and_then(Value::as_array)
+                    .is_some_and(|m| !m.is_empty())
+            }) =>
         {
             WeightFormat::Unplanned
         }
