@@ -44,8 +44,8 @@ pub use arena::{
     SEEDS_BUFFERS,
 };
 pub use config::levers::{LeverError, Levers};
-pub use config::WeightFormat;
 pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
+pub use config::{Mxfp4Backend, WeightFormat};
 pub use config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes, KvPoolViews};
 pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};

@@ -40,11 +40,12 @@ pub struct FfnWeightsSizes {
     /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
     /// ([`WeightFormat::expert_width`]).
     ///
-    /// Shape `w.moe layers × [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), config.hidden_size)]` of `u8` · gate `w.moe > 0` · tracked
+    /// Shape `w.moe layers × [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), format.expert_hidden(config.hidden_size))]` of `u8` · gate `w.moe > 0` · tracked
     pub experts_gate_up: usize,
-    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`.
+    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
+    /// format's engine pads them ([`WeightFormat::expert_hidden`]).
     ///
-    /// Shape `w.moe layers × [format.experts_bytes(config.local_experts(), config.hidden_size, format.expert_width(config.moe_intermediate_size))]` of `u8` · gate `w.moe > 0` · tracked
+    /// Shape `w.moe layers × [format.experts_bytes(config.local_experts(), format.expert_hidden(config.hidden_size), format.expert_width(config.moe_intermediate_size))]` of `u8` · gate `w.moe > 0` · tracked
     pub experts_down: usize,
     /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
     ///
@@ -59,9 +60,10 @@ pub struct FfnWeightsSizes {
     ///
     /// Shape `w.expert_bias layers × [config.local_experts(), 2 * format.expert_width(config.moe_intermediate_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
     pub experts_gate_up_bias: usize,
-    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]`.
+    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size
+    /// padded as the experts').
     ///
-    /// Shape `w.expert_bias layers × [config.local_experts(), config.hidden_size]` of `bf16` · gate `w.expert_bias > 0` · tracked
+    /// Shape `w.expert_bias layers × [config.local_experts(), format.expert_hidden(config.hidden_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
     pub experts_down_bias: usize,
     /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
     ///
@@ -363,7 +365,7 @@ impl FfnWeightsSizes {
                                         .experts_bytes(
                                             config.local_experts(),
                                             format.expert_width(config.moe_intermediate_size),
-                                            config.hidden_size,
+                                            format.expert_hidden(config.hidden_size),
                                         ),
                                 )?,
                         ],
@@ -391,7 +393,7 @@ impl FfnWeightsSizes {
                                     format
                                         .experts_bytes(
                                             config.local_experts(),
-                                            config.hidden_size,
+                                            format.expert_hidden(config.hidden_size),
                                             format.expert_width(config.moe_intermediate_size),
                                         ),
                                 )?,
@@ -479,7 +481,7 @@ impl FfnWeightsSizes {
                         &[
                             w.expert_bias,
                             __f.value(config.local_experts())?,
-                            config.hidden_size,
+                            __f.value(format.expert_hidden(config.hidden_size))?,
                         ],
                         <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                         __on_dims,
@@ -810,7 +812,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "experts_gate_up",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), config.hidden_size)]",
+            formula: "w.moe layers × [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), format.expert_hidden(config.hidden_size))]",
             is_shape: true,
             rank: 3usize,
             gate: ::core::option::Option::Some("w.moe > 0"),
@@ -823,13 +825,13 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "experts_down",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [format.experts_bytes(config.local_experts(), config.hidden_size, format.expert_width(config.moe_intermediate_size))]",
+            formula: "w.moe layers × [format.experts_bytes(config.local_experts(), format.expert_hidden(config.hidden_size), format.expert_width(config.moe_intermediate_size))]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.moe > 0"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "`mlp.experts.down_proj`, `[local experts, hidden, expert width]`.",
+            doc: "`mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the",
             live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
@@ -875,13 +877,13 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "experts_down_bias",
             dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.expert_bias layers × [config.local_experts(), config.hidden_size]",
+            formula: "w.expert_bias layers × [config.local_experts(), format.expert_hidden(config.hidden_size)]",
             is_shape: true,
             rank: 3usize,
             gate: ::core::option::Option::Some("w.expert_bias > 0"),
             min_bytes: ::core::option::Option::None,
             tracked: true,
-            doc: "gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]`.",
+            doc: "gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size",
             live: ::arena_runtime::Live::WholeStep,
         },
         ::arena_runtime::BufferDecl {
@@ -1091,7 +1093,8 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
     /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
     /// ([`WeightFormat::expert_width`]).
     pub experts_gate_up: ::arena_runtime::View<'a, u8, D>,
-    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`.
+    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
+    /// format's engine pads them ([`WeightFormat::expert_hidden`]).
     pub experts_down: ::arena_runtime::View<'a, u8, D>,
     /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
     pub router: ::arena_runtime::View<'a, bf16, D>,
@@ -1100,7 +1103,8 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
     /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
     /// width padded as the experts').
     pub experts_gate_up_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]`.
+    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size
+    /// padded as the experts').
     pub experts_down_bias: ::arena_runtime::View<'a, bf16, D>,
     /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
     pub e_score_correction_bias: ::arena_runtime::View<'a, bf16, D>,
@@ -1276,7 +1280,8 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
     /// ([`WeightFormat::expert_width`]).
     pub experts_gate_up: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`.
+    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
+    /// format's engine pads them ([`WeightFormat::expert_hidden`]).
     pub experts_down: ::arena_runtime::ViewMut<'a, u8, D>,
     /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
     pub router: ::arena_runtime::ViewMut<'a, bf16, D>,
@@ -1285,7 +1290,8 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
     /// width padded as the experts').
     pub experts_gate_up_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]`.
+    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size
+    /// padded as the experts').
     pub experts_down_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
     pub e_score_correction_bias: ::arena_runtime::ViewMut<'a, bf16, D>,

@@ -37,7 +37,7 @@ pub use family::{Family, FamilyRules};
 use levers::Levers;
 #[doc(hidden)]
 pub use load::keys_asked;
-pub use quantization::WeightFormat;
+pub use quantization::{Mxfp4Backend, WeightFormat};
 pub use state_dtype::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 use std::borrow::Cow;
 

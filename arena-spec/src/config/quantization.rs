@@ -20,13 +20,66 @@ pub enum WeightFormat {
     /// MXFP4 experts (`quant_method: "mxfp4"`, gpt-oss): the routed experts' matrices as
     /// OCP microscaling FP4 — 4 bits an element and one E8M0 scale byte a block of 32
     /// (`*_blocks`, `*_scales`, transformers' `Mxfp4GptOssExperts`); everything else, expert
-    /// biases included, in 16 bits (the file's `modules_to_not_convert`).
-    Mxfp4Experts,
+    /// biases included, in 16 bits (the file's `modules_to_not_convert`). The engine pads a
+    /// rank's expert width and the hidden size its experts read to multiples that depend on
+    /// its MoE backend ([`Mxfp4Backend`]); a file reads as vLLM's default on an H100/H200,
+    /// [`Mxfp4Backend::Triton`].
+    Mxfp4Experts {
+        width_multiple: usize,
+        hidden_multiple: usize,
+    },
     /// A quantization whose bytes are not planned here (its `quant_method` is another, FP8
     /// without blocks or with `modules_to_not_convert` or `ignored_layers`, DeepSeek-V4's
     /// FP4 experts): the
     /// caller gives the weight bytes.
     Unplanned,
+}
+
+/// The MoE backend an engine runs MXFP4 experts on, which decides how it pads them: vLLM
+/// v0.33.0 (`4ba787ec9`) pads a rank's expert width and the hidden size before
+/// `create_weights` (`GptOssMxfp4MoEMethod.maybe_roundup_sizes`, `quantization/mxfp4.py`:
+/// 183–198, calling `mxfp4_round_up_hidden_size_and_intermediate_size`,
+/// `fused_moe/oracle/mxfp4.py`: 837–917), by backend. Which one it picks
+/// (`oracle/mxfp4.py`: 402–435): Triton on SM90 (H100, H200) with its bundled
+/// `triton_kernels`; Marlin on SM80 (A100) and where Triton is not available; FlashInfer's
+/// TRT-LLM kernels on SM100 (B200).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mxfp4Backend {
+    /// `TRITON` (`OAITritonMxfp4Experts`): the width to a multiple of 64, the hidden size
+    /// kept (916). vLLM's default on H100 and H200.
+    #[default]
+    Triton,
+    /// `MARLIN` / `BATCHED_MARLIN`: the width to 128, the hidden size to 256 (865–870).
+    Marlin,
+    /// FlashInfer's TRT-LLM backends (SM100): the width to 128, the hidden size to 256 (871–872).
+    FlashinferTrtllm,
+    /// FlashInfer's and vLLM's CUTLASS backends, DeepGEMM: both to 128 (857–878).
+    Cutlass,
+}
+
+impl Mxfp4Backend {
+    /// The MXFP4 format as this backend pads it.
+    pub const fn format(self) -> WeightFormat {
+        let (width_multiple, hidden_multiple) = match self {
+            Mxfp4Backend::Triton => (64, 1),
+            Mxfp4Backend::Marlin | Mxfp4Backend::FlashinferTrtllm => (128, 256),
+            Mxfp4Backend::Cutlass => (128, 128),
+        };
+        WeightFormat::Mxfp4Experts {
+            width_multiple,
+            hidden_multiple,
+        }
+    }
+
+    /// `format` as this backend loads it: MXFP4 experts at its padding, any other format as
+    /// it is.
+    pub const fn applied_to(self, format: WeightFormat) -> WeightFormat {
+        match format {
+            WeightFormat::Mxfp4Experts { .. } => self.format(),
+            other => other,
+        }
+    }
 }
 
 /// The format of `quantization_config` (at the top level, or in `text_config` where a
@@ -58,11 +111,13 @@ pub(super) fn weight_format(outer: &Fields) -> Result<WeightFormat, ConfigError>
         // Files name those modules under either key (transformers' `modules_to_not_convert`,
         // vLLM's and compressed-tensors' `ignored_layers`): both are read.
         "fp8"
-            if ["modules_to_not_convert", "ignored_layers"].iter().any(|key| {
-                q.get(*key)
-                    .and_then(Value::as_array)
-                    .is_some_and(|m| !m.is_empty())
-            }) =>
+            if ["modules_to_not_convert", "ignored_layers"]
+                .iter()
+                .any(|key| {
+                    q.get(*key)
+                        .and_then(Value::as_array)
+                        .is_some_and(|m| !m.is_empty())
+                }) =>
         {
             WeightFormat::Unplanned
         }
@@ -87,7 +142,7 @@ pub(super) fn weight_format(outer: &Fields) -> Result<WeightFormat, ConfigError>
             _ => WeightFormat::Unplanned,
         },
         // gpt-oss's MXFP4 experts (`quant_method: mxfp4`).
-        "mxfp4" => WeightFormat::Mxfp4Experts,
+        "mxfp4" => Mxfp4Backend::Triton.format(),
         _ => WeightFormat::Unplanned,
     })
 }

@@ -41,11 +41,11 @@ pub use figures::{kv_layer_figures, state_figures, KvLayerFigures, StateFigures}
 
 use crate::arena::{ArenaInputs, BufferArena};
 use crate::config::KvLayer;
-use crate::config::{ModelConfig, StateDtype};
+use crate::config::{ModelConfig, Mxfp4Backend, StateDtype};
 use crate::kv::{KvDtype, KvPool};
 use crate::parallel::{ParallelLayout, Rank};
 use crate::state::{StateCache, StateCacheSizes};
-use crate::weights::{file_format_sizes, WeightsError};
+use crate::weights::{WeightsError, WeightsSizes};
 use crate::ShardError;
 use arena_runtime::{AllocOptions, Arena, SizeError};
 
@@ -102,6 +102,10 @@ pub struct GpuPlanInputs {
     pub state_dtype: Option<StateDtype>,
     /// The element type of the cached keys and values.
     pub kv_dtype: KvDtype,
+    /// The MoE backend the engine runs MXFP4 experts on, which pads them
+    /// ([`Mxfp4Backend`]; vLLM's default on an H100/H200 is Triton, on an A100 Marlin).
+    /// Read for MXFP4 checkpoints only.
+    pub mxfp4_backend: Mxfp4Backend,
     /// One rank's weight bytes, where the caller knows them (one slab); `None`: the rank's
     /// weights in the checkpoint's format, the six weight arenas a slab each
     /// ([`crate::weights::file_format_sizes`], [`crate::weights::WeightsSizes::device_bytes`]).
@@ -121,6 +125,7 @@ impl GpuPlanInputs {
             arena,
             shared_arena: false,
             state_dtype: None,
+            mxfp4_backend: Mxfp4Backend::Triton,
             kv_dtype: KvDtype::Bf16,
             weights_bytes_per_rank: None,
         }
@@ -286,7 +291,8 @@ fn plan_rank(
     let (weights, weights_exact) = match inputs.weights_bytes_per_rank {
         Some(b) => (on_device(b), b),
         None => {
-            let sizes = file_format_sizes(config)?;
+            let format = inputs.mxfp4_backend.applied_to(config.weight_format);
+            let sizes = WeightsSizes::new(config, format)?;
             (
                 sizes.device_bytes(DEVICE_PAGE).map_err(size_err)?,
                 sizes.device_bytes(1).map_err(size_err)?,

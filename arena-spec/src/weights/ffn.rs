@@ -69,14 +69,15 @@ pub struct FfnWeights {
     /// ([`WeightFormat::expert_width`]).
     #[buffer(
         per_layer = w.moe,
-        shape = [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), config.hidden_size)],
+        shape = [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), format.expert_hidden(config.hidden_size))],
         gate = w.moe > 0
     )]
     pub experts_gate_up: DevicePtr<u8>,
-    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`.
+    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
+    /// format's engine pads them ([`WeightFormat::expert_hidden`]).
     #[buffer(
         per_layer = w.moe,
-        shape = [format.experts_bytes(config.local_experts(), config.hidden_size, format.expert_width(config.moe_intermediate_size))],
+        shape = [format.experts_bytes(config.local_experts(), format.expert_hidden(config.hidden_size), format.expert_width(config.moe_intermediate_size))],
         gate = w.moe > 0
     )]
     pub experts_down: DevicePtr<u8>,
@@ -90,8 +91,9 @@ pub struct FfnWeights {
     /// width padded as the experts').
     #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), 2 * format.expert_width(config.moe_intermediate_size)], gate = w.expert_bias > 0)]
     pub experts_gate_up_bias: DevicePtr<bf16>,
-    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]`.
-    #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), config.hidden_size], gate = w.expert_bias > 0)]
+    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size
+    /// padded as the experts').
+    #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), format.expert_hidden(config.hidden_size)], gate = w.expert_bias > 0)]
     pub experts_down_bias: DevicePtr<bf16>,
     /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
     #[buffer(per_layer = w.router_bias, shape = [config.num_experts], gate = w.router_bias > 0)]

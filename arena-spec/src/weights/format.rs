@@ -25,14 +25,25 @@ impl WeightFormat {
     }
 
     /// The routed experts' width (`moe_intermediate_size`, a rank's share) as the format's
-    /// engine allocates it: MXFP4 pads it to a multiple of 64 (vLLM's
-    /// `Mxfp4MoEMethod.create_weights`, CUDA path: `round_up(intermediate_size_per_partition,
-    /// 64)`, "to hold non-uniform sharded tensor"; its ROCm and FlashInfer paths pad to 128
-    /// and 256, which an engine on them adds); the others keep it.
+    /// engine allocates it: MXFP4 pads it to its backend's multiple
+    /// ([`crate::config::Mxfp4Backend`]: 64 on vLLM's Triton backend, "to hold non-uniform
+    /// sharded tensor"; 128 on Marlin, CUTLASS and FlashInfer); the others keep it.
     pub const fn expert_width(self, width: usize) -> usize {
         match self {
-            WeightFormat::Mxfp4Experts => width.div_ceil(64).saturating_mul(64),
+            WeightFormat::Mxfp4Experts { width_multiple, .. } => round_up(width, width_multiple),
             _ => width,
+        }
+    }
+
+    /// The hidden size the routed experts read and write as the format's engine allocates
+    /// them: MXFP4 pads it to its backend's multiple (256 on Marlin and FlashInfer's TRT-LLM
+    /// kernels, 128 on CUTLASS, kept on Triton); the others keep it.
+    pub const fn expert_hidden(self, hidden: usize) -> usize {
+        match self {
+            WeightFormat::Mxfp4Experts {
+                hidden_multiple, ..
+            } => round_up(hidden, hidden_multiple),
+            _ => hidden,
         }
     }
 
@@ -45,12 +56,21 @@ impl WeightFormat {
                     .saturating_mul(ceil_div(inp, cols));
                 elements.saturating_add(blocks.saturating_mul(4))
             }
-            WeightFormat::Mxfp4Experts if routed => experts
+            WeightFormat::Mxfp4Experts { .. } if routed => experts
                 .saturating_mul(out)
                 .saturating_mul(ceil_div(inp, 32))
                 .saturating_mul(17),
             _ => elements.saturating_mul(2),
         }
+    }
+}
+
+/// `a` rounded up to a multiple of `m` (`a` itself for `m` 0 or 1).
+const fn round_up(a: usize, m: usize) -> usize {
+    if m <= 1 {
+        a
+    } else {
+        a.div_ceil(m).saturating_mul(m)
     }
 }
 

@@ -8,7 +8,7 @@ use arena_spec::gpu_plan::{
     plan_gpu, Binds, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE,
 };
 use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
-use arena_spec::{KvDtype, StateDtype};
+use arena_spec::{KvDtype, Mxfp4Backend, StateDtype};
 
 /// The whole-GPU flags of `arena fit`.
 #[derive(Debug, clap::Args)]
@@ -36,10 +36,38 @@ pub struct GpuArgs {
     /// (mamba_ssm_cache_dtype, mamba_ssm_dtype, the family's default), or an override
     #[arg(long, value_enum, default_value = "config")]
     pub state_dtype: StateDtypeArg,
+    /// The MoE backend MXFP4 experts run on, which pads them (vLLM picks triton on
+    /// H100/H200, marlin on A100, flashinfer-trtllm on B200)
+    #[arg(long, value_enum, default_value = "triton")]
+    pub mxfp4_backend: Mxfp4BackendArg,
     /// Also draw each rank's memory as a stacked bar into FILE (SVG): weights, arena, state
     /// cache, KV pool, reserve, what is left
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
+}
+
+/// `--mxfp4-backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mxfp4BackendArg {
+    /// Width to 64, hidden kept (vLLM's default on H100/H200)
+    Triton,
+    /// Width to 128, hidden to 256 (A100, or no Triton kernels)
+    Marlin,
+    /// Width to 128, hidden to 256 (B200)
+    FlashinferTrtllm,
+    /// Width and hidden to 128
+    Cutlass,
+}
+
+impl Mxfp4BackendArg {
+    fn backend(self) -> Mxfp4Backend {
+        match self {
+            Mxfp4BackendArg::Triton => Mxfp4Backend::Triton,
+            Mxfp4BackendArg::Marlin => Mxfp4Backend::Marlin,
+            Mxfp4BackendArg::FlashinferTrtllm => Mxfp4Backend::FlashinferTrtllm,
+            Mxfp4BackendArg::Cutlass => Mxfp4Backend::Cutlass,
+        }
+    }
 }
 
 /// `--state-dtype`.
@@ -83,6 +111,10 @@ impl GpuArgs {
             (self.weights_bytes.is_some(), "--weights-bytes"),
             (self.state_dtype != StateDtypeArg::Config, "--state-dtype"),
             (self.plot.is_some(), "--plot"),
+            (
+                self.mxfp4_backend != Mxfp4BackendArg::Triton,
+                "--mxfp4-backend",
+            ),
         ]
         .into_iter()
         .find(|(set, _)| *set)
@@ -133,6 +165,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
         reserve_bytes: g.reserve.map_or(RESERVE_BYTES, |b| b as u64),
         shared_arena: sizing.fixed.shared,
         state_dtype: g.state_dtype.override_dtype(),
+        mxfp4_backend: g.mxfp4_backend.backend(),
         kv_dtype: match g.kv_dtype {
             KvDtypeArg::Bf16 => KvDtype::Bf16,
             KvDtypeArg::Fp8 => KvDtype::Fp8,
