@@ -257,3 +257,70 @@ fn fp8_keys_and_values_hold_twice_the_tokens() {
     let (a, b) = (fp8.blocks.full, bf16.blocks.full);
     assert!(a.abs_diff(2 * b) <= 2, "{a} {b}");
 }
+
+/// DeepSeek-V3's multi-token-prediction layer, loaded as an engine speculating with it loads
+/// it (`--mtp`): its decoder layer, embedding and head copies, `enorm`, `hnorm` and a 16-bit
+/// `eh_proj` (vLLM's `deepseek_mtp.py`) take the plan's weights to the published
+/// checkpoint's: its 163 files total 688,586,727,753 bytes, headers (about 91k tensor
+/// entries) included, 15.4 GB more than the model without the layer. Its keys and values are
+/// one full layer more in the pool; left out by default, and refused where the module is
+/// not the DeepSeek-style one.
+#[test]
+fn mtp_layers_are_an_input_and_bring_the_weights_to_the_checkpoints() {
+    use arena_spec::gpu_plan::GpuPlanError;
+    let c = arena_spec::models::find("deepseek-v3")
+        .unwrap()
+        .config()
+        .unwrap();
+    assert_eq!(c.mtp_layers, 1);
+    let plan = |mtp: bool| {
+        let arena = ArenaInputs {
+            max_seq_len: 4096,
+            ..ArenaInputs::defaults_for(&c)
+        };
+        let inputs = GpuPlanInputs {
+            mtp,
+            ..GpuPlanInputs::new(1 << 50, arena)
+        };
+        plan_gpu(&c, &ParallelLayout::new(1, 1, 1).unwrap(), inputs).unwrap()
+    };
+    let (without, with) = (plan(false), plan(true));
+    let (a, b) = (&without.ranks[0], &with.ranks[0]);
+    assert_eq!((a.mtp_layers, b.mtp_layers), (0, 1));
+    let checkpoint: u64 = 688_586_727_753;
+    assert!(b.weights_exact_bytes < checkpoint);
+    assert!(
+        checkpoint - b.weights_exact_bytes < checkpoint / 50_000,
+        "{b:?}"
+    );
+    assert!(checkpoint - a.weights_exact_bytes > 15_000_000_000);
+    // One full (MLA) layer's keys more a token.
+    let (ka, kb) = (&a.kv_layers[0], &b.kv_layers[0]);
+    assert_eq!((ka.layers, kb.layers), (61, 62));
+    assert_eq!(kb.bytes_per_token * 61, ka.bytes_per_token * 62);
+    // Under pp only the last stage loads it.
+    let inputs = GpuPlanInputs {
+        mtp: true,
+        ..GpuPlanInputs::new(1 << 50, ArenaInputs::defaults_for(&c))
+    };
+    let pp = plan_gpu(&c, &ParallelLayout::new(1, 1, 2).unwrap(), inputs).unwrap();
+    assert_eq!(
+        pp.ranks.iter().map(|r| r.mtp_layers).collect::<Vec<_>>(),
+        [0, 1]
+    );
+    // Qwen3.5's MTP module is another: refused, not guessed.
+    let q = arena_spec::models::find("qwen3.5-27b")
+        .unwrap()
+        .config()
+        .unwrap();
+    let e = plan_gpu(
+        &q,
+        &ParallelLayout::new(1, 1, 1).unwrap(),
+        GpuPlanInputs {
+            mtp: true,
+            ..GpuPlanInputs::new(1 << 50, ArenaInputs::defaults_for(&q))
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(e, GpuPlanError::Mtp { .. }), "{e}");
+}

@@ -93,6 +93,7 @@ impl ModelConfig {
             hc_mult,
             hc_lowrank_rank,
             adapter_max_rank,
+            mtp_layers,
             levers,
             shard,
         } = self;
@@ -200,6 +201,7 @@ impl ModelConfig {
             ("hc_mult", hc_mult),
             ("hc_lowrank_rank", hc_lowrank_rank),
             ("adapter_max_rank", adapter_max_rank),
+            ("mtp_layers", mtp_layers),
         ] {
             field(name, value.to_string());
         }

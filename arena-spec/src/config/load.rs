@@ -310,6 +310,16 @@ fn from_value(
         hc_mult: k.dim_or("hc_mult", 0)?,
         hc_lowrank_rank: k.dim_or("hc_lowrank_rank", 0)?,
         adapter_max_rank: k.dim_or("adapter_max_rank", 0)?,
+        mtp_layers: k
+            .dim_any(
+                &[
+                    "num_nextn_predict_layers",
+                    "mtp_num_hidden_layers",
+                    "num_mtp_modules",
+                ],
+                MAX_DIM,
+            )?
+            .unwrap_or(0),
         levers: Levers::default(),
         shard: None,
     };

@@ -27,6 +27,7 @@ mod linear_mixers;
 mod load;
 mod mamba;
 mod moe;
+mod mtp;
 mod quantization;
 mod shard;
 mod state_dtype;
@@ -301,6 +302,11 @@ pub struct ModelConfig {
     /// streams).
     pub hc_mult: usize,
     pub hc_lowrank_rank: usize,
+    /// Multi-token-prediction layers the checkpoint carries beside its decoder layers
+    /// (`num_nextn_predict_layers`, Qwen's `mtp_num_hidden_layers`, MiniMax's
+    /// `num_mtp_modules`; 0 without). Read by the whole-GPU plan only, where an engine
+    /// loads them to speculate with (`config/mtp.rs`).
+    pub mtp_layers: usize,
     /// LoRA: the widest adapter rank served (0: no adapters).
     pub adapter_max_rank: usize,
 

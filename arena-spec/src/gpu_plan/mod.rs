@@ -106,6 +106,11 @@ pub struct GpuPlanInputs {
     /// ([`Mxfp4Backend`]; vLLM's default on an H100/H200 is Triton, on an A100 Marlin).
     /// Read for MXFP4 checkpoints only.
     pub mxfp4_backend: Mxfp4Backend,
+    /// Load the checkpoint's multi-token-prediction layers, as an engine that speculates
+    /// with them does: their weights on the last stage's ranks and their keys and values in
+    /// the pool ([`ModelConfig::mtp_module`]; DeepSeek-style modules only, another is
+    /// refused). Off: they are left out, as an engine without MTP speculation leaves them.
+    pub mtp: bool,
     /// One rank's weight bytes, where the caller knows them (one slab); `None`: the rank's
     /// weights in the checkpoint's format, the six weight arenas a slab each
     /// ([`crate::weights::file_format_sizes`], [`crate::weights::WeightsSizes::device_bytes`]).
@@ -126,6 +131,7 @@ impl GpuPlanInputs {
             shared_arena: false,
             state_dtype: None,
             mxfp4_backend: Mxfp4Backend::Triton,
+            mtp: false,
             kv_dtype: KvDtype::Bf16,
             weights_bytes_per_rank: None,
         }
@@ -157,6 +163,10 @@ pub struct RankPlan {
     pub kv_layers: Vec<KvLayerFigures>,
     /// Each sequence state on this rank: layers, dtype and where it came from, bytes a slot.
     pub states: Vec<StateFigures>,
+    /// The multi-token-prediction layers loaded on this rank ([`GpuPlanInputs::mtp`]): their
+    /// weights are in `weights_bytes`, their keys and values in the KV figures and the pool.
+    /// 0 where they are not loaded (the file's count is the config's `mtp_layers`).
+    pub mtp_layers: usize,
     /// The blocks one sequence at the context needs, by kind, and their device bytes alone.
     pub sequence_blocks: PoolBlocks,
     pub sequence_bytes: u64,
@@ -234,6 +244,9 @@ pub enum GpuPlanError {
         reserve: u64,
         gpu: u64,
     },
+    /// The multi-token-prediction layers were asked for and are not counted here.
+    #[error("{model}: {why}; plan without them (arena fit: without --mtp)")]
+    Mtp { model: String, why: &'static str },
     /// An input the plan cannot be made at.
     #[error("{0}")]
     Inputs(&'static str),
@@ -283,20 +296,36 @@ fn size_error(config: &ModelConfig) -> impl Fn(SizeError) -> GpuPlanError + Copy
 /// A rank's fixed parts and the most its budget holds, before the ranks agree on a pool.
 fn plan_rank(
     config: &ModelConfig,
+    mtp: Option<&ModelConfig>,
     rank: usize,
     inputs: &GpuPlanInputs,
 ) -> Result<RankPlan, GpuPlanError> {
     let size_err = size_error(config);
+    // The draft layers' keys and values beside the model's.
+    let with_mtp = mtp.map(|m| config.with_mtp_layers(m));
+    let kv = with_mtp.as_ref().unwrap_or(config);
     // Given: one slab. From the config: the six weight arenas, a slab each.
     let (weights, weights_exact) = match inputs.weights_bytes_per_rank {
         Some(b) => (on_device(b), b),
         None => {
             let format = inputs.mxfp4_backend.applied_to(config.weight_format);
             let sizes = WeightsSizes::new(config, format)?;
-            (
+            let (mut device, mut exact) = (
                 sizes.device_bytes(DEVICE_PAGE).map_err(size_err)?,
                 sizes.device_bytes(1).map_err(size_err)?,
-            )
+            );
+            // The MTP module: its six arenas and its 16-bit extras, a slab each.
+            if let Some(m) = mtp {
+                let sizes = WeightsSizes::new(m, format)?;
+                let extra = m.mtp_extra_bytes() as u64;
+                device = device
+                    .saturating_add(sizes.device_bytes(DEVICE_PAGE).map_err(size_err)?)
+                    .saturating_add(on_device(extra));
+                exact = exact
+                    .saturating_add(sizes.device_bytes(1).map_err(size_err)?)
+                    .saturating_add(extra);
+            }
+            (device, exact)
         }
     };
     let arena_sizes = inputs.arena.sizes(config).map_err(size_err)?;
@@ -332,19 +361,18 @@ fn plan_rank(
         });
     };
     let per_seq = PoolBlocks::per_sequence(
-        config,
+        kv,
         inputs.arena.max_seq_len,
         inputs.arena.kv_block_size,
         inputs.arena.max_batch_tokens,
     );
-    let fits = |b: PoolBlocks| -> Result<bool, SizeError> {
-        Ok(kv_pool_bytes(config, inputs, b)? <= budget)
-    };
+    let fits =
+        |b: PoolBlocks| -> Result<bool, SizeError> { Ok(kv_pool_bytes(kv, inputs, b)? <= budget) };
     // The search's upper bound: the budget over the bytes before any page rounding.
     let raw = |b: PoolBlocks| -> Result<u64, SizeError> {
-        Ok(pool_sizes(config, inputs, b)?.total_bytes() as u64)
+        Ok(pool_sizes(kv, inputs, b)?.total_bytes() as u64)
     };
-    let sequence_bytes = kv_pool_bytes(config, inputs, per_seq).map_err(size_err)?;
+    let sequence_bytes = kv_pool_bytes(kv, inputs, per_seq).map_err(size_err)?;
     let (most_blocks, most_sequences) = if per_seq.is_none() {
         // No KV layers on this rank: its sequences are its state slots.
         (PoolBlocks::default(), inputs.arena.max_batch_size)
@@ -380,9 +408,10 @@ fn plan_rank(
         arena_exact_bytes: arena_exact,
         state_bytes: state,
         state_exact_bytes: state_exact,
-        kv_layers: kv_layer_figures(config, block_tokens, inputs.kv_dtype, per_seq)
+        kv_layers: kv_layer_figures(kv, block_tokens, inputs.kv_dtype, per_seq)
             .map_err(size_err)?,
         states: state_figures(config, recurrent_dtype, recurrent.source).map_err(size_err)?,
+        mtp_layers: 0,
         reserve_bytes: inputs.reserve_bytes,
         kv_budget_bytes: budget,
         sequence_blocks: per_seq,
@@ -459,8 +488,21 @@ pub fn plan_gpu(
     let mut configs = Vec::new();
     for rank in &all {
         let config = whole.shard(rank)?;
-        ranks.push(plan_rank(&config, rank.index, &inputs)?);
-        configs.push(config);
+        let mtp = match inputs.mtp {
+            true => config.mtp_module().map_err(|why| GpuPlanError::Mtp {
+                model: whole.source.to_string(),
+                why,
+            })?,
+            false => None,
+        };
+        let mut plan = plan_rank(&config, mtp.as_ref(), rank.index, &inputs)?;
+        plan.mtp_layers = mtp.as_ref().map_or(0, |m| m.mtp_layers);
+        // The pool is sized with the draft layers' keys and values where they are loaded.
+        configs.push(match &mtp {
+            Some(m) => config.with_mtp_layers(m),
+            None => config,
+        });
+        ranks.push(plan);
     }
     let size_err = size_error(whole);
     // The ranks with keys and values agree: the fewest sequences any holds binds them all.

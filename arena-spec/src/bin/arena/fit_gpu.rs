@@ -40,6 +40,10 @@ pub struct GpuArgs {
     /// H100/H200, marlin on A100, flashinfer-trtllm on B200)
     #[arg(long, value_enum, default_value = "triton")]
     pub mxfp4_backend: Mxfp4BackendArg,
+    /// Load the checkpoint's multi-token-prediction layers (weights and KV), as an engine
+    /// speculating with them does
+    #[arg(long)]
+    pub mtp: bool,
     /// Also draw each rank's memory as a stacked bar into FILE (SVG): weights, arena, state
     /// cache, KV pool, reserve, what is left
     #[arg(long, value_name = "FILE.svg")]
@@ -111,6 +115,7 @@ impl GpuArgs {
             (self.weights_bytes.is_some(), "--weights-bytes"),
             (self.state_dtype != StateDtypeArg::Config, "--state-dtype"),
             (self.plot.is_some(), "--plot"),
+            (self.mtp, "--mtp"),
             (
                 self.mxfp4_backend != Mxfp4BackendArg::Triton,
                 "--mxfp4-backend",
@@ -166,6 +171,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
         shared_arena: sizing.fixed.shared,
         state_dtype: g.state_dtype.override_dtype(),
         mxfp4_backend: g.mxfp4_backend.backend(),
+        mtp: g.mtp,
         kv_dtype: match g.kv_dtype {
             KvDtypeArg::Bf16 => KvDtype::Bf16,
             KvDtypeArg::Fp8 => KvDtype::Fp8,
@@ -286,6 +292,19 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
         h(inputs.reserve_bytes),
         reserve_source
     );
+    let loaded: usize = plan.ranks.iter().map(|r| r.mtp_layers).max().unwrap_or(0);
+    match (whole.mtp_layers, loaded) {
+        (0, _) => {}
+        (n, 0) => println!(
+            "{} the file's {n} multi-token-prediction layer(s) are left out (--mtp loads them)",
+            bold("mtp:")
+        ),
+        (_, n) => println!(
+            "{} {n} multi-token-prediction layer(s) loaded: their weights on the last stage, \
+             their keys and values in the pool",
+            bold("mtp:")
+        ),
+    }
     if let Some(path) = &g.plot {
         println!("\nplot written to {}", path.display());
     }
