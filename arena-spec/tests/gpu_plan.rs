@@ -59,8 +59,14 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
     );
     // (model, tp, pp, one rank's weights where their bytes are not planned here: the
     // parameter count at one byte, an even share a rank, stated in the row).
-    let cases: [Case; 11] = [
+    let cases: [Case; 14] = [
         ("llama-3.1-8b", 1, 1, None),
+        // Every layer slides (sliding_window, no layer_types): a sequence keeps its window.
+        ("mistral-7b-v0.1", 1, 1, None),
+        // Chunked local attention on the RoPE layers, full on every fourth.
+        ("llama-4-scout-17b-16e-instruct", 2, 1, None),
+        // Hybrid with the file's FP32 recurrent state (Qwen3.5's text_config.mamba_ssm_dtype).
+        ("qwen3.5-27b", 1, 1, None),
         // MXFP4 experts split by tp 4 (vLLM pads the rank's expert width to 64).
         ("gpt-oss-120b", 4, 1, None),
         // Per-type attention widths, KV-shared layers, per-layer inputs, an MoE block beside

@@ -413,6 +413,9 @@ fn indexer_keys_and_weights_are_on_the_layers_vllm_builds_an_indexer() {
     let all = arena_spec::weights::parameters(&glm5).unwrap();
     let some = arena_spec::weights::parameters(&glm52).unwrap();
     assert_eq!(all - some, 57 * indexer);
+    // transformers 5.17.0's meta-device build of the same file (`GlmMoeDsaConfig` derives
+    // its `indexer_types` from the two keys), run by `tests/oracle/widths.py` on it.
+    assert_eq!(some, 743_377_000_704);
     // A pattern's "S" skips a layer; past its end a layer keeps its indexer.
     let patterned = text.replace(
         "\"index_topk_freq\": 4,",
