@@ -622,6 +622,13 @@ fn buffer_checks(c: &ModelConfig, b: &Built, dims: &BTreeMap<&str, Vec<usize>>) 
             * dims["hc_streams"].get(2).copied().unwrap_or(0);
         at_least("hc_post", 1, Some(c.hc_mult), "post weights");
         at_least("hc_comb", 2, Some(c.hc_mult), "comb matrix");
+        at_least("hc_pre", 1, Some(c.hc_mult), "pre weights");
+        // Pre, post and comb together hold the fn projection's whole output a token.
+        let held = dims["hc_pre"][1] + dims["hc_post"][1] + dims["hc_comb"][1] * dims["hc_comb"][2];
+        assert_eq!(
+            held, fn_shape[0],
+            "hc_pre + hc_post + hc_comb against fn's rows"
+        );
         if streams < fn_shape[1] {
             streams_short = Some(format!(
                 "hc_streams holds {streams} per token < hc_mult · hidden = {}",

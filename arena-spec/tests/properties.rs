@@ -331,6 +331,7 @@ fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
         n if n.starts_with("per_layer_") => c.has_per_layer_inputs(),
         // Closed only on a pipeline stage without the LM head.
         "logits" => c.lm_head_vocab() > 0,
+        "hc_pre" => c.hc_mult > 0,
         _ => return None,
     })
 }

@@ -206,6 +206,7 @@ fn the_gated_set_is_exactly_the_seeds() {
             "per_layer_inputs_proj",
             "per_layer_gate",
             "per_layer_out",
+            "hc_pre",
         ]
     );
     let untracked: Vec<&str> = BufferArena::BUFFERS
@@ -286,7 +287,8 @@ fn the_first_46_fields_are_the_seeds_and_the_rest_are_closed_for_the_seeds_model
             || c.has_short_conv()
             || c.has_lightning()
             || c.has_kda()
-            || c.has_per_layer_inputs();
+            || c.has_per_layer_inputs()
+            || c.hc_mult > 0;
         for levers in [Levers::default(), Levers::ALL_ON] {
             c.levers = levers;
             let all = BufferArena::byte_sizes(&sizes(&c, M));

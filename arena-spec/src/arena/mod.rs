@@ -509,4 +509,15 @@ pub struct BufferArena {
     /// Live in the layer's per-layer-input tail.
     #[buffer(shape = [max_batch_tokens, config.hidden_size], gate = config.has_per_layer_inputs(), phase = per_layer_input)]
     pub per_layer_out: DevicePtr<bf16>,
+    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
+    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
+    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
+    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
+    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
+    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
+    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
+    /// 0 bytes and NULL without hyper-connections).
+    /// The whole step (hyper-connections wrap every sublayer).
+    #[buffer(shape = [max_batch_tokens, config.hc_mult], gate = config.hc_mult > 0)]
+    pub hc_pre: DevicePtr<f32>,
 }
