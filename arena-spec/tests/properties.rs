@@ -109,7 +109,7 @@ fn merge(mut a: Value, b: &Value) -> Value {
 /// A random but valid `config.json` of one of the published families.
 fn config_json() -> impl Strategy<Value = Value> {
     let base = (dim(1, 128), dim(1, 65536), dim(1, 300_000), dim(1, 1 << 20));
-    let family = 0usize..37;
+    let family = 0usize..38;
     (family, base, attention(), moe(), gdn(), dim(1, 8192), extras(), dim(1, 4096)).prop_map(
         |(family, (layers, inter, vocab, ctx), (heads, kv, hd), (experts, top_k, moe_w), gdn, mamba_w, extras, mla)| {
             let hidden = heads * hd;
@@ -263,6 +263,8 @@ fn config_json() -> impl Strategy<Value = Value> {
                     }
                     d
                 }
+                36 => merge(c, &json!({"model_type": "cohere", "use_qk_norm": kv % 2 == 0,
+                    "model_max_length": 1 << 20})),
                 _ => merge(c, &json!({"model_type": "phi3"})),
             };
             if let Value::Object(obj) = &c {

@@ -30,6 +30,7 @@ macro_rules! families {
 
 families! {
     Llama,
+    Cohere,
     Mistral,
     Ministral3,
     Mistral3,

@@ -39,6 +39,7 @@ pub const SHIPPED: &[ShippedModel] = shipped![
     "exaone-4.0-32b",
     "minimax-m2.7",
     "minimax-m1",
+    "command-r-v01",
     "lfm2-1.2b",
     "lfm2.5-1.2b-base",
     "laguna-xs.2-fp8",

@@ -125,7 +125,7 @@ pub struct FfnGroup {
 }
 
 /// The families counted, by name, for messages.
-pub const COUNTED: &str = "llama, llama4, mistral, ministral3, mistral3, mixtral, qwen2, qwen3, \
+pub const COUNTED: &str = "llama, cohere, llama4, mistral, ministral3, mistral3, mixtral, qwen2, qwen3, \
                            qwen3_moe, qwen3_vl, qwen3_vl_moe, qwen3_next, qwen3_5, qwen3_5_moe, \
                            exaone4, olmo3, minimax_m1, minimax_m2, phi3, gemma3, gemma4, laguna, \
                            lfm2, lfm2_vl, nemotron_h, kimi_linear, deepseek_v3, deepseek_v32, deepseek_v4, \
@@ -325,6 +325,20 @@ fn rules(c: &ModelConfig) -> Option<Rules> {
         },
         // Glm4MoeAttention: `attention_bias` on q, k, v; o unbiased; q/k norms where
         // `use_qk_norm`; a router bias buffer.
+        // CohereAttention: `attention_bias` on all four, per-head q/k LayerNorms over every
+        // head (`[heads, head_dim]` weights: the rank's heads) where `use_qk_norm`; one
+        // norm a layer (the parallel block's `input_layernorm`).
+        Family::Cohere => Rules {
+            qkv_bias: b,
+            o_bias: b,
+            qk_norm: if c.use_qk_norm {
+                QkNorm::Whole
+            } else {
+                QkNorm::None
+            },
+            norms_per_layer: 1,
+            ..Rules::default()
+        },
         Family::Glm4Moe => Rules {
             router_bias_buffer: true,
             qkv_bias: b,

@@ -41,6 +41,37 @@ impl Family {
                 compressed: None,
                 layer_widths: None,
             },
+            // Cohere (cohere/modeling_cohere.py): a parallel block — attention and MLP both
+            // read the one `input_layernorm` (a LayerNorm with a weight and no bias, 294) and
+            // both add into the residual (325, 338) — Llama's widths otherwise; per-head q/k
+            // LayerNorms where `use_qk_norm` (228–235); tied embeddings by default
+            // (configuration_cohere.py: 81). The context is `model_max_length` where the file
+            // has it: vLLM serves it for Cohere (`model_arch_config_convertor.py`: 403–406).
+            Family::Cohere => &FamilyRules {
+                model_type: "cohere",
+                text_model_type: None,
+                reference: reference!("cohere", "CohereConfig", "CohereForCausalLM"),
+                mixers: Mixers::Attention,
+                mla: false,
+                moe: None,
+                mamba: None,
+                head_dim: HeadDim::Key,
+                output_gate: Some(false),
+                heads_divide_hidden: false,
+                mrope: Mrope::FromFile,
+                dense_width_key: "intermediate_size",
+                mixer_only: false,
+                defaults: &[],
+                refusals: &[],
+                per_layer_inputs: None,
+                context_keys: &["model_max_length", "max_position_embeddings"],
+                linear_mixer: None,
+                ffn_auto_adjust: None,
+                tied_embeddings: true,
+                kv_layers: KvLayers::AS_LISTED,
+                compressed: None,
+                layer_widths: None,
+            },
             Family::Mistral => &FamilyRules {
                 model_type: "mistral",
                 text_model_type: None,
