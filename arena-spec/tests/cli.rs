@@ -630,6 +630,26 @@ fn const_config_prints_a_const_the_compiler_sizes() {
         .unwrap();
     // The same text the shipped consts are made of.
     assert!(out.ends_with(&config.const_item("QWEN3_0_6B").unwrap()));
+    // Every type the item names is in scope by the printed `use` lines.
+    let uses: String = out.lines().filter(|l| l.starts_with("use ")).collect();
+    for ty in [
+        "Family",
+        "KvLayer",
+        "LayerKind",
+        "Levers",
+        "ModelConfig",
+        "RecurrentStateDtype",
+        "StateDtype",
+        "StateDtypeSource",
+        "WeightFormat",
+        "Cow",
+    ] {
+        let named = out.contains(&format!("{ty}::")) || out.contains(&format!("{ty} {{"));
+        assert!(
+            !named || uses.contains(ty),
+            "{ty} used but not imported: {uses}"
+        );
+    }
     let named = stdout(&["const-config", "qwen3-0.6b", "--name", "MINE"]);
     assert!(named.contains("pub const MINE: ModelConfig"), "{named}");
     // A name that would not compile is refused in one line, not printed.

@@ -191,3 +191,29 @@ fn mimo_v2_flash_keeps_each_layer_kind_at_its_own_heads() {
         n(&v, "swa_num_key_value_heads") * (192 + 128)
     );
 }
+
+/// Llama 4: an explicit `"attention_chunk_size": null` is no chunk (transformers keeps `None`,
+/// vLLM then runs every layer at full length); an empty `no_rope_layers` list is none
+/// (`Llama4TextConfig`: the interval's list), not a list of the wrong length.
+#[test]
+fn llama4_without_a_chunk_is_full_and_an_empty_rope_list_is_the_intervals() {
+    let text = arena_spec::models::find("llama-4-scout-17b-16e-instruct")
+        .unwrap()
+        .json;
+    let v: Value = serde_json::from_str(text).unwrap();
+    let with = |key: &str, value: Value| {
+        let mut v = v.clone();
+        v["text_config"][key] = value;
+        ModelConfig::from_json_str(&v.to_string(), "scout.json").unwrap()
+    };
+    let none = with("attention_chunk_size", Value::Null);
+    assert_eq!(none.num_chunked_kv_layers(), 0);
+    assert_eq!(none.num_full_kv_layers(), 48);
+    let empty = with("no_rope_layers", serde_json::json!([]));
+    assert_eq!(
+        (empty.num_chunked_kv_layers(), empty.num_full_kv_layers()),
+        (36, 12)
+    );
+    let listed = with("no_rope_layers", serde_json::json!(vec![1; 48]));
+    assert_eq!(listed.num_chunked_kv_layers(), 48);
+}

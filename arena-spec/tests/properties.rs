@@ -300,9 +300,11 @@ fn load(json: &Value, levers: Levers) -> ModelConfig {
 }
 
 /// The quantized paths' FP8 / int8 activation scratch is sized: unless `scratch_by_format`
-/// is on and the checkpoint is 16-bit.
+/// is on and the checkpoint is 16-bit with no quantized-path lever on.
 fn quantized_scratch(c: &ModelConfig) -> bool {
-    !(c.levers.scratch_by_format && c.weight_format == arena_spec::WeightFormat::Bf16)
+    let l = c.levers;
+    let path_lever = l.fp8_rowwise || l.gguf_native_q2 || l.gguf_native_q2_mmq;
+    !(l.scratch_by_format && c.weight_format == arena_spec::WeightFormat::Bf16) || path_lever
 }
 
 /// The seeds' gate of each gated buffer, from the config.
@@ -312,7 +314,10 @@ fn gate_open(c: &ModelConfig, name: &str) -> Option<bool> {
         "ssd_scratch" => c.has_mamba(),
         // `scratch_by_format`: a 16-bit checkpoint writes none of the quantized paths'
         // activations, and no config.json names the Q4_K MMQ path.
-        "ffn_act_q8" => c.has_dense_ffn() && !c.levers.scratch_by_format,
+        "ffn_act_q8" => {
+            let gguf = c.levers.gguf_native_q2 || c.levers.gguf_native_q2_mmq;
+            c.has_dense_ffn() && (!c.levers.scratch_by_format || gguf)
+        }
         "ffn_act_a" | "ffn_act_scale" | "ffn_act_scale_kmajor" => {
             c.has_dense_ffn() && quantized_scratch(c)
         }

@@ -31,7 +31,8 @@ use sizing::{
 
 /// How many of [`BufferArena`]'s fields are the seeds' buffers: the first 46, in the seeds'
 /// order. The fields after them (the section "Beyond the seeds") are this crate's, each for a
-/// layer kind the seeds' engine does not run, and 0 bytes for every model without that kind.
+/// layer kind the seeds' engine does not run (or, `hc_pre`, a tensor the seeds give no
+/// buffer), and 0 bytes for every model without that kind.
 pub const SEEDS_BUFFERS: usize = 46;
 
 /// The GPU buffers of one forward pass, `M = max_batch_tokens`. `BufferSizes::from_config`
@@ -40,8 +41,9 @@ pub const SEEDS_BUFFERS: usize = 46;
 /// Invariants (what `#[derive(Arena)]` and `arena_runtime::Arena` guarantee):
 /// - every buffer is allocated at its [`BufferSizes`] size; the gated ones (`ssd_scratch`,
 ///   `gdn_fla_scratch`, `ffn_*`, `moe_fp8_scratch`, `q2_*`, `lora_*`, `ssm_rowwise_w_bf16`,
-///   `logits` on a pipeline stage without the LM head, and every buffer beyond the seeds:
-///   `moe_latent_*`, `short_conv_*`, `lightning_*`, `kda_*`, `per_layer_*`)
+///   `fp8_act*` under the `scratch_by_format` lever, `logits` on a pipeline stage without the
+///   LM head, and every buffer beyond the seeds: `moe_latent_*`, `short_conv_*`,
+///   `lightning_*`, `kda_*`, `per_layer_*`, `hc_pre`)
 ///   are `DevicePtr::NULL` when that size is 0;
 /// - the first [`SEEDS_BUFFERS`] fields are the seeds' buffers in the seeds' order; those
 ///   after them are this crate's (`sizes.named_sizes()[SEEDS_BUFFERS..]` lists them);

@@ -11,7 +11,7 @@ use super::error::{ConfigError, MAX_DIM};
 use super::keys::Keys;
 use super::LayerKind;
 
-/// One entry a layer: it builds an indexer. All false where `indexed` is (no indexer, or
+/// One entry a layer: it builds an indexer. All false where `indexed` is false (no indexer, or
 /// DeepSeek-V4's, which its CSA layers hold).
 pub(super) fn indexer_layers(
     k: &Keys,

@@ -35,8 +35,11 @@ pub(super) fn kv_layers(
         // MiMo-V2-Flash's files also carry `sliding_window`, which transformers reads.
         None => k.dim("sliding_window", MAX_EXTENT)?.unwrap_or(0),
     };
+    // The class default where the key is absent; an explicit `null` (or 0) is no chunk, as
+    // transformers keeps it and vLLM then runs those layers at full length.
     let chunk = match rules.chunked {
-        Some(c) => k.dim(c.chunk.0, MAX_EXTENT)?.unwrap_or(c.chunk.1),
+        Some(c) if f.obj.contains_key(c.chunk.0) => k.dim(c.chunk.0, MAX_EXTENT)?.unwrap_or(0),
+        Some(c) => c.chunk.1,
         None => 0,
     };
     let spans: Vec<Span> = match k.strings("layer_types")? {
@@ -123,7 +126,9 @@ fn unlisted_spans(k: &Keys, n: usize, window: usize) -> Result<Vec<Span>, Config
         }
     }
     if let Some(c) = rules.chunked {
-        let rope = match k.indices(c.rope_list)? {
+        // An empty list is none (`Llama4TextConfig`: `no_rope_layers if no_rope_layers else`
+        // the interval's).
+        let rope = match k.indices(c.rope_list)?.filter(|list| !list.is_empty()) {
             Some(list) => {
                 k.one_per_layer(c.rope_list, list.len(), n)?;
                 list.iter().map(|&v| v != 0).collect()

@@ -30,7 +30,9 @@ pub struct Levers {
     /// no `config.json` format names), `ffn_act_a` / `ffn_act_scale(_kmajor)`, `fp8_act` /
     /// `fp8_act_scale(_kmajor)` and `moe_fp8_scratch` (FP8, NVFP4 and int8 activations) for
     /// every model; with this lever a 16-bit checkpoint has none of them and any other
-    /// format keeps all but `ffn_act_q8` ([`super::ModelConfig::fp8_activation_scratch`]).
+    /// format keeps all but `ffn_act_q8` ([`super::ModelConfig::fp8_activation_scratch`]),
+    /// unless a quantized-path lever above runs such a path anyway (`fp8_rowwise` keeps the
+    /// FP8 scratch, the GGUF levers all of it).
     pub scratch_by_format: bool,
 }
 

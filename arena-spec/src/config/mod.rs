@@ -865,15 +865,20 @@ impl ModelConfig {
     /// (`quantization_config` absent), whose projections read BF16 activations directly.
     /// Gates `ffn_act_a`, `ffn_act_scale(_kmajor)`, `fp8_act`, `fp8_act_scale(_kmajor)`,
     /// `moe_fp8_scratch`.
+    /// The quantized-path levers (`fp8_rowwise`, `gguf_native_q2`, `gguf_native_q2_mmq`) run
+    /// such paths whatever the file says, and keep the scratch open.
     pub const fn fp8_activation_scratch(&self) -> bool {
-        !(self.levers.scratch_by_format && matches!(self.weight_format, WeightFormat::Bf16))
+        let l = &self.levers;
+        let quantized_path = l.fp8_rowwise || l.gguf_native_q2 || l.gguf_native_q2_mmq;
+        !(l.scratch_by_format && matches!(self.weight_format, WeightFormat::Bf16)) || quantized_path
     }
 
     /// The Q4_K MMQ path's `q8_1` activation scratch (`ffn_act_q8`) is written: always, as
     /// the seeds size it, unless the `scratch_by_format` lever is on (a GGUF format, which no
-    /// `config.json` names).
+    /// `config.json` names) and no GGUF lever runs one.
     pub const fn q8_mmq_scratch(&self) -> bool {
-        !self.levers.scratch_by_format
+        let l = &self.levers;
+        !l.scratch_by_format || l.gguf_native_q2 || l.gguf_native_q2_mmq
     }
 
     /// MLA layers that build the indexer, and keep its keys ([`Self::indexer_layers`]).

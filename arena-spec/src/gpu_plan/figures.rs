@@ -21,7 +21,9 @@ pub struct KvLayerFigures {
     pub layers: usize,
     /// The tokens a sliding layer keeps (`sliding_window`); `None` for other kinds.
     pub window: Option<usize>,
-    /// The chunk a chunked layer keeps (`attention_chunk_size`); `None` for other kinds.
+    /// The chunk a chunked layer keeps (`attention_chunk_size`); `None` for other kinds. The
+    /// pool's `sliding` buffer holds both kinds: a model with both (none shipped has) has
+    /// one row with both set, its layers together, its blocks the larger share.
     pub chunk: Option<usize>,
     /// Tokens an entry stands for: the compression ratio of DeepSeek-V4's CSA and HCA entries,
     /// 1 for every other kind.

@@ -110,6 +110,8 @@ pub struct GpuPlanInputs {
     /// with them does: their weights on the last stage's ranks and their keys and values in
     /// the pool ([`ModelConfig::mtp_module`]; DeepSeek-style modules only, another is
     /// refused). Off: they are left out, as an engine without MTP speculation leaves them.
+    /// With [`Self::weights_bytes_per_rank`] the given bytes stand for every weight, the draft
+    /// module's included; only its keys and values are added.
     pub mtp: bool,
     /// One rank's weight bytes, where the caller knows them (one slab); `None`: the rank's
     /// weights in the checkpoint's format, the six weight arenas a slab each

@@ -493,6 +493,13 @@ impl WeightLayers {
                 c.num_key_value_heads
             };
             let mut g = group(full_layers, full_kv, heads, kv_heads, fhd);
+            // Without a head size of their own, their values keep the model's value head size
+            // (MiMo-V2-Flash's `v_head_dim`), as the other group's do.
+            if c.global_head_dim == 0 {
+                g.v = kv_heads.saturating_mul(vd);
+                g.o_in = heads.saturating_mul(vd);
+                g.v_bias = if rules.qkv_bias { g.v } else { 0 };
+            }
             // Gemma 4's keys-are-values layers have no v projection.
             if c.global_k_eq_v {
                 (g.v_layers, g.v, g.v_bias) = (0, 0, 0);
