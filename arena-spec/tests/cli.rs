@@ -772,13 +772,7 @@ fn the_readme_sample_is_what_plan_prints() {
     let open = block.find("```text\n").expect("the sample's code block") + 8;
     let close = open + block[open..].find("```").expect("its end");
     let out = stdout(&["plan", "llama-3.1-8b"]);
-    let mut rest = out.as_str();
-    for line in block[open..close].lines().filter(|l| *l != "...") {
-        let at = rest.find(line).unwrap_or_else(|| {
-            panic!("README sample line not in the output (in order): {line:?}\n{out}")
-        });
-        rest = &rest[at + line.len()..];
-    }
+    common::assert_sample_lines_in_order(block[open..close].lines(), &out);
 }
 
 #[test]

@@ -6,23 +6,11 @@
 
 mod common;
 
-use arena_spec::report::SCHEMA_VERSION;
-use common::stdout;
+use common::{json, stdout, u};
 use serde_json::Value;
 
 mod shipped;
 use shipped::{n, raw};
-
-fn json(args: &[&str]) -> Value {
-    let doc: Value = serde_json::from_str(&stdout(args)).unwrap();
-    assert_eq!(doc["schema_version"], SCHEMA_VERSION, "{args:?}");
-    doc
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64()
-        .unwrap_or_else(|| panic!("{v} is not a whole number"))
-}
 
 const PAGE: u64 = 2 << 20;
 
@@ -263,14 +251,7 @@ fn the_readme_fit_sample_is_what_fit_prints() {
             }
         })
         .collect();
-    let out = stdout(&args);
-    let mut rest = out.as_str();
-    for line in lines.filter(|l| *l != "...") {
-        let at = rest.find(line).unwrap_or_else(|| {
-            panic!("README sample line not in the output (in order): {line:?}\n{out}")
-        });
-        rest = &rest[at + line.len()..];
-    }
+    common::assert_sample_lines_in_order(lines, &stdout(&args));
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     std::fs::remove_dir_all(dir).unwrap();
 }

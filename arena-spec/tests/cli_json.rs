@@ -3,20 +3,7 @@
 
 mod common;
 
-use arena_spec::report::SCHEMA_VERSION;
-use common::stdout;
-use serde_json::Value;
-
-fn json(args: &[&str]) -> Value {
-    let doc: Value = serde_json::from_str(&stdout(args)).unwrap();
-    assert_eq!(doc["schema_version"], SCHEMA_VERSION, "{args:?}");
-    doc
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64()
-        .unwrap_or_else(|| panic!("{v} is not a whole number"))
-}
+use common::{json, stdout, u};
 
 /// `plan --json`'s bytes of `buffer` (or a total) for `model` at `m` tokens.
 fn plan_bytes(model: &str, m: usize, key: &str) -> u64 {

@@ -1,4 +1,5 @@
-//! What the CLI tests share: the binary with a clean environment, and its output.
+//! What the CLI tests share: the binary with a clean environment, its output, its JSON
+//! documents, and a README sample held to the output.
 
 #![allow(dead_code)] // each test binary uses its own part of these
 
@@ -36,4 +37,32 @@ pub fn error(args: &[&str], env: &[(&str, &str)]) -> String {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
     stderr
+}
+
+/// One `--json` document of the binary, checked to carry the current schema version.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let doc: serde_json::Value = serde_json::from_str(&stdout(args)).unwrap();
+    assert_eq!(
+        doc["schema_version"],
+        arena_spec::report::SCHEMA_VERSION,
+        "{args:?}"
+    );
+    doc
+}
+
+/// A whole number of a JSON document.
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("{v} is not a whole number"))
+}
+
+/// Every line of a README sample but its `...` elisions appears in `out`, in order.
+pub fn assert_sample_lines_in_order<'a>(sample: impl Iterator<Item = &'a str>, out: &str) {
+    let mut rest = out;
+    for line in sample.filter(|l| *l != "...") {
+        let at = rest.find(line).unwrap_or_else(|| {
+            panic!("README sample line not in the output (in order): {line:?}\n{out}")
+        });
+        rest = &rest[at + line.len()..];
+    }
 }
