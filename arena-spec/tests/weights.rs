@@ -404,3 +404,39 @@ fn mxfp4_experts_are_padded_as_each_backend_pads_them() {
         "{extra}"
     );
 }
+
+/// Latent MoE (Nemotron-3 Super and Ultra, `moe_latent_size`): the routed experts run at the
+/// latent width between `fc1_latent_proj` and `fc2_latent_proj` (`NemotronHMoE`), so their
+/// parameters are the reference's, transformers' meta-device count of each fixture
+/// (`tests/oracle/widths.json`); Ultra's 549 billion are about 1,024 GiB at 16 bits.
+#[test]
+fn latent_moe_experts_are_counted_at_the_latent_width() {
+    let oracle = oracle();
+    for name in [
+        "nemotron-3-super-120b-a12b-fp8.rewritten",
+        "nemotron-3-ultra-550b-a55b.rewritten",
+    ] {
+        let path = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
+        let c = ModelConfig::load_with_levers(&path, Default::default()).unwrap();
+        assert!(c.moe_latent_size > 0 && c.expert_io_width() < c.hidden_size);
+        let want = oracle["models"][name]["param_count"].as_u64().unwrap();
+        assert_eq!(parameters(&c).unwrap(), want, "{name}");
+        let s = WeightsSizes::new(&c, WeightFormat::Bf16).unwrap();
+        let latent = (c.moe_latent_size * c.hidden_size * 2) as u64;
+        let moe_layers = WeightLayers::of(&c, true).unwrap().moe as u64;
+        assert_eq!(s.ffn.latent_in_proj as u64, latent * moe_layers);
+        assert_eq!(s.ffn.latent_out_proj, s.ffn.latent_in_proj);
+    }
+    let ultra = ModelConfig::load_with_levers(
+        format!(
+            "{}/tests/fixtures/nemotron-3-ultra-550b-a55b.rewritten.json",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+        Default::default(),
+    )
+    .unwrap();
+    let bytes = WeightsSizes::new(&ultra, WeightFormat::Bf16)
+        .unwrap()
+        .total_bytes();
+    assert!((1_000u64 << 30..1_050u64 << 30).contains(&bytes), "{bytes}");
+}

@@ -881,6 +881,17 @@ impl ModelConfig {
         !l.scratch_by_format || l.gguf_native_q2 || l.gguf_native_q2_mmq
     }
 
+    /// The width the routed experts read and write: `moe_latent_size` where the model runs
+    /// them in a latent space (Nemotron-3's `fc1_latent_proj` / `fc2_latent_proj`,
+    /// `NemotronHMoE`), else `hidden_size`.
+    pub const fn expert_io_width(&self) -> usize {
+        if self.moe_latent_size > 0 {
+            self.moe_latent_size
+        } else {
+            self.hidden_size
+        }
+    }
+
     /// MLA layers that build the indexer, and keep its keys ([`Self::indexer_layers`]).
     pub const fn num_indexer_layers(&self) -> usize {
         let list: &[bool] = match &self.indexer_layers {

@@ -63,13 +63,14 @@ pub struct FfnWeights {
     )]
     pub wide_down_proj: DevicePtr<u8>,
     /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
-    /// width, hidden]` a layer: gate and up each `[local experts, expert width, hidden]`
+    /// width, hidden]` a layer (the latent width where the experts run in one,
+    /// [`ModelConfig::expert_io_width`]): gate and up each `[local experts, expert width, hidden]`
     /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
     /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
     /// ([`WeightFormat::expert_width`]).
     #[buffer(
         per_layer = w.moe,
-        shape = [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), format.expert_hidden(config.hidden_size))],
+        shape = [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), format.expert_hidden(config.expert_io_width()))],
         gate = w.moe > 0
     )]
     pub experts_gate_up: DevicePtr<u8>,
@@ -77,10 +78,28 @@ pub struct FfnWeights {
     /// format's engine pads them ([`WeightFormat::expert_hidden`]).
     #[buffer(
         per_layer = w.moe,
-        shape = [format.experts_bytes(config.local_experts(), format.expert_hidden(config.hidden_size), format.expert_width(config.moe_intermediate_size))],
+        shape = [format.experts_bytes(config.local_experts(), format.expert_hidden(config.expert_io_width()), format.expert_width(config.moe_intermediate_size))],
         gate = w.moe > 0
     )]
     pub experts_down: DevicePtr<u8>,
+    /// Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,
+    /// `[latent, hidden]`, the tokens projected into the space the routed experts run in
+    /// (`NemotronHMoE`, whose experts are `[experts, width, latent]` and back); whole on every
+    /// rank (chosen here: a small matrix, kept replicated rather than split).
+    #[buffer(
+        per_layer = w.moe,
+        shape = [format.linear_bytes(config.moe_latent_size, config.hidden_size)],
+        gate = w.moe > 0 && config.moe_latent_size > 0
+    )]
+    pub latent_in_proj: DevicePtr<u8>,
+    /// `mixer.fc2_latent_proj.weight`, `[hidden, latent]`: the experts' output back to the
+    /// hidden size.
+    #[buffer(
+        per_layer = w.moe,
+        shape = [format.linear_bytes(config.hidden_size, config.moe_latent_size)],
+        gate = w.moe > 0 && config.moe_latent_size > 0
+    )]
+    pub latent_out_proj: DevicePtr<u8>,
     /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
     #[buffer(per_layer = w.moe, shape = [config.num_experts, config.hidden_size], gate = w.moe > 0 && w.scaled_router == 0)]
     pub router: DevicePtr<bf16>,
