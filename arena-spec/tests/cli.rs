@@ -759,10 +759,7 @@ fn help_goes_to_stdout_and_a_usage_error_is_one_line() {
 /// `...` elisions appears in `arena plan llama-3.1-8b`, in the same order.
 #[test]
 fn the_readme_sample_is_what_plan_prints() {
-    // Read at run time from the workspace: a packaged arena-spec has no workspace README.
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
-    let Ok(readme) = std::fs::read_to_string(path) else {
-        eprintln!("{path}: absent outside the workspace (a packaged crate); nothing to compare");
+    let Some(readme) = common::workspace_readme() else {
         return;
     };
     let start = readme

@@ -226,9 +226,7 @@ fn the_plot_stacks_each_ranks_parts_up_to_the_gpu() {
 /// elisions appears in the command's output, in order.
 #[test]
 fn the_readme_fit_sample_is_what_fit_prints() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
-    let Ok(readme) = std::fs::read_to_string(path) else {
-        eprintln!("{path}: absent outside the workspace (a packaged crate); nothing to compare");
+    let Some(readme) = common::workspace_readme() else {
         return;
     };
     let start = readme

@@ -109,12 +109,9 @@ fn unlisted_spans(k: &Keys, n: usize, window: usize) -> Result<Vec<Span>, Config
     let f = &k.f;
     let rules = k.rules.kv_layers;
     let slide_if = |b: bool| if b { Span::Window } else { Span::Whole };
-    if let Some((key, default)) = rules.window_pattern {
-        let every = k.dim_or(key, default)?;
-        if every == 0 {
-            return Err(f.invalid(key, "is 0, but must be at least 1"));
-        }
-        return Ok((0..n).map(|i| slide_if((i + 1) % every != 0)).collect());
+    if let Some(pattern) = rules.window_pattern {
+        let slides = all_but_every_nth(k, pattern, n)?;
+        return Ok(slides.into_iter().map(slide_if).collect());
     }
     if let Some((list_key, _)) = rules.listed_by {
         if let Some(list) = k.indices(list_key)? {
@@ -133,16 +130,24 @@ fn unlisted_spans(k: &Keys, n: usize, window: usize) -> Result<Vec<Span>, Config
                 k.one_per_layer(c.rope_list, list.len(), n)?;
                 list.iter().map(|&v| v != 0).collect()
             }
-            None => {
-                let every = k.dim_or(c.interval.0, c.interval.1)?;
-                if every == 0 {
-                    return Err(f.invalid(c.interval.0, "is 0, but must be at least 1"));
-                }
-                (0..n).map(|i| (i + 1) % every != 0).collect::<Vec<bool>>()
-            }
+            None => all_but_every_nth(k, c.interval, n)?,
         };
         let chunked = |r: bool| if r { Span::Chunk } else { Span::Whole };
         return Ok(rope.into_iter().map(chunked).collect());
     }
     Ok(vec![slide_if(rules.all_slide && window > 0); n])
+}
+
+/// One entry a layer, true but for each `every`-th layer (1-based), `every` the key's value or
+/// its class default (Gemma 3's `sliding_window_pattern`, Llama 4's `no_rope_layer_interval`).
+fn all_but_every_nth(
+    k: &Keys,
+    (key, default): (&'static str, usize),
+    n: usize,
+) -> Result<Vec<bool>, ConfigError> {
+    let every = k.dim_or(key, default)?;
+    if every == 0 {
+        return Err(k.f.invalid(key, "is 0, but must be at least 1"));
+    }
+    Ok((0..n).map(|i| (i + 1) % every != 0).collect())
 }

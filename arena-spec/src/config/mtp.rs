@@ -62,11 +62,11 @@ impl ModelConfig {
     /// attention layers in the same KV cache) and, on DSA models, their indexer keys.
     pub fn with_mtp_layers(&self, mtp: &ModelConfig) -> ModelConfig {
         let mut c = self.clone();
-        let append = |a: &[bool], b: &[bool]| [a, b].concat();
         c.layers = Cow::Owned([self.layer_kinds(), mtp.layer_kinds()].concat());
         c.kv_layers = Cow::Owned([self.kv_layer_kinds(), mtp.kv_layer_kinds()].concat());
-        c.dense_ffn_layers = Cow::Owned(append(&self.dense_ffn_layers, &mtp.dense_ffn_layers));
-        c.indexer_layers = Cow::Owned(append(&self.indexer_layers, &mtp.indexer_layers));
+        c.dense_ffn_layers =
+            Cow::Owned([&self.dense_ffn_layers[..], &mtp.dense_ffn_layers].concat());
+        c.indexer_layers = Cow::Owned([&self.indexer_layers[..], &mtp.indexer_layers].concat());
         c.num_hidden_layers = c.layers.len();
         c
     }

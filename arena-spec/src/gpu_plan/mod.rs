@@ -295,17 +295,17 @@ fn size_error(config: &ModelConfig) -> impl Fn(SizeError) -> GpuPlanError + Copy
     }
 }
 
-/// A rank's fixed parts and the most its budget holds, before the ranks agree on a pool.
+/// A rank's fixed parts and the most its budget holds, before the ranks agree on a pool:
+/// `config` is the rank's, `mtp` its draft module where loaded, `kv` the config its keys and
+/// values are sized from (the rank's, with the draft layers after its own where loaded).
 fn plan_rank(
     config: &ModelConfig,
     mtp: Option<&ModelConfig>,
+    kv: &ModelConfig,
     rank: usize,
     inputs: &GpuPlanInputs,
 ) -> Result<RankPlan, GpuPlanError> {
     let size_err = size_error(config);
-    // The draft layers' keys and values beside the model's.
-    let with_mtp = mtp.map(|m| config.with_mtp_layers(m));
-    let kv = with_mtp.as_ref().unwrap_or(config);
     // Given: one slab. From the config: the six weight arenas, a slab each.
     let (weights, weights_exact) = match inputs.weights_bytes_per_rank {
         Some(b) => (on_device(b), b),
@@ -413,7 +413,7 @@ fn plan_rank(
         kv_layers: kv_layer_figures(kv, block_tokens, inputs.kv_dtype, per_seq)
             .map_err(size_err)?,
         states: state_figures(config, recurrent_dtype, recurrent.source).map_err(size_err)?,
-        mtp_layers: 0,
+        mtp_layers: mtp.map_or(0, |m| m.mtp_layers),
         reserve_bytes: inputs.reserve_bytes,
         kv_budget_bytes: budget,
         sequence_blocks: per_seq,
@@ -497,14 +497,11 @@ pub fn plan_gpu(
             })?,
             false => None,
         };
-        let mut plan = plan_rank(&config, mtp.as_ref(), rank.index, &inputs)?;
-        plan.mtp_layers = mtp.as_ref().map_or(0, |m| m.mtp_layers);
         // The pool is sized with the draft layers' keys and values where they are loaded.
-        configs.push(match &mtp {
-            Some(m) => config.with_mtp_layers(m),
-            None => config,
-        });
-        ranks.push(plan);
+        let with_mtp = mtp.as_ref().map(|m| config.with_mtp_layers(m));
+        let kv = with_mtp.as_ref().unwrap_or(&config);
+        ranks.push(plan_rank(&config, mtp.as_ref(), kv, rank.index, &inputs)?);
+        configs.push(with_mtp.unwrap_or(config));
     }
     let size_err = size_error(whole);
     // The ranks with keys and values agree: the fewest sequences any holds binds them all.

@@ -56,6 +56,17 @@ pub fn u(v: &serde_json::Value) -> u64 {
         .unwrap_or_else(|| panic!("{v} is not a whole number"))
 }
 
+/// The workspace README, read at run time; `None` outside the workspace (a packaged
+/// arena-spec has none), said on stderr so the caller's test shows it compared nothing.
+pub fn workspace_readme() -> Option<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let readme = std::fs::read_to_string(path).ok();
+    if readme.is_none() {
+        eprintln!("{path}: absent outside the workspace (a packaged crate); nothing to compare");
+    }
+    readme
+}
+
 /// Every line of a README sample but its `...` elisions appears in `out`, in order.
 pub fn assert_sample_lines_in_order<'a>(sample: impl Iterator<Item = &'a str>, out: &str) {
     let mut rest = out;
