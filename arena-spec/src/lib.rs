@@ -47,6 +47,7 @@ pub use config::levers::{LeverError, Levers};
 pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
 pub use config::{Mxfp4Backend, WeightFormat};
 pub use config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
+pub use config::{Tower, TowerKind, Towers};
 pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes, KvPoolViews};
 pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
 pub use state::{StateCache, StateCacheInputs, StateCacheSizes, StateCacheViews};

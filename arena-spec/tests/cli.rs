@@ -641,6 +641,9 @@ fn const_config_prints_a_const_the_compiler_sizes() {
         "RecurrentStateDtype",
         "StateDtype",
         "StateDtypeSource",
+        "Tower",
+        "TowerKind",
+        "Towers",
         "WeightFormat",
         "Cow",
     ] {

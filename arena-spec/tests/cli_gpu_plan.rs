@@ -253,3 +253,42 @@ fn the_readme_fit_sample_is_what_fit_prints() {
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_multimodal_files_towers_are_in_the_weights_unless_text_only() {
+    let args = [
+        "fit",
+        "gemma-4-26b-a4b",
+        "--gpu-memory",
+        "141GiB",
+        "--pp",
+        "2",
+    ];
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let doc = json(&with_json);
+    let (vision, audio) = (&doc["towers"]["vision"], &doc["towers"]["audio"]);
+    assert_eq!(vision["kind"].as_str(), Some("gemma4_vision"));
+    assert!(audio.is_null());
+    let bytes = 2 * u(&vision["params"]);
+    // On the first stage only.
+    assert_eq!(u(&doc["ranks"][0]["towers_bytes"]), bytes);
+    assert_eq!(u(&doc["ranks"][1]["towers_bytes"]), 0);
+    with_json.push("--text-only");
+    let text = json(&with_json);
+    assert_eq!(u(&text["ranks"][0]["towers_bytes"]), 0);
+    assert_eq!(
+        u(&doc["ranks"][0]["weights_exact_bytes"]) - u(&text["ranks"][0]["weights_exact_bytes"]),
+        bytes
+    );
+    let out = stdout(&args);
+    assert!(
+        out.contains("towers: vision (") && out.contains("--text-only leaves them out"),
+        "{out}"
+    );
+    let mut text_args = args.to_vec();
+    text_args.push("--text-only");
+    assert!(stdout(&text_args).contains("left out (--text-only)"));
+    // A text file says nothing of towers.
+    assert!(!stdout(&["fit", "qwen3-0.6b", "--gpu-memory", "141GiB"]).contains("towers:"));
+}

@@ -30,6 +30,7 @@ fn shipped_consts_source() -> String {
          use crate::config::{Family, KvLayer, LayerKind, ModelConfig};\n\
          use crate::config::WeightFormat;\n\
          use crate::config::{RecurrentStateDtype, StateDtype, StateDtypeSource};\n\
+         use crate::config::{Tower, TowerKind, Towers};\n\
          use std::borrow::Cow;\n",
     );
     let mut all = String::new();

@@ -2,14 +2,14 @@
 //! step writes), so the const sizing path can size it at compile time. The shipped models'
 //! consts (`models::consts`) are this function's output, checked current by a test.
 
-use super::{ModelConfig, RecurrentStateDtype, StateDtypeSource};
+use super::{ModelConfig, RecurrentStateDtype, StateDtypeSource, Tower};
 use crate::parallel::RankShard;
 use std::fmt::Write;
 
 impl ModelConfig {
     /// This config as a Rust `const` item named `name`, borrowing `'static` data, with the
     /// paths it needs in scope (`arena_spec::{Cow, Family, KvLayer, LayerKind, Levers, ModelConfig, RecurrentStateDtype,
-    /// StateDtype, StateDtypeSource, WeightFormat}`
+    /// StateDtype, StateDtypeSource, Tower, TowerKind, Towers, WeightFormat}`
     /// or `use` lines of the caller's). `None` for a rank's config (`ModelConfig::shard`):
     /// shard the const's whole-model config instead.
     pub fn const_item(&self, name: &str) -> Option<String> {
@@ -94,6 +94,7 @@ impl ModelConfig {
             hc_lowrank_rank,
             adapter_max_rank,
             mtp_layers,
+            towers,
             levers,
             shard,
         } = self;
@@ -218,6 +219,20 @@ impl ModelConfig {
         field(
             "indexer_layers",
             format!("Cow::Borrowed(&[{}])", indexed.join(", ")),
+        );
+        let tower = |t: Option<Tower>| match t {
+            Some(Tower { kind, params }) => {
+                format!("Some(Tower {{ kind: TowerKind::{kind:?}, params: {params} }})")
+            }
+            None => "None".to_string(),
+        };
+        field(
+            "towers",
+            format!(
+                "Towers {{ vision: {}, audio: {} }}",
+                tower(towers.vision),
+                tower(towers.audio)
+            ),
         );
         field("levers", format!("{levers:?}"));
         field("shard", "None".to_string());

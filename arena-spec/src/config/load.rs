@@ -19,7 +19,8 @@ use super::linear_mixers::{dense_ffn_width, linear_mixer_shape};
 use super::mamba::mamba_shape;
 use super::moe::moe_shape;
 use super::state_dtype::recurrent_state_dtype;
-use super::{LayerKind, ModelConfig};
+use super::towers::towers;
+use super::{LayerKind, ModelConfig, Towers};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -207,7 +208,7 @@ fn from_value(
         && index_dim("index_topk")? > 0;
     let indexer_layers = indexer_layers(&k, &layers, mla_indexer)?;
 
-    let c = ModelConfig {
+    let mut c = ModelConfig {
         source: path.display().to_string().into(),
         model_type: model_type.to_string().into(),
         family,
@@ -320,6 +321,7 @@ fn from_value(
                 MAX_DIM,
             )?
             .unwrap_or(0),
+        towers: Towers::default(),
         levers: Levers::default(),
         shard: None,
     };
@@ -327,6 +329,13 @@ fn from_value(
         return Err(f.missing("kv_lora_rank"));
     }
     check(&c, &k)?;
+    // The towers after the text model: a file is first refused for what its text model is.
+    let top = Fields {
+        path,
+        obj: top,
+        prefix: "",
+    };
+    c.towers = towers(&top, hidden_size)?;
     Ok(c)
 }
 

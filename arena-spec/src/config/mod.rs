@@ -31,6 +31,7 @@ mod mtp;
 mod quantization;
 mod shard;
 mod state_dtype;
+mod towers;
 
 pub use const_item::const_name;
 pub use error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
@@ -41,6 +42,7 @@ pub use load::keys_asked;
 pub use quantization::{Mxfp4Backend, WeightFormat};
 pub use state_dtype::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 use std::borrow::Cow;
+pub use towers::{Tower, TowerKind, Towers};
 
 /// What a layer's token mixer (or, for Nemotron-H's FFN-only layers, its FFN) is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,6 +309,11 @@ pub struct ModelConfig {
     /// `num_mtp_modules`; 0 without). Read by the whole-GPU plan only, where an engine
     /// loads them to speculate with (`config/mtp.rs`).
     pub mtp_layers: usize,
+    /// The vision and audio towers a multimodal file carries beside its text model, with
+    /// their projectors (`config/towers.rs`). They size no buffer of the arena, which is the
+    /// text model's: the whole-GPU plan loads their weights unless asked for the text model
+    /// alone.
+    pub towers: Towers,
     /// LoRA: the widest adapter rank served (0: no adapters).
     pub adapter_max_rank: usize,
 

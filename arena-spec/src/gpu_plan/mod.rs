@@ -41,7 +41,7 @@ pub use figures::{kv_layer_figures, state_figures, KvLayerFigures, StateFigures}
 
 use crate::arena::{ArenaInputs, BufferArena};
 use crate::config::KvLayer;
-use crate::config::{ModelConfig, Mxfp4Backend, StateDtype};
+use crate::config::{ModelConfig, Mxfp4Backend, StateDtype, TowerKind};
 use crate::kv::{KvDtype, KvPool};
 use crate::parallel::{ParallelLayout, Rank};
 use crate::state::{StateCache, StateCacheSizes};
@@ -113,6 +113,15 @@ pub struct GpuPlanInputs {
     /// With [`Self::weights_bytes_per_rank`] the given bytes stand for every weight, the draft
     /// module's included; only its keys and values are added.
     pub mtp: bool,
+    /// Plan the text model alone, without the vision and audio towers a multimodal file
+    /// carries ([`ModelConfig::towers`]). Off (the default): the towers' weights are loaded
+    /// whole on every rank of the first pipeline stage, as an engine serving the file's
+    /// images or audio loads them (vLLM builds the whole model; its default
+    /// `mm_encoder_tp_mode="weights"` splits the towers' linears over tp, which keeps less
+    /// on a rank than this, its `"data"` mode as much). With
+    /// [`Self::weights_bytes_per_rank`] the given bytes stand for every weight, the towers'
+    /// included.
+    pub text_only: bool,
     /// One rank's weight bytes, where the caller knows them (one slab); `None`: the rank's
     /// weights in the checkpoint's format, the six weight arenas a slab each
     /// ([`crate::weights::file_format_sizes`], [`crate::weights::WeightsSizes::device_bytes`]).
@@ -134,6 +143,7 @@ impl GpuPlanInputs {
             state_dtype: None,
             mxfp4_backend: Mxfp4Backend::Triton,
             mtp: false,
+            text_only: false,
             kv_dtype: KvDtype::Bf16,
             weights_bytes_per_rank: None,
         }
@@ -150,6 +160,10 @@ pub struct RankPlan {
     /// slab), each rounded up to the page.
     pub weights_bytes: u64,
     pub weights_exact_bytes: u64,
+    /// The vision and audio towers' weights on this rank, a slab of their own within
+    /// `weights_bytes` (exact bytes; 0 where they are not loaded: [`GpuPlanInputs::text_only`],
+    /// a rank past the first stage, a text-only file, or given weight bytes).
+    pub towers_bytes: u64,
     /// Device bytes of the activation arena's slab (shared or plain), rounded up to the page.
     pub arena_bytes: u64,
     pub arena_exact_bytes: u64,
@@ -246,6 +260,12 @@ pub enum GpuPlanError {
         reserve: u64,
         gpu: u64,
     },
+    /// A tower the file carries is of a kind not counted here.
+    #[error(
+        "{model}: its {which} tower is of a kind whose parameters are not counted here \
+         ({which}_config); plan the text model alone (arena fit: --text-only)"
+    )]
+    Towers { model: String, which: &'static str },
     /// The multi-token-prediction layers were asked for and are not counted here.
     #[error("{model}: {why}; plan without them (arena fit: without --mtp)")]
     Mtp { model: String, why: &'static str },
@@ -306,6 +326,12 @@ fn plan_rank(
     inputs: &GpuPlanInputs,
 ) -> Result<RankPlan, GpuPlanError> {
     let size_err = size_error(config);
+    // The towers: one slab, on the first stage's ranks, where the weights are sized here.
+    let first_stage = config.shard.as_ref().is_none_or(|s| s.rank.stage() == 0);
+    let towers = match inputs.text_only || !first_stage || inputs.weights_bytes_per_rank.is_some() {
+        true => 0,
+        false => config.towers.bytes(),
+    };
     // Given: one slab. From the config: the six weight arenas, a slab each.
     let (weights, weights_exact) = match inputs.weights_bytes_per_rank {
         Some(b) => (on_device(b), b),
@@ -327,7 +353,10 @@ fn plan_rank(
                     .saturating_add(sizes.device_bytes(1).map_err(size_err)?)
                     .saturating_add(extra);
             }
-            (device, exact)
+            (
+                device.saturating_add(on_device(towers)),
+                exact.saturating_add(towers),
+            )
         }
     };
     let arena_sizes = inputs.arena.sizes(config).map_err(size_err)?;
@@ -406,6 +435,7 @@ fn plan_rank(
         rank,
         weights_bytes: weights,
         weights_exact_bytes: weights_exact,
+        towers_bytes: towers,
         arena_bytes: arena,
         arena_exact_bytes: arena_exact,
         state_bytes: state,
@@ -483,6 +513,19 @@ pub fn plan_gpu(
             "FP8 keys of a sparse-attention MLA model (DeepSeek-V3.2's, V4's) take vLLM's \
              fp8_ds_mla layout, which is not planned here: plan it in BF16",
         ));
+    }
+    if !inputs.text_only && inputs.weights_bytes_per_rank.is_none() {
+        for (which, tower) in [
+            ("vision", whole.towers.vision),
+            ("audio", whole.towers.audio),
+        ] {
+            if tower.is_some_and(|t| t.kind == TowerKind::Unsized) {
+                return Err(GpuPlanError::Towers {
+                    model: whole.source.to_string(),
+                    which,
+                });
+            }
+        }
     }
     let all: Vec<Rank> = layout.ranks().collect();
     check_shared_sources(whole, layout, &all)?;

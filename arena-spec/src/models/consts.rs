@@ -7,6 +7,7 @@ use crate::config::levers::Levers;
 use crate::config::{Family, KvLayer, LayerKind, ModelConfig};
 use crate::config::WeightFormat;
 use crate::config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
+use crate::config::{Tower, TowerKind, Towers};
 use std::borrow::Cow;
 
 /// `StateDtypeSource::ModelDtype` (llama), levers off.
@@ -89,6 +90,7 @@ pub const LLAMA_3_1_8B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -173,6 +175,7 @@ pub const LLAMA_3_1_70B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -257,6 +260,7 @@ pub const LLAMA_4_SCOUT_17B_16E_INSTRUCT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::Llama4Vision, params: 871932416 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -341,6 +345,7 @@ pub const MISTRAL_7B_V0_1: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -425,6 +430,7 @@ pub const MISTRAL_NEMO_INSTRUCT_2407: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -509,6 +515,7 @@ pub const DEVSTRAL_2_123B_INSTRUCT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -593,6 +600,7 @@ pub const DEVSTRAL_SMALL_2_24B_INSTRUCT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::Pixtral, params: 438958080 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -677,6 +685,7 @@ pub const MIXTRAL_8X7B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -761,6 +770,7 @@ pub const PHI_3_MINI_4K_INSTRUCT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -845,6 +855,7 @@ pub const PHI_4: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -929,6 +940,7 @@ pub const OLMO_3_1_32B_INSTRUCT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1013,6 +1025,7 @@ pub const EXAONE_4_0_32B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1097,6 +1110,7 @@ pub const MINIMAX_M2_7: ModelConfig = ModelConfig {
     mtp_layers: 3,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1181,6 +1195,7 @@ pub const MINIMAX_M1: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1265,6 +1280,7 @@ pub const COMMAND_R_V01: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1349,6 +1365,7 @@ pub const LFM2_1_2B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1433,6 +1450,7 @@ pub const LFM2_5_1_2B_BASE: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1517,6 +1535,7 @@ pub const LAGUNA_XS_2_FP8: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1601,6 +1620,7 @@ pub const GEMMA_3_1B_IT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1685,6 +1705,7 @@ pub const GEMMA_3_4B_IT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::Siglip, params: 419816304 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1769,6 +1790,7 @@ pub const GEMMA_4_31B_IT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::Gemma4Vision, params: 575741232 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1853,6 +1875,7 @@ pub const GEMMA_4_26B_A4B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::Gemma4Vision, params: 572792112 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1937,6 +1960,7 @@ pub const GEMMA_4_E2B_IT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::Gemma4Vision, params: 168544256 }), audio: Some(Tower { kind: TowerKind::Gemma4Audio, params: 307183904 }) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2021,6 +2045,7 @@ pub const GEMMA_4_E4B_IT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::Gemma4Vision, params: 169330688 }), audio: Some(Tower { kind: TowerKind::Gemma4Audio, params: 308756768 }) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2105,6 +2130,7 @@ pub const QWEN2_5_7B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2189,6 +2215,7 @@ pub const QWEN3_0_6B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2273,6 +2300,7 @@ pub const QWEN3_30B_A3B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2357,6 +2385,7 @@ pub const QWEN3_NEXT_80B_A3B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2441,6 +2470,7 @@ pub const QWEN3_NEXT_80B_A3B_THINKING: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2525,6 +2555,7 @@ pub const QWEN3_5_27B: ModelConfig = ModelConfig {
     mtp_layers: 1,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("text_config.mamba_ssm_dtype") },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::QwenVision, params: 460730096 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2609,6 +2640,7 @@ pub const QWEN3_5_35B_A3B: ModelConfig = ModelConfig {
     mtp_layers: 1,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("text_config.mamba_ssm_dtype") },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::QwenVision, params: 446571248 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2693,6 +2725,7 @@ pub const QWEN3_VL_4B_INSTRUCT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::QwenVision, params: 415347712 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2777,6 +2810,7 @@ pub const QWEN3_VL_32B_INSTRUCT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::QwenVision, params: 595266800 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2861,6 +2895,7 @@ pub const QWEN3_VL_30B_A3B_THINKING: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::QwenVision, params: 538631408 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2945,6 +2980,7 @@ pub const DEEPSEEK_V3: ModelConfig = ModelConfig {
     mtp_layers: 1,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3029,6 +3065,7 @@ pub const DEEPSEEK_V3_2: ModelConfig = ModelConfig {
     mtp_layers: 1,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3113,6 +3150,7 @@ pub const DEEPSEEK_V4_FLASH: ModelConfig = ModelConfig {
     mtp_layers: 1,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3197,6 +3235,7 @@ pub const DEEPSEEK_V4_PRO: ModelConfig = ModelConfig {
     mtp_layers: 1,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3281,6 +3320,7 @@ pub const KIMI_K2: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3365,6 +3405,7 @@ pub const KIMI_K2_5: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: Some(Tower { kind: TowerKind::MoonVit, params: 471143920 }), audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3449,6 +3490,7 @@ pub const KIMI_LINEAR_48B_A3B_INSTRUCT: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3533,6 +3575,7 @@ pub const GLM_4_5: ModelConfig = ModelConfig {
     mtp_layers: 1,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3617,6 +3660,7 @@ pub const GLM_4_5_AIR: ModelConfig = ModelConfig {
     mtp_layers: 1,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3701,6 +3745,7 @@ pub const GLM_5: ModelConfig = ModelConfig {
     mtp_layers: 1,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3785,6 +3830,7 @@ pub const GPT_OSS_20B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3869,6 +3915,7 @@ pub const GPT_OSS_120B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3953,6 +4000,7 @@ pub const NEMOTRON_H_56B_BASE_8K: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::FamilyDefault },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -4037,6 +4085,7 @@ pub const NEMOTRON_3_NANO_30B_A3B: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("mamba_ssm_cache_dtype") },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -4121,6 +4170,7 @@ pub const LLAMA_3_3_NEMOTRON_SUPER_49B_V1: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -4205,6 +4255,7 @@ pub const SYNTHETIC_ALL_FEATURES_MOE: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, false, false, false, true, false, false, false, true, false, false, false, true, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -4289,6 +4340,7 @@ pub const SYNTHETIC_ALL_FEATURES_DENSE: ModelConfig = ModelConfig {
     mtp_layers: 0,
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, false, false, false, true, false, false, false, true, false, false, false, true, false, false, false]),
+    towers: Towers { vision: None, audio: None },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };

@@ -26,6 +26,9 @@ pub struct GpuFitReport {
     pub model_type: String,
     /// Where the reserve comes from: the measured default's source, or `--reserve`.
     pub reserve_source: &'static str,
+    /// The file's vision and audio towers (kind and parameters; both `null` for a text
+    /// file), whose weights each rank's `towers_bytes` holds where they are loaded.
+    pub towers: crate::config::Towers,
     #[serde(flatten)]
     pub plan: crate::gpu_plan::GpuPlan,
 }

@@ -5,10 +5,10 @@
 use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError, SizingArgs};
 use crate::device::DeviceChoice;
 use arena_spec::gpu_plan::{
-    plan_gpu, Binds, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE,
+    plan_gpu, Binds, GpuPlan, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE,
 };
 use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
-use arena_spec::{KvDtype, Mxfp4Backend, StateDtype};
+use arena_spec::{KvDtype, Mxfp4Backend, StateDtype, Tower, Towers};
 
 /// The whole-GPU flags of `arena fit`.
 #[derive(Debug, clap::Args)]
@@ -44,6 +44,10 @@ pub struct GpuArgs {
     /// speculating with them does
     #[arg(long)]
     pub mtp: bool,
+    /// Plan the text model alone: leave out the vision and audio towers of a multimodal
+    /// file (loaded by default, as an engine serving its images or audio loads them)
+    #[arg(long)]
+    pub text_only: bool,
     /// Also draw each rank's memory as a stacked bar into FILE (SVG): weights, arena, state
     /// cache, KV pool, reserve, what is left
     #[arg(long, value_name = "FILE.svg")]
@@ -116,6 +120,7 @@ impl GpuArgs {
             (self.state_dtype != StateDtypeArg::Config, "--state-dtype"),
             (self.plot.is_some(), "--plot"),
             (self.mtp, "--mtp"),
+            (self.text_only, "--text-only"),
             (
                 self.mxfp4_backend != Mxfp4BackendArg::Triton,
                 "--mxfp4-backend",
@@ -172,6 +177,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
         state_dtype: g.state_dtype.override_dtype(),
         mxfp4_backend: g.mxfp4_backend.backend(),
         mtp: g.mtp,
+        text_only: g.text_only,
         kv_dtype: match g.kv_dtype {
             KvDtypeArg::Bf16 => KvDtype::Bf16,
             KvDtypeArg::Fp8 => KvDtype::Fp8,
@@ -203,6 +209,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
             model: whole.source.to_string(),
             model_type: whole.model_type.to_string(),
             reserve_source,
+            towers: whole.towers,
             plan,
         });
     }
@@ -305,8 +312,37 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
             bold("mtp:")
         ),
     }
+    if let Some(line) = towers_line(&whole.towers, &plan) {
+        println!("{} {line}", bold("towers:"));
+    }
     if let Some(path) = &g.plot {
         println!("\nplot written to {}", path.display());
     }
     Ok(())
+}
+
+/// What the plan did with the file's vision and audio towers, in one line; `None` for a
+/// text-only file.
+fn towers_line(towers: &Towers, plan: &GpuPlan) -> Option<String> {
+    let named =
+        |which: &str, t: Option<Tower>| t.map(|t| format!("{which} ({} parameters)", t.params));
+    let names: Vec<String> = [named("vision", towers.vision), named("audio", towers.audio)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let names = names.join(" and ");
+    let loaded = plan.ranks.iter().map(|r| r.towers_bytes).max().unwrap_or(0);
+    Some(if plan.inputs.weights_bytes_per_rank.is_some() {
+        format!("{names}: within the given --weights-bytes")
+    } else if plan.inputs.text_only {
+        format!("{names}: left out (--text-only)")
+    } else {
+        format!(
+            "{names}: {} in the weights of each first-stage rank (--text-only leaves them out)",
+            human_bytes(loaded as usize)
+        )
+    })
 }
