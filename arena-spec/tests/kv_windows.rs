@@ -182,14 +182,23 @@ fn mimo_v2_flash_keeps_each_layer_kind_at_its_own_heads() {
     let sliding = types.iter().filter(|t| *t == "sliding_attention").count();
     assert_eq!(c.num_sliding_kv_layers(), sliding);
     assert_eq!(c.num_full_kv_layers(), types.len() - sliding);
-    assert_eq!(
-        c.full_kv_token_width(),
-        n(&v, "num_key_value_heads") * (192 + 128)
-    );
-    assert_eq!(
-        c.sliding_kv_token_width(),
-        n(&v, "swa_num_key_value_heads") * (192 + 128)
-    );
+    // At tp 1, 2 and 8: vLLM's heads on a rank, `max(1, kv // tp)`, each of K at 192 and V at
+    // 128 (`v_head_dim`).
+    for tp in [1, 2, 8] {
+        let layout = arena_spec::ParallelLayout::new(tp, 1, 1).unwrap();
+        let r = c.shard(&layout.rank(0).unwrap()).unwrap();
+        let on_rank = |key: &str| (n(&v, key) / tp).max(1) * (192 + 128);
+        assert_eq!(
+            r.full_kv_token_width(),
+            on_rank("num_key_value_heads"),
+            "tp {tp}"
+        );
+        assert_eq!(
+            r.sliding_kv_token_width(),
+            on_rank("swa_num_key_value_heads"),
+            "tp {tp}"
+        );
+    }
 }
 
 /// Llama 4: an explicit `"attention_chunk_size": null` is no chunk (transformers keeps `None`,

@@ -79,7 +79,12 @@ fn bytes(shape: &[usize], dtype_bytes: usize) -> usize {
 
 #[test]
 fn gated_deltanet_states_are_vllms() {
-    for name in ["qwen3-next-80b-a3b", "qwen3.5-27b"] {
+    for name in [
+        "qwen3-next-80b-a3b",
+        "qwen3-next-80b-a3b-thinking",
+        "qwen3.5-27b",
+        "qwen3.5-35b-a3b",
+    ] {
         let v = raw(name);
         let layers = match v.get("layer_types").and_then(Value::as_array) {
             Some(types) => types.iter().filter(|t| *t == "linear_attention").count(),
@@ -90,7 +95,7 @@ fn gated_deltanet_states_are_vllms() {
                     .count()
             }
         };
-        for tp in [1, 2, 4] {
+        for tp in [1, 2, 8] {
             let (conv, temporal) = gdn_shapes(
                 tp,
                 n(&v, "linear_num_key_heads"),
@@ -176,7 +181,7 @@ fn short_conv_lightning_and_kda_states_are_vllms() {
             Some(types) => types.iter().filter(|t| *t == "conv").count(),
             None => n(&v, "num_hidden_layers") - v["full_attn_idxs"].as_array().unwrap().len(),
         };
-        for tp in [1, 2] {
+        for tp in [1, 2, 8] {
             let shape = short_conv_shape(tp, n(&v, "conv_dim"), n(&v, "conv_L_cache"));
             let s = sizes(&at_tp(name, tp), false);
             assert_eq!(
@@ -194,7 +199,7 @@ fn short_conv_lightning_and_kda_states_are_vllms() {
         .iter()
         .filter(|t| t.as_u64() == Some(0))
         .count();
-    for tp in [1, 8] {
+    for tp in [1, 2, 8] {
         let shape = linear_attention_shape(n(&v, "num_attention_heads"), tp, n(&v, "head_dim"));
         let s = sizes(&at_tp("minimax-m1", tp), true);
         assert_eq!(s.lightning, layers * SLOTS * bytes(&shape, 2), "tp {tp}");
@@ -203,7 +208,7 @@ fn short_conv_lightning_and_kda_states_are_vllms() {
     let v = raw("kimi-linear-48b-a3b-instruct");
     let lac = &v["linear_attn_config"];
     let layers = lac["kda_layers"].as_array().unwrap().len();
-    for tp in [1, 4] {
+    for tp in [1, 2, 8] {
         let (conv, recurrent) = kda_shapes(
             tp,
             n(lac, "num_heads"),
