@@ -45,7 +45,7 @@ pub use arena::{
 };
 pub use config::levers::{LeverError, Levers};
 pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
-pub use config::{Mxfp4Backend, WeightFormat};
+pub use config::{FormatSource, Mxfp4Backend, WeightFormat, WeightFormats, WeightPart};
 pub use config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 pub use config::{Tower, TowerKind, Towers};
 pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes, KvPoolViews};

@@ -28,7 +28,7 @@ fn shipped_consts_source() -> String {
          //! fails while it is stale.\n\n\
          use crate::config::levers::Levers;\n\
          use crate::config::{Family, KvLayer, LayerKind, ModelConfig};\n\
-         use crate::config::WeightFormat;\n\
+         use crate::config::{FormatSource, WeightFormat, WeightFormats};\n\
          use crate::config::{RecurrentStateDtype, StateDtype, StateDtypeSource};\n\
          use crate::config::{Tower, TowerKind, Towers};\n\
          use std::borrow::Cow;\n",

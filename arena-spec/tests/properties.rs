@@ -304,7 +304,7 @@ fn load(json: &Value, levers: Levers) -> ModelConfig {
 fn quantized_scratch(c: &ModelConfig) -> bool {
     let l = c.levers;
     let path_lever = l.fp8_rowwise || l.gguf_native_q2 || l.gguf_native_q2_mmq;
-    !(l.scratch_by_format && c.weight_format == arena_spec::WeightFormat::Bf16) || path_lever
+    !(l.scratch_by_format && c.weight_formats.is_16_bit()) || path_lever
 }
 
 /// The seeds' gate of each gated buffer, from the config.

@@ -5,7 +5,7 @@
 
 use arena_spec::models::SHIPPED;
 use arena_spec::weights::{
-    parameters, weight_bytes, WeightFormat, WeightLayers, WeightsError, WeightsSizes,
+    parameters, weight_bytes, WeightFormat, WeightFormats, WeightLayers, WeightsError, WeightsSizes,
 };
 use arena_spec::ModelConfig;
 use arena_spec::ParallelLayout;
@@ -58,7 +58,12 @@ fn counted_families_match_the_reference_exactly_and_others_are_refused() {
 
 /// The reference's sizes at 16 bits (two bytes an element), the vocabulary unpadded.
 fn sizes(c: &ModelConfig) -> WeightsSizes {
-    WeightsSizes::with_layers(c, &WeightLayers::of(c, false).unwrap(), WeightFormat::Bf16).unwrap()
+    WeightsSizes::with_layers(
+        c,
+        &WeightLayers::of(c, false).unwrap(),
+        &WeightFormats::BF16,
+    )
+    .unwrap()
 }
 
 #[test]
@@ -108,7 +113,7 @@ fn ranks_hold_their_share() {
 fn bytes_follow_each_formats_definition() {
     // Unquantized: two bytes an element (Llama 3.1's 128,256 rows are a multiple of 64).
     let llama = config("llama-3.1-8b");
-    assert_eq!(llama.weight_format, WeightFormat::Bf16);
+    assert_eq!(llama.weight_formats, WeightFormats::BF16);
     assert_eq!(weight_bytes(&llama).unwrap(), 2 * 8_030_261_248);
     // The vocabulary padded to 64 rows as an engine allocates it, even on one GPU: OLMo 3's
     // 100,278 rows are 100,288, its embedding and head 10 rows more each than counted.
@@ -121,10 +126,13 @@ fn bytes_follow_each_formats_definition() {
     // tensor list by shape, against the format's definition.
     let ds = config("deepseek-v3");
     assert_eq!(
-        ds.weight_format,
-        WeightFormat::Fp8Block {
-            rows: 128,
-            cols: 128
+        ds.weight_formats,
+        WeightFormats {
+            source: arena_spec::FormatSource::QuantizationConfig,
+            ..WeightFormats::uniform(WeightFormat::Fp8Block {
+                rows: 128,
+                cols: 128
+            })
         }
     );
     // Transcribed from DeepSeek-V3's modules (61 layers, the first 3 dense; hidden 7168;
@@ -148,7 +156,7 @@ fn bytes_follow_each_formats_definition() {
         + moe * (experts + shared);
     assert_eq!(weight_bytes(&ds).unwrap(), want);
     // One of its matrices by hand: kv_a_proj_with_mqa [576, 7168], 61 layers: 5 × 56 blocks.
-    let ds_sizes = WeightsSizes::new(&ds, ds.weight_format).unwrap();
+    let ds_sizes = WeightsSizes::new(&ds, &ds.weight_formats).unwrap();
     assert_eq!(
         ds_sizes.latent.kv_a_proj_with_mqa,
         61 * (576 * 7168 + 4 * 5 * 56)
@@ -157,7 +165,11 @@ fn bytes_follow_each_formats_definition() {
     // gpt-oss's MXFP4 experts: half a byte an element and a scale byte a 32; the rest,
     // expert biases included, in 16 bits.
     let oss = config("gpt-oss-20b");
-    assert_eq!(oss.weight_format, arena_spec::Mxfp4Backend::Triton.format());
+    assert_eq!(
+        oss.weight_formats.experts,
+        arena_spec::Mxfp4Backend::Triton.format()
+    );
+    assert_eq!(oss.weight_formats.attention, WeightFormat::Bf16);
     let p = parameters(&oss).unwrap();
     let s = sizes(&oss);
     let experts = (s.ffn.experts_gate_up + s.ffn.experts_down) as u64 / 2;
@@ -174,27 +186,51 @@ fn bytes_follow_each_formats_definition() {
         .unwrap()
         .config()
         .unwrap();
-    assert_eq!(kimi.weight_format, WeightFormat::Unplanned);
-    // Block FP8 that keeps some linears in 16 bits, named under either key, is refused
-    // rather than priced as if every linear were FP8.
+    assert!(kimi.weight_formats.is_unplanned());
+    let e = weight_bytes(&kimi).unwrap_err().to_string();
+    assert!(e.contains("quant_method is \"compressed-tensors\""), "{e}");
+    // Block FP8 that keeps some linears in 16 bits, named under either key as vLLM's
+    // `Fp8Config` names them (exact module names), has those parts in 16 bits.
     let text = SHIPPED
         .iter()
         .find(|m| m.name == "deepseek-v3")
         .unwrap()
         .json;
+    let fp8 = weight_bytes(&ds).unwrap();
     for key in ["modules_to_not_convert", "ignored_layers"] {
         let listed = text.replacen(
             "\"quant_method\": \"fp8\",",
-            &format!("\"quant_method\": \"fp8\", \"{key}\": [\"model.layers.0.mlp\"],"),
+            &format!(
+                "\"quant_method\": \"fp8\", \"{key}\": [\"model.layers.0.mlp.gate_proj\", \
+                 \"model.layers.0.mlp.up_proj\", \"model.layers.0.mlp.down_proj\"],"
+            ),
             1,
         );
         assert_ne!(listed, text, "{key}");
         let c = arena_spec::ModelConfig::from_json_str(&listed, "listed.json").unwrap();
-        assert_eq!(c.weight_format, WeightFormat::Unplanned, "{key}");
+        assert_eq!(c.weight_formats.dense_ffn, WeightFormat::Bf16, "{key}");
+        assert_eq!(c.weight_formats.experts, ds.weight_formats.experts, "{key}");
+        // The three dense layers' FFNs in 16 bits (a part is one format): 2 bytes an element
+        // where they were one and a scale a block.
+        let dense = 3 * (2 * (18432 * 7168) + 18432 * 7168);
+        let scales = 3 * 4 * (2 * 144 * 56 + 56 * 144);
+        assert_eq!(weight_bytes(&c).unwrap(), fp8 + dense - scales, "{key}");
+        // A name no module has changes nothing, as in vLLM's exact match.
+        let loose = text.replacen(
+            "\"quant_method\": \"fp8\",",
+            &format!("\"quant_method\": \"fp8\", \"{key}\": [\"gate\", \"model.layers.0.mlp\"],"),
+            1,
+        );
+        let c = arena_spec::ModelConfig::from_json_str(&loose, "loose.json").unwrap();
+        assert_eq!(weight_bytes(&c).unwrap(), fp8, "{key}");
     }
     // DeepSeek-V4: FP8 with its experts in FP4 (`expert_dtype`): counted, its bytes not.
     let v4 = config("deepseek-v4-flash");
-    assert_eq!(v4.weight_format, WeightFormat::Unplanned);
+    assert_eq!(v4.weight_formats.experts, WeightFormat::Unplanned);
+    assert!(matches!(
+        v4.weight_formats.attention,
+        WeightFormat::Fp8Block { .. }
+    ));
     assert!(parameters(&v4).is_ok());
     assert!(matches!(
         weight_bytes(&v4),
@@ -211,7 +247,7 @@ fn the_declarations_allocate_with_a_view_a_layer() {
     let c = config("qwen3-0.6b")
         .shard(&layout.rank(0).unwrap())
         .unwrap();
-    let s = WeightsSizes::new(&c, c.weight_format).unwrap();
+    let s = WeightsSizes::new(&c, &c.weight_formats).unwrap();
     let w = AllocatedWeights::allocate(HostDevice::new(), &s).unwrap();
     // The slabs hold every tensor, each buffer at its 256-byte alignment.
     assert!(w.allocated_bytes() as u64 >= s.total_bytes());
@@ -248,7 +284,7 @@ fn mxfp4_experts_on_a_rank_are_vllms_padded_tensors() {
     let oss = config("gpt-oss-120b");
     let layout = ParallelLayout::new(4, 1, 1).unwrap();
     let rank = oss.shard(&layout.rank(0).unwrap()).unwrap();
-    let s = WeightsSizes::new(&rank, rank.weight_format).unwrap();
+    let s = WeightsSizes::new(&rank, &rank.weight_formats).unwrap();
     let (e, h, i) = (128usize, 2880usize, 768usize);
     let layers = 36;
     assert_eq!(
@@ -372,7 +408,7 @@ fn mxfp4_experts_are_padded_as_each_backend_pads_them() {
     ] {
         for tp in [1, 2, 4] {
             let c = shipped::at_tp("gpt-oss-120b", tp);
-            let s = WeightsSizes::new(&c, backend.applied_to(c.weight_format)).unwrap();
+            let s = WeightsSizes::new(&c, c.weight_formats.with_mxfp4_backend(backend)).unwrap();
             let i = round(n("intermediate_size") / tp, width_m);
             let h = round(n("hidden_size"), hidden_m);
             let blocks = |out: usize, inp: usize| experts * out * inp.div_ceil(32) * 17;
@@ -394,7 +430,7 @@ fn mxfp4_experts_are_padded_as_each_backend_pads_them() {
     // vLLM's logs of it show (3.6–5.2 GiB).
     let c = config("gpt-oss-120b");
     let bytes = |b: Mxfp4Backend| {
-        WeightsSizes::new(&c, b.applied_to(c.weight_format))
+        WeightsSizes::new(&c, c.weight_formats.with_mxfp4_backend(b))
             .unwrap()
             .total_bytes()
     };

@@ -12,19 +12,19 @@
 pub struct AttentionWeightsSizes {
     /// `self_attn.q_proj.weight`, `[q, hidden]` a layer (q doubled where the output is gated).
     ///
-    /// Shape `w.attention.layers layers × [format.linear_bytes(w.attention.q, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.q > 0` · tracked
+    /// Shape `w.attention.layers layers × [formats.attention.linear_bytes(w.attention.q, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.q > 0` · tracked
     pub q_proj: usize,
     /// `self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.
     ///
-    /// Shape `w.attention.kv_layers layers × [format.linear_bytes(w.attention.k, config.hidden_size)]` of `u8` · gate `w.attention.kv_layers > 0 && w.attention.k > 0` · tracked
+    /// Shape `w.attention.kv_layers layers × [formats.attention.linear_bytes(w.attention.k, config.hidden_size)]` of `u8` · gate `w.attention.kv_layers > 0 && w.attention.k > 0` · tracked
     pub k_proj: usize,
     /// `self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.
     ///
-    /// Shape `w.attention.v_layers layers × [format.linear_bytes(w.attention.v, config.hidden_size)]` of `u8` · gate `w.attention.v_layers > 0 && w.attention.v > 0` · tracked
+    /// Shape `w.attention.v_layers layers × [formats.attention.linear_bytes(w.attention.v, config.hidden_size)]` of `u8` · gate `w.attention.v_layers > 0 && w.attention.v > 0` · tracked
     pub v_proj: usize,
     /// `self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.
     ///
-    /// Shape `w.attention.layers layers × [format.linear_bytes(config.hidden_size, w.attention.o_in)]` of `u8` · gate `w.attention.layers > 0 && w.attention.o_in > 0` · tracked
+    /// Shape `w.attention.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.attention.o_in)]` of `u8` · gate `w.attention.layers > 0 && w.attention.o_in > 0` · tracked
     pub o_proj: usize,
     /// `self_attn.q_proj.bias` where the family biases q.
     ///
@@ -56,23 +56,23 @@ pub struct AttentionWeightsSizes {
     pub sinks: usize,
     /// `self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.
     ///
-    /// Shape `w.attention.layers layers × [format.linear_bytes(w.attention.output_gate, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.output_gate > 0` · tracked
+    /// Shape `w.attention.layers layers × [formats.attention.linear_bytes(w.attention.output_gate, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.output_gate > 0` · tracked
     pub g_proj: usize,
     /// `self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     ///
-    /// Shape `w.full.layers layers × [format.linear_bytes(w.full.q, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.q > 0` · tracked
+    /// Shape `w.full.layers layers × [formats.attention.linear_bytes(w.full.q, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.q > 0` · tracked
     pub full_q_proj: usize,
     /// `self_attn.k_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     ///
-    /// Shape `w.full.kv_layers layers × [format.linear_bytes(w.full.k, config.hidden_size)]` of `u8` · gate `w.full.kv_layers > 0 && w.full.k > 0` · tracked
+    /// Shape `w.full.kv_layers layers × [formats.attention.linear_bytes(w.full.k, config.hidden_size)]` of `u8` · gate `w.full.kv_layers > 0 && w.full.k > 0` · tracked
     pub full_k_proj: usize,
     /// `self_attn.v_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     ///
-    /// Shape `w.full.v_layers layers × [format.linear_bytes(w.full.v, config.hidden_size)]` of `u8` · gate `w.full.v_layers > 0 && w.full.v > 0` · tracked
+    /// Shape `w.full.v_layers layers × [formats.attention.linear_bytes(w.full.v, config.hidden_size)]` of `u8` · gate `w.full.v_layers > 0 && w.full.v > 0` · tracked
     pub full_v_proj: usize,
     /// `self_attn.o_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     ///
-    /// Shape `w.full.layers layers × [format.linear_bytes(config.hidden_size, w.full.o_in)]` of `u8` · gate `w.full.layers > 0 && w.full.o_in > 0` · tracked
+    /// Shape `w.full.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.full.o_in)]` of `u8` · gate `w.full.layers > 0 && w.full.o_in > 0` · tracked
     pub full_o_proj: usize,
     /// `self_attn.q_proj.bias` where the family biases q of the full-attention layers at their own widths (`WeightLayers::full`).
     ///
@@ -104,7 +104,7 @@ pub struct AttentionWeightsSizes {
     pub full_sinks: usize,
     /// `self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     ///
-    /// Shape `w.full.layers layers × [format.linear_bytes(w.full.output_gate, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.output_gate > 0` · tracked
+    /// Shape `w.full.layers layers × [formats.attention.linear_bytes(w.full.output_gate, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.output_gate > 0` · tracked
     pub full_g_proj: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -112,38 +112,7 @@ pub struct AttentionWeightsSizes {
     #[doc(hidden)]
     pub __dims: [[usize; 2usize]; 24usize],
 }
-/// The by-value inputs of [`AttentionWeightsSizes::from_config`], by name: [`AttentionWeightsSizes::from_inputs`] takes them so a call cannot swap two of them (generated by `#[derive(Arena)]`).
-#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
-pub struct AttentionWeightsInputs {
-    pub format: WeightFormat,
-}
 impl AttentionWeightsSizes {
-    /// [`Self::try_from_config`] with the by-value inputs by name.
-    pub fn try_from_inputs(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &AttentionWeightsInputs,
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config(config, w, inputs.format)
-    }
-    /// [`Self::from_config`] with the by-value inputs by name.
-    pub fn from_inputs(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &AttentionWeightsInputs,
-    ) -> Self {
-        Self::from_config(config, w, inputs.format)
-    }
-    /// [`Self::try_from_config_with`] with the by-value inputs by name: the sizes and each
-    /// buffer's shape and bytes before the floor, in one pass.
-    pub fn try_from_inputs_with(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &AttentionWeightsInputs,
-        on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, inputs.format, on_dims)
-    }
     /// Each attention tensor's size, in bytes.
     ///
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
@@ -152,9 +121,9 @@ impl AttentionWeightsSizes {
     pub fn try_from_config(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, format, &mut |_, _| {})
+        Self::try_from_config_with(config, w, formats, &mut |_, _| {})
     }
     /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
     /// a byte formula or a closed gate) and its bytes before the floor, in field order.
@@ -167,7 +136,7 @@ impl AttentionWeightsSizes {
     pub fn try_from_config_with(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let mut __dims = [[0usize; 2usize]; 24usize];
@@ -216,7 +185,8 @@ impl AttentionWeightsSizes {
                             w.attention.layers,
                             __f
                                 .value(
-                                    format.linear_bytes(w.attention.q, config.hidden_size),
+                                    formats.attention
+                                        .linear_bytes(w.attention.q, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -240,7 +210,8 @@ impl AttentionWeightsSizes {
                             w.attention.kv_layers,
                             __f
                                 .value(
-                                    format.linear_bytes(w.attention.k, config.hidden_size),
+                                    formats.attention
+                                        .linear_bytes(w.attention.k, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -264,7 +235,8 @@ impl AttentionWeightsSizes {
                             w.attention.v_layers,
                             __f
                                 .value(
-                                    format.linear_bytes(w.attention.v, config.hidden_size),
+                                    formats.attention
+                                        .linear_bytes(w.attention.v, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -288,7 +260,8 @@ impl AttentionWeightsSizes {
                             w.attention.layers,
                             __f
                                 .value(
-                                    format.linear_bytes(config.hidden_size, w.attention.o_in),
+                                    formats.attention_out
+                                        .linear_bytes(config.hidden_size, w.attention.o_in),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -438,7 +411,7 @@ impl AttentionWeightsSizes {
                             w.attention.layers,
                             __f
                                 .value(
-                                    format
+                                    formats.attention
                                         .linear_bytes(w.attention.output_gate, config.hidden_size),
                                 )?,
                         ],
@@ -461,7 +434,10 @@ impl AttentionWeightsSizes {
                         __f,
                         &[
                             w.full.layers,
-                            __f.value(format.linear_bytes(w.full.q, config.hidden_size))?,
+                            __f
+                                .value(
+                                    formats.attention.linear_bytes(w.full.q, config.hidden_size),
+                                )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
                         __on_dims,
@@ -482,7 +458,10 @@ impl AttentionWeightsSizes {
                         __f,
                         &[
                             w.full.kv_layers,
-                            __f.value(format.linear_bytes(w.full.k, config.hidden_size))?,
+                            __f
+                                .value(
+                                    formats.attention.linear_bytes(w.full.k, config.hidden_size),
+                                )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
                         __on_dims,
@@ -503,7 +482,10 @@ impl AttentionWeightsSizes {
                         __f,
                         &[
                             w.full.v_layers,
-                            __f.value(format.linear_bytes(w.full.v, config.hidden_size))?,
+                            __f
+                                .value(
+                                    formats.attention.linear_bytes(w.full.v, config.hidden_size),
+                                )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
                         __on_dims,
@@ -526,7 +508,8 @@ impl AttentionWeightsSizes {
                             w.full.layers,
                             __f
                                 .value(
-                                    format.linear_bytes(config.hidden_size, w.full.o_in),
+                                    formats.attention_out
+                                        .linear_bytes(config.hidden_size, w.full.o_in),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -676,7 +659,8 @@ impl AttentionWeightsSizes {
                             w.full.layers,
                             __f
                                 .value(
-                                    format.linear_bytes(w.full.output_gate, config.hidden_size),
+                                    formats.attention
+                                        .linear_bytes(w.full.output_gate, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -700,9 +684,9 @@ impl AttentionWeightsSizes {
     pub fn from_config(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> Self {
-        match Self::try_from_config(config, w, format) {
+        match Self::try_from_config(config, w, formats) {
             ::core::result::Result::Ok(sizes) => sizes,
             ::core::result::Result::Err(err) => ::core::panic!("{}", err),
         }
@@ -719,7 +703,7 @@ impl AttentionWeightsSizes {
     pub fn dims(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> ::core::result::Result<
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
@@ -728,7 +712,7 @@ impl AttentionWeightsSizes {
         let _sizes = Self::try_from_config_with(
             config,
             w,
-            format,
+            formats,
             &mut |__d, _| __dims.push(__d.to_vec()),
         )?;
         ::core::result::Result::Ok(__dims)
@@ -749,7 +733,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "q_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [format.linear_bytes(w.attention.q, config.hidden_size)]",
+            formula: "w.attention.layers layers × [formats.attention.linear_bytes(w.attention.q, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
@@ -764,7 +748,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "k_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.kv_layers layers × [format.linear_bytes(w.attention.k, config.hidden_size)]",
+            formula: "w.attention.kv_layers layers × [formats.attention.linear_bytes(w.attention.k, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
@@ -779,7 +763,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "v_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.v_layers layers × [format.linear_bytes(w.attention.v, config.hidden_size)]",
+            formula: "w.attention.v_layers layers × [formats.attention.linear_bytes(w.attention.v, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
@@ -794,7 +778,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "o_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [format.linear_bytes(config.hidden_size, w.attention.o_in)]",
+            formula: "w.attention.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.attention.o_in)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
@@ -914,7 +898,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "g_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [format.linear_bytes(w.attention.output_gate, config.hidden_size)]",
+            formula: "w.attention.layers layers × [formats.attention.linear_bytes(w.attention.output_gate, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
@@ -929,7 +913,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "full_q_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [format.linear_bytes(w.full.q, config.hidden_size)]",
+            formula: "w.full.layers layers × [formats.attention.linear_bytes(w.full.q, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.full.layers > 0 && w.full.q > 0"),
@@ -942,7 +926,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "full_k_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.kv_layers layers × [format.linear_bytes(w.full.k, config.hidden_size)]",
+            formula: "w.full.kv_layers layers × [formats.attention.linear_bytes(w.full.k, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.full.kv_layers > 0 && w.full.k > 0"),
@@ -955,7 +939,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "full_v_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.v_layers layers × [format.linear_bytes(w.full.v, config.hidden_size)]",
+            formula: "w.full.v_layers layers × [formats.attention.linear_bytes(w.full.v, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.full.v_layers > 0 && w.full.v > 0"),
@@ -968,7 +952,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "full_o_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [format.linear_bytes(config.hidden_size, w.full.o_in)]",
+            formula: "w.full.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.full.o_in)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.full.layers > 0 && w.full.o_in > 0"),
@@ -1078,7 +1062,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             name: "full_g_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [format.linear_bytes(w.full.output_gate, config.hidden_size)]",
+            formula: "w.full.layers layers × [formats.attention.linear_bytes(w.full.output_gate, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(

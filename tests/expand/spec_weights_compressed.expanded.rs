@@ -12,7 +12,7 @@
 pub struct CompressedAttentionWeightsSizes {
     /// `self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]`.
     ///
-    /// Shape `w.one_vector layers × [format.linear_bytes(config.q_lora_rank, config.hidden_size)]` of `u8` · gate `w.one_vector > 0` · tracked
+    /// Shape `w.one_vector layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub q_a_proj: usize,
     /// `self_attn.q_a_norm.weight`, `[q_lora_rank]`.
     ///
@@ -20,11 +20,11 @@ pub struct CompressedAttentionWeightsSizes {
     pub q_a_norm: usize,
     /// `self_attn.q_b_proj.weight`, `[heads · head_dim, q_lora_rank]`.
     ///
-    /// Shape `w.one_vector layers × [format.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)]` of `u8` · gate `w.one_vector > 0` · tracked
+    /// Shape `w.one_vector layers × [formats.attention.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub q_b_proj: usize,
     /// `self_attn.kv_proj.weight`, the one K=V head, `[head_dim, hidden]`.
     ///
-    /// Shape `w.one_vector layers × [format.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.one_vector > 0` · tracked
+    /// Shape `w.one_vector layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub kv_proj: usize,
     /// `self_attn.kv_norm.weight`, `[head_dim]`.
     ///
@@ -32,11 +32,11 @@ pub struct CompressedAttentionWeightsSizes {
     pub kv_norm: usize,
     /// `self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.
     ///
-    /// Shape `w.one_vector layers × [format.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]` of `u8` · gate `w.one_vector > 0` · tracked
+    /// Shape `w.one_vector layers × [formats.attention_out.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub o_a_proj: usize,
     /// `self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.
     ///
-    /// Shape `w.one_vector layers × [format.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)]` of `u8` · gate `w.one_vector > 0` · tracked
+    /// Shape `w.one_vector layers × [formats.attention_out.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub o_b_proj: usize,
     /// `self_attn.sinks`, one a head.
     ///
@@ -44,11 +44,11 @@ pub struct CompressedAttentionWeightsSizes {
     pub sinks: usize,
     /// The CSA compressor's `compressor.csa.kv_proj.weight`, overlapping windows, `[2 · head_dim, hidden]`.
     ///
-    /// Shape `w.csa layers × [format.linear_bytes(2 * config.head_dim(), config.hidden_size)]` of `u8` · gate `w.csa > 0` · tracked
+    /// Shape `w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]` of `u8` · gate `w.csa > 0` · tracked
     pub csa_kv_proj: usize,
     /// `compressor.csa.gate_proj.weight`, `[2 · head_dim, hidden]`.
     ///
-    /// Shape `w.csa layers × [format.linear_bytes(2 * config.head_dim(), config.hidden_size)]` of `u8` · gate `w.csa > 0` · tracked
+    /// Shape `w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]` of `u8` · gate `w.csa > 0` · tracked
     pub csa_gate_proj: usize,
     /// `compressor.csa.kv_norm.weight`, `[head_dim]`.
     ///
@@ -60,15 +60,15 @@ pub struct CompressedAttentionWeightsSizes {
     pub csa_position_bias: usize,
     /// The CSA indexer's `compressor.csa.indexer.q_b_proj.weight`, `[index heads · index_head_dim, q_lora_rank]`.
     ///
-    /// Shape `w.csa_indexer layers × [format.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]` of `u8` · gate `w.csa_indexer > 0` · tracked
+    /// Shape `w.csa_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]` of `u8` · gate `w.csa_indexer > 0` · tracked
     pub csa_indexer_q_b_proj: usize,
     /// `compressor.csa.indexer.kv_proj.weight`, `[2 · index_head_dim, hidden]`.
     ///
-    /// Shape `w.csa_indexer layers × [format.linear_bytes(2 * config.index_head_dim, config.hidden_size)]` of `u8` · gate `w.csa_indexer > 0` · tracked
+    /// Shape `w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]` of `u8` · gate `w.csa_indexer > 0` · tracked
     pub csa_indexer_kv_proj: usize,
     /// `compressor.csa.indexer.gate_proj.weight`, `[2 · index_head_dim, hidden]`.
     ///
-    /// Shape `w.csa_indexer layers × [format.linear_bytes(2 * config.index_head_dim, config.hidden_size)]` of `u8` · gate `w.csa_indexer > 0` · tracked
+    /// Shape `w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]` of `u8` · gate `w.csa_indexer > 0` · tracked
     pub csa_indexer_gate_proj: usize,
     /// `compressor.csa.indexer.kv_norm.weight`, `[index_head_dim]`.
     ///
@@ -84,11 +84,11 @@ pub struct CompressedAttentionWeightsSizes {
     pub csa_indexer_weights_proj: usize,
     /// The HCA compressor's `compressor.hca.kv_proj.weight`, disjoint windows, `[head_dim, hidden]`.
     ///
-    /// Shape `w.hca layers × [format.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.hca > 0` · tracked
+    /// Shape `w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.hca > 0` · tracked
     pub hca_kv_proj: usize,
     /// `compressor.hca.gate_proj.weight`, `[head_dim, hidden]`.
     ///
-    /// Shape `w.hca layers × [format.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.hca > 0` · tracked
+    /// Shape `w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.hca > 0` · tracked
     pub hca_gate_proj: usize,
     /// `compressor.hca.kv_norm.weight`, `[head_dim]`.
     ///
@@ -104,38 +104,7 @@ pub struct CompressedAttentionWeightsSizes {
     #[doc(hidden)]
     pub __dims: [[usize; 3usize]; 22usize],
 }
-/// The by-value inputs of [`CompressedAttentionWeightsSizes::from_config`], by name: [`CompressedAttentionWeightsSizes::from_inputs`] takes them so a call cannot swap two of them (generated by `#[derive(Arena)]`).
-#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
-pub struct CompressedAttentionWeightsInputs {
-    pub format: WeightFormat,
-}
 impl CompressedAttentionWeightsSizes {
-    /// [`Self::try_from_config`] with the by-value inputs by name.
-    pub fn try_from_inputs(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &CompressedAttentionWeightsInputs,
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config(config, w, inputs.format)
-    }
-    /// [`Self::from_config`] with the by-value inputs by name.
-    pub fn from_inputs(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &CompressedAttentionWeightsInputs,
-    ) -> Self {
-        Self::from_config(config, w, inputs.format)
-    }
-    /// [`Self::try_from_config_with`] with the by-value inputs by name: the sizes and each
-    /// buffer's shape and bytes before the floor, in one pass.
-    pub fn try_from_inputs_with(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &CompressedAttentionWeightsInputs,
-        on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, inputs.format, on_dims)
-    }
     /// Each DeepSeek-V4 attention tensor's size, in bytes.
     ///
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
@@ -144,9 +113,9 @@ impl CompressedAttentionWeightsSizes {
     pub fn try_from_config(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, format, &mut |_, _| {})
+        Self::try_from_config_with(config, w, formats, &mut |_, _| {})
     }
     /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
     /// a byte formula or a closed gate) and its bytes before the floor, in field order.
@@ -159,7 +128,7 @@ impl CompressedAttentionWeightsSizes {
     pub fn try_from_config_with(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let mut __dims = [[0usize; 3usize]; 22usize];
@@ -206,7 +175,8 @@ impl CompressedAttentionWeightsSizes {
                             w.one_vector,
                             __f
                                 .value(
-                                    format.linear_bytes(config.q_lora_rank, config.hidden_size),
+                                    formats.attention
+                                        .linear_bytes(config.q_lora_rank, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -248,7 +218,7 @@ impl CompressedAttentionWeightsSizes {
                             w.one_vector,
                             __f
                                 .value(
-                                    format
+                                    formats.attention
                                         .linear_bytes(
                                             __f
                                                 .mul(
@@ -280,7 +250,8 @@ impl CompressedAttentionWeightsSizes {
                             w.one_vector,
                             __f
                                 .value(
-                                    format.linear_bytes(config.head_dim(), config.hidden_size),
+                                    formats.attention
+                                        .linear_bytes(config.head_dim(), config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -322,7 +293,7 @@ impl CompressedAttentionWeightsSizes {
                             w.one_vector,
                             __f
                                 .value(
-                                    format
+                                    formats.attention_out
                                         .linear_bytes(
                                             __f.mul(config.o_groups, config.o_lora_rank)?,
                                             __f
@@ -358,7 +329,7 @@ impl CompressedAttentionWeightsSizes {
                             w.one_vector,
                             __f
                                 .value(
-                                    format
+                                    formats.attention_out
                                         .linear_bytes(
                                             config.hidden_size,
                                             __f.mul(config.o_groups, config.o_lora_rank)?,
@@ -404,7 +375,7 @@ impl CompressedAttentionWeightsSizes {
                             w.csa,
                             __f
                                 .value(
-                                    format
+                                    formats.attention
                                         .linear_bytes(
                                             __f.mul(2, __f.value(config.head_dim())?)?,
                                             config.hidden_size,
@@ -432,7 +403,7 @@ impl CompressedAttentionWeightsSizes {
                             w.csa,
                             __f
                                 .value(
-                                    format
+                                    formats.attention
                                         .linear_bytes(
                                             __f.mul(2, __f.value(config.head_dim())?)?,
                                             config.hidden_size,
@@ -500,7 +471,7 @@ impl CompressedAttentionWeightsSizes {
                             w.csa_indexer,
                             __f
                                 .value(
-                                    format
+                                    formats.attention
                                         .linear_bytes(
                                             __f.mul(config.index_n_heads, config.index_head_dim)?,
                                             config.q_lora_rank,
@@ -528,7 +499,7 @@ impl CompressedAttentionWeightsSizes {
                             w.csa_indexer,
                             __f
                                 .value(
-                                    format
+                                    formats.attention
                                         .linear_bytes(
                                             __f.mul(2, config.index_head_dim)?,
                                             config.hidden_size,
@@ -556,7 +527,7 @@ impl CompressedAttentionWeightsSizes {
                             w.csa_indexer,
                             __f
                                 .value(
-                                    format
+                                    formats.attention
                                         .linear_bytes(
                                             __f.mul(2, config.index_head_dim)?,
                                             config.hidden_size,
@@ -642,7 +613,8 @@ impl CompressedAttentionWeightsSizes {
                             w.hca,
                             __f
                                 .value(
-                                    format.linear_bytes(config.head_dim(), config.hidden_size),
+                                    formats.attention
+                                        .linear_bytes(config.head_dim(), config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -666,7 +638,8 @@ impl CompressedAttentionWeightsSizes {
                             w.hca,
                             __f
                                 .value(
-                                    format.linear_bytes(config.head_dim(), config.hidden_size),
+                                    formats.attention
+                                        .linear_bytes(config.head_dim(), config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -732,9 +705,9 @@ impl CompressedAttentionWeightsSizes {
     pub fn from_config(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> Self {
-        match Self::try_from_config(config, w, format) {
+        match Self::try_from_config(config, w, formats) {
             ::core::result::Result::Ok(sizes) => sizes,
             ::core::result::Result::Err(err) => ::core::panic!("{}", err),
         }
@@ -751,7 +724,7 @@ impl CompressedAttentionWeightsSizes {
     pub fn dims(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> ::core::result::Result<
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
@@ -760,7 +733,7 @@ impl CompressedAttentionWeightsSizes {
         let _sizes = Self::try_from_config_with(
             config,
             w,
-            format,
+            formats,
             &mut |__d, _| __dims.push(__d.to_vec()),
         )?;
         ::core::result::Result::Ok(__dims)
@@ -781,7 +754,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "q_a_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [format.linear_bytes(config.q_lora_rank, config.hidden_size)]",
+            formula: "w.one_vector layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.one_vector > 0"),
@@ -807,7 +780,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "q_b_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [format.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)]",
+            formula: "w.one_vector layers × [formats.attention.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.one_vector > 0"),
@@ -820,7 +793,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "kv_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [format.linear_bytes(config.head_dim(), config.hidden_size)]",
+            formula: "w.one_vector layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.one_vector > 0"),
@@ -846,7 +819,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "o_a_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [format.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]",
+            formula: "w.one_vector layers × [formats.attention_out.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.one_vector > 0"),
@@ -859,7 +832,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "o_b_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [format.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)]",
+            formula: "w.one_vector layers × [formats.attention_out.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.one_vector > 0"),
@@ -885,7 +858,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "csa_kv_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa layers × [format.linear_bytes(2 * config.head_dim(), config.hidden_size)]",
+            formula: "w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.csa > 0"),
@@ -898,7 +871,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "csa_gate_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa layers × [format.linear_bytes(2 * config.head_dim(), config.hidden_size)]",
+            formula: "w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.csa > 0"),
@@ -937,7 +910,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "csa_indexer_q_b_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa_indexer layers × [format.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]",
+            formula: "w.csa_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.csa_indexer > 0"),
@@ -950,7 +923,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "csa_indexer_kv_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa_indexer layers × [format.linear_bytes(2 * config.index_head_dim, config.hidden_size)]",
+            formula: "w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.csa_indexer > 0"),
@@ -963,7 +936,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "csa_indexer_gate_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa_indexer layers × [format.linear_bytes(2 * config.index_head_dim, config.hidden_size)]",
+            formula: "w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.csa_indexer > 0"),
@@ -1015,7 +988,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "hca_kv_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hca layers × [format.linear_bytes(config.head_dim(), config.hidden_size)]",
+            formula: "w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.hca > 0"),
@@ -1028,7 +1001,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             name: "hca_gate_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hca layers × [format.linear_bytes(config.head_dim(), config.hidden_size)]",
+            formula: "w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.hca > 0"),

@@ -12,27 +12,27 @@
 pub struct FfnWeightsSizes {
     /// The dense MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
     ///
-    /// Shape `w.dense.layers layers × [format.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)]` of `u8` · gate `w.dense.layers > 0 && w.gated_ffn > 0` · tracked
+    /// Shape `w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)]` of `u8` · gate `w.dense.layers > 0 && w.gated_ffn > 0` · tracked
     pub gate_proj: usize,
     /// The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.
     ///
-    /// Shape `w.dense.layers layers × [format.linear_bytes(w.dense.width, config.hidden_size)]` of `u8` · gate `w.dense.layers > 0` · tracked
+    /// Shape `w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size)]` of `u8` · gate `w.dense.layers > 0` · tracked
     pub up_proj: usize,
     /// The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.
     ///
-    /// Shape `w.dense.layers layers × [format.linear_bytes(config.hidden_size, w.dense.width)]` of `u8` · gate `w.dense.layers > 0` · tracked
+    /// Shape `w.dense.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width)]` of `u8` · gate `w.dense.layers > 0` · tracked
     pub down_proj: usize,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
     ///
-    /// Shape `w.dense_wide.layers layers × [format.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)]` of `u8` · gate `w.dense_wide.layers > 0 && w.gated_ffn > 0` · tracked
+    /// Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)]` of `u8` · gate `w.dense_wide.layers > 0 && w.gated_ffn > 0` · tracked
     pub wide_gate_proj: usize,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.up_proj.weight`, `[width, hidden]`.
     ///
-    /// Shape `w.dense_wide.layers layers × [format.linear_bytes(w.dense_wide.width, config.hidden_size)]` of `u8` · gate `w.dense_wide.layers > 0` · tracked
+    /// Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width, config.hidden_size)]` of `u8` · gate `w.dense_wide.layers > 0` · tracked
     pub wide_up_proj: usize,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.
     ///
-    /// Shape `w.dense_wide.layers layers × [format.linear_bytes(config.hidden_size, w.dense_wide.width)]` of `u8` · gate `w.dense_wide.layers > 0` · tracked
+    /// Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense_wide.width)]` of `u8` · gate `w.dense_wide.layers > 0` · tracked
     pub wide_down_proj: usize,
     /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
     /// width, hidden]` a layer (the latent width where the experts run in one,
@@ -41,24 +41,24 @@ pub struct FfnWeightsSizes {
     /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
     /// ([`WeightFormat::expert_width`]).
     ///
-    /// Shape `w.moe layers × [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), format.expert_hidden(config.expert_io_width()))]` of `u8` · gate `w.moe > 0` · tracked
+    /// Shape `w.moe layers × [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))]` of `u8` · gate `w.moe > 0` · tracked
     pub experts_gate_up: usize,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
     /// format's engine pads them ([`WeightFormat::expert_hidden`]).
     ///
-    /// Shape `w.moe layers × [format.experts_bytes(config.local_experts(), format.expert_hidden(config.expert_io_width()), format.expert_width(config.moe_intermediate_size))]` of `u8` · gate `w.moe > 0` · tracked
+    /// Shape `w.moe layers × [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))]` of `u8` · gate `w.moe > 0` · tracked
     pub experts_down: usize,
     /// Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,
     /// `[latent, hidden]`, the tokens projected into the space the routed experts run in
     /// (`NemotronHMoE`, whose experts are `[experts, width, latent]` and back); whole on every
     /// rank (chosen here: a small matrix, kept replicated rather than split).
     ///
-    /// Shape `w.moe layers × [format.linear_bytes(config.moe_latent_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && config.moe_latent_size > 0` · tracked
+    /// Shape `w.moe layers × [formats.experts.linear_bytes(config.moe_latent_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && config.moe_latent_size > 0` · tracked
     pub latent_in_proj: usize,
     /// `mixer.fc2_latent_proj.weight`, `[hidden, latent]`: the experts' output back to the
     /// hidden size.
     ///
-    /// Shape `w.moe layers × [format.linear_bytes(config.hidden_size, config.moe_latent_size)]` of `u8` · gate `w.moe > 0 && config.moe_latent_size > 0` · tracked
+    /// Shape `w.moe layers × [formats.experts.linear_bytes(config.hidden_size, config.moe_latent_size)]` of `u8` · gate `w.moe > 0 && config.moe_latent_size > 0` · tracked
     pub latent_out_proj: usize,
     /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
     ///
@@ -71,12 +71,12 @@ pub struct FfnWeightsSizes {
     /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
     /// width padded as the experts').
     ///
-    /// Shape `w.expert_bias layers × [config.local_experts(), 2 * format.expert_width(config.moe_intermediate_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
+    /// Shape `w.expert_bias layers × [config.local_experts(), 2 * formats.experts.expert_width(config.moe_intermediate_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
     pub experts_gate_up_bias: usize,
     /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size
     /// padded as the experts').
     ///
-    /// Shape `w.expert_bias layers × [config.local_experts(), format.expert_hidden(config.hidden_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
+    /// Shape `w.expert_bias layers × [config.local_experts(), formats.experts.expert_hidden(config.hidden_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
     pub experts_down_bias: usize,
     /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
     ///
@@ -100,15 +100,15 @@ pub struct FfnWeightsSizes {
     pub scaled_router_scales: usize,
     /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.
     ///
-    /// Shape `w.moe layers × [format.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0` · tracked
+    /// Shape `w.moe layers × [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0` · tracked
     pub shared_gate_proj: usize,
     /// `mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.
     ///
-    /// Shape `w.moe layers × [format.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && config.shared_expert_intermediate_size > 0` · tracked
+    /// Shape `w.moe layers × [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && config.shared_expert_intermediate_size > 0` · tracked
     pub shared_up_proj: usize,
     /// `mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.
     ///
-    /// Shape `w.moe layers × [format.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)]` of `u8` · gate `w.moe > 0 && config.shared_expert_intermediate_size > 0` · tracked
+    /// Shape `w.moe layers × [formats.shared_experts.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)]` of `u8` · gate `w.moe > 0 && config.shared_expert_intermediate_size > 0` · tracked
     pub shared_down_proj: usize,
     /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in
     /// every format (vLLM builds it with `quant_config=None`).
@@ -121,38 +121,7 @@ pub struct FfnWeightsSizes {
     #[doc(hidden)]
     pub __dims: [[usize; 3usize]; 22usize],
 }
-/// The by-value inputs of [`FfnWeightsSizes::from_config`], by name: [`FfnWeightsSizes::from_inputs`] takes them so a call cannot swap two of them (generated by `#[derive(Arena)]`).
-#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
-pub struct FfnWeightsInputs {
-    pub format: WeightFormat,
-}
 impl FfnWeightsSizes {
-    /// [`Self::try_from_config`] with the by-value inputs by name.
-    pub fn try_from_inputs(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &FfnWeightsInputs,
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config(config, w, inputs.format)
-    }
-    /// [`Self::from_config`] with the by-value inputs by name.
-    pub fn from_inputs(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &FfnWeightsInputs,
-    ) -> Self {
-        Self::from_config(config, w, inputs.format)
-    }
-    /// [`Self::try_from_config_with`] with the by-value inputs by name: the sizes and each
-    /// buffer's shape and bytes before the floor, in one pass.
-    pub fn try_from_inputs_with(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &FfnWeightsInputs,
-        on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, inputs.format, on_dims)
-    }
     /// Each FFN tensor's size, in bytes.
     ///
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
@@ -161,9 +130,9 @@ impl FfnWeightsSizes {
     pub fn try_from_config(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, format, &mut |_, _| {})
+        Self::try_from_config_with(config, w, formats, &mut |_, _| {})
     }
     /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
     /// a byte formula or a closed gate) and its bytes before the floor, in field order.
@@ -176,7 +145,7 @@ impl FfnWeightsSizes {
     pub fn try_from_config_with(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let mut __dims = [[0usize; 3usize]; 22usize];
@@ -223,7 +192,7 @@ impl FfnWeightsSizes {
                             w.dense.layers,
                             __f
                                 .value(
-                                    format
+                                    formats.dense_ffn
                                         .linear_bytes(
                                             __f.mul(w.dense.width, w.gated_ffn)?,
                                             config.hidden_size,
@@ -251,7 +220,8 @@ impl FfnWeightsSizes {
                             w.dense.layers,
                             __f
                                 .value(
-                                    format.linear_bytes(w.dense.width, config.hidden_size),
+                                    formats.dense_ffn
+                                        .linear_bytes(w.dense.width, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -275,7 +245,8 @@ impl FfnWeightsSizes {
                             w.dense.layers,
                             __f
                                 .value(
-                                    format.linear_bytes(config.hidden_size, w.dense.width),
+                                    formats.dense_ffn
+                                        .linear_bytes(config.hidden_size, w.dense.width),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -299,7 +270,7 @@ impl FfnWeightsSizes {
                             w.dense_wide.layers,
                             __f
                                 .value(
-                                    format
+                                    formats.dense_ffn
                                         .linear_bytes(
                                             __f.mul(w.dense_wide.width, w.gated_ffn)?,
                                             config.hidden_size,
@@ -327,7 +298,8 @@ impl FfnWeightsSizes {
                             w.dense_wide.layers,
                             __f
                                 .value(
-                                    format.linear_bytes(w.dense_wide.width, config.hidden_size),
+                                    formats.dense_ffn
+                                        .linear_bytes(w.dense_wide.width, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -351,7 +323,8 @@ impl FfnWeightsSizes {
                             w.dense_wide.layers,
                             __f
                                 .value(
-                                    format.linear_bytes(config.hidden_size, w.dense_wide.width),
+                                    formats.dense_ffn
+                                        .linear_bytes(config.hidden_size, w.dense_wide.width),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -376,11 +349,11 @@ impl FfnWeightsSizes {
                             __f.add(1, w.gated_ffn)?,
                             __f
                                 .value(
-                                    format
+                                    formats.experts
                                         .experts_bytes(
                                             config.local_experts(),
-                                            format.expert_width(config.moe_intermediate_size),
-                                            format.expert_hidden(config.expert_io_width()),
+                                            formats.experts.expert_width(config.moe_intermediate_size),
+                                            formats.experts.expert_hidden(config.expert_io_width()),
                                         ),
                                 )?,
                         ],
@@ -405,11 +378,11 @@ impl FfnWeightsSizes {
                             w.moe,
                             __f
                                 .value(
-                                    format
+                                    formats.experts
                                         .experts_bytes(
                                             config.local_experts(),
-                                            format.expert_hidden(config.expert_io_width()),
-                                            format.expert_width(config.moe_intermediate_size),
+                                            formats.experts.expert_hidden(config.expert_io_width()),
+                                            formats.experts.expert_width(config.moe_intermediate_size),
                                         ),
                                 )?,
                         ],
@@ -434,7 +407,7 @@ impl FfnWeightsSizes {
                             w.moe,
                             __f
                                 .value(
-                                    format
+                                    formats.experts
                                         .linear_bytes(config.moe_latent_size, config.hidden_size),
                                 )?,
                         ],
@@ -459,7 +432,7 @@ impl FfnWeightsSizes {
                             w.moe,
                             __f
                                 .value(
-                                    format
+                                    formats.experts
                                         .linear_bytes(config.hidden_size, config.moe_latent_size),
                                 )?,
                         ],
@@ -523,7 +496,9 @@ impl FfnWeightsSizes {
                                 .mul(
                                     2,
                                     __f
-                                        .value(format.expert_width(config.moe_intermediate_size))?,
+                                        .value(
+                                            formats.experts.expert_width(config.moe_intermediate_size),
+                                        )?,
                                 )?,
                         ],
                         <bf16 as ::arena_runtime::dtype::Element>::SIZE,
@@ -546,7 +521,7 @@ impl FfnWeightsSizes {
                         &[
                             w.expert_bias,
                             __f.value(config.local_experts())?,
-                            __f.value(format.expert_hidden(config.hidden_size))?,
+                            __f.value(formats.experts.expert_hidden(config.hidden_size))?,
                         ],
                         <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                         __on_dims,
@@ -645,7 +620,7 @@ impl FfnWeightsSizes {
                             w.moe,
                             __f
                                 .value(
-                                    format
+                                    formats.shared_experts
                                         .linear_bytes(
                                             __f
                                                 .mul(w.gated_ffn, config.shared_expert_intermediate_size)?,
@@ -674,7 +649,7 @@ impl FfnWeightsSizes {
                             w.moe,
                             __f
                                 .value(
-                                    format
+                                    formats.shared_experts
                                         .linear_bytes(
                                             config.shared_expert_intermediate_size,
                                             config.hidden_size,
@@ -702,7 +677,7 @@ impl FfnWeightsSizes {
                             w.moe,
                             __f
                                 .value(
-                                    format
+                                    formats.shared_experts
                                         .linear_bytes(
                                             config.hidden_size,
                                             config.shared_expert_intermediate_size,
@@ -748,9 +723,9 @@ impl FfnWeightsSizes {
     pub fn from_config(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> Self {
-        match Self::try_from_config(config, w, format) {
+        match Self::try_from_config(config, w, formats) {
             ::core::result::Result::Ok(sizes) => sizes,
             ::core::result::Result::Err(err) => ::core::panic!("{}", err),
         }
@@ -767,7 +742,7 @@ impl FfnWeightsSizes {
     pub fn dims(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> ::core::result::Result<
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
@@ -776,7 +751,7 @@ impl FfnWeightsSizes {
         let _sizes = Self::try_from_config_with(
             config,
             w,
-            format,
+            formats,
             &mut |__d, _| __dims.push(__d.to_vec()),
         )?;
         ::core::result::Result::Ok(__dims)
@@ -797,7 +772,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "gate_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense.layers layers × [format.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)]",
+            formula: "w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.dense.layers > 0 && w.gated_ffn > 0"),
@@ -810,7 +785,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "up_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense.layers layers × [format.linear_bytes(w.dense.width, config.hidden_size)]",
+            formula: "w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.dense.layers > 0"),
@@ -823,7 +798,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "down_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense.layers layers × [format.linear_bytes(config.hidden_size, w.dense.width)]",
+            formula: "w.dense.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.dense.layers > 0"),
@@ -836,7 +811,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "wide_gate_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense_wide.layers layers × [format.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)]",
+            formula: "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
@@ -851,7 +826,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "wide_up_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense_wide.layers layers × [format.linear_bytes(w.dense_wide.width, config.hidden_size)]",
+            formula: "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.dense_wide.layers > 0"),
@@ -864,7 +839,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "wide_down_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense_wide.layers layers × [format.linear_bytes(config.hidden_size, w.dense_wide.width)]",
+            formula: "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense_wide.width)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.dense_wide.layers > 0"),
@@ -877,7 +852,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "experts_gate_up",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), format.expert_hidden(config.expert_io_width()))]",
+            formula: "w.moe layers × [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))]",
             is_shape: true,
             rank: 3usize,
             gate: ::core::option::Option::Some("w.moe > 0"),
@@ -890,7 +865,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "experts_down",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [format.experts_bytes(config.local_experts(), format.expert_hidden(config.expert_io_width()), format.expert_width(config.moe_intermediate_size))]",
+            formula: "w.moe layers × [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("w.moe > 0"),
@@ -903,7 +878,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "latent_in_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [format.linear_bytes(config.moe_latent_size, config.hidden_size)]",
+            formula: "w.moe layers × [formats.experts.linear_bytes(config.moe_latent_size, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
@@ -918,7 +893,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "latent_out_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [format.linear_bytes(config.hidden_size, config.moe_latent_size)]",
+            formula: "w.moe layers × [formats.experts.linear_bytes(config.hidden_size, config.moe_latent_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
@@ -959,7 +934,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "experts_gate_up_bias",
             dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.expert_bias layers × [config.local_experts(), 2 * format.expert_width(config.moe_intermediate_size)]",
+            formula: "w.expert_bias layers × [config.local_experts(), 2 * formats.experts.expert_width(config.moe_intermediate_size)]",
             is_shape: true,
             rank: 3usize,
             gate: ::core::option::Option::Some("w.expert_bias > 0"),
@@ -972,7 +947,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "experts_down_bias",
             dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.expert_bias layers × [config.local_experts(), format.expert_hidden(config.hidden_size)]",
+            formula: "w.expert_bias layers × [config.local_experts(), formats.experts.expert_hidden(config.hidden_size)]",
             is_shape: true,
             rank: 3usize,
             gate: ::core::option::Option::Some("w.expert_bias > 0"),
@@ -1037,7 +1012,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "shared_gate_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [format.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]",
+            formula: "w.moe layers × [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
@@ -1052,7 +1027,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "shared_up_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [format.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)]",
+            formula: "w.moe layers × [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(
@@ -1067,7 +1042,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             name: "shared_down_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [format.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)]",
+            formula: "w.moe layers × [formats.shared_experts.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some(

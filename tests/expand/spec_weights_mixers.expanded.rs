@@ -15,12 +15,12 @@ pub struct MixerWeightsSizes {
     /// two parts priced apart, each with its own block scales, as Qwen3.5's checkpoints keep
     /// them (for Qwen3-Next's one tensor, at most a row of scales more).
     ///
-    /// Shape `config.num_gdn_layers() layers × [format.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + format.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
+    /// Shape `config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + formats.mixers.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_in_proj_qkvz: usize,
     /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`
     /// (Qwen3.5's `in_proj_b` and `in_proj_a`: priced apart, as above).
     ///
-    /// Shape `config.num_gdn_layers() layers × [2, format.linear_bytes(config.linear_num_value_heads, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
+    /// Shape `config.num_gdn_layers() layers × [2, formats.mixers.linear_bytes(config.linear_num_value_heads, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_in_proj_ba: usize,
     /// `linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.
     ///
@@ -36,11 +36,11 @@ pub struct MixerWeightsSizes {
     pub gdn_norm: usize,
     /// `linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.
     ///
-    /// Shape `config.num_gdn_layers() layers × [format.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
+    /// Shape `config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_out_proj: usize,
     /// Mamba-2's `mixer.in_proj.weight`: z, x, B, C and dt, `[in_proj width, hidden]`.
     ///
-    /// Shape `config.num_mamba_layers() layers × [format.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)]` of `u8` · gate `config.num_mamba_layers() > 0` · tracked
+    /// Shape `config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)]` of `u8` · gate `config.num_mamba_layers() > 0` · tracked
     pub mamba_in_proj: usize,
     /// `mixer.conv1d.weight` over x, B, C, `[conv channels, 1, kernel]`.
     ///
@@ -60,11 +60,11 @@ pub struct MixerWeightsSizes {
     pub mamba_norm: usize,
     /// `mixer.out_proj.weight`, `[hidden, d_inner]`.
     ///
-    /// Shape `config.num_mamba_layers() layers × [format.linear_bytes(config.hidden_size, config.mamba_d_inner())]` of `u8` · gate `config.num_mamba_layers() > 0` · tracked
+    /// Shape `config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.mamba_d_inner())]` of `u8` · gate `config.num_mamba_layers() > 0` · tracked
     pub mamba_out_proj: usize,
     /// LFM2's `conv.in_proj.weight`, B, C and x, `[3 · channels, hidden]`.
     ///
-    /// Shape `config.num_short_conv_layers() layers × [format.linear_bytes(3 * config.short_conv_dim, config.hidden_size)]` of `u8` · gate `config.num_short_conv_layers() > 0` · tracked
+    /// Shape `config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(3 * config.short_conv_dim, config.hidden_size)]` of `u8` · gate `config.num_short_conv_layers() > 0` · tracked
     pub short_conv_in_proj: usize,
     /// `conv.conv.weight`, depthwise, no bias, `[channels, 1, kernel]`.
     ///
@@ -72,19 +72,19 @@ pub struct MixerWeightsSizes {
     pub short_conv_conv: usize,
     /// `conv.out_proj.weight`, `[hidden, channels]`.
     ///
-    /// Shape `config.num_short_conv_layers() layers × [format.linear_bytes(config.hidden_size, config.short_conv_dim)]` of `u8` · gate `config.num_short_conv_layers() > 0` · tracked
+    /// Shape `config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.short_conv_dim)]` of `u8` · gate `config.num_short_conv_layers() > 0` · tracked
     pub short_conv_out_proj: usize,
     /// Lightning attention's `self_attn.qkv_proj.weight`, `[3 · heads · head_dim, hidden]`.
     ///
-    /// Shape `config.num_lightning_layers() layers × [format.linear_bytes(3 * config.lightning_width(), config.hidden_size)]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
+    /// Shape `config.num_lightning_layers() layers × [formats.mixers.linear_bytes(3 * config.lightning_width(), config.hidden_size)]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
     pub lightning_qkv_proj: usize,
     /// `self_attn.output_gate.weight`, `[heads · head_dim, hidden]`.
     ///
-    /// Shape `config.num_lightning_layers() layers × [format.linear_bytes(config.lightning_width(), config.hidden_size)]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
+    /// Shape `config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.lightning_width(), config.hidden_size)]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
     pub lightning_output_gate: usize,
     /// `self_attn.out_proj.weight`, `[hidden, heads · head_dim]`.
     ///
-    /// Shape `config.num_lightning_layers() layers × [format.linear_bytes(config.hidden_size, config.lightning_width())]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
+    /// Shape `config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.lightning_width())]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
     pub lightning_out_proj: usize,
     /// `self_attn.norm.weight`, over the heads' output.
     ///
@@ -92,23 +92,23 @@ pub struct MixerWeightsSizes {
     pub lightning_norm: usize,
     /// KDA's `self_attn.q_proj.weight`, `[heads · head_dim, hidden]`.
     ///
-    /// Shape `config.num_kda_layers() layers × [format.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_q_proj: usize,
     /// KDA's `self_attn.k_proj.weight`, `[heads · head_dim, hidden]`.
     ///
-    /// Shape `config.num_kda_layers() layers × [format.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_k_proj: usize,
     /// KDA's `self_attn.v_proj.weight`, `[heads · head_dim, hidden]`.
     ///
-    /// Shape `config.num_kda_layers() layers × [format.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_v_proj: usize,
     /// `self_attn.o_proj.weight`, `[hidden, heads · head_dim]`.
     ///
-    /// Shape `config.num_kda_layers() layers × [format.linear_bytes(config.hidden_size, config.kda_width())]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.kda_width())]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_o_proj: usize,
     /// `self_attn.b_proj.weight`, `[heads, hidden]`.
     ///
-    /// Shape `config.num_kda_layers() layers × [format.linear_bytes(config.kda_heads, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_heads, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_b_proj: usize,
     /// `self_attn.q_conv1d`, `k_conv1d` and `v_conv1d` weights, no bias, `[3 · heads · head_dim, 1, kernel]`.
     ///
@@ -116,11 +116,11 @@ pub struct MixerWeightsSizes {
     pub kda_conv1d: usize,
     /// The forget gate's `self_attn.f_a_proj.weight`, `[head_dim, hidden]`.
     ///
-    /// Shape `config.num_kda_layers() layers × [format.linear_bytes(config.kda_head_dim, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_f_a_proj: usize,
     /// `self_attn.f_b_proj.weight`, `[heads · head_dim, head_dim]`.
     ///
-    /// Shape `config.num_kda_layers() layers × [format.linear_bytes(config.kda_width(), config.kda_head_dim)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_f_b_proj: usize,
     /// `self_attn.A_log`, a head.
     ///
@@ -132,11 +132,11 @@ pub struct MixerWeightsSizes {
     pub kda_dt_bias: usize,
     /// The output gate's `self_attn.g_a_proj.weight`, `[head_dim, hidden]`.
     ///
-    /// Shape `config.num_kda_layers() layers × [format.linear_bytes(config.kda_head_dim, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_g_a_proj: usize,
     /// `self_attn.g_b_proj.weight`, `[heads · head_dim, head_dim]`.
     ///
-    /// Shape `config.num_kda_layers() layers × [format.linear_bytes(config.kda_width(), config.kda_head_dim)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_g_b_proj: usize,
     /// `self_attn.o_norm.weight`, `[head_dim]`.
     ///
@@ -148,38 +148,7 @@ pub struct MixerWeightsSizes {
     #[doc(hidden)]
     pub __dims: [[usize; 4usize]; 32usize],
 }
-/// The by-value inputs of [`MixerWeightsSizes::from_config`], by name: [`MixerWeightsSizes::from_inputs`] takes them so a call cannot swap two of them (generated by `#[derive(Arena)]`).
-#[derive(::core::fmt::Debug, ::core::clone::Clone, ::core::cmp::PartialEq)]
-pub struct MixerWeightsInputs {
-    pub format: WeightFormat,
-}
 impl MixerWeightsSizes {
-    /// [`Self::try_from_config`] with the by-value inputs by name.
-    pub fn try_from_inputs(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &MixerWeightsInputs,
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config(config, w, inputs.format)
-    }
-    /// [`Self::from_config`] with the by-value inputs by name.
-    pub fn from_inputs(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &MixerWeightsInputs,
-    ) -> Self {
-        Self::from_config(config, w, inputs.format)
-    }
-    /// [`Self::try_from_config_with`] with the by-value inputs by name: the sizes and each
-    /// buffer's shape and bytes before the floor, in one pass.
-    pub fn try_from_inputs_with(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        inputs: &MixerWeightsInputs,
-        on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, inputs.format, on_dims)
-    }
     /// Each mixer tensor's size, in bytes.
     ///
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
@@ -188,9 +157,9 @@ impl MixerWeightsSizes {
     pub fn try_from_config(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, format, &mut |_, _| {})
+        Self::try_from_config_with(config, w, formats, &mut |_, _| {})
     }
     /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
     /// a byte formula or a closed gate) and its bytes before the floor, in field order.
@@ -203,7 +172,7 @@ impl MixerWeightsSizes {
     pub fn try_from_config_with(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         let mut __dims = [[0usize; 4usize]; 32usize];
@@ -262,12 +231,12 @@ impl MixerWeightsSizes {
                                 .add(
                                     __f
                                         .value(
-                                            format
+                                            formats.mixers
                                                 .linear_bytes(config.gdn_conv_dim(), config.hidden_size),
                                         )?,
                                     __f
                                         .value(
-                                            format
+                                            formats.mixers
                                                 .linear_bytes(
                                                     __f
                                                         .mul(
@@ -301,7 +270,7 @@ impl MixerWeightsSizes {
                             2,
                             __f
                                 .value(
-                                    format
+                                    formats.mixers
                                         .linear_bytes(
                                             config.linear_num_value_heads,
                                             config.hidden_size,
@@ -395,7 +364,7 @@ impl MixerWeightsSizes {
                             __f.value(config.num_gdn_layers())?,
                             __f
                                 .value(
-                                    format
+                                    formats.mixers
                                         .linear_bytes(
                                             config.hidden_size,
                                             __f
@@ -427,7 +396,7 @@ impl MixerWeightsSizes {
                             __f.value(config.num_mamba_layers())?,
                             __f
                                 .value(
-                                    format
+                                    formats.mixers
                                         .linear_bytes(
                                             config.mamba_in_proj_width(),
                                             config.hidden_size,
@@ -542,7 +511,7 @@ impl MixerWeightsSizes {
                             __f.value(config.num_mamba_layers())?,
                             __f
                                 .value(
-                                    format
+                                    formats.mixers
                                         .linear_bytes(config.hidden_size, config.mamba_d_inner()),
                                 )?,
                         ],
@@ -567,7 +536,7 @@ impl MixerWeightsSizes {
                             __f.value(config.num_short_conv_layers())?,
                             __f
                                 .value(
-                                    format
+                                    formats.mixers
                                         .linear_bytes(
                                             __f.mul(3, config.short_conv_dim)?,
                                             config.hidden_size,
@@ -618,7 +587,7 @@ impl MixerWeightsSizes {
                             __f.value(config.num_short_conv_layers())?,
                             __f
                                 .value(
-                                    format
+                                    formats.mixers
                                         .linear_bytes(config.hidden_size, config.short_conv_dim),
                                 )?,
                         ],
@@ -643,7 +612,7 @@ impl MixerWeightsSizes {
                             __f.value(config.num_lightning_layers())?,
                             __f
                                 .value(
-                                    format
+                                    formats.mixers
                                         .linear_bytes(
                                             __f.mul(3, __f.value(config.lightning_width())?)?,
                                             config.hidden_size,
@@ -671,7 +640,7 @@ impl MixerWeightsSizes {
                             __f.value(config.num_lightning_layers())?,
                             __f
                                 .value(
-                                    format
+                                    formats.mixers
                                         .linear_bytes(config.lightning_width(), config.hidden_size),
                                 )?,
                         ],
@@ -696,7 +665,7 @@ impl MixerWeightsSizes {
                             __f.value(config.num_lightning_layers())?,
                             __f
                                 .value(
-                                    format
+                                    formats.mixers
                                         .linear_bytes(config.hidden_size, config.lightning_width()),
                                 )?,
                         ],
@@ -742,7 +711,8 @@ impl MixerWeightsSizes {
                             __f.value(config.num_kda_layers())?,
                             __f
                                 .value(
-                                    format.linear_bytes(config.kda_width(), config.hidden_size),
+                                    formats.mixers
+                                        .linear_bytes(config.kda_width(), config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -766,7 +736,8 @@ impl MixerWeightsSizes {
                             __f.value(config.num_kda_layers())?,
                             __f
                                 .value(
-                                    format.linear_bytes(config.kda_width(), config.hidden_size),
+                                    formats.mixers
+                                        .linear_bytes(config.kda_width(), config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -790,7 +761,8 @@ impl MixerWeightsSizes {
                             __f.value(config.num_kda_layers())?,
                             __f
                                 .value(
-                                    format.linear_bytes(config.kda_width(), config.hidden_size),
+                                    formats.mixers
+                                        .linear_bytes(config.kda_width(), config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -814,7 +786,8 @@ impl MixerWeightsSizes {
                             __f.value(config.num_kda_layers())?,
                             __f
                                 .value(
-                                    format.linear_bytes(config.hidden_size, config.kda_width()),
+                                    formats.mixers
+                                        .linear_bytes(config.hidden_size, config.kda_width()),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -838,7 +811,8 @@ impl MixerWeightsSizes {
                             __f.value(config.num_kda_layers())?,
                             __f
                                 .value(
-                                    format.linear_bytes(config.kda_heads, config.hidden_size),
+                                    formats.mixers
+                                        .linear_bytes(config.kda_heads, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -885,7 +859,8 @@ impl MixerWeightsSizes {
                             __f.value(config.num_kda_layers())?,
                             __f
                                 .value(
-                                    format.linear_bytes(config.kda_head_dim, config.hidden_size),
+                                    formats.mixers
+                                        .linear_bytes(config.kda_head_dim, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -909,7 +884,8 @@ impl MixerWeightsSizes {
                             __f.value(config.num_kda_layers())?,
                             __f
                                 .value(
-                                    format.linear_bytes(config.kda_width(), config.kda_head_dim),
+                                    formats.mixers
+                                        .linear_bytes(config.kda_width(), config.kda_head_dim),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -972,7 +948,8 @@ impl MixerWeightsSizes {
                             __f.value(config.num_kda_layers())?,
                             __f
                                 .value(
-                                    format.linear_bytes(config.kda_head_dim, config.hidden_size),
+                                    formats.mixers
+                                        .linear_bytes(config.kda_head_dim, config.hidden_size),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -996,7 +973,8 @@ impl MixerWeightsSizes {
                             __f.value(config.num_kda_layers())?,
                             __f
                                 .value(
-                                    format.linear_bytes(config.kda_width(), config.kda_head_dim),
+                                    formats.mixers
+                                        .linear_bytes(config.kda_width(), config.kda_head_dim),
                                 )?,
                         ],
                         <u8 as ::arena_runtime::dtype::Element>::SIZE,
@@ -1038,9 +1016,9 @@ impl MixerWeightsSizes {
     pub fn from_config(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> Self {
-        match Self::try_from_config(config, w, format) {
+        match Self::try_from_config(config, w, formats) {
             ::core::result::Result::Ok(sizes) => sizes,
             ::core::result::Result::Err(err) => ::core::panic!("{}", err),
         }
@@ -1057,7 +1035,7 @@ impl MixerWeightsSizes {
     pub fn dims(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> ::core::result::Result<
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
@@ -1066,7 +1044,7 @@ impl MixerWeightsSizes {
         let _sizes = Self::try_from_config_with(
             config,
             w,
-            format,
+            formats,
             &mut |__d, _| __dims.push(__d.to_vec()),
         )?;
         ::core::result::Result::Ok(__dims)
@@ -1087,7 +1065,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "gdn_in_proj_qkvz",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [format.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + format.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]",
+            formula: "config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + formats.mixers.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
@@ -1100,7 +1078,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "gdn_in_proj_ba",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [2, format.linear_bytes(config.linear_num_value_heads, config.hidden_size)]",
+            formula: "config.num_gdn_layers() layers × [2, formats.mixers.linear_bytes(config.linear_num_value_heads, config.hidden_size)]",
             is_shape: true,
             rank: 3usize,
             gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
@@ -1152,7 +1130,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "gdn_out_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [format.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)]",
+            formula: "config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
@@ -1165,7 +1143,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "mamba_in_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [format.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)]",
+            formula: "config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_mamba_layers() > 0"),
@@ -1230,7 +1208,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "mamba_out_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [format.linear_bytes(config.hidden_size, config.mamba_d_inner())]",
+            formula: "config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.mamba_d_inner())]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_mamba_layers() > 0"),
@@ -1243,7 +1221,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "short_conv_in_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_short_conv_layers() layers × [format.linear_bytes(3 * config.short_conv_dim, config.hidden_size)]",
+            formula: "config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(3 * config.short_conv_dim, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_short_conv_layers() > 0"),
@@ -1269,7 +1247,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "short_conv_out_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_short_conv_layers() layers × [format.linear_bytes(config.hidden_size, config.short_conv_dim)]",
+            formula: "config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.short_conv_dim)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_short_conv_layers() > 0"),
@@ -1282,7 +1260,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "lightning_qkv_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_lightning_layers() layers × [format.linear_bytes(3 * config.lightning_width(), config.hidden_size)]",
+            formula: "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(3 * config.lightning_width(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_lightning_layers() > 0"),
@@ -1295,7 +1273,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "lightning_output_gate",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_lightning_layers() layers × [format.linear_bytes(config.lightning_width(), config.hidden_size)]",
+            formula: "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.lightning_width(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_lightning_layers() > 0"),
@@ -1308,7 +1286,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "lightning_out_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_lightning_layers() layers × [format.linear_bytes(config.hidden_size, config.lightning_width())]",
+            formula: "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.lightning_width())]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_lightning_layers() > 0"),
@@ -1334,7 +1312,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "kda_q_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [format.linear_bytes(config.kda_width(), config.hidden_size)]",
+            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
@@ -1347,7 +1325,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "kda_k_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [format.linear_bytes(config.kda_width(), config.hidden_size)]",
+            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
@@ -1360,7 +1338,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "kda_v_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [format.linear_bytes(config.kda_width(), config.hidden_size)]",
+            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
@@ -1373,7 +1351,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "kda_o_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [format.linear_bytes(config.hidden_size, config.kda_width())]",
+            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.kda_width())]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
@@ -1386,7 +1364,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "kda_b_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [format.linear_bytes(config.kda_heads, config.hidden_size)]",
+            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_heads, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
@@ -1412,7 +1390,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "kda_f_a_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [format.linear_bytes(config.kda_head_dim, config.hidden_size)]",
+            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
@@ -1425,7 +1403,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "kda_f_b_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [format.linear_bytes(config.kda_width(), config.kda_head_dim)]",
+            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
@@ -1464,7 +1442,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "kda_g_a_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [format.linear_bytes(config.kda_head_dim, config.hidden_size)]",
+            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
@@ -1477,7 +1455,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             name: "kda_g_b_proj",
             dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
             elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [format.linear_bytes(config.kda_width(), config.kda_head_dim)]",
+            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]",
             is_shape: true,
             rank: 2usize,
             gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),

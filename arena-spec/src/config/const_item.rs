@@ -2,14 +2,15 @@
 //! step writes), so the const sizing path can size it at compile time. The shipped models'
 //! consts (`models::consts`) are this function's output, checked current by a test.
 
-use super::{ModelConfig, RecurrentStateDtype, StateDtypeSource, Tower};
+use super::{ModelConfig, RecurrentStateDtype, StateDtypeSource, Tower, WeightFormats};
 use crate::parallel::RankShard;
 use std::fmt::Write;
 
 impl ModelConfig {
     /// This config as a Rust `const` item named `name`, borrowing `'static` data, with the
     /// paths it needs in scope (`arena_spec::{Cow, Family, KvLayer, LayerKind, Levers, ModelConfig, RecurrentStateDtype,
-    /// StateDtype, StateDtypeSource, Tower, TowerKind, Towers, WeightFormat}`
+    /// StateDtype, StateDtypeSource, Tower, TowerKind, Towers, FormatSource, WeightFormat,
+    /// WeightFormats}`
     /// or `use` lines of the caller's). `None` for a rank's config (`ModelConfig::shard`):
     /// shard the const's whole-model config instead.
     pub fn const_item(&self, name: &str) -> Option<String> {
@@ -39,7 +40,7 @@ impl ModelConfig {
             first_k_dense_replace,
             moe_dense_layers,
             dense_ffn_layers,
-            weight_format,
+            weight_formats,
             tie_word_embeddings,
             attention_bias,
             use_qk_norm,
@@ -148,7 +149,7 @@ impl ModelConfig {
             "dense_ffn_layers",
             format!("Cow::Borrowed(&[{}])", dense.join(", ")),
         );
-        field("weight_format", format!("WeightFormat::{weight_format:?}"));
+        field("weight_formats", weight_formats_item(weight_formats));
         field("tie_word_embeddings", tie_word_embeddings.to_string());
         field("attention_bias", attention_bias.to_string());
         field("use_qk_norm", use_qk_norm.to_string());
@@ -240,6 +241,35 @@ impl ModelConfig {
             "/// `{source}` ({model_type}), levers off.\npub const {name}: ModelConfig = ModelConfig {{\n{out}}};\n"
         ))
     }
+}
+
+/// A [`WeightFormats`] as a Rust struct literal.
+fn weight_formats_item(f: &WeightFormats) -> String {
+    if *f == WeightFormats::BF16 {
+        return "WeightFormats::BF16".to_string();
+    }
+    let mut out = String::from("WeightFormats { ");
+    for (name, format) in [
+        ("attention", f.attention),
+        ("attention_out", f.attention_out),
+        ("mixers", f.mixers),
+        ("dense_ffn", f.dense_ffn),
+        ("experts", f.experts),
+        ("shared_experts", f.shared_experts),
+        ("other", f.other),
+    ] {
+        let _ = write!(out, "{name}: WeightFormat::{format:?}, ");
+    }
+    let unplanned = match &f.unplanned {
+        Some(why) => format!("Some(Cow::Borrowed({why:?}))"),
+        None => "None".to_string(),
+    };
+    let _ = write!(
+        out,
+        "mtp_16_bit: {}, source: FormatSource::{:?}, unplanned: {unplanned} }}",
+        f.mtp_16_bit, f.source
+    );
+    out
 }
 
 /// The `const` name of a shipped model: `llama-3.1-8b` → `LLAMA_3_1_8B`.

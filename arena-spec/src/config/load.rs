@@ -18,9 +18,10 @@ use super::levers::Levers;
 use super::linear_mixers::{dense_ffn_width, linear_mixer_shape};
 use super::mamba::mamba_shape;
 use super::moe::moe_shape;
+use super::quant_recipe::weight_formats;
 use super::state_dtype::recurrent_state_dtype;
 use super::towers::towers;
-use super::{LayerKind, ModelConfig, Towers};
+use super::{LayerKind, ModelConfig, Towers, WeightFormats};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -29,6 +30,7 @@ use std::path::Path;
 fn from_value(
     value: &Value,
     path: &Path,
+    side: Option<(&Value, &Path)>,
     asked: Option<&RefCell<BTreeSet<&'static str>>>,
 ) -> Result<ModelConfig, ConfigError> {
     let Value::Object(top) = value else {
@@ -56,8 +58,6 @@ fn from_value(
         });
     };
 
-    // Kept at the top level by multimodal files too.
-    let weight_format = super::quantization::weight_format(&outer)?;
     let outer_tied = outer.opt_bool("tie_word_embeddings")?;
     let f = if nested {
         match top.get("text_config") {
@@ -229,7 +229,7 @@ fn from_value(
             Mrope::FromFile => has_mrope(f),
         },
         layers: layers.into(),
-        weight_format,
+        weight_formats: WeightFormats::BF16,
         tie_word_embeddings: match f.opt_bool("tie_word_embeddings")? {
             Some(tied) => tied,
             // LFM2's first files name it `tie_embedding` (`Lfm2Config` reads both).
@@ -336,6 +336,23 @@ fn from_value(
         prefix: "",
     };
     c.towers = towers(&top, hidden_size)?;
+    // The recipe at the top level (multimodal files keep it there too), else the side file.
+    let side = match side {
+        Some((Value::Object(obj), side_path)) => Some(Fields {
+            path: side_path,
+            obj,
+            prefix: "",
+        }),
+        Some((other, side_path)) => {
+            return Err(ConfigError::Invalid {
+                path: side_path.into(),
+                field: "(top level)".into(),
+                reason: format!("must be a JSON object, not {}", json_kind(other)),
+            })
+        }
+        None => None,
+    };
+    c.weight_formats = weight_formats(&top, side.as_ref(), &c)?;
     Ok(c)
 }
 
@@ -495,15 +512,20 @@ fn check(c: &ModelConfig, k: &Keys) -> Result<(), ConfigError> {
 }
 
 impl ModelConfig {
-    /// Reads a `config.json`, with the levers the process environment sets (`METRALE_*`,
-    /// read once, here): the path an engine takes, so the arena agrees with a loader that
-    /// installs lever-dependent weights (`ssm_rowwise_w_bf16`, the Q2 scratch). An invalid
-    /// lever value is an error naming the variable. [`Self::load_with_levers`] takes them
-    /// explicitly instead (tests, callers that decide the levers themselves).
+    /// Reads a `config.json`, or a checkpoint directory's (`DIR/config.json`), with the
+    /// levers the process environment sets (`METRALE_*`, read once, here): the path an engine
+    /// takes, so the arena agrees with a loader that installs lever-dependent weights
+    /// (`ssm_rowwise_w_bf16`, the Q2 scratch). An invalid lever value is an error naming the
+    /// variable. [`Self::load_with_levers`] takes them explicitly instead (tests, callers
+    /// that decide the levers themselves).
     ///
-    /// The file must be a regular file of at most [`MAX_CONFIG_BYTES`]; anything else (a
-    /// directory, a pipe, a device, a checkpoint shard given by mistake) is refused before
-    /// a byte is read past that bound.
+    /// ModelOpt's `hf_quant_config.json` beside the `config.json` is read too, where the
+    /// `config.json` has no `quantization_config` (as vLLM reads it): its recipe prices the
+    /// weights ([`ModelConfig::weight_formats`]).
+    ///
+    /// Each file must be a regular file of at most [`MAX_CONFIG_BYTES`]; anything else (a
+    /// pipe, a device, a checkpoint shard given by mistake) is refused before a byte is read
+    /// past that bound.
     pub fn load(path: impl AsRef<Path>) -> Result<ModelConfig, ConfigError> {
         Self::load_with_levers(path, Levers::from_env()?)
     }
@@ -513,9 +535,29 @@ impl ModelConfig {
         path: impl AsRef<Path>,
         levers: Levers,
     ) -> Result<ModelConfig, ConfigError> {
-        let path = path.as_ref();
-        let text = super::json::read_bounded(path)?;
-        Self::from_json_str_with_levers(&text, path, levers)
+        let given = path.as_ref();
+        let path = match given.is_dir() {
+            true if given.join("config.json").exists() => given.join("config.json"),
+            true => {
+                return Err(ConfigError::NotAFile {
+                    path: given.into(),
+                    kind: "a directory without a config.json",
+                })
+            }
+            false => given.to_path_buf(),
+        };
+        let text = super::json::read_bounded(&path)?;
+        let side_path = path.with_file_name(SIDE_FILE);
+        let side = match side_path.is_file() {
+            true => Some(super::json::read_bounded(&side_path)?),
+            false => None,
+        };
+        Self::from_json_strs_with_levers(
+            &text,
+            side.as_deref().map(|s| (s, side_path.as_path())),
+            &path,
+            levers,
+        )
     }
 
     /// Parses the text of a `config.json`, with the levers of the process environment (as
@@ -530,16 +572,38 @@ impl ModelConfig {
         path: impl AsRef<Path>,
         levers: Levers,
     ) -> Result<ModelConfig, ConfigError> {
+        Self::from_json_strs_with_levers(text, None, path, levers)
+    }
+
+    /// The text of a `config.json` and, where the checkpoint has one, of the
+    /// `hf_quant_config.json` beside it (with its path, for errors): what [`Self::load`]
+    /// reads from a directory, for a caller that holds the texts (a test, a checkpoint
+    /// fetched into memory).
+    pub fn from_json_strs_with_levers(
+        text: &str,
+        hf_quant_config: Option<(&str, &Path)>,
+        path: impl AsRef<Path>,
+        levers: Levers,
+    ) -> Result<ModelConfig, ConfigError> {
         let path = path.as_ref();
-        if text.len() > MAX_CONFIG_BYTES {
-            return Err(ConfigError::TooLarge { path: path.into() });
+        for (t, p) in std::iter::once((text, path)).chain(hf_quant_config) {
+            if t.len() > MAX_CONFIG_BYTES {
+                return Err(ConfigError::TooLarge { path: p.into() });
+            }
         }
         let value = super::json::parse(text, path)?;
-        let mut config = from_value(&value, path, None)?;
+        let side = match hf_quant_config {
+            Some((t, p)) => Some((super::json::parse(t, p)?, p)),
+            None => None,
+        };
+        let mut config = from_value(&value, path, side.as_ref().map(|(v, p)| (v, *p)), None)?;
         config.levers = levers;
         Ok(config)
     }
 }
+
+/// ModelOpt's side file, beside `config.json` in the checkpoints it made before 0.31.
+const SIDE_FILE: &str = "hf_quant_config.json";
 
 /// The keys a `config.json`'s loading asks for where its family's row could give a default
 /// (present in the file or not): what `tests/family_table.rs` checks each row's `defaults`
@@ -549,6 +613,6 @@ pub fn keys_asked(text: &str) -> Result<BTreeSet<String>, ConfigError> {
     let path = Path::new("keys_asked.json");
     let value = super::json::parse(text, path)?;
     let asked = RefCell::new(BTreeSet::new());
-    from_value(&value, path, Some(&asked))?;
+    from_value(&value, path, None, Some(&asked))?;
     Ok(asked.into_inner().into_iter().map(String::from).collect())
 }

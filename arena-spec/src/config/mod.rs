@@ -28,6 +28,7 @@ mod load;
 mod mamba;
 mod moe;
 mod mtp;
+mod quant_recipe;
 mod quantization;
 mod shard;
 mod state_dtype;
@@ -39,7 +40,7 @@ pub use family::{Family, FamilyRules};
 use levers::Levers;
 #[doc(hidden)]
 pub use load::keys_asked;
-pub use quantization::{Mxfp4Backend, WeightFormat};
+pub use quantization::{FormatSource, Mxfp4Backend, WeightFormat, WeightFormats, WeightPart};
 pub use state_dtype::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 use std::borrow::Cow;
 pub use towers::{Tower, TowerKind, Towers};
@@ -240,9 +241,10 @@ pub struct ModelConfig {
     pub per_layer_input_dim: usize,
     pub per_layer_inputs_width: usize,
 
-    /// The checkpoint's weight format (its `quantization_config`; none: 16 bits). Read by
-    /// the weight bytes only (`crate::weights`).
-    pub weight_format: WeightFormat,
+    /// The checkpoint's weight format a part of the model, and where it was read (its
+    /// `quantization_config`, or ModelOpt's `hf_quant_config.json` beside it; none: 16 bits;
+    /// `config/quant_recipe.rs`). Read by the weight bytes only (`crate::weights`).
+    pub weight_formats: WeightFormats,
     /// The output head reuses the input embedding's matrix (`tie_word_embeddings`; absent:
     /// false). Read by the weights only (`crate::weights`).
     pub tie_word_embeddings: bool,
@@ -877,7 +879,7 @@ impl ModelConfig {
     pub const fn fp8_activation_scratch(&self) -> bool {
         let l = &self.levers;
         let quantized_path = l.fp8_rowwise || l.gguf_native_q2 || l.gguf_native_q2_mmq;
-        !(l.scratch_by_format && matches!(self.weight_format, WeightFormat::Bf16)) || quantized_path
+        !(l.scratch_by_format && self.weight_formats.is_16_bit()) || quantized_path
     }
 
     /// The Q4_K MMQ path's `q8_1` activation scratch (`ffn_act_q8`) is written: always, as

@@ -49,6 +49,7 @@ impl ModelConfig {
         m.indexer_layers = Cow::Owned(vec![self.has_indexer() && self.is_mla(); n]);
         m.num_hidden_layers = n;
         m.tie_word_embeddings = false;
+        m.weight_formats = self.weight_formats.for_mtp();
         m.shard = self.shard.as_ref().map(|s| RankShard {
             layers: 0..n,
             holds_lm_head: true,

@@ -1,9 +1,8 @@
-//! The checkpoint's weight format, from its `quantization_config` ([`WeightFormat`]); its
-//! bytes a matrix are `crate::weights`' (`weights/format.rs`).
+//! The checkpoint's weight formats ([`WeightFormats`]: a [`WeightFormat`] for each part of
+//! the model), read from its quantization recipe by `quant_recipe.rs`; their bytes a matrix
+//! are `crate::weights`' (`weights/format.rs`).
 
-use super::error::{ConfigError, MAX_DIM};
-use super::fields::Fields;
-use serde_json::Value;
+use std::borrow::Cow;
 
 /// The checkpoint's weight format, from its `quantization_config`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -28,11 +27,223 @@ pub enum WeightFormat {
         width_multiple: usize,
         hidden_multiple: usize,
     },
-    /// A quantization whose bytes are not planned here (its `quant_method` is another, FP8
-    /// without blocks or with `modules_to_not_convert` or `ignored_layers`, DeepSeek-V4's
-    /// FP4 experts): the
-    /// caller gives the weight bytes.
+    /// FP8 with per-tensor scales: every matrix one E4M3 byte an element, and FP32 scales a
+    /// shard of it (a weight scale, an input scale where the activations are static): ModelOpt
+    /// FP8 (`quant_algo: "FP8"`, vLLM's `KFp8StaticTensor`, `modelopt.py`: 2136–2210, and
+    /// `ModelOptFp8MoEMethod.create_weights`), and transformers' FP8 without
+    /// `weight_block_size`.
+    Fp8Tensor,
+    /// NVFP4 (`quant_algo: "NVFP4"`, `"W4A16_NVFP4"`): two FP4 elements a byte, one FP8 E4M3
+    /// scale a `group` elements along the input (16), and FP32 global and input scales a
+    /// shard (vLLM's `KNvfp4Static` / `KNvfp4Dynamic`, `modelopt.py`: 2018–2134;
+    /// `ModelOptNvFp4FusedMoE.create_weights`, 912–1026).
+    Nvfp4 { group: usize },
+    /// MXFP8 (`quant_algo: "MXFP8"`): one E4M3 byte an element and one E8M0 scale byte a
+    /// block of 32 along the input (vLLM's `KMxfp8Static`, `modelopt.py`: 2309–2380).
+    Mxfp8,
+    /// A quantization whose bytes are not planned here: the caller gives the weight bytes.
+    /// Why (the key and the format) is [`WeightFormats::unplanned`].
     Unplanned,
+}
+
+impl WeightFormat {
+    /// Whether a matrix in this format is its 16-bit self.
+    pub const fn is_16_bit(self) -> bool {
+        matches!(self, WeightFormat::Bf16)
+    }
+}
+
+/// The parts of a model a quantization recipe treats apart: each holds its own
+/// [`WeightFormat`] in [`WeightFormats`]. Embeddings, norms, routers and biases are 16-bit in
+/// every recipe and belong to no part; so is the output head (a recipe that quantizes it,
+/// as Qwen3.6's NVFP4 files do, is priced at 16 bits there: the head's declaration is
+/// `bf16`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WeightPart {
+    /// Softmax, MLA and compressed attention's input projections (indexers included).
+    Attention,
+    /// Attention's output projection (`o_proj`; DeepSeek-V4's `wo_a`, `wo_b`), which some
+    /// recipes quantize where they keep the rest of attention in 16 bits (DeepSeek-V3.1's
+    /// NVFP4 files).
+    AttentionOut,
+    /// GDN, Mamba-2, short-conv, lightning and KDA mixers' projections.
+    Mixers,
+    /// Dense FFN layers (an MoE model's dense layers included).
+    DenseFfn,
+    /// Routed experts (with a latent MoE's projections into and out of the latent width).
+    Experts,
+    /// Shared experts (and Gemma 4's MLP beside its experts, which their buffers hold).
+    SharedExperts,
+    /// The linears outside the layers' attention and FFN: Gemma 4's per-layer-input
+    /// projections, DeepSeek-V4's hyper-connection mixes.
+    Other,
+}
+
+/// Where a checkpoint's weight formats were read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatSource {
+    /// No recipe: the model's 16-bit dtype.
+    None,
+    /// `config.json`'s `quantization_config` (or its `text_config`'s).
+    QuantizationConfig,
+    /// `hf_quant_config.json` beside `config.json` (ModelOpt before 0.31), read where
+    /// `config.json` has no `quantization_config`, as vLLM reads it
+    /// (`transformers_utils/config.py`: 951–961).
+    HfQuantConfig,
+    /// Given by the caller ([`WeightFormats::uniform`]).
+    Given,
+}
+
+/// The checkpoint's weight format for each part of the model, and where it was read. A
+/// recipe that quantizes the model but leaves some parts in 16 bits (ModelOpt's
+/// `exclude_modules`, transformers' `modules_to_not_convert`, `ignored_layers`) gives those
+/// parts [`WeightFormat::Bf16`]; a mixed-precision recipe gives each part its algorithm.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct WeightFormats {
+    pub attention: WeightFormat,
+    pub attention_out: WeightFormat,
+    pub mixers: WeightFormat,
+    pub dense_ffn: WeightFormat,
+    pub experts: WeightFormat,
+    pub shared_experts: WeightFormat,
+    pub other: WeightFormat,
+    /// The multi-token-prediction layers are kept in 16 bits (the recipe excludes them);
+    /// otherwise they are in the formats of the layers they copy.
+    pub mtp_16_bit: bool,
+    pub source: FormatSource,
+    /// Why the recipe is not planned, naming its key and format, where some part is
+    /// [`WeightFormat::Unplanned`].
+    pub unplanned: Option<Cow<'static, str>>,
+}
+
+impl WeightFormats {
+    /// Every part in `format`, given by the caller: how a model is planned at a format of
+    /// the planner's choosing (a quantized copy of a 16-bit checkpoint).
+    pub const fn uniform(format: WeightFormat) -> Self {
+        WeightFormats {
+            attention: format,
+            attention_out: format,
+            mixers: format,
+            dense_ffn: format,
+            experts: format,
+            shared_experts: format,
+            other: format,
+            mtp_16_bit: false,
+            source: FormatSource::Given,
+            unplanned: None,
+        }
+    }
+
+    /// The 16-bit checkpoint: no recipe.
+    pub const BF16: WeightFormats = WeightFormats {
+        attention: WeightFormat::Bf16,
+        attention_out: WeightFormat::Bf16,
+        mixers: WeightFormat::Bf16,
+        dense_ffn: WeightFormat::Bf16,
+        experts: WeightFormat::Bf16,
+        shared_experts: WeightFormat::Bf16,
+        other: WeightFormat::Bf16,
+        mtp_16_bit: false,
+        source: FormatSource::None,
+        unplanned: None,
+    };
+
+    /// Each part and its format.
+    pub const fn parts(&self) -> [(WeightPart, WeightFormat); 7] {
+        [
+            (WeightPart::Attention, self.attention),
+            (WeightPart::AttentionOut, self.attention_out),
+            (WeightPart::Mixers, self.mixers),
+            (WeightPart::DenseFfn, self.dense_ffn),
+            (WeightPart::Experts, self.experts),
+            (WeightPart::SharedExperts, self.shared_experts),
+            (WeightPart::Other, self.other),
+        ]
+    }
+
+    /// The format of one part.
+    pub const fn of(&self, part: WeightPart) -> WeightFormat {
+        match part {
+            WeightPart::Attention => self.attention,
+            WeightPart::AttentionOut => self.attention_out,
+            WeightPart::Mixers => self.mixers,
+            WeightPart::DenseFfn => self.dense_ffn,
+            WeightPart::Experts => self.experts,
+            WeightPart::SharedExperts => self.shared_experts,
+            WeightPart::Other => self.other,
+        }
+    }
+
+    pub(crate) fn set(&mut self, part: WeightPart, format: WeightFormat) {
+        match part {
+            WeightPart::Attention => self.attention = format,
+            WeightPart::AttentionOut => self.attention_out = format,
+            WeightPart::Mixers => self.mixers = format,
+            WeightPart::DenseFfn => self.dense_ffn = format,
+            WeightPart::Experts => self.experts = format,
+            WeightPart::SharedExperts => self.shared_experts = format,
+            WeightPart::Other => self.other = format,
+        }
+    }
+
+    /// Every part 16-bit (no recipe, or one that excludes everything).
+    pub const fn is_16_bit(&self) -> bool {
+        let parts = self.parts();
+        let mut i = 0;
+        while i < parts.len() {
+            if !parts[i].1.is_16_bit() {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// Whether a part has no byte formula here.
+    pub const fn is_unplanned(&self) -> bool {
+        let parts = self.parts();
+        let mut i = 0;
+        while i < parts.len() {
+            if matches!(parts[i].1, WeightFormat::Unplanned) {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+
+    /// The formats of the multi-token-prediction layers: these, or 16 bits where the
+    /// recipe excludes them.
+    pub fn for_mtp(&self) -> WeightFormats {
+        match self.mtp_16_bit {
+            true => WeightFormats {
+                source: self.source,
+                ..WeightFormats::uniform(WeightFormat::Bf16)
+            },
+            false => self.clone(),
+        }
+    }
+
+    /// These formats as the MoE backend `backend` loads them (MXFP4 experts padded its way).
+    pub fn with_mxfp4_backend(&self, backend: Mxfp4Backend) -> WeightFormats {
+        let mut f = self.clone();
+        f.experts = backend.applied_to(f.experts);
+        f
+    }
+}
+
+impl From<WeightFormat> for WeightFormats {
+    fn from(format: WeightFormat) -> Self {
+        WeightFormats::uniform(format)
+    }
+}
+
+impl From<&WeightFormats> for WeightFormats {
+    fn from(formats: &WeightFormats) -> Self {
+        formats.clone()
+    }
 }
 
 /// The MoE backend an engine runs MXFP4 experts on, which decides how it pads them: vLLM
@@ -80,69 +291,4 @@ impl Mxfp4Backend {
             other => other,
         }
     }
-}
-
-/// The format of `quantization_config` (at the top level, or in `text_config` where a
-/// multimodal file keeps it there); none: the model's 16-bit dtype.
-pub(super) fn weight_format(outer: &Fields) -> Result<WeightFormat, ConfigError> {
-    let nested = outer
-        .obj
-        .get("text_config")
-        .and_then(|t| t.get("quantization_config"));
-    let Some(q) = outer.obj.get("quantization_config").or(nested) else {
-        return Ok(WeightFormat::Bf16);
-    };
-    // DeepSeek-V4's files keep their experts in another format than the rest
-    // (`expert_dtype: "fp4"`), which no byte formula here covers.
-    if let Some(Value::String(d)) = outer.obj.get("expert_dtype") {
-        if !matches!(d.as_str(), "fp8" | "bf16" | "bfloat16") {
-            return Ok(WeightFormat::Unplanned);
-        }
-    }
-    let Value::Object(q) = q else {
-        return Ok(WeightFormat::Bf16);
-    };
-    let method = q.get("quant_method").and_then(Value::as_str).unwrap_or("");
-    Ok(match method {
-        // transformers' FineGrainedFP8 (`quant_method: fp8`, `weight_block_size`): an
-        // E4M3 byte an element and an FP32 scale a block; without blocks, one scale a tensor.
-        // A list of modules left unquantized other than what the format already leaves
-        // (embeddings, the head, routers) would change the bytes: not planned.
-        // Files name those modules under either key (transformers' `modules_to_not_convert`,
-        // vLLM's and compressed-tensors' `ignored_layers`): both are read.
-        "fp8"
-            if ["modules_to_not_convert", "ignored_layers"]
-                .iter()
-                .any(|key| {
-                    q.get(*key)
-                        .and_then(Value::as_array)
-                        .is_some_and(|m| !m.is_empty())
-                }) =>
-        {
-            WeightFormat::Unplanned
-        }
-        "fp8" => match q.get("weight_block_size") {
-            Some(Value::Array(b)) if b.len() == 2 => {
-                let dim = |v: &Value| {
-                    v.as_u64()
-                        .filter(|&d| d > 0 && d <= MAX_DIM as u64)
-                        .map(|d| d as usize)
-                        .ok_or_else(|| {
-                            outer.invalid(
-                                "quantization_config.weight_block_size",
-                                "must be two positive integers",
-                            )
-                        })
-                };
-                WeightFormat::Fp8Block {
-                    rows: dim(&b[0])?,
-                    cols: dim(&b[1])?,
-                }
-            }
-            _ => WeightFormat::Unplanned,
-        },
-        // gpt-oss's MXFP4 experts (`quant_method: mxfp4`).
-        "mxfp4" => Mxfp4Backend::Triton.format(),
-        _ => WeightFormat::Unplanned,
-    })
 }

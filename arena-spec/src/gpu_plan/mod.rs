@@ -336,15 +336,22 @@ fn plan_rank(
     let (weights, weights_exact) = match inputs.weights_bytes_per_rank {
         Some(b) => (on_device(b), b),
         None => {
-            let format = inputs.mxfp4_backend.applied_to(config.weight_format);
-            let sizes = WeightsSizes::new(config, format)?;
+            let sizes = WeightsSizes::new(
+                config,
+                config
+                    .weight_formats
+                    .with_mxfp4_backend(inputs.mxfp4_backend),
+            )?;
             let (mut device, mut exact) = (
                 sizes.device_bytes(DEVICE_PAGE).map_err(size_err)?,
                 sizes.device_bytes(1).map_err(size_err)?,
             );
             // The MTP module: its six arenas and its 16-bit extras, a slab each.
             if let Some(m) = mtp {
-                let sizes = WeightsSizes::new(m, format)?;
+                let sizes = WeightsSizes::new(
+                    m,
+                    m.weight_formats.with_mxfp4_backend(inputs.mxfp4_backend),
+                )?;
                 let extra = m.mtp_extra_bytes() as u64;
                 device = device
                     .saturating_add(sizes.device_bytes(DEVICE_PAGE).map_err(size_err)?)

@@ -3,7 +3,7 @@
 //! the full-attention layers have widths of their own (Gemma 4, Laguna), for those apart.
 //! MLA and DeepSeek-V4's attention are declared in `latent.rs` and `compressed.rs`.
 
-use super::{WeightFormat, WeightLayers};
+use super::{WeightFormats, WeightLayers};
 use crate::config::ModelConfig;
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Arena, DevicePtr};
@@ -15,7 +15,7 @@ use arena_runtime::{Arena, DevicePtr};
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = AttentionWeightsSizes,
-    inputs(config: &ModelConfig, w: &WeightLayers, format: WeightFormat),
+    inputs(config: &ModelConfig, w: &WeightLayers, formats: &WeightFormats),
     docs(
         sizes = "Byte size of each attention tensor, every layer's copy together.",
         from_config = "Each attention tensor's size, in bytes.",
@@ -26,28 +26,28 @@ pub struct AttentionWeights {
     /// `self_attn.q_proj.weight`, `[q, hidden]` a layer (q doubled where the output is gated).
     #[buffer(
         per_layer = w.attention.layers,
-        shape = [format.linear_bytes(w.attention.q, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(w.attention.q, config.hidden_size)],
         gate = w.attention.layers > 0 && w.attention.q > 0
     )]
     pub q_proj: DevicePtr<u8>,
     /// `self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.
     #[buffer(
         per_layer = w.attention.kv_layers,
-        shape = [format.linear_bytes(w.attention.k, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(w.attention.k, config.hidden_size)],
         gate = w.attention.kv_layers > 0 && w.attention.k > 0
     )]
     pub k_proj: DevicePtr<u8>,
     /// `self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.
     #[buffer(
         per_layer = w.attention.v_layers,
-        shape = [format.linear_bytes(w.attention.v, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(w.attention.v, config.hidden_size)],
         gate = w.attention.v_layers > 0 && w.attention.v > 0
     )]
     pub v_proj: DevicePtr<u8>,
     /// `self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.
     #[buffer(
         per_layer = w.attention.layers,
-        shape = [format.linear_bytes(config.hidden_size, w.attention.o_in)],
+        shape = [formats.attention_out.linear_bytes(config.hidden_size, w.attention.o_in)],
         gate = w.attention.layers > 0 && w.attention.o_in > 0
     )]
     pub o_proj: DevicePtr<u8>,
@@ -103,35 +103,35 @@ pub struct AttentionWeights {
     /// `self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.
     #[buffer(
         per_layer = w.attention.layers,
-        shape = [format.linear_bytes(w.attention.output_gate, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(w.attention.output_gate, config.hidden_size)],
         gate = w.attention.layers > 0 && w.attention.output_gate > 0
     )]
     pub g_proj: DevicePtr<u8>,
     /// `self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     #[buffer(
         per_layer = w.full.layers,
-        shape = [format.linear_bytes(w.full.q, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(w.full.q, config.hidden_size)],
         gate = w.full.layers > 0 && w.full.q > 0
     )]
     pub full_q_proj: DevicePtr<u8>,
     /// `self_attn.k_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     #[buffer(
         per_layer = w.full.kv_layers,
-        shape = [format.linear_bytes(w.full.k, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(w.full.k, config.hidden_size)],
         gate = w.full.kv_layers > 0 && w.full.k > 0
     )]
     pub full_k_proj: DevicePtr<u8>,
     /// `self_attn.v_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     #[buffer(
         per_layer = w.full.v_layers,
-        shape = [format.linear_bytes(w.full.v, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(w.full.v, config.hidden_size)],
         gate = w.full.v_layers > 0 && w.full.v > 0
     )]
     pub full_v_proj: DevicePtr<u8>,
     /// `self_attn.o_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     #[buffer(
         per_layer = w.full.layers,
-        shape = [format.linear_bytes(config.hidden_size, w.full.o_in)],
+        shape = [formats.attention_out.linear_bytes(config.hidden_size, w.full.o_in)],
         gate = w.full.layers > 0 && w.full.o_in > 0
     )]
     pub full_o_proj: DevicePtr<u8>,
@@ -187,7 +187,7 @@ pub struct AttentionWeights {
     /// `self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
     #[buffer(
         per_layer = w.full.layers,
-        shape = [format.linear_bytes(w.full.output_gate, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(w.full.output_gate, config.hidden_size)],
         gate = w.full.layers > 0 && w.full.output_gate > 0
     )]
     pub full_g_proj: DevicePtr<u8>,

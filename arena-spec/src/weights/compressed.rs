@@ -2,7 +2,7 @@
 //! grouped low-rank output, a sink a head) and its compressors (`DeepseekV4CSACompressor`
 //! with the `DeepseekV4Indexer`'s own, `DeepseekV4HCACompressor`).
 
-use super::{WeightFormat, WeightLayers};
+use super::{WeightFormats, WeightLayers};
 use crate::config::ModelConfig;
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Arena, DevicePtr};
@@ -15,7 +15,7 @@ use arena_runtime::{Arena, DevicePtr};
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = CompressedAttentionWeightsSizes,
-    inputs(config: &ModelConfig, w: &WeightLayers, format: WeightFormat),
+    inputs(config: &ModelConfig, w: &WeightLayers, formats: &WeightFormats),
     docs(
         sizes = "Byte size of each DeepSeek-V4 attention tensor, every layer's copy together.",
         from_config = "Each DeepSeek-V4 attention tensor's size, in bytes.",
@@ -26,7 +26,7 @@ pub struct CompressedAttentionWeights {
     /// `self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]`.
     #[buffer(
         per_layer = w.one_vector,
-        shape = [format.linear_bytes(config.q_lora_rank, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)],
         gate = w.one_vector > 0
     )]
     pub q_a_proj: DevicePtr<u8>,
@@ -36,14 +36,14 @@ pub struct CompressedAttentionWeights {
     /// `self_attn.q_b_proj.weight`, `[heads · head_dim, q_lora_rank]`.
     #[buffer(
         per_layer = w.one_vector,
-        shape = [format.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)],
+        shape = [formats.attention.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)],
         gate = w.one_vector > 0
     )]
     pub q_b_proj: DevicePtr<u8>,
     /// `self_attn.kv_proj.weight`, the one K=V head, `[head_dim, hidden]`.
     #[buffer(
         per_layer = w.one_vector,
-        shape = [format.linear_bytes(config.head_dim(), config.hidden_size)],
+        shape = [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)],
         gate = w.one_vector > 0
     )]
     pub kv_proj: DevicePtr<u8>,
@@ -53,14 +53,14 @@ pub struct CompressedAttentionWeights {
     /// `self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.
     #[buffer(
         per_layer = w.one_vector,
-        shape = [format.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)],
+        shape = [formats.attention_out.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)],
         gate = w.one_vector > 0
     )]
     pub o_a_proj: DevicePtr<u8>,
     /// `self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.
     #[buffer(
         per_layer = w.one_vector,
-        shape = [format.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)],
+        shape = [formats.attention_out.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)],
         gate = w.one_vector > 0
     )]
     pub o_b_proj: DevicePtr<u8>,
@@ -70,14 +70,14 @@ pub struct CompressedAttentionWeights {
     /// The CSA compressor's `compressor.csa.kv_proj.weight`, overlapping windows, `[2 · head_dim, hidden]`.
     #[buffer(
         per_layer = w.csa,
-        shape = [format.linear_bytes(2 * config.head_dim(), config.hidden_size)],
+        shape = [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)],
         gate = w.csa > 0
     )]
     pub csa_kv_proj: DevicePtr<u8>,
     /// `compressor.csa.gate_proj.weight`, `[2 · head_dim, hidden]`.
     #[buffer(
         per_layer = w.csa,
-        shape = [format.linear_bytes(2 * config.head_dim(), config.hidden_size)],
+        shape = [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)],
         gate = w.csa > 0
     )]
     pub csa_gate_proj: DevicePtr<u8>,
@@ -90,21 +90,21 @@ pub struct CompressedAttentionWeights {
     /// The CSA indexer's `compressor.csa.indexer.q_b_proj.weight`, `[index heads · index_head_dim, q_lora_rank]`.
     #[buffer(
         per_layer = w.csa_indexer,
-        shape = [format.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)],
+        shape = [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)],
         gate = w.csa_indexer > 0
     )]
     pub csa_indexer_q_b_proj: DevicePtr<u8>,
     /// `compressor.csa.indexer.kv_proj.weight`, `[2 · index_head_dim, hidden]`.
     #[buffer(
         per_layer = w.csa_indexer,
-        shape = [format.linear_bytes(2 * config.index_head_dim, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)],
         gate = w.csa_indexer > 0
     )]
     pub csa_indexer_kv_proj: DevicePtr<u8>,
     /// `compressor.csa.indexer.gate_proj.weight`, `[2 · index_head_dim, hidden]`.
     #[buffer(
         per_layer = w.csa_indexer,
-        shape = [format.linear_bytes(2 * config.index_head_dim, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)],
         gate = w.csa_indexer > 0
     )]
     pub csa_indexer_gate_proj: DevicePtr<u8>,
@@ -120,14 +120,14 @@ pub struct CompressedAttentionWeights {
     /// The HCA compressor's `compressor.hca.kv_proj.weight`, disjoint windows, `[head_dim, hidden]`.
     #[buffer(
         per_layer = w.hca,
-        shape = [format.linear_bytes(config.head_dim(), config.hidden_size)],
+        shape = [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)],
         gate = w.hca > 0
     )]
     pub hca_kv_proj: DevicePtr<u8>,
     /// `compressor.hca.gate_proj.weight`, `[head_dim, hidden]`.
     #[buffer(
         per_layer = w.hca,
-        shape = [format.linear_bytes(config.head_dim(), config.hidden_size)],
+        shape = [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)],
         gate = w.hca > 0
     )]
     pub hca_gate_proj: DevicePtr<u8>,

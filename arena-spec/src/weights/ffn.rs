@@ -1,7 +1,7 @@
 //! The FFN weights: dense MLPs (and Gemma 4's double-wide ones), the routed experts with
 //! their router, shared experts and the families' extras.
 
-use super::{WeightFormat, WeightLayers};
+use super::{WeightFormats, WeightLayers};
 use crate::config::ModelConfig;
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Arena, DevicePtr};
@@ -12,7 +12,7 @@ use arena_runtime::{Arena, DevicePtr};
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = FfnWeightsSizes,
-    inputs(config: &ModelConfig, w: &WeightLayers, format: WeightFormat),
+    inputs(config: &ModelConfig, w: &WeightLayers, formats: &WeightFormats),
     docs(
         sizes = "Byte size of each FFN tensor, every layer's copy together.",
         from_config = "Each FFN tensor's size, in bytes.",
@@ -23,42 +23,42 @@ pub struct FfnWeights {
     /// The dense MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
     #[buffer(
         per_layer = w.dense.layers,
-        shape = [format.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)],
+        shape = [formats.dense_ffn.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)],
         gate = w.dense.layers > 0 && w.gated_ffn > 0
     )]
     pub gate_proj: DevicePtr<u8>,
     /// The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.
     #[buffer(
         per_layer = w.dense.layers,
-        shape = [format.linear_bytes(w.dense.width, config.hidden_size)],
+        shape = [formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size)],
         gate = w.dense.layers > 0
     )]
     pub up_proj: DevicePtr<u8>,
     /// The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.
     #[buffer(
         per_layer = w.dense.layers,
-        shape = [format.linear_bytes(config.hidden_size, w.dense.width)],
+        shape = [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width)],
         gate = w.dense.layers > 0
     )]
     pub down_proj: DevicePtr<u8>,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
     #[buffer(
         per_layer = w.dense_wide.layers,
-        shape = [format.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)],
+        shape = [formats.dense_ffn.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)],
         gate = w.dense_wide.layers > 0 && w.gated_ffn > 0
     )]
     pub wide_gate_proj: DevicePtr<u8>,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.up_proj.weight`, `[width, hidden]`.
     #[buffer(
         per_layer = w.dense_wide.layers,
-        shape = [format.linear_bytes(w.dense_wide.width, config.hidden_size)],
+        shape = [formats.dense_ffn.linear_bytes(w.dense_wide.width, config.hidden_size)],
         gate = w.dense_wide.layers > 0
     )]
     pub wide_up_proj: DevicePtr<u8>,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.
     #[buffer(
         per_layer = w.dense_wide.layers,
-        shape = [format.linear_bytes(config.hidden_size, w.dense_wide.width)],
+        shape = [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense_wide.width)],
         gate = w.dense_wide.layers > 0
     )]
     pub wide_down_proj: DevicePtr<u8>,
@@ -70,7 +70,7 @@ pub struct FfnWeights {
     /// ([`WeightFormat::expert_width`]).
     #[buffer(
         per_layer = w.moe,
-        shape = [1 + w.gated_ffn, format.experts_bytes(config.local_experts(), format.expert_width(config.moe_intermediate_size), format.expert_hidden(config.expert_io_width()))],
+        shape = [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))],
         gate = w.moe > 0
     )]
     pub experts_gate_up: DevicePtr<u8>,
@@ -78,7 +78,7 @@ pub struct FfnWeights {
     /// format's engine pads them ([`WeightFormat::expert_hidden`]).
     #[buffer(
         per_layer = w.moe,
-        shape = [format.experts_bytes(config.local_experts(), format.expert_hidden(config.expert_io_width()), format.expert_width(config.moe_intermediate_size))],
+        shape = [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))],
         gate = w.moe > 0
     )]
     pub experts_down: DevicePtr<u8>,
@@ -88,7 +88,7 @@ pub struct FfnWeights {
     /// rank (chosen here: a small matrix, kept replicated rather than split).
     #[buffer(
         per_layer = w.moe,
-        shape = [format.linear_bytes(config.moe_latent_size, config.hidden_size)],
+        shape = [formats.experts.linear_bytes(config.moe_latent_size, config.hidden_size)],
         gate = w.moe > 0 && config.moe_latent_size > 0
     )]
     pub latent_in_proj: DevicePtr<u8>,
@@ -96,7 +96,7 @@ pub struct FfnWeights {
     /// hidden size.
     #[buffer(
         per_layer = w.moe,
-        shape = [format.linear_bytes(config.hidden_size, config.moe_latent_size)],
+        shape = [formats.experts.linear_bytes(config.hidden_size, config.moe_latent_size)],
         gate = w.moe > 0 && config.moe_latent_size > 0
     )]
     pub latent_out_proj: DevicePtr<u8>,
@@ -108,11 +108,11 @@ pub struct FfnWeights {
     pub router_bias: DevicePtr<bf16>,
     /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
     /// width padded as the experts').
-    #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), 2 * format.expert_width(config.moe_intermediate_size)], gate = w.expert_bias > 0)]
+    #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), 2 * formats.experts.expert_width(config.moe_intermediate_size)], gate = w.expert_bias > 0)]
     pub experts_gate_up_bias: DevicePtr<bf16>,
     /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size
     /// padded as the experts').
-    #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), format.expert_hidden(config.hidden_size)], gate = w.expert_bias > 0)]
+    #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), formats.experts.expert_hidden(config.hidden_size)], gate = w.expert_bias > 0)]
     pub experts_down_bias: DevicePtr<bf16>,
     /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
     #[buffer(per_layer = w.router_bias, shape = [config.num_experts], gate = w.router_bias > 0)]
@@ -133,21 +133,21 @@ pub struct FfnWeights {
     /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.
     #[buffer(
         per_layer = w.moe,
-        shape = [format.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)],
+        shape = [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)],
         gate = w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0
     )]
     pub shared_gate_proj: DevicePtr<u8>,
     /// `mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.
     #[buffer(
         per_layer = w.moe,
-        shape = [format.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)],
+        shape = [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)],
         gate = w.moe > 0 && config.shared_expert_intermediate_size > 0
     )]
     pub shared_up_proj: DevicePtr<u8>,
     /// `mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.
     #[buffer(
         per_layer = w.moe,
-        shape = [format.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)],
+        shape = [formats.shared_experts.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)],
         gate = w.moe > 0 && config.shared_expert_intermediate_size > 0
     )]
     pub shared_down_proj: DevicePtr<u8>,

@@ -8,7 +8,10 @@ impl WeightFormat {
     /// Bytes of one linear layer's `[out, in]` weight in this format, its scales included
     /// (in block-scaled FP8 they follow the weight in its buffer: `[out, in]` bytes, then
     /// `[ceil(out / rows), ceil(in / cols)]` FP32; chosen here, one buffer a tensor with its
-    /// scales). MXFP4 files keep linear layers in 16 bits. Saturating: a matrix past `usize`
+    /// scales). Per-tensor FP8: `[out, in]` bytes and [`SCALE_BYTES_A_MATRIX`]; NVFP4:
+    /// `[out, ceil(in / 2)]` bytes, `[out, ceil(in / group)]` E4M3 scales and
+    /// [`SCALE_BYTES_A_MATRIX`]; MXFP8: `[out, in]` bytes and `[out, ceil(in / 32)]` E8M0
+    /// scales. MXFP4 files keep linear layers in 16 bits. Saturating: a matrix past `usize`
     /// fits no GPU, and the arena's checked sum says so.
     pub const fn linear_bytes(self, out: usize, inp: usize) -> usize {
         self.matrices_bytes(1, out, inp, false)
@@ -56,6 +59,20 @@ impl WeightFormat {
                     .saturating_mul(ceil_div(inp, cols));
                 elements.saturating_add(blocks.saturating_mul(4))
             }
+            WeightFormat::Fp8Tensor => {
+                elements.saturating_add(experts.saturating_mul(SCALE_BYTES_A_MATRIX))
+            }
+            WeightFormat::Nvfp4 { group } => {
+                let rows = experts.saturating_mul(out);
+                rows.saturating_mul(ceil_div(inp, 2))
+                    .saturating_add(rows.saturating_mul(ceil_div(inp, group)))
+                    .saturating_add(experts.saturating_mul(SCALE_BYTES_A_MATRIX))
+            }
+            WeightFormat::Mxfp8 => elements.saturating_add(
+                experts
+                    .saturating_mul(out)
+                    .saturating_mul(ceil_div(inp, 32)),
+            ),
             WeightFormat::Mxfp4Experts { .. } if routed => experts
                 .saturating_mul(out)
                 .saturating_mul(ceil_div(inp, 32))
@@ -64,6 +81,13 @@ impl WeightFormat {
         }
     }
 }
+
+/// The FP32 scales a matrix carries beside its elements in the per-tensor-scaled formats
+/// ([`WeightFormat::Fp8Tensor`]'s weight and input scales, [`WeightFormat::Nvfp4`]'s global
+/// and input scales): vLLM keeps one of each a shard of a fused linear (`num_partitions`:
+/// three for q/k/v) and of an expert's fused gate/up, so 2 × 3 × 4 bytes is the most a
+/// declared matrix (or expert) holds. Chosen here as that bound: a plan never holds less.
+const SCALE_BYTES_A_MATRIX: usize = 24;
 
 /// `a` rounded up to a multiple of `m` (`a` itself for `m` 0 or 1).
 const fn round_up(a: usize, m: usize) -> usize {

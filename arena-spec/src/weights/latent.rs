@@ -2,7 +2,7 @@
 //! the low-rank q and kv projections, their norms, o, and DeepSeek-V3.2's indexer
 //! (`DeepseekV32Indexer`).
 
-use super::{WeightFormat, WeightLayers};
+use super::{WeightFormats, WeightLayers};
 use crate::config::ModelConfig;
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Arena, DevicePtr};
@@ -12,7 +12,7 @@ use arena_runtime::{Arena, DevicePtr};
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = LatentAttentionWeightsSizes,
-    inputs(config: &ModelConfig, w: &WeightLayers, format: WeightFormat),
+    inputs(config: &ModelConfig, w: &WeightLayers, formats: &WeightFormats),
     docs(
         sizes = "Byte size of each MLA tensor, every layer's copy together.",
         from_config = "Each MLA tensor's size, in bytes.",
@@ -23,7 +23,7 @@ pub struct LatentAttentionWeights {
     /// `self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]` a layer with a low-rank q.
     #[buffer(
         per_layer = w.mla_q_lora,
-        shape = [format.linear_bytes(config.q_lora_rank, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)],
         gate = w.mla_q_lora > 0
     )]
     pub q_a_proj: DevicePtr<u8>,
@@ -33,21 +33,21 @@ pub struct LatentAttentionWeights {
     /// `self_attn.q_b_proj.weight`, `[heads · (nope + rope), q_lora_rank]`.
     #[buffer(
         per_layer = w.mla_q_lora,
-        shape = [format.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.q_lora_rank)],
+        shape = [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.q_lora_rank)],
         gate = w.mla_q_lora > 0
     )]
     pub q_b_proj: DevicePtr<u8>,
     /// `self_attn.q_proj.weight`, `[heads · (nope + rope), hidden]` a layer without a low-rank q (Kimi-Linear).
     #[buffer(
         per_layer = w.mla_q_direct,
-        shape = [format.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.hidden_size)],
+        shape = [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.hidden_size)],
         gate = w.mla_q_direct > 0
     )]
     pub q_proj: DevicePtr<u8>,
     /// `self_attn.kv_a_proj_with_mqa.weight`, `[kv_lora_rank + rope, hidden]`.
     #[buffer(
         per_layer = w.mla,
-        shape = [format.linear_bytes(config.kv_lora_rank + config.qk_rope_head_dim, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(config.kv_lora_rank + config.qk_rope_head_dim, config.hidden_size)],
         gate = w.mla > 0
     )]
     pub kv_a_proj_with_mqa: DevicePtr<u8>,
@@ -57,28 +57,28 @@ pub struct LatentAttentionWeights {
     /// `self_attn.kv_b_proj.weight`, `[heads · (nope + v), kv_lora_rank]`.
     #[buffer(
         per_layer = w.mla,
-        shape = [format.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.v_head_dim), config.kv_lora_rank)],
+        shape = [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.v_head_dim), config.kv_lora_rank)],
         gate = w.mla > 0
     )]
     pub kv_b_proj: DevicePtr<u8>,
     /// `self_attn.o_proj.weight`, `[hidden, heads · v]`.
     #[buffer(
         per_layer = w.mla,
-        shape = [format.linear_bytes(config.hidden_size, config.num_attention_heads * config.v_head_dim)],
+        shape = [formats.attention_out.linear_bytes(config.hidden_size, config.num_attention_heads * config.v_head_dim)],
         gate = w.mla > 0
     )]
     pub o_proj: DevicePtr<u8>,
     /// DeepSeek-V3.2's `self_attn.indexer.wq_b.weight`, `[index heads · index_head_dim, q_lora_rank]`.
     #[buffer(
         per_layer = w.mla_indexer,
-        shape = [format.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)],
+        shape = [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)],
         gate = w.mla_indexer > 0
     )]
     pub indexer_wq_b: DevicePtr<u8>,
     /// `self_attn.indexer.wk.weight`, `[index_head_dim, hidden]`.
     #[buffer(
         per_layer = w.mla_indexer,
-        shape = [format.linear_bytes(config.index_head_dim, config.hidden_size)],
+        shape = [formats.attention.linear_bytes(config.index_head_dim, config.hidden_size)],
         gate = w.mla_indexer > 0
     )]
     pub indexer_wk: DevicePtr<u8>,

@@ -4,7 +4,7 @@
 //! attention (`KimiLinearDeltaAttention`). Layer counts and widths are the config's
 //! (`num_gdn_layers`, `gdn_conv_dim`, ...), a rank's as `ModelConfig::shard` splits them.
 
-use super::{WeightFormat, WeightLayers};
+use super::{WeightFormats, WeightLayers};
 use crate::config::ModelConfig;
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Arena, DevicePtr};
@@ -15,7 +15,7 @@ use arena_runtime::{Arena, DevicePtr};
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = MixerWeightsSizes,
-    inputs(config: &ModelConfig, w: &WeightLayers, format: WeightFormat),
+    inputs(config: &ModelConfig, w: &WeightLayers, formats: &WeightFormats),
     docs(
         sizes = "Byte size of each mixer tensor, every layer's copy together.",
         from_config = "Each mixer tensor's size, in bytes.",
@@ -29,7 +29,7 @@ pub struct MixerWeights {
     /// them (for Qwen3-Next's one tensor, at most a row of scales more).
     #[buffer(
         per_layer = config.num_gdn_layers(),
-        shape = [format.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + format.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + formats.mixers.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)],
         gate = config.num_gdn_layers() > 0
     )]
     pub gdn_in_proj_qkvz: DevicePtr<u8>,
@@ -37,7 +37,7 @@ pub struct MixerWeights {
     /// (Qwen3.5's `in_proj_b` and `in_proj_a`: priced apart, as above).
     #[buffer(
         per_layer = config.num_gdn_layers(),
-        shape = [2, format.linear_bytes(config.linear_num_value_heads, config.hidden_size)],
+        shape = [2, formats.mixers.linear_bytes(config.linear_num_value_heads, config.hidden_size)],
         gate = config.num_gdn_layers() > 0
     )]
     pub gdn_in_proj_ba: DevicePtr<u8>,
@@ -53,14 +53,14 @@ pub struct MixerWeights {
     /// `linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.
     #[buffer(
         per_layer = config.num_gdn_layers(),
-        shape = [format.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)],
+        shape = [formats.mixers.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)],
         gate = config.num_gdn_layers() > 0
     )]
     pub gdn_out_proj: DevicePtr<u8>,
     /// Mamba-2's `mixer.in_proj.weight`: z, x, B, C and dt, `[in_proj width, hidden]`.
     #[buffer(
         per_layer = config.num_mamba_layers(),
-        shape = [format.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)],
         gate = config.num_mamba_layers() > 0
     )]
     pub mamba_in_proj: DevicePtr<u8>,
@@ -79,14 +79,14 @@ pub struct MixerWeights {
     /// `mixer.out_proj.weight`, `[hidden, d_inner]`.
     #[buffer(
         per_layer = config.num_mamba_layers(),
-        shape = [format.linear_bytes(config.hidden_size, config.mamba_d_inner())],
+        shape = [formats.mixers.linear_bytes(config.hidden_size, config.mamba_d_inner())],
         gate = config.num_mamba_layers() > 0
     )]
     pub mamba_out_proj: DevicePtr<u8>,
     /// LFM2's `conv.in_proj.weight`, B, C and x, `[3 · channels, hidden]`.
     #[buffer(
         per_layer = config.num_short_conv_layers(),
-        shape = [format.linear_bytes(3 * config.short_conv_dim, config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(3 * config.short_conv_dim, config.hidden_size)],
         gate = config.num_short_conv_layers() > 0
     )]
     pub short_conv_in_proj: DevicePtr<u8>,
@@ -96,28 +96,28 @@ pub struct MixerWeights {
     /// `conv.out_proj.weight`, `[hidden, channels]`.
     #[buffer(
         per_layer = config.num_short_conv_layers(),
-        shape = [format.linear_bytes(config.hidden_size, config.short_conv_dim)],
+        shape = [formats.mixers.linear_bytes(config.hidden_size, config.short_conv_dim)],
         gate = config.num_short_conv_layers() > 0
     )]
     pub short_conv_out_proj: DevicePtr<u8>,
     /// Lightning attention's `self_attn.qkv_proj.weight`, `[3 · heads · head_dim, hidden]`.
     #[buffer(
         per_layer = config.num_lightning_layers(),
-        shape = [format.linear_bytes(3 * config.lightning_width(), config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(3 * config.lightning_width(), config.hidden_size)],
         gate = config.num_lightning_layers() > 0
     )]
     pub lightning_qkv_proj: DevicePtr<u8>,
     /// `self_attn.output_gate.weight`, `[heads · head_dim, hidden]`.
     #[buffer(
         per_layer = config.num_lightning_layers(),
-        shape = [format.linear_bytes(config.lightning_width(), config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(config.lightning_width(), config.hidden_size)],
         gate = config.num_lightning_layers() > 0
     )]
     pub lightning_output_gate: DevicePtr<u8>,
     /// `self_attn.out_proj.weight`, `[hidden, heads · head_dim]`.
     #[buffer(
         per_layer = config.num_lightning_layers(),
-        shape = [format.linear_bytes(config.hidden_size, config.lightning_width())],
+        shape = [formats.mixers.linear_bytes(config.hidden_size, config.lightning_width())],
         gate = config.num_lightning_layers() > 0
     )]
     pub lightning_out_proj: DevicePtr<u8>,
@@ -127,35 +127,35 @@ pub struct MixerWeights {
     /// KDA's `self_attn.q_proj.weight`, `[heads · head_dim, hidden]`.
     #[buffer(
         per_layer = config.num_kda_layers(),
-        shape = [format.linear_bytes(config.kda_width(), config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)],
         gate = config.num_kda_layers() > 0
     )]
     pub kda_q_proj: DevicePtr<u8>,
     /// KDA's `self_attn.k_proj.weight`, `[heads · head_dim, hidden]`.
     #[buffer(
         per_layer = config.num_kda_layers(),
-        shape = [format.linear_bytes(config.kda_width(), config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)],
         gate = config.num_kda_layers() > 0
     )]
     pub kda_k_proj: DevicePtr<u8>,
     /// KDA's `self_attn.v_proj.weight`, `[heads · head_dim, hidden]`.
     #[buffer(
         per_layer = config.num_kda_layers(),
-        shape = [format.linear_bytes(config.kda_width(), config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)],
         gate = config.num_kda_layers() > 0
     )]
     pub kda_v_proj: DevicePtr<u8>,
     /// `self_attn.o_proj.weight`, `[hidden, heads · head_dim]`.
     #[buffer(
         per_layer = config.num_kda_layers(),
-        shape = [format.linear_bytes(config.hidden_size, config.kda_width())],
+        shape = [formats.mixers.linear_bytes(config.hidden_size, config.kda_width())],
         gate = config.num_kda_layers() > 0
     )]
     pub kda_o_proj: DevicePtr<u8>,
     /// `self_attn.b_proj.weight`, `[heads, hidden]`.
     #[buffer(
         per_layer = config.num_kda_layers(),
-        shape = [format.linear_bytes(config.kda_heads, config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(config.kda_heads, config.hidden_size)],
         gate = config.num_kda_layers() > 0
     )]
     pub kda_b_proj: DevicePtr<u8>,
@@ -165,14 +165,14 @@ pub struct MixerWeights {
     /// The forget gate's `self_attn.f_a_proj.weight`, `[head_dim, hidden]`.
     #[buffer(
         per_layer = config.num_kda_layers(),
-        shape = [format.linear_bytes(config.kda_head_dim, config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)],
         gate = config.num_kda_layers() > 0
     )]
     pub kda_f_a_proj: DevicePtr<u8>,
     /// `self_attn.f_b_proj.weight`, `[heads · head_dim, head_dim]`.
     #[buffer(
         per_layer = config.num_kda_layers(),
-        shape = [format.linear_bytes(config.kda_width(), config.kda_head_dim)],
+        shape = [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)],
         gate = config.num_kda_layers() > 0
     )]
     pub kda_f_b_proj: DevicePtr<u8>,
@@ -185,14 +185,14 @@ pub struct MixerWeights {
     /// The output gate's `self_attn.g_a_proj.weight`, `[head_dim, hidden]`.
     #[buffer(
         per_layer = config.num_kda_layers(),
-        shape = [format.linear_bytes(config.kda_head_dim, config.hidden_size)],
+        shape = [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)],
         gate = config.num_kda_layers() > 0
     )]
     pub kda_g_a_proj: DevicePtr<u8>,
     /// `self_attn.g_b_proj.weight`, `[heads · head_dim, head_dim]`.
     #[buffer(
         per_layer = config.num_kda_layers(),
-        shape = [format.linear_bytes(config.kda_width(), config.kda_head_dim)],
+        shape = [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)],
         gate = config.num_kda_layers() > 0
     )]
     pub kda_g_b_proj: DevicePtr<u8>,

@@ -42,28 +42,23 @@ mod layers;
 mod mixers;
 mod model;
 
-pub use crate::config::WeightFormat;
+pub use crate::config::{WeightFormat, WeightFormats, WeightPart};
 pub use allocated::AllocatedWeights;
 pub use attention::{
-    AttentionWeights, AttentionWeightsInputs, AttentionWeightsSizes, AttentionWeightsViews,
-    AttentionWeightsViewsMut,
+    AttentionWeights, AttentionWeightsSizes, AttentionWeightsViews, AttentionWeightsViewsMut,
 };
 pub use compressed::{
-    CompressedAttentionWeights, CompressedAttentionWeightsInputs, CompressedAttentionWeightsSizes,
-    CompressedAttentionWeightsViews, CompressedAttentionWeightsViewsMut,
+    CompressedAttentionWeights, CompressedAttentionWeightsSizes, CompressedAttentionWeightsViews,
+    CompressedAttentionWeightsViewsMut,
 };
-pub use ffn::{FfnWeights, FfnWeightsInputs, FfnWeightsSizes, FfnWeightsViews, FfnWeightsViewsMut};
+pub use ffn::{FfnWeights, FfnWeightsSizes, FfnWeightsViews, FfnWeightsViewsMut};
 pub use latent::{
-    LatentAttentionWeights, LatentAttentionWeightsInputs, LatentAttentionWeightsSizes,
-    LatentAttentionWeightsViews, LatentAttentionWeightsViewsMut,
+    LatentAttentionWeights, LatentAttentionWeightsSizes, LatentAttentionWeightsViews,
+    LatentAttentionWeightsViewsMut,
 };
 pub use layers::{AttentionGroup, FfnGroup, WeightLayers, COUNTED};
-pub use mixers::{
-    MixerWeights, MixerWeightsInputs, MixerWeightsSizes, MixerWeightsViews, MixerWeightsViewsMut,
-};
-pub use model::{
-    ModelWeights, ModelWeightsInputs, ModelWeightsSizes, ModelWeightsViews, ModelWeightsViewsMut,
-};
+pub use mixers::{MixerWeights, MixerWeightsSizes, MixerWeightsViews, MixerWeightsViewsMut};
+pub use model::{ModelWeights, ModelWeightsSizes, ModelWeightsViews, ModelWeightsViewsMut};
 
 use crate::config::{Family, ModelConfig};
 use arena_runtime::{AllocOptions, Arena, SizeError};
@@ -82,11 +77,8 @@ pub enum WeightsError {
         counted: &'static str,
     },
     /// The checkpoint's quantization has no byte formula here.
-    #[error(
-        "{model}: its quantization_config is not a format planned here (block-scaled FP8, \
-         MXFP4 experts); give its weight bytes instead (arena fit: --weights-bytes)"
-    )]
-    FormatNotPlanned { model: String },
+    #[error("{model}: {why}; give its weight bytes instead (arena fit: --weights-bytes)")]
+    FormatNotPlanned { model: String, why: String },
     /// Its attention widths differ by layer in a way the declarations, one width for each
     /// type of layer, do not hold.
     #[error("{model}: {why}; give its weight bytes instead (arena fit: --weights-bytes)")]
@@ -110,7 +102,8 @@ pub enum WeightsError {
 /// layer of a matrix whose widths are multiples of 16 starts 16-byte aligned, a small
 /// vector's layer may not (DeepSeek-V4's `hc_scale` is 12 bytes a layer).
 ///
-/// Formats planned: BF16, block-scaled FP8, MXFP4 experts; others (NVFP4, compressed-tensors,
+/// Formats planned: BF16, block-scaled and per-tensor FP8, NVFP4, MXFP8 and MXFP4 experts, one
+/// a part of the model ([`WeightFormats`]); others (compressed-tensors, AWQ, GPTQ,
 /// DeepSeek-V4's FP4 experts) are refused by [`Self::new`] rather than sized as 16 bits.
 ///
 /// Which buffer holds what: the fields' docs give the reference's tensor names. Two groups
@@ -129,19 +122,29 @@ pub struct WeightsSizes {
 }
 
 impl WeightsSizes {
-    /// Every weight of `config` in `format`, the vocabulary padded to 64 rows as an engine
+    /// Every weight of `config` in `formats` (one [`WeightFormat`] for the whole model, or
+    /// one a part: [`WeightFormats`]), the vocabulary padded to 64 rows as an engine
     /// allocates it (vLLM's `VocabParallelEmbedding` pads it on one GPU too), so a plan never
-    /// holds less. `format` need not be the file's ([`ModelConfig::weight_format`]): sizing
-    /// a model at another format is how an engine plans a quantized copy.
-    /// [`WeightFormat::Unplanned`] is refused ([`WeightsError::FormatNotPlanned`]), never
-    /// sized as 16 bits.
-    pub fn new(config: &ModelConfig, format: WeightFormat) -> Result<Self, WeightsError> {
-        if format == WeightFormat::Unplanned {
+    /// holds less. The formats need not be the file's ([`ModelConfig::weight_formats`]):
+    /// sizing a model at another format is how an engine plans a quantized copy. A part in
+    /// [`WeightFormat::Unplanned`] is refused ([`WeightsError::FormatNotPlanned`], saying
+    /// why), never sized as 16 bits.
+    pub fn new(
+        config: &ModelConfig,
+        formats: impl Into<WeightFormats>,
+    ) -> Result<Self, WeightsError> {
+        let formats = formats.into();
+        if formats.is_unplanned() {
             return Err(WeightsError::FormatNotPlanned {
                 model: config.source.to_string(),
+                why: formats
+                    .unplanned
+                    .as_deref()
+                    .unwrap_or("its weight format is not planned here")
+                    .to_string(),
             });
         }
-        Self::with_layers(config, &WeightLayers::of(config, true)?, format)
+        Self::with_layers(config, &WeightLayers::of(config, true)?, &formats)
     }
 
     /// The same from groups built by the caller ([`WeightLayers::of`]), at any format
@@ -149,20 +152,21 @@ impl WeightsSizes {
     pub fn with_layers(
         config: &ModelConfig,
         w: &WeightLayers,
-        format: WeightFormat,
+        formats: &WeightFormats,
     ) -> Result<Self, WeightsError> {
         let err = |source| WeightsError::Size {
             model: config.source.to_string(),
             source,
         };
         Ok(WeightsSizes {
-            model: ModelWeightsSizes::try_from_config(config, w, format).map_err(err)?,
-            attention: AttentionWeightsSizes::try_from_config(config, w, format).map_err(err)?,
-            latent: LatentAttentionWeightsSizes::try_from_config(config, w, format).map_err(err)?,
-            compressed: CompressedAttentionWeightsSizes::try_from_config(config, w, format)
+            model: ModelWeightsSizes::try_from_config(config, w, formats).map_err(err)?,
+            attention: AttentionWeightsSizes::try_from_config(config, w, formats).map_err(err)?,
+            latent: LatentAttentionWeightsSizes::try_from_config(config, w, formats)
                 .map_err(err)?,
-            mixers: MixerWeightsSizes::try_from_config(config, w, format).map_err(err)?,
-            ffn: FfnWeightsSizes::try_from_config(config, w, format).map_err(err)?,
+            compressed: CompressedAttentionWeightsSizes::try_from_config(config, w, formats)
+                .map_err(err)?,
+            mixers: MixerWeightsSizes::try_from_config(config, w, formats).map_err(err)?,
+            ffn: FfnWeightsSizes::try_from_config(config, w, formats).map_err(err)?,
         })
     }
 
@@ -208,19 +212,19 @@ impl WeightsSizes {
 /// its share with the vocabulary padded as vLLM pads it.
 pub fn parameters(config: &ModelConfig) -> Result<u64, WeightsError> {
     let w = WeightLayers::of(config, false)?;
-    Ok(WeightsSizes::with_layers(config, &w, WeightFormat::Bf16)?.total_bytes() / 2)
+    Ok(WeightsSizes::with_layers(config, &w, &WeightFormats::BF16)?.total_bytes() / 2)
 }
 
-/// The bytes of `config`'s weights in its checkpoint's format ([`ModelConfig::weight_format`]),
+/// The bytes of `config`'s weights in its checkpoint's formats ([`ModelConfig::weight_formats`]),
 /// as an engine allocates them ([`WeightsSizes::new`]); refused where the format has no byte
 /// formula here.
 pub fn weight_bytes(config: &ModelConfig) -> Result<u64, WeightsError> {
     Ok(file_format_sizes(config)?.total_bytes())
 }
 
-/// [`WeightsSizes::new`] at the file's own format ([`ModelConfig::weight_format`]), refused
+/// [`WeightsSizes::new`] at the file's own formats ([`ModelConfig::weight_formats`]), refused
 /// where the format has no byte formula here ([`WeightsError::FormatNotPlanned`]) rather
 /// than sized as 16 bits.
 pub fn file_format_sizes(config: &ModelConfig) -> Result<WeightsSizes, WeightsError> {
-    WeightsSizes::new(config, config.weight_format)
+    WeightsSizes::new(config, &config.weight_formats)
 }

@@ -1,7 +1,7 @@
 //! The weights outside the token mixers and FFNs: the embedding, the output head, the norms,
 //! Gemma 4's per-layer inputs and DeepSeek-V4's hyper-connections.
 
-use super::{WeightFormat, WeightLayers};
+use super::{WeightFormats, WeightLayers};
 use crate::config::ModelConfig;
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Arena, DevicePtr};
@@ -12,7 +12,7 @@ use arena_runtime::{Arena, DevicePtr};
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = ModelWeightsSizes,
-    inputs(config: &ModelConfig, w: &WeightLayers, format: WeightFormat),
+    inputs(config: &ModelConfig, w: &WeightLayers, formats: &WeightFormats),
     docs(
         sizes = "Byte size of the embedding, the head, the norms and the per-layer inputs.",
         from_config = "Each tensor's size, in bytes, every layer's copy together.",
@@ -55,7 +55,7 @@ pub struct ModelWeights {
     /// Gemma 4's `model.per_layer_model_projection.weight`, `[layers · P, hidden]`.
     #[buffer(
         per_layer = w.per_layer_embedding,
-        shape = [format.linear_bytes(config.per_layer_inputs_width, config.hidden_size)],
+        shape = [formats.other.linear_bytes(config.per_layer_inputs_width, config.hidden_size)],
         gate = w.per_layer_embedding > 0
     )]
     pub per_layer_model_projection: DevicePtr<u8>,
@@ -69,14 +69,14 @@ pub struct ModelWeights {
     /// Gemma 4's `layers.*.per_layer_input_gate.weight`, `[P, hidden]` a layer.
     #[buffer(
         per_layer = w.per_layer_inputs,
-        shape = [format.linear_bytes(config.per_layer_input_dim, config.hidden_size)],
+        shape = [formats.other.linear_bytes(config.per_layer_input_dim, config.hidden_size)],
         gate = w.per_layer_inputs > 0
     )]
     pub per_layer_input_gate: DevicePtr<u8>,
     /// Gemma 4's `layers.*.per_layer_projection.weight`, `[hidden, P]` a layer.
     #[buffer(
         per_layer = w.per_layer_inputs,
-        shape = [format.linear_bytes(config.hidden_size, config.per_layer_input_dim)],
+        shape = [formats.other.linear_bytes(config.hidden_size, config.per_layer_input_dim)],
         gate = w.per_layer_inputs > 0
     )]
     pub per_layer_projection: DevicePtr<u8>,
@@ -92,7 +92,7 @@ pub struct ModelWeights {
     /// …the projection from the `hc` streams, `[(2 + hc) · hc, hc · hidden]` twice a layer…
     #[buffer(
         per_layer = w.hyper,
-        shape = [2, format.linear_bytes((2 + config.hc_mult) * config.hc_mult, config.hc_mult * config.hidden_size)],
+        shape = [2, formats.other.linear_bytes((2 + config.hc_mult) * config.hc_mult, config.hc_mult * config.hidden_size)],
         gate = w.hyper > 0
     )]
     pub hc_fn: DevicePtr<u8>,
@@ -108,7 +108,7 @@ pub struct ModelWeights {
     /// …and `hc_fn`, `[hc, hc · hidden]`.
     #[buffer(
         per_layer = w.hyper_head,
-        shape = [format.linear_bytes(config.hc_mult, config.hc_mult * config.hidden_size)],
+        shape = [formats.other.linear_bytes(config.hc_mult, config.hc_mult * config.hidden_size)],
         gate = w.hyper_head > 0
     )]
     pub hc_head_fn: DevicePtr<u8>,
