@@ -292,3 +292,40 @@ fn a_multimodal_files_towers_are_in_the_weights_unless_text_only() {
     // A text file says nothing of towers.
     assert!(!stdout(&["fit", "qwen3-0.6b", "--gpu-memory", "141GiB"]).contains("towers:"));
 }
+
+#[test]
+fn the_weights_formats_and_where_they_were_read_are_printed() {
+    let args = ["fit", "deepseek-v3", "--gpu-memory", "141GiB", "--tp", "8"];
+    let out = stdout(&args);
+    assert!(
+        out.contains("weights: attention, attention output, dense FFN, routed experts, shared experts FP8 (128x128 blocks)")
+            && out.contains("(read from quantization_config)"),
+        "{out}"
+    );
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let doc = json(&with_json);
+    assert_eq!(doc["weight_formats"]["source"], "quantization_config");
+    assert_eq!(doc["weight_formats"]["experts"]["Fp8Block"]["rows"], 128);
+    // A checkpoint directory with ModelOpt's side file.
+    let dir = std::env::temp_dir().join(format!("arena-fit-recipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = arena_spec::models::find("qwen3-30b-a3b").unwrap().json;
+    std::fs::write(dir.join("config.json"), config).unwrap();
+    std::fs::write(
+        dir.join("hf_quant_config.json"),
+        r#"{"quantization": {"quant_algo": "NVFP4", "group_size": 16,
+            "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}}"#,
+    )
+    .unwrap();
+    let out = stdout(&["fit", dir.to_str().unwrap(), "--gpu-memory", "141GiB"]);
+    assert!(
+        out.contains(
+            "weights: attention, attention output 16-bit; routed experts NVFP4 (groups of 16)"
+        ) && out.contains("(read from hf_quant_config.json)"),
+        "{out}"
+    );
+    // A 16-bit checkpoint says nothing of formats.
+    assert!(!stdout(&["fit", "qwen3-0.6b", "--gpu-memory", "141GiB"]).contains("weights:"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -377,6 +377,21 @@ fn wildcard(p: &[u8], n: &[u8]) -> bool {
     p[i..].iter().all(|&b| b == b'*')
 }
 
+impl ModelConfig {
+    /// The parts of the model its layers hold (each with a format in
+    /// [`ModelConfig::weight_formats`]), in [`WeightFormats::parts`]' order.
+    pub fn weight_parts(&self) -> Vec<WeightPart> {
+        let mut held: Vec<WeightPart> = PARTS
+            .into_iter()
+            .filter(|p| layers_with(self, *p).next().is_some())
+            .collect();
+        if self.per_layer_input_dim > 0 || self.hc_mult > 0 {
+            held.push(WeightPart::Other);
+        }
+        held
+    }
+}
+
 /// The layers of the model that hold `part`.
 fn layers_with(c: &ModelConfig, part: WeightPart) -> impl Iterator<Item = usize> + '_ {
     (0..c.num_hidden_layers).filter(move |&i| layer_parts(c, i).contains(&part))
@@ -478,6 +493,8 @@ fn module_names(c: &ModelConfig, part: WeightPart, i: usize) -> Vec<String> {
             "ffn.w1",
             "ffn.w2",
         ],
+        // Gemma 4's experts sit beside its MLP, not under it (`gemma4.py`: 646–653).
+        WeightPart::Experts if gemma4 => &["experts", "experts.gate_up_proj", "experts.down_proj"],
         WeightPart::Experts => &[
             "mlp.experts",
             "mlp.experts.0.gate_proj",
@@ -567,5 +584,31 @@ fn wider(a: WeightFormat, b: WeightFormat) -> WeightFormat {
         a
     } else {
         b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{wildcard, Match};
+
+    #[test]
+    fn names_match_as_vllm_matches_them() {
+        let w = |p: &str, n: &str| wildcard(p.as_bytes(), n.as_bytes());
+        assert!(w(
+            "model.layers.*.self_attn*",
+            "model.layers.12.self_attn.q_proj"
+        ));
+        assert!(w("model.layers.0*", "model.layers.0.mlp.gate_up_proj"));
+        assert!(!w("model.layers.0*", "model.layers.10.mlp.gate_up_proj"));
+        assert!(w("*.attn.*", "layers.3.attn.wq_a"));
+        assert!(!w("*.attn.*", "model.layers.3.self_attn.q_proj"));
+        assert!(w("mtp.layers.?.*", "mtp.layers.0.mlp"));
+        // A hostile pattern ends in pattern × name steps.
+        let stars = "*a".repeat(200);
+        assert!(!w(&stars, &"b".repeat(2000)));
+        // Exact for FP8's lists; ModelOpt's also by substring.
+        assert!(!Match::Exact.names("gate", "model.layers.0.mlp.gate_proj"));
+        assert!(Match::ModelOpt.names("model.layers.1.mlp.gate", "model.layers.1.mlp.gate_proj"));
+        assert!(!Match::ModelOpt.names("model.layers.1.mlp.gate", "model.layers.10.mlp.gate_proj"));
     }
 }

@@ -163,7 +163,8 @@ fn vision_tower(wrapper: &str, top: &Fields, v: &Fields, t: u128) -> Result<Towe
         _ => (TowerKind::Unsized, &[]),
     };
     let kind = match v.opt_str("model_type")? {
-        Some(named) if !names.contains(&named) => TowerKind::Unsized,
+        // An empty name is no name (NVIDIA's Kimi-K2.5/2.6 files write `""`).
+        Some(named) if !named.is_empty() && !names.contains(&named) => TowerKind::Unsized,
         _ => kind,
     };
     let params = match kind {

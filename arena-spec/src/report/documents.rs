@@ -29,6 +29,9 @@ pub struct GpuFitReport {
     /// The file's vision and audio towers (kind and parameters; both `null` for a text
     /// file), whose weights each rank's `towers_bytes` holds where they are loaded.
     pub towers: crate::config::Towers,
+    /// The checkpoint's weight format a part of the model and where it was read
+    /// (`quantization_config`, `hf_quant_config.json`, none): what `weights_bytes` prices.
+    pub weight_formats: crate::config::WeightFormats,
     #[serde(flatten)]
     pub plan: crate::gpu_plan::GpuPlan,
 }

@@ -8,7 +8,10 @@ use arena_spec::gpu_plan::{
     plan_gpu, Binds, GpuPlan, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE,
 };
 use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
-use arena_spec::{KvDtype, Mxfp4Backend, StateDtype, Tower, Towers};
+use arena_spec::{
+    FormatSource, KvDtype, ModelConfig, Mxfp4Backend, StateDtype, Tower, Towers, WeightFormat,
+    WeightPart,
+};
 
 /// The whole-GPU flags of `arena fit`.
 #[derive(Debug, clap::Args)]
@@ -210,6 +213,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
             model_type: whole.model_type.to_string(),
             reserve_source,
             towers: whole.towers,
+            weight_formats: whole.weight_formats.clone(),
             plan,
         });
     }
@@ -312,6 +316,9 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
             bold("mtp:")
         ),
     }
+    if let Some(line) = formats_line(&whole, &plan) {
+        println!("{} {line}", bold("weights:"));
+    }
     if let Some(line) = towers_line(&whole.towers, &plan) {
         println!("{} {line}", bold("towers:"));
     }
@@ -345,4 +352,65 @@ fn towers_line(towers: &Towers, plan: &GpuPlan) -> Option<String> {
             human_bytes(loaded as usize)
         )
     })
+}
+
+/// The checkpoint's formats, a part at a time, and where they were read; `None` for a 16-bit
+/// checkpoint or given weight bytes.
+fn formats_line(whole: &ModelConfig, plan: &GpuPlan) -> Option<String> {
+    let formats = &whole.weight_formats;
+    let held = whole.weight_parts();
+    if plan.inputs.weights_bytes_per_rank.is_some() || formats.source == FormatSource::None {
+        return None;
+    }
+    // Parts of one format together: "attention, experts: NVFP4 (16); the rest: 16 bits".
+    let mut groups: Vec<(WeightFormat, Vec<&str>)> = Vec::new();
+    for (part, format) in formats.parts() {
+        if !held.contains(&part) {
+            continue;
+        }
+        let name = match part {
+            WeightPart::Attention => "attention",
+            WeightPart::AttentionOut => "attention output",
+            WeightPart::Mixers => "mixers",
+            WeightPart::DenseFfn => "dense FFN",
+            WeightPart::Experts => "routed experts",
+            WeightPart::SharedExperts => "shared experts",
+            WeightPart::Other => "other linears",
+        };
+        match groups.iter_mut().find(|(f, _)| *f == format) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((format, vec![name])),
+        }
+    }
+    let spoken: Vec<String> = groups
+        .iter()
+        .map(|(f, names)| format!("{} {}", names.join(", "), format_name(*f)))
+        .collect();
+    let source = match formats.source {
+        FormatSource::HfQuantConfig => "hf_quant_config.json",
+        FormatSource::Given => "given",
+        _ => "quantization_config",
+    };
+    let mtp = if formats.mtp_16_bit {
+        "; MTP layers 16-bit"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{}{mtp}; embeddings, head, norms and routers 16-bit (read from {source})",
+        spoken.join("; ")
+    ))
+}
+
+/// A format as the text names it.
+fn format_name(f: WeightFormat) -> String {
+    match f {
+        WeightFormat::Bf16 => "16-bit".into(),
+        WeightFormat::Fp8Block { rows, cols } => format!("FP8 ({rows}x{cols} blocks)"),
+        WeightFormat::Fp8Tensor => "FP8 (per-tensor scales)".into(),
+        WeightFormat::Nvfp4 { group } => format!("NVFP4 (groups of {group})"),
+        WeightFormat::Mxfp8 => "MXFP8".into(),
+        WeightFormat::Mxfp4Experts { .. } => "MXFP4".into(),
+        WeightFormat::Unplanned => "not planned".into(),
+    }
 }
