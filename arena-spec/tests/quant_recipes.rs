@@ -248,3 +248,40 @@ fn every_shipped_recipe_is_priced_below_its_16_bit_twin() {
     }
     assert!(priced >= 8, "{priced}");
 }
+
+/// Qwen/Qwen3-VL-30B-A3B-Thinking-FP8: its `config.json` is the shipped BF16 file with a
+/// block-FP8 `quantization_config` whose `ignored_layers` name the head, the vision tower's
+/// modules and every layer's router (`model.language_model.layers.{i}.mlp.gate`), written out
+/// here; its four shards hold 32,251,808,224 bytes of tensors (the per-tensor log the
+/// InJuly7/Qwen3-VL-MoE repository keeps at ffbb191fb2bcf4a70dd1d7810ce1638e5e2e27c9,
+/// `config/qwen3-VL-30B-A3B-thinking-fp8_log`, 1,170 tensors, summed).
+#[test]
+fn a_published_block_fp8_checkpoint_is_its_tensors_to_the_byte() {
+    let mut file: serde_json::Value =
+        serde_json::from_str(&text("qwen3-vl-30b-a3b-thinking")).unwrap();
+    let mut ignored: Vec<String> = vec!["lm_head".into(), "model.visual.merger.linear_fc1".into()];
+    ignored.extend((0..48).map(|i| format!("model.language_model.layers.{i}.mlp.gate")));
+    file["quantization_config"] = serde_json::json!({
+        "activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+        "weight_block_size": [128, 128], "ignored_layers": ignored});
+    let c = ModelConfig::from_json_str(&file.to_string(), "qwen3-vl-fp8.json").unwrap();
+    assert_eq!(
+        c.weight_formats.experts,
+        WeightFormat::Fp8Block {
+            rows: 128,
+            cols: 128
+        }
+    );
+    let arena = arena_spec::ArenaInputs {
+        max_seq_len: 4096,
+        ..arena_spec::ArenaInputs::defaults_for(&c)
+    };
+    let plan = arena_spec::gpu_plan::plan_gpu(
+        &c,
+        &arena_spec::ParallelLayout::new(1, 1, 1).unwrap(),
+        arena_spec::gpu_plan::GpuPlanInputs::new(1 << 50, arena),
+    )
+    .unwrap();
+    // The text model in block FP8 and the vision tower in 16 bits.
+    assert_eq!(plan.ranks[0].weights_exact_bytes, 32_251_808_224);
+}
