@@ -111,6 +111,8 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
             // What is already taken on this GPU (context, driver, cuBLAS) and the tail no
             // allocation can take are the reserve: everything but the largest allocation.
             reserve_bytes: total - largest,
+            // One process, no communicator: nothing of NCCL's is on this GPU.
+            nccl_bytes: Some(0),
             shared_arena: true,
             weights_bytes_per_rank: weights.map(|(b, _)| b),
             ..GpuPlanInputs::new(total, arena)

@@ -31,7 +31,7 @@ fn plan(
         text_only,
         ..GpuPlanInputs::new(1 << 50, arena)
     };
-    plan_gpu(c, &ParallelLayout::new(tp, pp, 1).unwrap(), inputs)
+    plan_gpu(c, &ParallelLayout::new(tp, 1, pp).unwrap(), inputs)
 }
 
 #[test]

@@ -324,3 +324,42 @@ fn mtp_layers_are_an_input_and_bring_the_weights_to_the_checkpoints() {
     .unwrap_err();
     assert!(matches!(e, GpuPlanError::Mtp { .. }), "{e}");
 }
+
+#[test]
+fn a_layout_of_more_than_one_gpu_keeps_nccls_memory_beside_the_reserve() {
+    use arena_spec::gpu_plan::{nccl_bytes, nccl_reserve, RESERVE_BYTES};
+    let c = config("llama-3.1-8b");
+    let plan = |tp: usize, pp: usize, nccl: Option<u64>| {
+        let arena = ArenaInputs {
+            max_seq_len: 8192,
+            ..ArenaInputs::defaults_for(&c)
+        };
+        let inputs = GpuPlanInputs {
+            nccl_bytes: nccl,
+            ..GpuPlanInputs::new(141 * GIB, arena)
+        };
+        plan_gpu(&c, &ParallelLayout::new(tp, 1, pp).unwrap(), inputs).unwrap()
+    };
+    // aiconfigurator-core 0.12.0's H200 figures: 342 MiB at tp 2, 392 MiB at 4 and 8.
+    for (tp, pp, want) in [
+        (1, 1, 0),
+        (2, 1, 358_612_992),
+        (8, 1, 411_041_792),
+        (1, 2, 358_612_992),
+        (2, 2, 2 * 358_612_992),
+    ] {
+        let layout = ParallelLayout::new(tp, 1, pp).unwrap();
+        assert_eq!(nccl_reserve(&layout), want, "tp {tp} pp {pp}");
+        let p = plan(tp, pp, None);
+        for r in &p.ranks {
+            assert_eq!(r.nccl_bytes, want, "tp {tp} pp {pp}");
+            assert_eq!(r.reserve_bytes, RESERVE_BYTES + want);
+        }
+    }
+    // The tp 2 plan holds fewer blocks by NCCL's bytes; given none, as many as without it.
+    let (with, without) = (plan(2, 1, None), plan(2, 1, Some(0)));
+    assert!(with.blocks.full < without.blocks.full);
+    let block = (without.kv_pool_bytes as f64 / without.blocks.full as f64) as u64;
+    let fewer = (without.blocks.full - with.blocks.full) as u64;
+    assert!(fewer * block <= nccl_bytes(2) + block && fewer * block + 2 * block >= nccl_bytes(2));
+}

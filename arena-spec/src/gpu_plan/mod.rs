@@ -10,7 +10,8 @@
 //! `arena-spec/measurements/gpu_plan.md`). What the plan does not size — the CUDA context,
 //! the cuBLAS workspace, graph pools — is the reserve, a number the caller passes
 //! ([`GpuPlanInputs::reserve_bytes`]; the CLI's default is measured and cited where it is
-//! defined).
+//! defined), and beside it NCCL's buffers on a layout of more than one GPU
+//! ([`GpuPlanInputs::nccl_bytes`], by default [`nccl_reserve`]).
 //!
 //! ```
 //! use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs};
@@ -69,6 +70,33 @@ pub const UNALLOCATABLE_TAIL: u64 = 2 * DEVICE_PAGE;
 pub const RESERVE_SOURCE: &str = "the CUDA context and a cuBLAS handle with its workspace, \
      as measured on an H200 (arena-spec/measurements/gpu_plan.md); --reserve to change";
 
+/// What NCCL keeps on each GPU of a communicator of `ranks` GPUs (its channels' buffers for
+/// each protocol and peer), as NVIDIA's AIConfigurator sizes it for an H200 SXM with NCCL
+/// 2.26.2 (`aiconfigurator-core` 0.12.0, `systems/h200_sxm.yaml`, `misc.nccl_mem`: 342 MiB at
+/// 2 ranks, 392 MiB at 4 and 8, which it calls a correction from observations): the figure
+/// the plan keeps until a two-GPU run measures the NCCL version the engine loads. 0 for one
+/// rank; more than 8 ranks are taken at the 8-rank figure.
+pub const fn nccl_bytes(ranks: usize) -> u64 {
+    match ranks {
+        0 | 1 => 0,
+        2 => 358_612_992,
+        _ => 411_041_792,
+    }
+}
+
+/// NCCL's memory on every rank of `layout`: its tensor-parallel group's communicator (expert
+/// parallelism runs inside it here), and where `pp > 1` the pipeline's, whose neighbours
+/// exchange activations point to point — taken as a two-rank communicator's figure, chosen
+/// here. Where it came from, in words the CLI prints, is [`NCCL_SOURCE`].
+pub fn nccl_reserve(layout: &ParallelLayout) -> u64 {
+    nccl_bytes(layout.tp) + if layout.pp > 1 { nccl_bytes(2) } else { 0 }
+}
+
+/// Where [`nccl_reserve`] comes from.
+pub const NCCL_SOURCE: &str = "NCCL's buffers as aiconfigurator-core 0.12.0 sizes them for an \
+     H200 with NCCL 2.26.2 (systems/h200_sxm.yaml: 342 MiB at tp 2, 392 MiB at 4-8; a pp \
+     neighbour taken as a 2-rank communicator); --nccl-reserve to change";
+
 /// The page the device allocates large allocations in: 2 MiB.
 pub const DEVICE_PAGE: u64 = 2 << 20;
 
@@ -85,9 +113,12 @@ pub struct GpuPlanInputs {
     /// is sold as 141 GB), not what is free.
     pub gpu_bytes: u64,
     /// Bytes kept on every GPU for what the plan does not size: the CUDA context and the
-    /// cuBLAS workspace ([`RESERVE_BYTES`]), the engine's kernels, and under tp or pp the
-    /// communicators' buffers (NCCL's), which the measured default does not hold.
+    /// cuBLAS workspace ([`RESERVE_BYTES`]), the engine's kernels; NCCL's buffers are
+    /// [`Self::nccl_bytes`], kept beside it.
     pub reserve_bytes: u64,
+    /// NCCL's memory on every rank, beside the reserve; `None`: [`nccl_reserve`] for the
+    /// layout planned (0 on one GPU).
+    pub nccl_bytes: Option<u64>,
     /// The activation arena's inputs, which the rest of the plan reads too: `max_seq_len` is
     /// the context a sequence is planned at (one figure, so the arena's block tables and the
     /// pool cannot disagree), `kv_block_size` the pool's block, `max_batch_size` the state
@@ -138,6 +169,7 @@ impl GpuPlanInputs {
         GpuPlanInputs {
             gpu_bytes,
             reserve_bytes: RESERVE_BYTES,
+            nccl_bytes: None,
             arena,
             shared_arena: false,
             state_dtype: None,
@@ -170,8 +202,11 @@ pub struct RankPlan {
     /// Device bytes of the sequence-state cache's slab, rounded up to the page.
     pub state_bytes: u64,
     pub state_exact_bytes: u64,
-    /// The reserve kept on this GPU ([`GpuPlanInputs::reserve_bytes`]), not a slab.
+    /// The reserve kept on this GPU, not a slab: [`GpuPlanInputs::reserve_bytes`] and NCCL's
+    /// `nccl_bytes`.
     pub reserve_bytes: u64,
+    /// NCCL's part of `reserve_bytes` ([`GpuPlanInputs::nccl_bytes`], [`nccl_reserve`]).
+    pub nccl_bytes: u64,
     /// What is left for the KV pool.
     pub kv_budget_bytes: u64,
     /// Each kind of KV layer on this rank: layers, window or chunk, bytes a token and a
@@ -323,8 +358,10 @@ fn plan_rank(
     mtp: Option<&ModelConfig>,
     kv: &ModelConfig,
     rank: usize,
+    nccl: u64,
     inputs: &GpuPlanInputs,
 ) -> Result<RankPlan, GpuPlanError> {
+    let reserve = inputs.reserve_bytes.saturating_add(nccl);
     let size_err = size_error(config);
     // The towers: one slab, on the first stage's ranks, where the weights are sized here.
     let first_stage = config.shard.as_ref().is_none_or(|s| s.rank.stage() == 0);
@@ -387,14 +424,14 @@ fn plan_rank(
     let fixed = weights
         .saturating_add(arena)
         .saturating_add(state)
-        .saturating_add(inputs.reserve_bytes);
+        .saturating_add(reserve);
     let Some(budget) = inputs.gpu_bytes.checked_sub(fixed) else {
         return Err(GpuPlanError::FixedPartsExceedGpu {
             rank,
             weights,
             arena,
             state,
-            reserve: inputs.reserve_bytes,
+            reserve,
             gpu: inputs.gpu_bytes,
         });
     };
@@ -451,7 +488,8 @@ fn plan_rank(
             .map_err(size_err)?,
         states: state_figures(config, recurrent_dtype, recurrent.source).map_err(size_err)?,
         mtp_layers: mtp.map_or(0, |m| m.mtp_layers),
-        reserve_bytes: inputs.reserve_bytes,
+        reserve_bytes: reserve,
+        nccl_bytes: nccl,
         kv_budget_bytes: budget,
         sequence_blocks: per_seq,
         sequence_bytes,
@@ -550,7 +588,15 @@ pub fn plan_gpu(
         // The pool is sized with the draft layers' keys and values where they are loaded.
         let with_mtp = mtp.as_ref().map(|m| config.with_mtp_layers(m));
         let kv = with_mtp.as_ref().unwrap_or(&config);
-        ranks.push(plan_rank(&config, mtp.as_ref(), kv, rank.index, &inputs)?);
+        let nccl = inputs.nccl_bytes.unwrap_or_else(|| nccl_reserve(layout));
+        ranks.push(plan_rank(
+            &config,
+            mtp.as_ref(),
+            kv,
+            rank.index,
+            nccl,
+            &inputs,
+        )?);
         configs.push(with_mtp.unwrap_or(config));
     }
     let size_err = size_error(whole);

@@ -5,7 +5,7 @@
 use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError, SizingArgs};
 use crate::device::DeviceChoice;
 use arena_spec::gpu_plan::{
-    plan_gpu, Binds, GpuPlan, GpuPlanInputs, PoolBlocks, RESERVE_BYTES, RESERVE_SOURCE,
+    plan_gpu, Binds, GpuPlan, GpuPlanInputs, PoolBlocks, NCCL_SOURCE, RESERVE_BYTES, RESERVE_SOURCE,
 };
 use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
 use arena_spec::{
@@ -43,6 +43,11 @@ pub struct GpuArgs {
     /// H100/H200, marlin on A100, flashinfer-trtllm on B200)
     #[arg(long, value_enum, default_value = "triton")]
     pub mxfp4_backend: Mxfp4BackendArg,
+    /// NCCL's memory kept on every GPU of a layout of more than one (default: its tp group's
+    /// communicator and, under pp, a pipeline neighbour's, as aiconfigurator-core sizes them
+    /// for an H200); 0 to keep none
+    #[arg(long, value_parser = bytes_or_none)]
+    pub nccl_reserve: Option<usize>,
     /// Load the checkpoint's multi-token-prediction layers (weights and KV), as an engine
     /// speculating with them does
     #[arg(long)]
@@ -118,6 +123,7 @@ impl GpuArgs {
     pub fn set_without_gpu(&self) -> Option<&'static str> {
         [
             (self.reserve.is_some(), "--reserve"),
+            (self.nccl_reserve.is_some(), "--nccl-reserve"),
             (self.kv_dtype != KvDtypeArg::Bf16, "--kv-dtype"),
             (self.weights_bytes.is_some(), "--weights-bytes"),
             (self.state_dtype != StateDtypeArg::Config, "--state-dtype"),
@@ -176,6 +182,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
     let (whole, arena) = resolve_whole(model, sizing)?;
     let inputs = GpuPlanInputs {
         reserve_bytes: g.reserve.map_or(RESERVE_BYTES, |b| b as u64),
+        nccl_bytes: g.nccl_reserve.map(|b| b as u64),
         shared_arena: sizing.fixed.shared,
         state_dtype: g.state_dtype.override_dtype(),
         mxfp4_backend: g.mxfp4_backend.backend(),
@@ -303,6 +310,14 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
         h(inputs.reserve_bytes),
         reserve_source
     );
+    let nccl = plan.ranks.iter().map(|r| r.nccl_bytes).max().unwrap_or(0);
+    if nccl > 0 || g.nccl_reserve.is_some() {
+        let source = match g.nccl_reserve {
+            Some(_) => "--nccl-reserve",
+            None => NCCL_SOURCE,
+        };
+        println!("{} {} a GPU besides: {source}", bold("nccl:"), h(nccl));
+    }
     let loaded: usize = plan.ranks.iter().map(|r| r.mtp_layers).max().unwrap_or(0);
     match (whole.mtp_layers, loaded) {
         (0, _) => {}
@@ -412,5 +427,14 @@ fn format_name(f: WeightFormat) -> String {
         WeightFormat::Mxfp8 => "MXFP8".into(),
         WeightFormat::Mxfp4Experts { .. } => "MXFP4".into(),
         WeightFormat::Unplanned => "not planned".into(),
+    }
+}
+
+/// A byte count, or `0` for none (`--nccl-reserve 0`: a layout whose engine keeps NCCL's
+/// buffers elsewhere, or the single-GPU figure).
+fn bytes_or_none(s: &str) -> Result<usize, String> {
+    match s.trim() {
+        "0" => Ok(0),
+        _ => parse_bytes(s),
     }
 }
