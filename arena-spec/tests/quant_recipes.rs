@@ -195,12 +195,16 @@ fn mixed_precision_gives_each_part_its_listed_algorithm() {
 fn a_recipe_without_a_formula_is_refused_naming_its_key_and_format() {
     let cases = [
         (
-            r#"{"quant_method": "awq", "bits": 4, "group_size": 128}"#,
-            "quantization_config.quant_method is \"awq\"",
+            r#"{"quant_method": "bitsandbytes", "load_in_4bit": true}"#,
+            "quantization_config.quant_method is \"bitsandbytes\"",
         ),
         (
-            r#"{"quant_method": "gptq", "bits": 4}"#,
-            "quantization_config.quant_method is \"gptq\"",
+            r#"{"quant_method": "gptq", "bits": 3, "group_size": 128}"#,
+            "GPTQ without 4 or 8 bits",
+        ),
+        (
+            r#"{"quant_method": "compressed-tensors", "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "int", "strategy": "channel"}, "input_activations": {"num_bits": 8, "type": "int"}}}}"#,
+            "weights of type \"int\", 8 bits, strategy \"channel\", quantized activations",
         ),
         (
             r#"{"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"}"#,
@@ -284,4 +288,95 @@ fn a_published_block_fp8_checkpoint_is_its_tensors_to_the_byte() {
     .unwrap();
     // The text model in block FP8 and the vision tower in 16 bits.
     assert_eq!(plan.ranks[0].weights_exact_bytes, 32_251_808_224);
+}
+
+/// The 16-bit scales, packed words and zero points of integer groups, transcribed from vLLM's
+/// `create_weights` for Qwen3-0.6B's `q_proj` `[2048, 1024]` (16 heads of 128 from 1024).
+#[test]
+fn awq_gptq_and_compressed_tensors_groups_cost_what_vllm_allocates() {
+    let (out, inp) = (2048usize, 1024usize);
+    let priced = |recipe: &str| {
+        let mut file: serde_json::Value = serde_json::from_str(&text("qwen3-0.6b")).unwrap();
+        file["quantization_config"] = serde_json::from_str(recipe).unwrap();
+        let c = ModelConfig::from_json_str(&file.to_string(), "q.json").unwrap();
+        let s = WeightsSizes::new(&c, &c.weight_formats).unwrap();
+        (c, s.attention.q_proj / 28)
+    };
+    // AWQ: `qweight` `[in, out / 8]` int32, `qzeros` `[in / 128, out / 8]` int32, `scales`
+    // `[in / 128, out]` 16-bit; 24 bytes of the format's bound beside them.
+    let (c, q) = priced(
+        r#"{"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true,
+        "modules_to_not_convert": ["self_attn.o_proj"]}"#,
+    );
+    assert_eq!(
+        q,
+        inp * out / 8 * 4 + inp / 128 * out / 8 * 4 + inp / 128 * out * 2 + 24
+    );
+    // Matched as a substring, as vLLM's AWQ matches it: every layer's o_proj is 16-bit.
+    assert_eq!(c.weight_formats.attention_out, WeightFormat::Bf16);
+    // GPTQ: the same and `g_idx` `[in]` int32.
+    let (_, q) = priced(
+        r#"{"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": false, "sym": true}"#,
+    );
+    assert_eq!(
+        q,
+        inp * out / 8 * 4 + inp / 128 * out / 8 * 4 + inp / 128 * out * 2 + 4 * inp + 24
+    );
+    // compressed-tensors W4A16, symmetric: no zero points; its `ignore` regexes.
+    let (c, q) = priced(
+        r#"{"quant_method": "compressed-tensors", "format": "pack-quantized",
+        "config_groups": {"group_0": {"targets": ["Linear"], "input_activations": null,
+        "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32, "symmetric": true}}},
+        "ignore": ["lm_head", "re:.*mlp\\.down_proj.*"]}"#,
+    );
+    assert_eq!(q, out * inp / 8 * 4 + out * inp / 32 * 2 + 24);
+    assert_eq!(c.weight_formats.dense_ffn, WeightFormat::Bf16);
+}
+
+/// Kimi-K2.5's INT4 recipe as shipped: its routed experts in groups of 32, attention,
+/// shared experts and the dense layer in 16 bits (`ignore`: `re:.*self_attn.*`,
+/// `re:.*shared_experts.*`, `re:.*mlp\.(gate|up|gate_up|down)_proj.*`).
+#[test]
+fn kimi_k2_5s_int4_experts_are_priced_and_the_rest_is_16_bit() {
+    let c = SHIPPED
+        .iter()
+        .find(|m| m.name == "kimi-k2.5")
+        .unwrap()
+        .config()
+        .unwrap();
+    let f = &c.weight_formats;
+    let int4 = WeightFormat::IntGroup {
+        bits: 4,
+        group: 32,
+        zeros: false,
+        row_index: false,
+    };
+    assert_eq!(
+        (
+            f.attention,
+            f.attention_out,
+            f.dense_ffn,
+            f.experts,
+            f.shared_experts
+        ),
+        (
+            WeightFormat::Bf16,
+            WeightFormat::Bf16,
+            WeightFormat::Bf16,
+            int4,
+            WeightFormat::Bf16
+        )
+    );
+    // `w2_weight_packed` `[E, hidden, I / 8]` int32, `w2_weight_scale` `[E, hidden, I / 32]`
+    // 16-bit: 60 MoE layers of 384 experts, hidden 7168, width 2048.
+    let s = WeightsSizes::new(&c, &c.weight_formats).unwrap();
+    let (e, h, i) = (384usize, 7168usize, 2048usize);
+    assert_eq!(
+        s.ffn.experts_down,
+        60 * e * (h * i / 2 + h * i / 32 * 2 + 24)
+    );
+    let bf16 = WeightsSizes::new(&c, WeightFormat::Bf16)
+        .unwrap()
+        .total_bytes();
+    assert!(s.total_bytes() < bf16 * 3 / 10);
 }

@@ -180,15 +180,19 @@ fn bytes_follow_each_formats_definition() {
     );
 
     // A quantization without a formula here is refused, not guessed.
-    let kimi = SHIPPED
-        .iter()
-        .find(|m| m.name == "kimi-k2.5")
-        .unwrap()
-        .config()
-        .unwrap();
-    assert!(kimi.weight_formats.is_unplanned());
-    let e = weight_bytes(&kimi).unwrap_err().to_string();
-    assert!(e.contains("quant_method is \"compressed-tensors\""), "{e}");
+    let mut bnb: serde_json::Value = serde_json::from_str(
+        SHIPPED
+            .iter()
+            .find(|m| m.name == "qwen3-0.6b")
+            .unwrap()
+            .json,
+    )
+    .unwrap();
+    bnb["quantization_config"] = serde_json::json!({"quant_method": "bitsandbytes"});
+    let bnb = arena_spec::ModelConfig::from_json_str(&bnb.to_string(), "bnb.json").unwrap();
+    assert!(bnb.weight_formats.is_unplanned());
+    let e = weight_bytes(&bnb).unwrap_err().to_string();
+    assert!(e.contains("quant_method is \"bitsandbytes\""), "{e}");
     // Block FP8 that keeps some linears in 16 bits, named under either key as vLLM's
     // `Fp8Config` names them (exact module names), has those parts in 16 bits.
     let text = SHIPPED

@@ -39,12 +39,12 @@ pub struct FfnWeightsSizes {
     /// [`ModelConfig::expert_io_width`]): gate and up each `[local experts, expert width, hidden]`
     /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
     /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
-    /// ([`WeightFormat::expert_width`]).
+    /// ([`WeightFormat::expert_width`](crate::config::WeightFormat::expert_width)).
     ///
     /// Shape `w.moe layers × [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))]` of `u8` · gate `w.moe > 0` · tracked
     pub experts_gate_up: usize,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
-    /// format's engine pads them ([`WeightFormat::expert_hidden`]).
+    /// format's engine pads them ([`WeightFormat::expert_hidden`](crate::config::WeightFormat::expert_hidden)).
     ///
     /// Shape `w.moe layers × [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))]` of `u8` · gate `w.moe > 0` · tracked
     pub experts_down: usize,
@@ -1164,10 +1164,10 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
     /// [`ModelConfig::expert_io_width`]): gate and up each `[local experts, expert width, hidden]`
     /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
     /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
-    /// ([`WeightFormat::expert_width`]).
+    /// ([`WeightFormat::expert_width`](crate::config::WeightFormat::expert_width)).
     pub experts_gate_up: ::arena_runtime::View<'a, u8, D>,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
-    /// format's engine pads them ([`WeightFormat::expert_hidden`]).
+    /// format's engine pads them ([`WeightFormat::expert_hidden`](crate::config::WeightFormat::expert_hidden)).
     pub experts_down: ::arena_runtime::View<'a, u8, D>,
     /// Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,
     /// `[latent, hidden]`, the tokens projected into the space the routed experts run in
@@ -1372,10 +1372,10 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     /// [`ModelConfig::expert_io_width`]): gate and up each `[local experts, expert width, hidden]`
     /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
     /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
-    /// ([`WeightFormat::expert_width`]).
+    /// ([`WeightFormat::expert_width`](crate::config::WeightFormat::expert_width)).
     pub experts_gate_up: ::arena_runtime::ViewMut<'a, u8, D>,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
-    /// format's engine pads them ([`WeightFormat::expert_hidden`]).
+    /// format's engine pads them ([`WeightFormat::expert_hidden`](crate::config::WeightFormat::expert_hidden)).
     pub experts_down: ::arena_runtime::ViewMut<'a, u8, D>,
     /// Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,
     /// `[latent, hidden]`, the tokens projected into the space the routed experts run in

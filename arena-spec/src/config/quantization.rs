@@ -41,6 +41,20 @@ pub enum WeightFormat {
     /// MXFP8 (`quant_algo: "MXFP8"`): one E4M3 byte an element and one E8M0 scale byte a
     /// block of 32 along the input (vLLM's `KMxfp8Static`, `modelopt.py`: 2309–2380).
     Mxfp8,
+    /// Integer weights in groups along the input, activations in 16 bits (W4A16 / W8A16):
+    /// `bits` a element packed in `int32` words, a 16-bit scale a `group` elements, a packed
+    /// zero point a group where the weights are asymmetric (`zeros`), and GPTQ's `int32`
+    /// group index an input column (`row_index`). compressed-tensors' `pack-quantized`
+    /// (vLLM's `CompressedTensorsWNA16.create_weights`,
+    /// `compressed_tensors/schemes/compressed_tensors_wNa16.py`: 177–240), AWQ (`qweight`,
+    /// `qzeros`, `scales`) and GPTQ (and `g_idx`); vLLM's Marlin kernels repack them on
+    /// Hopper into as many bytes.
+    IntGroup {
+        bits: usize,
+        group: usize,
+        zeros: bool,
+        row_index: bool,
+    },
     /// A quantization whose bytes are not planned here: the caller gives the weight bytes.
     /// Why (the key and the format) is [`WeightFormats::unplanned`].
     Unplanned,

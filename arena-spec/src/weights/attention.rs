@@ -10,7 +10,7 @@ use arena_runtime::{Arena, DevicePtr};
 
 /// The attention layers' projections, biases and norms: one buffer a tensor, every layer's
 /// copy back to back. Matrices are `u8` in the checkpoint's format
-/// ([`WeightFormat::linear_bytes`], scales included); biases, norms and sinks 16-bit.
+/// ([`WeightFormat::linear_bytes`](crate::config::WeightFormat::linear_bytes), scales included); biases, norms and sinks 16-bit.
 /// A group without a tensor (no bias, no v where keys are values) has it 0 bytes and NULL.
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(

@@ -7,8 +7,8 @@ use arena_runtime::dtype::bf16;
 use arena_runtime::{Arena, DevicePtr};
 
 /// The FFN tensors, one buffer a tensor, every layer's copy back to back; matrices and
-/// experts `u8` in the checkpoint's format ([`WeightFormat::linear_bytes`],
-/// [`WeightFormat::experts_bytes`]), routers, biases and scales 16-bit.
+/// experts `u8` in the checkpoint's format ([`WeightFormat::linear_bytes`](crate::config::WeightFormat::linear_bytes),
+/// [`WeightFormat::experts_bytes`](crate::config::WeightFormat::experts_bytes)), routers, biases and scales 16-bit.
 #[derive(Arena, Debug, Clone, Copy)]
 #[arena(
     sizes = FfnWeightsSizes,
@@ -67,7 +67,7 @@ pub struct FfnWeights {
     /// [`ModelConfig::expert_io_width`]): gate and up each `[local experts, expert width, hidden]`
     /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
     /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
-    /// ([`WeightFormat::expert_width`]).
+    /// ([`WeightFormat::expert_width`](crate::config::WeightFormat::expert_width)).
     #[buffer(
         per_layer = w.moe,
         shape = [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))],
@@ -75,7 +75,7 @@ pub struct FfnWeights {
     )]
     pub experts_gate_up: DevicePtr<u8>,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
-    /// format's engine pads them ([`WeightFormat::expert_hidden`]).
+    /// format's engine pads them ([`WeightFormat::expert_hidden`](crate::config::WeightFormat::expert_hidden)).
     #[buffer(
         per_layer = w.moe,
         shape = [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))],

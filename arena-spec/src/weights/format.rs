@@ -8,10 +8,14 @@ impl WeightFormat {
     /// Bytes of one linear layer's `[out, in]` weight in this format, its scales included
     /// (in block-scaled FP8 they follow the weight in its buffer: `[out, in]` bytes, then
     /// `[ceil(out / rows), ceil(in / cols)]` FP32; chosen here, one buffer a tensor with its
-    /// scales). Per-tensor FP8: `[out, in]` bytes and [`SCALE_BYTES_A_MATRIX`]; NVFP4:
+    /// scales). Per-tensor FP8: `[out, in]` bytes and 24 bytes of scales (`SCALE_BYTES_A_MATRIX`); NVFP4:
     /// `[out, ceil(in / 2)]` bytes, `[out, ceil(in / group)]` E4M3 scales and
-    /// [`SCALE_BYTES_A_MATRIX`]; MXFP8: `[out, in]` bytes and `[out, ceil(in / 32)]` E8M0
-    /// scales. MXFP4 files keep linear layers in 16 bits. Saturating: a matrix past `usize`
+    /// 24 bytes of scales (`SCALE_BYTES_A_MATRIX`); MXFP8: `[out, in]` bytes and `[out, ceil(in / 32)]` E8M0
+    /// scales; integer groups: `[out, ceil(in · bits / 32)]` `int32`, `[out, ceil(in /
+    /// group)]` 16-bit scales, `[ceil(out · bits / 32), ceil(in / group)]` `int32` zero
+    /// points where asymmetric, `[in]` `int32` where GPTQ's `g_idx`, and
+    /// 24 bytes of scales (`SCALE_BYTES_A_MATRIX`) for the rest (compressed-tensors' 16-byte `weight_shape`).
+    /// MXFP4 files keep linear layers in 16 bits. Saturating: a matrix past `usize`
     /// fits no GPU, and the arena's checked sum says so.
     pub const fn linear_bytes(self, out: usize, inp: usize) -> usize {
         self.matrices_bytes(1, out, inp, false)
@@ -66,6 +70,34 @@ impl WeightFormat {
                 let rows = experts.saturating_mul(out);
                 rows.saturating_mul(ceil_div(inp, 2))
                     .saturating_add(rows.saturating_mul(ceil_div(inp, group)))
+                    .saturating_add(experts.saturating_mul(SCALE_BYTES_A_MATRIX))
+            }
+            WeightFormat::IntGroup {
+                bits,
+                group,
+                zeros,
+                row_index,
+            } => {
+                let rows = experts.saturating_mul(out);
+                let groups = rows.saturating_mul(ceil_div(inp, group));
+                let packed = rows
+                    .saturating_mul(ceil_div(inp.saturating_mul(bits), 32))
+                    .saturating_mul(4);
+                let zero_points = match zeros {
+                    true => experts
+                        .saturating_mul(ceil_div(out.saturating_mul(bits), 32))
+                        .saturating_mul(ceil_div(inp, group))
+                        .saturating_mul(4),
+                    false => 0,
+                };
+                let index = match row_index {
+                    true => experts.saturating_mul(inp).saturating_mul(4),
+                    false => 0,
+                };
+                packed
+                    .saturating_add(groups.saturating_mul(2))
+                    .saturating_add(zero_points)
+                    .saturating_add(index)
                     .saturating_add(experts.saturating_mul(SCALE_BYTES_A_MATRIX))
             }
             WeightFormat::Mxfp8 => elements.saturating_add(

@@ -425,6 +425,7 @@ fn format_name(f: WeightFormat) -> String {
         WeightFormat::Fp8Tensor => "FP8 (per-tensor scales)".into(),
         WeightFormat::Nvfp4 { group } => format!("NVFP4 (groups of {group})"),
         WeightFormat::Mxfp8 => "MXFP8".into(),
+        WeightFormat::IntGroup { bits, group, .. } => format!("INT{bits} (groups of {group})"),
         WeightFormat::Mxfp4Experts { .. } => "MXFP4".into(),
         WeightFormat::Unplanned => "not planned".into(),
     }
