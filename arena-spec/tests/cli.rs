@@ -839,8 +839,16 @@ fn fit_refuses_gpu_flags_without_a_gpu_and_a_gpu_too_small() {
     assert!(e.contains("--budget") || e.contains("--gpu-memory"), "{e}");
     let e = error(&["fit", "llama-3.1-70b", "--gpu-memory", "80GiB"], &[]);
     assert!(e.contains("already exceed the GPU"), "{e}");
-    let e = error(&["fit", "deepseek-v4-flash", "--gpu-memory", "141GiB"], &[]);
-    assert!(e.contains("--weights-bytes"), "{e}");
+    // A recipe without a formula is refused naming the override.
+    let dir = std::env::temp_dir().join(format!("arena-bnb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut file: serde_json::Value =
+        serde_json::from_str(arena_spec::models::find("qwen3-0.6b").unwrap().json).unwrap();
+    file["quantization_config"] = serde_json::json!({"quant_method": "bitsandbytes"});
+    std::fs::write(dir.join("config.json"), file.to_string()).unwrap();
+    let e = error(&["fit", dir.to_str().unwrap(), "--gpu-memory", "141GiB"], &[]);
+    assert!(e.contains("bitsandbytes") && e.contains("--weights-bytes"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
     let ok = stdout(&[
         "fit",
         "deepseek-v4-flash",

@@ -228,16 +228,38 @@ fn bytes_follow_each_formats_definition() {
         let c = arena_spec::ModelConfig::from_json_str(&loose, "loose.json").unwrap();
         assert_eq!(weight_bytes(&c).unwrap(), fp8, "{key}");
     }
-    // DeepSeek-V4: FP8 with its experts in FP4 (`expert_dtype`): counted, its bytes not.
+    // DeepSeek-V4: FP8 blocks with its experts in MXFP4 (`expert_dtype: "fp4"`), as vLLM's
+    // `DeepseekV4FP8Config` loads them: 17 bytes a block of 32 of each expert row.
     let v4 = config("deepseek-v4-flash");
-    assert_eq!(v4.weight_formats.experts, WeightFormat::Unplanned);
+    assert_eq!(
+        v4.weight_formats.experts,
+        arena_spec::Mxfp4Backend::Triton.format()
+    );
     assert!(matches!(
         v4.weight_formats.attention,
         WeightFormat::Fp8Block { .. }
     ));
-    assert!(parameters(&v4).is_ok());
+    let s = WeightsSizes::new(&v4, &v4.weight_formats).unwrap();
+    let (e, h, i) = (256usize, 4096usize, 2048usize);
+    assert_eq!(s.ffn.experts_down, 43 * e * h * (i / 32) * 17);
+    // NVIDIA's NVFP4 recipe for it (`moe_quant_algo: NVFP4`): the experts in NVFP4.
+    let mut file: serde_json::Value = serde_json::from_str(
+        SHIPPED
+            .iter()
+            .find(|m| m.name == "deepseek-v4-flash")
+            .unwrap()
+            .json,
+    )
+    .unwrap();
+    file["quantization_config"]["moe_quant_algo"] = "NVFP4".into();
+    let c = arena_spec::ModelConfig::from_json_str(&file.to_string(), "v4.json").unwrap();
+    assert_eq!(c.weight_formats.experts, WeightFormat::Nvfp4 { group: 16 });
+    assert!(weight_bytes(&c).unwrap() > weight_bytes(&v4).unwrap());
+    // An expert dtype vLLM does not load is refused by name.
+    file["expert_dtype"] = "int2".into();
+    let c = arena_spec::ModelConfig::from_json_str(&file.to_string(), "v4.json").unwrap();
     assert!(matches!(
-        weight_bytes(&v4),
+        weight_bytes(&c),
         Err(WeightsError::FormatNotPlanned { .. })
     ));
 }

@@ -22,7 +22,7 @@
 use super::error::{ConfigError, MAX_DIM};
 use super::fields::Fields;
 use super::Mxfp4Backend;
-use super::{FormatSource, ModelConfig, WeightFormat, WeightFormats};
+use super::{Family, FormatSource, ModelConfig, WeightFormat, WeightFormats};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -66,17 +66,47 @@ pub(super) fn weight_formats(
         (Some(Value::Null) | None, None) => WeightFormats::BF16,
         (Some(_), _) => return Err(top.invalid(key, "must be an object")),
     };
-    // DeepSeek-V4's files keep their experts in FP4 (`expert_dtype: "fp4"`), a format no byte
-    // formula here covers.
-    if let Some(Value::String(d)) = top.obj.get("expert_dtype") {
-        if !matches!(d.as_str(), "fp8" | "bf16" | "bfloat16") {
-            formats.experts = WeightFormat::Unplanned;
-            formats.unplanned = Some(Cow::Owned(format!(
-                "expert_dtype is {d:?}: DeepSeek-V4's FP4 experts are not priced here"
-            )));
-        }
+    if c.family == Family::DeepseekV4 && formats.source == FormatSource::QuantizationConfig {
+        formats = deepseek_v4(top, inline, c);
     }
     Ok(formats)
+}
+
+/// DeepSeek-V4's recipe as vLLM's `DeepseekV4FP8Config` runs it (`models/deepseek_v4/
+/// quant_config.py`): FP8 in 128 × 128 blocks for every linear (60–66), and the routed
+/// experts by the file's `expert_dtype` (absent: `"fp4"`, 67–87): MXFP4
+/// (`Mxfp4MoEMethod`, padded as the MoE backend pads it), NVFP4 in groups of 16 where the
+/// recipe's `moe_quant_algo` is `NVFP4` (`ModelOptNvFp4FusedMoE`, 217–227), or FP8 blocks.
+fn deepseek_v4(top: &Fields, recipe: Option<&Value>, c: &ModelConfig) -> WeightFormats {
+    let block = WeightFormat::Fp8Block {
+        rows: 128,
+        cols: 128,
+    };
+    let expert_dtype = top
+        .obj
+        .get("expert_dtype")
+        .and_then(Value::as_str)
+        .unwrap_or("fp4");
+    let moe_algo = recipe
+        .and_then(|q| q.get("moe_quant_algo"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let experts = match expert_dtype {
+        "fp4" if moe_algo.eq_ignore_ascii_case("NVFP4") => WeightFormat::Nvfp4 { group: 16 },
+        "fp4" => Mxfp4Backend::Triton.format(),
+        "fp8" => block,
+        other => {
+            return unplanned(format!(
+                "{}: expert_dtype is {other:?}, which vLLM's DeepSeek-V4 does not load",
+                c.source
+            ))
+        }
+    };
+    WeightFormats {
+        experts,
+        source: FormatSource::QuantizationConfig,
+        ..WeightFormats::uniform(block)
+    }
 }
 
 /// An unplanned recipe, naming its key and format.
