@@ -846,8 +846,14 @@ fn fit_refuses_gpu_flags_without_a_gpu_and_a_gpu_too_small() {
         serde_json::from_str(arena_spec::models::find("qwen3-0.6b").unwrap().json).unwrap();
     file["quantization_config"] = serde_json::json!({"quant_method": "bitsandbytes"});
     std::fs::write(dir.join("config.json"), file.to_string()).unwrap();
-    let e = error(&["fit", dir.to_str().unwrap(), "--gpu-memory", "141GiB"], &[]);
-    assert!(e.contains("bitsandbytes") && e.contains("--weights-bytes"), "{e}");
+    let e = error(
+        &["fit", dir.to_str().unwrap(), "--gpu-memory", "141GiB"],
+        &[],
+    );
+    assert!(
+        e.contains("bitsandbytes") && e.contains("--weights-bytes"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
     let ok = stdout(&[
         "fit",

@@ -18,6 +18,17 @@ fn group(v: Option<&Value>) -> Option<usize> {
     }
 }
 
+/// An AWQ or GPTQ recipe's bits (4 or 8: `bits`, AutoAWQ's `w_bit`) and group size
+/// (`group_size`, AutoAWQ's `q_group_size`).
+fn bits_and_group(q: &Map<String, Value>) -> Option<(usize, usize)> {
+    let bits = q
+        .get("bits")
+        .or_else(|| q.get("w_bit"))
+        .and_then(Value::as_u64)?;
+    let group = group(q.get("group_size").or_else(|| q.get("q_group_size")))?;
+    matches!(bits, 4 | 8).then_some((bits as usize, group))
+}
+
 /// compressed-tensors: the weights' scheme of its one config group, which must target
 /// `Linear` modules (vLLM's `CompressedTensorsConfig.get_scheme`): integer groups with 16-bit
 /// activations (`pack-quantized`, `CompressedTensorsWNA16`), FP8 in blocks or per tensor
@@ -111,18 +122,13 @@ pub(super) fn awq(
     key: &str,
     c: &ModelConfig,
 ) -> Result<WeightFormats, ConfigError> {
-    let bits = q
-        .get("bits")
-        .or_else(|| q.get("w_bit"))
-        .and_then(Value::as_u64);
-    let g = group(q.get("group_size").or_else(|| q.get("q_group_size")));
-    let (Some(bits @ (4 | 8)), Some(group)) = (bits, g) else {
+    let Some((bits, group)) = bits_and_group(q) else {
         return Ok(unplanned(format!(
             "{key}: AWQ without 4 or 8 bits and a group size: not planned here"
         )));
     };
     let format = WeightFormat::IntGroup {
-        bits: bits as usize,
+        bits,
         group,
         zeros: q.get("zero_point") != Some(&Value::Bool(false)),
         row_index: false,
@@ -146,14 +152,13 @@ pub(super) fn gptq(
             "{key}.dynamic: GPTQ's per-module overrides are not planned here"
         )));
     }
-    let bits = q.get("bits").and_then(Value::as_u64);
-    let (Some(bits @ (4 | 8)), Some(group)) = (bits, group(q.get("group_size"))) else {
+    let Some((bits, group)) = bits_and_group(q) else {
         return Ok(unplanned(format!(
             "{key}: GPTQ without 4 or 8 bits and a group size: not planned here"
         )));
     };
     Ok(WeightFormats::uniform(WeightFormat::IntGroup {
-        bits: bits as usize,
+        bits,
         group,
         zeros: true,
         row_index: true,
