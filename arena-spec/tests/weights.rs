@@ -502,3 +502,27 @@ fn latent_moe_experts_are_counted_at_the_latent_width() {
         .total_bytes();
     assert!((1_000u64 << 30..1_050u64 << 30).contains(&bytes), "{bytes}");
 }
+
+/// Every test fixture whose family is counted holds the reference's parameters (the oracle's
+/// meta-device count of the fixture itself), and the others are refused by name.
+#[test]
+fn every_counted_fixture_is_the_references_count() {
+    let oracle = oracle();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut counted = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let c = ModelConfig::load_with_levers(&path, Default::default()).unwrap();
+        match parameters(&c) {
+            Ok(p) => {
+                let want = oracle["models"][&name]["param_count"].as_u64().unwrap();
+                assert_eq!(p, want, "{name}");
+                counted.push(name);
+            }
+            Err(e) => assert!(matches!(e, WeightsError::FamilyNotCounted { .. }), "{e}"),
+        }
+    }
+    // The Nemotron-3 latent-MoE fixtures and Mamba-Codestral's pure Mamba-2.
+    assert!(counted.len() >= 3, "{counted:?}");
+}

@@ -128,7 +128,7 @@ pub struct FfnGroup {
 pub const COUNTED: &str = "llama, cohere, llama4, mistral, ministral3, mistral3, mixtral, qwen2, qwen3, \
                            qwen3_moe, qwen3_vl, qwen3_vl_moe, qwen3_next, qwen3_5, qwen3_5_moe, \
                            exaone4, olmo3, minimax_m1, minimax_m2, phi3, gemma3, gemma4, laguna, \
-                           lfm2, lfm2_vl, nemotron_h, kimi_linear, deepseek_v3, deepseek_v32, deepseek_v4, \
+                           lfm2, lfm2_vl, nemotron_h, mamba2, kimi_linear, deepseek_v3, deepseek_v32, deepseek_v4, \
                            kimi_k2, kimi_k25, glm4_moe, glm_moe_dsa, gpt_oss";
 
 /// Which projections carry a bias and what else a family's layers add (the attention, MoE
@@ -300,6 +300,13 @@ fn rules(c: &ModelConfig) -> Option<Rules> {
         },
         // NemotronHAttention (`attention_bias`), one norm a block, squared-ReLU MLPs and
         // experts without a gate, FFNs as layers of their own.
+        // Mamba2ForCausalLM: a Mamba-2 mixer and one norm a layer, no FFN (the mixer's weights
+        // are Nemotron-H's: `MambaMixer2`).
+        Family::Mamba2 => Rules {
+            norms_per_layer: 1,
+            ffn_every_layer: false,
+            ..Rules::default()
+        },
         Family::NemotronH => Rules {
             qkv_bias: b,
             o_bias: b,
