@@ -235,9 +235,12 @@ fn what_does_not_fit_is_an_error_with_its_figures() {
     let gpu = weights + 3 * GIB;
     let e = plan_gpu(&c, &layout, inputs(&c, gpu, 131_072)).unwrap_err();
     assert!(matches!(e, GpuPlanError::NoSequenceFits { .. }), "{e}");
-    // A format whose bytes are not planned (DeepSeek-V4's FP4 experts) asks for its weight
-    // bytes.
-    let c = config("deepseek-v4-flash");
+    // A format whose bytes are not planned (bitsandbytes) asks for its weight bytes; given
+    // them, the plan is made.
+    let mut file: serde_json::Value =
+        serde_json::from_str(arena_spec::models::find("qwen3-0.6b").unwrap().json).unwrap();
+    file["quantization_config"] = serde_json::json!({"quant_method": "bitsandbytes"});
+    let c = ModelConfig::from_json_str(&file.to_string(), "bnb.json").unwrap();
     let e = plan_gpu(&c, &layout, inputs(&c, 143 * GIB, 8192)).unwrap_err();
     assert!(e.to_string().contains("--weights-bytes"), "{e}");
     let mut given = inputs(&c, 143 * GIB, 8192);

@@ -129,7 +129,7 @@ pub const COUNTED: &str = "llama, cohere, llama4, mistral, ministral3, mistral3,
                            qwen3_moe, qwen3_vl, qwen3_vl_moe, qwen3_next, qwen3_5, qwen3_5_moe, \
                            exaone4, olmo3, minimax_m1, minimax_m2, phi3, gemma3, gemma4, laguna, \
                            lfm2, lfm2_vl, nemotron_h, mamba2, kimi_linear, deepseek_v3, deepseek_v32, deepseek_v4, \
-                           kimi_k2, kimi_k25, glm4_moe, glm_moe_dsa, gpt_oss";
+                           kimi_k2, kimi_k25, glm4_moe, glm_moe_dsa, gpt_oss, mimo_v2_flash";
 
 /// Which projections carry a bias and what else a family's layers add (the attention, MoE
 /// and decoder-layer classes of transformers 5.24).
@@ -152,6 +152,8 @@ struct Rules {
     shared_expert_gate: bool,
     /// A sink a head (`GptOssAttention.sinks`).
     sinks: bool,
+    /// Sinks on the sliding-window layers only (`MiMoV2FlashAttention`: `is_swa`).
+    sinks_sliding_only: bool,
     /// Biases on the experts' projections and the router (`GptOssExperts`,
     /// `GptOssTopKRouter`).
     expert_bias: bool,
@@ -175,6 +177,7 @@ impl Default for Rules {
             moe_beside_dense: false,
             shared_expert_gate: false,
             sinks: false,
+            sinks_sliding_only: false,
             expert_bias: false,
             router_bias: false,
             router_bias_buffer: false,
@@ -365,6 +368,16 @@ fn rules(c: &ModelConfig) -> Option<Rules> {
             expert_bias: true,
             ..Rules::default()
         },
+        // MiMoV2FlashAttention: no bias, no q/k norm, a sink a head on its sliding layers
+        // (the full ones at their own kv heads: the full group); `MiMoV2FlashTopKRouter`'s
+        // `e_score_correction_bias` is a buffer.
+        Family::MimoV2Flash => Rules {
+            qkv_bias: b,
+            sinks: true,
+            sinks_sliding_only: true,
+            router_bias_buffer: true,
+            ..Rules::default()
+        },
         _ => return None,
     })
 }
@@ -506,6 +519,9 @@ impl WeightLayers {
                 g.v = kv_heads.saturating_mul(vd);
                 g.o_in = heads.saturating_mul(vd);
                 g.v_bias = if rules.qkv_bias { g.v } else { 0 };
+            }
+            if rules.sinks_sliding_only {
+                g.sinks = 0;
             }
             // Gemma 4's keys-are-values layers have no v projection.
             if c.global_k_eq_v {
