@@ -40,8 +40,7 @@ extern "C" __global__ void fill_through_table(float* const* table, unsigned int 
 
 fn gpu() -> Option<CudaDevice> {
     if !CudaDevice::available() {
-        eprintln!("skipped: no CUDA driver or device");
-        return None;
+        panic!("no CUDA driver or device: this test needs one");
     }
     Some(CudaDevice::new(0).expect("device 0 opens"))
 }
@@ -173,6 +172,7 @@ fn write_then_verify<D: Device>(k: &Kernels, arena: &Allocated<BufferArena, D>, 
 }
 
 #[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn every_shipped_model_allocates_its_planned_footprint_and_gives_it_back() {
     let Some(device) = gpu() else { return };
     let k = Kernels::new(&device);
@@ -209,6 +209,7 @@ fn every_shipped_model_allocates_its_planned_footprint_and_gives_it_back() {
 }
 
 #[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn per_buffer_mode_writes_every_buffer_without_overlap() {
     let Some(device) = gpu() else { return };
     let k = Kernels::new(&device);
@@ -225,6 +226,7 @@ fn per_buffer_mode_writes_every_buffer_without_overlap() {
 }
 
 #[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn a_kernel_writing_past_a_buffer_is_caught_by_the_guards() {
     let Some(device) = gpu() else { return };
     let k = Kernels::new(&device);
@@ -250,6 +252,7 @@ fn a_kernel_writing_past_a_buffer_is_caught_by_the_guards() {
 }
 
 #[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn an_engine_owned_stream_allocates_in_its_context() {
     let Some(device) = gpu() else { return };
     let stream = device.context().new_stream().unwrap();
@@ -264,6 +267,7 @@ fn an_engine_owned_stream_allocates_in_its_context() {
 /// entry reaches its own buffer (a slice of `DevicePtr` cannot be uploaded at all; see the
 /// compile-fail case `tests/ui/pointer_table_upload.rs`).
 #[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn a_pointer_table_reaches_every_buffer_it_lists() {
     let Some(device) = gpu() else { return };
     let k = Kernels::new(&device);
@@ -394,11 +398,13 @@ fn rank_arenas_on_every_gpu(mode: &str, options: AllocOptions) {
 }
 
 #[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn rank_arenas_of_a_layout_allocate_on_every_gpu_in_one_slab() {
     rank_arenas_on_every_gpu("slab", AllocOptions::default());
 }
 
 #[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn rank_arenas_of_a_layout_allocate_on_every_gpu_per_buffer() {
     rank_arenas_on_every_gpu("per-buffer", AllocOptions::per_buffer());
 }
@@ -410,6 +416,7 @@ fn rank_arenas_of_a_layout_allocate_on_every_gpu_per_buffer() {
 /// its byte; free memory comes back on release. Prints one row per model of the committed
 /// table (`arena-spec/measurements/phase_sharing.md`), with the planning and allocation times.
 #[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn a_step_on_the_shared_slab_keeps_every_live_buffer_intact() {
     use arena_runtime::Arena;
     let Some(device) = gpu() else { return };
@@ -505,6 +512,7 @@ fn a_buffer_beginning_at_a_phase(
 /// would then overwrite it); the same three steps recorded in a stream capture replay the
 /// same way, so poison mode works inside a CUDA graph.
 #[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn poison_on_an_engine_stream_lands_between_its_kernels_and_in_a_graph() {
     use arena_runtime::POISON_PATTERN;
     let Some(gpu) = gpu() else { return };
