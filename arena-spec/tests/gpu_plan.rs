@@ -135,8 +135,8 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
             }
         };
         // A multimodal file's towers: the slab of their own the plan puts beside the arenas.
-        let towers = (rank.towers_bytes > 0)
-            .then(|| device.alloc(rank.towers_bytes as usize).unwrap());
+        let towers =
+            (rank.towers_bytes > 0).then(|| device.alloc(rank.towers_bytes as usize).unwrap());
         let arena_sizes = inputs.arena.sizes(&config).unwrap();
         let arena =
             BufferArena::allocate_with(device.clone(), &arena_sizes, AllocOptions::shared())
