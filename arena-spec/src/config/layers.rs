@@ -40,7 +40,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 | "deepseek_sparse_attention"
                 | "compressed_sparse_attention"
                 | "heavily_compressed_attention" => Ok(LayerKind::Attention),
-                "linear_attention" if gdn => Ok(LayerKind::LinearAttention),
+                "linear_attention" if gdn => Ok(LayerKind::GatedDeltaNet),
                 "mamba" | "mamba2" if mamba => Ok(LayerKind::Mamba2),
                 "conv" if short_conv => Ok(LayerKind::ShortConv),
                 "linear_attention" if kda => Ok(LayerKind::Kda),
@@ -70,7 +70,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                     if (i + 1) % interval == 0 {
                         LayerKind::Attention
                     } else {
-                        LayerKind::LinearAttention
+                        LayerKind::GatedDeltaNet
                     }
                 })
                 .collect())

@@ -50,8 +50,8 @@ pub use towers::{Tower, TowerKind, Towers};
 pub enum LayerKind {
     /// Softmax attention (GQA or MLA).
     Attention,
-    /// Gated DeltaNet linear attention.
-    LinearAttention,
+    /// Gated DeltaNet linear attention (Qwen3-Next's and Qwen3.5's `linear_attention` layers).
+    GatedDeltaNet,
     /// A Mamba-2 mixer.
     Mamba2,
     /// A layer that is only a dense MLP: Nemotron-H's `-`, a DeciLM block whose attention is a
@@ -539,7 +539,7 @@ impl ModelConfig {
     /// `ssm_rowwise_w_bf16` has one pair of weights per such layer). The `ssm_*` buffers are
     /// shared by GDN and Mamba-2 layers; Mamba-2 layers are [`Self::num_mamba_layers`].
     pub const fn num_gdn_layers(&self) -> usize {
-        self.count(LayerKind::LinearAttention)
+        self.count(LayerKind::GatedDeltaNet)
     }
 
     /// The seeds' name for [`Self::num_gdn_layers`].
