@@ -16,6 +16,7 @@ mod const_item;
 mod error;
 pub mod family;
 mod fields;
+mod files;
 mod indexer_layers;
 mod json;
 mod keys;

@@ -41,6 +41,7 @@ mod latent;
 mod layers;
 mod mixers;
 mod model;
+mod rules;
 
 pub use crate::config::{WeightFormat, WeightFormats, WeightPart};
 pub use allocated::AllocatedWeights;
@@ -56,9 +57,10 @@ pub use latent::{
     LatentAttentionWeights, LatentAttentionWeightsSizes, LatentAttentionWeightsViews,
     LatentAttentionWeightsViewsMut,
 };
-pub use layers::{AttentionGroup, FfnGroup, WeightLayers, COUNTED};
+pub use layers::{AttentionGroup, FfnGroup, WeightLayers};
 pub use mixers::{MixerWeights, MixerWeightsSizes, MixerWeightsViews, MixerWeightsViewsMut};
 pub use model::{ModelWeights, ModelWeightsSizes, ModelWeightsViews, ModelWeightsViewsMut};
+pub use rules::COUNTED;
 
 use crate::config::{Family, ModelConfig};
 use arena_runtime::{AllocOptions, Arena, SizeError};
