@@ -177,19 +177,7 @@ impl WeightFormats {
         ]
     }
 
-    /// The format of one part.
-    pub const fn of(&self, part: WeightPart) -> WeightFormat {
-        match part {
-            WeightPart::Attention => self.attention,
-            WeightPart::AttentionOut => self.attention_out,
-            WeightPart::Mixers => self.mixers,
-            WeightPart::DenseFfn => self.dense_ffn,
-            WeightPart::Experts => self.experts,
-            WeightPart::SharedExperts => self.shared_experts,
-            WeightPart::Other => self.other,
-        }
-    }
-
+    /// Sets one part's format (the recipe readers).
     pub(crate) fn set(&mut self, part: WeightPart, format: WeightFormat) {
         match part {
             WeightPart::Attention => self.attention = format,

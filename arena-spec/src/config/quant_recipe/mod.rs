@@ -40,14 +40,15 @@ pub(super) fn weight_formats(
     side: Option<&Fields>,
     c: &ModelConfig,
 ) -> Result<WeightFormats, ConfigError> {
-    let nested = top
-        .obj
-        .get("text_config")
-        .and_then(|t| t.get("quantization_config"));
-    let inline = top.obj.get("quantization_config").or(nested);
-    let key = match top.obj.get("quantization_config") {
-        Some(_) => "quantization_config",
-        None => "text_config.quantization_config",
+    // At the top level (multimodal files keep it there too), else in the text config.
+    let (inline, key) = match top.obj.get("quantization_config") {
+        Some(q) => (Some(q), "quantization_config"),
+        None => (
+            top.obj
+                .get("text_config")
+                .and_then(|t| t.get("quantization_config")),
+            "text_config.quantization_config",
+        ),
     };
     let mut formats = match (inline, side) {
         (Some(Value::Object(q)), _) => {
