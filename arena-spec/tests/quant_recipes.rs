@@ -203,8 +203,8 @@ fn a_recipe_without_a_formula_is_refused_naming_its_key_and_format() {
             "GPTQ without 4 or 8 bits",
         ),
         (
-            r#"{"quant_method": "compressed-tensors", "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "int", "strategy": "channel"}, "input_activations": {"num_bits": 8, "type": "int"}}}}"#,
-            "weights of type \"int\", 8 bits, strategy \"channel\", quantized activations",
+            r#"{"quant_method": "compressed-tensors", "config_groups": {"g": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128}, "input_activations": {"num_bits": 8, "type": "int"}}}}"#,
+            "weights of type \"int\", 4 bits, strategy \"group\", quantized activations",
         ),
         (
             r#"{"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"}"#,
@@ -331,6 +331,70 @@ fn awq_gptq_and_compressed_tensors_groups_cost_what_vllm_allocates() {
     );
     assert_eq!(q, out * inp / 8 * 4 + out * inp / 32 * 2 + 24);
     assert_eq!(c.weight_formats.dense_ffn, WeightFormat::Bf16);
+}
+
+/// RedHatAI's `FP8-dynamic` and `quantized.w8a8` recipes (compressed-tensors, one group over
+/// `Linear`, the head ignored), and ModelOpt's per-channel FP8: one byte an element and an
+/// FP32 scale an output row, or a shard's scales only.
+#[test]
+fn per_channel_fp8_and_w8a8_int8_cost_a_byte_an_element_and_their_scales() {
+    let (out, inp) = (2048usize, 1024usize);
+    let priced = |recipe: &str| {
+        let mut file: serde_json::Value = serde_json::from_str(&text("qwen3-0.6b")).unwrap();
+        file["quantization_config"] = serde_json::from_str(recipe).unwrap();
+        let c = ModelConfig::from_json_str(&file.to_string(), "q.json").unwrap();
+        let s = WeightsSizes::new(&c, &c.weight_formats).unwrap();
+        (c.weight_formats.dense_ffn, s.attention.q_proj / 28)
+    };
+    let group = |weights: &str, activations: &str| {
+        format!(
+            r#"{{"quant_method": "compressed-tensors", "format": "float-quantized",
+            "config_groups": {{"group_0": {{"targets": ["Linear"],
+            "weights": {weights}, "input_activations": {activations}}}}}, "ignore": ["lm_head"]}}"#
+        )
+    };
+    let fp8_dynamic = group(
+        r#"{"num_bits": 8, "type": "float", "strategy": "channel", "dynamic": false, "symmetric": true}"#,
+        r#"{"num_bits": 8, "type": "float", "strategy": "token", "dynamic": true, "symmetric": true}"#,
+    );
+    assert_eq!(
+        priced(&fp8_dynamic),
+        (WeightFormat::Fp8Channel, out * inp + 4 * out + 24)
+    );
+    let w8a8 = group(
+        r#"{"num_bits": 8, "type": "int", "strategy": "channel", "dynamic": false, "symmetric": true}"#,
+        r#"{"num_bits": 8, "type": "int", "strategy": "token", "dynamic": true, "symmetric": true}"#,
+    );
+    let per_channel = WeightFormat::Int8 { per_channel: true };
+    assert_eq!(priced(&w8a8), (per_channel, out * inp + 4 * out + 24));
+    let w8a8_tensor = group(
+        r#"{"num_bits": 8, "type": "int", "strategy": "tensor", "dynamic": false, "symmetric": true}"#,
+        r#"{"num_bits": 8, "type": "int", "strategy": "tensor", "dynamic": false, "symmetric": true}"#,
+    );
+    let per_tensor = WeightFormat::Int8 { per_channel: false };
+    assert_eq!(priced(&w8a8_tensor), (per_tensor, out * inp + 24));
+    // INT8 weights with 16-bit activations are W8A16 groups, not W8A8.
+    let w8a16 = group(
+        r#"{"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": true}"#,
+        "null",
+    );
+    assert!(matches!(
+        priced(&w8a16).0,
+        WeightFormat::IntGroup { bits: 8, .. }
+    ));
+    let modelopt = r#"{"quant_method": "modelopt", "quant_algo": "FP8_PER_CHANNEL_PER_TOKEN",
+        "ignore": ["lm_head"]}"#;
+    assert_eq!(
+        priced(modelopt),
+        (WeightFormat::Fp8Channel, out * inp + 4 * out + 24)
+    );
+    let pb_wo = r#"{"quant_method": "modelopt", "quant_algo": "FP8_PB_WO"}"#;
+    let blocks = (out / 128) * (inp / 128) * 4;
+    let block = WeightFormat::Fp8Block {
+        rows: 128,
+        cols: 128,
+    };
+    assert_eq!(priced(pb_wo), (block, out * inp + blocks));
 }
 
 /// Kimi-K2.5's INT4 recipe as shipped: its routed experts in groups of 32, attention,

@@ -33,6 +33,17 @@ pub enum WeightFormat {
     /// `ModelOptFp8MoEMethod.create_weights`), and transformers' FP8 without
     /// `weight_block_size`.
     Fp8Tensor,
+    /// FP8 with one FP32 scale an output row, activations scaled a token at run time:
+    /// compressed-tensors' `strategy: "channel"` (the `FP8-dynamic` checkpoints; vLLM's
+    /// `CompressedTensorsW8A8Fp8`, `compressed_tensors_w8a8_fp8.py`: 114–131, its
+    /// `ChannelQuantScaleParameter` `[out, 1]`) and ModelOpt's `FP8_PER_CHANNEL_PER_TOKEN`
+    /// (`KFp8StaticChannel`, `modelopt.py`: 2211–2240).
+    Fp8Channel,
+    /// INT8 weights with INT8 activations (W8A8): one byte an element and FP32 weight
+    /// scales, one an output row (`per_channel`) or one a shard, and a static input scale
+    /// where the activations are static (compressed-tensors' `CompressedTensorsW8A8Int8`,
+    /// `compressed_tensors_w8a8_int8.py`: 59–99).
+    Int8 { per_channel: bool },
     /// NVFP4 (`quant_algo: "NVFP4"`, `"W4A16_NVFP4"`): two FP4 elements a byte, one FP8 E4M3
     /// scale a `group` elements along the input (16), and FP32 global and input scales a
     /// shard (vLLM's `KNvfp4Static` / `KNvfp4Dynamic`, `modelopt.py`: 2018–2134;

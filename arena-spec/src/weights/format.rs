@@ -8,7 +8,9 @@ impl WeightFormat {
     /// Bytes of one linear layer's `[out, in]` weight in this format, its scales included
     /// (in block-scaled FP8 they follow the weight in its buffer: `[out, in]` bytes, then
     /// `[ceil(out / rows), ceil(in / cols)]` FP32; chosen here, one buffer a tensor with its
-    /// scales). Per-tensor FP8: `[out, in]` bytes and 24 bytes of scales (`SCALE_BYTES_A_MATRIX`); NVFP4:
+    /// scales). Per-tensor FP8 and INT8: `[out, in]` bytes and 24 bytes of scales
+    /// (`SCALE_BYTES_A_MATRIX`); per-channel FP8 and INT8: `[out, in]` bytes, `[out]` FP32
+    /// scales and 24 bytes of scales; NVFP4:
     /// `[out, ceil(in / 2)]` bytes, `[out, ceil(in / group)]` E4M3 scales and
     /// 24 bytes of scales (`SCALE_BYTES_A_MATRIX`); MXFP8: `[out, in]` bytes and `[out, ceil(in / 32)]` E8M0
     /// scales; integer groups: `[out, ceil(in · bits / 32)]` `int32`, `[out, ceil(in /
@@ -64,6 +66,12 @@ impl WeightFormat {
                 elements.saturating_add(blocks.saturating_mul(4))
             }
             WeightFormat::Fp8Tensor => {
+                elements.saturating_add(experts.saturating_mul(SCALE_BYTES_A_MATRIX))
+            }
+            WeightFormat::Fp8Channel | WeightFormat::Int8 { per_channel: true } => elements
+                .saturating_add(experts.saturating_mul(out).saturating_mul(4))
+                .saturating_add(experts.saturating_mul(SCALE_BYTES_A_MATRIX)),
+            WeightFormat::Int8 { per_channel: false } => {
                 elements.saturating_add(experts.saturating_mul(SCALE_BYTES_A_MATRIX))
             }
             WeightFormat::Nvfp4 { group } => {

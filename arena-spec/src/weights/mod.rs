@@ -104,9 +104,11 @@ pub enum WeightsError {
 /// layer of a matrix whose widths are multiples of 16 starts 16-byte aligned, a small
 /// vector's layer may not (DeepSeek-V4's `hc_scale` is 12 bytes a layer).
 ///
-/// Formats planned: BF16, block-scaled and per-tensor FP8, NVFP4, MXFP8 and MXFP4 experts, one
-/// a part of the model ([`WeightFormats`]); others (compressed-tensors, AWQ, GPTQ,
-/// DeepSeek-V4's FP4 experts) are refused by [`Self::new`] rather than sized as 16 bits.
+/// Formats planned: BF16; FP8 in blocks, per channel and per tensor; INT8 (W8A8); NVFP4;
+/// MXFP8; integer groups (AWQ, GPTQ, compressed-tensors' W4A16/W8A16); MXFP4 experts, and
+/// DeepSeek-V4's FP4 experts — one a part of the model ([`WeightFormats`]). A recipe with no
+/// formula here makes a part [`WeightFormat::Unplanned`], and [`Self::new`] refuses it
+/// rather than size it as 16 bits.
 ///
 /// Which buffer holds what: the fields' docs give the reference's tensor names. Two groups
 /// of attention layers where the full-attention layers have widths of their own (Gemma 4,

@@ -32,7 +32,8 @@ fn bits_and_group(q: &Map<String, Value>) -> Option<(usize, usize)> {
 /// compressed-tensors: the weights' scheme of its one config group, which must target
 /// `Linear` modules (vLLM's `CompressedTensorsConfig.get_scheme`): integer groups with 16-bit
 /// activations (`pack-quantized`, `CompressedTensorsWNA16`), FP8 in blocks or per tensor
-/// (`float-quantized`, `CompressedTensorsW8A8Fp8`), NVFP4 (`CompressedTensorsW4A4Fp4`); the
+/// or a channel (`float-quantized`, `CompressedTensorsW8A8Fp8`), W8A8 INT8
+/// (`int-quantized`, `CompressedTensorsW8A8Int8`), NVFP4 (`CompressedTensorsW4A4Fp4`); the
 /// `ignore` list's modules in 16 bits (exact names, or `re:` expressions).
 pub(super) fn compressed_tensors(
     q: &Map<String, Value>,
@@ -95,6 +96,20 @@ pub(super) fn compressed_tensors(
             }
         }
         ("float", 8, "tensor", _) => WeightFormat::Fp8Tensor,
+        ("float", 8, "channel", _) => WeightFormat::Fp8Channel,
+        // W8A8 INT8: integer weights with 8-bit integer activations (vLLM's
+        // `_is_static_tensor_w8a8` / `_is_dynamic_token_w8a8`, `compressed_tensors.py`).
+        ("int", 8, "channel" | "tensor", true)
+            if group_config
+                .get("input_activations")
+                .and_then(|a| a.get("num_bits"))
+                .and_then(Value::as_u64)
+                == Some(8) =>
+        {
+            WeightFormat::Int8 {
+                per_channel: strategy == "channel",
+            }
+        }
         ("float", 4, "tensor_group", _) if group(w.get("group_size")) == Some(16) => {
             WeightFormat::Nvfp4 { group: 16 }
         }

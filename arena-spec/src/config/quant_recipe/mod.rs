@@ -219,7 +219,8 @@ fn modelopt(
         Some(format) => Ok(excluding(WeightFormats::uniform(format), &excluded, c)),
         None => Ok(unplanned(format!(
             "{key}.quant_algo is {algo:?}: its bytes are not planned here (planned: FP8, \
-             NVFP4, W4A16_NVFP4, MXFP8, MIXED_PRECISION of them)"
+             FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO, NVFP4, W4A16_NVFP4, MXFP8, MIXED_PRECISION \
+             of them)"
         ))),
     }
 }
@@ -228,6 +229,12 @@ fn modelopt(
 fn algorithm(algo: &str, group: usize) -> Option<WeightFormat> {
     match algo.to_ascii_uppercase().as_str() {
         "FP8" => Some(WeightFormat::Fp8Tensor),
+        "FP8_PER_CHANNEL_PER_TOKEN" => Some(WeightFormat::Fp8Channel),
+        // `KFp8Block128`, `modelopt.py`: 2251–2290 (ModelOpt may write it lowercase).
+        "FP8_PB_WO" => Some(WeightFormat::Fp8Block {
+            rows: 128,
+            cols: 128,
+        }),
         "NVFP4" | "W4A16_NVFP4" => Some(WeightFormat::Nvfp4 { group }),
         "MXFP8" => Some(WeightFormat::Mxfp8),
         _ => None,
@@ -344,7 +351,11 @@ fn invalid(c: &ModelConfig, field: &str, reason: &str) -> ConfigError {
 const fn bytes_rank(f: WeightFormat) -> u8 {
     match f {
         WeightFormat::Bf16 | WeightFormat::Unplanned => 3,
-        WeightFormat::Fp8Block { .. } | WeightFormat::Fp8Tensor | WeightFormat::Mxfp8 => 2,
+        WeightFormat::Fp8Block { .. }
+        | WeightFormat::Fp8Tensor
+        | WeightFormat::Fp8Channel
+        | WeightFormat::Int8 { .. }
+        | WeightFormat::Mxfp8 => 2,
         WeightFormat::IntGroup { bits, .. } if bits > 4 => 2,
         WeightFormat::Nvfp4 { .. }
         | WeightFormat::Mxfp4Experts { .. }
