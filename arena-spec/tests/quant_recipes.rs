@@ -333,6 +333,42 @@ fn awq_gptq_and_compressed_tensors_groups_cost_what_vllm_allocates() {
     assert_eq!(c.weight_formats.dense_ffn, WeightFormat::Bf16);
 }
 
+/// GPTQModel's `dynamic` rules as vLLM reads them: `-:` rules leave the modules they name in
+/// 16 bits; a rule changing bits or groups is refused naming itself; one restating the base
+/// recipe changes nothing.
+#[test]
+fn gptq_dynamic_rules_skip_modules_and_refuse_other_bits() {
+    let formats = |dynamic: &str| {
+        let mut file: serde_json::Value = serde_json::from_str(&text("qwen3-0.6b")).unwrap();
+        file["quantization_config"] = serde_json::from_str(&format!(
+            r#"{{"quant_method": "gptq", "bits": 4, "group_size": 128, "dynamic": {dynamic}}}"#
+        ))
+        .unwrap();
+        ModelConfig::from_json_str(&file.to_string(), "q.json").map(|c| c.weight_formats)
+    };
+    let int4 = WeightFormat::IntGroup {
+        bits: 4,
+        group: 128,
+        zeros: true,
+        row_index: true,
+    };
+    let f = formats(r#"{"-:.*mlp\\.down_proj": {}, "+:.*self_attn.*": {"bits": 4}}"#).unwrap();
+    assert_eq!(
+        f.dense_ffn,
+        WeightFormat::Bf16,
+        "every layer's down_proj is 16-bit"
+    );
+    assert_eq!((f.attention, f.attention_out), (int4, int4));
+    let f = formats(r#"{"+:.*self_attn.*": {"bits": 8, "group_size": 128}}"#).unwrap();
+    assert!(f.is_unplanned());
+    assert!(f.unplanned.unwrap().contains("dynamic.+:.*self_attn.*"));
+    assert!(
+        formats(r#"{"-:(": {}}"#).is_err(),
+        "not a regular expression"
+    );
+    assert!(formats("[1]").is_err(), "not an object");
+}
+
 /// RedHatAI's `FP8-dynamic` and `quantized.w8a8` recipes (compressed-tensors, one group over
 /// `Linear`, the head ignored), and ModelOpt's per-channel FP8: one byte an element and an
 /// FP32 scale an output row, or a shard's scales only.

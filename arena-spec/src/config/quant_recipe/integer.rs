@@ -2,8 +2,8 @@
 //! (`quant_method: "compressed-tensors"`: one config group over `Linear` modules, its
 //! `ignore` list), AWQ and GPTQ, as vLLM v0.33.0 reads and allocates them.
 
-use super::patterns::Match;
-use super::{excluding, patterns, unplanned};
+use super::patterns::{Match, Pattern};
+use super::{excluding, invalid, patterns, unplanned};
 use crate::config::error::{ConfigError, MAX_DIM};
 use crate::config::{ModelConfig, WeightFormat, WeightFormats};
 use serde_json::{Map, Value};
@@ -153,29 +153,62 @@ pub(super) fn awq(
 }
 
 /// GPTQ (`qweight`, `qzeros`, 16-bit `scales` a group and the `g_idx` a column its
-/// checkpoints always carry; vLLM's `GPTQMarlinLinearMethod.create_weights`); per-module
-/// `dynamic` overrides are not planned.
+/// checkpoints always carry; vLLM's `GPTQMarlinLinearMethod.create_weights`). GPTQModel's
+/// `dynamic` rules as vLLM reads them (`quantization/utils/gptq_utils.py`: 85–103,
+/// 172–201): a `-:` rule's regular expression, matched at a module's start, leaves the
+/// modules it names in 16 bits; a positive rule (`+:` or none) that changes `bits` or
+/// `group_size` is not planned here, one that changes neither is the base recipe. A module
+/// that a positive rule names before a `-:` rule does is taken as 16-bit here, where vLLM
+/// would quantize it: a plan never holds less.
 pub(super) fn gptq(
     q: &Map<String, Value>,
     key: &str,
-    _c: &ModelConfig,
+    c: &ModelConfig,
 ) -> Result<WeightFormats, ConfigError> {
-    if q.get("dynamic")
-        .is_some_and(|d| d.as_object().is_some_and(|d| !d.is_empty()))
-    {
-        return Ok(unplanned(format!(
-            "{key}.dynamic: GPTQ's per-module overrides are not planned here"
-        )));
-    }
     let Some((bits, group)) = bits_and_group(q) else {
         return Ok(unplanned(format!(
             "{key}: GPTQ without 4 or 8 bits and a group size: not planned here"
         )));
     };
-    Ok(WeightFormats::uniform(WeightFormat::IntGroup {
+    let mut skipped = Vec::new();
+    match q.get("dynamic") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(rules)) => {
+            for (rule, overrides) in rules {
+                if let Some(re) = rule.strip_prefix("-:") {
+                    let pattern = Pattern::new(&format!("re:{re}"), Match::CompressedTensors)
+                        .map_err(|e| {
+                            invalid(c, &format!("{key}.dynamic.{rule}"), &e.to_string())
+                        })?;
+                    skipped.push(pattern);
+                    continue;
+                }
+                let changes = |name: &str, base: usize| {
+                    overrides
+                        .get(name)
+                        .and_then(Value::as_i64)
+                        .is_some_and(|v| group_or_bits(v) != Some(base))
+                };
+                if changes("bits", bits) || changes("group_size", group) {
+                    return Ok(unplanned(format!(
+                        "{key}.dynamic.{rule}: a GPTQ rule giving some modules other bits or \
+                         groups is not planned here"
+                    )));
+                }
+            }
+        }
+        Some(_) => return Err(invalid(c, &format!("{key}.dynamic"), "must be an object")),
+    }
+    let format = WeightFormat::IntGroup {
         bits,
         group,
         zeros: true,
         row_index: true,
-    }))
+    };
+    Ok(excluding(WeightFormats::uniform(format), &skipped, c))
+}
+
+/// A rule's `bits` or `group_size` as [`group`] reads a group size (-1: one group a row).
+fn group_or_bits(v: i64) -> Option<usize> {
+    group(Some(&Value::from(v)))
 }
