@@ -34,3 +34,24 @@ pub mod phased {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeExamples;
+
+/// The documentation pages' Rust examples, compiled and run as doctests (a GPU's `no_run`).
+#[cfg(doctest)]
+pub mod docs {
+    #[doc = include_str!("../docs/views.md")]
+    pub struct Views;
+    #[doc = include_str!("../docs/gpu-plan.md")]
+    pub struct GpuPlan;
+    #[doc = include_str!("../docs/const.md")]
+    pub struct Const;
+    #[doc = include_str!("../docs/cli.md")]
+    pub struct Cli;
+    #[doc = include_str!("../docs/models.md")]
+    pub struct Models;
+    #[doc = include_str!("../docs/parallel.md")]
+    pub struct Parallel;
+    #[doc = include_str!("../docs/sharing.md")]
+    pub struct Sharing;
+    #[doc = include_str!("../docs/gpu.md")]
+    pub struct Gpu;
+}

@@ -760,11 +760,11 @@ fn help_goes_to_stdout_and_a_usage_error_is_one_line() {
     assert!(!missing.contains("Usage:"), "{missing}");
 }
 
-/// The README's `plan llama-3.1-8b` sample is the binary's output: every line of it but the
-/// `...` elisions appears in `arena plan llama-3.1-8b`, in the same order.
+/// The CLI page's `plan llama-3.1-8b` sample (`docs/cli.md`) is the binary's output: every
+/// line of it but the `...` elisions appears in `arena plan llama-3.1-8b`, in the same order.
 #[test]
 fn the_readme_sample_is_what_plan_prints() {
-    let readme = common::workspace_readme();
+    let readme = common::workspace_doc("docs/cli.md");
     let start = readme
         .find("Sample (`plan llama-3.1-8b`")
         .expect("the README has the sample");

@@ -232,7 +232,7 @@ fn the_plot_stacks_each_ranks_parts_up_to_the_gpu() {
 /// elisions appears in the command's output, in order.
 #[test]
 fn the_readme_fit_sample_is_what_fit_prints() {
-    let readme = common::workspace_readme();
+    let readme = common::workspace_doc("README.md");
     let start = readme
         .find("$ arena fit nemotron-3-nano-30b-a3b")
         .expect("the README has the sample");

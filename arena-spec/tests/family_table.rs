@@ -231,3 +231,64 @@ fn unsized_model_types_are_no_rows_and_refuse_with_their_reason() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// The counts the documentation states in prose are the code's: the families (`model_type`s)
+/// the shipped files cover, the shipped vendor files, and the engine
+/// arena's buffers, the seeds' and its own. A page that states one wrongly fails here, naming
+/// the page and the words.
+#[test]
+fn the_counts_in_prose_are_the_codes() {
+    use arena_runtime::Arena;
+    let read = |page: &str| {
+        let path = format!("{}/../{page}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    let vendor: Vec<_> = SHIPPED
+        .iter()
+        .filter(|m| !m.name.starts_with("synthetic"))
+        .collect();
+    // A family is a `model_type` (Gemma 3's `gemma3_text` and `gemma3` two, as the list in
+    // docs/models.md names them).
+    let families: BTreeSet<String> = vendor
+        .iter()
+        .map(|m| parse(m.json)["model_type"].as_str().unwrap().to_string())
+        .collect();
+    let buffers = arena_spec::BufferArena::BUFFERS.len();
+    let seeds = arena_spec::SEEDS_BUFFERS;
+    let claims = [
+        (
+            "README.md",
+            format!("files of {} model\nfamilies", families.len()),
+        ),
+        ("README.md", format!("{seeds} buffers with their formulas")),
+        (
+            "README.md",
+            format!(
+                "after the seeds' {seeds} it holds {} buffers",
+                buffers - seeds
+            ),
+        ),
+        ("README.md", format!("`BufferArena` has {buffers} and")),
+        (
+            "README.md",
+            format!("// {buffers} buffers, by their formulas"),
+        ),
+        (
+            "arena-spec/README.md",
+            format!("of {} model families", families.len()),
+        ),
+        (
+            "docs/models.md",
+            format!("{} files of {} families", vendor.len(), families.len()),
+        ),
+    ];
+    for (page, words) in claims {
+        let text = read(page).replace("\r\n", "\n");
+        // Prose wraps anywhere: compare with every run of whitespace as one space.
+        let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            squash(&text).contains(&squash(&words)),
+            "{page} does not say {words:?}: the code's count"
+        );
+    }
+}

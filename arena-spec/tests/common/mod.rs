@@ -56,13 +56,13 @@ pub fn u(v: &serde_json::Value) -> u64 {
         .unwrap_or_else(|| panic!("{v} is not a whole number"))
 }
 
-/// The workspace README, read at run time. A packaged arena-spec has none: its tests that
-/// read it fail there rather than pass having compared nothing, and `.ci/package` skips them
-/// by name (`--skip the_readme_`), saying so.
-pub fn workspace_readme() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
-    std::fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!("{path}: {e}; the README samples are checked from the repository only")
+/// A page of the workspace's documentation (`README.md`, `docs/cli.md`), read at run time. A
+/// packaged arena-spec has none: its tests that read one fail there rather than pass having
+/// compared nothing, and `.ci/package` skips them by name (`--skip the_readme_`), saying so.
+pub fn workspace_doc(page: &str) -> String {
+    let path = format!("{}/../{page}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("{path}: {e}; the documentation's samples are checked from the repository only")
     })
 }
 

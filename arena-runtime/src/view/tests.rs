@@ -1,0 +1,147 @@
+//! Views narrow, copy and refuse as their docs say, on the host backend.
+
+use super::*;
+use crate::dtype::bf16;
+use crate::HostDevice;
+
+fn view<'a>(dims: &'a [usize], device: &'a HostDevice) -> View<'a, bf16, HostDevice> {
+    let len = dims.iter().product();
+    View::from_parts("qkv", DevicePtr::from_raw_parts(0x1000, len), dims, device)
+}
+
+#[test]
+fn rows_narrow_within_the_capacity_and_name_the_buffer_beyond_it() {
+    let device = HostDevice::new();
+    let v = view(&[8, 6], &device);
+    let r = v.rows(3).unwrap();
+    assert_eq!((r.len(), r.as_raw()), (18, 0x1000));
+    assert_eq!(r.dims(), [3, 6]);
+    assert!(v.rows(0).unwrap().is_empty());
+    assert_eq!(v.rows(8).unwrap().len(), 48);
+    let e = v.rows(9).unwrap_err();
+    assert_eq!(
+        e,
+        ViewError::Rows {
+            buffer: "qkv",
+            rows: 9,
+            capacity: 8
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "buffer `qkv`: 9 rows asked, its capacity is 8 rows"
+    );
+    let gated = view(&[0, 6], &device);
+    assert!(gated.rows(1).unwrap_err().to_string().contains("gated off"));
+    let bytes = View::<u8, _>::from_parts(
+        "scratch",
+        DevicePtr::from_raw_parts(0x2000, 64),
+        &[],
+        &device,
+    );
+    assert_eq!(
+        bytes.rows(1).unwrap_err(),
+        ViewError::NoShape { buffer: "scratch" }
+    );
+}
+
+#[test]
+fn a_per_layer_buffer_gives_each_layer_contiguous_and_names_a_layer_past_its_count() {
+    let device = HostDevice::new();
+    // Three layers of [4 slots, 2, 5]: 40 elements (80 bytes) a layer.
+    let v = view(&[3, 4, 2, 5], &device);
+    let l2 = v.layer(2).unwrap();
+    assert_eq!((l2.len(), l2.as_raw()), (40, 0x1000 + 2 * 80));
+    assert_eq!(l2.dims(), [4, 2, 5]);
+    // A layer narrows by rows like any buffer: its first slot of layer 1.
+    let slot = v.layer(1).unwrap().rows(1).unwrap();
+    assert_eq!((slot.len(), slot.as_raw()), (10, 0x1000 + 80));
+    let e = v.layer(3).unwrap_err();
+    assert_eq!(
+        e,
+        ViewError::Layer {
+            buffer: "qkv",
+            layer: 3,
+            layers: 3
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "buffer `qkv`: layer 3 asked, it holds 3 layers"
+    );
+    assert!(view(&[0, 4], &device)
+        .layer(0)
+        .unwrap_err()
+        .to_string()
+        .contains("gated off"));
+    // A buffer of one dimension has no layers of its own shape.
+    assert!(matches!(
+        view(&[3], &device).layer(0),
+        Err(ViewError::Layer { layers: 0, .. })
+    ));
+    let mut w = ViewMut::<bf16, _>::from_parts(
+        "state",
+        DevicePtr::from_raw_parts(0x4000, 12),
+        &[3, 4],
+        &device,
+    );
+    assert_eq!(w.layer(1).unwrap().as_raw(), 0x4000 + 8);
+    assert_eq!(w.into_layer(2).unwrap().dims(), [4]);
+}
+
+#[test]
+fn ranges_and_regions_stay_inside_the_buffer() {
+    let device = HostDevice::new();
+    let v = view(&[4, 4], &device);
+    let r = v.range(2..10).unwrap();
+    assert_eq!((r.len(), r.as_raw()), (8, 0x1004));
+    assert_eq!(r.dims(), [8]);
+    let (start, end) = (3, 2);
+    assert!(v.range(10..17).is_err() && v.range(start..end).is_err());
+    let bytes = View::<u8, _>::from_parts(
+        "scratch",
+        DevicePtr::from_raw_parts(0x2000, 64),
+        &[64],
+        &device,
+    );
+    let ids = bytes
+        .region::<i32>(Region {
+            offset: 32,
+            bytes: 16,
+        })
+        .unwrap();
+    assert_eq!((ids.len(), ids.as_raw()), (4, 0x2020));
+    assert!(bytes
+        .region::<i32>(Region {
+            offset: 56,
+            bytes: 16
+        })
+        .is_err());
+    assert!(bytes
+        .region::<i32>(Region {
+            offset: 0,
+            bytes: 6
+        })
+        .is_err());
+    assert!(bytes
+        .region::<i32>(Region {
+            offset: usize::MAX,
+            bytes: 4
+        })
+        .is_err());
+}
+
+#[test]
+fn a_writable_view_narrows_and_reads_the_same_bytes() {
+    let device = HostDevice::new();
+    let mut w = ViewMut::<f32, _>::from_parts(
+        "out",
+        DevicePtr::from_raw_parts(0x4000, 12),
+        &[4, 3],
+        &device,
+    );
+    assert_eq!(w.rows(2).unwrap().len(), 6);
+    assert_eq!(w.as_view().dims(), [4, 3]);
+    assert_eq!(w.reborrow().into_rows(4).unwrap().len(), 12);
+    assert!(w.rows(5).is_err());
+}
