@@ -237,7 +237,7 @@ fn unsized_model_types_are_no_rows_and_refuse_with_their_reason() {
 /// arena's buffers, the seeds' and its own. A page that states one wrongly fails here, naming
 /// the page and the words.
 #[test]
-fn the_counts_in_prose_are_the_codes() {
+fn the_readme_and_docs_counts_are_the_codes() {
     use arena_runtime::Arena;
     let read = |page: &str| {
         let path = format!("{}/../{page}", env!("CARGO_MANIFEST_DIR"));
