@@ -2,7 +2,7 @@
 """The peer the shared slab is held against: PyTorch's eager forward pass, whose caching
 allocator frees each tensor when it dies, measured as a profile-based engine measures it.
 
-For every shipped config (`arena-spec/models/*.json`) that transformers can build, the model
+For every shipped config (`arena-spec/config/models/*.json`) that transformers can build, the model
 is cut to the fewest leading layers that hold every kind of layer the config has (attention
 kind, dense or MoE MLP, rope or not; at least 2: the kinds are read from the config object
 transformers builds, see `layer_kinds`), built on the GPU in bf16 with transformers' own
@@ -106,7 +106,7 @@ def main():
     out = Path(sys.argv[1])
     wanted = set(sys.argv[2:])
     rows = []
-    for path in sorted((ROOT / "arena-spec/models").glob("*.json")):
+    for path in sorted((ROOT / "arena-spec/config/models").glob("*.json")):
         if wanted and path.stem not in wanted:
             continue
         start = time.time()

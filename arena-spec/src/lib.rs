@@ -20,12 +20,9 @@
 //! allocate on a GPU (`--device cuda:N`) and the GPU tests run.
 
 pub mod arena;
-pub mod config;
 pub mod fit;
 pub mod gpu_plan;
 pub mod kv;
-pub mod models;
-pub mod parallel;
 pub mod report;
 pub mod state;
 pub mod weights;
@@ -43,13 +40,17 @@ pub use arena::{
     ArenaInputs, BufferArena, BufferArenaPhase, BufferArenaViews, BufferArenaViewsMut, BufferSizes,
     SEEDS_BUFFERS,
 };
-pub use config::levers::{LeverError, Levers};
-pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
-pub use config::{FormatSource, Mxfp4Backend, WeightFormat, WeightFormats, WeightPart};
-pub use config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
-pub use config::{Tower, TowerKind, Towers};
+// The configs everything here is sized from, from their own crate (`arena-config`), at the
+// paths they have always had here.
+pub use arena::ranks::StageArenas;
+pub use arena_config::{config, models, parallel};
+pub use arena_config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
+pub use arena_config::{FormatSource, Mxfp4Backend, WeightFormat, WeightFormats, WeightPart};
+pub use arena_config::{LeverError, Levers};
+pub use arena_config::{ParallelLayout, Rank, RankShard, ShardError};
+pub use arena_config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
+pub use arena_config::{Tower, TowerKind, Towers};
 pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes, KvPoolViews};
-pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
 pub use state::{StateCache, StateCacheInputs, StateCacheSizes, StateCacheViews};
 
 // The module paths before the crate was arranged in wings, kept for one release so code

@@ -138,9 +138,15 @@ fn plan_json_is_one_document_with_stable_fields() {
 
 #[test]
 fn plan_reads_a_config_path() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/models/qwen3-0.6b.json");
-    let out = stdout(&["plan", path, "--max-batch-tokens", "64"]);
+    // The shipped file written where a user keeps theirs.
+    let dir = std::env::temp_dir().join(format!("arena-plan-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("qwen3-0.6b.json");
+    let shipped = arena_spec::models::find("qwen3-0.6b").unwrap();
+    std::fs::write(&path, shipped.json).unwrap();
+    let out = stdout(&["plan", path.to_str().unwrap(), "--max-batch-tokens", "64"]);
     assert!(out.contains("qwen3-0.6b.json (qwen3)"), "{out}");
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]

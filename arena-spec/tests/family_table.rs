@@ -8,7 +8,7 @@ use arena_spec::{Family, Levers, ModelConfig};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
-const FAMILIES_MD: &str = include_str!("../FAMILIES.md");
+use arena_spec::config::family::FAMILIES_MD;
 
 fn parse(text: &str) -> Value {
     serde_json::from_str(&text.replace("Infinity", "1e308")).unwrap()

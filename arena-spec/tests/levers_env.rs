@@ -8,7 +8,10 @@ use arena_spec::{BufferSizes, ConfigError, Levers, ModelConfig};
 
 #[test]
 fn load_takes_the_levers_from_the_environment_and_the_explicit_form_does_not() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/models/qwen3.5-27b.json");
+    // The shipped file written where a user keeps theirs.
+    let path = std::env::temp_dir().join(format!("arena-levers-{}.json", std::process::id()));
+    std::fs::write(&path, find("qwen3.5-27b").unwrap().json).unwrap();
+    let path = path.as_path();
     let size = |c: &ModelConfig| BufferSizes::from_config(c, 8192, 131072, 16, 128);
 
     // Nothing set: every lever off, on every path.

@@ -26,7 +26,7 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// The shipped model `name` (`arena-spec/models/<name>.json`) cut to its first `layers`
+    /// The shipped model `name` (`arena-spec/config/models/<name>.json`) cut to its first `layers`
     /// layers, the way `reference.py` cuts it.
     pub fn shipped(name: &str, layers: usize) -> Result<Decoder, String> {
         let shipped = arena_spec::models::find(name).ok_or(format!("no shipped model {name}"))?;
@@ -37,7 +37,7 @@ impl Decoder {
                 list.truncate(layers);
             }
         }
-        let file = format!("arena-spec/models/{name}.json (first {layers} layers)");
+        let file = format!("arena-spec/config/models/{name}.json (first {layers} layers)");
         let config =
             ModelConfig::from_json_str(&raw.to_string(), &file).map_err(|e| e.to_string())?;
         let get = |key: &str| raw.get(key).and_then(Value::as_f64);

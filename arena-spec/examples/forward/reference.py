@@ -20,7 +20,7 @@ For each model it writes, under OUT:
   and `cpu` without a GPU.
 
 Run: `python3 arena-spec/examples/forward/reference.py OUT [cpu|cuda] [MODEL...]`. Nothing is downloaded:
-the configs are the shipped vendor files in `arena-spec/models/`.
+the configs are the shipped vendor files in `arena-spec/config/models/`.
 """
 
 import json
@@ -163,7 +163,7 @@ def main():
             else device.split(":")[0]
         doc = {
             "model": name,
-            "config": f"arena-spec/models/{config_file}",
+            "config": f"arena-spec/config/models/{config_file}",
             "class": class_name,
             "layers": layers,
             "seed": SEED,

@@ -28,31 +28,41 @@ pub enum RankSizeError {
     Size { model: String, source: SizeError },
 }
 
-impl ParallelLayout {
-    /// One config per pipeline stage (the stage's first rank's), or only `rank`'s when
-    /// given; the whole model, unsharded, for the single-GPU layout.
-    pub fn stage_configs(
+/// Every rank of a parallel layout sized: its stages' arenas and the largest of them.
+/// Implemented for [`ParallelLayout`] (the layout is `arena-config`'s, the arena this
+/// crate's); `use arena_spec::StageArenas` to call it.
+pub trait StageArenas {
+    /// [`ParallelLayout::stage_configs`], each with its arena sized at `inputs`.
+    fn stage_arenas(
         &self,
         whole: &ModelConfig,
         rank: Option<usize>,
-    ) -> Result<Vec<ModelConfig>, ShardError> {
-        if *self == ParallelLayout::SINGLE && rank.unwrap_or(0) == 0 {
-            return Ok(vec![whole.clone()]);
-        }
-        // The first rank's shard checks the split (more stages than layers, say) before any
-        // list of ranks is made; it is the first stage's config too.
-        let first = whole.shard(&self.rank(0)?)?;
-        match rank {
-            Some(0) => Ok(vec![first]),
-            Some(r) => Ok(vec![whole.shard(&self.rank(r)?)?]),
-            None => std::iter::once(Ok(first))
-                .chain(self.stage_leaders().skip(1).map(|r| whole.shard(&r)))
-                .collect(),
-        }
-    }
+        inputs: &ArenaInputs,
+    ) -> Result<Vec<RankArena>, RankSizeError>;
 
-    /// [`Self::stage_configs`], each with its arena sized at `inputs`.
-    pub fn stage_arenas(
+    /// The rank (of `rank` alone, when given) whose arena's `total_bytes` is largest at
+    /// `inputs`; the first of equals. Its index is `config.shard`'s `rank.index`.
+    ///
+    /// ```
+    /// use arena_spec::{models, ArenaInputs, ParallelLayout, StageArenas};
+    ///
+    /// let whole = models::find("deepseek-v3").unwrap().config()?;
+    /// let layout = ParallelLayout::new(8, 8, 2)?; // tp 8, ep 8, pp 2: 16 GPUs
+    /// let largest = layout.largest_rank(&whole, None, &ArenaInputs::defaults_for(&whole))?;
+    /// let rank = largest.config.shard.as_ref().unwrap().rank;
+    /// println!("rank {} needs {} B", rank.index, largest.sizes.total_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn largest_rank(
+        &self,
+        whole: &ModelConfig,
+        rank: Option<usize>,
+        inputs: &ArenaInputs,
+    ) -> Result<RankArena, RankSizeError>;
+}
+
+impl StageArenas for ParallelLayout {
+    fn stage_arenas(
         &self,
         whole: &ModelConfig,
         rank: Option<usize>,
@@ -70,20 +80,7 @@ impl ParallelLayout {
             .collect()
     }
 
-    /// The rank (of `rank` alone, when given) whose arena's `total_bytes` is largest at
-    /// `inputs`; the first of equals. Its index is `config.shard`'s `rank.index`.
-    ///
-    /// ```
-    /// use arena_spec::{models, ArenaInputs, ParallelLayout};
-    ///
-    /// let whole = models::find("deepseek-v3").unwrap().config()?;
-    /// let layout = ParallelLayout::new(8, 8, 2)?; // tp 8, ep 8, pp 2: 16 GPUs
-    /// let largest = layout.largest_rank(&whole, None, &ArenaInputs::defaults_for(&whole))?;
-    /// let rank = largest.config.shard.as_ref().unwrap().rank;
-    /// println!("rank {} needs {} B", rank.index, largest.sizes.total_bytes());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn largest_rank(
+    fn largest_rank(
         &self,
         whole: &ModelConfig,
         rank: Option<usize>,

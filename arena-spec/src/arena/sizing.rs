@@ -5,8 +5,17 @@ use crate::arena::constants::{
     DEFAULT_BLOCK_TABLE_WIDTH, HC_DECODE_MAX_TOKENS, HC_PREFILL_SLAB_TOKENS, Q8_1_MMQ_BYTES,
     Q8_1_MMQ_VALUES, QSA_SLAB_ROWS,
 };
-use crate::config::{max, ModelConfig};
+use crate::config::ModelConfig;
 use arena_runtime::{const_try, size, SizeError};
+
+/// The larger of two sizes, in a `const fn`.
+const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
 
 /// Bytes of the keep-packed Q2_0 dequant scratch (the seeds' rule): `hidden_size` times the widest of
 /// intermediate, QKVZ, Mamba-2 in_proj, the q projection and 2 · kv_heads · head_dim, in

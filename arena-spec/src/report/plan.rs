@@ -119,7 +119,7 @@ impl PlanReport {
     ///
     /// ```
     /// use arena_spec::report::{PlanReport, SizeReport, StageSummary};
-    /// use arena_spec::{models, ArenaInputs, ParallelLayout};
+    /// use arena_spec::{models, ArenaInputs, ParallelLayout, StageArenas};
     ///
     /// let config = models::find("qwen3-0.6b").unwrap().config()?;
     /// let inputs = ArenaInputs::defaults_for(&config);

@@ -36,7 +36,6 @@ mod allocated;
 mod attention;
 mod compressed;
 mod ffn;
-mod format;
 mod latent;
 mod layers;
 mod mixers;

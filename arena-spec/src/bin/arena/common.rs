@@ -4,7 +4,7 @@ use arena_runtime::{ArenaError, PlacementError, SizeError};
 use arena_spec::arena::inputs::{
     DEFAULT_KV_BLOCK_SIZE, DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS,
 };
-use arena_spec::arena::ranks::{RankArena, RankSizeError};
+use arena_spec::arena::ranks::{RankArena, RankSizeError, StageArenas};
 use arena_spec::{
     models, ArenaInputs, ConfigError, LeverError, ModelConfig, ParallelLayout, ShardError,
 };

@@ -1,4 +1,4 @@
-//! The model configs shipped in `arena-spec/models/`, embedded so the CLI finds them from
+//! The model configs shipped in `arena-spec/config/models/`, embedded so the CLI finds them from
 //! any directory.
 
 use crate::config::levers::Levers;
@@ -87,7 +87,7 @@ impl ShippedModel {
 
     /// The parsed config with the levers given; the environment is not read.
     pub fn config_with_levers(&self, levers: Levers) -> Result<ModelConfig, ConfigError> {
-        let path = format!("arena-spec/models/{}.json", self.name);
+        let path = format!("arena-spec/config/models/{}.json", self.name);
         let mut config =
             ModelConfig::from_json_str_with_levers(self.json, Path::new(&path), levers)?;
         config.source = self.name.into();

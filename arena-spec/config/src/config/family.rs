@@ -8,6 +8,11 @@
 //! answers it. The loader (`load.rs`, `keys.rs`, `layers.rs`, `moe.rs`, `mamba.rs`) reads
 //! the row and names no family.
 
+/// The family table's documentation (`FAMILIES.md`, this module's page): a section a family,
+/// each config key, what it sizes and the reference's file and class. Tests hold every row to
+/// its section.
+pub const FAMILIES_MD: &str = include_str!("../../FAMILIES.md");
+
 mod shared_keys;
 mod table;
 

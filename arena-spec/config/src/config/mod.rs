@@ -34,6 +34,7 @@ mod quantization;
 mod shard;
 mod state_dtype;
 mod towers;
+mod weight_bytes;
 
 pub use const_item::const_name;
 pub use error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
@@ -71,11 +72,11 @@ pub enum LayerKind {
 }
 
 /// What keys and values an attention layer keeps between steps: the KV pool's layer kinds
-/// ([`crate::KvPool`]).
+/// (`arena_spec::KvPool`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KvLayer {
     /// None: not an attention layer (a recurrent mixer keeps its state in the
-    /// [`crate::StateCache`]; an FFN-only layer keeps nothing).
+    /// `arena_spec::StateCache`; an FFN-only layer keeps nothing).
     None,
     /// Every token's keys and values, for the whole sequence.
     Full,
@@ -407,7 +408,7 @@ impl ModelConfig {
 
     // ---- layers ----
 
-    pub(crate) const fn count(&self, kind: LayerKind) -> usize {
+    pub const fn count(&self, kind: LayerKind) -> usize {
         let layers = self.layer_kinds();
         let (mut n, mut i) = (0, 0);
         while i < layers.len() {

@@ -27,6 +27,7 @@
 //! group lives inside the tensor-parallel group (no attention data parallelism), so the ranks
 //! of one stage see the same `M` tokens; ranks of one stage have identical arenas.
 
+use crate::config::ModelConfig;
 use std::ops::Range;
 use thiserror::Error;
 
@@ -214,6 +215,31 @@ impl Rank {
     /// The expert-parallel rank: which `1/ep` of the experts this rank holds.
     pub fn ep_rank(&self) -> usize {
         self.tp_rank() / self.layout.moe_tp()
+    }
+}
+
+/// A layout's configs, a stage at a time.
+impl ParallelLayout {
+    /// One config per pipeline stage (the stage's first rank's), or only `rank`'s when
+    /// given; the whole model, unsharded, for the single-GPU layout.
+    pub fn stage_configs(
+        &self,
+        whole: &ModelConfig,
+        rank: Option<usize>,
+    ) -> Result<Vec<ModelConfig>, ShardError> {
+        if *self == ParallelLayout::SINGLE && rank.unwrap_or(0) == 0 {
+            return Ok(vec![whole.clone()]);
+        }
+        // The first rank's shard checks the split (more stages than layers, say) before any
+        // list of ranks is made; it is the first stage's config too.
+        let first = whole.shard(&self.rank(0)?)?;
+        match rank {
+            Some(0) => Ok(vec![first]),
+            Some(r) => Ok(vec![whole.shard(&self.rank(r)?)?]),
+            None => std::iter::once(Ok(first))
+                .chain(self.stage_leaders().skip(1).map(|r| whole.shard(&r)))
+                .collect(),
+        }
     }
 }
 

@@ -1,6 +1,6 @@
-//! Generated from `arena-spec/models/*.json` by `ModelConfig::const_item`: do not edit.
+//! Generated from `arena-spec/config/models/*.json` by `ModelConfig::const_item`: do not edit.
 //! Every shipped model as a `const ModelConfig` (levers off), for the const sizing path.
-//! `ARENA_BLESS=1 cargo test -p arena-spec --test const_sizes` rewrites it; that test
+//! `ARENA_BLESS=1 cargo test -p arena-config --test consts` rewrites it; that test
 //! fails while it is stale.
 
 use crate::config::levers::Levers;
