@@ -12,12 +12,12 @@
 //! (the KV block pool) and [`weights`] (every parameter tensor, in six arenas); and what reads
 //! them all: [`parallel`] (layouts and ranks), [`fit`] (the budget search), [`gpu_plan`] (the
 //! whole GPU planned: weights, arena, state cache, reserve, the KV pool in the rest) and
-//! [`report`] (per-buffer tables and the documents the CLI prints). The `arena` CLI is a binary of its own (`src/bin/arena/`).
+//! [`report`] (per-buffer tables and the documents the CLI prints). The configs ([`config`],
+//! [`models`], [`parallel`]) are the `arena-config` crate's, re-exported; the `arena` CLI is
+//! the `arena-cli` crate.
 //!
-//! Features: `cli` (default) builds the `arena` binary and its dependencies (`clap`,
-//! `plotters`, `libc`); an engine depending on the library alone sets
-//! `default-features = false`, which removes nothing from the library. `cuda` lets the CLI
-//! allocate on a GPU (`--device cuda:N`) and the GPU tests run.
+//! Features: `cuda` makes the GPU tests run (and `arena-cli`'s `cuda` lets the CLI allocate
+//! on a GPU, `--device cuda:N`).
 
 pub mod arena;
 pub mod fit;

@@ -1,14 +1,35 @@
-//! An engine that depends on `arena-spec` without default features builds the arena, not the
-//! CLI: none of the CLI's dependencies is in its tree.
+//! An engine that depends on `arena-spec` (or on `arena-config` alone) builds the library, not
+//! the CLI: none of the CLI's dependencies (`arena-cli`'s) is in its tree.
 
 #[test]
-fn without_default_features_no_cli_dependency_is_built() {
+fn no_cli_dependency_is_in_the_librarys_tree() {
+    for library in ["arena-spec", "arena-config"] {
+        let tree = normal_dependencies(library);
+        for cli_only in ["clap", "plotters", "libc", "assert_cmd", "arena-cli"] {
+            assert!(
+                !tree.iter().any(|c| c == cli_only),
+                "{cli_only} in {library}'s tree: {tree:?}"
+            );
+        }
+    }
+    assert!(normal_dependencies("arena-spec")
+        .iter()
+        .any(|c| c == "arena-runtime"));
+    // The configs hold no GPU code: no runtime, no cudarc.
+    let config = normal_dependencies("arena-config");
+    assert!(
+        !config.iter().any(|c| c == "arena-runtime" || c == "cudarc"),
+        "{config:?}"
+    );
+}
+
+/// The crates `cargo tree` lists for `package`'s normal dependencies, all features off.
+fn normal_dependencies(package: &str) -> Vec<String> {
     let out = std::process::Command::new(env!("CARGO"))
         .args([
             "tree",
             "-p",
-            "arena-spec",
-            "--no-default-features",
+            package,
             "-e",
             "normal",
             "--prefix",
@@ -24,12 +45,8 @@ fn without_default_features_no_cli_dependency_is_built() {
         String::from_utf8_lossy(&out.stderr)
     );
     let tree = String::from_utf8(out.stdout).unwrap();
-    let crates: Vec<&str> = tree.lines().filter_map(|l| l.split(' ').next()).collect();
-    assert!(crates.contains(&"arena-runtime"), "{tree}");
-    for cli_only in ["clap", "plotters", "libc", "assert_cmd"] {
-        assert!(
-            !crates.contains(&cli_only),
-            "{cli_only} in the library's tree:\n{tree}"
-        );
-    }
+    tree.lines()
+        .filter_map(|l| l.split(' ').next())
+        .map(str::to_string)
+        .collect()
 }

@@ -60,7 +60,7 @@ pub fn u(v: &serde_json::Value) -> u64 {
 /// packaged arena-spec has none: its tests that read one fail there rather than pass having
 /// compared nothing, and `.ci/package` skips them by name (`--skip the_readme_`), saying so.
 pub fn workspace_doc(page: &str) -> String {
-    let path = format!("{}/../{page}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../{page}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!("{path}: {e}; the documentation's samples are checked from the repository only")
     })

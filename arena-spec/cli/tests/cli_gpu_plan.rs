@@ -9,8 +9,17 @@ mod common;
 use common::{json, stdout, u};
 use serde_json::Value;
 
-mod shipped;
-use shipped::{n, raw};
+/// The shipped file as its raw JSON (`Infinity` read as Python's `json` reads it), not through
+/// `ModelConfig`.
+fn raw(name: &str) -> Value {
+    let text = arena_spec::models::find(name).unwrap().json;
+    serde_json::from_str(&text.replace("Infinity", "1e308")).unwrap()
+}
+
+/// A whole-number key of a raw config.
+fn n(v: &Value, key: &str) -> usize {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key}")) as usize
+}
 
 const PAGE: u64 = 2 << 20;
 
