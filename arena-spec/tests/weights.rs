@@ -18,42 +18,35 @@ fn oracle() -> Value {
     serde_json::from_str(include_str!("oracle/widths.json")).unwrap()
 }
 
+/// Every shipped model the oracle builds is counted to its parameter; the one it cannot build
+/// (DeciLM's, whose blocks have widths of their own) is refused naming the model and why.
 #[test]
-fn counted_families_match_the_reference_exactly_and_others_are_refused() {
+fn every_model_the_oracle_builds_is_counted_exactly_and_decilm_is_refused() {
     let oracle = oracle();
     let (mut matched, mut refused) = (Vec::new(), Vec::new());
-    for m in SHIPPED {
+    // The synthetic files turn on features no family has together: no reference builds them.
+    for m in SHIPPED.iter().filter(|m| !m.is_synthetic()) {
+        let c = m.config_with_levers(Default::default()).unwrap();
         let Some(record) = oracle["models"].get(m.name) else {
+            let e = parameters(&c).unwrap_err();
+            assert!(matches!(e, WeightsError::PerLayerWidths { .. }), "{e}");
+            assert!(e.to_string().contains(m.name) && e.to_string().contains("block_configs"));
+            refused.push(m.name);
             continue;
         };
-        let c = m.config_with_levers(Default::default()).unwrap();
-        match parameters(&c) {
-            Ok(p) => {
-                let want = record["param_count"].as_u64().unwrap();
-                assert_eq!(p, want, "{}: {}", m.name, p as i64 - want as i64);
-                assert_eq!(
-                    WeightLayers::of(&c, false).unwrap().lm_head == 0,
-                    record["tied_embeddings"].as_bool().unwrap(),
-                    "{}: tied",
-                    m.name
-                );
-                matched.push(m.name);
-            }
-            Err(e) => {
-                assert!(matches!(e, WeightsError::FamilyNotCounted { .. }), "{e}");
-                eprintln!("{e}");
-                assert!(e.to_string().contains(m.name), "{e}");
-                refused.push(m.name)
-            }
-        }
+        let p = parameters(&c).unwrap_or_else(|e| panic!("{e}"));
+        let want = record["param_count"].as_u64().unwrap();
+        assert_eq!(p, want, "{}: {}", m.name, p as i64 - want as i64);
+        assert_eq!(
+            WeightLayers::of(&c, false).unwrap().lm_head == 0,
+            record["tied_embeddings"].as_bool().unwrap(),
+            "{}: tied",
+            m.name
+        );
+        matched.push(m.name);
     }
     assert!(matched.len() >= 47, "{matched:?}");
-    assert!(refused.is_empty(), "{refused:?}");
-    eprintln!(
-        "matched {}: {matched:?}\nrefused {}: {refused:?}",
-        matched.len(),
-        refused.len()
-    );
+    assert_eq!(refused, ["llama-3.3-nemotron-super-49b-v1"]);
 }
 
 /// The reference's sizes at 16 bits (two bytes an element), the vocabulary unpadded.

@@ -343,13 +343,22 @@ fn a_layout_of_more_than_one_gpu_keeps_nccls_memory_beside_the_reserve() {
         };
         plan_gpu(&c, &ParallelLayout::new(tp, 1, pp).unwrap(), inputs).unwrap()
     };
-    // aiconfigurator-core 0.12.0's H200 figures: 342 MiB at tp 2, 392 MiB at 4 and 8.
+    // Worked by hand from NCCL 2.26.2's source (`gpu_plan/reserve.rs` cites each line): 24
+    // ring channels of a 10 MiB receiving and a 2 MiB sending buffer, 98 small allocations of
+    // 2 MiB, and above two ranks NVLS's 25 set-up allocations of 2 MiB and 16 channels × 2 ×
+    // 1 MiB a rank; a pipeline's 32 send/receive channels a peer.
+    let mib = 1u64 << 20;
+    let (ring, small) = (24 * 12 * mib, 98 * 2 * mib);
+    let nvls = |n: u64| 50 * mib + n * 32 * mib;
+    let pipeline = small + 32 * 12 * mib;
     for (tp, pp, want) in [
         (1, 1, 0),
-        (2, 1, 358_612_992),
-        (8, 1, 411_041_792),
-        (1, 2, 358_612_992),
-        (2, 2, 2 * 358_612_992),
+        (2, 1, ring + small),
+        (4, 1, ring + small + nvls(4)),
+        (8, 1, ring + small + nvls(8)),
+        (16, 1, ring + small + nvls(8)),
+        (1, 2, pipeline),
+        (2, 2, ring + small + pipeline),
     ] {
         let layout = ParallelLayout::new(tp, 1, pp).unwrap();
         assert_eq!(nccl_reserve(&layout), want, "tp {tp} pp {pp}");
@@ -365,4 +374,10 @@ fn a_layout_of_more_than_one_gpu_keeps_nccls_memory_beside_the_reserve() {
     let block = (without.kv_pool_bytes as f64 / without.blocks.full as f64) as u64;
     let fewer = (without.blocks.full - with.blocks.full) as u64;
     assert!(fewer * block <= nccl_bytes(2) + block && fewer * block + 2 * block >= nccl_bytes(2));
+    // 484, 662 and 790 MiB, as the docs say.
+    assert_eq!(
+        [2, 4, 8].map(|n| nccl_bytes(n) / mib),
+        [484, 662, 790],
+        "the figures the docs quote"
+    );
 }

@@ -163,7 +163,11 @@ paths under aiconfigurator_core/):
   from 551MB to 3.5GB for safer deployment, this will cover part of the inaccurate mem calc"), plus
   `nccl_mem` for tp > 1 ({nccl}).
   The plan keeps the CUDA context and a cuBLAS workspace as measured on an H200
-  ({reserve:.0f} MiB) and, for tp > 1, the same NCCL figures as AIC's table.
+  ({reserve:.0f} MiB) and, for tp > 1, NCCL's buffers as NCCL 2.26.2's source allocates them
+  with its default environment (484 MiB at tp 2, 790 at tp 8: ring buffers, small allocations
+  and, above two ranks, NVLS; `gpu_plan::nccl_bytes` cites each term). AIC's figures match the
+  source's allocations at initialisation (its 50 MiB step from 2 to 4 ranks is NVLS's set-up)
+  and leave out the ring and NVLS buffers NCCL allocates at the first all-reduce.
 - **Activations.** AIC (sdk/backends/base_backend.py, `_get_memory_usage`): `2 * num_tokens *
   num_heads * head_dim * c[min(tp, 8)]` bytes, with a coefficient per model family (the vLLM backend
   takes TRT-LLM's table: LLAMA 11/6.5/5/5, MOE and DEEPSEEK 22/13/10/10, other families 10/6/5/5 at

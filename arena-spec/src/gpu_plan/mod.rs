@@ -43,8 +43,8 @@ pub use blocks::{kv_pool_bytes, pool_sizes, PoolBlocks};
 pub use error::GpuPlanError;
 pub use figures::{kv_layer_figures, state_figures, KvLayerFigures, StateFigures};
 pub use reserve::{
-    nccl_bytes, nccl_reserve, on_device, DEVICE_PAGE, NCCL_SOURCE, RESERVE_BYTES, RESERVE_SOURCE,
-    UNALLOCATABLE_TAIL,
+    nccl_bytes, nccl_reserve, on_device, DEVICE_PAGE, NCCL_PIPELINE_BYTES, NCCL_SOURCE,
+    RESERVE_BYTES, RESERVE_SOURCE, UNALLOCATABLE_TAIL,
 };
 
 use crate::arena::{ArenaInputs, BufferArena};

@@ -4,7 +4,7 @@
 
 use super::rules::{rules, QkNorm, COUNTED};
 use super::WeightsError;
-use crate::config::{LayerKind, ModelConfig};
+use crate::config::{Family, LayerKind, ModelConfig};
 
 /// The layers and widths the weight declarations read: one figure per group of tensors, 0
 /// where the model (or the rank) has none. Built by [`WeightLayers::of`] from a config, a
@@ -143,6 +143,14 @@ impl WeightLayers {
     /// (its parameter count), and on a rank of tp > 1 the padded split all the same.
     pub fn of(config: &ModelConfig, padded: bool) -> Result<WeightLayers, WeightsError> {
         let c = config;
+        if c.family == Family::NemotronNas {
+            return Err(WeightsError::PerLayerWidths {
+                model: c.source.to_string(),
+                why: "DeciLM's blocks each have their own kv heads and FFN width \
+                      (block_configs), and the weight declarations hold one width for a group \
+                      of layers",
+            });
+        }
         let rules = rules(c).ok_or_else(|| WeightsError::FamilyNotCounted {
             model: c.source.to_string(),
             family: c.family,
