@@ -1,6 +1,6 @@
 //! Golden per-buffer size tables of every shipped model at fixed inputs, checked in under
 //! `tests/golden/`, so a formula change shows up as a reviewable diff.
-//! Re-bless with `ARENA_BLESS=1 cargo test -p arena-spec --test golden_sizes`.
+//! Re-bless with `ARENA_BLESS=1 cargo test -p arena-spec --test host golden_sizes::`.
 
 use arena_spec::models::SHIPPED;
 use arena_spec::report::SizeReport;

@@ -15,7 +15,7 @@ use arena_spec::models::SHIPPED;
 use arena_spec::{KvDtype, KvLayer, KvPool, KvPoolSizes, ModelConfig, ParallelLayout};
 use serde_json::Value;
 
-mod shipped;
+use crate::shipped;
 use shipped::{at_tp, config, n, raw};
 
 const BLOCK: usize = 16;
@@ -36,7 +36,7 @@ fn sizes(c: &ModelConfig, dtype: KvDtype) -> KvPoolSizes {
     )
 }
 
-mod vllm_pages;
+use crate::vllm_pages;
 use vllm_pages::{attention_page, head_size, indexer_page, kv_heads_on_rank, mla_page, sharded};
 
 #[test]

@@ -5,9 +5,9 @@ use arena_spec::models::SHIPPED;
 use arena_spec::{KvDtype, KvPoolSizes, ModelConfig, ParallelLayout};
 use serde_json::Value;
 
-mod shipped;
+use crate::shipped;
+use crate::vllm_pages;
 use shipped::{config, n, raw};
-mod vllm_pages;
 use vllm_pages::{attention_page, head_size, kv_heads_on_rank};
 
 const BLOCK: usize = 16;

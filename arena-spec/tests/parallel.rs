@@ -1,7 +1,7 @@
 //! Rank sizing (`ModelConfig::shard`): widths against hand-sharded numbers from the cited
 //! engines' rules, the splits an engine refuses, per-rank golden tables, and properties over
 //! every shipped model and layout.
-//! Re-bless the tables with `ARENA_BLESS=1 cargo test -p arena-spec --test parallel`.
+//! Re-bless the tables with `ARENA_BLESS=1 cargo test -p arena-spec --test host parallel::`.
 
 use arena_spec::models::SHIPPED;
 use arena_spec::report::SizeReport;

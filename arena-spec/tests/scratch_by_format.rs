@@ -5,7 +5,7 @@
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs};
 use arena_spec::{ArenaInputs, BufferSizes, Levers, ModelConfig, ParallelLayout};
 
-mod shipped;
+use crate::shipped;
 use shipped::config;
 
 fn with_lever(name: &str) -> ModelConfig {

@@ -8,7 +8,7 @@ use arena_runtime::HostDevice;
 use arena_spec::{ModelConfig, ParallelLayout, StateCache, StateCacheSizes, StateDtype};
 use serde_json::Value;
 
-mod shipped;
+use crate::shipped;
 use shipped::{at_tp, config, n, raw};
 
 const SLOTS: usize = 128;

@@ -9,7 +9,7 @@ use arena_spec::models::SHIPPED;
 use arena_spec::{ArenaInputs, ModelConfig, ParallelLayout, TowerKind};
 use serde_json::Value;
 
-mod shipped;
+use crate::shipped;
 use shipped::config;
 
 fn oracle() -> Value {

@@ -11,7 +11,7 @@ use arena_spec::ModelConfig;
 use arena_spec::ParallelLayout;
 use serde_json::Value;
 
-mod shipped;
+use crate::shipped;
 use shipped::config;
 
 fn oracle() -> Value {

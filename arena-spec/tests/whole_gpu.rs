@@ -11,7 +11,7 @@ use arena_spec::gpu_plan::{
 use arena_spec::weights::{file_format_sizes, weight_bytes};
 use arena_spec::{ArenaInputs, KvDtype, ModelConfig, ParallelLayout};
 
-mod shipped;
+use crate::shipped;
 use shipped::config;
 
 const GIB: u64 = 1 << 30;

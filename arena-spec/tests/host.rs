@@ -1,0 +1,30 @@
+//! arena-spec's host tests, one binary (each file a module, named as it was): the arena's
+//! sizes against the seeds, the oracle and the golden tables; configs, families and recipes;
+//! the KV pool, state cache, weights and whole-GPU plan; parallel layouts. One binary links
+//! once where twenty-one linked apiece. Run one file's tests by its name:
+//! `cargo test -p arena-spec --test host kv_pool::`.
+
+mod shipped;
+mod vllm_pages;
+
+mod const_sizes;
+mod dependencies;
+mod family_rules;
+mod family_table;
+mod golden_sizes;
+mod hostile_configs;
+mod kv_pool;
+mod kv_sweep;
+mod kv_windows;
+mod nemotron_nas;
+mod oracle;
+mod parallel;
+mod phases;
+mod properties;
+mod quant_recipes;
+mod scratch_by_format;
+mod shipped_models;
+mod state_cache;
+mod towers;
+mod weights;
+mod whole_gpu;
