@@ -36,6 +36,57 @@ impl BufferDecl {
     pub const fn gated(&self) -> bool {
         self.gate.is_some()
     }
+
+    /// A buffer named `name` of elements `dtype` of `elem_size` bytes (an `Element`'s `NAME`
+    /// and `SIZE`) whose size is `formula`: a shape of `rank` dimensions (0: a byte formula),
+    /// tracked, live in the whole step, without gate or floor. The derive builds each
+    /// declaration from it and states only what differs, through the methods below.
+    pub const fn new(
+        name: &'static str,
+        dtype: &'static str,
+        elem_size: usize,
+        formula: &'static str,
+        rank: usize,
+        doc: &'static str,
+    ) -> Self {
+        BufferDecl {
+            name,
+            dtype,
+            elem_size,
+            formula,
+            is_shape: rank > 0,
+            rank,
+            gate: None,
+            min_bytes: None,
+            tracked: true,
+            doc,
+            live: crate::Live::WholeStep,
+        }
+    }
+
+    /// The same, gated by `gate` (as written).
+    pub const fn gated_by(mut self, gate: &'static str) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// The same, floored at `min_bytes` (as written).
+    pub const fn floored_at(mut self, min_bytes: &'static str) -> Self {
+        self.min_bytes = Some(min_bytes);
+        self
+    }
+
+    /// The same, left out of `total_bytes`.
+    pub const fn untracked(mut self) -> Self {
+        self.tracked = false;
+        self
+    }
+
+    /// The same, live in `live` only.
+    pub const fn live_in(mut self, live: crate::Live) -> Self {
+        self.live = live;
+        self
+    }
 }
 
 #[doc(hidden)]

@@ -9,10 +9,12 @@ use crate::checked::CheckedArith;
 use crate::error::SizeError;
 
 mod budget;
+mod tables;
 #[cfg(test)]
 mod tests;
 
 pub use budget::{fits, fits_shared};
+pub use tables::{named, tracked, tracked_total, with_tracking};
 
 /// A formula's checked value in a const context. `get` unwraps it or panics with the
 /// formula's message; `into_result` turns a call's value into a checked result without
@@ -81,6 +83,80 @@ impl Konst<Result<usize, SizeError>> {
     }
 }
 
+/// The const path's checked arithmetic: [`CheckedArith`]'s operations, each unwrapped on the
+/// spot or panicking with the message of the formula it belongs to (bound once a formula,
+/// so a generated operation is one call and names no text).
+#[derive(Clone, Copy)]
+pub struct KonstArith {
+    f: CheckedArith,
+    msg: &'static str,
+}
+
+/// One `const fn` an operation, each `CheckedArith`'s unwrapped.
+macro_rules! unwrapped {
+    ($($op:ident($($arg:ident),*)),* $(,)?) => {
+        impl KonstArith {
+            $(
+                #[inline]
+                pub const fn $op(self, $($arg: usize),*) -> usize {
+                    Konst(self.f.$op($($arg),*)).get(self.msg)
+                }
+            )*
+        }
+    };
+}
+
+unwrapped!(
+    add(a, b),
+    sub(a, b),
+    mul(a, b),
+    div(a, b),
+    rem(a, b),
+    ceil16(x),
+    round_up(x, to),
+    ceil_div(a, b),
+    max(a, b),
+    min(a, b),
+);
+
+impl KonstArith {
+    /// The context of `name`'s formula, whose failure panics with `msg`.
+    pub const fn new(name: &'static str, msg: &'static str) -> Self {
+        KonstArith {
+            f: CheckedArith::new(name),
+            msg,
+        }
+    }
+
+    /// The bytes of `dims` elements of `elem_size` bytes, the dims kept in `kept` (the sizes'
+    /// record of each buffer's shape, which the views read).
+    #[inline]
+    pub const fn shape(self, dims: &[usize], kept: &mut [usize], elem_size: usize) -> usize {
+        let mut k = 0;
+        while k < dims.len() && k < kept.len() {
+            kept[k] = dims[k];
+            k += 1;
+        }
+        Konst(self.f.shape(dims, elem_size)).get(self.msg)
+    }
+
+    /// The final size, as `__private::finish` at run time: at least `floor` bytes, and not 0
+    /// unless the buffer is gated (a panic naming `arena` and the buffer otherwise).
+    pub const fn finish(self, arena: &str, bytes: usize, floor: usize, gated: bool) -> usize {
+        let bytes = if bytes > floor { bytes } else { floor };
+        if bytes == 0 && !gated {
+            Message::new()
+                .text("arena `")
+                .text(arena)
+                .text("`, const sizing: buffer `")
+                .text(self.f.name())
+                .text("` is not gated but its formula gives 0 bytes")
+                .panic()
+        }
+        bytes
+    }
+}
+
 /// `?` for a `const fn` returning `Result<_, SizeError>`: the `Ok` value, or return the
 /// error. (`?` itself is not allowed in a `const fn`, and a plain `match` that leaves the
 /// `Result` unmoved on the `Ok` path needs its destructor, which const evaluation cannot
@@ -113,16 +189,6 @@ macro_rules! const_try {
         ::core::mem::forget(result);
         value
     }};
-}
-
-/// The final size, as `__private::finish` at run time: at least `floor` bytes, and not 0
-/// unless the buffer is gated (`zero_msg` otherwise).
-pub const fn finish(bytes: usize, floor: usize, gated: bool, zero_msg: &'static str) -> usize {
-    let bytes = if bytes > floor { bytes } else { floor };
-    if bytes == 0 && !gated {
-        panic!("{}", zero_msg)
-    }
-    bytes
 }
 
 /// The sum of the tracked sizes, checked.

@@ -5,10 +5,11 @@
 use crate::checked::CheckedArith;
 use crate::error::SizeError;
 
-pub use crate::const_eval::Konst;
+pub use crate::const_eval::{Konst, KonstArith};
 /// The const sizing path's helpers (`#[arena(const)]`, `assert_fits!`).
 pub mod konst {
-    pub use crate::const_eval::{finish, fits, fits_shared, total, unwrap_size, Message};
+    pub use crate::const_eval::{fits, fits_shared, total, unwrap_size, Message};
+    pub use crate::const_eval::{named, tracked, tracked_total, with_tracking};
     pub use crate::SharedBytes;
 }
 pub use crate::arena::Pointers;
@@ -32,6 +33,35 @@ pub fn shape_reported(
 pub fn bytes_reported(bytes: usize, on_dims: &mut dyn FnMut(&[usize], usize)) -> usize {
     on_dims(&[], bytes);
     bytes
+}
+
+/// A shaped buffer's final size, its shape and bytes before the floor handed to `on_dims`:
+/// [`shape_reported`] then [`finish`], one call a buffer in the generated sizing.
+pub fn sized_shape(
+    f: CheckedArith,
+    dims: &[usize],
+    elem_size: usize,
+    floor: usize,
+    gated: bool,
+    on_dims: &mut dyn FnMut(&[usize], usize),
+) -> Result<usize, SizeError> {
+    finish(
+        f,
+        shape_reported(f, dims, elem_size, on_dims)?,
+        floor,
+        gated,
+    )
+}
+
+/// A byte formula's final size, as [`sized_shape`].
+pub fn sized_bytes(
+    f: CheckedArith,
+    bytes: usize,
+    floor: usize,
+    gated: bool,
+    on_dims: &mut dyn FnMut(&[usize], usize),
+) -> Result<usize, SizeError> {
+    finish(f, bytes_reported(bytes, on_dims), floor, gated)
 }
 
 /// A buffer whose gate is closed: no shape, 0 bytes.
@@ -101,7 +131,8 @@ impl<'a, 'b, const R: usize> DimsRecorder<'a, 'b, R> {
     }
 }
 
-/// What the generated view sets read of an allocated arena: each buffer's name and shape.
+/// What the generated view sets read of an allocated arena: each buffer's name and shape, and
+/// the view of buffer `i` built from them, so a generated field is one call.
 pub struct ViewSource<'a, A: crate::Arena, D: crate::Device> {
     arena: &'a crate::Allocated<A, D>,
 }
@@ -126,6 +157,19 @@ impl<'a, A: crate::Arena, D: crate::Device> ViewSource<'a, A, D> {
             Some(p) if p.bytes > 0 => A::shape(self.arena.sizes(), i),
             _ => &[],
         }
+    }
+
+    /// A read-only view of buffer `i`, whose pointer is `ptr`.
+    #[inline]
+    pub fn view<T>(&self, i: usize, ptr: crate::DevicePtr<T>) -> crate::View<'a, T, D> {
+        crate::View::from_parts(self.name(i), ptr, self.shape(i), self.arena.device())
+    }
+
+    /// A writable view of buffer `i`, whose pointer is `ptr`: the caller holds the arena's
+    /// mutable borrow (a generated writable set's `of`).
+    #[inline]
+    pub fn view_mut<T>(&self, i: usize, ptr: crate::DevicePtr<T>) -> crate::ViewMut<'a, T, D> {
+        crate::ViewMut::from_parts(self.name(i), ptr, self.shape(i), self.arena.device())
     }
 }
 

@@ -110,45 +110,36 @@ impl BufferSizes {
         };
         __sizes.hidden_states = {
             let __f = ::arena_runtime::CheckedArith::new("hidden_states");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.hidden_size],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.gate_logits_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("gate_logits_f32");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.num_experts],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.num_experts],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.lora_xa = {
             let __f = ::arena_runtime::CheckedArith::new("lora_xa");
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.adapter_max_rank],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.adapter_max_rank],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -156,14 +147,12 @@ impl BufferSizes {
         };
         __sizes.side_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("side_scratch");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_bytes(
                 __f,
-                ::arena_runtime::__private::bytes_reported(
-                    __f.value(scratch_bytes(config, max_seq_len))?,
-                    __on_dims,
-                ),
+                __f.value(scratch_bytes(config, max_seq_len))?,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.__dims = __dims;
@@ -218,58 +207,41 @@ impl ::arena_runtime::Arena for BufferArena {
     const NAME: &'static str = "BufferArena";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "hidden_states",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Hidden states of the current pass, \"[M, hidden]\" · BF16.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gate_logits_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.num_experts]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "FP32 router logits; 256 bytes for a model without experts.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lora_xa",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.adapter_max_rank]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LoRA shrink output; 0 when the model serves no adapters.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "side_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "scratch_bytes(config, max_seq_len)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: false,
-            doc: "Scratch with its own byte formula (C:\\scratch), left out of the preflight total.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+            "hidden_states",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            "[max_batch_tokens, config.hidden_size]",
+            2usize,
+            "Hidden states of the current pass, \"[M, hidden]\" · BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new(
+                "gate_logits_f32",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.num_experts]",
+                2usize,
+                "FP32 router logits; 256 bytes for a model without experts.",
+            )
+            .floored_at("256"),
+        ::arena_runtime::BufferDecl::new(
+                "lora_xa",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.adapter_max_rank]",
+                2usize,
+                "LoRA shrink output; 0 when the model serves no adapters.",
+            )
+            .gated_by("config.adapter_max_rank > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "side_scratch",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "scratch_bytes(config, max_seq_len)",
+                0usize,
+                "Scratch with its own byte formula (C:\\scratch), left out of the preflight total.",
+            )
+            .untracked(),
     ];
     fn byte_sizes(sizes: &BufferSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -327,13 +299,13 @@ impl BufferArena {
 }
 /// Read-only views of every buffer of [`BufferArena`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, "[M, hidden]" · BF16.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::View<'a, bf16, D>,
-    /// FP32 router logits; 256 bytes for a model without experts.
+    /// [`BufferArena::gate_logits_f32`]'s view.
     pub gate_logits_f32: ::arena_runtime::View<'a, f32, D>,
-    /// LoRA shrink output; 0 when the model serves no adapters.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::View<'a, bf16, D>,
-    /// Scratch with its own byte formula (C:\scratch), left out of the preflight total.
+    /// [`BufferArena::side_scratch`]'s view.
     pub side_scratch: ::arena_runtime::View<'a, u8, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -344,43 +316,23 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            gate_logits_f32: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.gate_logits_f32,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.lora_xa,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            side_scratch: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.side_scratch,
-                __source.shape(3usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view(0usize, arena.hidden_states),
+            gate_logits_f32: __source.view(1usize, arena.gate_logits_f32),
+            lora_xa: __source.view(2usize, arena.lora_xa),
+            side_scratch: __source.view(3usize, arena.side_scratch),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`BufferArena`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, "[M, hidden]" · BF16.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP32 router logits; 256 bytes for a model without experts.
+    /// [`BufferArena::gate_logits_f32`]'s view.
     pub gate_logits_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output; 0 when the model serves no adapters.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Scratch with its own byte formula (C:\scratch), left out of the preflight total.
+    /// [`BufferArena::side_scratch`]'s view.
     pub side_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -399,30 +351,10 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            gate_logits_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.gate_logits_f32,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.lora_xa,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            side_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.side_scratch,
-                __source.shape(3usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            gate_logits_f32: __source.view_mut(1usize, arena.gate_logits_f32),
+            lora_xa: __source.view_mut(2usize, arena.lora_xa),
+            side_scratch: __source.view_mut(3usize, arena.side_scratch),
             __device: ::core::marker::PhantomData,
         })
     }

@@ -93,21 +93,18 @@ impl StateSizes {
         __sizes.conv_state = {
             let __f = ::arena_runtime::CheckedArith::new("conv_state");
             if config.recurrent_layers > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            config.recurrent_layers,
-                            slots,
-                            config.conv_channels,
-                            __f.sub(config.conv_taps, 1)?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        config.recurrent_layers,
+                        slots,
+                        config.conv_channels,
+                        __f.sub(config.conv_taps, 1)?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -116,22 +113,19 @@ impl StateSizes {
         __sizes.recurrent_state = {
             let __f = ::arena_runtime::CheckedArith::new("recurrent_state");
             if config.recurrent_layers > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            config.recurrent_layers,
-                            slots,
-                            config.heads,
-                            config.head_dim,
-                            config.head_dim,
-                        ],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        config.recurrent_layers,
+                        slots,
+                        config.heads,
+                        config.head_dim,
+                        config.head_dim,
+                    ],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -183,32 +177,24 @@ impl ::arena_runtime::Arena for StateCache {
     const NAME: &'static str = "StateCache";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "conv_state",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.recurrent_layers layers × [slots, config.conv_channels, config.conv_taps - 1]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.recurrent_layers > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The causal conv's last `conv_taps - 1` inputs of each channel, BF16.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "recurrent_state",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.recurrent_layers layers × [slots, config.heads, config.head_dim, config.head_dim]",
-            is_shape: true,
-            rank: 5usize,
-            gate: ::core::option::Option::Some("config.recurrent_layers > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The recurrent state, one `[head_dim, head_dim]` matrix a head, FP32.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+                "conv_state",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.recurrent_layers layers × [slots, config.conv_channels, config.conv_taps - 1]",
+                4usize,
+                "The causal conv's last `conv_taps - 1` inputs of each channel, BF16.",
+            )
+            .gated_by("config.recurrent_layers > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "recurrent_state",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.recurrent_layers layers × [slots, config.heads, config.head_dim, config.head_dim]",
+                5usize,
+                "The recurrent state, one `[head_dim, head_dim]` matrix a head, FP32.",
+            )
+            .gated_by("config.recurrent_layers > 0"),
     ];
     fn byte_sizes(sizes: &StateSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![sizes.conv_state, sizes.recurrent_state]
@@ -262,9 +248,9 @@ impl StateCache {
 }
 /// Read-only views of every buffer of [`StateCache`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct StateCacheViews<'a, D: ::arena_runtime::Device> {
-    /// The causal conv's last `conv_taps - 1` inputs of each channel, BF16.
+    /// [`StateCache::conv_state`]'s view.
     pub conv_state: ::arena_runtime::View<'a, bf16, D>,
-    /// The recurrent state, one `[head_dim, head_dim]` matrix a head, FP32.
+    /// [`StateCache::recurrent_state`]'s view.
     pub recurrent_state: ::arena_runtime::View<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -275,27 +261,17 @@ impl<'a, D: ::arena_runtime::Device> StateCacheViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<StateCache, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            conv_state: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.conv_state,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            recurrent_state: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.recurrent_state,
-                __source.shape(1usize),
-                arena.device(),
-            ),
+            conv_state: __source.view(0usize, arena.conv_state),
+            recurrent_state: __source.view(1usize, arena.recurrent_state),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`StateCache`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct StateCacheViewsMut<'a, D: ::arena_runtime::Device> {
-    /// The causal conv's last `conv_taps - 1` inputs of each channel, BF16.
+    /// [`StateCache::conv_state`]'s view.
     pub conv_state: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The recurrent state, one `[head_dim, head_dim]` matrix a head, FP32.
+    /// [`StateCache::recurrent_state`]'s view.
     pub recurrent_state: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -314,18 +290,8 @@ impl<'a, D: ::arena_runtime::Device> StateCacheViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            conv_state: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.conv_state,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            recurrent_state: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.recurrent_state,
-                __source.shape(1usize),
-                arena.device(),
-            ),
+            conv_state: __source.view_mut(0usize, arena.conv_state),
+            recurrent_state: __source.view_mut(1usize, arena.recurrent_state),
             __device: ::core::marker::PhantomData,
         })
     }

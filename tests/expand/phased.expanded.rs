@@ -161,100 +161,79 @@ impl StepSizes {
         };
         __sizes.hidden_states = {
             let __f = ::arena_runtime::CheckedArith::new("hidden_states");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.hidden],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.hidden],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.qkv = {
             let __f = ::arena_runtime::CheckedArith::new("qkv");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.mul(3, config.hidden)?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.mul(3, config.hidden)?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.attn_out = {
             let __f = ::arena_runtime::CheckedArith::new("attn_out");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.hidden],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.hidden],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.expert_ids = {
             let __f = ::arena_runtime::CheckedArith::new("expert_ids");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens],
-                    <u32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens],
+                <u32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.gate_up = {
             let __f = ::arena_runtime::CheckedArith::new("gate_up");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.mul(2, config.intermediate)?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.mul(2, config.intermediate)?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.act = {
             let __f = ::arena_runtime::CheckedArith::new("act");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.intermediate],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.intermediate],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.logits = {
             let __f = ::arena_runtime::CheckedArith::new("logits");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[logit_rows, config.vocab],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[logit_rows, config.vocab],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.__dims = __dims;
@@ -309,115 +288,87 @@ impl ::arena_runtime::Arena for StepArena {
     const NAME: &'static str = "StepArena";
     const PHASES: &'static [&'static str] = &["attention", "ffn", "lm_head"];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "hidden_states",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The residual stream, read and written by every phase: the whole step.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "qkv",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, 3 * config.hidden]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Fused q|k|v projection output: read by attention only.",
-            live: ::arena_runtime::Live::Phases {
+        ::arena_runtime::BufferDecl::new(
+            "hidden_states",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            "[max_batch_tokens, config.hidden]",
+            2usize,
+            "The residual stream, read and written by every phase: the whole step.",
+        ),
+        ::arena_runtime::BufferDecl::new(
+                "qkv",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, 3 * config.hidden]",
+                2usize,
+                "Fused q|k|v projection output: read by attention only.",
+            )
+            .live_in(::arena_runtime::Live::Phases {
                 first: 0usize,
                 last: 0usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "attn_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Attention output before the O projection.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "attn_out",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.hidden]",
+                2usize,
+                "Attention output before the O projection.",
+            )
+            .live_in(::arena_runtime::Live::Phases {
                 first: 0usize,
                 last: 0usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "expert_ids",
-            dtype: <u32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens]",
-            is_shape: true,
-            rank: 1usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Per-token expert ids: the router writes them at the end of the attention phase and",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "expert_ids",
+                <u32 as ::arena_runtime::dtype::Element>::NAME,
+                <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens]",
+                1usize,
+                "Per-token expert ids: the router writes them at the end of the attention phase and",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 0usize,
                 last: 1usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gate_up",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, 2 * config.intermediate]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Gate and up projections side by side.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "gate_up",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, 2 * config.intermediate]",
+                2usize,
+                "Gate and up projections side by side.",
+            )
+            .live_in(::arena_runtime::Live::Phases {
                 first: 1usize,
                 last: 1usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "act",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.intermediate]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The FFN's activation, the down projection's input.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "act",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.intermediate]",
+                2usize,
+                "The FFN's activation, the down projection's input.",
+            )
+            .live_in(::arena_runtime::Live::Phases {
                 first: 1usize,
                 last: 1usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "logits",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[logit_rows, config.vocab]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Logits of the sampled rows, after the last layer.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "logits",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[logit_rows, config.vocab]",
+                2usize,
+                "Logits of the sampled rows, after the last layer.",
+            )
+            .live_in(::arena_runtime::Live::Phases {
                 first: 2usize,
                 last: 2usize,
-            },
-        },
+            }),
     ];
     fn byte_sizes(sizes: &StepSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -479,20 +430,19 @@ impl StepArena {
 }
 /// Read-only views of every buffer of [`StepArena`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct StepArenaViews<'a, D: ::arena_runtime::Device> {
-    /// The residual stream, read and written by every phase: the whole step.
+    /// [`StepArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::View<'a, bf16, D>,
-    /// Fused q|k|v projection output: read by attention only.
+    /// [`StepArena::qkv`]'s view.
     pub qkv: ::arena_runtime::View<'a, bf16, D>,
-    /// Attention output before the O projection.
+    /// [`StepArena::attn_out`]'s view.
     pub attn_out: ::arena_runtime::View<'a, bf16, D>,
-    /// Per-token expert ids: the router writes them at the end of the attention phase and
-    /// the experts read them, so they are live across both; at least 256 bytes.
+    /// [`StepArena::expert_ids`]'s view.
     pub expert_ids: ::arena_runtime::View<'a, u32, D>,
-    /// Gate and up projections side by side.
+    /// [`StepArena::gate_up`]'s view.
     pub gate_up: ::arena_runtime::View<'a, bf16, D>,
-    /// The FFN's activation, the down projection's input.
+    /// [`StepArena::act`]'s view.
     pub act: ::arena_runtime::View<'a, bf16, D>,
-    /// Logits of the sampled rows, after the last layer.
+    /// [`StepArena::logits`]'s view.
     pub logits: ::arena_runtime::View<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -503,68 +453,32 @@ impl<'a, D: ::arena_runtime::Device> StepArenaViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<StepArena, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            qkv: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.qkv,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            attn_out: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.attn_out,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            expert_ids: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.expert_ids,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            gate_up: ::arena_runtime::View::from_parts(
-                __source.name(4usize),
-                arena.gate_up,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            act: ::arena_runtime::View::from_parts(
-                __source.name(5usize),
-                arena.act,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            logits: ::arena_runtime::View::from_parts(
-                __source.name(6usize),
-                arena.logits,
-                __source.shape(6usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view(0usize, arena.hidden_states),
+            qkv: __source.view(1usize, arena.qkv),
+            attn_out: __source.view(2usize, arena.attn_out),
+            expert_ids: __source.view(3usize, arena.expert_ids),
+            gate_up: __source.view(4usize, arena.gate_up),
+            act: __source.view(5usize, arena.act),
+            logits: __source.view(6usize, arena.logits),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`StepArena`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct StepArenaViewsMut<'a, D: ::arena_runtime::Device> {
-    /// The residual stream, read and written by every phase: the whole step.
+    /// [`StepArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Fused q|k|v projection output: read by attention only.
+    /// [`StepArena::qkv`]'s view.
     pub qkv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Attention output before the O projection.
+    /// [`StepArena::attn_out`]'s view.
     pub attn_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Per-token expert ids: the router writes them at the end of the attention phase and
-    /// the experts read them, so they are live across both; at least 256 bytes.
+    /// [`StepArena::expert_ids`]'s view.
     pub expert_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// Gate and up projections side by side.
+    /// [`StepArena::gate_up`]'s view.
     pub gate_up: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The FFN's activation, the down projection's input.
+    /// [`StepArena::act`]'s view.
     pub act: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Logits of the sampled rows, after the last layer.
+    /// [`StepArena::logits`]'s view.
     pub logits: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -583,62 +497,26 @@ impl<'a, D: ::arena_runtime::Device> StepArenaViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            qkv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.qkv,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            attn_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.attn_out,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            expert_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.expert_ids,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            gate_up: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.gate_up,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.act,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            logits: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.logits,
-                __source.shape(6usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            qkv: __source.view_mut(1usize, arena.qkv),
+            attn_out: __source.view_mut(2usize, arena.attn_out),
+            expert_ids: __source.view_mut(3usize, arena.expert_ids),
+            gate_up: __source.view_mut(4usize, arena.gate_up),
+            act: __source.view_mut(5usize, arena.act),
+            logits: __source.view_mut(6usize, arena.logits),
             __device: ::core::marker::PhantomData,
         })
     }
 }
 /// Writable views of the buffers of [`StepArena`] live in phase `attention` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct StepArenaAttentionViews<'a, D: ::arena_runtime::Device> {
-    /// The residual stream, read and written by every phase: the whole step.
+    /// [`StepArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Fused q|k|v projection output: read by attention only.
+    /// [`StepArena::qkv`]'s view.
     pub qkv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Attention output before the O projection.
+    /// [`StepArena::attn_out`]'s view.
     pub attn_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Per-token expert ids: the router writes them at the end of the attention phase and
-    /// the experts read them, so they are live across both; at least 256 bytes.
+    /// [`StepArena::expert_ids`]'s view.
     pub expert_ids: ::arena_runtime::ViewMut<'a, u32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -650,44 +528,23 @@ impl<'a, D: ::arena_runtime::Device> StepArenaAttentionViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<StepArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            qkv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.qkv,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            attn_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.attn_out,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            expert_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.expert_ids,
-                __source.shape(3usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            qkv: __source.view_mut(1usize, arena.qkv),
+            attn_out: __source.view_mut(2usize, arena.attn_out),
+            expert_ids: __source.view_mut(3usize, arena.expert_ids),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`StepArena`] live in phase `ffn` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct StepArenaFfnViews<'a, D: ::arena_runtime::Device> {
-    /// The residual stream, read and written by every phase: the whole step.
+    /// [`StepArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Per-token expert ids: the router writes them at the end of the attention phase and
-    /// the experts read them, so they are live across both; at least 256 bytes.
+    /// [`StepArena::expert_ids`]'s view.
     pub expert_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// Gate and up projections side by side.
+    /// [`StepArena::gate_up`]'s view.
     pub gate_up: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The FFN's activation, the down projection's input.
+    /// [`StepArena::act`]'s view.
     pub act: ::arena_runtime::ViewMut<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -699,39 +556,19 @@ impl<'a, D: ::arena_runtime::Device> StepArenaFfnViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<StepArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            expert_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.expert_ids,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            gate_up: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.gate_up,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.act,
-                __source.shape(5usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            expert_ids: __source.view_mut(3usize, arena.expert_ids),
+            gate_up: __source.view_mut(4usize, arena.gate_up),
+            act: __source.view_mut(5usize, arena.act),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`StepArena`] live in phase `lm_head` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct StepArenaLmHeadViews<'a, D: ::arena_runtime::Device> {
-    /// The residual stream, read and written by every phase: the whole step.
+    /// [`StepArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Logits of the sampled rows, after the last layer.
+    /// [`StepArena::logits`]'s view.
     pub logits: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -743,18 +580,8 @@ impl<'a, D: ::arena_runtime::Device> StepArenaLmHeadViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<StepArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            logits: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.logits,
-                __source.shape(6usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            logits: __source.view_mut(6usize, arena.logits),
             __device: ::core::marker::PhantomData,
         }
     }

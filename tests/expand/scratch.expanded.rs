@@ -238,43 +238,35 @@ impl BlockSizes {
         };
         __sizes.act_fp8 = {
             let __f = ::arena_runtime::CheckedArith::new("act_fp8");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[m16, width],
-                    <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[m16, width],
+                <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.act_scale = {
             let __f = ::arena_runtime::CheckedArith::new("act_scale");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[m16, __f.ceil_div(width, 128)?],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[m16, __f.ceil_div(width, 128)?],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.attn_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("attn_scratch");
             if shapes.heads > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_bytes(
                     __f,
-                    ::arena_runtime::__private::bytes_reported(
-                        __f.value(AttnScratch::layout(shapes, max_batch_tokens))?,
-                        __on_dims,
-                    ),
+                    __f.value(AttnScratch::layout(shapes, max_batch_tokens))?,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -282,16 +274,13 @@ impl BlockSizes {
         };
         __sizes.token_ids = {
             let __f = ::arena_runtime::CheckedArith::new("token_ids");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens],
-                    <u32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens],
+                <u32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.__dims = __dims;
@@ -340,58 +329,40 @@ impl ::arena_runtime::Arena for BlockArena {
     const NAME: &'static str = "BlockArena";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "act_fp8",
-            dtype: <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, width]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "FP8 activations, `[ceil16(M), widest K]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "act_scale",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, ceil_div(width, 128)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "One f32 scale per 128 activations.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "attn_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "AttnScratch::layout(shapes, max_batch_tokens)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::Some("shapes.heads > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Attention scratch, carved by `AttnScratch::carve`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "token_ids",
-            dtype: <u32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens]",
-            is_shape: true,
-            rank: 1usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Token ids, at least 256 bytes.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+            "act_fp8",
+            <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
+            <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+            "[m16, width]",
+            2usize,
+            "FP8 activations, `[ceil16(M), widest K]`.",
+        ),
+        ::arena_runtime::BufferDecl::new(
+            "act_scale",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            "[m16, ceil_div(width, 128)]",
+            2usize,
+            "One f32 scale per 128 activations.",
+        ),
+        ::arena_runtime::BufferDecl::new(
+                "attn_scratch",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "AttnScratch::layout(shapes, max_batch_tokens)",
+                0usize,
+                "Attention scratch, carved by `AttnScratch::carve`.",
+            )
+            .gated_by("shapes.heads > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "token_ids",
+                <u32 as ::arena_runtime::dtype::Element>::NAME,
+                <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens]",
+                1usize,
+                "Token ids, at least 256 bytes.",
+            )
+            .floored_at("256"),
     ];
     fn byte_sizes(sizes: &BlockSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![sizes.act_fp8, sizes.act_scale, sizes.attn_scratch, sizes.token_ids]
@@ -447,13 +418,13 @@ impl BlockArena {
 }
 /// Read-only views of every buffer of [`BlockArena`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct BlockArenaViews<'a, D: ::arena_runtime::Device> {
-    /// FP8 activations, `[ceil16(M), widest K]`.
+    /// [`BlockArena::act_fp8`]'s view.
     pub act_fp8: ::arena_runtime::View<'a, F8E4M3, D>,
-    /// One f32 scale per 128 activations.
+    /// [`BlockArena::act_scale`]'s view.
     pub act_scale: ::arena_runtime::View<'a, f32, D>,
-    /// Attention scratch, carved by `AttnScratch::carve`.
+    /// [`BlockArena::attn_scratch`]'s view.
     pub attn_scratch: ::arena_runtime::View<'a, u8, D>,
-    /// Token ids, at least 256 bytes.
+    /// [`BlockArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::View<'a, u32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -464,43 +435,23 @@ impl<'a, D: ::arena_runtime::Device> BlockArenaViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<BlockArena, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            act_fp8: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.act_fp8,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            act_scale: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.act_scale,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            attn_scratch: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.attn_scratch,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.token_ids,
-                __source.shape(3usize),
-                arena.device(),
-            ),
+            act_fp8: __source.view(0usize, arena.act_fp8),
+            act_scale: __source.view(1usize, arena.act_scale),
+            attn_scratch: __source.view(2usize, arena.attn_scratch),
+            token_ids: __source.view(3usize, arena.token_ids),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`BlockArena`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct BlockArenaViewsMut<'a, D: ::arena_runtime::Device> {
-    /// FP8 activations, `[ceil16(M), widest K]`.
+    /// [`BlockArena::act_fp8`]'s view.
     pub act_fp8: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 activations.
+    /// [`BlockArena::act_scale`]'s view.
     pub act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Attention scratch, carved by `AttnScratch::carve`.
+    /// [`BlockArena::attn_scratch`]'s view.
     pub attn_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids, at least 256 bytes.
+    /// [`BlockArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -519,30 +470,10 @@ impl<'a, D: ::arena_runtime::Device> BlockArenaViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            act_fp8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.act_fp8,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.act_scale,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            attn_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.attn_scratch,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.token_ids,
-                __source.shape(3usize),
-                arena.device(),
-            ),
+            act_fp8: __source.view_mut(0usize, arena.act_fp8),
+            act_scale: __source.view_mut(1usize, arena.act_scale),
+            attn_scratch: __source.view_mut(2usize, arena.attn_scratch),
+            token_ids: __source.view_mut(3usize, arena.token_ids),
             __device: ::core::marker::PhantomData,
         })
     }

@@ -812,143 +812,113 @@ impl BufferSizes {
         };
         __sizes.hidden_states = {
             let __f = ::arena_runtime::CheckedArith::new("hidden_states");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.hidden_size],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.residual = {
             let __f = ::arena_runtime::CheckedArith::new("residual");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.hidden_size],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.norm_output = {
             let __f = ::arena_runtime::CheckedArith::new("norm_output");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.hidden_size],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.qkv_output = {
             let __f = ::arena_runtime::CheckedArith::new("qkv_output");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.qkv_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.qkv_width())?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.attn_output = {
             let __f = ::arena_runtime::CheckedArith::new("attn_output");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.attn_output_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.attn_output_width())?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.gate_logits = {
             let __f = ::arena_runtime::CheckedArith::new("gate_logits");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.router_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.router_width())?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.gate_logits_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("gate_logits_f32");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.router_width())?],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.router_width())?],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.moe_router_in_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("moe_router_in_f32");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.router_input_width())?],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.router_input_width())?],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.moe_output = {
             let __f = ::arena_runtime::CheckedArith::new("moe_output");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.hidden_size],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.logits = {
             let __f = ::arena_runtime::CheckedArith::new("logits");
             if __f.value(config.lm_head_vocab())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[logit_rows, __f.value(config.lm_head_vocab())?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[logit_rows, __f.value(config.lm_head_vocab())?],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -956,197 +926,166 @@ impl BufferSizes {
         };
         __sizes.ssm_qkvz = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_qkvz");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.ssm_in_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.ssm_in_width())?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.ssm_ba = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_ba");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.ssm_deinterleaved = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_deinterleaved");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.ssm_in_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.ssm_in_width())?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.ssm_gates = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_gates");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.ssm_conv_out_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_conv_out_f32");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.ssm_conv_dim())?],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.ssm_conv_dim())?],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.scratch = {
             let __f = ::arena_runtime::CheckedArith::new("scratch");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_bytes(
                 __f,
-                ::arena_runtime::__private::bytes_reported(
-                    __f
-                        .value(
-                            Scratch::bytes(
-                                config,
-                                max_batch_tokens,
-                                blocks_per_seq,
-                                decode_rows,
-                            ),
-                        )?,
-                    __on_dims,
-                ),
+                __f
+                    .value(
+                        Scratch::bytes(
+                            config,
+                            max_batch_tokens,
+                            blocks_per_seq,
+                            decode_rows,
+                        ),
+                    )?,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.expert_gate_out = {
             let __f = ::arena_runtime::CheckedArith::new("expert_gate_out");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[expert_rows, __f.value(config.expert_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[expert_rows, __f.value(config.expert_width())?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.expert_up_out = {
             let __f = ::arena_runtime::CheckedArith::new("expert_up_out");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[expert_rows, __f.value(config.expert_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[expert_rows, __f.value(config.expert_width())?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.expert_down_out = {
             let __f = ::arena_runtime::CheckedArith::new("expert_down_out");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[expert_rows, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[expert_rows, config.hidden_size],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.splitk_workspace = {
             let __f = ::arena_runtime::CheckedArith::new("splitk_workspace");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[
-                        SPLITK_MAX_SPLITS,
-                        __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)?)?,
-                        __f
-                            .max(
-                                __f
-                                    .max(
-                                        __f
-                                            .max(
-                                                __f.value(config.qkv_width())?,
-                                                __f.value(config.ssm_in_width())?,
-                                            )?,
-                                        __f
-                                            .max(
-                                                __f.mul(2, __f.value(config.widest_ffn_n())?)?,
-                                                config.hidden_size,
-                                            )?,
-                                    )?,
-                                __f
-                                    .max(
-                                        __f
-                                            .max(
-                                                __f.value(config.short_conv_in_width())?,
-                                                config.per_layer_inputs_width,
-                                            )?,
-                                        __f
-                                            .mul(
-                                                3,
-                                                __f
-                                                    .max(
-                                                        __f.value(config.lightning_width())?,
-                                                        __f.value(config.kda_width())?,
-                                                    )?,
-                                            )?,
-                                    )?,
-                            )?,
-                    ],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[
+                    SPLITK_MAX_SPLITS,
+                    __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)?)?,
+                    __f
+                        .max(
+                            __f
+                                .max(
+                                    __f
+                                        .max(
+                                            __f.value(config.qkv_width())?,
+                                            __f.value(config.ssm_in_width())?,
+                                        )?,
+                                    __f
+                                        .max(
+                                            __f.mul(2, __f.value(config.widest_ffn_n())?)?,
+                                            config.hidden_size,
+                                        )?,
+                                )?,
+                            __f
+                                .max(
+                                    __f
+                                        .max(
+                                            __f.value(config.short_conv_in_width())?,
+                                            config.per_layer_inputs_width,
+                                        )?,
+                                    __f
+                                        .mul(
+                                            3,
+                                            __f
+                                                .max(
+                                                    __f.value(config.lightning_width())?,
+                                                    __f.value(config.kda_width())?,
+                                                )?,
+                                        )?,
+                                )?,
+                        )?,
+                ],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.gdn_fla_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_fla_scratch");
             if config.gdn_fla_supported() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_bytes(
                     __f,
-                    ::arena_runtime::__private::bytes_reported(
-                        __f.value(GdnFlaScratch::bytes(config, max_batch_tokens))?,
-                        __on_dims,
-                    ),
+                    __f.value(GdnFlaScratch::bytes(config, max_batch_tokens))?,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1155,14 +1094,12 @@ impl BufferSizes {
         __sizes.ssd_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("ssd_scratch");
             if config.has_mamba() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_bytes(
                     __f,
-                    ::arena_runtime::__private::bytes_reported(
-                        __f.value(SsdScratch::bytes(config, max_batch_tokens))?,
-                        __on_dims,
-                    ),
+                    __f.value(SsdScratch::bytes(config, max_batch_tokens))?,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1170,123 +1107,99 @@ impl BufferSizes {
         };
         __sizes.o_latent = {
             let __f = ::arena_runtime::CheckedArith::new("o_latent");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.o_latent_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, __f.value(config.o_latent_width())?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.norm_unit_w = {
             let __f = ::arena_runtime::CheckedArith::new("norm_unit_w");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[__f.max(config.hidden_size, __f.value(config.mamba_d_inner())?)?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[__f.max(config.hidden_size, __f.value(config.mamba_d_inner())?)?],
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                 0,
                 false,
+                __on_dims,
             )?
         };
         __sizes.hc_streams = {
             let __f = ::arena_runtime::CheckedArith::new("hc_streams");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.hc_mult, config.hidden_size],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.hc_mult, config.hidden_size],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.hc_post = {
             let __f = ::arena_runtime::CheckedArith::new("hc_post");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.hc_mult],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.hc_mult],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.hc_comb = {
             let __f = ::arena_runtime::CheckedArith::new("hc_comb");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens, config.hc_mult, config.hc_mult],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens, config.hc_mult, config.hc_mult],
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.hc_lowrank_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("hc_lowrank_scratch");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_bytes(
                 __f,
-                ::arena_runtime::__private::bytes_reported(
-                    __f.value(hc_lowrank_scratch_bytes(config, max_batch_tokens))?,
-                    __on_dims,
-                ),
+                __f.value(hc_lowrank_scratch_bytes(config, max_batch_tokens))?,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.qsa_select_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("qsa_select_scratch");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_bytes(
                 __f,
-                ::arena_runtime::__private::bytes_reported(
-                    __f.value(QsaSelectScratch::bytes(config, max_seq_len))?,
-                    __on_dims,
-                ),
+                __f.value(QsaSelectScratch::bytes(config, max_seq_len))?,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.token_ids = {
             let __f = ::arena_runtime::CheckedArith::new("token_ids");
-            ::arena_runtime::__private::finish(
+            ::arena_runtime::__private::sized_shape(
                 __f,
-                ::arena_runtime::__private::shape_reported(
-                    __f,
-                    &[max_batch_tokens],
-                    <u32 as ::arena_runtime::dtype::Element>::SIZE,
-                    __on_dims,
-                )?,
+                &[max_batch_tokens],
+                <u32 as ::arena_runtime::dtype::Element>::SIZE,
                 256,
                 false,
+                __on_dims,
             )?
         };
         __sizes.ffn_act_q8 = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_q8");
             if config.has_dense_ffn() && config.q8_mmq_scratch() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_bytes(
                     __f,
-                    ::arena_runtime::__private::bytes_reported(
-                        __f.value(q8_1_mmq_bytes(m16, ffn_k))?,
-                        __on_dims,
-                    ),
+                    __f.value(q8_1_mmq_bytes(m16, ffn_k))?,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1295,16 +1208,13 @@ impl BufferSizes {
         __sizes.ffn_act_a = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_a");
             if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[m16, ffn_k],
-                        <i8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[m16, ffn_k],
+                    <i8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1313,16 +1223,13 @@ impl BufferSizes {
         __sizes.ffn_act_scale = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale");
             if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[m16, __f.ceil_div(ffn_k, 32)?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[m16, __f.ceil_div(ffn_k, 32)?],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1331,16 +1238,13 @@ impl BufferSizes {
         __sizes.ffn_act_scale_kmajor = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale_kmajor");
             if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[__f.ceil_div(ffn_k, 128)?, m16],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[__f.ceil_div(ffn_k, 128)?, m16],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1349,19 +1253,16 @@ impl BufferSizes {
         __sizes.ffn_gate_up_fused = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_gate_up_fused");
             if config.has_dense_ffn() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.ceil16(GATEUP_FUSED_MAX_M)?,
-                            __f.mul(2, config.intermediate_size)?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.ceil16(GATEUP_FUSED_MAX_M)?,
+                        __f.mul(2, config.intermediate_size)?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1370,16 +1271,13 @@ impl BufferSizes {
         __sizes.fp8_act = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act");
             if config.fp8_activation_scratch() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[m16, widest_k],
-                        <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[m16, widest_k],
+                    <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1388,14 +1286,12 @@ impl BufferSizes {
         __sizes.moe_fp8_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("moe_fp8_scratch");
             if config.is_moe() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_bytes(
                     __f,
-                    ::arena_runtime::__private::bytes_reported(
-                        __f.value(MoeFp8Scratch::bytes(config, max_batch_tokens))?,
-                        __on_dims,
-                    ),
+                    __f.value(MoeFp8Scratch::bytes(config, max_batch_tokens))?,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1404,16 +1300,13 @@ impl BufferSizes {
         __sizes.fp8_act_scale = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale");
             if config.fp8_activation_scratch() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[m16, __f.ceil_div(widest_k, 128)?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[m16, __f.ceil_div(widest_k, 128)?],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1422,16 +1315,13 @@ impl BufferSizes {
         __sizes.fp8_act_scale_kmajor = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale_kmajor");
             if config.fp8_activation_scratch() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[__f.ceil_div(widest_k, 128)?, m16],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[__f.ceil_div(widest_k, 128)?, m16],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1440,16 +1330,13 @@ impl BufferSizes {
         __sizes.lora_xa = {
             let __f = ::arena_runtime::CheckedArith::new("lora_xa");
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.adapter_max_rank],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.adapter_max_rank],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1458,16 +1345,13 @@ impl BufferSizes {
         __sizes.lora_delta = {
             let __f = ::arena_runtime::CheckedArith::new("lora_delta");
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, __f.value(config.lora_widest_n())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, __f.value(config.lora_widest_n())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1476,16 +1360,13 @@ impl BufferSizes {
         __sizes.lora_hact = {
             let __f = ::arena_runtime::CheckedArith::new("lora_hact");
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.intermediate_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.intermediate_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1494,16 +1375,13 @@ impl BufferSizes {
         __sizes.lora_seq_slot = {
             let __f = ::arena_runtime::CheckedArith::new("lora_seq_slot");
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens],
-                        <i32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens],
+                    <i32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1512,14 +1390,12 @@ impl BufferSizes {
         __sizes.q2_dequant_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("q2_dequant_scratch");
             if config.levers.gguf_native_q2 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_bytes(
                     __f,
-                    ::arena_runtime::__private::bytes_reported(
-                        __f.value(q2_dequant_scratch_bytes(config))?,
-                        __on_dims,
-                    ),
+                    __f.value(q2_dequant_scratch_bytes(config))?,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1528,14 +1404,12 @@ impl BufferSizes {
         __sizes.q2_act_q8 = {
             let __f = ::arena_runtime::CheckedArith::new("q2_act_q8");
             if config.levers.gguf_native_q2_mmq {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_bytes(
                     __f,
-                    ::arena_runtime::__private::bytes_reported(
-                        __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?,
-                        __on_dims,
-                    ),
+                    __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1544,14 +1418,12 @@ impl BufferSizes {
         __sizes.ssm_rowwise_w_bf16 = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_rowwise_w_bf16");
             if config.levers.fp8_rowwise {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_bytes(
                     __f,
-                    ::arena_runtime::__private::bytes_reported(
-                        __f.value(ssm_rowwise_w_bf16_bytes(config))?,
-                        __on_dims,
-                    ),
+                    __f.value(ssm_rowwise_w_bf16_bytes(config))?,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1560,16 +1432,13 @@ impl BufferSizes {
         __sizes.moe_latent_in = {
             let __f = ::arena_runtime::CheckedArith::new("moe_latent_in");
             if config.moe_latent_size > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.moe_latent_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.moe_latent_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1578,16 +1447,13 @@ impl BufferSizes {
         __sizes.moe_latent_out = {
             let __f = ::arena_runtime::CheckedArith::new("moe_latent_out");
             if config.moe_latent_size > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.moe_latent_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.moe_latent_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1596,16 +1462,13 @@ impl BufferSizes {
         __sizes.short_conv_bcx = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_bcx");
             if config.has_short_conv() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, __f.value(config.short_conv_in_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, __f.value(config.short_conv_in_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1614,16 +1477,13 @@ impl BufferSizes {
         __sizes.short_conv_bx = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_bx");
             if config.has_short_conv() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.short_conv_dim],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.short_conv_dim],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1632,16 +1492,13 @@ impl BufferSizes {
         __sizes.short_conv_out = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_out");
             if config.has_short_conv() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.short_conv_dim],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.short_conv_dim],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1650,19 +1507,16 @@ impl BufferSizes {
         __sizes.lightning_qkv = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_qkv");
             if config.has_lightning() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            max_batch_tokens,
-                            __f.mul(3, __f.value(config.lightning_width())?)?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        max_batch_tokens,
+                        __f.mul(3, __f.value(config.lightning_width())?)?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1671,16 +1525,13 @@ impl BufferSizes {
         __sizes.lightning_gate = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_gate");
             if config.has_lightning() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, __f.value(config.lightning_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, __f.value(config.lightning_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1689,16 +1540,13 @@ impl BufferSizes {
         __sizes.lightning_out = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_out");
             if config.has_lightning() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, __f.value(config.lightning_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, __f.value(config.lightning_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1707,22 +1555,18 @@ impl BufferSizes {
         __sizes.lightning_block_states = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_block_states");
             if config.has_lightning() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f
-                                .add(__f.ceil_div(max_batch_tokens, LIGHTNING_BLOCK)?, 1)?,
-                            config.lightning_heads,
-                            config.lightning_head_dim,
-                            config.lightning_head_dim,
-                        ],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.add(__f.ceil_div(max_batch_tokens, LIGHTNING_BLOCK)?, 1)?,
+                        config.lightning_heads,
+                        config.lightning_head_dim,
+                        config.lightning_head_dim,
+                    ],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1731,16 +1575,13 @@ impl BufferSizes {
         __sizes.kda_qkv = {
             let __f = ::arena_runtime::CheckedArith::new("kda_qkv");
             if config.has_kda() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, __f.mul(3, __f.value(config.kda_width())?)?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, __f.mul(3, __f.value(config.kda_width())?)?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1749,16 +1590,13 @@ impl BufferSizes {
         __sizes.kda_qkv_conv = {
             let __f = ::arena_runtime::CheckedArith::new("kda_qkv_conv");
             if config.has_kda() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, __f.mul(3, __f.value(config.kda_width())?)?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, __f.mul(3, __f.value(config.kda_width())?)?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1767,16 +1605,13 @@ impl BufferSizes {
         __sizes.kda_lowrank = {
             let __f = ::arena_runtime::CheckedArith::new("kda_lowrank");
             if config.has_kda() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, __f.mul(2, config.kda_head_dim)?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, __f.mul(2, config.kda_head_dim)?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1785,16 +1620,13 @@ impl BufferSizes {
         __sizes.kda_decay_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("kda_decay_f32");
             if config.has_kda() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, __f.value(config.kda_width())?],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, __f.value(config.kda_width())?],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1803,16 +1635,13 @@ impl BufferSizes {
         __sizes.kda_beta_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("kda_beta_f32");
             if config.has_kda() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.kda_heads],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.kda_heads],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1821,16 +1650,13 @@ impl BufferSizes {
         __sizes.kda_out_gate = {
             let __f = ::arena_runtime::CheckedArith::new("kda_out_gate");
             if config.has_kda() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, __f.value(config.kda_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, __f.value(config.kda_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1839,16 +1665,13 @@ impl BufferSizes {
         __sizes.kda_out = {
             let __f = ::arena_runtime::CheckedArith::new("kda_out");
             if config.has_kda() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, __f.value(config.kda_width())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, __f.value(config.kda_width())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1857,21 +1680,19 @@ impl BufferSizes {
         __sizes.kda_chunk_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("kda_chunk_scratch");
             if config.has_kda() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_bytes(
                     __f,
-                    ::arena_runtime::__private::bytes_reported(
-                        __f
-                            .value(
-                                KdaChunkScratch::bytes(
-                                    config,
-                                    max_batch_tokens,
-                                    __f.min(max_batch_size, max_batch_tokens)?,
-                                ),
-                            )?,
-                        __on_dims,
-                    ),
+                    __f
+                        .value(
+                            KdaChunkScratch::bytes(
+                                config,
+                                max_batch_tokens,
+                                __f.min(max_batch_size, max_batch_tokens)?,
+                            ),
+                        )?,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1880,16 +1701,13 @@ impl BufferSizes {
         __sizes.per_layer_inputs = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_inputs");
             if config.has_per_layer_inputs() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.per_layer_inputs_width],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.per_layer_inputs_width],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1898,16 +1716,13 @@ impl BufferSizes {
         __sizes.per_layer_inputs_proj = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_inputs_proj");
             if config.has_per_layer_inputs() && config.runs_embedding() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.per_layer_inputs_width],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.per_layer_inputs_width],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1916,16 +1731,13 @@ impl BufferSizes {
         __sizes.per_layer_gate = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_gate");
             if config.has_per_layer_inputs() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.per_layer_input_dim],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.per_layer_input_dim],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1934,16 +1746,13 @@ impl BufferSizes {
         __sizes.per_layer_out = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_out");
             if config.has_per_layer_inputs() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1952,16 +1761,13 @@ impl BufferSizes {
         __sizes.hc_pre = {
             let __f = ::arena_runtime::CheckedArith::new("hc_pre");
             if config.hc_mult > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[max_batch_tokens, config.hc_mult],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[max_batch_tokens, config.hc_mult],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -2001,74 +1807,10 @@ impl BufferSizes {
     ///
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub const fn total_bytes(&self) -> usize {
-        let mut __total = 0usize;
-        __total = __total.saturating_add(self.hidden_states);
-        __total = __total.saturating_add(self.residual);
-        __total = __total.saturating_add(self.norm_output);
-        __total = __total.saturating_add(self.qkv_output);
-        __total = __total.saturating_add(self.attn_output);
-        __total = __total.saturating_add(self.gate_logits);
-        __total = __total.saturating_add(self.gate_logits_f32);
-        __total = __total.saturating_add(self.moe_router_in_f32);
-        __total = __total.saturating_add(self.moe_output);
-        __total = __total.saturating_add(self.logits);
-        __total = __total.saturating_add(self.ssm_qkvz);
-        __total = __total.saturating_add(self.ssm_ba);
-        __total = __total.saturating_add(self.ssm_deinterleaved);
-        __total = __total.saturating_add(self.ssm_gates);
-        __total = __total.saturating_add(self.ssm_conv_out_f32);
-        __total = __total.saturating_add(self.scratch);
-        __total = __total.saturating_add(self.expert_gate_out);
-        __total = __total.saturating_add(self.expert_up_out);
-        __total = __total.saturating_add(self.expert_down_out);
-        __total = __total.saturating_add(self.splitk_workspace);
-        __total = __total.saturating_add(self.gdn_fla_scratch);
-        __total = __total.saturating_add(self.ssd_scratch);
-        __total = __total.saturating_add(self.hc_streams);
-        __total = __total.saturating_add(self.hc_post);
-        __total = __total.saturating_add(self.hc_comb);
-        __total = __total.saturating_add(self.hc_lowrank_scratch);
-        __total = __total.saturating_add(self.qsa_select_scratch);
-        __total = __total.saturating_add(self.token_ids);
-        __total = __total.saturating_add(self.ffn_act_q8);
-        __total = __total.saturating_add(self.ffn_act_a);
-        __total = __total.saturating_add(self.ffn_act_scale);
-        __total = __total.saturating_add(self.ffn_act_scale_kmajor);
-        __total = __total.saturating_add(self.ffn_gate_up_fused);
-        __total = __total.saturating_add(self.fp8_act);
-        __total = __total.saturating_add(self.moe_fp8_scratch);
-        __total = __total.saturating_add(self.fp8_act_scale);
-        __total = __total.saturating_add(self.fp8_act_scale_kmajor);
-        __total = __total.saturating_add(self.lora_xa);
-        __total = __total.saturating_add(self.lora_delta);
-        __total = __total.saturating_add(self.lora_hact);
-        __total = __total.saturating_add(self.lora_seq_slot);
-        __total = __total.saturating_add(self.q2_dequant_scratch);
-        __total = __total.saturating_add(self.q2_act_q8);
-        __total = __total.saturating_add(self.ssm_rowwise_w_bf16);
-        __total = __total.saturating_add(self.moe_latent_in);
-        __total = __total.saturating_add(self.moe_latent_out);
-        __total = __total.saturating_add(self.short_conv_bcx);
-        __total = __total.saturating_add(self.short_conv_bx);
-        __total = __total.saturating_add(self.short_conv_out);
-        __total = __total.saturating_add(self.lightning_qkv);
-        __total = __total.saturating_add(self.lightning_gate);
-        __total = __total.saturating_add(self.lightning_out);
-        __total = __total.saturating_add(self.lightning_block_states);
-        __total = __total.saturating_add(self.kda_qkv);
-        __total = __total.saturating_add(self.kda_qkv_conv);
-        __total = __total.saturating_add(self.kda_lowrank);
-        __total = __total.saturating_add(self.kda_decay_f32);
-        __total = __total.saturating_add(self.kda_beta_f32);
-        __total = __total.saturating_add(self.kda_out_gate);
-        __total = __total.saturating_add(self.kda_out);
-        __total = __total.saturating_add(self.kda_chunk_scratch);
-        __total = __total.saturating_add(self.per_layer_inputs);
-        __total = __total.saturating_add(self.per_layer_inputs_proj);
-        __total = __total.saturating_add(self.per_layer_gate);
-        __total = __total.saturating_add(self.per_layer_out);
-        __total = __total.saturating_add(self.hc_pre);
-        __total
+        ::arena_runtime::__private::konst::tracked_total(
+            <BufferArena as ::arena_runtime::Arena>::BUFFERS,
+            self.byte_sizes_const(),
+        )
     }
     /// Each buffer's shape as numbers, in field order: empty for a byte formula and
     /// for a buffer whose gate is closed. For reports.
@@ -2111,78 +1853,41 @@ impl BufferSizes {
         kv_block_size: usize,
         max_batch_size: usize,
     ) -> Self {
+        use ::arena_runtime::__private::{Konst as __K, KonstArith as __A};
         let m16: usize = {
-            let __f = ::arena_runtime::CheckedArith::new("m16");
-            ::arena_runtime::__private::Konst(__f.ceil16(max_batch_tokens))
-                .get(
-                    "arena `BufferArena`, const sizing: derived value `m16` = `ceil16(max_batch_tokens)`",
-                )
+            let __m: &'static str = "arena `BufferArena`, const sizing: derived value `m16` = `ceil16(max_batch_tokens)`";
+            let __f = __A::new("m16", __m);
+            __f.ceil16(max_batch_tokens)
         };
         let expert_rows: usize = {
-            let __f = ::arena_runtime::CheckedArith::new("expert_rows");
-            ::arena_runtime::__private::Konst(
-                    __f
-                        .mul(
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    ::arena_runtime::__private::Konst(config.expert_fanout())
-                                        .into_result(__f),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: derived value `expert_rows` = `max_batch_tokens * config.expert_fanout()`",
-                                ),
-                        ),
-                )
-                .get(
-                    "arena `BufferArena`, const sizing: derived value `expert_rows` = `max_batch_tokens * config.expert_fanout()`",
-                )
+            let __m: &'static str = "arena `BufferArena`, const sizing: derived value `expert_rows` = `max_batch_tokens * config.expert_fanout()`";
+            let __f = __A::new("expert_rows", __m);
+            __f.mul(max_batch_tokens, __K(config.expert_fanout()).get(__m))
         };
         let widest_k: usize = {
-            let __f = ::arena_runtime::CheckedArith::new("widest_k");
-            ::arena_runtime::__private::Konst(
-                    ::arena_runtime::__private::Konst(config.widest_k()).into_result(__f),
-                )
-                .get(
-                    "arena `BufferArena`, const sizing: derived value `widest_k` = `config.widest_k()`",
-                )
+            let __m: &'static str = "arena `BufferArena`, const sizing: derived value `widest_k` = `config.widest_k()`";
+            let __f = __A::new("widest_k", __m);
+            __K(config.widest_k()).get(__m)
         };
         let ffn_k: usize = {
-            let __f = ::arena_runtime::CheckedArith::new("ffn_k");
-            ::arena_runtime::__private::Konst(
-                    ::arena_runtime::__private::Konst(config.ffn_k()).into_result(__f),
-                )
-                .get(
-                    "arena `BufferArena`, const sizing: derived value `ffn_k` = `config.ffn_k()`",
-                )
+            let __m: &'static str = "arena `BufferArena`, const sizing: derived value `ffn_k` = `config.ffn_k()`";
+            let __f = __A::new("ffn_k", __m);
+            __K(config.ffn_k()).get(__m)
         };
         let logit_rows: usize = {
-            let __f = ::arena_runtime::CheckedArith::new("logit_rows");
-            ::arena_runtime::__private::Konst(__f.max(max_batch_size, VERIFY_ROW_CAP))
-                .get(
-                    "arena `BufferArena`, const sizing: derived value `logit_rows` = `max(max_batch_size, VERIFY_ROW_CAP)`",
-                )
+            let __m: &'static str = "arena `BufferArena`, const sizing: derived value `logit_rows` = `max(max_batch_size, VERIFY_ROW_CAP)`";
+            let __f = __A::new("logit_rows", __m);
+            __f.max(max_batch_size, VERIFY_ROW_CAP)
         };
         let blocks_per_seq: usize = {
-            let __f = ::arena_runtime::CheckedArith::new("blocks_per_seq");
-            ::arena_runtime::__private::Konst(
-                    ::arena_runtime::__private::Konst(
-                            block_table_width(max_seq_len, kv_block_size),
-                        )
-                        .into_result(__f),
-                )
-                .get(
-                    "arena `BufferArena`, const sizing: derived value `blocks_per_seq` = `block_table_width(max_seq_len, kv_block_size)`",
-                )
+            let __m: &'static str = "arena `BufferArena`, const sizing: derived value `blocks_per_seq` = `block_table_width(max_seq_len, kv_block_size)`";
+            let __f = __A::new("blocks_per_seq", __m);
+            __K(block_table_width(max_seq_len, kv_block_size)).get(__m)
         };
         let decode_rows: usize = {
-            let __f = ::arena_runtime::CheckedArith::new("decode_rows");
-            ::arena_runtime::__private::Konst(
-                    ::arena_runtime::__private::Konst(decode_meta_rows(max_batch_size))
-                        .into_result(__f),
-                )
-                .get(
-                    "arena `BufferArena`, const sizing: derived value `decode_rows` = `decode_meta_rows(max_batch_size)`",
-                )
+            let __m: &'static str = "arena `BufferArena`, const sizing: derived value `decode_rows` = `decode_meta_rows(max_batch_size)`";
+            let __f = __A::new("decode_rows", __m);
+            __K(decode_meta_rows(max_batch_size)).get(__m)
         };
         let mut __sizes = Self {
             hidden_states: 0,
@@ -2256,2268 +1961,1208 @@ impl BufferSizes {
             __dims: [[0; 4usize]; 68usize],
         };
         __sizes.hidden_states = {
-            let __f = ::arena_runtime::CheckedArith::new("hidden_states");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [max_batch_tokens, config.hidden_size];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[0usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `hidden_states` = `[max_batch_tokens, config.hidden_size]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `hidden_states` = `[max_batch_tokens, config.hidden_size]`";
+            let __f = __A::new("hidden_states", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, config.hidden_size],
+                        &mut __sizes.__dims[0usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 0,
                 false,
-                "arena `BufferArena`, const sizing: buffer `hidden_states` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.residual = {
-            let __f = ::arena_runtime::CheckedArith::new("residual");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [max_batch_tokens, config.hidden_size];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[1usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `residual` = `[max_batch_tokens, config.hidden_size]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `residual` = `[max_batch_tokens, config.hidden_size]`";
+            let __f = __A::new("residual", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, config.hidden_size],
+                        &mut __sizes.__dims[1usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 0,
                 false,
-                "arena `BufferArena`, const sizing: buffer `residual` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.norm_output = {
-            let __f = ::arena_runtime::CheckedArith::new("norm_output");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [max_batch_tokens, config.hidden_size];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[2usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `norm_output` = `[max_batch_tokens, config.hidden_size]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `norm_output` = `[max_batch_tokens, config.hidden_size]`";
+            let __f = __A::new("norm_output", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, config.hidden_size],
+                        &mut __sizes.__dims[2usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 0,
                 false,
-                "arena `BufferArena`, const sizing: buffer `norm_output` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.qkv_output = {
-            let __f = ::arena_runtime::CheckedArith::new("qkv_output");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.qkv_width())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `qkv_output` = `[max_batch_tokens, config.qkv_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[3usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `qkv_output` = `[max_batch_tokens, config.qkv_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `qkv_output` = `[max_batch_tokens, config.qkv_width()]`";
+            let __f = __A::new("qkv_output", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.qkv_width()).get(__m)],
+                        &mut __sizes.__dims[3usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `qkv_output` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.attn_output = {
-            let __f = ::arena_runtime::CheckedArith::new("attn_output");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(
-                                        config.attn_output_width(),
-                                    )
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `attn_output` = `[max_batch_tokens, config.attn_output_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[4usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `attn_output` = `[max_batch_tokens, config.attn_output_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `attn_output` = `[max_batch_tokens, config.attn_output_width()]`";
+            let __f = __A::new("attn_output", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.attn_output_width()).get(__m)],
+                        &mut __sizes.__dims[4usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `attn_output` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.gate_logits = {
-            let __f = ::arena_runtime::CheckedArith::new("gate_logits");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.router_width())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `gate_logits` = `[max_batch_tokens, config.router_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[5usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `gate_logits` = `[max_batch_tokens, config.router_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `gate_logits` = `[max_batch_tokens, config.router_width()]`";
+            let __f = __A::new("gate_logits", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.router_width()).get(__m)],
+                        &mut __sizes.__dims[5usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `gate_logits` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.gate_logits_f32 = {
-            let __f = ::arena_runtime::CheckedArith::new("gate_logits_f32");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.router_width())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `gate_logits_f32` = `[max_batch_tokens, config.router_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[6usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `gate_logits_f32` = `[max_batch_tokens, config.router_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `gate_logits_f32` = `[max_batch_tokens, config.router_width()]`";
+            let __f = __A::new("gate_logits_f32", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.router_width()).get(__m)],
+                        &mut __sizes.__dims[6usize],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `gate_logits_f32` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.moe_router_in_f32 = {
-            let __f = ::arena_runtime::CheckedArith::new("moe_router_in_f32");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(
-                                        config.router_input_width(),
-                                    )
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `moe_router_in_f32` = `[max_batch_tokens, config.router_input_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[7usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `moe_router_in_f32` = `[max_batch_tokens, config.router_input_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `moe_router_in_f32` = `[max_batch_tokens, config.router_input_width()]`";
+            let __f = __A::new("moe_router_in_f32", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.router_input_width()).get(__m)],
+                        &mut __sizes.__dims[7usize],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `moe_router_in_f32` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.moe_output = {
-            let __f = ::arena_runtime::CheckedArith::new("moe_output");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [max_batch_tokens, config.hidden_size];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[8usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `moe_output` = `[max_batch_tokens, config.hidden_size]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `moe_output` = `[max_batch_tokens, config.hidden_size]`";
+            let __f = __A::new("moe_output", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, config.hidden_size],
+                        &mut __sizes.__dims[8usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 0,
                 false,
-                "arena `BufferArena`, const sizing: buffer `moe_output` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.logits = {
-            let __f = ::arena_runtime::CheckedArith::new("logits");
-            if ::arena_runtime::__private::Konst(
-                    ::arena_runtime::__private::Konst(config.lm_head_vocab())
-                        .into_result(__f),
-                )
-                .get(
-                    "arena `BufferArena`, const sizing: gate of buffer `logits` = `config.lm_head_vocab() > 0`",
-                ) > 0
-            {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            logit_rows,
-                            ::arena_runtime::__private::Konst(
-                                    ::arena_runtime::__private::Konst(config.lm_head_vocab())
-                                        .into_result(__f),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `logits` = `[logit_rows, config.lm_head_vocab()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[9usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `logits` = `[logit_rows, config.lm_head_vocab()]`",
-                            )
-                    },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `logits` = `[logit_rows, config.lm_head_vocab()]`";
+            let __f = __A::new("logits", __m);
+            let __m_gate: &'static str = "arena `BufferArena`, const sizing: gate of buffer `logits` = `config.lm_head_vocab() > 0`";
+            let __f_gate = __A::new("logits", __m_gate);
+            if __K(config.lm_head_vocab()).get(__m_gate) > 0 {
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[logit_rows, __K(config.lm_head_vocab()).get(__m)],
+                            &mut __sizes.__dims[9usize],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `logits` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.ssm_qkvz = {
-            let __f = ::arena_runtime::CheckedArith::new("ssm_qkvz");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.ssm_in_width())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `ssm_qkvz` = `[max_batch_tokens, config.ssm_in_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[10usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_qkvz` = `[max_batch_tokens, config.ssm_in_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ssm_qkvz` = `[max_batch_tokens, config.ssm_in_width()]`";
+            let __f = __A::new("ssm_qkvz", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.ssm_in_width()).get(__m)],
+                        &mut __sizes.__dims[10usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `ssm_qkvz` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.ssm_ba = {
-            let __f = ::arena_runtime::CheckedArith::new("ssm_ba");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.ssm_gate_width())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `ssm_ba` = `[max_batch_tokens, config.ssm_gate_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[11usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_ba` = `[max_batch_tokens, config.ssm_gate_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ssm_ba` = `[max_batch_tokens, config.ssm_gate_width()]`";
+            let __f = __A::new("ssm_ba", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.ssm_gate_width()).get(__m)],
+                        &mut __sizes.__dims[11usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `ssm_ba` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.ssm_deinterleaved = {
-            let __f = ::arena_runtime::CheckedArith::new("ssm_deinterleaved");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.ssm_in_width())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved` = `[max_batch_tokens, config.ssm_in_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[12usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved` = `[max_batch_tokens, config.ssm_in_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved` = `[max_batch_tokens, config.ssm_in_width()]`";
+            let __f = __A::new("ssm_deinterleaved", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.ssm_in_width()).get(__m)],
+                        &mut __sizes.__dims[12usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `ssm_deinterleaved` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.ssm_gates = {
-            let __f = ::arena_runtime::CheckedArith::new("ssm_gates");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.ssm_gate_width())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `ssm_gates` = `[max_batch_tokens, config.ssm_gate_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[13usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_gates` = `[max_batch_tokens, config.ssm_gate_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ssm_gates` = `[max_batch_tokens, config.ssm_gate_width()]`";
+            let __f = __A::new("ssm_gates", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.ssm_gate_width()).get(__m)],
+                        &mut __sizes.__dims[13usize],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `ssm_gates` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.ssm_conv_out_f32 = {
-            let __f = ::arena_runtime::CheckedArith::new("ssm_conv_out_f32");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.ssm_conv_dim())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32` = `[max_batch_tokens, config.ssm_conv_dim()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[14usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32` = `[max_batch_tokens, config.ssm_conv_dim()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32` = `[max_batch_tokens, config.ssm_conv_dim()]`";
+            let __f = __A::new("ssm_conv_out_f32", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.ssm_conv_dim()).get(__m)],
+                        &mut __sizes.__dims[14usize],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `ssm_conv_out_f32` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.scratch = {
-            let __f = ::arena_runtime::CheckedArith::new("scratch");
-            ::arena_runtime::__private::konst::finish(
-                ::arena_runtime::__private::Konst(
-                        ::arena_runtime::__private::Konst(
-                                Scratch::bytes(
-                                    config,
-                                    max_batch_tokens,
-                                    blocks_per_seq,
-                                    decode_rows,
-                                ),
-                            )
-                            .into_result(__f),
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `scratch` = `Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)`";
+            let __f = __A::new("scratch", __m);
+            __f.finish(
+                "BufferArena",
+                __K(
+                        Scratch::bytes(
+                            config,
+                            max_batch_tokens,
+                            blocks_per_seq,
+                            decode_rows,
+                        ),
                     )
-                    .get(
-                        "arena `BufferArena`, const sizing: buffer `scratch` = `Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)`",
-                    ),
+                    .get(__m),
                 0,
                 false,
-                "arena `BufferArena`, const sizing: buffer `scratch` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.expert_gate_out = {
-            let __f = ::arena_runtime::CheckedArith::new("expert_gate_out");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        expert_rows,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.expert_width())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `expert_gate_out` = `[expert_rows, config.expert_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[16usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `expert_gate_out` = `[expert_rows, config.expert_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `expert_gate_out` = `[expert_rows, config.expert_width()]`";
+            let __f = __A::new("expert_gate_out", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[expert_rows, __K(config.expert_width()).get(__m)],
+                        &mut __sizes.__dims[16usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `expert_gate_out` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.expert_up_out = {
-            let __f = ::arena_runtime::CheckedArith::new("expert_up_out");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        expert_rows,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.expert_width())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `expert_up_out` = `[expert_rows, config.expert_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[17usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `expert_up_out` = `[expert_rows, config.expert_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `expert_up_out` = `[expert_rows, config.expert_width()]`";
+            let __f = __A::new("expert_up_out", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[expert_rows, __K(config.expert_width()).get(__m)],
+                        &mut __sizes.__dims[17usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `expert_up_out` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.expert_down_out = {
-            let __f = ::arena_runtime::CheckedArith::new("expert_down_out");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [expert_rows, config.hidden_size];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[18usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `expert_down_out` = `[expert_rows, config.hidden_size]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `expert_down_out` = `[expert_rows, config.hidden_size]`";
+            let __f = __A::new("expert_down_out", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[expert_rows, config.hidden_size],
+                        &mut __sizes.__dims[18usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 0,
                 false,
-                "arena `BufferArena`, const sizing: buffer `expert_down_out` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.splitk_workspace = {
-            let __f = ::arena_runtime::CheckedArith::new("splitk_workspace");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        SPLITK_MAX_SPLITS,
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .ceil16(
-                                        ::arena_runtime::__private::Konst(
-                                                __f.min(max_batch_tokens, SPLITK_MAX_M),
-                                            )
-                                            .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                            ),
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                            ),
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .max(
-                                        ::arena_runtime::__private::Konst(
-                                                __f
-                                                    .max(
-                                                        ::arena_runtime::__private::Konst(
-                                                                __f
-                                                                    .max(
-                                                                        ::arena_runtime::__private::Konst(
-                                                                                ::arena_runtime::__private::Konst(config.qkv_width())
-                                                                                    .into_result(__f),
-                                                                            )
-                                                                            .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                                            ),
-                                                                        ::arena_runtime::__private::Konst(
-                                                                                ::arena_runtime::__private::Konst(config.ssm_in_width())
-                                                                                    .into_result(__f),
-                                                                            )
-                                                                            .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                                            ),
-                                                                    ),
-                                                            )
-                                                            .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                            ),
-                                                        ::arena_runtime::__private::Konst(
-                                                                __f
-                                                                    .max(
-                                                                        ::arena_runtime::__private::Konst(
-                                                                                __f
-                                                                                    .mul(
-                                                                                        2,
-                                                                                        ::arena_runtime::__private::Konst(
-                                                                                                ::arena_runtime::__private::Konst(config.widest_ffn_n())
-                                                                                                    .into_result(__f),
-                                                                                            )
-                                                                                            .get(
-                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                                                            ),
-                                                                                    ),
-                                                                            )
-                                                                            .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                                            ),
-                                                                        config.hidden_size,
-                                                                    ),
-                                                            )
-                                                            .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                            ),
-                                                    ),
-                                            )
-                                            .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                            ),
-                                        ::arena_runtime::__private::Konst(
-                                                __f
-                                                    .max(
-                                                        ::arena_runtime::__private::Konst(
-                                                                __f
-                                                                    .max(
-                                                                        ::arena_runtime::__private::Konst(
-                                                                                ::arena_runtime::__private::Konst(
-                                                                                        config.short_conv_in_width(),
-                                                                                    )
-                                                                                    .into_result(__f),
-                                                                            )
-                                                                            .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                                            ),
-                                                                        config.per_layer_inputs_width,
-                                                                    ),
-                                                            )
-                                                            .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                            ),
-                                                        ::arena_runtime::__private::Konst(
-                                                                __f
-                                                                    .mul(
-                                                                        3,
-                                                                        ::arena_runtime::__private::Konst(
-                                                                                __f
-                                                                                    .max(
-                                                                                        ::arena_runtime::__private::Konst(
-                                                                                                ::arena_runtime::__private::Konst(config.lightning_width())
-                                                                                                    .into_result(__f),
-                                                                                            )
-                                                                                            .get(
-                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                                                            ),
-                                                                                        ::arena_runtime::__private::Konst(
-                                                                                                ::arena_runtime::__private::Konst(config.kda_width())
-                                                                                                    .into_result(__f),
-                                                                                            )
-                                                                                            .get(
-                                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                                                            ),
-                                                                                    ),
-                                                                            )
-                                                                            .get(
-                                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                                            ),
-                                                                    ),
-                                                            )
-                                                            .get(
-                                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                                            ),
-                                                    ),
-                                            )
-                                            .get(
-                                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                                            ),
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[19usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`";
+            let __f = __A::new("splitk_workspace", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[
+                            SPLITK_MAX_SPLITS,
+                            __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)),
                             __f
-                                .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `splitk_workspace` = `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]`",
-                        )
-                },
+                                .max(
+                                    __f
+                                        .max(
+                                            __f
+                                                .max(
+                                                    __K(config.qkv_width()).get(__m),
+                                                    __K(config.ssm_in_width()).get(__m),
+                                                ),
+                                            __f
+                                                .max(
+                                                    __f.mul(2, __K(config.widest_ffn_n()).get(__m)),
+                                                    config.hidden_size,
+                                                ),
+                                        ),
+                                    __f
+                                        .max(
+                                            __f
+                                                .max(
+                                                    __K(config.short_conv_in_width()).get(__m),
+                                                    config.per_layer_inputs_width,
+                                                ),
+                                            __f
+                                                .mul(
+                                                    3,
+                                                    __f
+                                                        .max(
+                                                            __K(config.lightning_width()).get(__m),
+                                                            __K(config.kda_width()).get(__m),
+                                                        ),
+                                                ),
+                                        ),
+                                ),
+                        ],
+                        &mut __sizes.__dims[19usize],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 0,
                 false,
-                "arena `BufferArena`, const sizing: buffer `splitk_workspace` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.gdn_fla_scratch = {
-            let __f = ::arena_runtime::CheckedArith::new("gdn_fla_scratch");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `gdn_fla_scratch` = `GdnFlaScratch::bytes(config, max_batch_tokens)`";
+            let __f = __A::new("gdn_fla_scratch", __m);
             if config.gdn_fla_supported() {
-                ::arena_runtime::__private::konst::finish(
-                    ::arena_runtime::__private::Konst(
-                            ::arena_runtime::__private::Konst(
-                                    GdnFlaScratch::bytes(config, max_batch_tokens),
-                                )
-                                .into_result(__f),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `gdn_fla_scratch` = `GdnFlaScratch::bytes(config, max_batch_tokens)`",
-                        ),
+                __f.finish(
+                    "BufferArena",
+                    __K(GdnFlaScratch::bytes(config, max_batch_tokens)).get(__m),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `gdn_fla_scratch` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.ssd_scratch = {
-            let __f = ::arena_runtime::CheckedArith::new("ssd_scratch");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ssd_scratch` = `SsdScratch::bytes(config, max_batch_tokens)`";
+            let __f = __A::new("ssd_scratch", __m);
             if config.has_mamba() {
-                ::arena_runtime::__private::konst::finish(
-                    ::arena_runtime::__private::Konst(
-                            ::arena_runtime::__private::Konst(
-                                    SsdScratch::bytes(config, max_batch_tokens),
-                                )
-                                .into_result(__f),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `ssd_scratch` = `SsdScratch::bytes(config, max_batch_tokens)`",
-                        ),
+                __f.finish(
+                    "BufferArena",
+                    __K(SsdScratch::bytes(config, max_batch_tokens)).get(__m),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `ssd_scratch` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.o_latent = {
-            let __f = ::arena_runtime::CheckedArith::new("o_latent");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        max_batch_tokens,
-                        ::arena_runtime::__private::Konst(
-                                ::arena_runtime::__private::Konst(config.o_latent_width())
-                                    .into_result(__f),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `o_latent` = `[max_batch_tokens, config.o_latent_width()]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[22usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `o_latent` = `[max_batch_tokens, config.o_latent_width()]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `o_latent` = `[max_batch_tokens, config.o_latent_width()]`";
+            let __f = __A::new("o_latent", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, __K(config.o_latent_width()).get(__m)],
+                        &mut __sizes.__dims[22usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `o_latent` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.norm_unit_w = {
-            let __f = ::arena_runtime::CheckedArith::new("norm_unit_w");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .max(
-                                        config.hidden_size,
-                                        ::arena_runtime::__private::Konst(
-                                                ::arena_runtime::__private::Konst(config.mamba_d_inner())
-                                                    .into_result(__f),
-                                            )
-                                            .get(
-                                                "arena `BufferArena`, const sizing: buffer `norm_unit_w` = `[max(config.hidden_size, config.mamba_d_inner())]`",
-                                            ),
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `norm_unit_w` = `[max(config.hidden_size, config.mamba_d_inner())]`",
-                            ),
-                    ];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[23usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `norm_unit_w` = `[max(config.hidden_size, config.mamba_d_inner())]`";
+            let __f = __A::new("norm_unit_w", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[
                             __f
-                                .shape(
-                                    &__d,
-                                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                                .max(
+                                    config.hidden_size,
+                                    __K(config.mamba_d_inner()).get(__m),
                                 ),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `norm_unit_w` = `[max(config.hidden_size, config.mamba_d_inner())]`",
-                        )
-                },
+                        ],
+                        &mut __sizes.__dims[23usize],
+                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 0,
                 false,
-                "arena `BufferArena`, const sizing: buffer `norm_unit_w` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.hc_streams = {
-            let __f = ::arena_runtime::CheckedArith::new("hc_streams");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [max_batch_tokens, config.hc_mult, config.hidden_size];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[24usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `hc_streams` = `[max_batch_tokens, config.hc_mult, config.hidden_size]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `hc_streams` = `[max_batch_tokens, config.hc_mult, config.hidden_size]`";
+            let __f = __A::new("hc_streams", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, config.hc_mult, config.hidden_size],
+                        &mut __sizes.__dims[24usize],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `hc_streams` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.hc_post = {
-            let __f = ::arena_runtime::CheckedArith::new("hc_post");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [max_batch_tokens, config.hc_mult];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[25usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `hc_post` = `[max_batch_tokens, config.hc_mult]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `hc_post` = `[max_batch_tokens, config.hc_mult]`";
+            let __f = __A::new("hc_post", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, config.hc_mult],
+                        &mut __sizes.__dims[25usize],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `hc_post` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.hc_comb = {
-            let __f = ::arena_runtime::CheckedArith::new("hc_comb");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [max_batch_tokens, config.hc_mult, config.hc_mult];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[26usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `hc_comb` = `[max_batch_tokens, config.hc_mult, config.hc_mult]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `hc_comb` = `[max_batch_tokens, config.hc_mult, config.hc_mult]`";
+            let __f = __A::new("hc_comb", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens, config.hc_mult, config.hc_mult],
+                        &mut __sizes.__dims[26usize],
+                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `hc_comb` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.hc_lowrank_scratch = {
-            let __f = ::arena_runtime::CheckedArith::new("hc_lowrank_scratch");
-            ::arena_runtime::__private::konst::finish(
-                ::arena_runtime::__private::Konst(
-                        ::arena_runtime::__private::Konst(
-                                hc_lowrank_scratch_bytes(config, max_batch_tokens),
-                            )
-                            .into_result(__f),
-                    )
-                    .get(
-                        "arena `BufferArena`, const sizing: buffer `hc_lowrank_scratch` = `hc_lowrank_scratch_bytes(config, max_batch_tokens)`",
-                    ),
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `hc_lowrank_scratch` = `hc_lowrank_scratch_bytes(config, max_batch_tokens)`";
+            let __f = __A::new("hc_lowrank_scratch", __m);
+            __f.finish(
+                "BufferArena",
+                __K(hc_lowrank_scratch_bytes(config, max_batch_tokens)).get(__m),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `hc_lowrank_scratch` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.qsa_select_scratch = {
-            let __f = ::arena_runtime::CheckedArith::new("qsa_select_scratch");
-            ::arena_runtime::__private::konst::finish(
-                ::arena_runtime::__private::Konst(
-                        ::arena_runtime::__private::Konst(
-                                QsaSelectScratch::bytes(config, max_seq_len),
-                            )
-                            .into_result(__f),
-                    )
-                    .get(
-                        "arena `BufferArena`, const sizing: buffer `qsa_select_scratch` = `QsaSelectScratch::bytes(config, max_seq_len)`",
-                    ),
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `qsa_select_scratch` = `QsaSelectScratch::bytes(config, max_seq_len)`";
+            let __f = __A::new("qsa_select_scratch", __m);
+            __f.finish(
+                "BufferArena",
+                __K(QsaSelectScratch::bytes(config, max_seq_len)).get(__m),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `qsa_select_scratch` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.token_ids = {
-            let __f = ::arena_runtime::CheckedArith::new("token_ids");
-            ::arena_runtime::__private::konst::finish(
-                {
-                    let __d = [max_batch_tokens];
-                    let mut __k = 0;
-                    while __k < __d.len() {
-                        __sizes.__dims[29usize][__k] = __d[__k];
-                        __k += 1;
-                    }
-                    ::arena_runtime::__private::Konst(
-                            __f
-                                .shape(&__d, <u32 as ::arena_runtime::dtype::Element>::SIZE),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `token_ids` = `[max_batch_tokens]`",
-                        )
-                },
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `token_ids` = `[max_batch_tokens]`";
+            let __f = __A::new("token_ids", __m);
+            __f.finish(
+                "BufferArena",
+                __f
+                    .shape(
+                        &[max_batch_tokens],
+                        &mut __sizes.__dims[29usize],
+                        <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                    ),
                 256,
                 false,
-                "arena `BufferArena`, const sizing: buffer `token_ids` is not gated but its formula gives 0 bytes",
             )
         };
         __sizes.ffn_act_q8 = {
-            let __f = ::arena_runtime::CheckedArith::new("ffn_act_q8");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ffn_act_q8` = `q8_1_mmq_bytes(m16, ffn_k)`";
+            let __f = __A::new("ffn_act_q8", __m);
             if config.has_dense_ffn() && config.q8_mmq_scratch() {
-                ::arena_runtime::__private::konst::finish(
-                    ::arena_runtime::__private::Konst(
-                            ::arena_runtime::__private::Konst(q8_1_mmq_bytes(m16, ffn_k))
-                                .into_result(__f),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `ffn_act_q8` = `q8_1_mmq_bytes(m16, ffn_k)`",
-                        ),
+                __f.finish(
+                    "BufferArena",
+                    __K(q8_1_mmq_bytes(m16, ffn_k)).get(__m),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `ffn_act_q8` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.ffn_act_a = {
-            let __f = ::arena_runtime::CheckedArith::new("ffn_act_a");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ffn_act_a` = `[m16, ffn_k]`";
+            let __f = __A::new("ffn_act_a", __m);
             if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [m16, ffn_k];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[31usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <i8 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `ffn_act_a` = `[m16, ffn_k]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[m16, ffn_k],
+                            &mut __sizes.__dims[31usize],
+                            <i8 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `ffn_act_a` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.ffn_act_scale = {
-            let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ffn_act_scale` = `[m16, ceil_div(ffn_k, 32)]`";
+            let __f = __A::new("ffn_act_scale", __m);
             if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            m16,
-                            ::arena_runtime::__private::Konst(__f.ceil_div(ffn_k, 32))
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `ffn_act_scale` = `[m16, ceil_div(ffn_k, 32)]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[32usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `ffn_act_scale` = `[m16, ceil_div(ffn_k, 32)]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[m16, __f.ceil_div(ffn_k, 32)],
+                            &mut __sizes.__dims[32usize],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `ffn_act_scale` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.ffn_act_scale_kmajor = {
-            let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale_kmajor");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor` = `[ceil_div(ffn_k, 128), m16]`";
+            let __f = __A::new("ffn_act_scale_kmajor", __m);
             if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            ::arena_runtime::__private::Konst(__f.ceil_div(ffn_k, 128))
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor` = `[ceil_div(ffn_k, 128), m16]`",
-                                ),
-                            m16,
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[33usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor` = `[ceil_div(ffn_k, 128), m16]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[__f.ceil_div(ffn_k, 128), m16],
+                            &mut __sizes.__dims[33usize],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `ffn_act_scale_kmajor` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.ffn_gate_up_fused = {
-            let __f = ::arena_runtime::CheckedArith::new("ffn_gate_up_fused");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused` = `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]`";
+            let __f = __A::new("ffn_gate_up_fused", __m);
             if config.has_dense_ffn() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            ::arena_runtime::__private::Konst(
-                                    __f.ceil16(GATEUP_FUSED_MAX_M),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused` = `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]`",
-                                ),
-                            ::arena_runtime::__private::Konst(
-                                    __f.mul(2, config.intermediate_size),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused` = `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[34usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused` = `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[
+                                __f.ceil16(GATEUP_FUSED_MAX_M),
+                                __f.mul(2, config.intermediate_size),
+                            ],
+                            &mut __sizes.__dims[34usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `ffn_gate_up_fused` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.fp8_act = {
-            let __f = ::arena_runtime::CheckedArith::new("fp8_act");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `fp8_act` = `[m16, widest_k]`";
+            let __f = __A::new("fp8_act", __m);
             if config.fp8_activation_scratch() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [m16, widest_k];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[35usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `fp8_act` = `[m16, widest_k]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[m16, widest_k],
+                            &mut __sizes.__dims[35usize],
+                            <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `fp8_act` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.moe_fp8_scratch = {
-            let __f = ::arena_runtime::CheckedArith::new("moe_fp8_scratch");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `moe_fp8_scratch` = `MoeFp8Scratch::bytes(config, max_batch_tokens)`";
+            let __f = __A::new("moe_fp8_scratch", __m);
             if config.is_moe() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::konst::finish(
-                    ::arena_runtime::__private::Konst(
-                            ::arena_runtime::__private::Konst(
-                                    MoeFp8Scratch::bytes(config, max_batch_tokens),
-                                )
-                                .into_result(__f),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `moe_fp8_scratch` = `MoeFp8Scratch::bytes(config, max_batch_tokens)`",
-                        ),
+                __f.finish(
+                    "BufferArena",
+                    __K(MoeFp8Scratch::bytes(config, max_batch_tokens)).get(__m),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `moe_fp8_scratch` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.fp8_act_scale = {
-            let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `fp8_act_scale` = `[m16, ceil_div(widest_k, 128)]`";
+            let __f = __A::new("fp8_act_scale", __m);
             if config.fp8_activation_scratch() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            m16,
-                            ::arena_runtime::__private::Konst(
-                                    __f.ceil_div(widest_k, 128),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `fp8_act_scale` = `[m16, ceil_div(widest_k, 128)]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[37usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `fp8_act_scale` = `[m16, ceil_div(widest_k, 128)]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[m16, __f.ceil_div(widest_k, 128)],
+                            &mut __sizes.__dims[37usize],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `fp8_act_scale` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.fp8_act_scale_kmajor = {
-            let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale_kmajor");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` = `[ceil_div(widest_k, 128), m16]`";
+            let __f = __A::new("fp8_act_scale_kmajor", __m);
             if config.fp8_activation_scratch() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            ::arena_runtime::__private::Konst(
-                                    __f.ceil_div(widest_k, 128),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` = `[ceil_div(widest_k, 128), m16]`",
-                                ),
-                            m16,
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[38usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` = `[ceil_div(widest_k, 128), m16]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[__f.ceil_div(widest_k, 128), m16],
+                            &mut __sizes.__dims[38usize],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `fp8_act_scale_kmajor` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.lora_xa = {
-            let __f = ::arena_runtime::CheckedArith::new("lora_xa");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `lora_xa` = `[max_batch_tokens, config.adapter_max_rank]`";
+            let __f = __A::new("lora_xa", __m);
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.adapter_max_rank];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[39usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `lora_xa` = `[max_batch_tokens, config.adapter_max_rank]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.adapter_max_rank],
+                            &mut __sizes.__dims[39usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `lora_xa` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.lora_delta = {
-            let __f = ::arena_runtime::CheckedArith::new("lora_delta");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `lora_delta` = `[max_batch_tokens, config.lora_widest_n()]`";
+            let __f = __A::new("lora_delta", __m);
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    ::arena_runtime::__private::Konst(config.lora_widest_n())
-                                        .into_result(__f),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `lora_delta` = `[max_batch_tokens, config.lora_widest_n()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[40usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `lora_delta` = `[max_batch_tokens, config.lora_widest_n()]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, __K(config.lora_widest_n()).get(__m)],
+                            &mut __sizes.__dims[40usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `lora_delta` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.lora_hact = {
-            let __f = ::arena_runtime::CheckedArith::new("lora_hact");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `lora_hact` = `[max_batch_tokens, config.intermediate_size]`";
+            let __f = __A::new("lora_hact", __m);
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.intermediate_size];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[41usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `lora_hact` = `[max_batch_tokens, config.intermediate_size]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.intermediate_size],
+                            &mut __sizes.__dims[41usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `lora_hact` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.lora_seq_slot = {
-            let __f = ::arena_runtime::CheckedArith::new("lora_seq_slot");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `lora_seq_slot` = `[max_batch_tokens]`";
+            let __f = __A::new("lora_seq_slot", __m);
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[42usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <i32 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `lora_seq_slot` = `[max_batch_tokens]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens],
+                            &mut __sizes.__dims[42usize],
+                            <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `lora_seq_slot` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.q2_dequant_scratch = {
-            let __f = ::arena_runtime::CheckedArith::new("q2_dequant_scratch");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `q2_dequant_scratch` = `q2_dequant_scratch_bytes(config)`";
+            let __f = __A::new("q2_dequant_scratch", __m);
             if config.levers.gguf_native_q2 {
-                ::arena_runtime::__private::konst::finish(
-                    ::arena_runtime::__private::Konst(
-                            ::arena_runtime::__private::Konst(
-                                    q2_dequant_scratch_bytes(config),
-                                )
-                                .into_result(__f),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `q2_dequant_scratch` = `q2_dequant_scratch_bytes(config)`",
-                        ),
+                __f.finish(
+                    "BufferArena",
+                    __K(q2_dequant_scratch_bytes(config)).get(__m),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `q2_dequant_scratch` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.q2_act_q8 = {
-            let __f = ::arena_runtime::CheckedArith::new("q2_act_q8");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `q2_act_q8` = `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))`";
+            let __f = __A::new("q2_act_q8", __m);
             if config.levers.gguf_native_q2_mmq {
-                ::arena_runtime::__private::konst::finish(
-                    ::arena_runtime::__private::Konst(
-                            ::arena_runtime::__private::Konst(
-                                    q8_1_mmq_bytes(
-                                        m16,
-                                        ::arena_runtime::__private::Konst(__f.max(widest_k, ffn_k))
-                                            .get(
-                                                "arena `BufferArena`, const sizing: buffer `q2_act_q8` = `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))`",
-                                            ),
-                                    ),
-                                )
-                                .into_result(__f),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `q2_act_q8` = `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))`",
-                        ),
+                __f.finish(
+                    "BufferArena",
+                    __K(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k))).get(__m),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `q2_act_q8` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.ssm_rowwise_w_bf16 = {
-            let __f = ::arena_runtime::CheckedArith::new("ssm_rowwise_w_bf16");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `ssm_rowwise_w_bf16` = `ssm_rowwise_w_bf16_bytes(config)`";
+            let __f = __A::new("ssm_rowwise_w_bf16", __m);
             if config.levers.fp8_rowwise {
-                ::arena_runtime::__private::konst::finish(
-                    ::arena_runtime::__private::Konst(
-                            ::arena_runtime::__private::Konst(
-                                    ssm_rowwise_w_bf16_bytes(config),
-                                )
-                                .into_result(__f),
-                        )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `ssm_rowwise_w_bf16` = `ssm_rowwise_w_bf16_bytes(config)`",
-                        ),
+                __f.finish(
+                    "BufferArena",
+                    __K(ssm_rowwise_w_bf16_bytes(config)).get(__m),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `ssm_rowwise_w_bf16` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.moe_latent_in = {
-            let __f = ::arena_runtime::CheckedArith::new("moe_latent_in");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `moe_latent_in` = `[max_batch_tokens, config.moe_latent_size]`";
+            let __f = __A::new("moe_latent_in", __m);
             if config.moe_latent_size > 0 {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.moe_latent_size];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[46usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `moe_latent_in` = `[max_batch_tokens, config.moe_latent_size]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.moe_latent_size],
+                            &mut __sizes.__dims[46usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `moe_latent_in` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.moe_latent_out = {
-            let __f = ::arena_runtime::CheckedArith::new("moe_latent_out");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `moe_latent_out` = `[max_batch_tokens, config.moe_latent_size]`";
+            let __f = __A::new("moe_latent_out", __m);
             if config.moe_latent_size > 0 {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.moe_latent_size];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[47usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `moe_latent_out` = `[max_batch_tokens, config.moe_latent_size]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.moe_latent_size],
+                            &mut __sizes.__dims[47usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `moe_latent_out` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.short_conv_bcx = {
-            let __f = ::arena_runtime::CheckedArith::new("short_conv_bcx");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `short_conv_bcx` = `[max_batch_tokens, config.short_conv_in_width()]`";
+            let __f = __A::new("short_conv_bcx", __m);
             if config.has_short_conv() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    ::arena_runtime::__private::Konst(
-                                            config.short_conv_in_width(),
-                                        )
-                                        .into_result(__f),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `short_conv_bcx` = `[max_batch_tokens, config.short_conv_in_width()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[48usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `short_conv_bcx` = `[max_batch_tokens, config.short_conv_in_width()]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[
+                                max_batch_tokens,
+                                __K(config.short_conv_in_width()).get(__m),
+                            ],
+                            &mut __sizes.__dims[48usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `short_conv_bcx` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.short_conv_bx = {
-            let __f = ::arena_runtime::CheckedArith::new("short_conv_bx");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `short_conv_bx` = `[max_batch_tokens, config.short_conv_dim]`";
+            let __f = __A::new("short_conv_bx", __m);
             if config.has_short_conv() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.short_conv_dim];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[49usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `short_conv_bx` = `[max_batch_tokens, config.short_conv_dim]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.short_conv_dim],
+                            &mut __sizes.__dims[49usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `short_conv_bx` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.short_conv_out = {
-            let __f = ::arena_runtime::CheckedArith::new("short_conv_out");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `short_conv_out` = `[max_batch_tokens, config.short_conv_dim]`";
+            let __f = __A::new("short_conv_out", __m);
             if config.has_short_conv() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.short_conv_dim];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[50usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `short_conv_out` = `[max_batch_tokens, config.short_conv_dim]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.short_conv_dim],
+                            &mut __sizes.__dims[50usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `short_conv_out` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.lightning_qkv = {
-            let __f = ::arena_runtime::CheckedArith::new("lightning_qkv");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `lightning_qkv` = `[max_batch_tokens, 3 * config.lightning_width()]`";
+            let __f = __A::new("lightning_qkv", __m);
             if config.has_lightning() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    __f
-                                        .mul(
-                                            3,
-                                            ::arena_runtime::__private::Konst(
-                                                    ::arena_runtime::__private::Konst(config.lightning_width())
-                                                        .into_result(__f),
-                                                )
-                                                .get(
-                                                    "arena `BufferArena`, const sizing: buffer `lightning_qkv` = `[max_batch_tokens, 3 * config.lightning_width()]`",
-                                                ),
-                                        ),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `lightning_qkv` = `[max_batch_tokens, 3 * config.lightning_width()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[51usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `lightning_qkv` = `[max_batch_tokens, 3 * config.lightning_width()]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[
+                                max_batch_tokens,
+                                __f.mul(3, __K(config.lightning_width()).get(__m)),
+                            ],
+                            &mut __sizes.__dims[51usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `lightning_qkv` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.lightning_gate = {
-            let __f = ::arena_runtime::CheckedArith::new("lightning_gate");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `lightning_gate` = `[max_batch_tokens, config.lightning_width()]`";
+            let __f = __A::new("lightning_gate", __m);
             if config.has_lightning() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    ::arena_runtime::__private::Konst(config.lightning_width())
-                                        .into_result(__f),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `lightning_gate` = `[max_batch_tokens, config.lightning_width()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[52usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `lightning_gate` = `[max_batch_tokens, config.lightning_width()]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, __K(config.lightning_width()).get(__m)],
+                            &mut __sizes.__dims[52usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `lightning_gate` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.lightning_out = {
-            let __f = ::arena_runtime::CheckedArith::new("lightning_out");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `lightning_out` = `[max_batch_tokens, config.lightning_width()]`";
+            let __f = __A::new("lightning_out", __m);
             if config.has_lightning() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    ::arena_runtime::__private::Konst(config.lightning_width())
-                                        .into_result(__f),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `lightning_out` = `[max_batch_tokens, config.lightning_width()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[53usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `lightning_out` = `[max_batch_tokens, config.lightning_width()]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, __K(config.lightning_width()).get(__m)],
+                            &mut __sizes.__dims[53usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `lightning_out` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.lightning_block_states = {
-            let __f = ::arena_runtime::CheckedArith::new("lightning_block_states");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `lightning_block_states` = `[ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]`";
+            let __f = __A::new("lightning_block_states", __m);
             if config.has_lightning() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            ::arena_runtime::__private::Konst(
-                                    __f
-                                        .add(
-                                            ::arena_runtime::__private::Konst(
-                                                    __f.ceil_div(max_batch_tokens, LIGHTNING_BLOCK),
-                                                )
-                                                .get(
-                                                    "arena `BufferArena`, const sizing: buffer `lightning_block_states` = `[ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]`",
-                                                ),
-                                            1,
-                                        ),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `lightning_block_states` = `[ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]`",
-                                ),
-                            config.lightning_heads,
-                            config.lightning_head_dim,
-                            config.lightning_head_dim,
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[54usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `lightning_block_states` = `[ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[
+                                __f.add(__f.ceil_div(max_batch_tokens, LIGHTNING_BLOCK), 1),
+                                config.lightning_heads,
+                                config.lightning_head_dim,
+                                config.lightning_head_dim,
+                            ],
+                            &mut __sizes.__dims[54usize],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `lightning_block_states` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.kda_qkv = {
-            let __f = ::arena_runtime::CheckedArith::new("kda_qkv");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `kda_qkv` = `[max_batch_tokens, 3 * config.kda_width()]`";
+            let __f = __A::new("kda_qkv", __m);
             if config.has_kda() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    __f
-                                        .mul(
-                                            3,
-                                            ::arena_runtime::__private::Konst(
-                                                    ::arena_runtime::__private::Konst(config.kda_width())
-                                                        .into_result(__f),
-                                                )
-                                                .get(
-                                                    "arena `BufferArena`, const sizing: buffer `kda_qkv` = `[max_batch_tokens, 3 * config.kda_width()]`",
-                                                ),
-                                        ),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `kda_qkv` = `[max_batch_tokens, 3 * config.kda_width()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[55usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `kda_qkv` = `[max_batch_tokens, 3 * config.kda_width()]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[
+                                max_batch_tokens,
+                                __f.mul(3, __K(config.kda_width()).get(__m)),
+                            ],
+                            &mut __sizes.__dims[55usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `kda_qkv` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.kda_qkv_conv = {
-            let __f = ::arena_runtime::CheckedArith::new("kda_qkv_conv");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `kda_qkv_conv` = `[max_batch_tokens, 3 * config.kda_width()]`";
+            let __f = __A::new("kda_qkv_conv", __m);
             if config.has_kda() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    __f
-                                        .mul(
-                                            3,
-                                            ::arena_runtime::__private::Konst(
-                                                    ::arena_runtime::__private::Konst(config.kda_width())
-                                                        .into_result(__f),
-                                                )
-                                                .get(
-                                                    "arena `BufferArena`, const sizing: buffer `kda_qkv_conv` = `[max_batch_tokens, 3 * config.kda_width()]`",
-                                                ),
-                                        ),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `kda_qkv_conv` = `[max_batch_tokens, 3 * config.kda_width()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[56usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `kda_qkv_conv` = `[max_batch_tokens, 3 * config.kda_width()]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[
+                                max_batch_tokens,
+                                __f.mul(3, __K(config.kda_width()).get(__m)),
+                            ],
+                            &mut __sizes.__dims[56usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `kda_qkv_conv` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.kda_lowrank = {
-            let __f = ::arena_runtime::CheckedArith::new("kda_lowrank");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `kda_lowrank` = `[max_batch_tokens, 2 * config.kda_head_dim]`";
+            let __f = __A::new("kda_lowrank", __m);
             if config.has_kda() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    __f.mul(2, config.kda_head_dim),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `kda_lowrank` = `[max_batch_tokens, 2 * config.kda_head_dim]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[57usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `kda_lowrank` = `[max_batch_tokens, 2 * config.kda_head_dim]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, __f.mul(2, config.kda_head_dim)],
+                            &mut __sizes.__dims[57usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `kda_lowrank` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.kda_decay_f32 = {
-            let __f = ::arena_runtime::CheckedArith::new("kda_decay_f32");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `kda_decay_f32` = `[max_batch_tokens, config.kda_width()]`";
+            let __f = __A::new("kda_decay_f32", __m);
             if config.has_kda() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    ::arena_runtime::__private::Konst(config.kda_width())
-                                        .into_result(__f),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `kda_decay_f32` = `[max_batch_tokens, config.kda_width()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[58usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `kda_decay_f32` = `[max_batch_tokens, config.kda_width()]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, __K(config.kda_width()).get(__m)],
+                            &mut __sizes.__dims[58usize],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `kda_decay_f32` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.kda_beta_f32 = {
-            let __f = ::arena_runtime::CheckedArith::new("kda_beta_f32");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `kda_beta_f32` = `[max_batch_tokens, config.kda_heads]`";
+            let __f = __A::new("kda_beta_f32", __m);
             if config.has_kda() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.kda_heads];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[59usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `kda_beta_f32` = `[max_batch_tokens, config.kda_heads]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.kda_heads],
+                            &mut __sizes.__dims[59usize],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `kda_beta_f32` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.kda_out_gate = {
-            let __f = ::arena_runtime::CheckedArith::new("kda_out_gate");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `kda_out_gate` = `[max_batch_tokens, config.kda_width()]`";
+            let __f = __A::new("kda_out_gate", __m);
             if config.has_kda() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    ::arena_runtime::__private::Konst(config.kda_width())
-                                        .into_result(__f),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `kda_out_gate` = `[max_batch_tokens, config.kda_width()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[60usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `kda_out_gate` = `[max_batch_tokens, config.kda_width()]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, __K(config.kda_width()).get(__m)],
+                            &mut __sizes.__dims[60usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `kda_out_gate` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.kda_out = {
-            let __f = ::arena_runtime::CheckedArith::new("kda_out");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `kda_out` = `[max_batch_tokens, config.kda_width()]`";
+            let __f = __A::new("kda_out", __m);
             if config.has_kda() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [
-                            max_batch_tokens,
-                            ::arena_runtime::__private::Konst(
-                                    ::arena_runtime::__private::Konst(config.kda_width())
-                                        .into_result(__f),
-                                )
-                                .get(
-                                    "arena `BufferArena`, const sizing: buffer `kda_out` = `[max_batch_tokens, config.kda_width()]`",
-                                ),
-                        ];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[61usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `kda_out` = `[max_batch_tokens, config.kda_width()]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, __K(config.kda_width()).get(__m)],
+                            &mut __sizes.__dims[61usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `kda_out` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.kda_chunk_scratch = {
-            let __f = ::arena_runtime::CheckedArith::new("kda_chunk_scratch");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `kda_chunk_scratch` = `KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))`";
+            let __f = __A::new("kda_chunk_scratch", __m);
             if config.has_kda() {
-                ::arena_runtime::__private::konst::finish(
-                    ::arena_runtime::__private::Konst(
-                            ::arena_runtime::__private::Konst(
-                                    KdaChunkScratch::bytes(
-                                        config,
-                                        max_batch_tokens,
-                                        ::arena_runtime::__private::Konst(
-                                                __f.min(max_batch_size, max_batch_tokens),
-                                            )
-                                            .get(
-                                                "arena `BufferArena`, const sizing: buffer `kda_chunk_scratch` = `KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))`",
-                                            ),
-                                    ),
-                                )
-                                .into_result(__f),
+                __f.finish(
+                    "BufferArena",
+                    __K(
+                            KdaChunkScratch::bytes(
+                                config,
+                                max_batch_tokens,
+                                __f.min(max_batch_size, max_batch_tokens),
+                            ),
                         )
-                        .get(
-                            "arena `BufferArena`, const sizing: buffer `kda_chunk_scratch` = `KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))`",
-                        ),
+                        .get(__m),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `kda_chunk_scratch` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.per_layer_inputs = {
-            let __f = ::arena_runtime::CheckedArith::new("per_layer_inputs");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `per_layer_inputs` = `[max_batch_tokens, config.per_layer_inputs_width]`";
+            let __f = __A::new("per_layer_inputs", __m);
             if config.has_per_layer_inputs() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.per_layer_inputs_width];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[63usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `per_layer_inputs` = `[max_batch_tokens, config.per_layer_inputs_width]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.per_layer_inputs_width],
+                            &mut __sizes.__dims[63usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `per_layer_inputs` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.per_layer_inputs_proj = {
-            let __f = ::arena_runtime::CheckedArith::new("per_layer_inputs_proj");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `per_layer_inputs_proj` = `[max_batch_tokens, config.per_layer_inputs_width]`";
+            let __f = __A::new("per_layer_inputs_proj", __m);
             if config.has_per_layer_inputs() && config.runs_embedding() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.per_layer_inputs_width];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[64usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `per_layer_inputs_proj` = `[max_batch_tokens, config.per_layer_inputs_width]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.per_layer_inputs_width],
+                            &mut __sizes.__dims[64usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `per_layer_inputs_proj` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.per_layer_gate = {
-            let __f = ::arena_runtime::CheckedArith::new("per_layer_gate");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `per_layer_gate` = `[max_batch_tokens, config.per_layer_input_dim]`";
+            let __f = __A::new("per_layer_gate", __m);
             if config.has_per_layer_inputs() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.per_layer_input_dim];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[65usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `per_layer_gate` = `[max_batch_tokens, config.per_layer_input_dim]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.per_layer_input_dim],
+                            &mut __sizes.__dims[65usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `per_layer_gate` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.per_layer_out = {
-            let __f = ::arena_runtime::CheckedArith::new("per_layer_out");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `per_layer_out` = `[max_batch_tokens, config.hidden_size]`";
+            let __f = __A::new("per_layer_out", __m);
             if config.has_per_layer_inputs() {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.hidden_size];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[66usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(
-                                        &__d,
-                                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                                    ),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `per_layer_out` = `[max_batch_tokens, config.hidden_size]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.hidden_size],
+                            &mut __sizes.__dims[66usize],
+                            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `per_layer_out` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
             }
         };
         __sizes.hc_pre = {
-            let __f = ::arena_runtime::CheckedArith::new("hc_pre");
+            let __m: &'static str = "arena `BufferArena`, const sizing: buffer `hc_pre` = `[max_batch_tokens, config.hc_mult]`";
+            let __f = __A::new("hc_pre", __m);
             if config.hc_mult > 0 {
-                ::arena_runtime::__private::konst::finish(
-                    {
-                        let __d = [max_batch_tokens, config.hc_mult];
-                        let mut __k = 0;
-                        while __k < __d.len() {
-                            __sizes.__dims[67usize][__k] = __d[__k];
-                            __k += 1;
-                        }
-                        ::arena_runtime::__private::Konst(
-                                __f
-                                    .shape(&__d, <f32 as ::arena_runtime::dtype::Element>::SIZE),
-                            )
-                            .get(
-                                "arena `BufferArena`, const sizing: buffer `hc_pre` = `[max_batch_tokens, config.hc_mult]`",
-                            )
-                    },
+                __f.finish(
+                    "BufferArena",
+                    __f
+                        .shape(
+                            &[max_batch_tokens, config.hc_mult],
+                            &mut __sizes.__dims[67usize],
+                            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                        ),
                     0,
                     true,
-                    "arena `BufferArena`, const sizing: buffer `hc_pre` is not gated but its formula gives 0 bytes",
                 )
             } else {
                 0
@@ -4531,14 +3176,9 @@ impl BufferSizes {
         __sizes
     }
     /// Whether each buffer counts in `total_bytes`, in field order.
-    const TRACKED: [bool; 68usize] = [
-        true, true, true, true, true, true, true, true, true, true, true, true, true,
-        true, true, true, true, true, true, true, true, true, false, false, true, true,
-        true, true, true, true, true, true, true, true, true, true, true, true, true,
-        true, true, true, true, true, true, true, true, true, true, true, true, true,
-        true, true, true, true, true, true, true, true, true, true, true, true, true,
-        true, true, true,
-    ];
+    const TRACKED: [bool; 68usize] = ::arena_runtime::__private::konst::tracked(
+        <BufferArena as ::arena_runtime::Arena>::BUFFERS,
+    );
     /// Each buffer's bytes, in field order.
     const fn byte_sizes_const(&self) -> [usize; 68usize] {
         [
@@ -4614,151 +3254,19 @@ impl BufferSizes {
     }
     /// Each buffer's name and bytes, in field order.
     pub const fn named_sizes(&self) -> [(&'static str, usize); 68usize] {
-        [
-            ("hidden_states", self.hidden_states),
-            ("residual", self.residual),
-            ("norm_output", self.norm_output),
-            ("qkv_output", self.qkv_output),
-            ("attn_output", self.attn_output),
-            ("gate_logits", self.gate_logits),
-            ("gate_logits_f32", self.gate_logits_f32),
-            ("moe_router_in_f32", self.moe_router_in_f32),
-            ("moe_output", self.moe_output),
-            ("logits", self.logits),
-            ("ssm_qkvz", self.ssm_qkvz),
-            ("ssm_ba", self.ssm_ba),
-            ("ssm_deinterleaved", self.ssm_deinterleaved),
-            ("ssm_gates", self.ssm_gates),
-            ("ssm_conv_out_f32", self.ssm_conv_out_f32),
-            ("scratch", self.scratch),
-            ("expert_gate_out", self.expert_gate_out),
-            ("expert_up_out", self.expert_up_out),
-            ("expert_down_out", self.expert_down_out),
-            ("splitk_workspace", self.splitk_workspace),
-            ("gdn_fla_scratch", self.gdn_fla_scratch),
-            ("ssd_scratch", self.ssd_scratch),
-            ("o_latent", self.o_latent),
-            ("norm_unit_w", self.norm_unit_w),
-            ("hc_streams", self.hc_streams),
-            ("hc_post", self.hc_post),
-            ("hc_comb", self.hc_comb),
-            ("hc_lowrank_scratch", self.hc_lowrank_scratch),
-            ("qsa_select_scratch", self.qsa_select_scratch),
-            ("token_ids", self.token_ids),
-            ("ffn_act_q8", self.ffn_act_q8),
-            ("ffn_act_a", self.ffn_act_a),
-            ("ffn_act_scale", self.ffn_act_scale),
-            ("ffn_act_scale_kmajor", self.ffn_act_scale_kmajor),
-            ("ffn_gate_up_fused", self.ffn_gate_up_fused),
-            ("fp8_act", self.fp8_act),
-            ("moe_fp8_scratch", self.moe_fp8_scratch),
-            ("fp8_act_scale", self.fp8_act_scale),
-            ("fp8_act_scale_kmajor", self.fp8_act_scale_kmajor),
-            ("lora_xa", self.lora_xa),
-            ("lora_delta", self.lora_delta),
-            ("lora_hact", self.lora_hact),
-            ("lora_seq_slot", self.lora_seq_slot),
-            ("q2_dequant_scratch", self.q2_dequant_scratch),
-            ("q2_act_q8", self.q2_act_q8),
-            ("ssm_rowwise_w_bf16", self.ssm_rowwise_w_bf16),
-            ("moe_latent_in", self.moe_latent_in),
-            ("moe_latent_out", self.moe_latent_out),
-            ("short_conv_bcx", self.short_conv_bcx),
-            ("short_conv_bx", self.short_conv_bx),
-            ("short_conv_out", self.short_conv_out),
-            ("lightning_qkv", self.lightning_qkv),
-            ("lightning_gate", self.lightning_gate),
-            ("lightning_out", self.lightning_out),
-            ("lightning_block_states", self.lightning_block_states),
-            ("kda_qkv", self.kda_qkv),
-            ("kda_qkv_conv", self.kda_qkv_conv),
-            ("kda_lowrank", self.kda_lowrank),
-            ("kda_decay_f32", self.kda_decay_f32),
-            ("kda_beta_f32", self.kda_beta_f32),
-            ("kda_out_gate", self.kda_out_gate),
-            ("kda_out", self.kda_out),
-            ("kda_chunk_scratch", self.kda_chunk_scratch),
-            ("per_layer_inputs", self.per_layer_inputs),
-            ("per_layer_inputs_proj", self.per_layer_inputs_proj),
-            ("per_layer_gate", self.per_layer_gate),
-            ("per_layer_out", self.per_layer_out),
-            ("hc_pre", self.hc_pre),
-        ]
+        ::arena_runtime::__private::konst::named(
+            <BufferArena as ::arena_runtime::Arena>::BUFFERS,
+            self.byte_sizes_const(),
+        )
     }
     /// Each buffer's name, bytes and whether `total_bytes` counts it, in field
     /// order (`assert_fits!` names the largest counted ones when a budget is
     /// blown, and the untracked bytes apart).
     pub const fn sizes_with_tracking(&self) -> [(&'static str, usize, bool); 68usize] {
-        [
-            ("hidden_states", self.hidden_states, true),
-            ("residual", self.residual, true),
-            ("norm_output", self.norm_output, true),
-            ("qkv_output", self.qkv_output, true),
-            ("attn_output", self.attn_output, true),
-            ("gate_logits", self.gate_logits, true),
-            ("gate_logits_f32", self.gate_logits_f32, true),
-            ("moe_router_in_f32", self.moe_router_in_f32, true),
-            ("moe_output", self.moe_output, true),
-            ("logits", self.logits, true),
-            ("ssm_qkvz", self.ssm_qkvz, true),
-            ("ssm_ba", self.ssm_ba, true),
-            ("ssm_deinterleaved", self.ssm_deinterleaved, true),
-            ("ssm_gates", self.ssm_gates, true),
-            ("ssm_conv_out_f32", self.ssm_conv_out_f32, true),
-            ("scratch", self.scratch, true),
-            ("expert_gate_out", self.expert_gate_out, true),
-            ("expert_up_out", self.expert_up_out, true),
-            ("expert_down_out", self.expert_down_out, true),
-            ("splitk_workspace", self.splitk_workspace, true),
-            ("gdn_fla_scratch", self.gdn_fla_scratch, true),
-            ("ssd_scratch", self.ssd_scratch, true),
-            ("o_latent", self.o_latent, false),
-            ("norm_unit_w", self.norm_unit_w, false),
-            ("hc_streams", self.hc_streams, true),
-            ("hc_post", self.hc_post, true),
-            ("hc_comb", self.hc_comb, true),
-            ("hc_lowrank_scratch", self.hc_lowrank_scratch, true),
-            ("qsa_select_scratch", self.qsa_select_scratch, true),
-            ("token_ids", self.token_ids, true),
-            ("ffn_act_q8", self.ffn_act_q8, true),
-            ("ffn_act_a", self.ffn_act_a, true),
-            ("ffn_act_scale", self.ffn_act_scale, true),
-            ("ffn_act_scale_kmajor", self.ffn_act_scale_kmajor, true),
-            ("ffn_gate_up_fused", self.ffn_gate_up_fused, true),
-            ("fp8_act", self.fp8_act, true),
-            ("moe_fp8_scratch", self.moe_fp8_scratch, true),
-            ("fp8_act_scale", self.fp8_act_scale, true),
-            ("fp8_act_scale_kmajor", self.fp8_act_scale_kmajor, true),
-            ("lora_xa", self.lora_xa, true),
-            ("lora_delta", self.lora_delta, true),
-            ("lora_hact", self.lora_hact, true),
-            ("lora_seq_slot", self.lora_seq_slot, true),
-            ("q2_dequant_scratch", self.q2_dequant_scratch, true),
-            ("q2_act_q8", self.q2_act_q8, true),
-            ("ssm_rowwise_w_bf16", self.ssm_rowwise_w_bf16, true),
-            ("moe_latent_in", self.moe_latent_in, true),
-            ("moe_latent_out", self.moe_latent_out, true),
-            ("short_conv_bcx", self.short_conv_bcx, true),
-            ("short_conv_bx", self.short_conv_bx, true),
-            ("short_conv_out", self.short_conv_out, true),
-            ("lightning_qkv", self.lightning_qkv, true),
-            ("lightning_gate", self.lightning_gate, true),
-            ("lightning_out", self.lightning_out, true),
-            ("lightning_block_states", self.lightning_block_states, true),
-            ("kda_qkv", self.kda_qkv, true),
-            ("kda_qkv_conv", self.kda_qkv_conv, true),
-            ("kda_lowrank", self.kda_lowrank, true),
-            ("kda_decay_f32", self.kda_decay_f32, true),
-            ("kda_beta_f32", self.kda_beta_f32, true),
-            ("kda_out_gate", self.kda_out_gate, true),
-            ("kda_out", self.kda_out, true),
-            ("kda_chunk_scratch", self.kda_chunk_scratch, true),
-            ("per_layer_inputs", self.per_layer_inputs, true),
-            ("per_layer_inputs_proj", self.per_layer_inputs_proj, true),
-            ("per_layer_gate", self.per_layer_gate, true),
-            ("per_layer_out", self.per_layer_out, true),
-            ("hc_pre", self.hc_pre, true),
-        ]
+        ::arena_runtime::__private::konst::with_tracking(
+            <BufferArena as ::arena_runtime::Arena>::BUFFERS,
+            self.byte_sizes_const(),
+        )
     }
     /// The shared slab (`AllocOptions::shared()`: buffers of disjoint phases share
     /// bytes, 256-byte alignment, no guard bands) as a `const fn`: its footprint,
@@ -4805,1037 +3313,792 @@ impl ::arena_runtime::Arena for BufferArena {
         "lm_head",
     ];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "hidden_states",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Hidden states of the current pass, `[M, hidden]` BF16.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "residual",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The residual stream, `[M, hidden]` BF16.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "norm_output",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "RMSNorm output feeding each projection, `[M, hidden]` BF16.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "qkv_output",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.qkv_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;",
-            live: ::arena_runtime::Live::Phases {
+        ::arena_runtime::BufferDecl::new(
+            "hidden_states",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            "[max_batch_tokens, config.hidden_size]",
+            2usize,
+            "Hidden states of the current pass, `[M, hidden]` BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new(
+            "residual",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            "[max_batch_tokens, config.hidden_size]",
+            2usize,
+            "The residual stream, `[M, hidden]` BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new(
+            "norm_output",
+            <bf16 as ::arena_runtime::dtype::Element>::NAME,
+            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            "[max_batch_tokens, config.hidden_size]",
+            2usize,
+            "RMSNorm output feeding each projection, `[M, hidden]` BF16.",
+        ),
+        ::arena_runtime::BufferDecl::new(
+                "qkv_output",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.qkv_width()]",
+                2usize,
+                "Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 1usize,
                 last: 1usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "attn_output",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.attn_output_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "attn_output",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.attn_output_width()]",
+                2usize,
+                "Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 1usize,
                 last: 1usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gate_logits",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.router_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "gate_logits",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.router_width()]",
+                2usize,
+                "BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 7usize,
                 last: 7usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gate_logits_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.router_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "gate_logits_f32",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.router_width()]",
+                2usize,
+                "FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 7usize,
                 last: 7usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "moe_router_in_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.router_input_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "moe_router_in_f32",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.router_input_width()]",
+                2usize,
+                "FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 7usize,
                 last: 7usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "moe_output",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "moe_output",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.hidden_size]",
+                2usize,
+                "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
+            )
+            .live_in(::arena_runtime::Live::Phases {
                 first: 9usize,
                 last: 9usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "logits",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[logit_rows, config.lm_head_vocab()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.lm_head_vocab() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "logits",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[logit_rows, config.lm_head_vocab()]",
+                2usize,
+                "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
+            )
+            .gated_by("config.lm_head_vocab() > 0")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 11usize,
                 last: 11usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_qkvz",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.ssm_in_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "ssm_qkvz",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.ssm_in_width()]",
+                2usize,
+                "SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 2usize,
                 last: 3usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_ba",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.ssm_gate_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "ssm_ba",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.ssm_gate_width()]",
+                2usize,
+                "GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 2usize,
                 last: 3usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_deinterleaved",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.ssm_in_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "ssm_deinterleaved",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.ssm_in_width()]",
+                2usize,
+                "q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 2usize,
                 last: 3usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_gates",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.ssm_gate_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "ssm_gates",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.ssm_gate_width()]",
+                2usize,
+                "FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 2usize,
                 last: 3usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_conv_out_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.ssm_conv_dim()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "ssm_conv_out_f32",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.ssm_conv_dim()]",
+                2usize,
+                "FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 2usize,
                 last: 3usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The step's metadata regions (`regions::Scratch`): positions, slots, block tables",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "expert_gate_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[expert_rows, config.expert_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+            "scratch",
+            <u8 as ::arena_runtime::dtype::Element>::NAME,
+            <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            "Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)",
+            0usize,
+            "The step's metadata regions (`regions::Scratch`): positions, slots, block tables",
+        ),
+        ::arena_runtime::BufferDecl::new(
+                "expert_gate_out",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[expert_rows, config.expert_width()]",
+                2usize,
+                "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 8usize,
                 last: 9usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "expert_up_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[expert_rows, config.expert_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "expert_up_out",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[expert_rows, config.expert_width()]",
+                2usize,
+                "Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 8usize,
                 last: 8usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "expert_down_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[expert_rows, config.hidden_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "expert_down_out",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[expert_rows, config.hidden_size]",
+                2usize,
+                "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
+            )
+            .live_in(::arena_runtime::Live::Phases {
                 first: 9usize,
                 last: 9usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "splitk_workspace",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "FP32 split-K partial sums of the decode-band GEMMs:",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gdn_fla_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "GdnFlaScratch::bytes(config, max_batch_tokens)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::Some("config.gdn_fla_supported()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+            "splitk_workspace",
+            <f32 as ::arena_runtime::dtype::Element>::NAME,
+            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]",
+            3usize,
+            "FP32 split-K partial sums of the decode-band GEMMs:",
+        ),
+        ::arena_runtime::BufferDecl::new(
+                "gdn_fla_scratch",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "GdnFlaScratch::bytes(config, max_batch_tokens)",
+                0usize,
+                "GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back",
+            )
+            .gated_by("config.gdn_fla_supported()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 2usize,
                 last: 2usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssd_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "SsdScratch::bytes(config, max_batch_tokens)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::Some("config.has_mamba()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "ssd_scratch",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "SsdScratch::bytes(config, max_batch_tokens)",
+                0usize,
+                "Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0",
+            )
+            .gated_by("config.has_mamba()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 3usize,
                 last: 3usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "o_latent",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.o_latent_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: false,
-            doc: "Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "o_latent",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.o_latent_width()]",
+                2usize,
+                "Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.",
+            )
+            .floored_at("256")
+            .untracked()
+            .live_in(::arena_runtime::Live::Phases {
                 first: 1usize,
                 last: 1usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "norm_unit_w",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max(config.hidden_size, config.mamba_d_inner())]",
-            is_shape: true,
-            rank: 1usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::None,
-            tracked: false,
-            doc: "The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_streams",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hc_mult, config.hidden_size]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_post",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hc_mult]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_comb",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hc_mult, config.hc_mult]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_lowrank_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "hc_lowrank_scratch_bytes(config, max_batch_tokens)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "qsa_select_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "QsaSelectScratch::bytes(config, max_seq_len)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "norm_unit_w",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max(config.hidden_size, config.mamba_d_inner())]",
+                1usize,
+                "The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.",
+            )
+            .untracked(),
+        ::arena_runtime::BufferDecl::new(
+                "hc_streams",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.hc_mult, config.hidden_size]",
+                3usize,
+                "Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when",
+            )
+            .floored_at("256"),
+        ::arena_runtime::BufferDecl::new(
+                "hc_post",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.hc_mult]",
+                2usize,
+                "Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:",
+            )
+            .floored_at("256"),
+        ::arena_runtime::BufferDecl::new(
+                "hc_comb",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.hc_mult, config.hc_mult]",
+                3usize,
+                "Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen",
+            )
+            .floored_at("256"),
+        ::arena_runtime::BufferDecl::new(
+                "hc_lowrank_scratch",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "hc_lowrank_scratch_bytes(config, max_batch_tokens)",
+                0usize,
+                "Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,",
+            )
+            .floored_at("256"),
+        ::arena_runtime::BufferDecl::new(
+                "qsa_select_scratch",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "QsaSelectScratch::bytes(config, max_seq_len)",
+                0usize,
+                "QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:",
+            )
+            .floored_at("256")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 1usize,
                 last: 1usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "token_ids",
-            dtype: <u32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens]",
-            is_shape: true,
-            rank: 1usize,
-            gate: ::core::option::Option::None,
-            min_bytes: ::core::option::Option::Some("256"),
-            tracked: true,
-            doc: "Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ffn_act_q8",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "q8_1_mmq_bytes(m16, ffn_k)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::Some(
-                "config.has_dense_ffn() && config.q8_mmq_scratch()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "token_ids",
+                <u32 as ::arena_runtime::dtype::Element>::NAME,
+                <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens]",
+                1usize,
+                "Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE",
+            )
+            .floored_at("256"),
+        ::arena_runtime::BufferDecl::new(
+                "ffn_act_q8",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "q8_1_mmq_bytes(m16, ffn_k)",
+                0usize,
+                "Dense-FFN activation-quant scratch shared by every layer's prefill, sized for",
+            )
+            .gated_by("config.has_dense_ffn() && config.q8_mmq_scratch()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 8usize,
                 last: 9usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ffn_act_a",
-            dtype: <i8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <i8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, ffn_k]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "config.has_dense_ffn() && config.fp8_activation_scratch()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "ffn_act_a",
+                <i8 as ::arena_runtime::dtype::Element>::NAME,
+                <i8 as ::arena_runtime::dtype::Element>::SIZE,
+                "[m16, ffn_k]",
+                2usize,
+                "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
+            )
+            .gated_by("config.has_dense_ffn() && config.fp8_activation_scratch()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 8usize,
                 last: 9usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ffn_act_scale",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, ceil_div(ffn_k, 32)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "config.has_dense_ffn() && config.fp8_activation_scratch()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "ffn_act_scale",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[m16, ceil_div(ffn_k, 32)]",
+                2usize,
+                "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
+            )
+            .gated_by("config.has_dense_ffn() && config.fp8_activation_scratch()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 8usize,
                 last: 9usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ffn_act_scale_kmajor",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[ceil_div(ffn_k, 128), m16]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "config.has_dense_ffn() && config.fp8_activation_scratch()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "ffn_act_scale_kmajor",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[ceil_div(ffn_k, 128), m16]",
+                2usize,
+                "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
+            )
+            .gated_by("config.has_dense_ffn() && config.fp8_activation_scratch()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 8usize,
                 last: 9usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ffn_gate_up_fused",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_dense_ffn()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "ffn_gate_up_fused",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]",
+                2usize,
+                "`[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN",
+            )
+            .gated_by("config.has_dense_ffn()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 8usize,
                 last: 8usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "fp8_act",
-            dtype: <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, widest_k]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.fp8_activation_scratch()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "FP8 activation scratch for the prefill projections, 1 byte per element,",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "moe_fp8_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "MoeFp8Scratch::bytes(config, max_batch_tokens)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::Some(
-                "config.is_moe() && config.fp8_activation_scratch()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "fp8_act",
+                <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
+                <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                "[m16, widest_k]",
+                2usize,
+                "FP8 activation scratch for the prefill projections, 1 byte per element,",
+            )
+            .gated_by("config.fp8_activation_scratch()"),
+        ::arena_runtime::BufferDecl::new(
+                "moe_fp8_scratch",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "MoeFp8Scratch::bytes(config, max_batch_tokens)",
+                0usize,
+                "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
+            )
+            .gated_by("config.is_moe() && config.fp8_activation_scratch()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 8usize,
                 last: 9usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "fp8_act_scale",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[m16, ceil_div(widest_k, 128)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.fp8_activation_scratch()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "One f32 scale per 128 elements of `fp8_act`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "fp8_act_scale_kmajor",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[ceil_div(widest_k, 128), m16]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.fp8_activation_scratch()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lora_xa",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.adapter_max_rank]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lora_delta",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.lora_widest_n()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lora_hact",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.intermediate_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lora_seq_slot",
-            dtype: <i32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <i32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens]",
-            is_shape: true,
-            rank: 1usize,
-            gate: ::core::option::Option::Some("config.adapter_max_rank > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q2_dequant_scratch",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "q2_dequant_scratch_bytes(config)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::Some("config.levers.gguf_native_q2"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q2_act_q8",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::Some("config.levers.gguf_native_q2_mmq"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "ssm_rowwise_w_bf16",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "ssm_rowwise_w_bf16_bytes(config)",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::Some("config.levers.fp8_rowwise"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "moe_latent_in",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.moe_latent_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.moe_latent_size > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: latent MoE's routed input `[M, moe_latent_size]` BF16, the",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "fp8_act_scale",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[m16, ceil_div(widest_k, 128)]",
+                2usize,
+                "One f32 scale per 128 elements of `fp8_act`.",
+            )
+            .gated_by("config.fp8_activation_scratch()"),
+        ::arena_runtime::BufferDecl::new(
+                "fp8_act_scale_kmajor",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[ceil_div(widest_k, 128), m16]",
+                2usize,
+                "`[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for",
+            )
+            .gated_by("config.fp8_activation_scratch()"),
+        ::arena_runtime::BufferDecl::new(
+                "lora_xa",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.adapter_max_rank]",
+                2usize,
+                "LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other",
+            )
+            .gated_by("config.adapter_max_rank > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "lora_delta",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.lora_widest_n()]",
+                2usize,
+                "LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:",
+            )
+            .gated_by("config.adapter_max_rank > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "lora_hact",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.intermediate_size]",
+                2usize,
+                "LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it",
+            )
+            .gated_by("config.adapter_max_rank > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "lora_seq_slot",
+                <i32 as ::arena_runtime::dtype::Element>::NAME,
+                <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens]",
+                1usize,
+                "LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot",
+            )
+            .gated_by("config.adapter_max_rank > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "q2_dequant_scratch",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "q2_dequant_scratch_bytes(config)",
+                0usize,
+                "Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer",
+            )
+            .gated_by("config.levers.gguf_native_q2"),
+        ::arena_runtime::BufferDecl::new(
+                "q2_act_q8",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
+                0usize,
+                "Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch",
+            )
+            .gated_by("config.levers.gguf_native_q2_mmq"),
+        ::arena_runtime::BufferDecl::new(
+                "ssm_rowwise_w_bf16",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "ssm_rowwise_w_bf16_bytes(config)",
+                0usize,
+                "Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's",
+            )
+            .gated_by("config.levers.fp8_rowwise"),
+        ::arena_runtime::BufferDecl::new(
+                "moe_latent_in",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.moe_latent_size]",
+                2usize,
+                "Beyond the seeds: latent MoE's routed input `[M, moe_latent_size]` BF16, the",
+            )
+            .gated_by("config.moe_latent_size > 0")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 8usize,
                 last: 8usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "moe_latent_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.moe_latent_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.moe_latent_size > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: latent MoE's combined expert output `[M, moe_latent_size]` BF16:",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "moe_latent_out",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.moe_latent_size]",
+                2usize,
+                "Beyond the seeds: latent MoE's combined expert output `[M, moe_latent_size]` BF16:",
+            )
+            .gated_by("config.moe_latent_size > 0")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 9usize,
                 last: 9usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "short_conv_bcx",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.short_conv_in_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_short_conv()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the short convolution's `in_proj` output B | C | x, `[M, 3 ·",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "short_conv_bcx",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.short_conv_in_width()]",
+                2usize,
+                "Beyond the seeds: the short convolution's `in_proj` output B | C | x, `[M, 3 ·",
+            )
+            .gated_by("config.has_short_conv()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 4usize,
                 last: 4usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "short_conv_bx",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.short_conv_dim]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_short_conv()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: B · x, the causal conv's input, `[M, short_conv_dim]` BF16",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "short_conv_bx",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.short_conv_dim]",
+                2usize,
+                "Beyond the seeds: B · x, the causal conv's input, `[M, short_conv_dim]` BF16",
+            )
+            .gated_by("config.has_short_conv()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 4usize,
                 last: 4usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "short_conv_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.short_conv_dim]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_short_conv()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the conv output gated by C, `out_proj`'s input, `[M,",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "short_conv_out",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.short_conv_dim]",
+                2usize,
+                "Beyond the seeds: the conv output gated by C, `out_proj`'s input, `[M,",
+            )
+            .gated_by("config.has_short_conv()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 4usize,
                 last: 4usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lightning_qkv",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, 3 * config.lightning_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_lightning()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: lightning attention's q | k | v, `[M, 3 · heads · head_dim]` BF16,",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "lightning_qkv",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, 3 * config.lightning_width()]",
+                2usize,
+                "Beyond the seeds: lightning attention's q | k | v, `[M, 3 · heads · head_dim]` BF16,",
+            )
+            .gated_by("config.has_lightning()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 5usize,
                 last: 5usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lightning_gate",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.lightning_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_lightning()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the `output_gate` projection of the layer input, `[M, heads ·",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "lightning_gate",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.lightning_width()]",
+                2usize,
+                "Beyond the seeds: the `output_gate` projection of the layer input, `[M, heads ·",
+            )
+            .gated_by("config.has_lightning()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 5usize,
                 last: 5usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lightning_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.lightning_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_lightning()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "lightning_out",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.lightning_width()]",
+                2usize,
+                "Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its",
+            )
+            .gated_by("config.has_lightning()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 5usize,
                 last: 5usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lightning_block_states",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.has_lightning()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "lightning_block_states",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]",
+                4usize,
+                "Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block",
+            )
+            .gated_by("config.has_lightning()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 5usize,
                 last: 5usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_qkv",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, 3 * config.kda_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_kda()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "kda_qkv",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, 3 * config.kda_width()]",
+                2usize,
+                "Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·",
+            )
+            .gated_by("config.has_kda()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 6usize,
                 last: 6usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_qkv_conv",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, 3 * config.kda_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_kda()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "kda_qkv_conv",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, 3 * config.kda_width()]",
+                2usize,
+                "Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·",
+            )
+            .gated_by("config.has_kda()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 6usize,
                 last: 6usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_lowrank",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, 2 * config.kda_head_dim]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_kda()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "kda_lowrank",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, 2 * config.kda_head_dim]",
+                2usize,
+                "Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the",
+            )
+            .gated_by("config.has_kda()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 6usize,
                 last: 6usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_decay_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.kda_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_kda()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "kda_decay_f32",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.kda_width()]",
+                2usize,
+                "Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +",
+            )
+            .gated_by("config.has_kda()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 6usize,
                 last: 6usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_beta_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.kda_heads]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_kda()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "kda_beta_f32",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.kda_heads]",
+                2usize,
+                "Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).",
+            )
+            .gated_by("config.has_kda()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 6usize,
                 last: 6usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_out_gate",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.kda_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_kda()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "kda_out_gate",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.kda_width()]",
+                2usize,
+                "Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,",
+            )
+            .gated_by("config.has_kda()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 6usize,
                 last: 6usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.kda_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_kda()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "kda_out",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.kda_width()]",
+                2usize,
+                "Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated",
+            )
+            .gated_by("config.has_kda()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 6usize,
                 last: 6usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_chunk_scratch",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))",
-            is_shape: false,
-            rank: 0usize,
-            gate: ::core::option::Option::Some("config.has_kda()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the chunked-prefill scratch of the delta rule",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "kda_chunk_scratch",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))",
+                0usize,
+                "Beyond the seeds: the chunked-prefill scratch of the delta rule",
+            )
+            .gated_by("config.has_kda()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 6usize,
                 last: 6usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "per_layer_inputs",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.per_layer_inputs_width]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_per_layer_inputs()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "per_layer_inputs_proj",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.per_layer_inputs_width]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "config.has_per_layer_inputs() && config.runs_embedding()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "per_layer_inputs",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.per_layer_inputs_width]",
+                2usize,
+                "Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16",
+            )
+            .gated_by("config.has_per_layer_inputs()"),
+        ::arena_runtime::BufferDecl::new(
+                "per_layer_inputs_proj",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.per_layer_inputs_width]",
+                2usize,
+                "Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·",
+            )
+            .gated_by("config.has_per_layer_inputs() && config.runs_embedding()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 0usize,
                 last: 0usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "per_layer_gate",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.per_layer_input_dim]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_per_layer_inputs()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "per_layer_gate",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.per_layer_input_dim]",
+                2usize,
+                "Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and",
+            )
+            .gated_by("config.has_per_layer_inputs()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 10usize,
                 last: 10usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "per_layer_out",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hidden_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.has_per_layer_inputs()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: `per_layer_projection` of the gated slice, `[M, hidden]` BF16,",
-            live: ::arena_runtime::Live::Phases {
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "per_layer_out",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.hidden_size]",
+                2usize,
+                "Beyond the seeds: `per_layer_projection` of the gated slice, `[M, hidden]` BF16,",
+            )
+            .gated_by("config.has_per_layer_inputs()")
+            .live_in(::arena_runtime::Live::Phases {
                 first: 10usize,
                 last: 10usize,
-            },
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_pre",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "[max_batch_tokens, config.hc_mult]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.hc_mult > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+            }),
+        ::arena_runtime::BufferDecl::new(
+                "hc_pre",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "[max_batch_tokens, config.hc_mult]",
+                2usize,
+                "Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first",
+            )
+            .gated_by("config.hc_mult > 0"),
     ];
     fn byte_sizes(sizes: &BufferSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -5976,347 +4239,141 @@ impl BufferArena {
 }
 /// Read-only views of every buffer of [`BufferArena`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct BufferArenaViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::View<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::View<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::View<'a, bf16, D>,
-    /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
-    /// 256 bytes for a model without attention layers. Beyond the seeds' wording, chosen here:
-    /// the other projections of the same input (`ModelConfig::extra_qkv_width`: DeepSeek-V4's
-    /// compressor and indexer, Laguna's output gate), which the seeds' arena has no other
-    /// buffer for.
-    /// Live in the attention mixer only: the O projection consumes it.
+    /// [`BufferArena::qkv_output`]'s view.
     pub qkv_output: ::arena_runtime::View<'a, bf16, D>,
-    /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
-    /// head size: `head_dim`, or MLA's `v_head_dim`); 256 bytes without attention layers.
-    /// Live in the attention mixer only: the O projection consumes it.
+    /// [`BufferArena::attn_output`]'s view.
     pub attn_output: ::arena_runtime::View<'a, bf16, D>,
-    /// BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
-    /// Live in the router phase: the top-K reads it and writes the experts' ids and weights into `scratch` before the experts run.
+    /// [`BufferArena::gate_logits`]'s view.
     pub gate_logits: ::arena_runtime::View<'a, bf16, D>,
-    /// FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
-    /// and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
-    /// for a model without experts.
-    /// Live in the router phase (as `gate_logits`).
+    /// [`BufferArena::gate_logits_f32`]'s view.
     pub gate_logits_f32: ::arena_runtime::View<'a, f32, D>,
-    /// FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
-    /// `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
-    /// Live in the router phase: only the router GEMM reads it.
+    /// [`BufferArena::moe_router_in_f32`]'s view.
     pub moe_router_in_f32: ::arena_runtime::View<'a, f32, D>,
-    /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream within that half (before the per-layer-input tail beyond the seeds, which reads the sum, and the next mixer).
+    /// [`BufferArena::moe_output`]'s view.
     pub moe_output: ::arena_runtime::View<'a, bf16, D>,
-    /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
-    /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
-    /// `max_batch_size` without the decode-metadata clamp, so a serve wider than
-    /// `DECODE_META_MAX_ROWS` still has a row per sequence. On a rank of a parallel layout
-    /// these are the gathered logits (full vocabulary) on the last pipeline stage and 0
-    /// bytes on the others, which have no LM head (`ModelConfig::lm_head_vocab`).
-    /// Live in the LM head phase only, after the last layer.
+    /// [`BufferArena::logits`]'s view.
     pub logits: ::arena_runtime::View<'a, f32, D>,
-    /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
-    /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
-    /// Live in the GDN and Mamba-2 mixers, which share it.
+    /// [`BufferArena::ssm_qkvz`]'s view.
     pub ssm_qkvz: ::arena_runtime::View<'a, bf16, D>,
-    /// GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_ba`]'s view.
     pub ssm_ba: ::arena_runtime::View<'a, bf16, D>,
-    /// q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_deinterleaved`]'s view.
     pub ssm_deinterleaved: ::arena_runtime::View<'a, bf16, D>,
-    /// FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_gates`]'s view.
     pub ssm_gates: ::arena_runtime::View<'a, f32, D>,
-    /// FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_conv_out_f32`]'s view.
     pub ssm_conv_out_f32: ::arena_runtime::View<'a, f32, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::View<'a, u8, D>,
-    /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
-    /// rows for a dense model).
-    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
+    /// [`BufferArena::expert_gate_out`]'s view.
     pub expert_gate_out: ::arena_runtime::View<'a, bf16, D>,
-    /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-    /// Live in the FFN's gate/up half only: the activation consumes it before the down projection writes.
+    /// [`BufferArena::expert_up_out`]'s view.
     pub expert_up_out: ::arena_runtime::View<'a, bf16, D>,
-    /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-    /// Live in the FFN's down half: the down projection writes it, the combine (MoE) or the residual add (dense) reads it.
+    /// [`BufferArena::expert_down_out`]'s view.
     pub expert_down_out: ::arena_runtime::View<'a, bf16, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::View<'a, f32, D>,
-    /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
-    /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
-    /// both 128, the only shape the FLA prefill kernels run.
-    /// Live in the GDN mixer only.
+    /// [`BufferArena::gdn_fla_scratch`]'s view.
     pub gdn_fla_scratch: ::arena_runtime::View<'a, u8, D>,
-    /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
-    /// unless the model has Mamba-2 heads and a state size.
-    /// Live in the Mamba-2 mixer only.
+    /// [`BufferArena::ssd_scratch`]'s view.
     pub ssd_scratch: ::arena_runtime::View<'a, u8, D>,
-    /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
-    /// Live in the attention mixer (the grouped O projection).
+    /// [`BufferArena::o_latent`]'s view.
     pub o_latent: ::arena_runtime::View<'a, bf16, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::View<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::View<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::View<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::View<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::View<'a, u8, D>,
-    /// QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:
-    /// qk `[2048, (index_n_heads + 1) · index_head_dim]` BF16, q_post `[2048,
-    /// index_n_heads, index_head_dim]` F32, scores `[2048, ceil(max_seq_len /
-    /// index_compress_ratio)]` F32, lists `[2048, index_topk / index_compress_ratio]` i32
-    /// (`regions::QsaSelectScratch`). 256 bytes without an indexer. The selection layer
-    /// carves the same layout.
-    /// Live in the attention mixer: the indexer selects before the sparse attention.
+    /// [`BufferArena::qsa_select_scratch`]'s view.
     pub qsa_select_scratch: ::arena_runtime::View<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::View<'a, u32, D>,
-    /// Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
-    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
-    /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
-    /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
+    /// [`BufferArena::ffn_act_q8`]'s view.
     pub ffn_act_q8: ::arena_runtime::View<'a, u8, D>,
-    /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_a`]'s view.
     pub ffn_act_a: ::arena_runtime::View<'a, i8, D>,
-    /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_scale`]'s view.
     pub ffn_act_scale: ::arena_runtime::View<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
-    /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
-    /// `ffn_act_scale`. 0 for a MoE model.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_scale_kmajor`]'s view.
     pub ffn_act_scale_kmajor: ::arena_runtime::View<'a, f32, D>,
-    /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
-    /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
-    /// serves only the decode band, and a widened `expert_gate_out` would carry
-    /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
-    /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
-    /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
-    /// Live in the FFN's gate/up half only: the activation, written into `expert_gate_out`, consumes it.
+    /// [`BufferArena::ffn_gate_up_fused`]'s view.
     pub ffn_gate_up_fused: ::arena_runtime::View<'a, bf16, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::View<'a, F8E4M3, D>,
-    /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    /// [`BufferArena::moe_fp8_scratch`]'s view.
     pub moe_fp8_scratch: ::arena_runtime::View<'a, u8, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::View<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::View<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::View<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::View<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::View<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::View<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::View<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::View<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: latent MoE's routed input `[M, moe_latent_size]` BF16, the
-    /// `fc1_latent_proj` output (hidden → latent) that every routed expert reads instead of
-    /// the hidden state (transformers `nemotron_h/modeling_nemotron_h.py`: `NemotronHMoE`,
-    /// `NemotronHExperts` built at `input_dim = moe_latent_size`). M rows: the projection runs
-    /// once per token, before the experts gather their rows. Whole on every rank (vLLM and
-    /// SGLang build both latent projections as `ReplicatedLinear`). 0 without a latent.
-    /// Live in the FFN's gate/up half: the experts' up projections are its last readers.
+    /// [`BufferArena::moe_latent_in`]'s view.
     pub moe_latent_in: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: latent MoE's combined expert output `[M, moe_latent_size]` BF16:
-    /// the experts' down projections write latent-wide rows (into `expert_down_out`, which
-    /// is hidden wide), the combine sums each token's top-k of them here, and
-    /// `fc2_latent_proj` (latent → hidden) reads it into `moe_output`, where the shared
-    /// expert's output is added (`NemotronHMoE.forward`). A buffer of its own: the combine
-    /// cannot write `moe_output` in place of a projection that reads it. 0 without a latent.
-    /// Live in the FFN's down half.
+    /// [`BufferArena::moe_latent_out`]'s view.
     pub moe_latent_out: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the short convolution's `in_proj` output B | C | x, `[M, 3 ·
-    /// short_conv_dim]` BF16 (LFM2, `lfm2/modeling_lfm2.py`: `Lfm2ShortConv`, `in_proj`
-    /// hidden → 3 · hidden; a rank holds `hidden / tp` of each third, as vLLM's `ShortConv`
-    /// shards it). 0 without short-conv layers.
-    /// Live in the short-conv mixer: C is read last, by the gate after the conv.
+    /// [`BufferArena::short_conv_bcx`]'s view.
     pub short_conv_bcx: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: B · x, the causal conv's input, `[M, short_conv_dim]` BF16
-    /// (`Lfm2ShortConv.forward`'s `Bx`). A buffer of its own (chosen here): each conv output
-    /// reads `conv_L_cache` input rows, so the conv cannot write over its input.
-    /// Live in the short-conv mixer.
+    /// [`BufferArena::short_conv_bx`]'s view.
     pub short_conv_bx: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the conv output gated by C, `out_proj`'s input, `[M,
-    /// short_conv_dim]` BF16 (`y = C * conv_out`; chosen here: the gate is applied in place
-    /// over the conv's output).
-    /// Live in the short-conv mixer: `out_proj` is its last reader.
+    /// [`BufferArena::short_conv_out`]'s view.
     pub short_conv_out: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: lightning attention's q | k | v, `[M, 3 · heads · head_dim]` BF16,
-    /// the `qkv_proj` output with its SiLU applied in place (MiniMax,
-    /// `minimax/modeling_minimax.py`: `MiniMaxLightningAttention`; a rank holds heads / tp,
-    /// as vLLM's `MiniMaxText01LinearAttention` shards them). 0 without lightning layers.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_qkv`]'s view.
     pub lightning_qkv: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the `output_gate` projection of the layer input, `[M, heads ·
-    /// head_dim]` BF16, read (through a sigmoid) after the attention and its norm.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_gate`]'s view.
     pub lightning_gate: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its
-    /// RMSNorm and the sigmoid gate are applied in place (chosen here) and `out_proj` reads
-    /// it. The kernel contract (chosen here): the lightning kernels read q, k, v token-major in
-    /// BF16 from `lightning_qkv` and write this BF16 output, accumulating in FP32 registers;
-    /// vLLM's Triton path, which first makes head-major FP32 copies of q, k and v, would need
-    /// those copies too.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_out`]'s view.
     pub lightning_out: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block
-    /// boundary of one prefill sequence, `[ceil(M / LIGHTNING_BLOCK) + 1, heads, head_dim,
-    /// head_dim]` F32, so a chunked prefill runs its blocks in parallel: vLLM's
-    /// `lightning_attention` allocates `kv [h, NUM_BLOCK, d, e]` FP32 per sequence and
-    /// appends the carried-in state (`layers/lightning_attn.py`). Chosen here, as vLLM does:
-    /// prefill sequences run one at a time, so one sequence of at most M tokens bounds it.
-    /// The recurrent state a sequence keeps between steps is not here: it belongs to the
-    /// sequence-state cache. 0 without lightning layers.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_block_states`]'s view.
     pub lightning_block_states: ::arena_runtime::View<'a, f32, D>,
-    /// Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·
-    /// head_dim]` BF16, the short conv's input (Kimi-Linear, `kimi_linear/modeling_kimi_linear.py`:
-    /// `KimiLinearDeltaAttention`, `q_proj`, `k_proj`, `v_proj`; a rank holds heads / tp, as
-    /// vLLM's `KimiDeltaAttention` shards them). 0 without KDA layers.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_qkv`]'s view.
     pub kda_qkv: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·
-    /// head_dim]` BF16 (one conv over the three, `conv1d`): q, k and v as the delta rule
-    /// reads them. A buffer of its own: each output reads `short_conv_kernel_size` input
-    /// rows, so the conv cannot write over its input.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_qkv_conv`]'s view.
     pub kda_qkv_conv: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the
-    /// forget gate's) and `g_a_proj` (the output gate's), `[M, 2 · head_dim]` BF16. Whole on
-    /// every rank (vLLM replicates both).
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_lowrank`]'s view.
     pub kda_lowrank: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +
-    /// dt_bias)`, `[M, heads · head_dim]` F32, as `KimiLinearForgetGate` computes it in FP32
-    /// (vLLM's `fused_kda_gate` writes it FP32 too).
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_decay_f32`]'s view.
     pub kda_decay_f32: ::arena_runtime::View<'a, f32, D>,
-    /// Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_beta_f32`]'s view.
     pub kda_beta_f32: ::arena_runtime::View<'a, f32, D>,
-    /// Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,
-    /// read by the gated RMSNorm after the delta rule.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_out_gate`]'s view.
     pub kda_out_gate: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated
-    /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_out`]'s view.
     pub kda_out: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the chunked-prefill scratch of the delta rule
-    /// (`regions::KdaChunkScratch`: what FLA's `chunk_kda` keeps between its stages, the
-    /// chunk states for a varlen batch of up to `min(max_batch_size, M)` sequences). 0 without
-    /// KDA layers.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_chunk_scratch`]'s view.
     pub kda_chunk_scratch: ::arena_runtime::View<'a, u8, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·
-    /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
-    /// (chosen here): the lookup and the projection are both whole before they combine. Whole
-    /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
-    /// rather than a column shard and an all-gather, which would need a staging buffer). Only
-    /// on the first pipeline stage, which runs the prologue (`ModelConfig::runs_embedding`).
-    /// Live in the embedding prologue only.
+    /// [`BufferArena::per_layer_inputs_proj`]'s view.
     pub per_layer_inputs_proj: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
-    /// the product with the layer's slice of `per_layer_inputs` are applied in place
-    /// (`Gemma4TextDecoderLayer.forward`, 1408–1412). Whole on every rank (vLLM replicates the
-    /// gate).
-    /// Live in the layer's per-layer-input tail.
+    /// [`BufferArena::per_layer_gate`]'s view.
     pub per_layer_gate: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: `per_layer_projection` of the gated slice, `[M, hidden]` BF16,
-    /// normed in place (`post_per_layer_input_norm`) and added into the residual stream.
-    /// Live in the layer's per-layer-input tail.
+    /// [`BufferArena::per_layer_out`]'s view.
     pub per_layer_out: ::arena_runtime::View<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::View<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -6327,761 +4384,215 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            qkv_output: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.qkv_output,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            attn_output: ::arena_runtime::View::from_parts(
-                __source.name(4usize),
-                arena.attn_output,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            gate_logits: ::arena_runtime::View::from_parts(
-                __source.name(5usize),
-                arena.gate_logits,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            gate_logits_f32: ::arena_runtime::View::from_parts(
-                __source.name(6usize),
-                arena.gate_logits_f32,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            moe_router_in_f32: ::arena_runtime::View::from_parts(
-                __source.name(7usize),
-                arena.moe_router_in_f32,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            moe_output: ::arena_runtime::View::from_parts(
-                __source.name(8usize),
-                arena.moe_output,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            logits: ::arena_runtime::View::from_parts(
-                __source.name(9usize),
-                arena.logits,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            ssm_qkvz: ::arena_runtime::View::from_parts(
-                __source.name(10usize),
-                arena.ssm_qkvz,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            ssm_ba: ::arena_runtime::View::from_parts(
-                __source.name(11usize),
-                arena.ssm_ba,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            ssm_deinterleaved: ::arena_runtime::View::from_parts(
-                __source.name(12usize),
-                arena.ssm_deinterleaved,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            ssm_gates: ::arena_runtime::View::from_parts(
-                __source.name(13usize),
-                arena.ssm_gates,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            ssm_conv_out_f32: ::arena_runtime::View::from_parts(
-                __source.name(14usize),
-                arena.ssm_conv_out_f32,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::View::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            expert_gate_out: ::arena_runtime::View::from_parts(
-                __source.name(16usize),
-                arena.expert_gate_out,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            expert_up_out: ::arena_runtime::View::from_parts(
-                __source.name(17usize),
-                arena.expert_up_out,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            expert_down_out: ::arena_runtime::View::from_parts(
-                __source.name(18usize),
-                arena.expert_down_out,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::View::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            gdn_fla_scratch: ::arena_runtime::View::from_parts(
-                __source.name(20usize),
-                arena.gdn_fla_scratch,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            ssd_scratch: ::arena_runtime::View::from_parts(
-                __source.name(21usize),
-                arena.ssd_scratch,
-                __source.shape(21usize),
-                arena.device(),
-            ),
-            o_latent: ::arena_runtime::View::from_parts(
-                __source.name(22usize),
-                arena.o_latent,
-                __source.shape(22usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::View::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::View::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::View::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::View::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::View::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            qsa_select_scratch: ::arena_runtime::View::from_parts(
-                __source.name(28usize),
-                arena.qsa_select_scratch,
-                __source.shape(28usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::View::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            ffn_act_q8: ::arena_runtime::View::from_parts(
-                __source.name(30usize),
-                arena.ffn_act_q8,
-                __source.shape(30usize),
-                arena.device(),
-            ),
-            ffn_act_a: ::arena_runtime::View::from_parts(
-                __source.name(31usize),
-                arena.ffn_act_a,
-                __source.shape(31usize),
-                arena.device(),
-            ),
-            ffn_act_scale: ::arena_runtime::View::from_parts(
-                __source.name(32usize),
-                arena.ffn_act_scale,
-                __source.shape(32usize),
-                arena.device(),
-            ),
-            ffn_act_scale_kmajor: ::arena_runtime::View::from_parts(
-                __source.name(33usize),
-                arena.ffn_act_scale_kmajor,
-                __source.shape(33usize),
-                arena.device(),
-            ),
-            ffn_gate_up_fused: ::arena_runtime::View::from_parts(
-                __source.name(34usize),
-                arena.ffn_gate_up_fused,
-                __source.shape(34usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::View::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            moe_fp8_scratch: ::arena_runtime::View::from_parts(
-                __source.name(36usize),
-                arena.moe_fp8_scratch,
-                __source.shape(36usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::View::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::View::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::View::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::View::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::View::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::View::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::View::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::View::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::View::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            moe_latent_in: ::arena_runtime::View::from_parts(
-                __source.name(46usize),
-                arena.moe_latent_in,
-                __source.shape(46usize),
-                arena.device(),
-            ),
-            moe_latent_out: ::arena_runtime::View::from_parts(
-                __source.name(47usize),
-                arena.moe_latent_out,
-                __source.shape(47usize),
-                arena.device(),
-            ),
-            short_conv_bcx: ::arena_runtime::View::from_parts(
-                __source.name(48usize),
-                arena.short_conv_bcx,
-                __source.shape(48usize),
-                arena.device(),
-            ),
-            short_conv_bx: ::arena_runtime::View::from_parts(
-                __source.name(49usize),
-                arena.short_conv_bx,
-                __source.shape(49usize),
-                arena.device(),
-            ),
-            short_conv_out: ::arena_runtime::View::from_parts(
-                __source.name(50usize),
-                arena.short_conv_out,
-                __source.shape(50usize),
-                arena.device(),
-            ),
-            lightning_qkv: ::arena_runtime::View::from_parts(
-                __source.name(51usize),
-                arena.lightning_qkv,
-                __source.shape(51usize),
-                arena.device(),
-            ),
-            lightning_gate: ::arena_runtime::View::from_parts(
-                __source.name(52usize),
-                arena.lightning_gate,
-                __source.shape(52usize),
-                arena.device(),
-            ),
-            lightning_out: ::arena_runtime::View::from_parts(
-                __source.name(53usize),
-                arena.lightning_out,
-                __source.shape(53usize),
-                arena.device(),
-            ),
-            lightning_block_states: ::arena_runtime::View::from_parts(
-                __source.name(54usize),
-                arena.lightning_block_states,
-                __source.shape(54usize),
-                arena.device(),
-            ),
-            kda_qkv: ::arena_runtime::View::from_parts(
-                __source.name(55usize),
-                arena.kda_qkv,
-                __source.shape(55usize),
-                arena.device(),
-            ),
-            kda_qkv_conv: ::arena_runtime::View::from_parts(
-                __source.name(56usize),
-                arena.kda_qkv_conv,
-                __source.shape(56usize),
-                arena.device(),
-            ),
-            kda_lowrank: ::arena_runtime::View::from_parts(
-                __source.name(57usize),
-                arena.kda_lowrank,
-                __source.shape(57usize),
-                arena.device(),
-            ),
-            kda_decay_f32: ::arena_runtime::View::from_parts(
-                __source.name(58usize),
-                arena.kda_decay_f32,
-                __source.shape(58usize),
-                arena.device(),
-            ),
-            kda_beta_f32: ::arena_runtime::View::from_parts(
-                __source.name(59usize),
-                arena.kda_beta_f32,
-                __source.shape(59usize),
-                arena.device(),
-            ),
-            kda_out_gate: ::arena_runtime::View::from_parts(
-                __source.name(60usize),
-                arena.kda_out_gate,
-                __source.shape(60usize),
-                arena.device(),
-            ),
-            kda_out: ::arena_runtime::View::from_parts(
-                __source.name(61usize),
-                arena.kda_out,
-                __source.shape(61usize),
-                arena.device(),
-            ),
-            kda_chunk_scratch: ::arena_runtime::View::from_parts(
-                __source.name(62usize),
-                arena.kda_chunk_scratch,
-                __source.shape(62usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::View::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            per_layer_inputs_proj: ::arena_runtime::View::from_parts(
-                __source.name(64usize),
-                arena.per_layer_inputs_proj,
-                __source.shape(64usize),
-                arena.device(),
-            ),
-            per_layer_gate: ::arena_runtime::View::from_parts(
-                __source.name(65usize),
-                arena.per_layer_gate,
-                __source.shape(65usize),
-                arena.device(),
-            ),
-            per_layer_out: ::arena_runtime::View::from_parts(
-                __source.name(66usize),
-                arena.per_layer_out,
-                __source.shape(66usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::View::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view(0usize, arena.hidden_states),
+            residual: __source.view(1usize, arena.residual),
+            norm_output: __source.view(2usize, arena.norm_output),
+            qkv_output: __source.view(3usize, arena.qkv_output),
+            attn_output: __source.view(4usize, arena.attn_output),
+            gate_logits: __source.view(5usize, arena.gate_logits),
+            gate_logits_f32: __source.view(6usize, arena.gate_logits_f32),
+            moe_router_in_f32: __source.view(7usize, arena.moe_router_in_f32),
+            moe_output: __source.view(8usize, arena.moe_output),
+            logits: __source.view(9usize, arena.logits),
+            ssm_qkvz: __source.view(10usize, arena.ssm_qkvz),
+            ssm_ba: __source.view(11usize, arena.ssm_ba),
+            ssm_deinterleaved: __source.view(12usize, arena.ssm_deinterleaved),
+            ssm_gates: __source.view(13usize, arena.ssm_gates),
+            ssm_conv_out_f32: __source.view(14usize, arena.ssm_conv_out_f32),
+            scratch: __source.view(15usize, arena.scratch),
+            expert_gate_out: __source.view(16usize, arena.expert_gate_out),
+            expert_up_out: __source.view(17usize, arena.expert_up_out),
+            expert_down_out: __source.view(18usize, arena.expert_down_out),
+            splitk_workspace: __source.view(19usize, arena.splitk_workspace),
+            gdn_fla_scratch: __source.view(20usize, arena.gdn_fla_scratch),
+            ssd_scratch: __source.view(21usize, arena.ssd_scratch),
+            o_latent: __source.view(22usize, arena.o_latent),
+            norm_unit_w: __source.view(23usize, arena.norm_unit_w),
+            hc_streams: __source.view(24usize, arena.hc_streams),
+            hc_post: __source.view(25usize, arena.hc_post),
+            hc_comb: __source.view(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view(27usize, arena.hc_lowrank_scratch),
+            qsa_select_scratch: __source.view(28usize, arena.qsa_select_scratch),
+            token_ids: __source.view(29usize, arena.token_ids),
+            ffn_act_q8: __source.view(30usize, arena.ffn_act_q8),
+            ffn_act_a: __source.view(31usize, arena.ffn_act_a),
+            ffn_act_scale: __source.view(32usize, arena.ffn_act_scale),
+            ffn_act_scale_kmajor: __source.view(33usize, arena.ffn_act_scale_kmajor),
+            ffn_gate_up_fused: __source.view(34usize, arena.ffn_gate_up_fused),
+            fp8_act: __source.view(35usize, arena.fp8_act),
+            moe_fp8_scratch: __source.view(36usize, arena.moe_fp8_scratch),
+            fp8_act_scale: __source.view(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view(39usize, arena.lora_xa),
+            lora_delta: __source.view(40usize, arena.lora_delta),
+            lora_hact: __source.view(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view(45usize, arena.ssm_rowwise_w_bf16),
+            moe_latent_in: __source.view(46usize, arena.moe_latent_in),
+            moe_latent_out: __source.view(47usize, arena.moe_latent_out),
+            short_conv_bcx: __source.view(48usize, arena.short_conv_bcx),
+            short_conv_bx: __source.view(49usize, arena.short_conv_bx),
+            short_conv_out: __source.view(50usize, arena.short_conv_out),
+            lightning_qkv: __source.view(51usize, arena.lightning_qkv),
+            lightning_gate: __source.view(52usize, arena.lightning_gate),
+            lightning_out: __source.view(53usize, arena.lightning_out),
+            lightning_block_states: __source.view(54usize, arena.lightning_block_states),
+            kda_qkv: __source.view(55usize, arena.kda_qkv),
+            kda_qkv_conv: __source.view(56usize, arena.kda_qkv_conv),
+            kda_lowrank: __source.view(57usize, arena.kda_lowrank),
+            kda_decay_f32: __source.view(58usize, arena.kda_decay_f32),
+            kda_beta_f32: __source.view(59usize, arena.kda_beta_f32),
+            kda_out_gate: __source.view(60usize, arena.kda_out_gate),
+            kda_out: __source.view(61usize, arena.kda_out),
+            kda_chunk_scratch: __source.view(62usize, arena.kda_chunk_scratch),
+            per_layer_inputs: __source.view(63usize, arena.per_layer_inputs),
+            per_layer_inputs_proj: __source.view(64usize, arena.per_layer_inputs_proj),
+            per_layer_gate: __source.view(65usize, arena.per_layer_gate),
+            per_layer_out: __source.view(66usize, arena.per_layer_out),
+            hc_pre: __source.view(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`BufferArena`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct BufferArenaViewsMut<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
-    /// 256 bytes for a model without attention layers. Beyond the seeds' wording, chosen here:
-    /// the other projections of the same input (`ModelConfig::extra_qkv_width`: DeepSeek-V4's
-    /// compressor and indexer, Laguna's output gate), which the seeds' arena has no other
-    /// buffer for.
-    /// Live in the attention mixer only: the O projection consumes it.
+    /// [`BufferArena::qkv_output`]'s view.
     pub qkv_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
-    /// head size: `head_dim`, or MLA's `v_head_dim`); 256 bytes without attention layers.
-    /// Live in the attention mixer only: the O projection consumes it.
+    /// [`BufferArena::attn_output`]'s view.
     pub attn_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
-    /// Live in the router phase: the top-K reads it and writes the experts' ids and weights into `scratch` before the experts run.
+    /// [`BufferArena::gate_logits`]'s view.
     pub gate_logits: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
-    /// and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
-    /// for a model without experts.
-    /// Live in the router phase (as `gate_logits`).
+    /// [`BufferArena::gate_logits_f32`]'s view.
     pub gate_logits_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
-    /// `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
-    /// Live in the router phase: only the router GEMM reads it.
+    /// [`BufferArena::moe_router_in_f32`]'s view.
     pub moe_router_in_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream within that half (before the per-layer-input tail beyond the seeds, which reads the sum, and the next mixer).
+    /// [`BufferArena::moe_output`]'s view.
     pub moe_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
-    /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
-    /// `max_batch_size` without the decode-metadata clamp, so a serve wider than
-    /// `DECODE_META_MAX_ROWS` still has a row per sequence. On a rank of a parallel layout
-    /// these are the gathered logits (full vocabulary) on the last pipeline stage and 0
-    /// bytes on the others, which have no LM head (`ModelConfig::lm_head_vocab`).
-    /// Live in the LM head phase only, after the last layer.
+    /// [`BufferArena::logits`]'s view.
     pub logits: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
-    /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
-    /// Live in the GDN and Mamba-2 mixers, which share it.
+    /// [`BufferArena::ssm_qkvz`]'s view.
     pub ssm_qkvz: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_ba`]'s view.
     pub ssm_ba: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_deinterleaved`]'s view.
     pub ssm_deinterleaved: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_gates`]'s view.
     pub ssm_gates: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_conv_out_f32`]'s view.
     pub ssm_conv_out_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
-    /// rows for a dense model).
-    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
+    /// [`BufferArena::expert_gate_out`]'s view.
     pub expert_gate_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-    /// Live in the FFN's gate/up half only: the activation consumes it before the down projection writes.
+    /// [`BufferArena::expert_up_out`]'s view.
     pub expert_up_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-    /// Live in the FFN's down half: the down projection writes it, the combine (MoE) or the residual add (dense) reads it.
+    /// [`BufferArena::expert_down_out`]'s view.
     pub expert_down_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
-    /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
-    /// both 128, the only shape the FLA prefill kernels run.
-    /// Live in the GDN mixer only.
+    /// [`BufferArena::gdn_fla_scratch`]'s view.
     pub gdn_fla_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
-    /// unless the model has Mamba-2 heads and a state size.
-    /// Live in the Mamba-2 mixer only.
+    /// [`BufferArena::ssd_scratch`]'s view.
     pub ssd_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
-    /// Live in the attention mixer (the grouped O projection).
+    /// [`BufferArena::o_latent`]'s view.
     pub o_latent: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:
-    /// qk `[2048, (index_n_heads + 1) · index_head_dim]` BF16, q_post `[2048,
-    /// index_n_heads, index_head_dim]` F32, scores `[2048, ceil(max_seq_len /
-    /// index_compress_ratio)]` F32, lists `[2048, index_topk / index_compress_ratio]` i32
-    /// (`regions::QsaSelectScratch`). 256 bytes without an indexer. The selection layer
-    /// carves the same layout.
-    /// Live in the attention mixer: the indexer selects before the sparse attention.
+    /// [`BufferArena::qsa_select_scratch`]'s view.
     pub qsa_select_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
-    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
-    /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
-    /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
+    /// [`BufferArena::ffn_act_q8`]'s view.
     pub ffn_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_a`]'s view.
     pub ffn_act_a: ::arena_runtime::ViewMut<'a, i8, D>,
-    /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_scale`]'s view.
     pub ffn_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
-    /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
-    /// `ffn_act_scale`. 0 for a MoE model.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_scale_kmajor`]'s view.
     pub ffn_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
-    /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
-    /// serves only the decode band, and a widened `expert_gate_out` would carry
-    /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
-    /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
-    /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
-    /// Live in the FFN's gate/up half only: the activation, written into `expert_gate_out`, consumes it.
+    /// [`BufferArena::ffn_gate_up_fused`]'s view.
     pub ffn_gate_up_fused: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    /// [`BufferArena::moe_fp8_scratch`]'s view.
     pub moe_fp8_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: latent MoE's routed input `[M, moe_latent_size]` BF16, the
-    /// `fc1_latent_proj` output (hidden → latent) that every routed expert reads instead of
-    /// the hidden state (transformers `nemotron_h/modeling_nemotron_h.py`: `NemotronHMoE`,
-    /// `NemotronHExperts` built at `input_dim = moe_latent_size`). M rows: the projection runs
-    /// once per token, before the experts gather their rows. Whole on every rank (vLLM and
-    /// SGLang build both latent projections as `ReplicatedLinear`). 0 without a latent.
-    /// Live in the FFN's gate/up half: the experts' up projections are its last readers.
+    /// [`BufferArena::moe_latent_in`]'s view.
     pub moe_latent_in: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: latent MoE's combined expert output `[M, moe_latent_size]` BF16:
-    /// the experts' down projections write latent-wide rows (into `expert_down_out`, which
-    /// is hidden wide), the combine sums each token's top-k of them here, and
-    /// `fc2_latent_proj` (latent → hidden) reads it into `moe_output`, where the shared
-    /// expert's output is added (`NemotronHMoE.forward`). A buffer of its own: the combine
-    /// cannot write `moe_output` in place of a projection that reads it. 0 without a latent.
-    /// Live in the FFN's down half.
+    /// [`BufferArena::moe_latent_out`]'s view.
     pub moe_latent_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the short convolution's `in_proj` output B | C | x, `[M, 3 ·
-    /// short_conv_dim]` BF16 (LFM2, `lfm2/modeling_lfm2.py`: `Lfm2ShortConv`, `in_proj`
-    /// hidden → 3 · hidden; a rank holds `hidden / tp` of each third, as vLLM's `ShortConv`
-    /// shards it). 0 without short-conv layers.
-    /// Live in the short-conv mixer: C is read last, by the gate after the conv.
+    /// [`BufferArena::short_conv_bcx`]'s view.
     pub short_conv_bcx: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: B · x, the causal conv's input, `[M, short_conv_dim]` BF16
-    /// (`Lfm2ShortConv.forward`'s `Bx`). A buffer of its own (chosen here): each conv output
-    /// reads `conv_L_cache` input rows, so the conv cannot write over its input.
-    /// Live in the short-conv mixer.
+    /// [`BufferArena::short_conv_bx`]'s view.
     pub short_conv_bx: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the conv output gated by C, `out_proj`'s input, `[M,
-    /// short_conv_dim]` BF16 (`y = C * conv_out`; chosen here: the gate is applied in place
-    /// over the conv's output).
-    /// Live in the short-conv mixer: `out_proj` is its last reader.
+    /// [`BufferArena::short_conv_out`]'s view.
     pub short_conv_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: lightning attention's q | k | v, `[M, 3 · heads · head_dim]` BF16,
-    /// the `qkv_proj` output with its SiLU applied in place (MiniMax,
-    /// `minimax/modeling_minimax.py`: `MiniMaxLightningAttention`; a rank holds heads / tp,
-    /// as vLLM's `MiniMaxText01LinearAttention` shards them). 0 without lightning layers.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_qkv`]'s view.
     pub lightning_qkv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the `output_gate` projection of the layer input, `[M, heads ·
-    /// head_dim]` BF16, read (through a sigmoid) after the attention and its norm.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_gate`]'s view.
     pub lightning_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its
-    /// RMSNorm and the sigmoid gate are applied in place (chosen here) and `out_proj` reads
-    /// it. The kernel contract (chosen here): the lightning kernels read q, k, v token-major in
-    /// BF16 from `lightning_qkv` and write this BF16 output, accumulating in FP32 registers;
-    /// vLLM's Triton path, which first makes head-major FP32 copies of q, k and v, would need
-    /// those copies too.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_out`]'s view.
     pub lightning_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block
-    /// boundary of one prefill sequence, `[ceil(M / LIGHTNING_BLOCK) + 1, heads, head_dim,
-    /// head_dim]` F32, so a chunked prefill runs its blocks in parallel: vLLM's
-    /// `lightning_attention` allocates `kv [h, NUM_BLOCK, d, e]` FP32 per sequence and
-    /// appends the carried-in state (`layers/lightning_attn.py`). Chosen here, as vLLM does:
-    /// prefill sequences run one at a time, so one sequence of at most M tokens bounds it.
-    /// The recurrent state a sequence keeps between steps is not here: it belongs to the
-    /// sequence-state cache. 0 without lightning layers.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_block_states`]'s view.
     pub lightning_block_states: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·
-    /// head_dim]` BF16, the short conv's input (Kimi-Linear, `kimi_linear/modeling_kimi_linear.py`:
-    /// `KimiLinearDeltaAttention`, `q_proj`, `k_proj`, `v_proj`; a rank holds heads / tp, as
-    /// vLLM's `KimiDeltaAttention` shards them). 0 without KDA layers.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_qkv`]'s view.
     pub kda_qkv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·
-    /// head_dim]` BF16 (one conv over the three, `conv1d`): q, k and v as the delta rule
-    /// reads them. A buffer of its own: each output reads `short_conv_kernel_size` input
-    /// rows, so the conv cannot write over its input.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_qkv_conv`]'s view.
     pub kda_qkv_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the
-    /// forget gate's) and `g_a_proj` (the output gate's), `[M, 2 · head_dim]` BF16. Whole on
-    /// every rank (vLLM replicates both).
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_lowrank`]'s view.
     pub kda_lowrank: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +
-    /// dt_bias)`, `[M, heads · head_dim]` F32, as `KimiLinearForgetGate` computes it in FP32
-    /// (vLLM's `fused_kda_gate` writes it FP32 too).
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_decay_f32`]'s view.
     pub kda_decay_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_beta_f32`]'s view.
     pub kda_beta_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,
-    /// read by the gated RMSNorm after the delta rule.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_out_gate`]'s view.
     pub kda_out_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated
-    /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_out`]'s view.
     pub kda_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the chunked-prefill scratch of the delta rule
-    /// (`regions::KdaChunkScratch`: what FLA's `chunk_kda` keeps between its stages, the
-    /// chunk states for a varlen batch of up to `min(max_batch_size, M)` sequences). 0 without
-    /// KDA layers.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_chunk_scratch`]'s view.
     pub kda_chunk_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·
-    /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
-    /// (chosen here): the lookup and the projection are both whole before they combine. Whole
-    /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
-    /// rather than a column shard and an all-gather, which would need a staging buffer). Only
-    /// on the first pipeline stage, which runs the prologue (`ModelConfig::runs_embedding`).
-    /// Live in the embedding prologue only.
+    /// [`BufferArena::per_layer_inputs_proj`]'s view.
     pub per_layer_inputs_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
-    /// the product with the layer's slice of `per_layer_inputs` are applied in place
-    /// (`Gemma4TextDecoderLayer.forward`, 1408–1412). Whole on every rank (vLLM replicates the
-    /// gate).
-    /// Live in the layer's per-layer-input tail.
+    /// [`BufferArena::per_layer_gate`]'s view.
     pub per_layer_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: `per_layer_projection` of the gated slice, `[M, hidden]` BF16,
-    /// normed in place (`post_per_layer_input_norm`) and added into the residual stream.
-    /// Live in the layer's per-layer-input tail.
+    /// [`BufferArena::per_layer_out`]'s view.
     pub per_layer_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -7100,544 +4611,129 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            qkv_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.qkv_output,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            attn_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.attn_output,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            gate_logits: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.gate_logits,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            gate_logits_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.gate_logits_f32,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            moe_router_in_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(7usize),
-                arena.moe_router_in_f32,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            moe_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(8usize),
-                arena.moe_output,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            logits: ::arena_runtime::ViewMut::from_parts(
-                __source.name(9usize),
-                arena.logits,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            ssm_qkvz: ::arena_runtime::ViewMut::from_parts(
-                __source.name(10usize),
-                arena.ssm_qkvz,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            ssm_ba: ::arena_runtime::ViewMut::from_parts(
-                __source.name(11usize),
-                arena.ssm_ba,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            ssm_deinterleaved: ::arena_runtime::ViewMut::from_parts(
-                __source.name(12usize),
-                arena.ssm_deinterleaved,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            ssm_gates: ::arena_runtime::ViewMut::from_parts(
-                __source.name(13usize),
-                arena.ssm_gates,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            ssm_conv_out_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(14usize),
-                arena.ssm_conv_out_f32,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            expert_gate_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(16usize),
-                arena.expert_gate_out,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            expert_up_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(17usize),
-                arena.expert_up_out,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            expert_down_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(18usize),
-                arena.expert_down_out,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            gdn_fla_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(20usize),
-                arena.gdn_fla_scratch,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            ssd_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(21usize),
-                arena.ssd_scratch,
-                __source.shape(21usize),
-                arena.device(),
-            ),
-            o_latent: ::arena_runtime::ViewMut::from_parts(
-                __source.name(22usize),
-                arena.o_latent,
-                __source.shape(22usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            qsa_select_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(28usize),
-                arena.qsa_select_scratch,
-                __source.shape(28usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            ffn_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(30usize),
-                arena.ffn_act_q8,
-                __source.shape(30usize),
-                arena.device(),
-            ),
-            ffn_act_a: ::arena_runtime::ViewMut::from_parts(
-                __source.name(31usize),
-                arena.ffn_act_a,
-                __source.shape(31usize),
-                arena.device(),
-            ),
-            ffn_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(32usize),
-                arena.ffn_act_scale,
-                __source.shape(32usize),
-                arena.device(),
-            ),
-            ffn_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(33usize),
-                arena.ffn_act_scale_kmajor,
-                __source.shape(33usize),
-                arena.device(),
-            ),
-            ffn_gate_up_fused: ::arena_runtime::ViewMut::from_parts(
-                __source.name(34usize),
-                arena.ffn_gate_up_fused,
-                __source.shape(34usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            moe_fp8_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(36usize),
-                arena.moe_fp8_scratch,
-                __source.shape(36usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            moe_latent_in: ::arena_runtime::ViewMut::from_parts(
-                __source.name(46usize),
-                arena.moe_latent_in,
-                __source.shape(46usize),
-                arena.device(),
-            ),
-            moe_latent_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(47usize),
-                arena.moe_latent_out,
-                __source.shape(47usize),
-                arena.device(),
-            ),
-            short_conv_bcx: ::arena_runtime::ViewMut::from_parts(
-                __source.name(48usize),
-                arena.short_conv_bcx,
-                __source.shape(48usize),
-                arena.device(),
-            ),
-            short_conv_bx: ::arena_runtime::ViewMut::from_parts(
-                __source.name(49usize),
-                arena.short_conv_bx,
-                __source.shape(49usize),
-                arena.device(),
-            ),
-            short_conv_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(50usize),
-                arena.short_conv_out,
-                __source.shape(50usize),
-                arena.device(),
-            ),
-            lightning_qkv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(51usize),
-                arena.lightning_qkv,
-                __source.shape(51usize),
-                arena.device(),
-            ),
-            lightning_gate: ::arena_runtime::ViewMut::from_parts(
-                __source.name(52usize),
-                arena.lightning_gate,
-                __source.shape(52usize),
-                arena.device(),
-            ),
-            lightning_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(53usize),
-                arena.lightning_out,
-                __source.shape(53usize),
-                arena.device(),
-            ),
-            lightning_block_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(54usize),
-                arena.lightning_block_states,
-                __source.shape(54usize),
-                arena.device(),
-            ),
-            kda_qkv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(55usize),
-                arena.kda_qkv,
-                __source.shape(55usize),
-                arena.device(),
-            ),
-            kda_qkv_conv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(56usize),
-                arena.kda_qkv_conv,
-                __source.shape(56usize),
-                arena.device(),
-            ),
-            kda_lowrank: ::arena_runtime::ViewMut::from_parts(
-                __source.name(57usize),
-                arena.kda_lowrank,
-                __source.shape(57usize),
-                arena.device(),
-            ),
-            kda_decay_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(58usize),
-                arena.kda_decay_f32,
-                __source.shape(58usize),
-                arena.device(),
-            ),
-            kda_beta_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(59usize),
-                arena.kda_beta_f32,
-                __source.shape(59usize),
-                arena.device(),
-            ),
-            kda_out_gate: ::arena_runtime::ViewMut::from_parts(
-                __source.name(60usize),
-                arena.kda_out_gate,
-                __source.shape(60usize),
-                arena.device(),
-            ),
-            kda_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(61usize),
-                arena.kda_out,
-                __source.shape(61usize),
-                arena.device(),
-            ),
-            kda_chunk_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(62usize),
-                arena.kda_chunk_scratch,
-                __source.shape(62usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            per_layer_inputs_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(64usize),
-                arena.per_layer_inputs_proj,
-                __source.shape(64usize),
-                arena.device(),
-            ),
-            per_layer_gate: ::arena_runtime::ViewMut::from_parts(
-                __source.name(65usize),
-                arena.per_layer_gate,
-                __source.shape(65usize),
-                arena.device(),
-            ),
-            per_layer_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(66usize),
-                arena.per_layer_out,
-                __source.shape(66usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            qkv_output: __source.view_mut(3usize, arena.qkv_output),
+            attn_output: __source.view_mut(4usize, arena.attn_output),
+            gate_logits: __source.view_mut(5usize, arena.gate_logits),
+            gate_logits_f32: __source.view_mut(6usize, arena.gate_logits_f32),
+            moe_router_in_f32: __source.view_mut(7usize, arena.moe_router_in_f32),
+            moe_output: __source.view_mut(8usize, arena.moe_output),
+            logits: __source.view_mut(9usize, arena.logits),
+            ssm_qkvz: __source.view_mut(10usize, arena.ssm_qkvz),
+            ssm_ba: __source.view_mut(11usize, arena.ssm_ba),
+            ssm_deinterleaved: __source.view_mut(12usize, arena.ssm_deinterleaved),
+            ssm_gates: __source.view_mut(13usize, arena.ssm_gates),
+            ssm_conv_out_f32: __source.view_mut(14usize, arena.ssm_conv_out_f32),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            expert_gate_out: __source.view_mut(16usize, arena.expert_gate_out),
+            expert_up_out: __source.view_mut(17usize, arena.expert_up_out),
+            expert_down_out: __source.view_mut(18usize, arena.expert_down_out),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            gdn_fla_scratch: __source.view_mut(20usize, arena.gdn_fla_scratch),
+            ssd_scratch: __source.view_mut(21usize, arena.ssd_scratch),
+            o_latent: __source.view_mut(22usize, arena.o_latent),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            qsa_select_scratch: __source.view_mut(28usize, arena.qsa_select_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            ffn_act_q8: __source.view_mut(30usize, arena.ffn_act_q8),
+            ffn_act_a: __source.view_mut(31usize, arena.ffn_act_a),
+            ffn_act_scale: __source.view_mut(32usize, arena.ffn_act_scale),
+            ffn_act_scale_kmajor: __source.view_mut(33usize, arena.ffn_act_scale_kmajor),
+            ffn_gate_up_fused: __source.view_mut(34usize, arena.ffn_gate_up_fused),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            moe_fp8_scratch: __source.view_mut(36usize, arena.moe_fp8_scratch),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            moe_latent_in: __source.view_mut(46usize, arena.moe_latent_in),
+            moe_latent_out: __source.view_mut(47usize, arena.moe_latent_out),
+            short_conv_bcx: __source.view_mut(48usize, arena.short_conv_bcx),
+            short_conv_bx: __source.view_mut(49usize, arena.short_conv_bx),
+            short_conv_out: __source.view_mut(50usize, arena.short_conv_out),
+            lightning_qkv: __source.view_mut(51usize, arena.lightning_qkv),
+            lightning_gate: __source.view_mut(52usize, arena.lightning_gate),
+            lightning_out: __source.view_mut(53usize, arena.lightning_out),
+            lightning_block_states: __source
+                .view_mut(54usize, arena.lightning_block_states),
+            kda_qkv: __source.view_mut(55usize, arena.kda_qkv),
+            kda_qkv_conv: __source.view_mut(56usize, arena.kda_qkv_conv),
+            kda_lowrank: __source.view_mut(57usize, arena.kda_lowrank),
+            kda_decay_f32: __source.view_mut(58usize, arena.kda_decay_f32),
+            kda_beta_f32: __source.view_mut(59usize, arena.kda_beta_f32),
+            kda_out_gate: __source.view_mut(60usize, arena.kda_out_gate),
+            kda_out: __source.view_mut(61usize, arena.kda_out),
+            kda_chunk_scratch: __source.view_mut(62usize, arena.kda_chunk_scratch),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            per_layer_inputs_proj: __source
+                .view_mut(64usize, arena.per_layer_inputs_proj),
+            per_layer_gate: __source.view_mut(65usize, arena.per_layer_gate),
+            per_layer_out: __source.view_mut(66usize, arena.per_layer_out),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         })
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `embed` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaEmbedViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·
-    /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
-    /// (chosen here): the lookup and the projection are both whole before they combine. Whole
-    /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
-    /// rather than a column shard and an all-gather, which would need a staging buffer). Only
-    /// on the first pipeline stage, which runs the prologue (`ModelConfig::runs_embedding`).
-    /// Live in the embedding prologue only.
+    /// [`BufferArena::per_layer_inputs_proj`]'s view.
     pub per_layer_inputs_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -7649,294 +4745,90 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaEmbedViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            per_layer_inputs_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(64usize),
-                arena.per_layer_inputs_proj,
-                __source.shape(64usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            per_layer_inputs_proj: __source
+                .view_mut(64usize, arena.per_layer_inputs_proj),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `attention` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaAttentionViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
-    /// 256 bytes for a model without attention layers. Beyond the seeds' wording, chosen here:
-    /// the other projections of the same input (`ModelConfig::extra_qkv_width`: DeepSeek-V4's
-    /// compressor and indexer, Laguna's output gate), which the seeds' arena has no other
-    /// buffer for.
-    /// Live in the attention mixer only: the O projection consumes it.
+    /// [`BufferArena::qkv_output`]'s view.
     pub qkv_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
-    /// head size: `head_dim`, or MLA's `v_head_dim`); 256 bytes without attention layers.
-    /// Live in the attention mixer only: the O projection consumes it.
+    /// [`BufferArena::attn_output`]'s view.
     pub attn_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
-    /// Live in the attention mixer (the grouped O projection).
+    /// [`BufferArena::o_latent`]'s view.
     pub o_latent: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:
-    /// qk `[2048, (index_n_heads + 1) · index_head_dim]` BF16, q_post `[2048,
-    /// index_n_heads, index_head_dim]` F32, scores `[2048, ceil(max_seq_len /
-    /// index_compress_ratio)]` F32, lists `[2048, index_topk / index_compress_ratio]` i32
-    /// (`regions::QsaSelectScratch`). 256 bytes without an indexer. The selection layer
-    /// carves the same layout.
-    /// Live in the attention mixer: the indexer selects before the sparse attention.
+    /// [`BufferArena::qsa_select_scratch`]'s view.
     pub qsa_select_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -7948,311 +4840,96 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaAttentionViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            qkv_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.qkv_output,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            attn_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.attn_output,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            o_latent: ::arena_runtime::ViewMut::from_parts(
-                __source.name(22usize),
-                arena.o_latent,
-                __source.shape(22usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            qsa_select_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(28usize),
-                arena.qsa_select_scratch,
-                __source.shape(28usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            qkv_output: __source.view_mut(3usize, arena.qkv_output),
+            attn_output: __source.view_mut(4usize, arena.attn_output),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            o_latent: __source.view_mut(22usize, arena.o_latent),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            qsa_select_scratch: __source.view_mut(28usize, arena.qsa_select_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `gdn` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaGdnViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
-    /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
-    /// Live in the GDN and Mamba-2 mixers, which share it.
+    /// [`BufferArena::ssm_qkvz`]'s view.
     pub ssm_qkvz: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_ba`]'s view.
     pub ssm_ba: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_deinterleaved`]'s view.
     pub ssm_deinterleaved: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_gates`]'s view.
     pub ssm_gates: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_conv_out_f32`]'s view.
     pub ssm_conv_out_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
-    /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
-    /// both 128, the only shape the FLA prefill kernels run.
-    /// Live in the GDN mixer only.
+    /// [`BufferArena::gdn_fla_scratch`]'s view.
     pub gdn_fla_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -8264,322 +4941,98 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaGdnViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            ssm_qkvz: ::arena_runtime::ViewMut::from_parts(
-                __source.name(10usize),
-                arena.ssm_qkvz,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            ssm_ba: ::arena_runtime::ViewMut::from_parts(
-                __source.name(11usize),
-                arena.ssm_ba,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            ssm_deinterleaved: ::arena_runtime::ViewMut::from_parts(
-                __source.name(12usize),
-                arena.ssm_deinterleaved,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            ssm_gates: ::arena_runtime::ViewMut::from_parts(
-                __source.name(13usize),
-                arena.ssm_gates,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            ssm_conv_out_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(14usize),
-                arena.ssm_conv_out_f32,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            gdn_fla_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(20usize),
-                arena.gdn_fla_scratch,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            ssm_qkvz: __source.view_mut(10usize, arena.ssm_qkvz),
+            ssm_ba: __source.view_mut(11usize, arena.ssm_ba),
+            ssm_deinterleaved: __source.view_mut(12usize, arena.ssm_deinterleaved),
+            ssm_gates: __source.view_mut(13usize, arena.ssm_gates),
+            ssm_conv_out_f32: __source.view_mut(14usize, arena.ssm_conv_out_f32),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            gdn_fla_scratch: __source.view_mut(20usize, arena.gdn_fla_scratch),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `mamba2` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaMamba2Views<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
-    /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
-    /// Live in the GDN and Mamba-2 mixers, which share it.
+    /// [`BufferArena::ssm_qkvz`]'s view.
     pub ssm_qkvz: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_ba`]'s view.
     pub ssm_ba: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_deinterleaved`]'s view.
     pub ssm_deinterleaved: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_gates`]'s view.
     pub ssm_gates: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
-    /// Live in the GDN and Mamba-2 mixers.
+    /// [`BufferArena::ssm_conv_out_f32`]'s view.
     pub ssm_conv_out_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
-    /// unless the model has Mamba-2 heads and a state size.
-    /// Live in the Mamba-2 mixer only.
+    /// [`BufferArena::ssd_scratch`]'s view.
     pub ssd_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -8591,318 +5044,92 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaMamba2Views<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            ssm_qkvz: ::arena_runtime::ViewMut::from_parts(
-                __source.name(10usize),
-                arena.ssm_qkvz,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            ssm_ba: ::arena_runtime::ViewMut::from_parts(
-                __source.name(11usize),
-                arena.ssm_ba,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            ssm_deinterleaved: ::arena_runtime::ViewMut::from_parts(
-                __source.name(12usize),
-                arena.ssm_deinterleaved,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            ssm_gates: ::arena_runtime::ViewMut::from_parts(
-                __source.name(13usize),
-                arena.ssm_gates,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            ssm_conv_out_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(14usize),
-                arena.ssm_conv_out_f32,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            ssd_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(21usize),
-                arena.ssd_scratch,
-                __source.shape(21usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            ssm_qkvz: __source.view_mut(10usize, arena.ssm_qkvz),
+            ssm_ba: __source.view_mut(11usize, arena.ssm_ba),
+            ssm_deinterleaved: __source.view_mut(12usize, arena.ssm_deinterleaved),
+            ssm_gates: __source.view_mut(13usize, arena.ssm_gates),
+            ssm_conv_out_f32: __source.view_mut(14usize, arena.ssm_conv_out_f32),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            ssd_scratch: __source.view_mut(21usize, arena.ssd_scratch),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `short_conv` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaShortConvViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the short convolution's `in_proj` output B | C | x, `[M, 3 ·
-    /// short_conv_dim]` BF16 (LFM2, `lfm2/modeling_lfm2.py`: `Lfm2ShortConv`, `in_proj`
-    /// hidden → 3 · hidden; a rank holds `hidden / tp` of each third, as vLLM's `ShortConv`
-    /// shards it). 0 without short-conv layers.
-    /// Live in the short-conv mixer: C is read last, by the gate after the conv.
+    /// [`BufferArena::short_conv_bcx`]'s view.
     pub short_conv_bcx: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: B · x, the causal conv's input, `[M, short_conv_dim]` BF16
-    /// (`Lfm2ShortConv.forward`'s `Bx`). A buffer of its own (chosen here): each conv output
-    /// reads `conv_L_cache` input rows, so the conv cannot write over its input.
-    /// Live in the short-conv mixer.
+    /// [`BufferArena::short_conv_bx`]'s view.
     pub short_conv_bx: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the conv output gated by C, `out_proj`'s input, `[M,
-    /// short_conv_dim]` BF16 (`y = C * conv_out`; chosen here: the gate is applied in place
-    /// over the conv's output).
-    /// Live in the short-conv mixer: `out_proj` is its last reader.
+    /// [`BufferArena::short_conv_out`]'s view.
     pub short_conv_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -8914,312 +5141,91 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaShortConvViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            short_conv_bcx: ::arena_runtime::ViewMut::from_parts(
-                __source.name(48usize),
-                arena.short_conv_bcx,
-                __source.shape(48usize),
-                arena.device(),
-            ),
-            short_conv_bx: ::arena_runtime::ViewMut::from_parts(
-                __source.name(49usize),
-                arena.short_conv_bx,
-                __source.shape(49usize),
-                arena.device(),
-            ),
-            short_conv_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(50usize),
-                arena.short_conv_out,
-                __source.shape(50usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            short_conv_bcx: __source.view_mut(48usize, arena.short_conv_bcx),
+            short_conv_bx: __source.view_mut(49usize, arena.short_conv_bx),
+            short_conv_out: __source.view_mut(50usize, arena.short_conv_out),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `lightning` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaLightningViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: lightning attention's q | k | v, `[M, 3 · heads · head_dim]` BF16,
-    /// the `qkv_proj` output with its SiLU applied in place (MiniMax,
-    /// `minimax/modeling_minimax.py`: `MiniMaxLightningAttention`; a rank holds heads / tp,
-    /// as vLLM's `MiniMaxText01LinearAttention` shards them). 0 without lightning layers.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_qkv`]'s view.
     pub lightning_qkv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the `output_gate` projection of the layer input, `[M, heads ·
-    /// head_dim]` BF16, read (through a sigmoid) after the attention and its norm.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_gate`]'s view.
     pub lightning_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its
-    /// RMSNorm and the sigmoid gate are applied in place (chosen here) and `out_proj` reads
-    /// it. The kernel contract (chosen here): the lightning kernels read q, k, v token-major in
-    /// BF16 from `lightning_qkv` and write this BF16 output, accumulating in FP32 registers;
-    /// vLLM's Triton path, which first makes head-major FP32 copies of q, k and v, would need
-    /// those copies too.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_out`]'s view.
     pub lightning_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block
-    /// boundary of one prefill sequence, `[ceil(M / LIGHTNING_BLOCK) + 1, heads, head_dim,
-    /// head_dim]` F32, so a chunked prefill runs its blocks in parallel: vLLM's
-    /// `lightning_attention` allocates `kv [h, NUM_BLOCK, d, e]` FP32 per sequence and
-    /// appends the carried-in state (`layers/lightning_attn.py`). Chosen here, as vLLM does:
-    /// prefill sequences run one at a time, so one sequence of at most M tokens bounds it.
-    /// The recurrent state a sequence keeps between steps is not here: it belongs to the
-    /// sequence-state cache. 0 without lightning layers.
-    /// Live in the lightning mixer.
+    /// [`BufferArena::lightning_block_states`]'s view.
     pub lightning_block_states: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -9231,329 +5237,101 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaLightningViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            lightning_qkv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(51usize),
-                arena.lightning_qkv,
-                __source.shape(51usize),
-                arena.device(),
-            ),
-            lightning_gate: ::arena_runtime::ViewMut::from_parts(
-                __source.name(52usize),
-                arena.lightning_gate,
-                __source.shape(52usize),
-                arena.device(),
-            ),
-            lightning_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(53usize),
-                arena.lightning_out,
-                __source.shape(53usize),
-                arena.device(),
-            ),
-            lightning_block_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(54usize),
-                arena.lightning_block_states,
-                __source.shape(54usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            lightning_qkv: __source.view_mut(51usize, arena.lightning_qkv),
+            lightning_gate: __source.view_mut(52usize, arena.lightning_gate),
+            lightning_out: __source.view_mut(53usize, arena.lightning_out),
+            lightning_block_states: __source
+                .view_mut(54usize, arena.lightning_block_states),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `kda` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaKdaViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·
-    /// head_dim]` BF16, the short conv's input (Kimi-Linear, `kimi_linear/modeling_kimi_linear.py`:
-    /// `KimiLinearDeltaAttention`, `q_proj`, `k_proj`, `v_proj`; a rank holds heads / tp, as
-    /// vLLM's `KimiDeltaAttention` shards them). 0 without KDA layers.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_qkv`]'s view.
     pub kda_qkv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·
-    /// head_dim]` BF16 (one conv over the three, `conv1d`): q, k and v as the delta rule
-    /// reads them. A buffer of its own: each output reads `short_conv_kernel_size` input
-    /// rows, so the conv cannot write over its input.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_qkv_conv`]'s view.
     pub kda_qkv_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the
-    /// forget gate's) and `g_a_proj` (the output gate's), `[M, 2 · head_dim]` BF16. Whole on
-    /// every rank (vLLM replicates both).
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_lowrank`]'s view.
     pub kda_lowrank: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +
-    /// dt_bias)`, `[M, heads · head_dim]` F32, as `KimiLinearForgetGate` computes it in FP32
-    /// (vLLM's `fused_kda_gate` writes it FP32 too).
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_decay_f32`]'s view.
     pub kda_decay_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_beta_f32`]'s view.
     pub kda_beta_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,
-    /// read by the gated RMSNorm after the delta rule.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_out_gate`]'s view.
     pub kda_out_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated
-    /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_out`]'s view.
     pub kda_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the chunked-prefill scratch of the delta rule
-    /// (`regions::KdaChunkScratch`: what FLA's `chunk_kda` keeps between its stages, the
-    /// chunk states for a varlen batch of up to `min(max_batch_size, M)` sequences). 0 without
-    /// KDA layers.
-    /// Live in the KDA mixer.
+    /// [`BufferArena::kda_chunk_scratch`]'s view.
     pub kda_chunk_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -9565,326 +5343,94 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaKdaViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            kda_qkv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(55usize),
-                arena.kda_qkv,
-                __source.shape(55usize),
-                arena.device(),
-            ),
-            kda_qkv_conv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(56usize),
-                arena.kda_qkv_conv,
-                __source.shape(56usize),
-                arena.device(),
-            ),
-            kda_lowrank: ::arena_runtime::ViewMut::from_parts(
-                __source.name(57usize),
-                arena.kda_lowrank,
-                __source.shape(57usize),
-                arena.device(),
-            ),
-            kda_decay_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(58usize),
-                arena.kda_decay_f32,
-                __source.shape(58usize),
-                arena.device(),
-            ),
-            kda_beta_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(59usize),
-                arena.kda_beta_f32,
-                __source.shape(59usize),
-                arena.device(),
-            ),
-            kda_out_gate: ::arena_runtime::ViewMut::from_parts(
-                __source.name(60usize),
-                arena.kda_out_gate,
-                __source.shape(60usize),
-                arena.device(),
-            ),
-            kda_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(61usize),
-                arena.kda_out,
-                __source.shape(61usize),
-                arena.device(),
-            ),
-            kda_chunk_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(62usize),
-                arena.kda_chunk_scratch,
-                __source.shape(62usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            kda_qkv: __source.view_mut(55usize, arena.kda_qkv),
+            kda_qkv_conv: __source.view_mut(56usize, arena.kda_qkv_conv),
+            kda_lowrank: __source.view_mut(57usize, arena.kda_lowrank),
+            kda_decay_f32: __source.view_mut(58usize, arena.kda_decay_f32),
+            kda_beta_f32: __source.view_mut(59usize, arena.kda_beta_f32),
+            kda_out_gate: __source.view_mut(60usize, arena.kda_out_gate),
+            kda_out: __source.view_mut(61usize, arena.kda_out),
+            kda_chunk_scratch: __source.view_mut(62usize, arena.kda_chunk_scratch),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `router` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaRouterViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
-    /// Live in the router phase: the top-K reads it and writes the experts' ids and weights into `scratch` before the experts run.
+    /// [`BufferArena::gate_logits`]'s view.
     pub gate_logits: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
-    /// and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
-    /// for a model without experts.
-    /// Live in the router phase (as `gate_logits`).
+    /// [`BufferArena::gate_logits_f32`]'s view.
     pub gate_logits_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
-    /// `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
-    /// Live in the router phase: only the router GEMM reads it.
+    /// [`BufferArena::moe_router_in_f32`]'s view.
     pub moe_router_in_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -9896,327 +5442,101 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaRouterViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            gate_logits: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.gate_logits,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            gate_logits_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.gate_logits_f32,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            moe_router_in_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(7usize),
-                arena.moe_router_in_f32,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            gate_logits: __source.view_mut(5usize, arena.gate_logits),
+            gate_logits_f32: __source.view_mut(6usize, arena.gate_logits_f32),
+            moe_router_in_f32: __source.view_mut(7usize, arena.moe_router_in_f32),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `ffn_gate_up` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaFfnGateUpViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
-    /// rows for a dense model).
-    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
+    /// [`BufferArena::expert_gate_out`]'s view.
     pub expert_gate_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-    /// Live in the FFN's gate/up half only: the activation consumes it before the down projection writes.
+    /// [`BufferArena::expert_up_out`]'s view.
     pub expert_up_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
-    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
-    /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
-    /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
+    /// [`BufferArena::ffn_act_q8`]'s view.
     pub ffn_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_a`]'s view.
     pub ffn_act_a: ::arena_runtime::ViewMut<'a, i8, D>,
-    /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_scale`]'s view.
     pub ffn_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
-    /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
-    /// `ffn_act_scale`. 0 for a MoE model.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_scale_kmajor`]'s view.
     pub ffn_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
-    /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
-    /// serves only the decode band, and a widened `expert_gate_out` would carry
-    /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
-    /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
-    /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
-    /// Live in the FFN's gate/up half only: the activation, written into `expert_gate_out`, consumes it.
+    /// [`BufferArena::ffn_gate_up_fused`]'s view.
     pub ffn_gate_up_fused: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    /// [`BufferArena::moe_fp8_scratch`]'s view.
     pub moe_fp8_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: latent MoE's routed input `[M, moe_latent_size]` BF16, the
-    /// `fc1_latent_proj` output (hidden → latent) that every routed expert reads instead of
-    /// the hidden state (transformers `nemotron_h/modeling_nemotron_h.py`: `NemotronHMoE`,
-    /// `NemotronHExperts` built at `input_dim = moe_latent_size`). M rows: the projection runs
-    /// once per token, before the experts gather their rows. Whole on every rank (vLLM and
-    /// SGLang build both latent projections as `ReplicatedLinear`). 0 without a latent.
-    /// Live in the FFN's gate/up half: the experts' up projections are its last readers.
+    /// [`BufferArena::moe_latent_in`]'s view.
     pub moe_latent_in: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -10228,358 +5548,107 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaFfnGateUpViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            expert_gate_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(16usize),
-                arena.expert_gate_out,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            expert_up_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(17usize),
-                arena.expert_up_out,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            ffn_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(30usize),
-                arena.ffn_act_q8,
-                __source.shape(30usize),
-                arena.device(),
-            ),
-            ffn_act_a: ::arena_runtime::ViewMut::from_parts(
-                __source.name(31usize),
-                arena.ffn_act_a,
-                __source.shape(31usize),
-                arena.device(),
-            ),
-            ffn_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(32usize),
-                arena.ffn_act_scale,
-                __source.shape(32usize),
-                arena.device(),
-            ),
-            ffn_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(33usize),
-                arena.ffn_act_scale_kmajor,
-                __source.shape(33usize),
-                arena.device(),
-            ),
-            ffn_gate_up_fused: ::arena_runtime::ViewMut::from_parts(
-                __source.name(34usize),
-                arena.ffn_gate_up_fused,
-                __source.shape(34usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            moe_fp8_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(36usize),
-                arena.moe_fp8_scratch,
-                __source.shape(36usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            moe_latent_in: ::arena_runtime::ViewMut::from_parts(
-                __source.name(46usize),
-                arena.moe_latent_in,
-                __source.shape(46usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            expert_gate_out: __source.view_mut(16usize, arena.expert_gate_out),
+            expert_up_out: __source.view_mut(17usize, arena.expert_up_out),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            ffn_act_q8: __source.view_mut(30usize, arena.ffn_act_q8),
+            ffn_act_a: __source.view_mut(31usize, arena.ffn_act_a),
+            ffn_act_scale: __source.view_mut(32usize, arena.ffn_act_scale),
+            ffn_act_scale_kmajor: __source.view_mut(33usize, arena.ffn_act_scale_kmajor),
+            ffn_gate_up_fused: __source.view_mut(34usize, arena.ffn_gate_up_fused),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            moe_fp8_scratch: __source.view_mut(36usize, arena.moe_fp8_scratch),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            moe_latent_in: __source.view_mut(46usize, arena.moe_latent_in),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `ffn_down` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaFfnDownViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream within that half (before the per-layer-input tail beyond the seeds, which reads the sum, and the next mixer).
+    /// [`BufferArena::moe_output`]'s view.
     pub moe_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
-    /// rows for a dense model).
-    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
+    /// [`BufferArena::expert_gate_out`]'s view.
     pub expert_gate_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-    /// Live in the FFN's down half: the down projection writes it, the combine (MoE) or the residual add (dense) reads it.
+    /// [`BufferArena::expert_down_out`]'s view.
     pub expert_down_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
-    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
-    /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
-    /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
+    /// [`BufferArena::ffn_act_q8`]'s view.
     pub ffn_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_a`]'s view.
     pub ffn_act_a: ::arena_runtime::ViewMut<'a, i8, D>,
-    /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_scale`]'s view.
     pub ffn_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
-    /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
-    /// `ffn_act_scale`. 0 for a MoE model.
-    /// Live in both FFN halves (as `ffn_act_q8`).
+    /// [`BufferArena::ffn_act_scale_kmajor`]'s view.
     pub ffn_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
+    /// [`BufferArena::moe_fp8_scratch`]'s view.
     pub moe_fp8_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: latent MoE's combined expert output `[M, moe_latent_size]` BF16:
-    /// the experts' down projections write latent-wide rows (into `expert_down_out`, which
-    /// is hidden wide), the combine sums each token's top-k of them here, and
-    /// `fc2_latent_proj` (latent → hidden) reads it into `moe_output`, where the shared
-    /// expert's output is added (`NemotronHMoE.forward`). A buffer of its own: the combine
-    /// cannot write `moe_output` in place of a projection that reads it. 0 without a latent.
-    /// Live in the FFN's down half.
+    /// [`BufferArena::moe_latent_out`]'s view.
     pub moe_latent_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -10591,330 +5660,93 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaFfnDownViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            moe_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(8usize),
-                arena.moe_output,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            expert_gate_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(16usize),
-                arena.expert_gate_out,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            expert_down_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(18usize),
-                arena.expert_down_out,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            ffn_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(30usize),
-                arena.ffn_act_q8,
-                __source.shape(30usize),
-                arena.device(),
-            ),
-            ffn_act_a: ::arena_runtime::ViewMut::from_parts(
-                __source.name(31usize),
-                arena.ffn_act_a,
-                __source.shape(31usize),
-                arena.device(),
-            ),
-            ffn_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(32usize),
-                arena.ffn_act_scale,
-                __source.shape(32usize),
-                arena.device(),
-            ),
-            ffn_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(33usize),
-                arena.ffn_act_scale_kmajor,
-                __source.shape(33usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            moe_fp8_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(36usize),
-                arena.moe_fp8_scratch,
-                __source.shape(36usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            moe_latent_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(47usize),
-                arena.moe_latent_out,
-                __source.shape(47usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            moe_output: __source.view_mut(8usize, arena.moe_output),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            expert_gate_out: __source.view_mut(16usize, arena.expert_gate_out),
+            expert_down_out: __source.view_mut(18usize, arena.expert_down_out),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            ffn_act_q8: __source.view_mut(30usize, arena.ffn_act_q8),
+            ffn_act_a: __source.view_mut(31usize, arena.ffn_act_a),
+            ffn_act_scale: __source.view_mut(32usize, arena.ffn_act_scale),
+            ffn_act_scale_kmajor: __source.view_mut(33usize, arena.ffn_act_scale_kmajor),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            moe_fp8_scratch: __source.view_mut(36usize, arena.moe_fp8_scratch),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            moe_latent_out: __source.view_mut(47usize, arena.moe_latent_out),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `per_layer_input` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaPerLayerInputViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
-    /// the product with the layer's slice of `per_layer_inputs` are applied in place
-    /// (`Gemma4TextDecoderLayer.forward`, 1408–1412). Whole on every rank (vLLM replicates the
-    /// gate).
-    /// Live in the layer's per-layer-input tail.
+    /// [`BufferArena::per_layer_gate`]'s view.
     pub per_layer_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: `per_layer_projection` of the gated slice, `[M, hidden]` BF16,
-    /// normed in place (`post_per_layer_input_norm`) and added into the residual stream.
-    /// Live in the layer's per-layer-input tail.
+    /// [`BufferArena::per_layer_out`]'s view.
     pub per_layer_out: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -10926,286 +5758,84 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaPerLayerInputViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            per_layer_gate: ::arena_runtime::ViewMut::from_parts(
-                __source.name(65usize),
-                arena.per_layer_gate,
-                __source.shape(65usize),
-                arena.device(),
-            ),
-            per_layer_out: ::arena_runtime::ViewMut::from_parts(
-                __source.name(66usize),
-                arena.per_layer_out,
-                __source.shape(66usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            per_layer_gate: __source.view_mut(65usize, arena.per_layer_gate),
+            per_layer_out: __source.view_mut(66usize, arena.per_layer_out),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of the buffers of [`BufferArena`] live in phase `lm_head` (generated by `#[derive(Arena)]`): a buffer of another phase is not a field, so code that reaches one in this phase does not compile. Valid in every allocation mode.
 pub struct BufferArenaLmHeadViews<'a, D: ::arena_runtime::Device> {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
+    /// [`BufferArena::hidden_states`]'s view.
     pub hidden_states: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
+    /// [`BufferArena::residual`]'s view.
     pub residual: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
+    /// [`BufferArena::norm_output`]'s view.
     pub norm_output: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
-    /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
-    /// `max_batch_size` without the decode-metadata clamp, so a serve wider than
-    /// `DECODE_META_MAX_ROWS` still has a row per sequence. On a rank of a parallel layout
-    /// these are the gathered logits (full vocabulary) on the last pipeline stage and 0
-    /// bytes on the others, which have no LM head (`ModelConfig::lm_head_vocab`).
-    /// Live in the LM head phase only, after the last layer.
+    /// [`BufferArena::logits`]'s view.
     pub logits: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
+    /// [`BufferArena::scratch`]'s view.
     pub scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
+    /// [`BufferArena::splitk_workspace`]'s view.
     pub splitk_workspace: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
+    /// [`BufferArena::norm_unit_w`]'s view.
     pub norm_unit_w: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
+    /// [`BufferArena::hc_streams`]'s view.
     pub hc_streams: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_post`]'s view.
     pub hc_post: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_comb`]'s view.
     pub hc_comb: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
+    /// [`BufferArena::hc_lowrank_scratch`]'s view.
     pub hc_lowrank_scratch: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
+    /// [`BufferArena::token_ids`]'s view.
     pub token_ids: ::arena_runtime::ViewMut<'a, u32, D>,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
+    /// [`BufferArena::fp8_act`]'s view.
     pub fp8_act: ::arena_runtime::ViewMut<'a, F8E4M3, D>,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale`]'s view.
     pub fp8_act_scale: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
+    /// [`BufferArena::fp8_act_scale_kmajor`]'s view.
     pub fp8_act_scale_kmajor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
+    /// [`BufferArena::lora_xa`]'s view.
     pub lora_xa: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_delta`]'s view.
     pub lora_delta: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_hact`]'s view.
     pub lora_hact: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
+    /// [`BufferArena::lora_seq_slot`]'s view.
     pub lora_seq_slot: ::arena_runtime::ViewMut<'a, i32, D>,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
+    /// [`BufferArena::q2_dequant_scratch`]'s view.
     pub q2_dequant_scratch: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
+    /// [`BufferArena::q2_act_q8`]'s view.
     pub q2_act_q8: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// [`BufferArena::ssm_rowwise_w_bf16`]'s view.
     pub ssm_rowwise_w_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
+    /// [`BufferArena::per_layer_inputs`]'s view.
     pub per_layer_inputs: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
+    /// [`BufferArena::hc_pre`]'s view.
     pub hc_pre: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -11217,150 +5847,30 @@ impl<'a, D: ::arena_runtime::Device> BufferArenaLmHeadViews<'a, D> {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            hidden_states: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.hidden_states,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            residual: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.residual,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm_output: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm_output,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            logits: ::arena_runtime::ViewMut::from_parts(
-                __source.name(9usize),
-                arena.logits,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.scratch,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            splitk_workspace: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.splitk_workspace,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            norm_unit_w: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.norm_unit_w,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            hc_streams: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.hc_streams,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            hc_post: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.hc_post,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            hc_comb: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.hc_comb,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            hc_lowrank_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.hc_lowrank_scratch,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            token_ids: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.token_ids,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            fp8_act: ::arena_runtime::ViewMut::from_parts(
-                __source.name(35usize),
-                arena.fp8_act,
-                __source.shape(35usize),
-                arena.device(),
-            ),
-            fp8_act_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(37usize),
-                arena.fp8_act_scale,
-                __source.shape(37usize),
-                arena.device(),
-            ),
-            fp8_act_scale_kmajor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(38usize),
-                arena.fp8_act_scale_kmajor,
-                __source.shape(38usize),
-                arena.device(),
-            ),
-            lora_xa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(39usize),
-                arena.lora_xa,
-                __source.shape(39usize),
-                arena.device(),
-            ),
-            lora_delta: ::arena_runtime::ViewMut::from_parts(
-                __source.name(40usize),
-                arena.lora_delta,
-                __source.shape(40usize),
-                arena.device(),
-            ),
-            lora_hact: ::arena_runtime::ViewMut::from_parts(
-                __source.name(41usize),
-                arena.lora_hact,
-                __source.shape(41usize),
-                arena.device(),
-            ),
-            lora_seq_slot: ::arena_runtime::ViewMut::from_parts(
-                __source.name(42usize),
-                arena.lora_seq_slot,
-                __source.shape(42usize),
-                arena.device(),
-            ),
-            q2_dequant_scratch: ::arena_runtime::ViewMut::from_parts(
-                __source.name(43usize),
-                arena.q2_dequant_scratch,
-                __source.shape(43usize),
-                arena.device(),
-            ),
-            q2_act_q8: ::arena_runtime::ViewMut::from_parts(
-                __source.name(44usize),
-                arena.q2_act_q8,
-                __source.shape(44usize),
-                arena.device(),
-            ),
-            ssm_rowwise_w_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(45usize),
-                arena.ssm_rowwise_w_bf16,
-                __source.shape(45usize),
-                arena.device(),
-            ),
-            per_layer_inputs: ::arena_runtime::ViewMut::from_parts(
-                __source.name(63usize),
-                arena.per_layer_inputs,
-                __source.shape(63usize),
-                arena.device(),
-            ),
-            hc_pre: ::arena_runtime::ViewMut::from_parts(
-                __source.name(67usize),
-                arena.hc_pre,
-                __source.shape(67usize),
-                arena.device(),
-            ),
+            hidden_states: __source.view_mut(0usize, arena.hidden_states),
+            residual: __source.view_mut(1usize, arena.residual),
+            norm_output: __source.view_mut(2usize, arena.norm_output),
+            logits: __source.view_mut(9usize, arena.logits),
+            scratch: __source.view_mut(15usize, arena.scratch),
+            splitk_workspace: __source.view_mut(19usize, arena.splitk_workspace),
+            norm_unit_w: __source.view_mut(23usize, arena.norm_unit_w),
+            hc_streams: __source.view_mut(24usize, arena.hc_streams),
+            hc_post: __source.view_mut(25usize, arena.hc_post),
+            hc_comb: __source.view_mut(26usize, arena.hc_comb),
+            hc_lowrank_scratch: __source.view_mut(27usize, arena.hc_lowrank_scratch),
+            token_ids: __source.view_mut(29usize, arena.token_ids),
+            fp8_act: __source.view_mut(35usize, arena.fp8_act),
+            fp8_act_scale: __source.view_mut(37usize, arena.fp8_act_scale),
+            fp8_act_scale_kmajor: __source.view_mut(38usize, arena.fp8_act_scale_kmajor),
+            lora_xa: __source.view_mut(39usize, arena.lora_xa),
+            lora_delta: __source.view_mut(40usize, arena.lora_delta),
+            lora_hact: __source.view_mut(41usize, arena.lora_hact),
+            lora_seq_slot: __source.view_mut(42usize, arena.lora_seq_slot),
+            q2_dequant_scratch: __source.view_mut(43usize, arena.q2_dequant_scratch),
+            q2_act_q8: __source.view_mut(44usize, arena.q2_act_q8),
+            ssm_rowwise_w_bf16: __source.view_mut(45usize, arena.ssm_rowwise_w_bf16),
+            per_layer_inputs: __source.view_mut(63usize, arena.per_layer_inputs),
+            hc_pre: __source.view_mut(67usize, arena.hc_pre),
             __device: ::core::marker::PhantomData,
         }
     }

@@ -192,25 +192,22 @@ impl KvPoolSizes {
         __sizes.full = {
             let __f = ::arena_runtime::CheckedArith::new("full");
             if __f.value(config.num_full_kv_layers())? > 0 && !config.is_mla() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_full_kv_layers())?,
-                            blocks,
-                            block_tokens,
-                            __f
-                                .mul(
-                                    __f.value(config.full_kv_token_width())?,
-                                    __f.value(kv_dtype.bytes())?,
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_full_kv_layers())?,
+                        blocks,
+                        block_tokens,
+                        __f
+                            .mul(
+                                __f.value(config.full_kv_token_width())?,
+                                __f.value(kv_dtype.bytes())?,
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -219,25 +216,22 @@ impl KvPoolSizes {
         __sizes.mla_latent = {
             let __f = ::arena_runtime::CheckedArith::new("mla_latent");
             if __f.value(config.num_full_kv_layers())? > 0 && config.is_mla() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_full_kv_layers())?,
-                            blocks,
-                            block_tokens,
-                            __f
-                                .mul(
-                                    __f.value(config.full_kv_token_width())?,
-                                    __f.value(kv_dtype.bytes())?,
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_full_kv_layers())?,
+                        blocks,
+                        block_tokens,
+                        __f
+                            .mul(
+                                __f.value(config.full_kv_token_width())?,
+                                __f.value(kv_dtype.bytes())?,
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -246,21 +240,18 @@ impl KvPoolSizes {
         __sizes.indexer_keys = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_keys");
             if __f.value(config.num_indexer_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_indexer_layers())?,
-                            blocks,
-                            block_tokens,
-                            __f.value(config.indexer_key_token_bytes())?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_indexer_layers())?,
+                        blocks,
+                        block_tokens,
+                        __f.value(config.indexer_key_token_bytes())?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -269,25 +260,22 @@ impl KvPoolSizes {
         __sizes.sliding = {
             let __f = ::arena_runtime::CheckedArith::new("sliding");
             if __f.value(config.num_sliding_kv_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_sliding_kv_layers())?,
-                            sliding_blocks,
-                            block_tokens,
-                            __f
-                                .mul(
-                                    __f.value(config.sliding_kv_token_width())?,
-                                    __f.value(kv_dtype.bytes())?,
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_sliding_kv_layers())?,
+                        sliding_blocks,
+                        block_tokens,
+                        __f
+                            .mul(
+                                __f.value(config.sliding_kv_token_width())?,
+                                __f.value(kv_dtype.bytes())?,
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -296,25 +284,22 @@ impl KvPoolSizes {
         __sizes.csa_entries = {
             let __f = ::arena_runtime::CheckedArith::new("csa_entries");
             if __f.value(config.num_csa_kv_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_csa_kv_layers())?,
-                            csa_blocks,
-                            block_tokens,
-                            __f
-                                .mul(
-                                    __f.value(config.head_dim())?,
-                                    __f.value(kv_dtype.bytes())?,
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_csa_kv_layers())?,
+                        csa_blocks,
+                        block_tokens,
+                        __f
+                            .mul(
+                                __f.value(config.head_dim())?,
+                                __f.value(kv_dtype.bytes())?,
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -323,21 +308,18 @@ impl KvPoolSizes {
         __sizes.csa_indexer_keys = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_keys");
             if __f.value(config.num_csa_kv_layers())? > 0 && config.has_indexer() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_csa_kv_layers())?,
-                            csa_blocks,
-                            block_tokens,
-                            __f.value(config.indexer_key_token_bytes())?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_csa_kv_layers())?,
+                        csa_blocks,
+                        block_tokens,
+                        __f.value(config.indexer_key_token_bytes())?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -346,25 +328,22 @@ impl KvPoolSizes {
         __sizes.hca_entries = {
             let __f = ::arena_runtime::CheckedArith::new("hca_entries");
             if __f.value(config.num_hca_kv_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_hca_kv_layers())?,
-                            hca_blocks,
-                            block_tokens,
-                            __f
-                                .mul(
-                                    __f.value(config.head_dim())?,
-                                    __f.value(kv_dtype.bytes())?,
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_hca_kv_layers())?,
+                        hca_blocks,
+                        block_tokens,
+                        __f
+                            .mul(
+                                __f.value(config.head_dim())?,
+                                __f.value(kv_dtype.bytes())?,
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -446,103 +425,69 @@ impl ::arena_runtime::Arena for KvPool {
     const NAME: &'static str = "KvPool";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "full",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some(
-                "config.num_full_kv_layers() > 0 && !config.is_mla()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "K and V of a full-length attention layer: `[blocks, block_tokens, 2 · kv_heads ·",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "mla_latent",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some(
-                "config.num_full_kv_layers() > 0 && config.is_mla()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "MLA's cache, one latent a token shared by every head: `[blocks, block_tokens,",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "indexer_keys",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_indexer_layers() layers × [blocks, block_tokens, config.indexer_key_token_bytes()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.num_indexer_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "sliding",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_sliding_kv_layers() layers × [sliding_blocks, block_tokens, config.sliding_kv_token_width() * kv_dtype.bytes()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.num_sliding_kv_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_entries",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_csa_kv_layers() layers × [csa_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.num_csa_kv_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "DeepSeek-V4's CSA entries, one a `index_compress_ratio` tokens of a sequence:",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_indexer_keys",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_csa_kv_layers() layers × [csa_blocks, block_tokens, config.indexer_key_token_bytes()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some(
-                "config.num_csa_kv_layers() > 0 && config.has_indexer()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The indexer's keys of the CSA entries: `[csa_blocks, block_tokens, index_head_dim +",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hca_entries",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_hca_kv_layers() layers × [hca_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.num_hca_kv_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "DeepSeek-V4's HCA entries, one a `hca_compress_ratio` tokens: `[hca_blocks,",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+                "full",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]",
+                4usize,
+                "K and V of a full-length attention layer: `[blocks, block_tokens, 2 · kv_heads ·",
+            )
+            .gated_by("config.num_full_kv_layers() > 0 && !config.is_mla()"),
+        ::arena_runtime::BufferDecl::new(
+                "mla_latent",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]",
+                4usize,
+                "MLA's cache, one latent a token shared by every head: `[blocks, block_tokens,",
+            )
+            .gated_by("config.num_full_kv_layers() > 0 && config.is_mla()"),
+        ::arena_runtime::BufferDecl::new(
+                "indexer_keys",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_indexer_layers() layers × [blocks, block_tokens, config.indexer_key_token_bytes()]",
+                4usize,
+                "DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·",
+            )
+            .gated_by("config.num_indexer_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "sliding",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_sliding_kv_layers() layers × [sliding_blocks, block_tokens, config.sliding_kv_token_width() * kv_dtype.bytes()]",
+                4usize,
+                "K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·",
+            )
+            .gated_by("config.num_sliding_kv_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_entries",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_csa_kv_layers() layers × [csa_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()]",
+                4usize,
+                "DeepSeek-V4's CSA entries, one a `index_compress_ratio` tokens of a sequence:",
+            )
+            .gated_by("config.num_csa_kv_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_indexer_keys",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_csa_kv_layers() layers × [csa_blocks, block_tokens, config.indexer_key_token_bytes()]",
+                4usize,
+                "The indexer's keys of the CSA entries: `[csa_blocks, block_tokens, index_head_dim +",
+            )
+            .gated_by("config.num_csa_kv_layers() > 0 && config.has_indexer()"),
+        ::arena_runtime::BufferDecl::new(
+                "hca_entries",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_hca_kv_layers() layers × [hca_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()]",
+                4usize,
+                "DeepSeek-V4's HCA entries, one a `hca_compress_ratio` tokens: `[hca_blocks,",
+            )
+            .gated_by("config.num_hca_kv_layers() > 0"),
     ];
     fn byte_sizes(sizes: &KvPoolSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -604,42 +549,19 @@ impl KvPool {
 }
 /// Read-only views of every buffer of [`KvPool`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct KvPoolViews<'a, D: ::arena_runtime::Device> {
-    /// K and V of a full-length attention layer: `[blocks, block_tokens, 2 · kv_heads ·
-    /// head_dim]` elements a layer (vLLM `AttentionSpec.real_page_size_bytes`, 79–87: `2 ·
-    /// block_size · num_kv_heads · head_size · dtype_size`; `FullAttentionSpec`, 180–187: a
-    /// value head of its own size, `head_size + head_size_v`; Gemma 4's full layers at
-    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470).
+    /// [`KvPool::full`]'s view.
     pub full: ::arena_runtime::View<'a, u8, D>,
-    /// MLA's cache, one latent a token shared by every head: `[blocks, block_tokens,
-    /// kv_lora_rank + qk_rope_head_dim]` elements a layer (vLLM `MLAAttentionSpec`, 191–206:
-    /// one kv head of `head_size = kv_lora_rank + qk_rope_head_dim`, `mla_attention.py`: 316,
-    /// no separate V; the `fp8_ds_mla` layout's 656 bytes a token is not planned).
+    /// [`KvPool::mla_latent`]'s view.
     pub mla_latent: ::arena_runtime::View<'a, u8, D>,
-    /// DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·
-    /// index_head_dim / 128]` bytes a layer, the FP8 key and an FP32 scale a 128 elements
-    /// whatever `kv_dtype` (vLLM `deepseek_v2.py`, 584–610 and 660–669:
-    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8), on
-    /// the layers that build an indexer ([`ModelConfig::indexer_layers`]).
+    /// [`KvPool::indexer_keys`]'s view.
     pub indexer_keys: ::arena_runtime::View<'a, u8, D>,
-    /// K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·
-    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer), or
-    /// of a chunked-local-attention layer (Llama 4's; `ChunkedLocalAttentionSpec`, the same
-    /// page).
-    /// DeepSeek-V4's window (every one of its layers keeps one, of its one K=V vector of
-    /// `head_dim`: vLLM v0.34 `DeepseekV4SWACache`, a `SlidingWindowMLASpec` of one head,
-    /// `sparse_swa.py`: 76–148).
+    /// [`KvPool::sliding`]'s view.
     pub sliding: ::arena_runtime::View<'a, u8, D>,
-    /// DeepSeek-V4's CSA entries, one a `index_compress_ratio` tokens of a sequence:
-    /// `[csa_blocks, block_tokens, head_dim]` elements a layer (vLLM v0.34
-    /// `DeepseekV4Attention.get_kv_cache_spec`, `deepseek_v4/attention.py`: 817–840: an MLA
-    /// spec of one `head_dim` head, `tokens_per_state = compress_ratio`).
+    /// [`KvPool::csa_entries`]'s view.
     pub csa_entries: ::arena_runtime::View<'a, u8, D>,
-    /// The indexer's keys of the CSA entries: `[csa_blocks, block_tokens, index_head_dim +
-    /// 4 · index_head_dim / 128]` bytes a layer, FP8 with an FP32 scale a 128 (vLLM v0.34
-    /// `DeepseekV4IndexerCache`, `attention.py`: 843–880 and 983–986).
+    /// [`KvPool::csa_indexer_keys`]'s view.
     pub csa_indexer_keys: ::arena_runtime::View<'a, u8, D>,
-    /// DeepSeek-V4's HCA entries, one a `hca_compress_ratio` tokens: `[hca_blocks,
-    /// block_tokens, head_dim]` elements a layer (as the CSA entries).
+    /// [`KvPool::hca_entries`]'s view.
     pub hca_entries: ::arena_runtime::View<'a, u8, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -650,90 +572,32 @@ impl<'a, D: ::arena_runtime::Device> KvPoolViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<KvPool, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            full: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.full,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            mla_latent: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.mla_latent,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            indexer_keys: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.indexer_keys,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            sliding: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.sliding,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            csa_entries: ::arena_runtime::View::from_parts(
-                __source.name(4usize),
-                arena.csa_entries,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            csa_indexer_keys: ::arena_runtime::View::from_parts(
-                __source.name(5usize),
-                arena.csa_indexer_keys,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            hca_entries: ::arena_runtime::View::from_parts(
-                __source.name(6usize),
-                arena.hca_entries,
-                __source.shape(6usize),
-                arena.device(),
-            ),
+            full: __source.view(0usize, arena.full),
+            mla_latent: __source.view(1usize, arena.mla_latent),
+            indexer_keys: __source.view(2usize, arena.indexer_keys),
+            sliding: __source.view(3usize, arena.sliding),
+            csa_entries: __source.view(4usize, arena.csa_entries),
+            csa_indexer_keys: __source.view(5usize, arena.csa_indexer_keys),
+            hca_entries: __source.view(6usize, arena.hca_entries),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`KvPool`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct KvPoolViewsMut<'a, D: ::arena_runtime::Device> {
-    /// K and V of a full-length attention layer: `[blocks, block_tokens, 2 · kv_heads ·
-    /// head_dim]` elements a layer (vLLM `AttentionSpec.real_page_size_bytes`, 79–87: `2 ·
-    /// block_size · num_kv_heads · head_size · dtype_size`; `FullAttentionSpec`, 180–187: a
-    /// value head of its own size, `head_size + head_size_v`; Gemma 4's full layers at
-    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470).
+    /// [`KvPool::full`]'s view.
     pub full: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// MLA's cache, one latent a token shared by every head: `[blocks, block_tokens,
-    /// kv_lora_rank + qk_rope_head_dim]` elements a layer (vLLM `MLAAttentionSpec`, 191–206:
-    /// one kv head of `head_size = kv_lora_rank + qk_rope_head_dim`, `mla_attention.py`: 316,
-    /// no separate V; the `fp8_ds_mla` layout's 656 bytes a token is not planned).
+    /// [`KvPool::mla_latent`]'s view.
     pub mla_latent: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·
-    /// index_head_dim / 128]` bytes a layer, the FP8 key and an FP32 scale a 128 elements
-    /// whatever `kv_dtype` (vLLM `deepseek_v2.py`, 584–610 and 660–669:
-    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8), on
-    /// the layers that build an indexer ([`ModelConfig::indexer_layers`]).
+    /// [`KvPool::indexer_keys`]'s view.
     pub indexer_keys: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·
-    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer), or
-    /// of a chunked-local-attention layer (Llama 4's; `ChunkedLocalAttentionSpec`, the same
-    /// page).
-    /// DeepSeek-V4's window (every one of its layers keeps one, of its one K=V vector of
-    /// `head_dim`: vLLM v0.34 `DeepseekV4SWACache`, a `SlidingWindowMLASpec` of one head,
-    /// `sparse_swa.py`: 76–148).
+    /// [`KvPool::sliding`]'s view.
     pub sliding: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// DeepSeek-V4's CSA entries, one a `index_compress_ratio` tokens of a sequence:
-    /// `[csa_blocks, block_tokens, head_dim]` elements a layer (vLLM v0.34
-    /// `DeepseekV4Attention.get_kv_cache_spec`, `deepseek_v4/attention.py`: 817–840: an MLA
-    /// spec of one `head_dim` head, `tokens_per_state = compress_ratio`).
+    /// [`KvPool::csa_entries`]'s view.
     pub csa_entries: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The indexer's keys of the CSA entries: `[csa_blocks, block_tokens, index_head_dim +
-    /// 4 · index_head_dim / 128]` bytes a layer, FP8 with an FP32 scale a 128 (vLLM v0.34
-    /// `DeepseekV4IndexerCache`, `attention.py`: 843–880 and 983–986).
+    /// [`KvPool::csa_indexer_keys`]'s view.
     pub csa_indexer_keys: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// DeepSeek-V4's HCA entries, one a `hca_compress_ratio` tokens: `[hca_blocks,
-    /// block_tokens, head_dim]` elements a layer (as the CSA entries).
+    /// [`KvPool::hca_entries`]'s view.
     pub hca_entries: ::arena_runtime::ViewMut<'a, u8, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -752,48 +616,13 @@ impl<'a, D: ::arena_runtime::Device> KvPoolViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            full: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.full,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            mla_latent: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.mla_latent,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            indexer_keys: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.indexer_keys,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            sliding: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.sliding,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            csa_entries: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.csa_entries,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            csa_indexer_keys: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.csa_indexer_keys,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            hca_entries: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.hca_entries,
-                __source.shape(6usize),
-                arena.device(),
-            ),
+            full: __source.view_mut(0usize, arena.full),
+            mla_latent: __source.view_mut(1usize, arena.mla_latent),
+            indexer_keys: __source.view_mut(2usize, arena.indexer_keys),
+            sliding: __source.view_mut(3usize, arena.sliding),
+            csa_entries: __source.view_mut(4usize, arena.csa_entries),
+            csa_indexer_keys: __source.view_mut(5usize, arena.csa_indexer_keys),
+            hca_entries: __source.view_mut(6usize, arena.hca_entries),
             __device: ::core::marker::PhantomData,
         })
     }

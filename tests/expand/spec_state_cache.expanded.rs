@@ -184,21 +184,18 @@ impl StateCacheSizes {
         __sizes.gdn_conv = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_conv");
             if config.has_gdn() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_gdn_layers())?,
-                            max_batch_size,
-                            __f.sub(config.linear_conv_kernel_dim, 1)?,
-                            __f.value(config.gdn_conv_dim())?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_gdn_layers())?,
+                        max_batch_size,
+                        __f.sub(config.linear_conv_kernel_dim, 1)?,
+                        __f.value(config.gdn_conv_dim())?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -207,22 +204,19 @@ impl StateCacheSizes {
         __sizes.gdn_recurrent_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_recurrent_f32");
             if config.has_gdn() && recurrent_dtype.is_f32() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_gdn_layers())?,
-                            max_batch_size,
-                            config.linear_num_value_heads,
-                            config.linear_value_head_dim,
-                            config.linear_key_head_dim,
-                        ],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_gdn_layers())?,
+                        max_batch_size,
+                        config.linear_num_value_heads,
+                        config.linear_value_head_dim,
+                        config.linear_key_head_dim,
+                    ],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -231,22 +225,19 @@ impl StateCacheSizes {
         __sizes.gdn_recurrent_bf16 = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_recurrent_bf16");
             if config.has_gdn() && !recurrent_dtype.is_f32() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_gdn_layers())?,
-                            max_batch_size,
-                            config.linear_num_value_heads,
-                            config.linear_value_head_dim,
-                            config.linear_key_head_dim,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_gdn_layers())?,
+                        max_batch_size,
+                        config.linear_num_value_heads,
+                        config.linear_value_head_dim,
+                        config.linear_key_head_dim,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -255,21 +246,18 @@ impl StateCacheSizes {
         __sizes.mamba_conv = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_conv");
             if config.has_mamba() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_mamba_layers())?,
-                            max_batch_size,
-                            __f.sub(config.mamba_conv_kernel, 1)?,
-                            __f.value(config.mamba_conv_dim())?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_mamba_layers())?,
+                        max_batch_size,
+                        __f.sub(config.mamba_conv_kernel, 1)?,
+                        __f.value(config.mamba_conv_dim())?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -278,22 +266,19 @@ impl StateCacheSizes {
         __sizes.mamba_ssm_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_ssm_f32");
             if config.has_mamba() && recurrent_dtype.is_f32() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_mamba_layers())?,
-                            max_batch_size,
-                            config.mamba_num_heads,
-                            config.mamba_head_dim,
-                            config.ssm_state_size,
-                        ],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_mamba_layers())?,
+                        max_batch_size,
+                        config.mamba_num_heads,
+                        config.mamba_head_dim,
+                        config.ssm_state_size,
+                    ],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -302,22 +287,19 @@ impl StateCacheSizes {
         __sizes.mamba_ssm_bf16 = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_ssm_bf16");
             if config.has_mamba() && !recurrent_dtype.is_f32() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_mamba_layers())?,
-                            max_batch_size,
-                            config.mamba_num_heads,
-                            config.mamba_head_dim,
-                            config.ssm_state_size,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_mamba_layers())?,
+                        max_batch_size,
+                        config.mamba_num_heads,
+                        config.mamba_head_dim,
+                        config.ssm_state_size,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -326,21 +308,18 @@ impl StateCacheSizes {
         __sizes.short_conv = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv");
             if config.has_short_conv() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_short_conv_layers())?,
-                            max_batch_size,
-                            __f.sub(config.short_conv_kernel, 1)?,
-                            config.short_conv_dim,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_short_conv_layers())?,
+                        max_batch_size,
+                        __f.sub(config.short_conv_kernel, 1)?,
+                        config.short_conv_dim,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -349,22 +328,19 @@ impl StateCacheSizes {
         __sizes.lightning = {
             let __f = ::arena_runtime::CheckedArith::new("lightning");
             if config.has_lightning() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_lightning_layers())?,
-                            max_batch_size,
-                            config.lightning_heads,
-                            config.lightning_head_dim,
-                            config.lightning_head_dim,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_lightning_layers())?,
+                        max_batch_size,
+                        config.lightning_heads,
+                        config.lightning_head_dim,
+                        config.lightning_head_dim,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -373,21 +349,18 @@ impl StateCacheSizes {
         __sizes.kda_conv = {
             let __f = ::arena_runtime::CheckedArith::new("kda_conv");
             if config.has_kda() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            max_batch_size,
-                            __f.sub(config.kda_conv_kernel, 1)?,
-                            __f.mul(3, __f.value(config.kda_width())?)?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        max_batch_size,
+                        __f.sub(config.kda_conv_kernel, 1)?,
+                        __f.mul(3, __f.value(config.kda_width())?)?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -396,22 +369,19 @@ impl StateCacheSizes {
         __sizes.kda_recurrent = {
             let __f = ::arena_runtime::CheckedArith::new("kda_recurrent");
             if config.has_kda() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            max_batch_size,
-                            config.kda_heads,
-                            config.kda_head_dim,
-                            config.kda_head_dim,
-                        ],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        max_batch_size,
+                        config.kda_heads,
+                        config.kda_head_dim,
+                        config.kda_head_dim,
+                    ],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -420,21 +390,18 @@ impl StateCacheSizes {
         __sizes.csa_compressor = {
             let __f = ::arena_runtime::CheckedArith::new("csa_compressor");
             if __f.value(config.num_csa_kv_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_csa_kv_layers())?,
-                            max_batch_size,
-                            __f.mul(2, __f.value(config.index_ratio())?)?,
-                            __f.mul(4, __f.value(config.head_dim())?)?,
-                        ],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_csa_kv_layers())?,
+                        max_batch_size,
+                        __f.mul(2, __f.value(config.index_ratio())?)?,
+                        __f.mul(4, __f.value(config.head_dim())?)?,
+                    ],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -443,21 +410,18 @@ impl StateCacheSizes {
         __sizes.csa_indexer_compressor = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_compressor");
             if __f.value(config.num_csa_kv_layers())? > 0 && config.has_indexer() {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_csa_kv_layers())?,
-                            max_batch_size,
-                            __f.mul(2, __f.value(config.index_ratio())?)?,
-                            __f.mul(4, config.index_head_dim)?,
-                        ],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_csa_kv_layers())?,
+                        max_batch_size,
+                        __f.mul(2, __f.value(config.index_ratio())?)?,
+                        __f.mul(4, config.index_head_dim)?,
+                    ],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -466,21 +430,18 @@ impl StateCacheSizes {
         __sizes.hca_compressor = {
             let __f = ::arena_runtime::CheckedArith::new("hca_compressor");
             if __f.value(config.num_hca_kv_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_hca_kv_layers())?,
-                            max_batch_size,
-                            config.hca_compress_ratio,
-                            __f.mul(2, __f.value(config.head_dim())?)?,
-                        ],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_hca_kv_layers())?,
+                        max_batch_size,
+                        config.hca_compress_ratio,
+                        __f.mul(2, __f.value(config.head_dim())?)?,
+                    ],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -542,185 +503,123 @@ impl ::arena_runtime::Arena for StateCache {
     const NAME: &'static str = "StateCache";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "gdn_conv",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [max_batch_size, config.linear_conv_kernel_dim - 1, config.gdn_conv_dim()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.has_gdn()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Gated DeltaNet's conv state: the last `linear_conv_kernel_dim - 1` inputs of the conv's",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gdn_recurrent_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]",
-            is_shape: true,
-            rank: 5usize,
-            gate: ::core::option::Option::Some(
-                "config.has_gdn() && recurrent_dtype.is_f32()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gdn_recurrent_bf16",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]",
-            is_shape: true,
-            rank: 5usize,
-            gate: ::core::option::Option::Some(
-                "config.has_gdn() && !recurrent_dtype.is_f32()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "mamba_conv",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [max_batch_size, config.mamba_conv_kernel - 1, config.mamba_conv_dim()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.has_mamba()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "mamba_ssm_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]",
-            is_shape: true,
-            rank: 5usize,
-            gate: ::core::option::Option::Some(
-                "config.has_mamba() && recurrent_dtype.is_f32()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "mamba_ssm_bf16",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]",
-            is_shape: true,
-            rank: 5usize,
-            gate: ::core::option::Option::Some(
-                "config.has_mamba() && !recurrent_dtype.is_f32()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "short_conv",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_short_conv_layers() layers × [max_batch_size, config.short_conv_kernel - 1, config.short_conv_dim]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.has_short_conv()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lightning",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_lightning_layers() layers × [max_batch_size, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]",
-            is_shape: true,
-            rank: 5usize,
-            gate: ::core::option::Option::Some("config.has_lightning()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Lightning attention's state, one `[head_dim, head_dim]` matrix a head,",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_conv",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [max_batch_size, config.kda_conv_kernel - 1, 3 * config.kda_width()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.has_kda()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Kimi delta attention's conv state: the last `short_conv_kernel_size - 1` inputs of q, k",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_recurrent",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [max_batch_size, config.kda_heads, config.kda_head_dim, config.kda_head_dim]",
-            is_shape: true,
-            rank: 5usize,
-            gate: ::core::option::Option::Some("config.has_kda()"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Kimi delta attention's recurrent state, `[slots, heads, head_dim, head_dim]` FP32 a KDA",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_compressor",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_csa_kv_layers() layers × [max_batch_size, 2 * config.index_ratio(), 4 * config.head_dim()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.num_csa_kv_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "DeepSeek-V4's CSA compressor state: the kv and score rows of the last `2 · ratio`",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_indexer_compressor",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_csa_kv_layers() layers × [max_batch_size, 2 * config.index_ratio(), 4 * config.index_head_dim]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some(
-                "config.num_csa_kv_layers() > 0 && config.has_indexer()",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The CSA indexer's own compressor state, `[slots, 2 · ratio, 2 · 2 · index_head_dim]`",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hca_compressor",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_hca_kv_layers() layers × [max_batch_size, config.hca_compress_ratio, 2 * config.head_dim()]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.num_hca_kv_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "DeepSeek-V4's HCA compressor state: the last `ratio` tokens' kv and score rows",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+                "gdn_conv",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_gdn_layers() layers × [max_batch_size, config.linear_conv_kernel_dim - 1, config.gdn_conv_dim()]",
+                4usize,
+                "Gated DeltaNet's conv state: the last `linear_conv_kernel_dim - 1` inputs of the conv's",
+            )
+            .gated_by("config.has_gdn()"),
+        ::arena_runtime::BufferDecl::new(
+                "gdn_recurrent_f32",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]",
+                5usize,
+                "Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer",
+            )
+            .gated_by("config.has_gdn() && recurrent_dtype.is_f32()"),
+        ::arena_runtime::BufferDecl::new(
+                "gdn_recurrent_bf16",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]",
+                5usize,
+                "The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.",
+            )
+            .gated_by("config.has_gdn() && !recurrent_dtype.is_f32()"),
+        ::arena_runtime::BufferDecl::new(
+                "mamba_conv",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_mamba_layers() layers × [max_batch_size, config.mamba_conv_kernel - 1, config.mamba_conv_dim()]",
+                4usize,
+                "Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`",
+            )
+            .gated_by("config.has_mamba()"),
+        ::arena_runtime::BufferDecl::new(
+                "mamba_ssm_f32",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]",
+                5usize,
+                "Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer",
+            )
+            .gated_by("config.has_mamba() && recurrent_dtype.is_f32()"),
+        ::arena_runtime::BufferDecl::new(
+                "mamba_ssm_bf16",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]",
+                5usize,
+                "The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.",
+            )
+            .gated_by("config.has_mamba() && !recurrent_dtype.is_f32()"),
+        ::arena_runtime::BufferDecl::new(
+                "short_conv",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_short_conv_layers() layers × [max_batch_size, config.short_conv_kernel - 1, config.short_conv_dim]",
+                4usize,
+                "LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,",
+            )
+            .gated_by("config.has_short_conv()"),
+        ::arena_runtime::BufferDecl::new(
+                "lightning",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_lightning_layers() layers × [max_batch_size, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]",
+                5usize,
+                "Lightning attention's state, one `[head_dim, head_dim]` matrix a head,",
+            )
+            .gated_by("config.has_lightning()"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_conv",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [max_batch_size, config.kda_conv_kernel - 1, 3 * config.kda_width()]",
+                4usize,
+                "Kimi delta attention's conv state: the last `short_conv_kernel_size - 1` inputs of q, k",
+            )
+            .gated_by("config.has_kda()"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_recurrent",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [max_batch_size, config.kda_heads, config.kda_head_dim, config.kda_head_dim]",
+                5usize,
+                "Kimi delta attention's recurrent state, `[slots, heads, head_dim, head_dim]` FP32 a KDA",
+            )
+            .gated_by("config.has_kda()"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_compressor",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_csa_kv_layers() layers × [max_batch_size, 2 * config.index_ratio(), 4 * config.head_dim()]",
+                4usize,
+                "DeepSeek-V4's CSA compressor state: the kv and score rows of the last `2 · ratio`",
+            )
+            .gated_by("config.num_csa_kv_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_indexer_compressor",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_csa_kv_layers() layers × [max_batch_size, 2 * config.index_ratio(), 4 * config.index_head_dim]",
+                4usize,
+                "The CSA indexer's own compressor state, `[slots, 2 · ratio, 2 · 2 · index_head_dim]`",
+            )
+            .gated_by("config.num_csa_kv_layers() > 0 && config.has_indexer()"),
+        ::arena_runtime::BufferDecl::new(
+                "hca_compressor",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_hca_kv_layers() layers × [max_batch_size, config.hca_compress_ratio, 2 * config.head_dim()]",
+                4usize,
+                "DeepSeek-V4's HCA compressor state: the last `ratio` tokens' kv and score rows",
+            )
+            .gated_by("config.num_hca_kv_layers() > 0"),
     ];
     fn byte_sizes(sizes: &StateCacheSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -790,52 +689,31 @@ impl StateCache {
 }
 /// Read-only views of every buffer of [`StateCache`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct StateCacheViews<'a, D: ::arena_runtime::Device> {
-    /// Gated DeltaNet's conv state: the last `linear_conv_kernel_dim - 1` inputs of the conv's
-    /// `2·Hk·Dk + Hv·Dv` channels, `[slots, K - 1, conv channels]` BF16 a GDN layer
-    /// (`gated_delta_net_state_shape`: `conv_state_shape`).
+    /// [`StateCache::gdn_conv`]'s view.
     pub gdn_conv: ::arena_runtime::View<'a, bf16, D>,
-    /// Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer
-    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
+    /// [`StateCache::gdn_recurrent_f32`]'s view.
     pub gdn_recurrent_f32: ::arena_runtime::View<'a, f32, D>,
-    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
+    /// [`StateCache::gdn_recurrent_bf16`]'s view.
     pub gdn_recurrent_bf16: ::arena_runtime::View<'a, bf16, D>,
-    /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
-    /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
-    /// (`mamba2_state_shape`: `conv_state_shape`; a rank's groups as `ModelConfig::shard`
-    /// splits them, or one group replicated, where vLLM's `extra_groups_for_head_shards` agrees;
-    /// vLLM also runs `1 < n_groups < tp` by replicating groups, which `shard` refuses).
+    /// [`StateCache::mamba_conv`]'s view.
     pub mamba_conv: ::arena_runtime::View<'a, bf16, D>,
-    /// Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer
-    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
+    /// [`StateCache::mamba_ssm_f32`]'s view.
     pub mamba_ssm_f32: ::arena_runtime::View<'a, f32, D>,
-    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
+    /// [`StateCache::mamba_ssm_bf16`]'s view.
     pub mamba_ssm_bf16: ::arena_runtime::View<'a, bf16, D>,
-    /// LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,
-    /// `[slots, K - 1, channels]` BF16 a short-conv layer (`short_conv_state_shape`).
+    /// [`StateCache::short_conv`]'s view.
     pub short_conv: ::arena_runtime::View<'a, bf16, D>,
-    /// Lightning attention's state, one `[head_dim, head_dim]` matrix a head,
-    /// `[slots, heads, head_dim, head_dim]` BF16 a lightning layer
-    /// (`linear_attention_state_shape`, `linear_attention_state_dtype`).
+    /// [`StateCache::lightning`]'s view.
     pub lightning: ::arena_runtime::View<'a, bf16, D>,
-    /// Kimi delta attention's conv state: the last `short_conv_kernel_size - 1` inputs of q, k
-    /// and v, `[slots, K - 1, 3 · heads · head_dim]` BF16 a KDA layer (`kda_state_shape`:
-    /// `conv_dim = proj_size + 2 · proj_k_size`).
+    /// [`StateCache::kda_conv`]'s view.
     pub kda_conv: ::arena_runtime::View<'a, bf16, D>,
-    /// Kimi delta attention's recurrent state, `[slots, heads, head_dim, head_dim]` FP32 a KDA
-    /// layer (`kda_state_shape`; `kda_state_dtype` keeps it FP32 whatever the cache dtype).
+    /// [`StateCache::kda_recurrent`]'s view.
     pub kda_recurrent: ::arena_runtime::View<'a, f32, D>,
-    /// DeepSeek-V4's CSA compressor state: the kv and score rows of the last `2 · ratio`
-    /// tokens (overlapping windows, `coff = 2`), `[slots, 2 · ratio, 2 · 2 · head_dim]` FP32 a
-    /// CSA layer (vLLM v0.34 `CompressorStateCache`, `deepseek_v4/compressor.py`: 139–192 and
-    /// 297–298: `state_dim = 2 · coff · head_dim`, a window of `coff · compress_ratio` tokens,
-    /// FP32). vLLM keeps it in its KV pool as a sliding-window spec; this plan keeps the window
-    /// a sequence slot, as the other per-sequence states (chosen here).
+    /// [`StateCache::csa_compressor`]'s view.
     pub csa_compressor: ::arena_runtime::View<'a, f32, D>,
-    /// The CSA indexer's own compressor state, `[slots, 2 · ratio, 2 · 2 · index_head_dim]`
-    /// FP32 a CSA layer (the indexer's `DeepseekCompressor` at `index_head_dim`).
+    /// [`StateCache::csa_indexer_compressor`]'s view.
     pub csa_indexer_compressor: ::arena_runtime::View<'a, f32, D>,
-    /// DeepSeek-V4's HCA compressor state: the last `ratio` tokens' kv and score rows
-    /// (disjoint windows, `coff = 1`), `[slots, ratio, 2 · head_dim]` FP32 an HCA layer.
+    /// [`StateCache::hca_compressor`]'s view.
     pub hca_compressor: ::arena_runtime::View<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -846,136 +724,50 @@ impl<'a, D: ::arena_runtime::Device> StateCacheViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<StateCache, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            gdn_conv: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.gdn_conv,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            gdn_recurrent_f32: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.gdn_recurrent_f32,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            gdn_recurrent_bf16: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.gdn_recurrent_bf16,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            mamba_conv: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.mamba_conv,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            mamba_ssm_f32: ::arena_runtime::View::from_parts(
-                __source.name(4usize),
-                arena.mamba_ssm_f32,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            mamba_ssm_bf16: ::arena_runtime::View::from_parts(
-                __source.name(5usize),
-                arena.mamba_ssm_bf16,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            short_conv: ::arena_runtime::View::from_parts(
-                __source.name(6usize),
-                arena.short_conv,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            lightning: ::arena_runtime::View::from_parts(
-                __source.name(7usize),
-                arena.lightning,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            kda_conv: ::arena_runtime::View::from_parts(
-                __source.name(8usize),
-                arena.kda_conv,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            kda_recurrent: ::arena_runtime::View::from_parts(
-                __source.name(9usize),
-                arena.kda_recurrent,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            csa_compressor: ::arena_runtime::View::from_parts(
-                __source.name(10usize),
-                arena.csa_compressor,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            csa_indexer_compressor: ::arena_runtime::View::from_parts(
-                __source.name(11usize),
-                arena.csa_indexer_compressor,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            hca_compressor: ::arena_runtime::View::from_parts(
-                __source.name(12usize),
-                arena.hca_compressor,
-                __source.shape(12usize),
-                arena.device(),
-            ),
+            gdn_conv: __source.view(0usize, arena.gdn_conv),
+            gdn_recurrent_f32: __source.view(1usize, arena.gdn_recurrent_f32),
+            gdn_recurrent_bf16: __source.view(2usize, arena.gdn_recurrent_bf16),
+            mamba_conv: __source.view(3usize, arena.mamba_conv),
+            mamba_ssm_f32: __source.view(4usize, arena.mamba_ssm_f32),
+            mamba_ssm_bf16: __source.view(5usize, arena.mamba_ssm_bf16),
+            short_conv: __source.view(6usize, arena.short_conv),
+            lightning: __source.view(7usize, arena.lightning),
+            kda_conv: __source.view(8usize, arena.kda_conv),
+            kda_recurrent: __source.view(9usize, arena.kda_recurrent),
+            csa_compressor: __source.view(10usize, arena.csa_compressor),
+            csa_indexer_compressor: __source.view(11usize, arena.csa_indexer_compressor),
+            hca_compressor: __source.view(12usize, arena.hca_compressor),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`StateCache`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct StateCacheViewsMut<'a, D: ::arena_runtime::Device> {
-    /// Gated DeltaNet's conv state: the last `linear_conv_kernel_dim - 1` inputs of the conv's
-    /// `2·Hk·Dk + Hv·Dv` channels, `[slots, K - 1, conv channels]` BF16 a GDN layer
-    /// (`gated_delta_net_state_shape`: `conv_state_shape`).
+    /// [`StateCache::gdn_conv`]'s view.
     pub gdn_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer
-    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
+    /// [`StateCache::gdn_recurrent_f32`]'s view.
     pub gdn_recurrent_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
+    /// [`StateCache::gdn_recurrent_bf16`]'s view.
     pub gdn_recurrent_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
-    /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
-    /// (`mamba2_state_shape`: `conv_state_shape`; a rank's groups as `ModelConfig::shard`
-    /// splits them, or one group replicated, where vLLM's `extra_groups_for_head_shards` agrees;
-    /// vLLM also runs `1 < n_groups < tp` by replicating groups, which `shard` refuses).
+    /// [`StateCache::mamba_conv`]'s view.
     pub mamba_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer
-    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
+    /// [`StateCache::mamba_ssm_f32`]'s view.
     pub mamba_ssm_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
+    /// [`StateCache::mamba_ssm_bf16`]'s view.
     pub mamba_ssm_bf16: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,
-    /// `[slots, K - 1, channels]` BF16 a short-conv layer (`short_conv_state_shape`).
+    /// [`StateCache::short_conv`]'s view.
     pub short_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Lightning attention's state, one `[head_dim, head_dim]` matrix a head,
-    /// `[slots, heads, head_dim, head_dim]` BF16 a lightning layer
-    /// (`linear_attention_state_shape`, `linear_attention_state_dtype`).
+    /// [`StateCache::lightning`]'s view.
     pub lightning: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Kimi delta attention's conv state: the last `short_conv_kernel_size - 1` inputs of q, k
-    /// and v, `[slots, K - 1, 3 · heads · head_dim]` BF16 a KDA layer (`kda_state_shape`:
-    /// `conv_dim = proj_size + 2 · proj_k_size`).
+    /// [`StateCache::kda_conv`]'s view.
     pub kda_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Kimi delta attention's recurrent state, `[slots, heads, head_dim, head_dim]` FP32 a KDA
-    /// layer (`kda_state_shape`; `kda_state_dtype` keeps it FP32 whatever the cache dtype).
+    /// [`StateCache::kda_recurrent`]'s view.
     pub kda_recurrent: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// DeepSeek-V4's CSA compressor state: the kv and score rows of the last `2 · ratio`
-    /// tokens (overlapping windows, `coff = 2`), `[slots, 2 · ratio, 2 · 2 · head_dim]` FP32 a
-    /// CSA layer (vLLM v0.34 `CompressorStateCache`, `deepseek_v4/compressor.py`: 139–192 and
-    /// 297–298: `state_dim = 2 · coff · head_dim`, a window of `coff · compress_ratio` tokens,
-    /// FP32). vLLM keeps it in its KV pool as a sliding-window spec; this plan keeps the window
-    /// a sequence slot, as the other per-sequence states (chosen here).
+    /// [`StateCache::csa_compressor`]'s view.
     pub csa_compressor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// The CSA indexer's own compressor state, `[slots, 2 · ratio, 2 · 2 · index_head_dim]`
-    /// FP32 a CSA layer (the indexer's `DeepseekCompressor` at `index_head_dim`).
+    /// [`StateCache::csa_indexer_compressor`]'s view.
     pub csa_indexer_compressor: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// DeepSeek-V4's HCA compressor state: the last `ratio` tokens' kv and score rows
-    /// (disjoint windows, `coff = 1`), `[slots, ratio, 2 · head_dim]` FP32 an HCA layer.
+    /// [`StateCache::hca_compressor`]'s view.
     pub hca_compressor: ::arena_runtime::ViewMut<'a, f32, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -994,84 +786,20 @@ impl<'a, D: ::arena_runtime::Device> StateCacheViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            gdn_conv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.gdn_conv,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            gdn_recurrent_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.gdn_recurrent_f32,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            gdn_recurrent_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.gdn_recurrent_bf16,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            mamba_conv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.mamba_conv,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            mamba_ssm_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.mamba_ssm_f32,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            mamba_ssm_bf16: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.mamba_ssm_bf16,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            short_conv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.short_conv,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            lightning: ::arena_runtime::ViewMut::from_parts(
-                __source.name(7usize),
-                arena.lightning,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            kda_conv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(8usize),
-                arena.kda_conv,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            kda_recurrent: ::arena_runtime::ViewMut::from_parts(
-                __source.name(9usize),
-                arena.kda_recurrent,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            csa_compressor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(10usize),
-                arena.csa_compressor,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            csa_indexer_compressor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(11usize),
-                arena.csa_indexer_compressor,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            hca_compressor: ::arena_runtime::ViewMut::from_parts(
-                __source.name(12usize),
-                arena.hca_compressor,
-                __source.shape(12usize),
-                arena.device(),
-            ),
+            gdn_conv: __source.view_mut(0usize, arena.gdn_conv),
+            gdn_recurrent_f32: __source.view_mut(1usize, arena.gdn_recurrent_f32),
+            gdn_recurrent_bf16: __source.view_mut(2usize, arena.gdn_recurrent_bf16),
+            mamba_conv: __source.view_mut(3usize, arena.mamba_conv),
+            mamba_ssm_f32: __source.view_mut(4usize, arena.mamba_ssm_f32),
+            mamba_ssm_bf16: __source.view_mut(5usize, arena.mamba_ssm_bf16),
+            short_conv: __source.view_mut(6usize, arena.short_conv),
+            lightning: __source.view_mut(7usize, arena.lightning),
+            kda_conv: __source.view_mut(8usize, arena.kda_conv),
+            kda_recurrent: __source.view_mut(9usize, arena.kda_recurrent),
+            csa_compressor: __source.view_mut(10usize, arena.csa_compressor),
+            csa_indexer_compressor: __source
+                .view_mut(11usize, arena.csa_indexer_compressor),
+            hca_compressor: __source.view_mut(12usize, arena.hca_compressor),
             __device: ::core::marker::PhantomData,
         })
     }

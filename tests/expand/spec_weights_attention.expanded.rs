@@ -177,23 +177,20 @@ impl AttentionWeightsSizes {
         __sizes.q_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_proj");
             if w.attention.layers > 0 && w.attention.q > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.attention.layers,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(w.attention.q, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.attention.layers,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(w.attention.q, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -202,23 +199,20 @@ impl AttentionWeightsSizes {
         __sizes.k_proj = {
             let __f = ::arena_runtime::CheckedArith::new("k_proj");
             if w.attention.kv_layers > 0 && w.attention.k > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.attention.kv_layers,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(w.attention.k, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.attention.kv_layers,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(w.attention.k, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -227,23 +221,20 @@ impl AttentionWeightsSizes {
         __sizes.v_proj = {
             let __f = ::arena_runtime::CheckedArith::new("v_proj");
             if w.attention.v_layers > 0 && w.attention.v > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.attention.v_layers,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(w.attention.v, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.attention.v_layers,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(w.attention.v, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -252,23 +243,20 @@ impl AttentionWeightsSizes {
         __sizes.o_proj = {
             let __f = ::arena_runtime::CheckedArith::new("o_proj");
             if w.attention.layers > 0 && w.attention.o_in > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.attention.layers,
-                            __f
-                                .value(
-                                    formats.attention_out
-                                        .linear_bytes(config.hidden_size, w.attention.o_in),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.attention.layers,
+                        __f
+                            .value(
+                                formats.attention_out
+                                    .linear_bytes(config.hidden_size, w.attention.o_in),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -277,16 +265,13 @@ impl AttentionWeightsSizes {
         __sizes.q_bias = {
             let __f = ::arena_runtime::CheckedArith::new("q_bias");
             if w.attention.layers > 0 && w.attention.q_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.attention.layers, w.attention.q_bias],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.attention.layers, w.attention.q_bias],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -295,16 +280,13 @@ impl AttentionWeightsSizes {
         __sizes.k_bias = {
             let __f = ::arena_runtime::CheckedArith::new("k_bias");
             if w.attention.kv_layers > 0 && w.attention.k_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.attention.kv_layers, w.attention.k_bias],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.attention.kv_layers, w.attention.k_bias],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -313,16 +295,13 @@ impl AttentionWeightsSizes {
         __sizes.v_bias = {
             let __f = ::arena_runtime::CheckedArith::new("v_bias");
             if w.attention.v_layers > 0 && w.attention.v_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.attention.v_layers, w.attention.v_bias],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.attention.v_layers, w.attention.v_bias],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -331,16 +310,13 @@ impl AttentionWeightsSizes {
         __sizes.o_bias = {
             let __f = ::arena_runtime::CheckedArith::new("o_bias");
             if w.attention.layers > 0 && w.attention.o_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.attention.layers, w.attention.o_bias],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.attention.layers, w.attention.o_bias],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -349,16 +325,13 @@ impl AttentionWeightsSizes {
         __sizes.q_norm = {
             let __f = ::arena_runtime::CheckedArith::new("q_norm");
             if w.attention.layers > 0 && w.attention.q_norm > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.attention.layers, w.attention.q_norm],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.attention.layers, w.attention.q_norm],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -367,16 +340,13 @@ impl AttentionWeightsSizes {
         __sizes.k_norm = {
             let __f = ::arena_runtime::CheckedArith::new("k_norm");
             if w.attention.kv_layers > 0 && w.attention.k_norm > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.attention.kv_layers, w.attention.k_norm],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.attention.kv_layers, w.attention.k_norm],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -385,16 +355,13 @@ impl AttentionWeightsSizes {
         __sizes.sinks = {
             let __f = ::arena_runtime::CheckedArith::new("sinks");
             if w.attention.layers > 0 && w.attention.sinks > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.attention.layers, w.attention.sinks],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.attention.layers, w.attention.sinks],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -403,23 +370,20 @@ impl AttentionWeightsSizes {
         __sizes.g_proj = {
             let __f = ::arena_runtime::CheckedArith::new("g_proj");
             if w.attention.layers > 0 && w.attention.output_gate > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.attention.layers,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(w.attention.output_gate, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.attention.layers,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(w.attention.output_gate, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -428,22 +392,19 @@ impl AttentionWeightsSizes {
         __sizes.full_q_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_q_proj");
             if w.full.layers > 0 && w.full.q > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.full.layers,
-                            __f
-                                .value(
-                                    formats.attention.linear_bytes(w.full.q, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.full.layers,
+                        __f
+                            .value(
+                                formats.attention.linear_bytes(w.full.q, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -452,22 +413,19 @@ impl AttentionWeightsSizes {
         __sizes.full_k_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_k_proj");
             if w.full.kv_layers > 0 && w.full.k > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.full.kv_layers,
-                            __f
-                                .value(
-                                    formats.attention.linear_bytes(w.full.k, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.full.kv_layers,
+                        __f
+                            .value(
+                                formats.attention.linear_bytes(w.full.k, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -476,22 +434,19 @@ impl AttentionWeightsSizes {
         __sizes.full_v_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_v_proj");
             if w.full.v_layers > 0 && w.full.v > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.full.v_layers,
-                            __f
-                                .value(
-                                    formats.attention.linear_bytes(w.full.v, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.full.v_layers,
+                        __f
+                            .value(
+                                formats.attention.linear_bytes(w.full.v, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -500,23 +455,20 @@ impl AttentionWeightsSizes {
         __sizes.full_o_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_o_proj");
             if w.full.layers > 0 && w.full.o_in > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.full.layers,
-                            __f
-                                .value(
-                                    formats.attention_out
-                                        .linear_bytes(config.hidden_size, w.full.o_in),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.full.layers,
+                        __f
+                            .value(
+                                formats.attention_out
+                                    .linear_bytes(config.hidden_size, w.full.o_in),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -525,16 +477,13 @@ impl AttentionWeightsSizes {
         __sizes.full_q_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_q_bias");
             if w.full.layers > 0 && w.full.q_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.full.layers, w.full.q_bias],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.full.layers, w.full.q_bias],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -543,16 +492,13 @@ impl AttentionWeightsSizes {
         __sizes.full_k_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_k_bias");
             if w.full.kv_layers > 0 && w.full.k_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.full.kv_layers, w.full.k_bias],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.full.kv_layers, w.full.k_bias],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -561,16 +507,13 @@ impl AttentionWeightsSizes {
         __sizes.full_v_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_v_bias");
             if w.full.v_layers > 0 && w.full.v_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.full.v_layers, w.full.v_bias],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.full.v_layers, w.full.v_bias],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -579,16 +522,13 @@ impl AttentionWeightsSizes {
         __sizes.full_o_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_o_bias");
             if w.full.layers > 0 && w.full.o_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.full.layers, w.full.o_bias],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.full.layers, w.full.o_bias],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -597,16 +537,13 @@ impl AttentionWeightsSizes {
         __sizes.full_q_norm = {
             let __f = ::arena_runtime::CheckedArith::new("full_q_norm");
             if w.full.layers > 0 && w.full.q_norm > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.full.layers, w.full.q_norm],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.full.layers, w.full.q_norm],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -615,16 +552,13 @@ impl AttentionWeightsSizes {
         __sizes.full_k_norm = {
             let __f = ::arena_runtime::CheckedArith::new("full_k_norm");
             if w.full.kv_layers > 0 && w.full.k_norm > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.full.kv_layers, w.full.k_norm],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.full.kv_layers, w.full.k_norm],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -633,16 +567,13 @@ impl AttentionWeightsSizes {
         __sizes.full_sinks = {
             let __f = ::arena_runtime::CheckedArith::new("full_sinks");
             if w.full.layers > 0 && w.full.sinks > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.full.layers, w.full.sinks],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.full.layers, w.full.sinks],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -651,23 +582,20 @@ impl AttentionWeightsSizes {
         __sizes.full_g_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_g_proj");
             if w.full.layers > 0 && w.full.output_gate > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.full.layers,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(w.full.output_gate, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.full.layers,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(w.full.output_gate, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -729,350 +657,222 @@ impl ::arena_runtime::Arena for AttentionWeights {
     const NAME: &'static str = "AttentionWeights";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "q_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [formats.attention.linear_bytes(w.attention.q, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.layers > 0 && w.attention.q > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_proj.weight`, `[q, hidden]` a layer (q doubled where the output is gated).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "k_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.kv_layers layers × [formats.attention.linear_bytes(w.attention.k, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.kv_layers > 0 && w.attention.k > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "v_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.v_layers layers × [formats.attention.linear_bytes(w.attention.v, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.v_layers > 0 && w.attention.v > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "o_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.attention.o_in)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.layers > 0 && w.attention.o_in > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [w.attention.q_bias]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.layers > 0 && w.attention.q_bias > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_proj.bias` where the family biases q.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "k_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.kv_layers layers × [w.attention.k_bias]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.kv_layers > 0 && w.attention.k_bias > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.k_proj.bias`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "v_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.v_layers layers × [w.attention.v_bias]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.v_layers > 0 && w.attention.v_bias > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.v_proj.bias`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "o_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [w.attention.o_bias]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.layers > 0 && w.attention.o_bias > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.o_proj.bias`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [w.attention.q_norm]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.layers > 0 && w.attention.q_norm > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_norm.weight`: a head's width, or all heads' (OLMo 3, MiniMax-M2).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "k_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.kv_layers layers × [w.attention.k_norm]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.kv_layers > 0 && w.attention.k_norm > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.k_norm.weight`, on the layers with their own keys.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "sinks",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [w.attention.sinks]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.layers > 0 && w.attention.sinks > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.sinks`, one logit a head (gpt-oss).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "g_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.attention.layers layers × [formats.attention.linear_bytes(w.attention.output_gate, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.attention.layers > 0 && w.attention.output_gate > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_q_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [formats.attention.linear_bytes(w.full.q, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.full.layers > 0 && w.full.q > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_k_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.kv_layers layers × [formats.attention.linear_bytes(w.full.k, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.full.kv_layers > 0 && w.full.k > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.k_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_v_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.v_layers layers × [formats.attention.linear_bytes(w.full.v, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.full.v_layers > 0 && w.full.v > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.v_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_o_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.full.o_in)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.full.layers > 0 && w.full.o_in > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.o_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_q_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [w.full.q_bias]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.full.layers > 0 && w.full.q_bias > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_proj.bias` where the family biases q of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_k_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.kv_layers layers × [w.full.k_bias]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.full.kv_layers > 0 && w.full.k_bias > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.k_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_v_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.v_layers layers × [w.full.v_bias]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.full.v_layers > 0 && w.full.v_bias > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.v_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_o_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [w.full.o_bias]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.full.layers > 0 && w.full.o_bias > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.o_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_q_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [w.full.q_norm]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.full.layers > 0 && w.full.q_norm > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_norm.weight`: a head's width of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_k_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.kv_layers layers × [w.full.k_norm]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.full.kv_layers > 0 && w.full.k_norm > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.k_norm.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_sinks",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [w.full.sinks]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.full.layers > 0 && w.full.sinks > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.sinks` of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "full_g_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.full.layers layers × [formats.attention.linear_bytes(w.full.output_gate, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.full.layers > 0 && w.full.output_gate > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+                "q_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.layers layers × [formats.attention.linear_bytes(w.attention.q, config.hidden_size)]",
+                2usize,
+                "`self_attn.q_proj.weight`, `[q, hidden]` a layer (q doubled where the output is gated).",
+            )
+            .gated_by("w.attention.layers > 0 && w.attention.q > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "k_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.kv_layers layers × [formats.attention.linear_bytes(w.attention.k, config.hidden_size)]",
+                2usize,
+                "`self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.",
+            )
+            .gated_by("w.attention.kv_layers > 0 && w.attention.k > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "v_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.v_layers layers × [formats.attention.linear_bytes(w.attention.v, config.hidden_size)]",
+                2usize,
+                "`self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.",
+            )
+            .gated_by("w.attention.v_layers > 0 && w.attention.v > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "o_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.attention.o_in)]",
+                2usize,
+                "`self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.",
+            )
+            .gated_by("w.attention.layers > 0 && w.attention.o_in > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "q_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.layers layers × [w.attention.q_bias]",
+                2usize,
+                "`self_attn.q_proj.bias` where the family biases q.",
+            )
+            .gated_by("w.attention.layers > 0 && w.attention.q_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "k_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.kv_layers layers × [w.attention.k_bias]",
+                2usize,
+                "`self_attn.k_proj.bias`.",
+            )
+            .gated_by("w.attention.kv_layers > 0 && w.attention.k_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "v_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.v_layers layers × [w.attention.v_bias]",
+                2usize,
+                "`self_attn.v_proj.bias`.",
+            )
+            .gated_by("w.attention.v_layers > 0 && w.attention.v_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "o_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.layers layers × [w.attention.o_bias]",
+                2usize,
+                "`self_attn.o_proj.bias`.",
+            )
+            .gated_by("w.attention.layers > 0 && w.attention.o_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "q_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.layers layers × [w.attention.q_norm]",
+                2usize,
+                "`self_attn.q_norm.weight`: a head's width, or all heads' (OLMo 3, MiniMax-M2).",
+            )
+            .gated_by("w.attention.layers > 0 && w.attention.q_norm > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "k_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.kv_layers layers × [w.attention.k_norm]",
+                2usize,
+                "`self_attn.k_norm.weight`, on the layers with their own keys.",
+            )
+            .gated_by("w.attention.kv_layers > 0 && w.attention.k_norm > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "sinks",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.layers layers × [w.attention.sinks]",
+                2usize,
+                "`self_attn.sinks`, one logit a head (gpt-oss).",
+            )
+            .gated_by("w.attention.layers > 0 && w.attention.sinks > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "g_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.attention.layers layers × [formats.attention.linear_bytes(w.attention.output_gate, config.hidden_size)]",
+                2usize,
+                "`self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.",
+            )
+            .gated_by("w.attention.layers > 0 && w.attention.output_gate > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_q_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.layers layers × [formats.attention.linear_bytes(w.full.q, config.hidden_size)]",
+                2usize,
+                "`self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.layers > 0 && w.full.q > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_k_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.kv_layers layers × [formats.attention.linear_bytes(w.full.k, config.hidden_size)]",
+                2usize,
+                "`self_attn.k_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.kv_layers > 0 && w.full.k > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_v_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.v_layers layers × [formats.attention.linear_bytes(w.full.v, config.hidden_size)]",
+                2usize,
+                "`self_attn.v_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.v_layers > 0 && w.full.v > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_o_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.full.o_in)]",
+                2usize,
+                "`self_attn.o_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.layers > 0 && w.full.o_in > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_q_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.layers layers × [w.full.q_bias]",
+                2usize,
+                "`self_attn.q_proj.bias` where the family biases q of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.layers > 0 && w.full.q_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_k_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.kv_layers layers × [w.full.k_bias]",
+                2usize,
+                "`self_attn.k_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.kv_layers > 0 && w.full.k_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_v_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.v_layers layers × [w.full.v_bias]",
+                2usize,
+                "`self_attn.v_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.v_layers > 0 && w.full.v_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_o_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.layers layers × [w.full.o_bias]",
+                2usize,
+                "`self_attn.o_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.layers > 0 && w.full.o_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_q_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.layers layers × [w.full.q_norm]",
+                2usize,
+                "`self_attn.q_norm.weight`: a head's width of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.layers > 0 && w.full.q_norm > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_k_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.kv_layers layers × [w.full.k_norm]",
+                2usize,
+                "`self_attn.k_norm.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.kv_layers > 0 && w.full.k_norm > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_sinks",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.layers layers × [w.full.sinks]",
+                2usize,
+                "`self_attn.sinks` of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.layers > 0 && w.full.sinks > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "full_g_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.full.layers layers × [formats.attention.linear_bytes(w.full.output_gate, config.hidden_size)]",
+                2usize,
+                "`self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
+            )
+            .gated_by("w.full.layers > 0 && w.full.output_gate > 0"),
     ];
     fn byte_sizes(sizes: &AttentionWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -1155,53 +955,53 @@ impl AttentionWeights {
 }
 /// Read-only views of every buffer of [`AttentionWeights`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct AttentionWeightsViews<'a, D: ::arena_runtime::Device> {
-    /// `self_attn.q_proj.weight`, `[q, hidden]` a layer (q doubled where the output is gated).
+    /// [`AttentionWeights::q_proj`]'s view.
     pub q_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.
+    /// [`AttentionWeights::k_proj`]'s view.
     pub k_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.
+    /// [`AttentionWeights::v_proj`]'s view.
     pub v_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.
+    /// [`AttentionWeights::o_proj`]'s view.
     pub o_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.q_proj.bias` where the family biases q.
+    /// [`AttentionWeights::q_bias`]'s view.
     pub q_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.k_proj.bias`.
+    /// [`AttentionWeights::k_bias`]'s view.
     pub k_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.v_proj.bias`.
+    /// [`AttentionWeights::v_bias`]'s view.
     pub v_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.o_proj.bias`.
+    /// [`AttentionWeights::o_bias`]'s view.
     pub o_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.q_norm.weight`: a head's width, or all heads' (OLMo 3, MiniMax-M2).
+    /// [`AttentionWeights::q_norm`]'s view.
     pub q_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.k_norm.weight`, on the layers with their own keys.
+    /// [`AttentionWeights::k_norm`]'s view.
     pub k_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.sinks`, one logit a head (gpt-oss).
+    /// [`AttentionWeights::sinks`]'s view.
     pub sinks: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.
+    /// [`AttentionWeights::g_proj`]'s view.
     pub g_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_q_proj`]'s view.
     pub full_q_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.k_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_k_proj`]'s view.
     pub full_k_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.v_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_v_proj`]'s view.
     pub full_v_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.o_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_o_proj`]'s view.
     pub full_o_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.q_proj.bias` where the family biases q of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_q_bias`]'s view.
     pub full_q_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.k_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_k_bias`]'s view.
     pub full_k_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.v_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_v_bias`]'s view.
     pub full_v_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.o_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_o_bias`]'s view.
     pub full_o_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.q_norm.weight`: a head's width of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_q_norm`]'s view.
     pub full_q_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.k_norm.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_k_norm`]'s view.
     pub full_k_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.sinks` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_sinks`]'s view.
     pub full_sinks: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_g_proj`]'s view.
     pub full_g_proj: ::arena_runtime::View<'a, u8, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -1212,203 +1012,83 @@ impl<'a, D: ::arena_runtime::Device> AttentionWeightsViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<AttentionWeights, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            q_proj: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.q_proj,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            k_proj: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.k_proj,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            v_proj: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.v_proj,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            o_proj: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.o_proj,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            q_bias: ::arena_runtime::View::from_parts(
-                __source.name(4usize),
-                arena.q_bias,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            k_bias: ::arena_runtime::View::from_parts(
-                __source.name(5usize),
-                arena.k_bias,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            v_bias: ::arena_runtime::View::from_parts(
-                __source.name(6usize),
-                arena.v_bias,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            o_bias: ::arena_runtime::View::from_parts(
-                __source.name(7usize),
-                arena.o_bias,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            q_norm: ::arena_runtime::View::from_parts(
-                __source.name(8usize),
-                arena.q_norm,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            k_norm: ::arena_runtime::View::from_parts(
-                __source.name(9usize),
-                arena.k_norm,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            sinks: ::arena_runtime::View::from_parts(
-                __source.name(10usize),
-                arena.sinks,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            g_proj: ::arena_runtime::View::from_parts(
-                __source.name(11usize),
-                arena.g_proj,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            full_q_proj: ::arena_runtime::View::from_parts(
-                __source.name(12usize),
-                arena.full_q_proj,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            full_k_proj: ::arena_runtime::View::from_parts(
-                __source.name(13usize),
-                arena.full_k_proj,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            full_v_proj: ::arena_runtime::View::from_parts(
-                __source.name(14usize),
-                arena.full_v_proj,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            full_o_proj: ::arena_runtime::View::from_parts(
-                __source.name(15usize),
-                arena.full_o_proj,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            full_q_bias: ::arena_runtime::View::from_parts(
-                __source.name(16usize),
-                arena.full_q_bias,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            full_k_bias: ::arena_runtime::View::from_parts(
-                __source.name(17usize),
-                arena.full_k_bias,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            full_v_bias: ::arena_runtime::View::from_parts(
-                __source.name(18usize),
-                arena.full_v_bias,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            full_o_bias: ::arena_runtime::View::from_parts(
-                __source.name(19usize),
-                arena.full_o_bias,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            full_q_norm: ::arena_runtime::View::from_parts(
-                __source.name(20usize),
-                arena.full_q_norm,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            full_k_norm: ::arena_runtime::View::from_parts(
-                __source.name(21usize),
-                arena.full_k_norm,
-                __source.shape(21usize),
-                arena.device(),
-            ),
-            full_sinks: ::arena_runtime::View::from_parts(
-                __source.name(22usize),
-                arena.full_sinks,
-                __source.shape(22usize),
-                arena.device(),
-            ),
-            full_g_proj: ::arena_runtime::View::from_parts(
-                __source.name(23usize),
-                arena.full_g_proj,
-                __source.shape(23usize),
-                arena.device(),
-            ),
+            q_proj: __source.view(0usize, arena.q_proj),
+            k_proj: __source.view(1usize, arena.k_proj),
+            v_proj: __source.view(2usize, arena.v_proj),
+            o_proj: __source.view(3usize, arena.o_proj),
+            q_bias: __source.view(4usize, arena.q_bias),
+            k_bias: __source.view(5usize, arena.k_bias),
+            v_bias: __source.view(6usize, arena.v_bias),
+            o_bias: __source.view(7usize, arena.o_bias),
+            q_norm: __source.view(8usize, arena.q_norm),
+            k_norm: __source.view(9usize, arena.k_norm),
+            sinks: __source.view(10usize, arena.sinks),
+            g_proj: __source.view(11usize, arena.g_proj),
+            full_q_proj: __source.view(12usize, arena.full_q_proj),
+            full_k_proj: __source.view(13usize, arena.full_k_proj),
+            full_v_proj: __source.view(14usize, arena.full_v_proj),
+            full_o_proj: __source.view(15usize, arena.full_o_proj),
+            full_q_bias: __source.view(16usize, arena.full_q_bias),
+            full_k_bias: __source.view(17usize, arena.full_k_bias),
+            full_v_bias: __source.view(18usize, arena.full_v_bias),
+            full_o_bias: __source.view(19usize, arena.full_o_bias),
+            full_q_norm: __source.view(20usize, arena.full_q_norm),
+            full_k_norm: __source.view(21usize, arena.full_k_norm),
+            full_sinks: __source.view(22usize, arena.full_sinks),
+            full_g_proj: __source.view(23usize, arena.full_g_proj),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`AttentionWeights`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct AttentionWeightsViewsMut<'a, D: ::arena_runtime::Device> {
-    /// `self_attn.q_proj.weight`, `[q, hidden]` a layer (q doubled where the output is gated).
+    /// [`AttentionWeights::q_proj`]'s view.
     pub q_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.
+    /// [`AttentionWeights::k_proj`]'s view.
     pub k_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.
+    /// [`AttentionWeights::v_proj`]'s view.
     pub v_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.
+    /// [`AttentionWeights::o_proj`]'s view.
     pub o_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.q_proj.bias` where the family biases q.
+    /// [`AttentionWeights::q_bias`]'s view.
     pub q_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.k_proj.bias`.
+    /// [`AttentionWeights::k_bias`]'s view.
     pub k_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.v_proj.bias`.
+    /// [`AttentionWeights::v_bias`]'s view.
     pub v_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.o_proj.bias`.
+    /// [`AttentionWeights::o_bias`]'s view.
     pub o_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.q_norm.weight`: a head's width, or all heads' (OLMo 3, MiniMax-M2).
+    /// [`AttentionWeights::q_norm`]'s view.
     pub q_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.k_norm.weight`, on the layers with their own keys.
+    /// [`AttentionWeights::k_norm`]'s view.
     pub k_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.sinks`, one logit a head (gpt-oss).
+    /// [`AttentionWeights::sinks`]'s view.
     pub sinks: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.
+    /// [`AttentionWeights::g_proj`]'s view.
     pub g_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_q_proj`]'s view.
     pub full_q_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.k_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_k_proj`]'s view.
     pub full_k_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.v_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_v_proj`]'s view.
     pub full_v_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.o_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_o_proj`]'s view.
     pub full_o_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.q_proj.bias` where the family biases q of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_q_bias`]'s view.
     pub full_q_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.k_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_k_bias`]'s view.
     pub full_k_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.v_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_v_bias`]'s view.
     pub full_v_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.o_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_o_bias`]'s view.
     pub full_o_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.q_norm.weight`: a head's width of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_q_norm`]'s view.
     pub full_q_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.k_norm.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_k_norm`]'s view.
     pub full_k_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.sinks` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_sinks`]'s view.
     pub full_sinks: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
+    /// [`AttentionWeights::full_g_proj`]'s view.
     pub full_g_proj: ::arena_runtime::ViewMut<'a, u8, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -1427,150 +1107,30 @@ impl<'a, D: ::arena_runtime::Device> AttentionWeightsViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            q_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.q_proj,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            k_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.k_proj,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            v_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.v_proj,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            o_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.o_proj,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            q_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.q_bias,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            k_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.k_bias,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            v_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.v_bias,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            o_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(7usize),
-                arena.o_bias,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            q_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(8usize),
-                arena.q_norm,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            k_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(9usize),
-                arena.k_norm,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            sinks: ::arena_runtime::ViewMut::from_parts(
-                __source.name(10usize),
-                arena.sinks,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            g_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(11usize),
-                arena.g_proj,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            full_q_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(12usize),
-                arena.full_q_proj,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            full_k_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(13usize),
-                arena.full_k_proj,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            full_v_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(14usize),
-                arena.full_v_proj,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            full_o_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.full_o_proj,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            full_q_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(16usize),
-                arena.full_q_bias,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            full_k_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(17usize),
-                arena.full_k_bias,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            full_v_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(18usize),
-                arena.full_v_bias,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            full_o_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.full_o_bias,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            full_q_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(20usize),
-                arena.full_q_norm,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            full_k_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(21usize),
-                arena.full_k_norm,
-                __source.shape(21usize),
-                arena.device(),
-            ),
-            full_sinks: ::arena_runtime::ViewMut::from_parts(
-                __source.name(22usize),
-                arena.full_sinks,
-                __source.shape(22usize),
-                arena.device(),
-            ),
-            full_g_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.full_g_proj,
-                __source.shape(23usize),
-                arena.device(),
-            ),
+            q_proj: __source.view_mut(0usize, arena.q_proj),
+            k_proj: __source.view_mut(1usize, arena.k_proj),
+            v_proj: __source.view_mut(2usize, arena.v_proj),
+            o_proj: __source.view_mut(3usize, arena.o_proj),
+            q_bias: __source.view_mut(4usize, arena.q_bias),
+            k_bias: __source.view_mut(5usize, arena.k_bias),
+            v_bias: __source.view_mut(6usize, arena.v_bias),
+            o_bias: __source.view_mut(7usize, arena.o_bias),
+            q_norm: __source.view_mut(8usize, arena.q_norm),
+            k_norm: __source.view_mut(9usize, arena.k_norm),
+            sinks: __source.view_mut(10usize, arena.sinks),
+            g_proj: __source.view_mut(11usize, arena.g_proj),
+            full_q_proj: __source.view_mut(12usize, arena.full_q_proj),
+            full_k_proj: __source.view_mut(13usize, arena.full_k_proj),
+            full_v_proj: __source.view_mut(14usize, arena.full_v_proj),
+            full_o_proj: __source.view_mut(15usize, arena.full_o_proj),
+            full_q_bias: __source.view_mut(16usize, arena.full_q_bias),
+            full_k_bias: __source.view_mut(17usize, arena.full_k_bias),
+            full_v_bias: __source.view_mut(18usize, arena.full_v_bias),
+            full_o_bias: __source.view_mut(19usize, arena.full_o_bias),
+            full_q_norm: __source.view_mut(20usize, arena.full_q_norm),
+            full_k_norm: __source.view_mut(21usize, arena.full_k_norm),
+            full_sinks: __source.view_mut(22usize, arena.full_sinks),
+            full_g_proj: __source.view_mut(23usize, arena.full_g_proj),
             __device: ::core::marker::PhantomData,
         })
     }

@@ -167,23 +167,20 @@ impl CompressedAttentionWeightsSizes {
         __sizes.q_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_proj");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.one_vector,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(config.q_lora_rank, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.one_vector,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(config.q_lora_rank, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -192,16 +189,13 @@ impl CompressedAttentionWeightsSizes {
         __sizes.q_a_norm = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_norm");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.one_vector, config.q_lora_rank],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.one_vector, config.q_lora_rank],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -210,30 +204,27 @@ impl CompressedAttentionWeightsSizes {
         __sizes.q_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_b_proj");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.one_vector,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f
-                                                .mul(
-                                                    config.num_attention_heads,
-                                                    __f.value(config.head_dim())?,
-                                                )?,
-                                            config.q_lora_rank,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.one_vector,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f
+                                            .mul(
+                                                config.num_attention_heads,
+                                                __f.value(config.head_dim())?,
+                                            )?,
+                                        config.q_lora_rank,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -242,23 +233,20 @@ impl CompressedAttentionWeightsSizes {
         __sizes.kv_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kv_proj");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.one_vector,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(config.head_dim(), config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.one_vector,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(config.head_dim(), config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -267,16 +255,13 @@ impl CompressedAttentionWeightsSizes {
         __sizes.kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("kv_norm");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.one_vector, __f.value(config.head_dim())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.one_vector, __f.value(config.head_dim())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -285,34 +270,31 @@ impl CompressedAttentionWeightsSizes {
         __sizes.o_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("o_a_proj");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.one_vector,
-                            __f
-                                .value(
-                                    formats.attention_out
-                                        .linear_bytes(
-                                            __f.mul(config.o_groups, config.o_lora_rank)?,
-                                            __f
-                                                .div(
-                                                    __f
-                                                        .mul(
-                                                            config.num_attention_heads,
-                                                            __f.value(config.head_dim())?,
-                                                        )?,
-                                                    config.o_groups,
-                                                )?,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.one_vector,
+                        __f
+                            .value(
+                                formats.attention_out
+                                    .linear_bytes(
+                                        __f.mul(config.o_groups, config.o_lora_rank)?,
+                                        __f
+                                            .div(
+                                                __f
+                                                    .mul(
+                                                        config.num_attention_heads,
+                                                        __f.value(config.head_dim())?,
+                                                    )?,
+                                                config.o_groups,
+                                            )?,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -321,26 +303,23 @@ impl CompressedAttentionWeightsSizes {
         __sizes.o_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("o_b_proj");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.one_vector,
-                            __f
-                                .value(
-                                    formats.attention_out
-                                        .linear_bytes(
-                                            config.hidden_size,
-                                            __f.mul(config.o_groups, config.o_lora_rank)?,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.one_vector,
+                        __f
+                            .value(
+                                formats.attention_out
+                                    .linear_bytes(
+                                        config.hidden_size,
+                                        __f.mul(config.o_groups, config.o_lora_rank)?,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -349,16 +328,13 @@ impl CompressedAttentionWeightsSizes {
         __sizes.sinks = {
             let __f = ::arena_runtime::CheckedArith::new("sinks");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.one_vector, config.num_attention_heads],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.one_vector, config.num_attention_heads],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -367,26 +343,23 @@ impl CompressedAttentionWeightsSizes {
         __sizes.csa_kv_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_kv_proj");
             if w.csa > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.csa,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f.mul(2, __f.value(config.head_dim())?)?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.csa,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f.mul(2, __f.value(config.head_dim())?)?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -395,26 +368,23 @@ impl CompressedAttentionWeightsSizes {
         __sizes.csa_gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_gate_proj");
             if w.csa > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.csa,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f.mul(2, __f.value(config.head_dim())?)?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.csa,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f.mul(2, __f.value(config.head_dim())?)?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -423,16 +393,13 @@ impl CompressedAttentionWeightsSizes {
         __sizes.csa_kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("csa_kv_norm");
             if w.csa > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.csa, __f.value(config.head_dim())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.csa, __f.value(config.head_dim())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -441,20 +408,17 @@ impl CompressedAttentionWeightsSizes {
         __sizes.csa_position_bias = {
             let __f = ::arena_runtime::CheckedArith::new("csa_position_bias");
             if w.csa > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.csa,
-                            __f.value(config.index_ratio())?,
-                            __f.mul(2, __f.value(config.head_dim())?)?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.csa,
+                        __f.value(config.index_ratio())?,
+                        __f.mul(2, __f.value(config.head_dim())?)?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -463,26 +427,23 @@ impl CompressedAttentionWeightsSizes {
         __sizes.csa_indexer_q_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_q_b_proj");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.csa_indexer,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f.mul(config.index_n_heads, config.index_head_dim)?,
-                                            config.q_lora_rank,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.csa_indexer,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f.mul(config.index_n_heads, config.index_head_dim)?,
+                                        config.q_lora_rank,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -491,26 +452,23 @@ impl CompressedAttentionWeightsSizes {
         __sizes.csa_indexer_kv_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_kv_proj");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.csa_indexer,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f.mul(2, config.index_head_dim)?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.csa_indexer,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f.mul(2, config.index_head_dim)?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -519,26 +477,23 @@ impl CompressedAttentionWeightsSizes {
         __sizes.csa_indexer_gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_gate_proj");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.csa_indexer,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f.mul(2, config.index_head_dim)?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.csa_indexer,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f.mul(2, config.index_head_dim)?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -547,16 +502,13 @@ impl CompressedAttentionWeightsSizes {
         __sizes.csa_indexer_kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_kv_norm");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.csa_indexer, config.index_head_dim],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.csa_indexer, config.index_head_dim],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -565,20 +517,17 @@ impl CompressedAttentionWeightsSizes {
         __sizes.csa_indexer_position_bias = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_position_bias");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.csa_indexer,
-                            __f.value(config.index_ratio())?,
-                            __f.mul(2, config.index_head_dim)?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.csa_indexer,
+                        __f.value(config.index_ratio())?,
+                        __f.mul(2, config.index_head_dim)?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -587,16 +536,13 @@ impl CompressedAttentionWeightsSizes {
         __sizes.csa_indexer_weights_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_weights_proj");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.csa_indexer, config.index_n_heads, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.csa_indexer, config.index_n_heads, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -605,23 +551,20 @@ impl CompressedAttentionWeightsSizes {
         __sizes.hca_kv_proj = {
             let __f = ::arena_runtime::CheckedArith::new("hca_kv_proj");
             if w.hca > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.hca,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(config.head_dim(), config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.hca,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(config.head_dim(), config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -630,23 +573,20 @@ impl CompressedAttentionWeightsSizes {
         __sizes.hca_gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("hca_gate_proj");
             if w.hca > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.hca,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(config.head_dim(), config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.hca,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(config.head_dim(), config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -655,16 +595,13 @@ impl CompressedAttentionWeightsSizes {
         __sizes.hca_kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("hca_kv_norm");
             if w.hca > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.hca, __f.value(config.head_dim())?],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.hca, __f.value(config.head_dim())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -673,20 +610,13 @@ impl CompressedAttentionWeightsSizes {
         __sizes.hca_position_bias = {
             let __f = ::arena_runtime::CheckedArith::new("hca_position_bias");
             if w.hca > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.hca,
-                            config.hca_compress_ratio,
-                            __f.value(config.head_dim())?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.hca, config.hca_compress_ratio, __f.value(config.head_dim())?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -750,292 +680,204 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
     const NAME: &'static str = "CompressedAttentionWeights";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "q_a_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.one_vector > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q_a_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [config.q_lora_rank]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.one_vector > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_a_norm.weight`, `[q_lora_rank]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q_b_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [formats.attention.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.one_vector > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_b_proj.weight`, `[heads · head_dim, q_lora_rank]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kv_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.one_vector > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.kv_proj.weight`, the one K=V head, `[head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kv_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [config.head_dim()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.one_vector > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.kv_norm.weight`, `[head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "o_a_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [formats.attention_out.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.one_vector > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "o_b_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [formats.attention_out.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.one_vector > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "sinks",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.one_vector layers × [config.num_attention_heads]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.one_vector > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.sinks`, one a head.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_kv_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.csa > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The CSA compressor's `compressor.csa.kv_proj.weight`, overlapping windows, `[2 · head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_gate_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.csa > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.csa.gate_proj.weight`, `[2 · head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_kv_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa layers × [config.head_dim()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.csa > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.csa.kv_norm.weight`, `[head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_position_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa layers × [config.index_ratio(), 2 * config.head_dim()]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.csa > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.csa.position_bias`, a learned bias a window slot, `[ratio, 2 · head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_indexer_q_b_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.csa_indexer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The CSA indexer's `compressor.csa.indexer.q_b_proj.weight`, `[index heads · index_head_dim, q_lora_rank]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_indexer_kv_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.csa_indexer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.csa.indexer.kv_proj.weight`, `[2 · index_head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_indexer_gate_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.csa_indexer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.csa.indexer.gate_proj.weight`, `[2 · index_head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_indexer_kv_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa_indexer layers × [config.index_head_dim]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.csa_indexer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.csa.indexer.kv_norm.weight`, `[index_head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_indexer_position_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa_indexer layers × [config.index_ratio(), 2 * config.index_head_dim]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.csa_indexer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.csa.indexer.position_bias`, `[ratio, 2 · index_head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "csa_indexer_weights_proj",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.csa_indexer layers × [config.index_n_heads, config.hidden_size]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.csa_indexer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.csa.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hca_kv_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.hca > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The HCA compressor's `compressor.hca.kv_proj.weight`, disjoint windows, `[head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hca_gate_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.hca > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.hca.gate_proj.weight`, `[head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hca_kv_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hca layers × [config.head_dim()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.hca > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.hca.kv_norm.weight`, `[head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hca_position_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hca layers × [config.hca_compress_ratio, config.head_dim()]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.hca > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`compressor.hca.position_bias`, `[ratio, head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+                "q_a_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.one_vector layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]",
+                2usize,
+                "`self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]`.",
+            )
+            .gated_by("w.one_vector > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "q_a_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.one_vector layers × [config.q_lora_rank]",
+                2usize,
+                "`self_attn.q_a_norm.weight`, `[q_lora_rank]`.",
+            )
+            .gated_by("w.one_vector > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "q_b_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.one_vector layers × [formats.attention.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)]",
+                2usize,
+                "`self_attn.q_b_proj.weight`, `[heads · head_dim, q_lora_rank]`.",
+            )
+            .gated_by("w.one_vector > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kv_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.one_vector layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
+                2usize,
+                "`self_attn.kv_proj.weight`, the one K=V head, `[head_dim, hidden]`.",
+            )
+            .gated_by("w.one_vector > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kv_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.one_vector layers × [config.head_dim()]",
+                2usize,
+                "`self_attn.kv_norm.weight`, `[head_dim]`.",
+            )
+            .gated_by("w.one_vector > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "o_a_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.one_vector layers × [formats.attention_out.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]",
+                2usize,
+                "`self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.",
+            )
+            .gated_by("w.one_vector > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "o_b_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.one_vector layers × [formats.attention_out.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)]",
+                2usize,
+                "`self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.",
+            )
+            .gated_by("w.one_vector > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "sinks",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.one_vector layers × [config.num_attention_heads]",
+                2usize,
+                "`self_attn.sinks`, one a head.",
+            )
+            .gated_by("w.one_vector > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_kv_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]",
+                2usize,
+                "The CSA compressor's `compressor.csa.kv_proj.weight`, overlapping windows, `[2 · head_dim, hidden]`.",
+            )
+            .gated_by("w.csa > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_gate_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]",
+                2usize,
+                "`compressor.csa.gate_proj.weight`, `[2 · head_dim, hidden]`.",
+            )
+            .gated_by("w.csa > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_kv_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.csa layers × [config.head_dim()]",
+                2usize,
+                "`compressor.csa.kv_norm.weight`, `[head_dim]`.",
+            )
+            .gated_by("w.csa > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_position_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.csa layers × [config.index_ratio(), 2 * config.head_dim()]",
+                3usize,
+                "`compressor.csa.position_bias`, a learned bias a window slot, `[ratio, 2 · head_dim]`.",
+            )
+            .gated_by("w.csa > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_indexer_q_b_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.csa_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]",
+                2usize,
+                "The CSA indexer's `compressor.csa.indexer.q_b_proj.weight`, `[index heads · index_head_dim, q_lora_rank]`.",
+            )
+            .gated_by("w.csa_indexer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_indexer_kv_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]",
+                2usize,
+                "`compressor.csa.indexer.kv_proj.weight`, `[2 · index_head_dim, hidden]`.",
+            )
+            .gated_by("w.csa_indexer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_indexer_gate_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]",
+                2usize,
+                "`compressor.csa.indexer.gate_proj.weight`, `[2 · index_head_dim, hidden]`.",
+            )
+            .gated_by("w.csa_indexer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_indexer_kv_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.csa_indexer layers × [config.index_head_dim]",
+                2usize,
+                "`compressor.csa.indexer.kv_norm.weight`, `[index_head_dim]`.",
+            )
+            .gated_by("w.csa_indexer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_indexer_position_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.csa_indexer layers × [config.index_ratio(), 2 * config.index_head_dim]",
+                3usize,
+                "`compressor.csa.indexer.position_bias`, `[ratio, 2 · index_head_dim]`.",
+            )
+            .gated_by("w.csa_indexer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "csa_indexer_weights_proj",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.csa_indexer layers × [config.index_n_heads, config.hidden_size]",
+                3usize,
+                "`compressor.csa.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format.",
+            )
+            .gated_by("w.csa_indexer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "hca_kv_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
+                2usize,
+                "The HCA compressor's `compressor.hca.kv_proj.weight`, disjoint windows, `[head_dim, hidden]`.",
+            )
+            .gated_by("w.hca > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "hca_gate_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
+                2usize,
+                "`compressor.hca.gate_proj.weight`, `[head_dim, hidden]`.",
+            )
+            .gated_by("w.hca > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "hca_kv_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.hca layers × [config.head_dim()]",
+                2usize,
+                "`compressor.hca.kv_norm.weight`, `[head_dim]`.",
+            )
+            .gated_by("w.hca > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "hca_position_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.hca layers × [config.hca_compress_ratio, config.head_dim()]",
+                3usize,
+                "`compressor.hca.position_bias`, `[ratio, head_dim]`.",
+            )
+            .gated_by("w.hca > 0"),
     ];
     fn byte_sizes(sizes: &CompressedAttentionWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -1117,49 +959,49 @@ impl CompressedAttentionWeights {
 }
 /// Read-only views of every buffer of [`CompressedAttentionWeights`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct CompressedAttentionWeightsViews<'a, D: ::arena_runtime::Device> {
-    /// `self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]`.
+    /// [`CompressedAttentionWeights::q_a_proj`]'s view.
     pub q_a_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.q_a_norm.weight`, `[q_lora_rank]`.
+    /// [`CompressedAttentionWeights::q_a_norm`]'s view.
     pub q_a_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.q_b_proj.weight`, `[heads · head_dim, q_lora_rank]`.
+    /// [`CompressedAttentionWeights::q_b_proj`]'s view.
     pub q_b_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.kv_proj.weight`, the one K=V head, `[head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::kv_proj`]'s view.
     pub kv_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.kv_norm.weight`, `[head_dim]`.
+    /// [`CompressedAttentionWeights::kv_norm`]'s view.
     pub kv_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.
+    /// [`CompressedAttentionWeights::o_a_proj`]'s view.
     pub o_a_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.
+    /// [`CompressedAttentionWeights::o_b_proj`]'s view.
     pub o_b_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.sinks`, one a head.
+    /// [`CompressedAttentionWeights::sinks`]'s view.
     pub sinks: ::arena_runtime::View<'a, bf16, D>,
-    /// The CSA compressor's `compressor.csa.kv_proj.weight`, overlapping windows, `[2 · head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::csa_kv_proj`]'s view.
     pub csa_kv_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `compressor.csa.gate_proj.weight`, `[2 · head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::csa_gate_proj`]'s view.
     pub csa_gate_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `compressor.csa.kv_norm.weight`, `[head_dim]`.
+    /// [`CompressedAttentionWeights::csa_kv_norm`]'s view.
     pub csa_kv_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `compressor.csa.position_bias`, a learned bias a window slot, `[ratio, 2 · head_dim]`.
+    /// [`CompressedAttentionWeights::csa_position_bias`]'s view.
     pub csa_position_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// The CSA indexer's `compressor.csa.indexer.q_b_proj.weight`, `[index heads · index_head_dim, q_lora_rank]`.
+    /// [`CompressedAttentionWeights::csa_indexer_q_b_proj`]'s view.
     pub csa_indexer_q_b_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `compressor.csa.indexer.kv_proj.weight`, `[2 · index_head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::csa_indexer_kv_proj`]'s view.
     pub csa_indexer_kv_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `compressor.csa.indexer.gate_proj.weight`, `[2 · index_head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::csa_indexer_gate_proj`]'s view.
     pub csa_indexer_gate_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `compressor.csa.indexer.kv_norm.weight`, `[index_head_dim]`.
+    /// [`CompressedAttentionWeights::csa_indexer_kv_norm`]'s view.
     pub csa_indexer_kv_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `compressor.csa.indexer.position_bias`, `[ratio, 2 · index_head_dim]`.
+    /// [`CompressedAttentionWeights::csa_indexer_position_bias`]'s view.
     pub csa_indexer_position_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// `compressor.csa.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format.
+    /// [`CompressedAttentionWeights::csa_indexer_weights_proj`]'s view.
     pub csa_indexer_weights_proj: ::arena_runtime::View<'a, bf16, D>,
-    /// The HCA compressor's `compressor.hca.kv_proj.weight`, disjoint windows, `[head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::hca_kv_proj`]'s view.
     pub hca_kv_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `compressor.hca.gate_proj.weight`, `[head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::hca_gate_proj`]'s view.
     pub hca_gate_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `compressor.hca.kv_norm.weight`, `[head_dim]`.
+    /// [`CompressedAttentionWeights::hca_kv_norm`]'s view.
     pub hca_kv_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `compressor.hca.position_bias`, `[ratio, head_dim]`.
+    /// [`CompressedAttentionWeights::hca_position_bias`]'s view.
     pub hca_position_bias: ::arena_runtime::View<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -1172,187 +1014,79 @@ impl<'a, D: ::arena_runtime::Device> CompressedAttentionWeightsViews<'a, D> {
     ) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            q_a_proj: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.q_a_proj,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            q_a_norm: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.q_a_norm,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            q_b_proj: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.q_b_proj,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            kv_proj: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.kv_proj,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            kv_norm: ::arena_runtime::View::from_parts(
-                __source.name(4usize),
-                arena.kv_norm,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            o_a_proj: ::arena_runtime::View::from_parts(
-                __source.name(5usize),
-                arena.o_a_proj,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            o_b_proj: ::arena_runtime::View::from_parts(
-                __source.name(6usize),
-                arena.o_b_proj,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            sinks: ::arena_runtime::View::from_parts(
-                __source.name(7usize),
-                arena.sinks,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            csa_kv_proj: ::arena_runtime::View::from_parts(
-                __source.name(8usize),
-                arena.csa_kv_proj,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            csa_gate_proj: ::arena_runtime::View::from_parts(
-                __source.name(9usize),
-                arena.csa_gate_proj,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            csa_kv_norm: ::arena_runtime::View::from_parts(
-                __source.name(10usize),
-                arena.csa_kv_norm,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            csa_position_bias: ::arena_runtime::View::from_parts(
-                __source.name(11usize),
-                arena.csa_position_bias,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            csa_indexer_q_b_proj: ::arena_runtime::View::from_parts(
-                __source.name(12usize),
-                arena.csa_indexer_q_b_proj,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            csa_indexer_kv_proj: ::arena_runtime::View::from_parts(
-                __source.name(13usize),
-                arena.csa_indexer_kv_proj,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            csa_indexer_gate_proj: ::arena_runtime::View::from_parts(
-                __source.name(14usize),
-                arena.csa_indexer_gate_proj,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            csa_indexer_kv_norm: ::arena_runtime::View::from_parts(
-                __source.name(15usize),
-                arena.csa_indexer_kv_norm,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            csa_indexer_position_bias: ::arena_runtime::View::from_parts(
-                __source.name(16usize),
-                arena.csa_indexer_position_bias,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            csa_indexer_weights_proj: ::arena_runtime::View::from_parts(
-                __source.name(17usize),
-                arena.csa_indexer_weights_proj,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            hca_kv_proj: ::arena_runtime::View::from_parts(
-                __source.name(18usize),
-                arena.hca_kv_proj,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            hca_gate_proj: ::arena_runtime::View::from_parts(
-                __source.name(19usize),
-                arena.hca_gate_proj,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            hca_kv_norm: ::arena_runtime::View::from_parts(
-                __source.name(20usize),
-                arena.hca_kv_norm,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            hca_position_bias: ::arena_runtime::View::from_parts(
-                __source.name(21usize),
-                arena.hca_position_bias,
-                __source.shape(21usize),
-                arena.device(),
-            ),
+            q_a_proj: __source.view(0usize, arena.q_a_proj),
+            q_a_norm: __source.view(1usize, arena.q_a_norm),
+            q_b_proj: __source.view(2usize, arena.q_b_proj),
+            kv_proj: __source.view(3usize, arena.kv_proj),
+            kv_norm: __source.view(4usize, arena.kv_norm),
+            o_a_proj: __source.view(5usize, arena.o_a_proj),
+            o_b_proj: __source.view(6usize, arena.o_b_proj),
+            sinks: __source.view(7usize, arena.sinks),
+            csa_kv_proj: __source.view(8usize, arena.csa_kv_proj),
+            csa_gate_proj: __source.view(9usize, arena.csa_gate_proj),
+            csa_kv_norm: __source.view(10usize, arena.csa_kv_norm),
+            csa_position_bias: __source.view(11usize, arena.csa_position_bias),
+            csa_indexer_q_b_proj: __source.view(12usize, arena.csa_indexer_q_b_proj),
+            csa_indexer_kv_proj: __source.view(13usize, arena.csa_indexer_kv_proj),
+            csa_indexer_gate_proj: __source.view(14usize, arena.csa_indexer_gate_proj),
+            csa_indexer_kv_norm: __source.view(15usize, arena.csa_indexer_kv_norm),
+            csa_indexer_position_bias: __source
+                .view(16usize, arena.csa_indexer_position_bias),
+            csa_indexer_weights_proj: __source
+                .view(17usize, arena.csa_indexer_weights_proj),
+            hca_kv_proj: __source.view(18usize, arena.hca_kv_proj),
+            hca_gate_proj: __source.view(19usize, arena.hca_gate_proj),
+            hca_kv_norm: __source.view(20usize, arena.hca_kv_norm),
+            hca_position_bias: __source.view(21usize, arena.hca_position_bias),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`CompressedAttentionWeights`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct CompressedAttentionWeightsViewsMut<'a, D: ::arena_runtime::Device> {
-    /// `self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]`.
+    /// [`CompressedAttentionWeights::q_a_proj`]'s view.
     pub q_a_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.q_a_norm.weight`, `[q_lora_rank]`.
+    /// [`CompressedAttentionWeights::q_a_norm`]'s view.
     pub q_a_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.q_b_proj.weight`, `[heads · head_dim, q_lora_rank]`.
+    /// [`CompressedAttentionWeights::q_b_proj`]'s view.
     pub q_b_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.kv_proj.weight`, the one K=V head, `[head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::kv_proj`]'s view.
     pub kv_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.kv_norm.weight`, `[head_dim]`.
+    /// [`CompressedAttentionWeights::kv_norm`]'s view.
     pub kv_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.
+    /// [`CompressedAttentionWeights::o_a_proj`]'s view.
     pub o_a_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.
+    /// [`CompressedAttentionWeights::o_b_proj`]'s view.
     pub o_b_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.sinks`, one a head.
+    /// [`CompressedAttentionWeights::sinks`]'s view.
     pub sinks: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The CSA compressor's `compressor.csa.kv_proj.weight`, overlapping windows, `[2 · head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::csa_kv_proj`]'s view.
     pub csa_kv_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `compressor.csa.gate_proj.weight`, `[2 · head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::csa_gate_proj`]'s view.
     pub csa_gate_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `compressor.csa.kv_norm.weight`, `[head_dim]`.
+    /// [`CompressedAttentionWeights::csa_kv_norm`]'s view.
     pub csa_kv_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `compressor.csa.position_bias`, a learned bias a window slot, `[ratio, 2 · head_dim]`.
+    /// [`CompressedAttentionWeights::csa_position_bias`]'s view.
     pub csa_position_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The CSA indexer's `compressor.csa.indexer.q_b_proj.weight`, `[index heads · index_head_dim, q_lora_rank]`.
+    /// [`CompressedAttentionWeights::csa_indexer_q_b_proj`]'s view.
     pub csa_indexer_q_b_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `compressor.csa.indexer.kv_proj.weight`, `[2 · index_head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::csa_indexer_kv_proj`]'s view.
     pub csa_indexer_kv_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `compressor.csa.indexer.gate_proj.weight`, `[2 · index_head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::csa_indexer_gate_proj`]'s view.
     pub csa_indexer_gate_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `compressor.csa.indexer.kv_norm.weight`, `[index_head_dim]`.
+    /// [`CompressedAttentionWeights::csa_indexer_kv_norm`]'s view.
     pub csa_indexer_kv_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `compressor.csa.indexer.position_bias`, `[ratio, 2 · index_head_dim]`.
+    /// [`CompressedAttentionWeights::csa_indexer_position_bias`]'s view.
     pub csa_indexer_position_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `compressor.csa.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format.
+    /// [`CompressedAttentionWeights::csa_indexer_weights_proj`]'s view.
     pub csa_indexer_weights_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The HCA compressor's `compressor.hca.kv_proj.weight`, disjoint windows, `[head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::hca_kv_proj`]'s view.
     pub hca_kv_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `compressor.hca.gate_proj.weight`, `[head_dim, hidden]`.
+    /// [`CompressedAttentionWeights::hca_gate_proj`]'s view.
     pub hca_gate_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `compressor.hca.kv_norm.weight`, `[head_dim]`.
+    /// [`CompressedAttentionWeights::hca_kv_norm`]'s view.
     pub hca_kv_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `compressor.hca.position_bias`, `[ratio, head_dim]`.
+    /// [`CompressedAttentionWeights::hca_position_bias`]'s view.
     pub hca_position_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -1371,138 +1105,31 @@ impl<'a, D: ::arena_runtime::Device> CompressedAttentionWeightsViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            q_a_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.q_a_proj,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            q_a_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.q_a_norm,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            q_b_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.q_b_proj,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            kv_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.kv_proj,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            kv_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.kv_norm,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            o_a_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.o_a_proj,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            o_b_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.o_b_proj,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            sinks: ::arena_runtime::ViewMut::from_parts(
-                __source.name(7usize),
-                arena.sinks,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            csa_kv_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(8usize),
-                arena.csa_kv_proj,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            csa_gate_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(9usize),
-                arena.csa_gate_proj,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            csa_kv_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(10usize),
-                arena.csa_kv_norm,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            csa_position_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(11usize),
-                arena.csa_position_bias,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            csa_indexer_q_b_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(12usize),
-                arena.csa_indexer_q_b_proj,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            csa_indexer_kv_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(13usize),
-                arena.csa_indexer_kv_proj,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            csa_indexer_gate_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(14usize),
-                arena.csa_indexer_gate_proj,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            csa_indexer_kv_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.csa_indexer_kv_norm,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            csa_indexer_position_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(16usize),
-                arena.csa_indexer_position_bias,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            csa_indexer_weights_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(17usize),
-                arena.csa_indexer_weights_proj,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            hca_kv_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(18usize),
-                arena.hca_kv_proj,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            hca_gate_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.hca_gate_proj,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            hca_kv_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(20usize),
-                arena.hca_kv_norm,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            hca_position_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(21usize),
-                arena.hca_position_bias,
-                __source.shape(21usize),
-                arena.device(),
-            ),
+            q_a_proj: __source.view_mut(0usize, arena.q_a_proj),
+            q_a_norm: __source.view_mut(1usize, arena.q_a_norm),
+            q_b_proj: __source.view_mut(2usize, arena.q_b_proj),
+            kv_proj: __source.view_mut(3usize, arena.kv_proj),
+            kv_norm: __source.view_mut(4usize, arena.kv_norm),
+            o_a_proj: __source.view_mut(5usize, arena.o_a_proj),
+            o_b_proj: __source.view_mut(6usize, arena.o_b_proj),
+            sinks: __source.view_mut(7usize, arena.sinks),
+            csa_kv_proj: __source.view_mut(8usize, arena.csa_kv_proj),
+            csa_gate_proj: __source.view_mut(9usize, arena.csa_gate_proj),
+            csa_kv_norm: __source.view_mut(10usize, arena.csa_kv_norm),
+            csa_position_bias: __source.view_mut(11usize, arena.csa_position_bias),
+            csa_indexer_q_b_proj: __source.view_mut(12usize, arena.csa_indexer_q_b_proj),
+            csa_indexer_kv_proj: __source.view_mut(13usize, arena.csa_indexer_kv_proj),
+            csa_indexer_gate_proj: __source
+                .view_mut(14usize, arena.csa_indexer_gate_proj),
+            csa_indexer_kv_norm: __source.view_mut(15usize, arena.csa_indexer_kv_norm),
+            csa_indexer_position_bias: __source
+                .view_mut(16usize, arena.csa_indexer_position_bias),
+            csa_indexer_weights_proj: __source
+                .view_mut(17usize, arena.csa_indexer_weights_proj),
+            hca_kv_proj: __source.view_mut(18usize, arena.hca_kv_proj),
+            hca_gate_proj: __source.view_mut(19usize, arena.hca_gate_proj),
+            hca_kv_norm: __source.view_mut(20usize, arena.hca_kv_norm),
+            hca_position_bias: __source.view_mut(21usize, arena.hca_position_bias),
             __device: ::core::marker::PhantomData,
         })
     }

@@ -184,26 +184,23 @@ impl FfnWeightsSizes {
         __sizes.gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("gate_proj");
             if w.dense.layers > 0 && w.gated_ffn > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.dense.layers,
-                            __f
-                                .value(
-                                    formats.dense_ffn
-                                        .linear_bytes(
-                                            __f.mul(w.dense.width, w.gated_ffn)?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.dense.layers,
+                        __f
+                            .value(
+                                formats.dense_ffn
+                                    .linear_bytes(
+                                        __f.mul(w.dense.width, w.gated_ffn)?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -212,23 +209,20 @@ impl FfnWeightsSizes {
         __sizes.up_proj = {
             let __f = ::arena_runtime::CheckedArith::new("up_proj");
             if w.dense.layers > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.dense.layers,
-                            __f
-                                .value(
-                                    formats.dense_ffn
-                                        .linear_bytes(w.dense.width, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.dense.layers,
+                        __f
+                            .value(
+                                formats.dense_ffn
+                                    .linear_bytes(w.dense.width, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -237,23 +231,20 @@ impl FfnWeightsSizes {
         __sizes.down_proj = {
             let __f = ::arena_runtime::CheckedArith::new("down_proj");
             if w.dense.layers > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.dense.layers,
-                            __f
-                                .value(
-                                    formats.dense_ffn
-                                        .linear_bytes(config.hidden_size, w.dense.width),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.dense.layers,
+                        __f
+                            .value(
+                                formats.dense_ffn
+                                    .linear_bytes(config.hidden_size, w.dense.width),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -262,26 +253,23 @@ impl FfnWeightsSizes {
         __sizes.wide_gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("wide_gate_proj");
             if w.dense_wide.layers > 0 && w.gated_ffn > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.dense_wide.layers,
-                            __f
-                                .value(
-                                    formats.dense_ffn
-                                        .linear_bytes(
-                                            __f.mul(w.dense_wide.width, w.gated_ffn)?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.dense_wide.layers,
+                        __f
+                            .value(
+                                formats.dense_ffn
+                                    .linear_bytes(
+                                        __f.mul(w.dense_wide.width, w.gated_ffn)?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -290,23 +278,20 @@ impl FfnWeightsSizes {
         __sizes.wide_up_proj = {
             let __f = ::arena_runtime::CheckedArith::new("wide_up_proj");
             if w.dense_wide.layers > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.dense_wide.layers,
-                            __f
-                                .value(
-                                    formats.dense_ffn
-                                        .linear_bytes(w.dense_wide.width, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.dense_wide.layers,
+                        __f
+                            .value(
+                                formats.dense_ffn
+                                    .linear_bytes(w.dense_wide.width, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -315,23 +300,20 @@ impl FfnWeightsSizes {
         __sizes.wide_down_proj = {
             let __f = ::arena_runtime::CheckedArith::new("wide_down_proj");
             if w.dense_wide.layers > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.dense_wide.layers,
-                            __f
-                                .value(
-                                    formats.dense_ffn
-                                        .linear_bytes(config.hidden_size, w.dense_wide.width),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.dense_wide.layers,
+                        __f
+                            .value(
+                                formats.dense_ffn
+                                    .linear_bytes(config.hidden_size, w.dense_wide.width),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -340,28 +322,25 @@ impl FfnWeightsSizes {
         __sizes.experts_gate_up = {
             let __f = ::arena_runtime::CheckedArith::new("experts_gate_up");
             if w.moe > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.moe,
-                            __f.add(1, w.gated_ffn)?,
-                            __f
-                                .value(
-                                    formats.experts
-                                        .experts_bytes(
-                                            config.local_experts(),
-                                            formats.experts.expert_width(config.moe_intermediate_size),
-                                            formats.experts.expert_hidden(config.expert_io_width()),
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.moe,
+                        __f.add(1, w.gated_ffn)?,
+                        __f
+                            .value(
+                                formats.experts
+                                    .experts_bytes(
+                                        config.local_experts(),
+                                        formats.experts.expert_width(config.moe_intermediate_size),
+                                        formats.experts.expert_hidden(config.expert_io_width()),
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -370,27 +349,24 @@ impl FfnWeightsSizes {
         __sizes.experts_down = {
             let __f = ::arena_runtime::CheckedArith::new("experts_down");
             if w.moe > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.moe,
-                            __f
-                                .value(
-                                    formats.experts
-                                        .experts_bytes(
-                                            config.local_experts(),
-                                            formats.experts.expert_hidden(config.expert_io_width()),
-                                            formats.experts.expert_width(config.moe_intermediate_size),
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.moe,
+                        __f
+                            .value(
+                                formats.experts
+                                    .experts_bytes(
+                                        config.local_experts(),
+                                        formats.experts.expert_hidden(config.expert_io_width()),
+                                        formats.experts.expert_width(config.moe_intermediate_size),
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -399,23 +375,20 @@ impl FfnWeightsSizes {
         __sizes.latent_in_proj = {
             let __f = ::arena_runtime::CheckedArith::new("latent_in_proj");
             if w.moe > 0 && config.moe_latent_size > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.moe,
-                            __f
-                                .value(
-                                    formats.experts
-                                        .linear_bytes(config.moe_latent_size, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.moe,
+                        __f
+                            .value(
+                                formats.experts
+                                    .linear_bytes(config.moe_latent_size, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -424,23 +397,20 @@ impl FfnWeightsSizes {
         __sizes.latent_out_proj = {
             let __f = ::arena_runtime::CheckedArith::new("latent_out_proj");
             if w.moe > 0 && config.moe_latent_size > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.moe,
-                            __f
-                                .value(
-                                    formats.experts
-                                        .linear_bytes(config.hidden_size, config.moe_latent_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.moe,
+                        __f
+                            .value(
+                                formats.experts
+                                    .linear_bytes(config.hidden_size, config.moe_latent_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -449,16 +419,13 @@ impl FfnWeightsSizes {
         __sizes.router = {
             let __f = ::arena_runtime::CheckedArith::new("router");
             if w.moe > 0 && w.scaled_router == 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.moe, config.num_experts, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.moe, config.num_experts, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -467,16 +434,13 @@ impl FfnWeightsSizes {
         __sizes.router_bias = {
             let __f = ::arena_runtime::CheckedArith::new("router_bias");
             if w.expert_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.expert_bias, config.num_experts],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.expert_bias, config.num_experts],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -485,27 +449,24 @@ impl FfnWeightsSizes {
         __sizes.experts_gate_up_bias = {
             let __f = ::arena_runtime::CheckedArith::new("experts_gate_up_bias");
             if w.expert_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.expert_bias,
-                            __f.value(config.local_experts())?,
-                            __f
-                                .mul(
-                                    2,
-                                    __f
-                                        .value(
-                                            formats.experts.expert_width(config.moe_intermediate_size),
-                                        )?,
-                                )?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.expert_bias,
+                        __f.value(config.local_experts())?,
+                        __f
+                            .mul(
+                                2,
+                                __f
+                                    .value(
+                                        formats.experts.expert_width(config.moe_intermediate_size),
+                                    )?,
+                            )?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -514,20 +475,17 @@ impl FfnWeightsSizes {
         __sizes.experts_down_bias = {
             let __f = ::arena_runtime::CheckedArith::new("experts_down_bias");
             if w.expert_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.expert_bias,
-                            __f.value(config.local_experts())?,
-                            __f.value(formats.experts.expert_hidden(config.hidden_size))?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.expert_bias,
+                        __f.value(config.local_experts())?,
+                        __f.value(formats.experts.expert_hidden(config.hidden_size))?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -536,16 +494,13 @@ impl FfnWeightsSizes {
         __sizes.e_score_correction_bias = {
             let __f = ::arena_runtime::CheckedArith::new("e_score_correction_bias");
             if w.router_bias > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.router_bias, config.num_experts],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.router_bias, config.num_experts],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -554,16 +509,13 @@ impl FfnWeightsSizes {
         __sizes.e_score_correction_bias_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("e_score_correction_bias_f32");
             if w.router_bias_buffer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.router_bias_buffer, config.num_experts],
-                        <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.router_bias_buffer, config.num_experts],
+                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -572,16 +524,13 @@ impl FfnWeightsSizes {
         __sizes.scaled_router_proj = {
             let __f = ::arena_runtime::CheckedArith::new("scaled_router_proj");
             if w.scaled_router > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.scaled_router, config.num_experts, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.scaled_router, config.num_experts, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -590,19 +539,13 @@ impl FfnWeightsSizes {
         __sizes.scaled_router_scales = {
             let __f = ::arena_runtime::CheckedArith::new("scaled_router_scales");
             if w.scaled_router > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.scaled_router,
-                            __f.add(config.hidden_size, config.num_experts)?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.scaled_router, __f.add(config.hidden_size, config.num_experts)?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -612,27 +555,24 @@ impl FfnWeightsSizes {
             let __f = ::arena_runtime::CheckedArith::new("shared_gate_proj");
             if w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0
             {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.moe,
-                            __f
-                                .value(
-                                    formats.shared_experts
-                                        .linear_bytes(
-                                            __f
-                                                .mul(w.gated_ffn, config.shared_expert_intermediate_size)?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.moe,
+                        __f
+                            .value(
+                                formats.shared_experts
+                                    .linear_bytes(
+                                        __f
+                                            .mul(w.gated_ffn, config.shared_expert_intermediate_size)?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -641,26 +581,23 @@ impl FfnWeightsSizes {
         __sizes.shared_up_proj = {
             let __f = ::arena_runtime::CheckedArith::new("shared_up_proj");
             if w.moe > 0 && config.shared_expert_intermediate_size > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.moe,
-                            __f
-                                .value(
-                                    formats.shared_experts
-                                        .linear_bytes(
-                                            config.shared_expert_intermediate_size,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.moe,
+                        __f
+                            .value(
+                                formats.shared_experts
+                                    .linear_bytes(
+                                        config.shared_expert_intermediate_size,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -669,26 +606,23 @@ impl FfnWeightsSizes {
         __sizes.shared_down_proj = {
             let __f = ::arena_runtime::CheckedArith::new("shared_down_proj");
             if w.moe > 0 && config.shared_expert_intermediate_size > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.moe,
-                            __f
-                                .value(
-                                    formats.shared_experts
-                                        .linear_bytes(
-                                            config.hidden_size,
-                                            config.shared_expert_intermediate_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.moe,
+                        __f
+                            .value(
+                                formats.shared_experts
+                                    .linear_bytes(
+                                        config.hidden_size,
+                                        config.shared_expert_intermediate_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -697,16 +631,13 @@ impl FfnWeightsSizes {
         __sizes.shared_expert_gate = {
             let __f = ::arena_runtime::CheckedArith::new("shared_expert_gate");
             if w.shared_expert_gate > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.shared_expert_gate, 1, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.shared_expert_gate, 1, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -768,304 +699,207 @@ impl ::arena_runtime::Arena for FfnWeights {
     const NAME: &'static str = "FfnWeights";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "gate_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.dense.layers > 0 && w.gated_ffn > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The dense MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "up_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.dense.layers > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "down_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.dense.layers > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "wide_gate_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.dense_wide.layers > 0 && w.gated_ffn > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "wide_up_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.dense_wide.layers > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.up_proj.weight`, `[width, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "wide_down_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense_wide.width)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.dense_wide.layers > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "experts_gate_up",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.moe > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "experts_down",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.moe > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "latent_in_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [formats.experts.linear_bytes(config.moe_latent_size, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.moe > 0 && config.moe_latent_size > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "latent_out_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [formats.experts.linear_bytes(config.hidden_size, config.moe_latent_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.moe > 0 && config.moe_latent_size > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`mixer.fc2_latent_proj.weight`, `[hidden, latent]`: the experts' output back to the",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "router",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [config.num_experts, config.hidden_size]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.moe > 0 && w.scaled_router == 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "router_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.expert_bias layers × [config.num_experts]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.expert_bias > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "gpt-oss's `mlp.router.bias`, `[experts]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "experts_gate_up_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.expert_bias layers × [config.local_experts(), 2 * formats.experts.expert_width(config.moe_intermediate_size)]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.expert_bias > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "experts_down_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.expert_bias layers × [config.local_experts(), formats.experts.expert_hidden(config.hidden_size)]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.expert_bias > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "e_score_correction_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.router_bias layers × [config.num_experts]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.router_bias > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "e_score_correction_bias_f32",
-            dtype: <f32 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <f32 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.router_bias_buffer layers × [config.num_experts]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.router_bias_buffer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: false,
-            doc: "The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "scaled_router_proj",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.scaled_router layers × [config.num_experts, config.hidden_size]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.scaled_router > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Gemma 4's `router.proj.weight`, `[experts, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "scaled_router_scales",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.scaled_router layers × [config.hidden_size + config.num_experts]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.scaled_router > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "shared_gate_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
+        ::arena_runtime::BufferDecl::new(
+                "gate_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)]",
+                2usize,
+                "The dense MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).",
+            )
+            .gated_by("w.dense.layers > 0 && w.gated_ffn > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "up_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size)]",
+                2usize,
+                "The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.",
+            )
+            .gated_by("w.dense.layers > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "down_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.dense.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width)]",
+                2usize,
+                "The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.",
+            )
+            .gated_by("w.dense.layers > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "wide_gate_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)]",
+                2usize,
+                "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).",
+            )
+            .gated_by("w.dense_wide.layers > 0 && w.gated_ffn > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "wide_up_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width, config.hidden_size)]",
+                2usize,
+                "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.up_proj.weight`, `[width, hidden]`.",
+            )
+            .gated_by("w.dense_wide.layers > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "wide_down_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense_wide.width)]",
+                2usize,
+                "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.",
+            )
+            .gated_by("w.dense_wide.layers > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "experts_gate_up",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.moe layers × [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))]",
+                3usize,
+                "The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert",
+            )
+            .gated_by("w.moe > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "experts_down",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.moe layers × [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))]",
+                2usize,
+                "`mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the",
+            )
+            .gated_by("w.moe > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "latent_in_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.moe layers × [formats.experts.linear_bytes(config.moe_latent_size, config.hidden_size)]",
+                2usize,
+                "Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,",
+            )
+            .gated_by("w.moe > 0 && config.moe_latent_size > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "latent_out_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.moe layers × [formats.experts.linear_bytes(config.hidden_size, config.moe_latent_size)]",
+                2usize,
+                "`mixer.fc2_latent_proj.weight`, `[hidden, latent]`: the experts' output back to the",
+            )
+            .gated_by("w.moe > 0 && config.moe_latent_size > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "router",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.moe layers × [config.num_experts, config.hidden_size]",
+                3usize,
+                "The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).",
+            )
+            .gated_by("w.moe > 0 && w.scaled_router == 0"),
+        ::arena_runtime::BufferDecl::new(
+                "router_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.expert_bias layers × [config.num_experts]",
+                2usize,
+                "gpt-oss's `mlp.router.bias`, `[experts]`.",
+            )
+            .gated_by("w.expert_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "experts_gate_up_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.expert_bias layers × [config.local_experts(), 2 * formats.experts.expert_width(config.moe_intermediate_size)]",
+                3usize,
+                "gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the",
+            )
+            .gated_by("w.expert_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "experts_down_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.expert_bias layers × [config.local_experts(), formats.experts.expert_hidden(config.hidden_size)]",
+                3usize,
+                "gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size",
+            )
+            .gated_by("w.expert_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "e_score_correction_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.router_bias layers × [config.num_experts]",
+                2usize,
+                "Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.",
+            )
+            .gated_by("w.router_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "e_score_correction_bias_f32",
+                <f32 as ::arena_runtime::dtype::Element>::NAME,
+                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.router_bias_buffer layers × [config.num_experts]",
+                2usize,
+                "The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a",
+            )
+            .gated_by("w.router_bias_buffer > 0")
+            .untracked(),
+        ::arena_runtime::BufferDecl::new(
+                "scaled_router_proj",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.scaled_router layers × [config.num_experts, config.hidden_size]",
+                3usize,
+                "Gemma 4's `router.proj.weight`, `[experts, hidden]`.",
+            )
+            .gated_by("w.scaled_router > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "scaled_router_scales",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.scaled_router layers × [config.hidden_size + config.num_experts]",
+                2usize,
+                "Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.",
+            )
+            .gated_by("w.scaled_router > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "shared_gate_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.moe layers × [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]",
+                2usize,
+                "The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.",
+            )
+            .gated_by(
                 "w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0",
             ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "shared_up_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.moe > 0 && config.shared_expert_intermediate_size > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "shared_down_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.moe layers × [formats.shared_experts.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some(
-                "w.moe > 0 && config.shared_expert_intermediate_size > 0",
-            ),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "shared_expert_gate",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.shared_expert_gate layers × [1, config.hidden_size]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.shared_expert_gate > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+                "shared_up_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.moe layers × [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)]",
+                2usize,
+                "`mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.",
+            )
+            .gated_by("w.moe > 0 && config.shared_expert_intermediate_size > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "shared_down_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.moe layers × [formats.shared_experts.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)]",
+                2usize,
+                "`mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.",
+            )
+            .gated_by("w.moe > 0 && config.shared_expert_intermediate_size > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "shared_expert_gate",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.shared_expert_gate layers × [1, config.hidden_size]",
+                3usize,
+                "`mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in",
+            )
+            .gated_by("w.shared_expert_gate > 0"),
     ];
     fn byte_sizes(sizes: &FfnWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -1147,66 +981,49 @@ impl FfnWeights {
 }
 /// Read-only views of every buffer of [`FfnWeights`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
-    /// The dense MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
+    /// [`FfnWeights::gate_proj`]'s view.
     pub gate_proj: ::arena_runtime::View<'a, u8, D>,
-    /// The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.
+    /// [`FfnWeights::up_proj`]'s view.
     pub up_proj: ::arena_runtime::View<'a, u8, D>,
-    /// The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.
+    /// [`FfnWeights::down_proj`]'s view.
     pub down_proj: ::arena_runtime::View<'a, u8, D>,
-    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
+    /// [`FfnWeights::wide_gate_proj`]'s view.
     pub wide_gate_proj: ::arena_runtime::View<'a, u8, D>,
-    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.up_proj.weight`, `[width, hidden]`.
+    /// [`FfnWeights::wide_up_proj`]'s view.
     pub wide_up_proj: ::arena_runtime::View<'a, u8, D>,
-    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.
+    /// [`FfnWeights::wide_down_proj`]'s view.
     pub wide_down_proj: ::arena_runtime::View<'a, u8, D>,
-    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
-    /// width, hidden]` a layer (the latent width where the experts run in one,
-    /// [`ModelConfig::expert_io_width`]): gate and up each `[local experts, expert width, hidden]`
-    /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
-    /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
-    /// ([`WeightFormat::expert_width`](crate::config::WeightFormat::expert_width)).
+    /// [`FfnWeights::experts_gate_up`]'s view.
     pub experts_gate_up: ::arena_runtime::View<'a, u8, D>,
-    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
-    /// format's engine pads them ([`WeightFormat::expert_hidden`](crate::config::WeightFormat::expert_hidden)).
+    /// [`FfnWeights::experts_down`]'s view.
     pub experts_down: ::arena_runtime::View<'a, u8, D>,
-    /// Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,
-    /// `[latent, hidden]`, the tokens projected into the space the routed experts run in
-    /// (`NemotronHMoE`, whose experts are `[experts, width, latent]` and back); whole on every
-    /// rank (chosen here: a small matrix, kept replicated rather than split).
+    /// [`FfnWeights::latent_in_proj`]'s view.
     pub latent_in_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `mixer.fc2_latent_proj.weight`, `[hidden, latent]`: the experts' output back to the
-    /// hidden size.
+    /// [`FfnWeights::latent_out_proj`]'s view.
     pub latent_out_proj: ::arena_runtime::View<'a, u8, D>,
-    /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
+    /// [`FfnWeights::router`]'s view.
     pub router: ::arena_runtime::View<'a, bf16, D>,
-    /// gpt-oss's `mlp.router.bias`, `[experts]`.
+    /// [`FfnWeights::router_bias`]'s view.
     pub router_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
-    /// width padded as the experts').
+    /// [`FfnWeights::experts_gate_up_bias`]'s view.
     pub experts_gate_up_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size
-    /// padded as the experts').
+    /// [`FfnWeights::experts_down_bias`]'s view.
     pub experts_down_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
+    /// [`FfnWeights::e_score_correction_bias`]'s view.
     pub e_score_correction_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a
-    /// parameter (DeepSeek-V3 and its kin, GLM-4.5 and GLM-5, Kimi, MiniMax-M2,
-    /// Nemotron-H: transformers' `register_buffer`, the oracle's `buffers_numel`), `[experts]`
-    /// FP32 as checkpoints store it and engines load it. Untracked: allocated in the slab, out
-    /// of `total_bytes`, so the parameter count stays the reference's.
+    /// [`FfnWeights::e_score_correction_bias_f32`]'s view.
     pub e_score_correction_bias_f32: ::arena_runtime::View<'a, f32, D>,
-    /// Gemma 4's `router.proj.weight`, `[experts, hidden]`.
+    /// [`FfnWeights::scaled_router_proj`]'s view.
     pub scaled_router_proj: ::arena_runtime::View<'a, bf16, D>,
-    /// Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.
+    /// [`FfnWeights::scaled_router_scales`]'s view.
     pub scaled_router_scales: ::arena_runtime::View<'a, bf16, D>,
-    /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.
+    /// [`FfnWeights::shared_gate_proj`]'s view.
     pub shared_gate_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.
+    /// [`FfnWeights::shared_up_proj`]'s view.
     pub shared_up_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.
+    /// [`FfnWeights::shared_down_proj`]'s view.
     pub shared_down_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in
-    /// every format (vLLM builds it with `quant_config=None`).
+    /// [`FfnWeights::shared_expert_gate`]'s view.
     pub shared_expert_gate: ::arena_runtime::View<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -1217,204 +1034,79 @@ impl<'a, D: ::arena_runtime::Device> FfnWeightsViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<FfnWeights, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            gate_proj: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.gate_proj,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            up_proj: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.up_proj,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            down_proj: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.down_proj,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            wide_gate_proj: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.wide_gate_proj,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            wide_up_proj: ::arena_runtime::View::from_parts(
-                __source.name(4usize),
-                arena.wide_up_proj,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            wide_down_proj: ::arena_runtime::View::from_parts(
-                __source.name(5usize),
-                arena.wide_down_proj,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            experts_gate_up: ::arena_runtime::View::from_parts(
-                __source.name(6usize),
-                arena.experts_gate_up,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            experts_down: ::arena_runtime::View::from_parts(
-                __source.name(7usize),
-                arena.experts_down,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            latent_in_proj: ::arena_runtime::View::from_parts(
-                __source.name(8usize),
-                arena.latent_in_proj,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            latent_out_proj: ::arena_runtime::View::from_parts(
-                __source.name(9usize),
-                arena.latent_out_proj,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            router: ::arena_runtime::View::from_parts(
-                __source.name(10usize),
-                arena.router,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            router_bias: ::arena_runtime::View::from_parts(
-                __source.name(11usize),
-                arena.router_bias,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            experts_gate_up_bias: ::arena_runtime::View::from_parts(
-                __source.name(12usize),
-                arena.experts_gate_up_bias,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            experts_down_bias: ::arena_runtime::View::from_parts(
-                __source.name(13usize),
-                arena.experts_down_bias,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            e_score_correction_bias: ::arena_runtime::View::from_parts(
-                __source.name(14usize),
-                arena.e_score_correction_bias,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            e_score_correction_bias_f32: ::arena_runtime::View::from_parts(
-                __source.name(15usize),
-                arena.e_score_correction_bias_f32,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            scaled_router_proj: ::arena_runtime::View::from_parts(
-                __source.name(16usize),
-                arena.scaled_router_proj,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            scaled_router_scales: ::arena_runtime::View::from_parts(
-                __source.name(17usize),
-                arena.scaled_router_scales,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            shared_gate_proj: ::arena_runtime::View::from_parts(
-                __source.name(18usize),
-                arena.shared_gate_proj,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            shared_up_proj: ::arena_runtime::View::from_parts(
-                __source.name(19usize),
-                arena.shared_up_proj,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            shared_down_proj: ::arena_runtime::View::from_parts(
-                __source.name(20usize),
-                arena.shared_down_proj,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            shared_expert_gate: ::arena_runtime::View::from_parts(
-                __source.name(21usize),
-                arena.shared_expert_gate,
-                __source.shape(21usize),
-                arena.device(),
-            ),
+            gate_proj: __source.view(0usize, arena.gate_proj),
+            up_proj: __source.view(1usize, arena.up_proj),
+            down_proj: __source.view(2usize, arena.down_proj),
+            wide_gate_proj: __source.view(3usize, arena.wide_gate_proj),
+            wide_up_proj: __source.view(4usize, arena.wide_up_proj),
+            wide_down_proj: __source.view(5usize, arena.wide_down_proj),
+            experts_gate_up: __source.view(6usize, arena.experts_gate_up),
+            experts_down: __source.view(7usize, arena.experts_down),
+            latent_in_proj: __source.view(8usize, arena.latent_in_proj),
+            latent_out_proj: __source.view(9usize, arena.latent_out_proj),
+            router: __source.view(10usize, arena.router),
+            router_bias: __source.view(11usize, arena.router_bias),
+            experts_gate_up_bias: __source.view(12usize, arena.experts_gate_up_bias),
+            experts_down_bias: __source.view(13usize, arena.experts_down_bias),
+            e_score_correction_bias: __source
+                .view(14usize, arena.e_score_correction_bias),
+            e_score_correction_bias_f32: __source
+                .view(15usize, arena.e_score_correction_bias_f32),
+            scaled_router_proj: __source.view(16usize, arena.scaled_router_proj),
+            scaled_router_scales: __source.view(17usize, arena.scaled_router_scales),
+            shared_gate_proj: __source.view(18usize, arena.shared_gate_proj),
+            shared_up_proj: __source.view(19usize, arena.shared_up_proj),
+            shared_down_proj: __source.view(20usize, arena.shared_down_proj),
+            shared_expert_gate: __source.view(21usize, arena.shared_expert_gate),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`FfnWeights`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
-    /// The dense MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
+    /// [`FfnWeights::gate_proj`]'s view.
     pub gate_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.
+    /// [`FfnWeights::up_proj`]'s view.
     pub up_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.
+    /// [`FfnWeights::down_proj`]'s view.
     pub down_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
+    /// [`FfnWeights::wide_gate_proj`]'s view.
     pub wide_gate_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.up_proj.weight`, `[width, hidden]`.
+    /// [`FfnWeights::wide_up_proj`]'s view.
     pub wide_up_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.
+    /// [`FfnWeights::wide_down_proj`]'s view.
     pub wide_down_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
-    /// width, hidden]` a layer (the latent width where the experts run in one,
-    /// [`ModelConfig::expert_io_width`]): gate and up each `[local experts, expert width, hidden]`
-    /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
-    /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
-    /// ([`WeightFormat::expert_width`](crate::config::WeightFormat::expert_width)).
+    /// [`FfnWeights::experts_gate_up`]'s view.
     pub experts_gate_up: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
-    /// format's engine pads them ([`WeightFormat::expert_hidden`](crate::config::WeightFormat::expert_hidden)).
+    /// [`FfnWeights::experts_down`]'s view.
     pub experts_down: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,
-    /// `[latent, hidden]`, the tokens projected into the space the routed experts run in
-    /// (`NemotronHMoE`, whose experts are `[experts, width, latent]` and back); whole on every
-    /// rank (chosen here: a small matrix, kept replicated rather than split).
+    /// [`FfnWeights::latent_in_proj`]'s view.
     pub latent_in_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `mixer.fc2_latent_proj.weight`, `[hidden, latent]`: the experts' output back to the
-    /// hidden size.
+    /// [`FfnWeights::latent_out_proj`]'s view.
     pub latent_out_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
+    /// [`FfnWeights::router`]'s view.
     pub router: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// gpt-oss's `mlp.router.bias`, `[experts]`.
+    /// [`FfnWeights::router_bias`]'s view.
     pub router_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
-    /// width padded as the experts').
+    /// [`FfnWeights::experts_gate_up_bias`]'s view.
     pub experts_gate_up_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size
-    /// padded as the experts').
+    /// [`FfnWeights::experts_down_bias`]'s view.
     pub experts_down_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
+    /// [`FfnWeights::e_score_correction_bias`]'s view.
     pub e_score_correction_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a
-    /// parameter (DeepSeek-V3 and its kin, GLM-4.5 and GLM-5, Kimi, MiniMax-M2,
-    /// Nemotron-H: transformers' `register_buffer`, the oracle's `buffers_numel`), `[experts]`
-    /// FP32 as checkpoints store it and engines load it. Untracked: allocated in the slab, out
-    /// of `total_bytes`, so the parameter count stays the reference's.
+    /// [`FfnWeights::e_score_correction_bias_f32`]'s view.
     pub e_score_correction_bias_f32: ::arena_runtime::ViewMut<'a, f32, D>,
-    /// Gemma 4's `router.proj.weight`, `[experts, hidden]`.
+    /// [`FfnWeights::scaled_router_proj`]'s view.
     pub scaled_router_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.
+    /// [`FfnWeights::scaled_router_scales`]'s view.
     pub scaled_router_scales: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.
+    /// [`FfnWeights::shared_gate_proj`]'s view.
     pub shared_gate_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.
+    /// [`FfnWeights::shared_up_proj`]'s view.
     pub shared_up_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.
+    /// [`FfnWeights::shared_down_proj`]'s view.
     pub shared_down_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in
-    /// every format (vLLM builds it with `quant_config=None`).
+    /// [`FfnWeights::shared_expert_gate`]'s view.
     pub shared_expert_gate: ::arena_runtime::ViewMut<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -1433,138 +1125,30 @@ impl<'a, D: ::arena_runtime::Device> FfnWeightsViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            gate_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.gate_proj,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            up_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.up_proj,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            down_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.down_proj,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            wide_gate_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.wide_gate_proj,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            wide_up_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.wide_up_proj,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            wide_down_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.wide_down_proj,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            experts_gate_up: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.experts_gate_up,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            experts_down: ::arena_runtime::ViewMut::from_parts(
-                __source.name(7usize),
-                arena.experts_down,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            latent_in_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(8usize),
-                arena.latent_in_proj,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            latent_out_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(9usize),
-                arena.latent_out_proj,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            router: ::arena_runtime::ViewMut::from_parts(
-                __source.name(10usize),
-                arena.router,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            router_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(11usize),
-                arena.router_bias,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            experts_gate_up_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(12usize),
-                arena.experts_gate_up_bias,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            experts_down_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(13usize),
-                arena.experts_down_bias,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            e_score_correction_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(14usize),
-                arena.e_score_correction_bias,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            e_score_correction_bias_f32: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.e_score_correction_bias_f32,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            scaled_router_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(16usize),
-                arena.scaled_router_proj,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            scaled_router_scales: ::arena_runtime::ViewMut::from_parts(
-                __source.name(17usize),
-                arena.scaled_router_scales,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            shared_gate_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(18usize),
-                arena.shared_gate_proj,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            shared_up_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.shared_up_proj,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            shared_down_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(20usize),
-                arena.shared_down_proj,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            shared_expert_gate: ::arena_runtime::ViewMut::from_parts(
-                __source.name(21usize),
-                arena.shared_expert_gate,
-                __source.shape(21usize),
-                arena.device(),
-            ),
+            gate_proj: __source.view_mut(0usize, arena.gate_proj),
+            up_proj: __source.view_mut(1usize, arena.up_proj),
+            down_proj: __source.view_mut(2usize, arena.down_proj),
+            wide_gate_proj: __source.view_mut(3usize, arena.wide_gate_proj),
+            wide_up_proj: __source.view_mut(4usize, arena.wide_up_proj),
+            wide_down_proj: __source.view_mut(5usize, arena.wide_down_proj),
+            experts_gate_up: __source.view_mut(6usize, arena.experts_gate_up),
+            experts_down: __source.view_mut(7usize, arena.experts_down),
+            latent_in_proj: __source.view_mut(8usize, arena.latent_in_proj),
+            latent_out_proj: __source.view_mut(9usize, arena.latent_out_proj),
+            router: __source.view_mut(10usize, arena.router),
+            router_bias: __source.view_mut(11usize, arena.router_bias),
+            experts_gate_up_bias: __source.view_mut(12usize, arena.experts_gate_up_bias),
+            experts_down_bias: __source.view_mut(13usize, arena.experts_down_bias),
+            e_score_correction_bias: __source
+                .view_mut(14usize, arena.e_score_correction_bias),
+            e_score_correction_bias_f32: __source
+                .view_mut(15usize, arena.e_score_correction_bias_f32),
+            scaled_router_proj: __source.view_mut(16usize, arena.scaled_router_proj),
+            scaled_router_scales: __source.view_mut(17usize, arena.scaled_router_scales),
+            shared_gate_proj: __source.view_mut(18usize, arena.shared_gate_proj),
+            shared_up_proj: __source.view_mut(19usize, arena.shared_up_proj),
+            shared_down_proj: __source.view_mut(20usize, arena.shared_down_proj),
+            shared_expert_gate: __source.view_mut(21usize, arena.shared_expert_gate),
             __device: ::core::marker::PhantomData,
         })
     }

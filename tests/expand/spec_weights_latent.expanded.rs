@@ -117,23 +117,20 @@ impl LatentAttentionWeightsSizes {
         __sizes.q_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_proj");
             if w.mla_q_lora > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.mla_q_lora,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(config.q_lora_rank, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.mla_q_lora,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(config.q_lora_rank, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -142,16 +139,13 @@ impl LatentAttentionWeightsSizes {
         __sizes.q_a_layernorm = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_layernorm");
             if w.mla_q_lora > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.mla_q_lora, config.q_lora_rank],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.mla_q_lora, config.q_lora_rank],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -160,30 +154,27 @@ impl LatentAttentionWeightsSizes {
         __sizes.q_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_b_proj");
             if w.mla_q_lora > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.mla_q_lora,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f
-                                                .mul(
-                                                    config.num_attention_heads,
-                                                    __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
-                                                )?,
-                                            config.q_lora_rank,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.mla_q_lora,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f
+                                            .mul(
+                                                config.num_attention_heads,
+                                                __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
+                                            )?,
+                                        config.q_lora_rank,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -192,30 +183,27 @@ impl LatentAttentionWeightsSizes {
         __sizes.q_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_proj");
             if w.mla_q_direct > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.mla_q_direct,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f
-                                                .mul(
-                                                    config.num_attention_heads,
-                                                    __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
-                                                )?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.mla_q_direct,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f
+                                            .mul(
+                                                config.num_attention_heads,
+                                                __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
+                                            )?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -224,26 +212,23 @@ impl LatentAttentionWeightsSizes {
         __sizes.kv_a_proj_with_mqa = {
             let __f = ::arena_runtime::CheckedArith::new("kv_a_proj_with_mqa");
             if w.mla > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.mla,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f.add(config.kv_lora_rank, config.qk_rope_head_dim)?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.mla,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f.add(config.kv_lora_rank, config.qk_rope_head_dim)?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -252,16 +237,13 @@ impl LatentAttentionWeightsSizes {
         __sizes.kv_a_layernorm = {
             let __f = ::arena_runtime::CheckedArith::new("kv_a_layernorm");
             if w.mla > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.mla, config.kv_lora_rank],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.mla, config.kv_lora_rank],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -270,30 +252,27 @@ impl LatentAttentionWeightsSizes {
         __sizes.kv_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kv_b_proj");
             if w.mla > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.mla,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f
-                                                .mul(
-                                                    config.num_attention_heads,
-                                                    __f.add(config.qk_nope_head_dim, config.v_head_dim)?,
-                                                )?,
-                                            config.kv_lora_rank,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.mla,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f
+                                            .mul(
+                                                config.num_attention_heads,
+                                                __f.add(config.qk_nope_head_dim, config.v_head_dim)?,
+                                            )?,
+                                        config.kv_lora_rank,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -302,26 +281,23 @@ impl LatentAttentionWeightsSizes {
         __sizes.o_proj = {
             let __f = ::arena_runtime::CheckedArith::new("o_proj");
             if w.mla > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.mla,
-                            __f
-                                .value(
-                                    formats.attention_out
-                                        .linear_bytes(
-                                            config.hidden_size,
-                                            __f.mul(config.num_attention_heads, config.v_head_dim)?,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.mla,
+                        __f
+                            .value(
+                                formats.attention_out
+                                    .linear_bytes(
+                                        config.hidden_size,
+                                        __f.mul(config.num_attention_heads, config.v_head_dim)?,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -330,26 +306,23 @@ impl LatentAttentionWeightsSizes {
         __sizes.indexer_wq_b = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_wq_b");
             if w.mla_indexer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.mla_indexer,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(
-                                            __f.mul(config.index_n_heads, config.index_head_dim)?,
-                                            config.q_lora_rank,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.mla_indexer,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(
+                                        __f.mul(config.index_n_heads, config.index_head_dim)?,
+                                        config.q_lora_rank,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -358,23 +331,20 @@ impl LatentAttentionWeightsSizes {
         __sizes.indexer_wk = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_wk");
             if w.mla_indexer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.mla_indexer,
-                            __f
-                                .value(
-                                    formats.attention
-                                        .linear_bytes(config.index_head_dim, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.mla_indexer,
+                        __f
+                            .value(
+                                formats.attention
+                                    .linear_bytes(config.index_head_dim, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -383,16 +353,13 @@ impl LatentAttentionWeightsSizes {
         __sizes.indexer_k_norm = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_k_norm");
             if w.mla_indexer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.mla_indexer, 2, config.index_head_dim],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.mla_indexer, 2, config.index_head_dim],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -401,16 +368,13 @@ impl LatentAttentionWeightsSizes {
         __sizes.indexer_weights_proj = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_weights_proj");
             if w.mla_indexer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.mla_indexer, config.index_n_heads, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.mla_indexer, config.index_n_heads, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -474,162 +438,114 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
     const NAME: &'static str = "LatentAttentionWeights";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "q_a_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla_q_lora layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.mla_q_lora > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]` a layer with a low-rank q.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q_a_layernorm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla_q_lora layers × [config.q_lora_rank]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.mla_q_lora > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_a_layernorm.weight`, `[q_lora_rank]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q_b_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla_q_lora layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.q_lora_rank)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.mla_q_lora > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_b_proj.weight`, `[heads · (nope + rope), q_lora_rank]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "q_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla_q_direct layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.mla_q_direct > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_proj.weight`, `[heads · (nope + rope), hidden]` a layer without a low-rank q (Kimi-Linear).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kv_a_proj_with_mqa",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla layers × [formats.attention.linear_bytes(config.kv_lora_rank + config.qk_rope_head_dim, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.mla > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.kv_a_proj_with_mqa.weight`, `[kv_lora_rank + rope, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kv_a_layernorm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla layers × [config.kv_lora_rank]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.mla > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.kv_a_layernorm.weight`, `[kv_lora_rank]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kv_b_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.v_head_dim), config.kv_lora_rank)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.mla > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.kv_b_proj.weight`, `[heads · (nope + v), kv_lora_rank]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "o_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla layers × [formats.attention_out.linear_bytes(config.hidden_size, config.num_attention_heads * config.v_head_dim)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.mla > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.o_proj.weight`, `[hidden, heads · v]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "indexer_wq_b",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.mla_indexer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "DeepSeek-V3.2's `self_attn.indexer.wq_b.weight`, `[index heads · index_head_dim, q_lora_rank]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "indexer_wk",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla_indexer layers × [formats.attention.linear_bytes(config.index_head_dim, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.mla_indexer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.indexer.wk.weight`, `[index_head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "indexer_k_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla_indexer layers × [2, config.index_head_dim]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.mla_indexer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.indexer.k_norm` (a LayerNorm): weight and bias, `[2, index_head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "indexer_weights_proj",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.mla_indexer layers × [config.index_n_heads, config.hidden_size]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.mla_indexer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format (vLLM and SGLang build it with `quant_config=None`).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+                "q_a_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla_q_lora layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]",
+                2usize,
+                "`self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]` a layer with a low-rank q.",
+            )
+            .gated_by("w.mla_q_lora > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "q_a_layernorm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla_q_lora layers × [config.q_lora_rank]",
+                2usize,
+                "`self_attn.q_a_layernorm.weight`, `[q_lora_rank]`.",
+            )
+            .gated_by("w.mla_q_lora > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "q_b_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla_q_lora layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.q_lora_rank)]",
+                2usize,
+                "`self_attn.q_b_proj.weight`, `[heads · (nope + rope), q_lora_rank]`.",
+            )
+            .gated_by("w.mla_q_lora > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "q_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla_q_direct layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.hidden_size)]",
+                2usize,
+                "`self_attn.q_proj.weight`, `[heads · (nope + rope), hidden]` a layer without a low-rank q (Kimi-Linear).",
+            )
+            .gated_by("w.mla_q_direct > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kv_a_proj_with_mqa",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla layers × [formats.attention.linear_bytes(config.kv_lora_rank + config.qk_rope_head_dim, config.hidden_size)]",
+                2usize,
+                "`self_attn.kv_a_proj_with_mqa.weight`, `[kv_lora_rank + rope, hidden]`.",
+            )
+            .gated_by("w.mla > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kv_a_layernorm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla layers × [config.kv_lora_rank]",
+                2usize,
+                "`self_attn.kv_a_layernorm.weight`, `[kv_lora_rank]`.",
+            )
+            .gated_by("w.mla > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kv_b_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.v_head_dim), config.kv_lora_rank)]",
+                2usize,
+                "`self_attn.kv_b_proj.weight`, `[heads · (nope + v), kv_lora_rank]`.",
+            )
+            .gated_by("w.mla > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "o_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla layers × [formats.attention_out.linear_bytes(config.hidden_size, config.num_attention_heads * config.v_head_dim)]",
+                2usize,
+                "`self_attn.o_proj.weight`, `[hidden, heads · v]`.",
+            )
+            .gated_by("w.mla > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "indexer_wq_b",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]",
+                2usize,
+                "DeepSeek-V3.2's `self_attn.indexer.wq_b.weight`, `[index heads · index_head_dim, q_lora_rank]`.",
+            )
+            .gated_by("w.mla_indexer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "indexer_wk",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla_indexer layers × [formats.attention.linear_bytes(config.index_head_dim, config.hidden_size)]",
+                2usize,
+                "`self_attn.indexer.wk.weight`, `[index_head_dim, hidden]`.",
+            )
+            .gated_by("w.mla_indexer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "indexer_k_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla_indexer layers × [2, config.index_head_dim]",
+                3usize,
+                "`self_attn.indexer.k_norm` (a LayerNorm): weight and bias, `[2, index_head_dim]`.",
+            )
+            .gated_by("w.mla_indexer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "indexer_weights_proj",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.mla_indexer layers × [config.index_n_heads, config.hidden_size]",
+                3usize,
+                "`self_attn.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format (vLLM and SGLang build it with `quant_config=None`).",
+            )
+            .gated_by("w.mla_indexer > 0"),
     ];
     fn byte_sizes(sizes: &LatentAttentionWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -698,29 +614,29 @@ impl LatentAttentionWeights {
 }
 /// Read-only views of every buffer of [`LatentAttentionWeights`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct LatentAttentionWeightsViews<'a, D: ::arena_runtime::Device> {
-    /// `self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]` a layer with a low-rank q.
+    /// [`LatentAttentionWeights::q_a_proj`]'s view.
     pub q_a_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.q_a_layernorm.weight`, `[q_lora_rank]`.
+    /// [`LatentAttentionWeights::q_a_layernorm`]'s view.
     pub q_a_layernorm: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.q_b_proj.weight`, `[heads · (nope + rope), q_lora_rank]`.
+    /// [`LatentAttentionWeights::q_b_proj`]'s view.
     pub q_b_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.q_proj.weight`, `[heads · (nope + rope), hidden]` a layer without a low-rank q (Kimi-Linear).
+    /// [`LatentAttentionWeights::q_proj`]'s view.
     pub q_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.kv_a_proj_with_mqa.weight`, `[kv_lora_rank + rope, hidden]`.
+    /// [`LatentAttentionWeights::kv_a_proj_with_mqa`]'s view.
     pub kv_a_proj_with_mqa: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.kv_a_layernorm.weight`, `[kv_lora_rank]`.
+    /// [`LatentAttentionWeights::kv_a_layernorm`]'s view.
     pub kv_a_layernorm: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.kv_b_proj.weight`, `[heads · (nope + v), kv_lora_rank]`.
+    /// [`LatentAttentionWeights::kv_b_proj`]'s view.
     pub kv_b_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.o_proj.weight`, `[hidden, heads · v]`.
+    /// [`LatentAttentionWeights::o_proj`]'s view.
     pub o_proj: ::arena_runtime::View<'a, u8, D>,
-    /// DeepSeek-V3.2's `self_attn.indexer.wq_b.weight`, `[index heads · index_head_dim, q_lora_rank]`.
+    /// [`LatentAttentionWeights::indexer_wq_b`]'s view.
     pub indexer_wq_b: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.indexer.wk.weight`, `[index_head_dim, hidden]`.
+    /// [`LatentAttentionWeights::indexer_wk`]'s view.
     pub indexer_wk: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.indexer.k_norm` (a LayerNorm): weight and bias, `[2, index_head_dim]`.
+    /// [`LatentAttentionWeights::indexer_k_norm`]'s view.
     pub indexer_k_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format (vLLM and SGLang build it with `quant_config=None`).
+    /// [`LatentAttentionWeights::indexer_weights_proj`]'s view.
     pub indexer_weights_proj: ::arena_runtime::View<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -731,107 +647,47 @@ impl<'a, D: ::arena_runtime::Device> LatentAttentionWeightsViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<LatentAttentionWeights, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            q_a_proj: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.q_a_proj,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            q_a_layernorm: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.q_a_layernorm,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            q_b_proj: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.q_b_proj,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            q_proj: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.q_proj,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            kv_a_proj_with_mqa: ::arena_runtime::View::from_parts(
-                __source.name(4usize),
-                arena.kv_a_proj_with_mqa,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            kv_a_layernorm: ::arena_runtime::View::from_parts(
-                __source.name(5usize),
-                arena.kv_a_layernorm,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            kv_b_proj: ::arena_runtime::View::from_parts(
-                __source.name(6usize),
-                arena.kv_b_proj,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            o_proj: ::arena_runtime::View::from_parts(
-                __source.name(7usize),
-                arena.o_proj,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            indexer_wq_b: ::arena_runtime::View::from_parts(
-                __source.name(8usize),
-                arena.indexer_wq_b,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            indexer_wk: ::arena_runtime::View::from_parts(
-                __source.name(9usize),
-                arena.indexer_wk,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            indexer_k_norm: ::arena_runtime::View::from_parts(
-                __source.name(10usize),
-                arena.indexer_k_norm,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            indexer_weights_proj: ::arena_runtime::View::from_parts(
-                __source.name(11usize),
-                arena.indexer_weights_proj,
-                __source.shape(11usize),
-                arena.device(),
-            ),
+            q_a_proj: __source.view(0usize, arena.q_a_proj),
+            q_a_layernorm: __source.view(1usize, arena.q_a_layernorm),
+            q_b_proj: __source.view(2usize, arena.q_b_proj),
+            q_proj: __source.view(3usize, arena.q_proj),
+            kv_a_proj_with_mqa: __source.view(4usize, arena.kv_a_proj_with_mqa),
+            kv_a_layernorm: __source.view(5usize, arena.kv_a_layernorm),
+            kv_b_proj: __source.view(6usize, arena.kv_b_proj),
+            o_proj: __source.view(7usize, arena.o_proj),
+            indexer_wq_b: __source.view(8usize, arena.indexer_wq_b),
+            indexer_wk: __source.view(9usize, arena.indexer_wk),
+            indexer_k_norm: __source.view(10usize, arena.indexer_k_norm),
+            indexer_weights_proj: __source.view(11usize, arena.indexer_weights_proj),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`LatentAttentionWeights`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct LatentAttentionWeightsViewsMut<'a, D: ::arena_runtime::Device> {
-    /// `self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]` a layer with a low-rank q.
+    /// [`LatentAttentionWeights::q_a_proj`]'s view.
     pub q_a_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.q_a_layernorm.weight`, `[q_lora_rank]`.
+    /// [`LatentAttentionWeights::q_a_layernorm`]'s view.
     pub q_a_layernorm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.q_b_proj.weight`, `[heads · (nope + rope), q_lora_rank]`.
+    /// [`LatentAttentionWeights::q_b_proj`]'s view.
     pub q_b_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.q_proj.weight`, `[heads · (nope + rope), hidden]` a layer without a low-rank q (Kimi-Linear).
+    /// [`LatentAttentionWeights::q_proj`]'s view.
     pub q_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.kv_a_proj_with_mqa.weight`, `[kv_lora_rank + rope, hidden]`.
+    /// [`LatentAttentionWeights::kv_a_proj_with_mqa`]'s view.
     pub kv_a_proj_with_mqa: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.kv_a_layernorm.weight`, `[kv_lora_rank]`.
+    /// [`LatentAttentionWeights::kv_a_layernorm`]'s view.
     pub kv_a_layernorm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.kv_b_proj.weight`, `[heads · (nope + v), kv_lora_rank]`.
+    /// [`LatentAttentionWeights::kv_b_proj`]'s view.
     pub kv_b_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.o_proj.weight`, `[hidden, heads · v]`.
+    /// [`LatentAttentionWeights::o_proj`]'s view.
     pub o_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// DeepSeek-V3.2's `self_attn.indexer.wq_b.weight`, `[index heads · index_head_dim, q_lora_rank]`.
+    /// [`LatentAttentionWeights::indexer_wq_b`]'s view.
     pub indexer_wq_b: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.indexer.wk.weight`, `[index_head_dim, hidden]`.
+    /// [`LatentAttentionWeights::indexer_wk`]'s view.
     pub indexer_wk: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.indexer.k_norm` (a LayerNorm): weight and bias, `[2, index_head_dim]`.
+    /// [`LatentAttentionWeights::indexer_k_norm`]'s view.
     pub indexer_k_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format (vLLM and SGLang build it with `quant_config=None`).
+    /// [`LatentAttentionWeights::indexer_weights_proj`]'s view.
     pub indexer_weights_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -850,78 +706,18 @@ impl<'a, D: ::arena_runtime::Device> LatentAttentionWeightsViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            q_a_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.q_a_proj,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            q_a_layernorm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.q_a_layernorm,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            q_b_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.q_b_proj,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            q_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.q_proj,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            kv_a_proj_with_mqa: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.kv_a_proj_with_mqa,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            kv_a_layernorm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.kv_a_layernorm,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            kv_b_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.kv_b_proj,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            o_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(7usize),
-                arena.o_proj,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            indexer_wq_b: ::arena_runtime::ViewMut::from_parts(
-                __source.name(8usize),
-                arena.indexer_wq_b,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            indexer_wk: ::arena_runtime::ViewMut::from_parts(
-                __source.name(9usize),
-                arena.indexer_wk,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            indexer_k_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(10usize),
-                arena.indexer_k_norm,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            indexer_weights_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(11usize),
-                arena.indexer_weights_proj,
-                __source.shape(11usize),
-                arena.device(),
-            ),
+            q_a_proj: __source.view_mut(0usize, arena.q_a_proj),
+            q_a_layernorm: __source.view_mut(1usize, arena.q_a_layernorm),
+            q_b_proj: __source.view_mut(2usize, arena.q_b_proj),
+            q_proj: __source.view_mut(3usize, arena.q_proj),
+            kv_a_proj_with_mqa: __source.view_mut(4usize, arena.kv_a_proj_with_mqa),
+            kv_a_layernorm: __source.view_mut(5usize, arena.kv_a_layernorm),
+            kv_b_proj: __source.view_mut(6usize, arena.kv_b_proj),
+            o_proj: __source.view_mut(7usize, arena.o_proj),
+            indexer_wq_b: __source.view_mut(8usize, arena.indexer_wq_b),
+            indexer_wk: __source.view_mut(9usize, arena.indexer_wk),
+            indexer_k_norm: __source.view_mut(10usize, arena.indexer_k_norm),
+            indexer_weights_proj: __source.view_mut(11usize, arena.indexer_weights_proj),
             __device: ::core::marker::PhantomData,
         })
     }

@@ -221,38 +221,35 @@ impl MixerWeightsSizes {
         __sizes.gdn_in_proj_qkvz = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_in_proj_qkvz");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_gdn_layers())?,
-                            __f
-                                .add(
-                                    __f
-                                        .value(
-                                            formats.mixers
-                                                .linear_bytes(config.gdn_conv_dim(), config.hidden_size),
-                                        )?,
-                                    __f
-                                        .value(
-                                            formats.mixers
-                                                .linear_bytes(
-                                                    __f
-                                                        .mul(
-                                                            config.linear_num_value_heads,
-                                                            config.linear_value_head_dim,
-                                                        )?,
-                                                    config.hidden_size,
-                                                ),
-                                        )?,
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_gdn_layers())?,
+                        __f
+                            .add(
+                                __f
+                                    .value(
+                                        formats.mixers
+                                            .linear_bytes(config.gdn_conv_dim(), config.hidden_size),
+                                    )?,
+                                __f
+                                    .value(
+                                        formats.mixers
+                                            .linear_bytes(
+                                                __f
+                                                    .mul(
+                                                        config.linear_num_value_heads,
+                                                        config.linear_value_head_dim,
+                                                    )?,
+                                                config.hidden_size,
+                                            ),
+                                    )?,
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -261,27 +258,24 @@ impl MixerWeightsSizes {
         __sizes.gdn_in_proj_ba = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_in_proj_ba");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_gdn_layers())?,
-                            2,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(
-                                            config.linear_num_value_heads,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_gdn_layers())?,
+                        2,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(
+                                        config.linear_num_value_heads,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -290,21 +284,18 @@ impl MixerWeightsSizes {
         __sizes.gdn_conv1d = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_conv1d");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_gdn_layers())?,
-                            __f.value(config.gdn_conv_dim())?,
-                            1,
-                            config.linear_conv_kernel_dim,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_gdn_layers())?,
+                        __f.value(config.gdn_conv_dim())?,
+                        1,
+                        config.linear_conv_kernel_dim,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -313,20 +304,17 @@ impl MixerWeightsSizes {
         __sizes.gdn_dt_bias_a_log = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_dt_bias_a_log");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_gdn_layers())?,
-                            2,
-                            config.linear_num_value_heads,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_gdn_layers())?,
+                        2,
+                        config.linear_num_value_heads,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -335,19 +323,13 @@ impl MixerWeightsSizes {
         __sizes.gdn_norm = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_norm");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_gdn_layers())?,
-                            config.linear_value_head_dim,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[__f.value(config.num_gdn_layers())?, config.linear_value_head_dim],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -356,30 +338,27 @@ impl MixerWeightsSizes {
         __sizes.gdn_out_proj = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_out_proj");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_gdn_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(
-                                            config.hidden_size,
-                                            __f
-                                                .mul(
-                                                    config.linear_num_value_heads,
-                                                    config.linear_value_head_dim,
-                                                )?,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_gdn_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(
+                                        config.hidden_size,
+                                        __f
+                                            .mul(
+                                                config.linear_num_value_heads,
+                                                config.linear_value_head_dim,
+                                            )?,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -388,26 +367,23 @@ impl MixerWeightsSizes {
         __sizes.mamba_in_proj = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_in_proj");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_mamba_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(
-                                            config.mamba_in_proj_width(),
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_mamba_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(
+                                        config.mamba_in_proj_width(),
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -416,21 +392,18 @@ impl MixerWeightsSizes {
         __sizes.mamba_conv1d = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_conv1d");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_mamba_layers())?,
-                            __f.value(config.mamba_conv_dim())?,
-                            1,
-                            config.mamba_conv_kernel,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_mamba_layers())?,
+                        __f.value(config.mamba_conv_dim())?,
+                        1,
+                        config.mamba_conv_kernel,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -439,19 +412,16 @@ impl MixerWeightsSizes {
         __sizes.mamba_conv1d_bias = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_conv1d_bias");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_mamba_layers())?,
-                            __f.value(config.mamba_conv_dim())?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_mamba_layers())?,
+                        __f.value(config.mamba_conv_dim())?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -460,20 +430,13 @@ impl MixerWeightsSizes {
         __sizes.mamba_dt_bias_a_log_d = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_dt_bias_a_log_d");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_mamba_layers())?,
-                            3,
-                            config.mamba_num_heads,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[__f.value(config.num_mamba_layers())?, 3, config.mamba_num_heads],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -482,19 +445,16 @@ impl MixerWeightsSizes {
         __sizes.mamba_norm = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_norm");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_mamba_layers())?,
-                            __f.value(config.mamba_d_inner())?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_mamba_layers())?,
+                        __f.value(config.mamba_d_inner())?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -503,23 +463,20 @@ impl MixerWeightsSizes {
         __sizes.mamba_out_proj = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_out_proj");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_mamba_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.hidden_size, config.mamba_d_inner()),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_mamba_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.hidden_size, config.mamba_d_inner()),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -528,26 +485,23 @@ impl MixerWeightsSizes {
         __sizes.short_conv_in_proj = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_in_proj");
             if __f.value(config.num_short_conv_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_short_conv_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(
-                                            __f.mul(3, config.short_conv_dim)?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_short_conv_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(
+                                        __f.mul(3, config.short_conv_dim)?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -556,21 +510,18 @@ impl MixerWeightsSizes {
         __sizes.short_conv_conv = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_conv");
             if __f.value(config.num_short_conv_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_short_conv_layers())?,
-                            config.short_conv_dim,
-                            1,
-                            config.short_conv_kernel,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_short_conv_layers())?,
+                        config.short_conv_dim,
+                        1,
+                        config.short_conv_kernel,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -579,23 +530,20 @@ impl MixerWeightsSizes {
         __sizes.short_conv_out_proj = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_out_proj");
             if __f.value(config.num_short_conv_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_short_conv_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.hidden_size, config.short_conv_dim),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_short_conv_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.hidden_size, config.short_conv_dim),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -604,26 +552,23 @@ impl MixerWeightsSizes {
         __sizes.lightning_qkv_proj = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_qkv_proj");
             if __f.value(config.num_lightning_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_lightning_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(
-                                            __f.mul(3, __f.value(config.lightning_width())?)?,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_lightning_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(
+                                        __f.mul(3, __f.value(config.lightning_width())?)?,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -632,23 +577,20 @@ impl MixerWeightsSizes {
         __sizes.lightning_output_gate = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_output_gate");
             if __f.value(config.num_lightning_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_lightning_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.lightning_width(), config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_lightning_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.lightning_width(), config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -657,23 +599,20 @@ impl MixerWeightsSizes {
         __sizes.lightning_out_proj = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_out_proj");
             if __f.value(config.num_lightning_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_lightning_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.hidden_size, config.lightning_width()),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_lightning_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.hidden_size, config.lightning_width()),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -682,19 +621,16 @@ impl MixerWeightsSizes {
         __sizes.lightning_norm = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_norm");
             if __f.value(config.num_lightning_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_lightning_layers())?,
-                            __f.value(config.lightning_width())?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_lightning_layers())?,
+                        __f.value(config.lightning_width())?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -703,23 +639,20 @@ impl MixerWeightsSizes {
         __sizes.kda_q_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_q_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.kda_width(), config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.kda_width(), config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -728,23 +661,20 @@ impl MixerWeightsSizes {
         __sizes.kda_k_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_k_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.kda_width(), config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.kda_width(), config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -753,23 +683,20 @@ impl MixerWeightsSizes {
         __sizes.kda_v_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_v_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.kda_width(), config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.kda_width(), config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -778,23 +705,20 @@ impl MixerWeightsSizes {
         __sizes.kda_o_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_o_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.hidden_size, config.kda_width()),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.hidden_size, config.kda_width()),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -803,23 +727,20 @@ impl MixerWeightsSizes {
         __sizes.kda_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_b_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.kda_heads, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.kda_heads, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -828,21 +749,18 @@ impl MixerWeightsSizes {
         __sizes.kda_conv1d = {
             let __f = ::arena_runtime::CheckedArith::new("kda_conv1d");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f.mul(3, __f.value(config.kda_width())?)?,
-                            1,
-                            config.kda_conv_kernel,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f.mul(3, __f.value(config.kda_width())?)?,
+                        1,
+                        config.kda_conv_kernel,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -851,23 +769,20 @@ impl MixerWeightsSizes {
         __sizes.kda_f_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_f_a_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.kda_head_dim, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.kda_head_dim, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -876,23 +791,20 @@ impl MixerWeightsSizes {
         __sizes.kda_f_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_f_b_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.kda_width(), config.kda_head_dim),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.kda_width(), config.kda_head_dim),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -901,16 +813,13 @@ impl MixerWeightsSizes {
         __sizes.kda_a_log = {
             let __f = ::arena_runtime::CheckedArith::new("kda_a_log");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[__f.value(config.num_kda_layers())?, config.kda_heads],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[__f.value(config.num_kda_layers())?, config.kda_heads],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -919,19 +828,16 @@ impl MixerWeightsSizes {
         __sizes.kda_dt_bias = {
             let __f = ::arena_runtime::CheckedArith::new("kda_dt_bias");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f.value(config.kda_width())?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f.value(config.kda_width())?,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -940,23 +846,20 @@ impl MixerWeightsSizes {
         __sizes.kda_g_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_g_a_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.kda_head_dim, config.hidden_size),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.kda_head_dim, config.hidden_size),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -965,23 +868,20 @@ impl MixerWeightsSizes {
         __sizes.kda_g_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_g_b_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            __f.value(config.num_kda_layers())?,
-                            __f
-                                .value(
-                                    formats.mixers
-                                        .linear_bytes(config.kda_width(), config.kda_head_dim),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        __f.value(config.num_kda_layers())?,
+                        __f
+                            .value(
+                                formats.mixers
+                                    .linear_bytes(config.kda_width(), config.kda_head_dim),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -990,16 +890,13 @@ impl MixerWeightsSizes {
         __sizes.kda_o_norm = {
             let __f = ::arena_runtime::CheckedArith::new("kda_o_norm");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[__f.value(config.num_kda_layers())?, config.kda_head_dim],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[__f.value(config.num_kda_layers())?, config.kda_head_dim],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -1061,422 +958,294 @@ impl ::arena_runtime::Arena for MixerWeights {
     const NAME: &'static str = "MixerWeights";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "gdn_in_proj_qkvz",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + formats.mixers.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gdn_in_proj_ba",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [2, formats.mixers.linear_bytes(config.linear_num_value_heads, config.hidden_size)]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gdn_conv1d",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [config.gdn_conv_dim(), 1, config.linear_conv_kernel_dim]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gdn_dt_bias_a_log",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [2, config.linear_num_value_heads]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`linear_attn.dt_bias` and `A_log`, a value head each, `[2, v heads]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gdn_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [config.linear_value_head_dim]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`linear_attn.norm.weight`, the gated norm, `[v dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "gdn_out_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_gdn_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "mamba_in_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_mamba_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Mamba-2's `mixer.in_proj.weight`: z, x, B, C and dt, `[in_proj width, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "mamba_conv1d",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [config.mamba_conv_dim(), 1, config.mamba_conv_kernel]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.num_mamba_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`mixer.conv1d.weight` over x, B, C, `[conv channels, 1, kernel]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "mamba_conv1d_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [config.mamba_conv_dim()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_mamba_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`mixer.conv1d.bias`, `[conv channels]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "mamba_dt_bias_a_log_d",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [3, config.mamba_num_heads]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("config.num_mamba_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`mixer.dt_bias`, `A_log` and `D`, a head each, `[3, heads]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "mamba_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [config.mamba_d_inner()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_mamba_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`mixer.norm.weight`, the gated norm over `d_inner`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "mamba_out_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.mamba_d_inner())]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_mamba_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`mixer.out_proj.weight`, `[hidden, d_inner]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "short_conv_in_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(3 * config.short_conv_dim, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_short_conv_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "LFM2's `conv.in_proj.weight`, B, C and x, `[3 · channels, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "short_conv_conv",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_short_conv_layers() layers × [config.short_conv_dim, 1, config.short_conv_kernel]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.num_short_conv_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`conv.conv.weight`, depthwise, no bias, `[channels, 1, kernel]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "short_conv_out_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.short_conv_dim)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_short_conv_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`conv.out_proj.weight`, `[hidden, channels]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lightning_qkv_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(3 * config.lightning_width(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_lightning_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Lightning attention's `self_attn.qkv_proj.weight`, `[3 · heads · head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lightning_output_gate",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.lightning_width(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_lightning_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.output_gate.weight`, `[heads · head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lightning_out_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.lightning_width())]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_lightning_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.out_proj.weight`, `[hidden, heads · head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lightning_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_lightning_layers() layers × [config.lightning_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_lightning_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.norm.weight`, over the heads' output.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_q_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "KDA's `self_attn.q_proj.weight`, `[heads · head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_k_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "KDA's `self_attn.k_proj.weight`, `[heads · head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_v_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "KDA's `self_attn.v_proj.weight`, `[heads · head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_o_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.kda_width())]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.o_proj.weight`, `[hidden, heads · head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_b_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_heads, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.b_proj.weight`, `[heads, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_conv1d",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [3 * config.kda_width(), 1, config.kda_conv_kernel]",
-            is_shape: true,
-            rank: 4usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.q_conv1d`, `k_conv1d` and `v_conv1d` weights, no bias, `[3 · heads · head_dim, 1, kernel]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_f_a_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The forget gate's `self_attn.f_a_proj.weight`, `[head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_f_b_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.f_b_proj.weight`, `[heads · head_dim, head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_a_log",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [config.kda_heads]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.A_log`, a head.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_dt_bias",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [config.kda_width()]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.dt_bias`, a channel.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_g_a_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The output gate's `self_attn.g_a_proj.weight`, `[head_dim, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_g_b_proj",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.g_b_proj.weight`, `[heads · head_dim, head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "kda_o_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "config.num_kda_layers() layers × [config.kda_head_dim]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("config.num_kda_layers() > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`self_attn.o_norm.weight`, `[head_dim]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+                "gdn_in_proj_qkvz",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + formats.mixers.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]",
+                2usize,
+                "GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v",
+            )
+            .gated_by("config.num_gdn_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "gdn_in_proj_ba",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_gdn_layers() layers × [2, formats.mixers.linear_bytes(config.linear_num_value_heads, config.hidden_size)]",
+                3usize,
+                "`linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`",
+            )
+            .gated_by("config.num_gdn_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "gdn_conv1d",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_gdn_layers() layers × [config.gdn_conv_dim(), 1, config.linear_conv_kernel_dim]",
+                4usize,
+                "`linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.",
+            )
+            .gated_by("config.num_gdn_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "gdn_dt_bias_a_log",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_gdn_layers() layers × [2, config.linear_num_value_heads]",
+                3usize,
+                "`linear_attn.dt_bias` and `A_log`, a value head each, `[2, v heads]`.",
+            )
+            .gated_by("config.num_gdn_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "gdn_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_gdn_layers() layers × [config.linear_value_head_dim]",
+                2usize,
+                "`linear_attn.norm.weight`, the gated norm, `[v dim]`.",
+            )
+            .gated_by("config.num_gdn_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "gdn_out_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)]",
+                2usize,
+                "`linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.",
+            )
+            .gated_by("config.num_gdn_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "mamba_in_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)]",
+                2usize,
+                "Mamba-2's `mixer.in_proj.weight`: z, x, B, C and dt, `[in_proj width, hidden]`.",
+            )
+            .gated_by("config.num_mamba_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "mamba_conv1d",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_mamba_layers() layers × [config.mamba_conv_dim(), 1, config.mamba_conv_kernel]",
+                4usize,
+                "`mixer.conv1d.weight` over x, B, C, `[conv channels, 1, kernel]`.",
+            )
+            .gated_by("config.num_mamba_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "mamba_conv1d_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_mamba_layers() layers × [config.mamba_conv_dim()]",
+                2usize,
+                "`mixer.conv1d.bias`, `[conv channels]`.",
+            )
+            .gated_by("config.num_mamba_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "mamba_dt_bias_a_log_d",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_mamba_layers() layers × [3, config.mamba_num_heads]",
+                3usize,
+                "`mixer.dt_bias`, `A_log` and `D`, a head each, `[3, heads]`.",
+            )
+            .gated_by("config.num_mamba_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "mamba_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_mamba_layers() layers × [config.mamba_d_inner()]",
+                2usize,
+                "`mixer.norm.weight`, the gated norm over `d_inner`.",
+            )
+            .gated_by("config.num_mamba_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "mamba_out_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.mamba_d_inner())]",
+                2usize,
+                "`mixer.out_proj.weight`, `[hidden, d_inner]`.",
+            )
+            .gated_by("config.num_mamba_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "short_conv_in_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(3 * config.short_conv_dim, config.hidden_size)]",
+                2usize,
+                "LFM2's `conv.in_proj.weight`, B, C and x, `[3 · channels, hidden]`.",
+            )
+            .gated_by("config.num_short_conv_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "short_conv_conv",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_short_conv_layers() layers × [config.short_conv_dim, 1, config.short_conv_kernel]",
+                4usize,
+                "`conv.conv.weight`, depthwise, no bias, `[channels, 1, kernel]`.",
+            )
+            .gated_by("config.num_short_conv_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "short_conv_out_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.short_conv_dim)]",
+                2usize,
+                "`conv.out_proj.weight`, `[hidden, channels]`.",
+            )
+            .gated_by("config.num_short_conv_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "lightning_qkv_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(3 * config.lightning_width(), config.hidden_size)]",
+                2usize,
+                "Lightning attention's `self_attn.qkv_proj.weight`, `[3 · heads · head_dim, hidden]`.",
+            )
+            .gated_by("config.num_lightning_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "lightning_output_gate",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.lightning_width(), config.hidden_size)]",
+                2usize,
+                "`self_attn.output_gate.weight`, `[heads · head_dim, hidden]`.",
+            )
+            .gated_by("config.num_lightning_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "lightning_out_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.lightning_width())]",
+                2usize,
+                "`self_attn.out_proj.weight`, `[hidden, heads · head_dim]`.",
+            )
+            .gated_by("config.num_lightning_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "lightning_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_lightning_layers() layers × [config.lightning_width()]",
+                2usize,
+                "`self_attn.norm.weight`, over the heads' output.",
+            )
+            .gated_by("config.num_lightning_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_q_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
+                2usize,
+                "KDA's `self_attn.q_proj.weight`, `[heads · head_dim, hidden]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_k_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
+                2usize,
+                "KDA's `self_attn.k_proj.weight`, `[heads · head_dim, hidden]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_v_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
+                2usize,
+                "KDA's `self_attn.v_proj.weight`, `[heads · head_dim, hidden]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_o_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.kda_width())]",
+                2usize,
+                "`self_attn.o_proj.weight`, `[hidden, heads · head_dim]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_b_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_heads, config.hidden_size)]",
+                2usize,
+                "`self_attn.b_proj.weight`, `[heads, hidden]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_conv1d",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [3 * config.kda_width(), 1, config.kda_conv_kernel]",
+                4usize,
+                "`self_attn.q_conv1d`, `k_conv1d` and `v_conv1d` weights, no bias, `[3 · heads · head_dim, 1, kernel]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_f_a_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]",
+                2usize,
+                "The forget gate's `self_attn.f_a_proj.weight`, `[head_dim, hidden]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_f_b_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]",
+                2usize,
+                "`self_attn.f_b_proj.weight`, `[heads · head_dim, head_dim]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_a_log",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [config.kda_heads]",
+                2usize,
+                "`self_attn.A_log`, a head.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_dt_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [config.kda_width()]",
+                2usize,
+                "`self_attn.dt_bias`, a channel.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_g_a_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]",
+                2usize,
+                "The output gate's `self_attn.g_a_proj.weight`, `[head_dim, hidden]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_g_b_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]",
+                2usize,
+                "`self_attn.g_b_proj.weight`, `[heads · head_dim, head_dim]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "kda_o_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "config.num_kda_layers() layers × [config.kda_head_dim]",
+                2usize,
+                "`self_attn.o_norm.weight`, `[head_dim]`.",
+            )
+            .gated_by("config.num_kda_layers() > 0"),
     ];
     fn byte_sizes(sizes: &MixerWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -1571,73 +1340,69 @@ impl MixerWeights {
 }
 /// Read-only views of every buffer of [`MixerWeights`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct MixerWeightsViews<'a, D: ::arena_runtime::Device> {
-    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v
-    /// dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`): the
-    /// two parts priced apart, each with its own block scales, as Qwen3.5's checkpoints keep
-    /// them (for Qwen3-Next's one tensor, at most a row of scales more).
+    /// [`MixerWeights::gdn_in_proj_qkvz`]'s view.
     pub gdn_in_proj_qkvz: ::arena_runtime::View<'a, u8, D>,
-    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`
-    /// (Qwen3.5's `in_proj_b` and `in_proj_a`: priced apart, as above).
+    /// [`MixerWeights::gdn_in_proj_ba`]'s view.
     pub gdn_in_proj_ba: ::arena_runtime::View<'a, u8, D>,
-    /// `linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.
+    /// [`MixerWeights::gdn_conv1d`]'s view.
     pub gdn_conv1d: ::arena_runtime::View<'a, bf16, D>,
-    /// `linear_attn.dt_bias` and `A_log`, a value head each, `[2, v heads]`.
+    /// [`MixerWeights::gdn_dt_bias_a_log`]'s view.
     pub gdn_dt_bias_a_log: ::arena_runtime::View<'a, bf16, D>,
-    /// `linear_attn.norm.weight`, the gated norm, `[v dim]`.
+    /// [`MixerWeights::gdn_norm`]'s view.
     pub gdn_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.
+    /// [`MixerWeights::gdn_out_proj`]'s view.
     pub gdn_out_proj: ::arena_runtime::View<'a, u8, D>,
-    /// Mamba-2's `mixer.in_proj.weight`: z, x, B, C and dt, `[in_proj width, hidden]`.
+    /// [`MixerWeights::mamba_in_proj`]'s view.
     pub mamba_in_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `mixer.conv1d.weight` over x, B, C, `[conv channels, 1, kernel]`.
+    /// [`MixerWeights::mamba_conv1d`]'s view.
     pub mamba_conv1d: ::arena_runtime::View<'a, bf16, D>,
-    /// `mixer.conv1d.bias`, `[conv channels]`.
+    /// [`MixerWeights::mamba_conv1d_bias`]'s view.
     pub mamba_conv1d_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// `mixer.dt_bias`, `A_log` and `D`, a head each, `[3, heads]`.
+    /// [`MixerWeights::mamba_dt_bias_a_log_d`]'s view.
     pub mamba_dt_bias_a_log_d: ::arena_runtime::View<'a, bf16, D>,
-    /// `mixer.norm.weight`, the gated norm over `d_inner`.
+    /// [`MixerWeights::mamba_norm`]'s view.
     pub mamba_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// `mixer.out_proj.weight`, `[hidden, d_inner]`.
+    /// [`MixerWeights::mamba_out_proj`]'s view.
     pub mamba_out_proj: ::arena_runtime::View<'a, u8, D>,
-    /// LFM2's `conv.in_proj.weight`, B, C and x, `[3 · channels, hidden]`.
+    /// [`MixerWeights::short_conv_in_proj`]'s view.
     pub short_conv_in_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `conv.conv.weight`, depthwise, no bias, `[channels, 1, kernel]`.
+    /// [`MixerWeights::short_conv_conv`]'s view.
     pub short_conv_conv: ::arena_runtime::View<'a, bf16, D>,
-    /// `conv.out_proj.weight`, `[hidden, channels]`.
+    /// [`MixerWeights::short_conv_out_proj`]'s view.
     pub short_conv_out_proj: ::arena_runtime::View<'a, u8, D>,
-    /// Lightning attention's `self_attn.qkv_proj.weight`, `[3 · heads · head_dim, hidden]`.
+    /// [`MixerWeights::lightning_qkv_proj`]'s view.
     pub lightning_qkv_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.output_gate.weight`, `[heads · head_dim, hidden]`.
+    /// [`MixerWeights::lightning_output_gate`]'s view.
     pub lightning_output_gate: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.out_proj.weight`, `[hidden, heads · head_dim]`.
+    /// [`MixerWeights::lightning_out_proj`]'s view.
     pub lightning_out_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.norm.weight`, over the heads' output.
+    /// [`MixerWeights::lightning_norm`]'s view.
     pub lightning_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// KDA's `self_attn.q_proj.weight`, `[heads · head_dim, hidden]`.
+    /// [`MixerWeights::kda_q_proj`]'s view.
     pub kda_q_proj: ::arena_runtime::View<'a, u8, D>,
-    /// KDA's `self_attn.k_proj.weight`, `[heads · head_dim, hidden]`.
+    /// [`MixerWeights::kda_k_proj`]'s view.
     pub kda_k_proj: ::arena_runtime::View<'a, u8, D>,
-    /// KDA's `self_attn.v_proj.weight`, `[heads · head_dim, hidden]`.
+    /// [`MixerWeights::kda_v_proj`]'s view.
     pub kda_v_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.o_proj.weight`, `[hidden, heads · head_dim]`.
+    /// [`MixerWeights::kda_o_proj`]'s view.
     pub kda_o_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.b_proj.weight`, `[heads, hidden]`.
+    /// [`MixerWeights::kda_b_proj`]'s view.
     pub kda_b_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.q_conv1d`, `k_conv1d` and `v_conv1d` weights, no bias, `[3 · heads · head_dim, 1, kernel]`.
+    /// [`MixerWeights::kda_conv1d`]'s view.
     pub kda_conv1d: ::arena_runtime::View<'a, bf16, D>,
-    /// The forget gate's `self_attn.f_a_proj.weight`, `[head_dim, hidden]`.
+    /// [`MixerWeights::kda_f_a_proj`]'s view.
     pub kda_f_a_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.f_b_proj.weight`, `[heads · head_dim, head_dim]`.
+    /// [`MixerWeights::kda_f_b_proj`]'s view.
     pub kda_f_b_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.A_log`, a head.
+    /// [`MixerWeights::kda_a_log`]'s view.
     pub kda_a_log: ::arena_runtime::View<'a, bf16, D>,
-    /// `self_attn.dt_bias`, a channel.
+    /// [`MixerWeights::kda_dt_bias`]'s view.
     pub kda_dt_bias: ::arena_runtime::View<'a, bf16, D>,
-    /// The output gate's `self_attn.g_a_proj.weight`, `[head_dim, hidden]`.
+    /// [`MixerWeights::kda_g_a_proj`]'s view.
     pub kda_g_a_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.g_b_proj.weight`, `[heads · head_dim, head_dim]`.
+    /// [`MixerWeights::kda_g_b_proj`]'s view.
     pub kda_g_b_proj: ::arena_runtime::View<'a, u8, D>,
-    /// `self_attn.o_norm.weight`, `[head_dim]`.
+    /// [`MixerWeights::kda_o_norm`]'s view.
     pub kda_o_norm: ::arena_runtime::View<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -1648,271 +1413,107 @@ impl<'a, D: ::arena_runtime::Device> MixerWeightsViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<MixerWeights, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            gdn_in_proj_qkvz: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.gdn_in_proj_qkvz,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            gdn_in_proj_ba: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.gdn_in_proj_ba,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            gdn_conv1d: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.gdn_conv1d,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            gdn_dt_bias_a_log: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.gdn_dt_bias_a_log,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            gdn_norm: ::arena_runtime::View::from_parts(
-                __source.name(4usize),
-                arena.gdn_norm,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            gdn_out_proj: ::arena_runtime::View::from_parts(
-                __source.name(5usize),
-                arena.gdn_out_proj,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            mamba_in_proj: ::arena_runtime::View::from_parts(
-                __source.name(6usize),
-                arena.mamba_in_proj,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            mamba_conv1d: ::arena_runtime::View::from_parts(
-                __source.name(7usize),
-                arena.mamba_conv1d,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            mamba_conv1d_bias: ::arena_runtime::View::from_parts(
-                __source.name(8usize),
-                arena.mamba_conv1d_bias,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            mamba_dt_bias_a_log_d: ::arena_runtime::View::from_parts(
-                __source.name(9usize),
-                arena.mamba_dt_bias_a_log_d,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            mamba_norm: ::arena_runtime::View::from_parts(
-                __source.name(10usize),
-                arena.mamba_norm,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            mamba_out_proj: ::arena_runtime::View::from_parts(
-                __source.name(11usize),
-                arena.mamba_out_proj,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            short_conv_in_proj: ::arena_runtime::View::from_parts(
-                __source.name(12usize),
-                arena.short_conv_in_proj,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            short_conv_conv: ::arena_runtime::View::from_parts(
-                __source.name(13usize),
-                arena.short_conv_conv,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            short_conv_out_proj: ::arena_runtime::View::from_parts(
-                __source.name(14usize),
-                arena.short_conv_out_proj,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            lightning_qkv_proj: ::arena_runtime::View::from_parts(
-                __source.name(15usize),
-                arena.lightning_qkv_proj,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            lightning_output_gate: ::arena_runtime::View::from_parts(
-                __source.name(16usize),
-                arena.lightning_output_gate,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            lightning_out_proj: ::arena_runtime::View::from_parts(
-                __source.name(17usize),
-                arena.lightning_out_proj,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            lightning_norm: ::arena_runtime::View::from_parts(
-                __source.name(18usize),
-                arena.lightning_norm,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            kda_q_proj: ::arena_runtime::View::from_parts(
-                __source.name(19usize),
-                arena.kda_q_proj,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            kda_k_proj: ::arena_runtime::View::from_parts(
-                __source.name(20usize),
-                arena.kda_k_proj,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            kda_v_proj: ::arena_runtime::View::from_parts(
-                __source.name(21usize),
-                arena.kda_v_proj,
-                __source.shape(21usize),
-                arena.device(),
-            ),
-            kda_o_proj: ::arena_runtime::View::from_parts(
-                __source.name(22usize),
-                arena.kda_o_proj,
-                __source.shape(22usize),
-                arena.device(),
-            ),
-            kda_b_proj: ::arena_runtime::View::from_parts(
-                __source.name(23usize),
-                arena.kda_b_proj,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            kda_conv1d: ::arena_runtime::View::from_parts(
-                __source.name(24usize),
-                arena.kda_conv1d,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            kda_f_a_proj: ::arena_runtime::View::from_parts(
-                __source.name(25usize),
-                arena.kda_f_a_proj,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            kda_f_b_proj: ::arena_runtime::View::from_parts(
-                __source.name(26usize),
-                arena.kda_f_b_proj,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            kda_a_log: ::arena_runtime::View::from_parts(
-                __source.name(27usize),
-                arena.kda_a_log,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            kda_dt_bias: ::arena_runtime::View::from_parts(
-                __source.name(28usize),
-                arena.kda_dt_bias,
-                __source.shape(28usize),
-                arena.device(),
-            ),
-            kda_g_a_proj: ::arena_runtime::View::from_parts(
-                __source.name(29usize),
-                arena.kda_g_a_proj,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            kda_g_b_proj: ::arena_runtime::View::from_parts(
-                __source.name(30usize),
-                arena.kda_g_b_proj,
-                __source.shape(30usize),
-                arena.device(),
-            ),
-            kda_o_norm: ::arena_runtime::View::from_parts(
-                __source.name(31usize),
-                arena.kda_o_norm,
-                __source.shape(31usize),
-                arena.device(),
-            ),
+            gdn_in_proj_qkvz: __source.view(0usize, arena.gdn_in_proj_qkvz),
+            gdn_in_proj_ba: __source.view(1usize, arena.gdn_in_proj_ba),
+            gdn_conv1d: __source.view(2usize, arena.gdn_conv1d),
+            gdn_dt_bias_a_log: __source.view(3usize, arena.gdn_dt_bias_a_log),
+            gdn_norm: __source.view(4usize, arena.gdn_norm),
+            gdn_out_proj: __source.view(5usize, arena.gdn_out_proj),
+            mamba_in_proj: __source.view(6usize, arena.mamba_in_proj),
+            mamba_conv1d: __source.view(7usize, arena.mamba_conv1d),
+            mamba_conv1d_bias: __source.view(8usize, arena.mamba_conv1d_bias),
+            mamba_dt_bias_a_log_d: __source.view(9usize, arena.mamba_dt_bias_a_log_d),
+            mamba_norm: __source.view(10usize, arena.mamba_norm),
+            mamba_out_proj: __source.view(11usize, arena.mamba_out_proj),
+            short_conv_in_proj: __source.view(12usize, arena.short_conv_in_proj),
+            short_conv_conv: __source.view(13usize, arena.short_conv_conv),
+            short_conv_out_proj: __source.view(14usize, arena.short_conv_out_proj),
+            lightning_qkv_proj: __source.view(15usize, arena.lightning_qkv_proj),
+            lightning_output_gate: __source.view(16usize, arena.lightning_output_gate),
+            lightning_out_proj: __source.view(17usize, arena.lightning_out_proj),
+            lightning_norm: __source.view(18usize, arena.lightning_norm),
+            kda_q_proj: __source.view(19usize, arena.kda_q_proj),
+            kda_k_proj: __source.view(20usize, arena.kda_k_proj),
+            kda_v_proj: __source.view(21usize, arena.kda_v_proj),
+            kda_o_proj: __source.view(22usize, arena.kda_o_proj),
+            kda_b_proj: __source.view(23usize, arena.kda_b_proj),
+            kda_conv1d: __source.view(24usize, arena.kda_conv1d),
+            kda_f_a_proj: __source.view(25usize, arena.kda_f_a_proj),
+            kda_f_b_proj: __source.view(26usize, arena.kda_f_b_proj),
+            kda_a_log: __source.view(27usize, arena.kda_a_log),
+            kda_dt_bias: __source.view(28usize, arena.kda_dt_bias),
+            kda_g_a_proj: __source.view(29usize, arena.kda_g_a_proj),
+            kda_g_b_proj: __source.view(30usize, arena.kda_g_b_proj),
+            kda_o_norm: __source.view(31usize, arena.kda_o_norm),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`MixerWeights`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct MixerWeightsViewsMut<'a, D: ::arena_runtime::Device> {
-    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v
-    /// dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`): the
-    /// two parts priced apart, each with its own block scales, as Qwen3.5's checkpoints keep
-    /// them (for Qwen3-Next's one tensor, at most a row of scales more).
+    /// [`MixerWeights::gdn_in_proj_qkvz`]'s view.
     pub gdn_in_proj_qkvz: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`
-    /// (Qwen3.5's `in_proj_b` and `in_proj_a`: priced apart, as above).
+    /// [`MixerWeights::gdn_in_proj_ba`]'s view.
     pub gdn_in_proj_ba: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.
+    /// [`MixerWeights::gdn_conv1d`]'s view.
     pub gdn_conv1d: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `linear_attn.dt_bias` and `A_log`, a value head each, `[2, v heads]`.
+    /// [`MixerWeights::gdn_dt_bias_a_log`]'s view.
     pub gdn_dt_bias_a_log: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `linear_attn.norm.weight`, the gated norm, `[v dim]`.
+    /// [`MixerWeights::gdn_norm`]'s view.
     pub gdn_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.
+    /// [`MixerWeights::gdn_out_proj`]'s view.
     pub gdn_out_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Mamba-2's `mixer.in_proj.weight`: z, x, B, C and dt, `[in_proj width, hidden]`.
+    /// [`MixerWeights::mamba_in_proj`]'s view.
     pub mamba_in_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `mixer.conv1d.weight` over x, B, C, `[conv channels, 1, kernel]`.
+    /// [`MixerWeights::mamba_conv1d`]'s view.
     pub mamba_conv1d: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `mixer.conv1d.bias`, `[conv channels]`.
+    /// [`MixerWeights::mamba_conv1d_bias`]'s view.
     pub mamba_conv1d_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `mixer.dt_bias`, `A_log` and `D`, a head each, `[3, heads]`.
+    /// [`MixerWeights::mamba_dt_bias_a_log_d`]'s view.
     pub mamba_dt_bias_a_log_d: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `mixer.norm.weight`, the gated norm over `d_inner`.
+    /// [`MixerWeights::mamba_norm`]'s view.
     pub mamba_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `mixer.out_proj.weight`, `[hidden, d_inner]`.
+    /// [`MixerWeights::mamba_out_proj`]'s view.
     pub mamba_out_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// LFM2's `conv.in_proj.weight`, B, C and x, `[3 · channels, hidden]`.
+    /// [`MixerWeights::short_conv_in_proj`]'s view.
     pub short_conv_in_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `conv.conv.weight`, depthwise, no bias, `[channels, 1, kernel]`.
+    /// [`MixerWeights::short_conv_conv`]'s view.
     pub short_conv_conv: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `conv.out_proj.weight`, `[hidden, channels]`.
+    /// [`MixerWeights::short_conv_out_proj`]'s view.
     pub short_conv_out_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Lightning attention's `self_attn.qkv_proj.weight`, `[3 · heads · head_dim, hidden]`.
+    /// [`MixerWeights::lightning_qkv_proj`]'s view.
     pub lightning_qkv_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.output_gate.weight`, `[heads · head_dim, hidden]`.
+    /// [`MixerWeights::lightning_output_gate`]'s view.
     pub lightning_output_gate: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.out_proj.weight`, `[hidden, heads · head_dim]`.
+    /// [`MixerWeights::lightning_out_proj`]'s view.
     pub lightning_out_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.norm.weight`, over the heads' output.
+    /// [`MixerWeights::lightning_norm`]'s view.
     pub lightning_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// KDA's `self_attn.q_proj.weight`, `[heads · head_dim, hidden]`.
+    /// [`MixerWeights::kda_q_proj`]'s view.
     pub kda_q_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// KDA's `self_attn.k_proj.weight`, `[heads · head_dim, hidden]`.
+    /// [`MixerWeights::kda_k_proj`]'s view.
     pub kda_k_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// KDA's `self_attn.v_proj.weight`, `[heads · head_dim, hidden]`.
+    /// [`MixerWeights::kda_v_proj`]'s view.
     pub kda_v_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.o_proj.weight`, `[hidden, heads · head_dim]`.
+    /// [`MixerWeights::kda_o_proj`]'s view.
     pub kda_o_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.b_proj.weight`, `[heads, hidden]`.
+    /// [`MixerWeights::kda_b_proj`]'s view.
     pub kda_b_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.q_conv1d`, `k_conv1d` and `v_conv1d` weights, no bias, `[3 · heads · head_dim, 1, kernel]`.
+    /// [`MixerWeights::kda_conv1d`]'s view.
     pub kda_conv1d: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The forget gate's `self_attn.f_a_proj.weight`, `[head_dim, hidden]`.
+    /// [`MixerWeights::kda_f_a_proj`]'s view.
     pub kda_f_a_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.f_b_proj.weight`, `[heads · head_dim, head_dim]`.
+    /// [`MixerWeights::kda_f_b_proj`]'s view.
     pub kda_f_b_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.A_log`, a head.
+    /// [`MixerWeights::kda_a_log`]'s view.
     pub kda_a_log: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `self_attn.dt_bias`, a channel.
+    /// [`MixerWeights::kda_dt_bias`]'s view.
     pub kda_dt_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The output gate's `self_attn.g_a_proj.weight`, `[head_dim, hidden]`.
+    /// [`MixerWeights::kda_g_a_proj`]'s view.
     pub kda_g_a_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.g_b_proj.weight`, `[heads · head_dim, head_dim]`.
+    /// [`MixerWeights::kda_g_b_proj`]'s view.
     pub kda_g_b_proj: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// `self_attn.o_norm.weight`, `[head_dim]`.
+    /// [`MixerWeights::kda_o_norm`]'s view.
     pub kda_o_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -1931,198 +1532,40 @@ impl<'a, D: ::arena_runtime::Device> MixerWeightsViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            gdn_in_proj_qkvz: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.gdn_in_proj_qkvz,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            gdn_in_proj_ba: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.gdn_in_proj_ba,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            gdn_conv1d: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.gdn_conv1d,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            gdn_dt_bias_a_log: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.gdn_dt_bias_a_log,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            gdn_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.gdn_norm,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            gdn_out_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.gdn_out_proj,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            mamba_in_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.mamba_in_proj,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            mamba_conv1d: ::arena_runtime::ViewMut::from_parts(
-                __source.name(7usize),
-                arena.mamba_conv1d,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            mamba_conv1d_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(8usize),
-                arena.mamba_conv1d_bias,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            mamba_dt_bias_a_log_d: ::arena_runtime::ViewMut::from_parts(
-                __source.name(9usize),
-                arena.mamba_dt_bias_a_log_d,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            mamba_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(10usize),
-                arena.mamba_norm,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            mamba_out_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(11usize),
-                arena.mamba_out_proj,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            short_conv_in_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(12usize),
-                arena.short_conv_in_proj,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            short_conv_conv: ::arena_runtime::ViewMut::from_parts(
-                __source.name(13usize),
-                arena.short_conv_conv,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            short_conv_out_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(14usize),
-                arena.short_conv_out_proj,
-                __source.shape(14usize),
-                arena.device(),
-            ),
-            lightning_qkv_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(15usize),
-                arena.lightning_qkv_proj,
-                __source.shape(15usize),
-                arena.device(),
-            ),
-            lightning_output_gate: ::arena_runtime::ViewMut::from_parts(
-                __source.name(16usize),
-                arena.lightning_output_gate,
-                __source.shape(16usize),
-                arena.device(),
-            ),
-            lightning_out_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(17usize),
-                arena.lightning_out_proj,
-                __source.shape(17usize),
-                arena.device(),
-            ),
-            lightning_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(18usize),
-                arena.lightning_norm,
-                __source.shape(18usize),
-                arena.device(),
-            ),
-            kda_q_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(19usize),
-                arena.kda_q_proj,
-                __source.shape(19usize),
-                arena.device(),
-            ),
-            kda_k_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(20usize),
-                arena.kda_k_proj,
-                __source.shape(20usize),
-                arena.device(),
-            ),
-            kda_v_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(21usize),
-                arena.kda_v_proj,
-                __source.shape(21usize),
-                arena.device(),
-            ),
-            kda_o_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(22usize),
-                arena.kda_o_proj,
-                __source.shape(22usize),
-                arena.device(),
-            ),
-            kda_b_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(23usize),
-                arena.kda_b_proj,
-                __source.shape(23usize),
-                arena.device(),
-            ),
-            kda_conv1d: ::arena_runtime::ViewMut::from_parts(
-                __source.name(24usize),
-                arena.kda_conv1d,
-                __source.shape(24usize),
-                arena.device(),
-            ),
-            kda_f_a_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(25usize),
-                arena.kda_f_a_proj,
-                __source.shape(25usize),
-                arena.device(),
-            ),
-            kda_f_b_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(26usize),
-                arena.kda_f_b_proj,
-                __source.shape(26usize),
-                arena.device(),
-            ),
-            kda_a_log: ::arena_runtime::ViewMut::from_parts(
-                __source.name(27usize),
-                arena.kda_a_log,
-                __source.shape(27usize),
-                arena.device(),
-            ),
-            kda_dt_bias: ::arena_runtime::ViewMut::from_parts(
-                __source.name(28usize),
-                arena.kda_dt_bias,
-                __source.shape(28usize),
-                arena.device(),
-            ),
-            kda_g_a_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(29usize),
-                arena.kda_g_a_proj,
-                __source.shape(29usize),
-                arena.device(),
-            ),
-            kda_g_b_proj: ::arena_runtime::ViewMut::from_parts(
-                __source.name(30usize),
-                arena.kda_g_b_proj,
-                __source.shape(30usize),
-                arena.device(),
-            ),
-            kda_o_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(31usize),
-                arena.kda_o_norm,
-                __source.shape(31usize),
-                arena.device(),
-            ),
+            gdn_in_proj_qkvz: __source.view_mut(0usize, arena.gdn_in_proj_qkvz),
+            gdn_in_proj_ba: __source.view_mut(1usize, arena.gdn_in_proj_ba),
+            gdn_conv1d: __source.view_mut(2usize, arena.gdn_conv1d),
+            gdn_dt_bias_a_log: __source.view_mut(3usize, arena.gdn_dt_bias_a_log),
+            gdn_norm: __source.view_mut(4usize, arena.gdn_norm),
+            gdn_out_proj: __source.view_mut(5usize, arena.gdn_out_proj),
+            mamba_in_proj: __source.view_mut(6usize, arena.mamba_in_proj),
+            mamba_conv1d: __source.view_mut(7usize, arena.mamba_conv1d),
+            mamba_conv1d_bias: __source.view_mut(8usize, arena.mamba_conv1d_bias),
+            mamba_dt_bias_a_log_d: __source
+                .view_mut(9usize, arena.mamba_dt_bias_a_log_d),
+            mamba_norm: __source.view_mut(10usize, arena.mamba_norm),
+            mamba_out_proj: __source.view_mut(11usize, arena.mamba_out_proj),
+            short_conv_in_proj: __source.view_mut(12usize, arena.short_conv_in_proj),
+            short_conv_conv: __source.view_mut(13usize, arena.short_conv_conv),
+            short_conv_out_proj: __source.view_mut(14usize, arena.short_conv_out_proj),
+            lightning_qkv_proj: __source.view_mut(15usize, arena.lightning_qkv_proj),
+            lightning_output_gate: __source
+                .view_mut(16usize, arena.lightning_output_gate),
+            lightning_out_proj: __source.view_mut(17usize, arena.lightning_out_proj),
+            lightning_norm: __source.view_mut(18usize, arena.lightning_norm),
+            kda_q_proj: __source.view_mut(19usize, arena.kda_q_proj),
+            kda_k_proj: __source.view_mut(20usize, arena.kda_k_proj),
+            kda_v_proj: __source.view_mut(21usize, arena.kda_v_proj),
+            kda_o_proj: __source.view_mut(22usize, arena.kda_o_proj),
+            kda_b_proj: __source.view_mut(23usize, arena.kda_b_proj),
+            kda_conv1d: __source.view_mut(24usize, arena.kda_conv1d),
+            kda_f_a_proj: __source.view_mut(25usize, arena.kda_f_a_proj),
+            kda_f_b_proj: __source.view_mut(26usize, arena.kda_f_b_proj),
+            kda_a_log: __source.view_mut(27usize, arena.kda_a_log),
+            kda_dt_bias: __source.view_mut(28usize, arena.kda_dt_bias),
+            kda_g_a_proj: __source.view_mut(29usize, arena.kda_g_a_proj),
+            kda_g_b_proj: __source.view_mut(30usize, arena.kda_g_b_proj),
+            kda_o_norm: __source.view_mut(31usize, arena.kda_o_norm),
             __device: ::core::marker::PhantomData,
         })
     }

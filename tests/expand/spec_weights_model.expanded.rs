@@ -135,16 +135,13 @@ impl ModelWeightsSizes {
         __sizes.embed_tokens = {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens");
             if w.embedding > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.embedding, w.vocab_rows, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.embedding, w.vocab_rows, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -153,16 +150,13 @@ impl ModelWeightsSizes {
         __sizes.lm_head = {
             let __f = ::arena_runtime::CheckedArith::new("lm_head");
             if w.lm_head > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.lm_head, w.vocab_rows, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.lm_head, w.vocab_rows, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -171,16 +165,13 @@ impl ModelWeightsSizes {
         __sizes.norm = {
             let __f = ::arena_runtime::CheckedArith::new("norm");
             if w.final_norm > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.final_norm, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.final_norm, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -189,16 +180,13 @@ impl ModelWeightsSizes {
         __sizes.layer_norms = {
             let __f = ::arena_runtime::CheckedArith::new("layer_norms");
             if w.layers > 0 && w.norms_per_layer > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.layers, w.norms_per_layer, config.hidden_size],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.layers, w.norms_per_layer, config.hidden_size],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -207,20 +195,17 @@ impl ModelWeightsSizes {
         __sizes.embed_tokens_per_layer = {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens_per_layer");
             if w.per_layer_embedding > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.per_layer_embedding,
-                            w.vocab_rows,
-                            config.per_layer_inputs_width,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.per_layer_embedding,
+                        w.vocab_rows,
+                        config.per_layer_inputs_width,
+                    ],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -229,26 +214,23 @@ impl ModelWeightsSizes {
         __sizes.per_layer_model_projection = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_model_projection");
             if w.per_layer_embedding > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.per_layer_embedding,
-                            __f
-                                .value(
-                                    formats.other
-                                        .linear_bytes(
-                                            config.per_layer_inputs_width,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.per_layer_embedding,
+                        __f
+                            .value(
+                                formats.other
+                                    .linear_bytes(
+                                        config.per_layer_inputs_width,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -257,16 +239,13 @@ impl ModelWeightsSizes {
         __sizes.per_layer_projection_norm = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_projection_norm");
             if w.per_layer_embedding > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.per_layer_embedding, config.per_layer_input_dim],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.per_layer_embedding, config.per_layer_input_dim],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -275,26 +254,23 @@ impl ModelWeightsSizes {
         __sizes.per_layer_input_gate = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_input_gate");
             if w.per_layer_inputs > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.per_layer_inputs,
-                            __f
-                                .value(
-                                    formats.other
-                                        .linear_bytes(
-                                            config.per_layer_input_dim,
-                                            config.hidden_size,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.per_layer_inputs,
+                        __f
+                            .value(
+                                formats.other
+                                    .linear_bytes(
+                                        config.per_layer_input_dim,
+                                        config.hidden_size,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -303,26 +279,23 @@ impl ModelWeightsSizes {
         __sizes.per_layer_projection = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_projection");
             if w.per_layer_inputs > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.per_layer_inputs,
-                            __f
-                                .value(
-                                    formats.other
-                                        .linear_bytes(
-                                            config.hidden_size,
-                                            config.per_layer_input_dim,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.per_layer_inputs,
+                        __f
+                            .value(
+                                formats.other
+                                    .linear_bytes(
+                                        config.hidden_size,
+                                        config.per_layer_input_dim,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -331,20 +304,13 @@ impl ModelWeightsSizes {
         __sizes.hc_base = {
             let __f = ::arena_runtime::CheckedArith::new("hc_base");
             if w.hyper > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.hyper,
-                            2,
-                            __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
-                        ],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.hyper, 2, __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -353,27 +319,24 @@ impl ModelWeightsSizes {
         __sizes.hc_fn = {
             let __f = ::arena_runtime::CheckedArith::new("hc_fn");
             if w.hyper > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.hyper,
-                            2,
-                            __f
-                                .value(
-                                    formats.other
-                                        .linear_bytes(
-                                            __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
-                                            __f.mul(config.hc_mult, config.hidden_size)?,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.hyper,
+                        2,
+                        __f
+                            .value(
+                                formats.other
+                                    .linear_bytes(
+                                        __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
+                                        __f.mul(config.hc_mult, config.hidden_size)?,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -382,16 +345,13 @@ impl ModelWeightsSizes {
         __sizes.hc_scale = {
             let __f = ::arena_runtime::CheckedArith::new("hc_scale");
             if w.hyper > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.hyper, 2, 3],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.hyper, 2, 3],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -400,16 +360,13 @@ impl ModelWeightsSizes {
         __sizes.hc_head_base = {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_base");
             if w.hyper_head > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.hyper_head, config.hc_mult],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.hyper_head, config.hc_mult],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -418,16 +375,13 @@ impl ModelWeightsSizes {
         __sizes.hc_head_scale = {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_scale");
             if w.hyper_head > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[w.hyper_head, 1],
-                        <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[w.hyper_head, 1],
+                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -436,26 +390,23 @@ impl ModelWeightsSizes {
         __sizes.hc_head_fn = {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_fn");
             if w.hyper_head > 0 {
-                ::arena_runtime::__private::finish(
+                ::arena_runtime::__private::sized_shape(
                     __f,
-                    ::arena_runtime::__private::shape_reported(
-                        __f,
-                        &[
-                            w.hyper_head,
-                            __f
-                                .value(
-                                    formats.other
-                                        .linear_bytes(
-                                            config.hc_mult,
-                                            __f.mul(config.hc_mult, config.hidden_size)?,
-                                        ),
-                                )?,
-                        ],
-                        <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                        __on_dims,
-                    )?,
+                    &[
+                        w.hyper_head,
+                        __f
+                            .value(
+                                formats.other
+                                    .linear_bytes(
+                                        config.hc_mult,
+                                        __f.mul(config.hc_mult, config.hidden_size)?,
+                                    ),
+                            )?,
+                    ],
+                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
                     0,
                     true,
+                    __on_dims,
                 )?
             } else {
                 ::arena_runtime::__private::closed(__on_dims)
@@ -517,201 +468,141 @@ impl ::arena_runtime::Arena for ModelWeights {
     const NAME: &'static str = "ModelWeights";
     const PHASES: &'static [&'static str] = &[];
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
-        ::arena_runtime::BufferDecl {
-            name: "embed_tokens",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.embedding layers × [w.vocab_rows, config.hidden_size]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.embedding > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows).",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "lm_head",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.lm_head layers × [w.vocab_rows, config.hidden_size]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.lm_head > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`lm_head.weight`, `[vocabulary rows, hidden]`; none where tied to the embedding.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.final_norm layers × [config.hidden_size]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.final_norm > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "`model.norm.weight`, `[hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "layer_norms",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.layers layers × [w.norms_per_layer, config.hidden_size]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.layers > 0 && w.norms_per_layer > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "embed_tokens_per_layer",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.per_layer_embedding layers × [w.vocab_rows, config.per_layer_inputs_width]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.per_layer_embedding > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Gemma 4's `model.embed_tokens_per_layer.weight`, `[vocabulary rows, layers · P]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "per_layer_model_projection",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.per_layer_embedding layers × [formats.other.linear_bytes(config.per_layer_inputs_width, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.per_layer_embedding > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Gemma 4's `model.per_layer_model_projection.weight`, `[layers · P, hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "per_layer_projection_norm",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.per_layer_embedding layers × [config.per_layer_input_dim]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.per_layer_embedding > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Gemma 4's `model.per_layer_projection_norm.weight`, `[P]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "per_layer_input_gate",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.per_layer_inputs layers × [formats.other.linear_bytes(config.per_layer_input_dim, config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.per_layer_inputs > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Gemma 4's `layers.*.per_layer_input_gate.weight`, `[P, hidden]` a layer.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "per_layer_projection",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.per_layer_inputs layers × [formats.other.linear_bytes(config.hidden_size, config.per_layer_input_dim)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.per_layer_inputs > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "Gemma 4's `layers.*.per_layer_projection.weight`, `[hidden, P]` a layer.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_base",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hyper layers × [2, (2 + config.hc_mult) * config.hc_mult]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.hyper > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "DeepSeek-V4's hyper-connections around each layer's attention and FFN",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_fn",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hyper layers × [2, formats.other.linear_bytes((2 + config.hc_mult) * config.hc_mult, config.hc_mult * config.hidden_size)]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.hyper > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "…the projection from the `hc` streams, `[(2 + hc) · hc, hc · hidden]` twice a layer…",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_scale",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hyper layers × [2, 3]",
-            is_shape: true,
-            rank: 3usize,
-            gate: ::core::option::Option::Some("w.hyper > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "…and three scales, `[2, 3]` a layer.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_head_base",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hyper_head layers × [config.hc_mult]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.hyper_head > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "The head's hyper-connection (`model.hc_head`): `hc_base`, `[hc]`…",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_head_scale",
-            dtype: <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hyper_head layers × [1]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.hyper_head > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "…`hc_scale`, `[1]`…",
-            live: ::arena_runtime::Live::WholeStep,
-        },
-        ::arena_runtime::BufferDecl {
-            name: "hc_head_fn",
-            dtype: <u8 as ::arena_runtime::dtype::Element>::NAME,
-            elem_size: <u8 as ::arena_runtime::dtype::Element>::SIZE,
-            formula: "w.hyper_head layers × [formats.other.linear_bytes(config.hc_mult, config.hc_mult * config.hidden_size)]",
-            is_shape: true,
-            rank: 2usize,
-            gate: ::core::option::Option::Some("w.hyper_head > 0"),
-            min_bytes: ::core::option::Option::None,
-            tracked: true,
-            doc: "…and `hc_fn`, `[hc, hc · hidden]`.",
-            live: ::arena_runtime::Live::WholeStep,
-        },
+        ::arena_runtime::BufferDecl::new(
+                "embed_tokens",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.embedding layers × [w.vocab_rows, config.hidden_size]",
+                3usize,
+                "`model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows).",
+            )
+            .gated_by("w.embedding > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "lm_head",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.lm_head layers × [w.vocab_rows, config.hidden_size]",
+                3usize,
+                "`lm_head.weight`, `[vocabulary rows, hidden]`; none where tied to the embedding.",
+            )
+            .gated_by("w.lm_head > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.final_norm layers × [config.hidden_size]",
+                2usize,
+                "`model.norm.weight`, `[hidden]`.",
+            )
+            .gated_by("w.final_norm > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "layer_norms",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.layers layers × [w.norms_per_layer, config.hidden_size]",
+                3usize,
+                "Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,",
+            )
+            .gated_by("w.layers > 0 && w.norms_per_layer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "embed_tokens_per_layer",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.per_layer_embedding layers × [w.vocab_rows, config.per_layer_inputs_width]",
+                3usize,
+                "Gemma 4's `model.embed_tokens_per_layer.weight`, `[vocabulary rows, layers · P]`.",
+            )
+            .gated_by("w.per_layer_embedding > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "per_layer_model_projection",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.per_layer_embedding layers × [formats.other.linear_bytes(config.per_layer_inputs_width, config.hidden_size)]",
+                2usize,
+                "Gemma 4's `model.per_layer_model_projection.weight`, `[layers · P, hidden]`.",
+            )
+            .gated_by("w.per_layer_embedding > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "per_layer_projection_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.per_layer_embedding layers × [config.per_layer_input_dim]",
+                2usize,
+                "Gemma 4's `model.per_layer_projection_norm.weight`, `[P]`.",
+            )
+            .gated_by("w.per_layer_embedding > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "per_layer_input_gate",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.per_layer_inputs layers × [formats.other.linear_bytes(config.per_layer_input_dim, config.hidden_size)]",
+                2usize,
+                "Gemma 4's `layers.*.per_layer_input_gate.weight`, `[P, hidden]` a layer.",
+            )
+            .gated_by("w.per_layer_inputs > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "per_layer_projection",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.per_layer_inputs layers × [formats.other.linear_bytes(config.hidden_size, config.per_layer_input_dim)]",
+                2usize,
+                "Gemma 4's `layers.*.per_layer_projection.weight`, `[hidden, P]` a layer.",
+            )
+            .gated_by("w.per_layer_inputs > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "hc_base",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.hyper layers × [2, (2 + config.hc_mult) * config.hc_mult]",
+                3usize,
+                "DeepSeek-V4's hyper-connections around each layer's attention and FFN",
+            )
+            .gated_by("w.hyper > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "hc_fn",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.hyper layers × [2, formats.other.linear_bytes((2 + config.hc_mult) * config.hc_mult, config.hc_mult * config.hidden_size)]",
+                3usize,
+                "…the projection from the `hc` streams, `[(2 + hc) · hc, hc · hidden]` twice a layer…",
+            )
+            .gated_by("w.hyper > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "hc_scale",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.hyper layers × [2, 3]",
+                3usize,
+                "…and three scales, `[2, 3]` a layer.",
+            )
+            .gated_by("w.hyper > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "hc_head_base",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.hyper_head layers × [config.hc_mult]",
+                2usize,
+                "The head's hyper-connection (`model.hc_head`): `hc_base`, `[hc]`…",
+            )
+            .gated_by("w.hyper_head > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "hc_head_scale",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.hyper_head layers × [1]",
+                2usize,
+                "…`hc_scale`, `[1]`…",
+            )
+            .gated_by("w.hyper_head > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "hc_head_fn",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.hyper_head layers × [formats.other.linear_bytes(config.hc_mult, config.hc_mult * config.hidden_size)]",
+                2usize,
+                "…and `hc_fn`, `[hc, hc · hidden]`.",
+            )
+            .gated_by("w.hyper_head > 0"),
     ];
     fn byte_sizes(sizes: &ModelWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
@@ -784,38 +675,35 @@ impl ModelWeights {
 }
 /// Read-only views of every buffer of [`ModelWeights`], borrowing the allocated arena (generated by `#[derive(Arena)]`): each knows its buffer's shape at these sizes and narrows to a step's rows (`view.rows(m)?`).
 pub struct ModelWeightsViews<'a, D: ::arena_runtime::Device> {
-    /// `model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows).
+    /// [`ModelWeights::embed_tokens`]'s view.
     pub embed_tokens: ::arena_runtime::View<'a, bf16, D>,
-    /// `lm_head.weight`, `[vocabulary rows, hidden]`; none where tied to the embedding.
+    /// [`ModelWeights::lm_head`]'s view.
     pub lm_head: ::arena_runtime::View<'a, bf16, D>,
-    /// `model.norm.weight`, `[hidden]`.
+    /// [`ModelWeights::norm`]'s view.
     pub norm: ::arena_runtime::View<'a, bf16, D>,
-    /// Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,
-    /// `post_attention_layernorm`, and the family's others: `WeightLayers::norms_per_layer`).
+    /// [`ModelWeights::layer_norms`]'s view.
     pub layer_norms: ::arena_runtime::View<'a, bf16, D>,
-    /// Gemma 4's `model.embed_tokens_per_layer.weight`, `[vocabulary rows, layers · P]`.
+    /// [`ModelWeights::embed_tokens_per_layer`]'s view.
     pub embed_tokens_per_layer: ::arena_runtime::View<'a, bf16, D>,
-    /// Gemma 4's `model.per_layer_model_projection.weight`, `[layers · P, hidden]`.
+    /// [`ModelWeights::per_layer_model_projection`]'s view.
     pub per_layer_model_projection: ::arena_runtime::View<'a, u8, D>,
-    /// Gemma 4's `model.per_layer_projection_norm.weight`, `[P]`.
+    /// [`ModelWeights::per_layer_projection_norm`]'s view.
     pub per_layer_projection_norm: ::arena_runtime::View<'a, bf16, D>,
-    /// Gemma 4's `layers.*.per_layer_input_gate.weight`, `[P, hidden]` a layer.
+    /// [`ModelWeights::per_layer_input_gate`]'s view.
     pub per_layer_input_gate: ::arena_runtime::View<'a, u8, D>,
-    /// Gemma 4's `layers.*.per_layer_projection.weight`, `[hidden, P]` a layer.
+    /// [`ModelWeights::per_layer_projection`]'s view.
     pub per_layer_projection: ::arena_runtime::View<'a, u8, D>,
-    /// DeepSeek-V4's hyper-connections around each layer's attention and FFN
-    /// (`DeepseekV4HyperConnection`, `attn_hc` and `ffn_hc`): the mixing base, `[2, (2 + hc)
-    /// · hc]` a layer…
+    /// [`ModelWeights::hc_base`]'s view.
     pub hc_base: ::arena_runtime::View<'a, bf16, D>,
-    /// …the projection from the `hc` streams, `[(2 + hc) · hc, hc · hidden]` twice a layer…
+    /// [`ModelWeights::hc_fn`]'s view.
     pub hc_fn: ::arena_runtime::View<'a, u8, D>,
-    /// …and three scales, `[2, 3]` a layer.
+    /// [`ModelWeights::hc_scale`]'s view.
     pub hc_scale: ::arena_runtime::View<'a, bf16, D>,
-    /// The head's hyper-connection (`model.hc_head`): `hc_base`, `[hc]`…
+    /// [`ModelWeights::hc_head_base`]'s view.
     pub hc_head_base: ::arena_runtime::View<'a, bf16, D>,
-    /// …`hc_scale`, `[1]`…
+    /// [`ModelWeights::hc_head_scale`]'s view.
     pub hc_head_scale: ::arena_runtime::View<'a, bf16, D>,
-    /// …and `hc_fn`, `[hc, hc · hidden]`.
+    /// [`ModelWeights::hc_head_fn`]'s view.
     pub hc_head_fn: ::arena_runtime::View<'a, u8, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -826,134 +714,58 @@ impl<'a, D: ::arena_runtime::Device> ModelWeightsViews<'a, D> {
     pub fn of(arena: &'a ::arena_runtime::Allocated<ModelWeights, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
-            embed_tokens: ::arena_runtime::View::from_parts(
-                __source.name(0usize),
-                arena.embed_tokens,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            lm_head: ::arena_runtime::View::from_parts(
-                __source.name(1usize),
-                arena.lm_head,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm: ::arena_runtime::View::from_parts(
-                __source.name(2usize),
-                arena.norm,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            layer_norms: ::arena_runtime::View::from_parts(
-                __source.name(3usize),
-                arena.layer_norms,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            embed_tokens_per_layer: ::arena_runtime::View::from_parts(
-                __source.name(4usize),
-                arena.embed_tokens_per_layer,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            per_layer_model_projection: ::arena_runtime::View::from_parts(
-                __source.name(5usize),
-                arena.per_layer_model_projection,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            per_layer_projection_norm: ::arena_runtime::View::from_parts(
-                __source.name(6usize),
-                arena.per_layer_projection_norm,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            per_layer_input_gate: ::arena_runtime::View::from_parts(
-                __source.name(7usize),
-                arena.per_layer_input_gate,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            per_layer_projection: ::arena_runtime::View::from_parts(
-                __source.name(8usize),
-                arena.per_layer_projection,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            hc_base: ::arena_runtime::View::from_parts(
-                __source.name(9usize),
-                arena.hc_base,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            hc_fn: ::arena_runtime::View::from_parts(
-                __source.name(10usize),
-                arena.hc_fn,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            hc_scale: ::arena_runtime::View::from_parts(
-                __source.name(11usize),
-                arena.hc_scale,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            hc_head_base: ::arena_runtime::View::from_parts(
-                __source.name(12usize),
-                arena.hc_head_base,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            hc_head_scale: ::arena_runtime::View::from_parts(
-                __source.name(13usize),
-                arena.hc_head_scale,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            hc_head_fn: ::arena_runtime::View::from_parts(
-                __source.name(14usize),
-                arena.hc_head_fn,
-                __source.shape(14usize),
-                arena.device(),
-            ),
+            embed_tokens: __source.view(0usize, arena.embed_tokens),
+            lm_head: __source.view(1usize, arena.lm_head),
+            norm: __source.view(2usize, arena.norm),
+            layer_norms: __source.view(3usize, arena.layer_norms),
+            embed_tokens_per_layer: __source.view(4usize, arena.embed_tokens_per_layer),
+            per_layer_model_projection: __source
+                .view(5usize, arena.per_layer_model_projection),
+            per_layer_projection_norm: __source
+                .view(6usize, arena.per_layer_projection_norm),
+            per_layer_input_gate: __source.view(7usize, arena.per_layer_input_gate),
+            per_layer_projection: __source.view(8usize, arena.per_layer_projection),
+            hc_base: __source.view(9usize, arena.hc_base),
+            hc_fn: __source.view(10usize, arena.hc_fn),
+            hc_scale: __source.view(11usize, arena.hc_scale),
+            hc_head_base: __source.view(12usize, arena.hc_head_base),
+            hc_head_scale: __source.view(13usize, arena.hc_head_scale),
+            hc_head_fn: __source.view(14usize, arena.hc_head_fn),
             __device: ::core::marker::PhantomData,
         }
     }
 }
 /// Writable views of every buffer of [`ModelWeights`], borrowing the allocated arena mutably (generated by `#[derive(Arena)]`). Refused on a shared slab, where buffers of disjoint phases share bytes: take a phase's views there.
 pub struct ModelWeightsViewsMut<'a, D: ::arena_runtime::Device> {
-    /// `model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows).
+    /// [`ModelWeights::embed_tokens`]'s view.
     pub embed_tokens: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `lm_head.weight`, `[vocabulary rows, hidden]`; none where tied to the embedding.
+    /// [`ModelWeights::lm_head`]'s view.
     pub lm_head: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// `model.norm.weight`, `[hidden]`.
+    /// [`ModelWeights::norm`]'s view.
     pub norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,
-    /// `post_attention_layernorm`, and the family's others: `WeightLayers::norms_per_layer`).
+    /// [`ModelWeights::layer_norms`]'s view.
     pub layer_norms: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Gemma 4's `model.embed_tokens_per_layer.weight`, `[vocabulary rows, layers · P]`.
+    /// [`ModelWeights::embed_tokens_per_layer`]'s view.
     pub embed_tokens_per_layer: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Gemma 4's `model.per_layer_model_projection.weight`, `[layers · P, hidden]`.
+    /// [`ModelWeights::per_layer_model_projection`]'s view.
     pub per_layer_model_projection: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Gemma 4's `model.per_layer_projection_norm.weight`, `[P]`.
+    /// [`ModelWeights::per_layer_projection_norm`]'s view.
     pub per_layer_projection_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// Gemma 4's `layers.*.per_layer_input_gate.weight`, `[P, hidden]` a layer.
+    /// [`ModelWeights::per_layer_input_gate`]'s view.
     pub per_layer_input_gate: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// Gemma 4's `layers.*.per_layer_projection.weight`, `[hidden, P]` a layer.
+    /// [`ModelWeights::per_layer_projection`]'s view.
     pub per_layer_projection: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// DeepSeek-V4's hyper-connections around each layer's attention and FFN
-    /// (`DeepseekV4HyperConnection`, `attn_hc` and `ffn_hc`): the mixing base, `[2, (2 + hc)
-    /// · hc]` a layer…
+    /// [`ModelWeights::hc_base`]'s view.
     pub hc_base: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// …the projection from the `hc` streams, `[(2 + hc) · hc, hc · hidden]` twice a layer…
+    /// [`ModelWeights::hc_fn`]'s view.
     pub hc_fn: ::arena_runtime::ViewMut<'a, u8, D>,
-    /// …and three scales, `[2, 3]` a layer.
+    /// [`ModelWeights::hc_scale`]'s view.
     pub hc_scale: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// The head's hyper-connection (`model.hc_head`): `hc_base`, `[hc]`…
+    /// [`ModelWeights::hc_head_base`]'s view.
     pub hc_head_base: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// …`hc_scale`, `[1]`…
+    /// [`ModelWeights::hc_head_scale`]'s view.
     pub hc_head_scale: ::arena_runtime::ViewMut<'a, bf16, D>,
-    /// …and `hc_fn`, `[hc, hc · hidden]`.
+    /// [`ModelWeights::hc_head_fn`]'s view.
     pub hc_head_fn: ::arena_runtime::ViewMut<'a, u8, D>,
     #[doc(hidden)]
     pub __device: ::core::marker::PhantomData<&'a D>,
@@ -972,96 +784,24 @@ impl<'a, D: ::arena_runtime::Device> ModelWeightsViewsMut<'a, D> {
         }
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         ::core::result::Result::Ok(Self {
-            embed_tokens: ::arena_runtime::ViewMut::from_parts(
-                __source.name(0usize),
-                arena.embed_tokens,
-                __source.shape(0usize),
-                arena.device(),
-            ),
-            lm_head: ::arena_runtime::ViewMut::from_parts(
-                __source.name(1usize),
-                arena.lm_head,
-                __source.shape(1usize),
-                arena.device(),
-            ),
-            norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(2usize),
-                arena.norm,
-                __source.shape(2usize),
-                arena.device(),
-            ),
-            layer_norms: ::arena_runtime::ViewMut::from_parts(
-                __source.name(3usize),
-                arena.layer_norms,
-                __source.shape(3usize),
-                arena.device(),
-            ),
-            embed_tokens_per_layer: ::arena_runtime::ViewMut::from_parts(
-                __source.name(4usize),
-                arena.embed_tokens_per_layer,
-                __source.shape(4usize),
-                arena.device(),
-            ),
-            per_layer_model_projection: ::arena_runtime::ViewMut::from_parts(
-                __source.name(5usize),
-                arena.per_layer_model_projection,
-                __source.shape(5usize),
-                arena.device(),
-            ),
-            per_layer_projection_norm: ::arena_runtime::ViewMut::from_parts(
-                __source.name(6usize),
-                arena.per_layer_projection_norm,
-                __source.shape(6usize),
-                arena.device(),
-            ),
-            per_layer_input_gate: ::arena_runtime::ViewMut::from_parts(
-                __source.name(7usize),
-                arena.per_layer_input_gate,
-                __source.shape(7usize),
-                arena.device(),
-            ),
-            per_layer_projection: ::arena_runtime::ViewMut::from_parts(
-                __source.name(8usize),
-                arena.per_layer_projection,
-                __source.shape(8usize),
-                arena.device(),
-            ),
-            hc_base: ::arena_runtime::ViewMut::from_parts(
-                __source.name(9usize),
-                arena.hc_base,
-                __source.shape(9usize),
-                arena.device(),
-            ),
-            hc_fn: ::arena_runtime::ViewMut::from_parts(
-                __source.name(10usize),
-                arena.hc_fn,
-                __source.shape(10usize),
-                arena.device(),
-            ),
-            hc_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(11usize),
-                arena.hc_scale,
-                __source.shape(11usize),
-                arena.device(),
-            ),
-            hc_head_base: ::arena_runtime::ViewMut::from_parts(
-                __source.name(12usize),
-                arena.hc_head_base,
-                __source.shape(12usize),
-                arena.device(),
-            ),
-            hc_head_scale: ::arena_runtime::ViewMut::from_parts(
-                __source.name(13usize),
-                arena.hc_head_scale,
-                __source.shape(13usize),
-                arena.device(),
-            ),
-            hc_head_fn: ::arena_runtime::ViewMut::from_parts(
-                __source.name(14usize),
-                arena.hc_head_fn,
-                __source.shape(14usize),
-                arena.device(),
-            ),
+            embed_tokens: __source.view_mut(0usize, arena.embed_tokens),
+            lm_head: __source.view_mut(1usize, arena.lm_head),
+            norm: __source.view_mut(2usize, arena.norm),
+            layer_norms: __source.view_mut(3usize, arena.layer_norms),
+            embed_tokens_per_layer: __source
+                .view_mut(4usize, arena.embed_tokens_per_layer),
+            per_layer_model_projection: __source
+                .view_mut(5usize, arena.per_layer_model_projection),
+            per_layer_projection_norm: __source
+                .view_mut(6usize, arena.per_layer_projection_norm),
+            per_layer_input_gate: __source.view_mut(7usize, arena.per_layer_input_gate),
+            per_layer_projection: __source.view_mut(8usize, arena.per_layer_projection),
+            hc_base: __source.view_mut(9usize, arena.hc_base),
+            hc_fn: __source.view_mut(10usize, arena.hc_fn),
+            hc_scale: __source.view_mut(11usize, arena.hc_scale),
+            hc_head_base: __source.view_mut(12usize, arena.hc_head_base),
+            hc_head_scale: __source.view_mut(13usize, arena.hc_head_scale),
+            hc_head_fn: __source.view_mut(14usize, arena.hc_head_fn),
             __device: ::core::marker::PhantomData,
         })
     }

@@ -25,8 +25,11 @@ pub struct Formula {
 enum Style<'a> {
     /// `?`: the enclosing function returns the `SizeError` (the run-time path).
     Try,
-    /// Panic with this message: in const evaluation, a compile error (the const path).
-    Panic(&'a str),
+    /// Panic (in const evaluation, a compile error: the const path): the operations are a
+    /// `KonstArith`'s, which panic themselves; a call's value is unwrapped with the message
+    /// this local holds (a `&'static str` bound once a formula, so no operation repeats its
+    /// text).
+    Panic(&'a Ident),
     /// `break 'label Err(..)` out of a labeled block: `?` for a `const fn` (`size!`,
     /// region sizes), where `?` itself is not allowed.
     Break(&'a TokenStream),
@@ -82,12 +85,12 @@ impl Formula {
 
     /// The size for a `const fn`: a failed operation panics with `msg` (a compile error under
     /// const evaluation).
-    pub(crate) fn konst(&self, f: &Ident, msg: &str) -> TokenStream {
+    pub(crate) fn konst(&self, f: &Ident, msg: &Ident) -> TokenStream {
         self.rewrite(&self.parsed.root, Mode::Size, f, Style::Panic(msg))
     }
 
     /// A gate for a `const fn`, as [`Self::konst`].
-    pub(crate) fn konst_bool(&self, f: &Ident, msg: &str) -> TokenStream {
+    pub(crate) fn konst_bool(&self, f: &Ident, msg: &Ident) -> TokenStream {
         self.rewrite(&self.parsed.root, Mode::Bool, f, Style::Panic(msg))
     }
 
@@ -246,9 +249,8 @@ pub(crate) fn breaking_op(op: TokenStream, label: &TokenStream) -> TokenStream {
 fn checked_op(op: TokenStream, style: Style, span: Span) -> TokenStream {
     match style {
         Style::Try => quote_spanned!(span=> #op?),
-        Style::Panic(msg) => {
-            quote_spanned!(span=> ::arena_runtime::__private::Konst(#op).get(#msg))
-        }
+        // The const path's `f` is a `KonstArith`, whose operations unwrap themselves.
+        Style::Panic(_) => op,
         Style::Break(label) => quote_spanned! {span=> {
             let __r = #op;
             let __v = match &__r {
@@ -270,8 +272,10 @@ fn wrap_value(call: TokenStream, mode: Mode, f: &Ident, span: Span, style: Style
     match style {
         Style::Try => quote_spanned!(span=> #f.value(#call)?),
         // `Konst` picks the conversion by the call's type with inherent `const fn`s, since a
-        // `const fn` cannot call `IntoSize`.
-        Style::Panic(_) | Style::Break(_) => checked_op(
+        // `const fn` cannot call `IntoSize`; on the const path its `get` converts and unwraps
+        // in one call.
+        Style::Panic(msg) => quote_spanned!(span=> __K(#call).get(#msg)),
+        Style::Break(_) => checked_op(
             quote_spanned!(span=> ::arena_runtime::__private::Konst(#call).into_result(#f)),
             style,
             span,

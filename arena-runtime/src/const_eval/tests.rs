@@ -19,8 +19,14 @@ fn values_unwrap_or_convert() {
         assert_eq!(Konst(u64::MAX).get("m"), usize::MAX);
         assert_eq!(Konst(u64::MAX).into_result(F), Ok(usize::MAX));
     }
-    assert_eq!(finish(0, 256, false, "z"), 256);
-    assert_eq!(finish(0, 0, true, "z"), 0);
+    let z = KonstArith::new("z", "m");
+    assert_eq!(z.finish("A", 0, 256, false), 256);
+    assert_eq!(z.finish("A", 0, 0, true), 0);
+    // The operations unwrap on the spot; a shape keeps its dims.
+    assert_eq!(z.max(z.mul(3, 4), 5), 12);
+    let mut kept = [0; 3];
+    assert_eq!(z.shape(&[2, 3], &mut kept, 4), 24);
+    assert_eq!(kept, [2, 3, 0]);
     assert_eq!(total(&[1, 2, 4], &[true, false, true], "t"), 5);
 }
 
@@ -34,14 +40,44 @@ fn a_failed_formula_panics_with_its_message_and_figures() {
 }
 
 #[test]
-#[should_panic(expected = "buffer `z` is not gated but its formula gives 0 bytes")]
+#[should_panic(
+    expected = "arena `A`, const sizing: buffer `z` is not gated but its formula gives 0 bytes"
+)]
 fn an_ungated_zero_panics() {
-    finish(
-        0,
-        0,
-        false,
-        "buffer `z` is not gated but its formula gives 0 bytes",
+    KonstArith::new("z", "m").finish("A", 0, 0, false);
+}
+
+#[test]
+#[should_panic(expected = "buffer `x` = `m * 2`: 18446744073709551615 * 2 overflows usize")]
+fn a_failed_operation_panics_with_its_formulas_message() {
+    if usize::BITS != 64 {
+        panic!("buffer `x` = `m * 2`: 18446744073709551615 * 2 overflows usize");
+    }
+    KonstArith::new("x", "buffer `x` = `m * 2`").mul(usize::MAX, 2);
+}
+
+#[test]
+fn the_tables_read_the_declarations() {
+    use crate::BufferDecl;
+    let decls = [
+        BufferDecl::new("a", "bf16", 2, "[m]", 1, ""),
+        BufferDecl::new("b", "u8", 1, "7", 0, "").untracked(),
+        BufferDecl::new("c", "f32", 4, "[m, 2]", 2, "").gated_by("g"),
+    ];
+    let bytes = [10, 7, usize::MAX];
+    assert_eq!(tracked::<3>(&decls), [true, false, true]);
+    assert_eq!(
+        named(&decls, bytes),
+        [("a", 10), ("b", 7), ("c", usize::MAX)]
     );
+    assert_eq!(
+        with_tracking(&decls, bytes),
+        [("a", 10, true), ("b", 7, false), ("c", usize::MAX, true)]
+    );
+    // Saturating, as the run-time total.
+    assert_eq!(tracked_total(&decls, bytes), usize::MAX);
+    assert_eq!(tracked_total(&decls, [10, 7, 5]), 15);
+    assert!(!decls[1].is_shape && decls[2].gated() && decls[2].elem_size == 4);
 }
 
 #[test]

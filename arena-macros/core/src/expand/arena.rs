@@ -10,7 +10,7 @@ use super::const_path;
 use super::items::{render, Item, Render};
 use super::parts::{
     by_name_args, derived_lets, dtype_text, elem_size, field_doc, formula_doc, input_decls,
-    raw_bytes, ref_input_decls, Tracking,
+    ref_input_decls, Tracking,
 };
 use crate::ctxt::Ctxt;
 use crate::model::{phase_variant, Container, Size};
@@ -142,20 +142,32 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
         .map(|b| {
             let ident = &b.ident;
             let label = ident.to_string();
-            let bytes = raw_bytes(b, Some(&on_dims));
             let floor = b.min_bytes.as_ref().map_or(quote!(0), |m| m.checked(&f));
+            let gated = b.gate.is_some();
+            // One runtime call a buffer: its raw bytes reported, floored and checked for 0.
+            let sized = match b.size.as_ref().expect("checked: shape or bytes") {
+                Size::Shape { dims, .. } => {
+                    let dims = dims.iter().map(|d| d.checked(&f));
+                    let size = elem_size(b);
+                    quote!(::arena_runtime::__private::sized_shape(#f, &[#(#dims),*], #size, #floor, #gated, #on_dims)?)
+                }
+                Size::Bytes(formula) => {
+                    let bytes = formula.checked(&f);
+                    quote!(::arena_runtime::__private::sized_bytes(#f, #bytes, #floor, #gated, #on_dims)?)
+                }
+            };
             let body = match &b.gate {
                 Some(gate) => {
                     let gate = gate.checked_bool(&f);
                     quote! {
                         if #gate {
-                            ::arena_runtime::__private::finish(#f, #bytes, #floor, true)?
+                            #sized
                         } else {
                             ::arena_runtime::__private::closed(#on_dims)
                         }
                     }
                 }
-                None => quote!(::arena_runtime::__private::finish(#f, #bytes, #floor, false)?),
+                None => sized,
             };
             quote! {
                 __sizes.#ident = {
@@ -433,52 +445,43 @@ fn layout_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
     ]
 }
 
-/// One `BufferDecl` per buffer, written field by field.
+/// One `BufferDecl` per buffer: built from `BufferDecl::new`'s defaults, stating only what
+/// differs (a gate, a floor, untracked, its phases).
 fn buffer_decls(cont: &Container) -> Vec<TokenStream> {
-    let some = |text: Option<&String>| match text {
-        Some(t) => quote!(::core::option::Option::Some(#t)),
-        None => quote!(::core::option::Option::None),
-    };
     cont.buffers
         .iter()
         .map(|b| {
             let elem = b.elem.as_ref().expect("checked");
             let name = b.ident.to_string();
             let formula = b.size.as_ref().map(Size::text).unwrap_or_default();
-            let is_shape = matches!(b.size, Some(Size::Shape { .. }));
             let rank = b.size.as_ref().map_or(0, Size::rank);
-            let gate = some(b.gate.as_ref().map(|g| &g.text));
-            let min_bytes = some(b.min_bytes.as_ref().map(|m| &m.text));
-            let tracked = b.tracked;
             let doc = b.docs.first().cloned().unwrap_or_default();
-            let size = elem_size(b);
+            // The element type's projections, spanned at the type as every other use of it:
+            // a type that is no `Element` is one error there.
             let dtype =
                 quote_spanned!(crate::span_of(elem)=> <#elem as ::arena_runtime::dtype::Element>::NAME);
-            let position = |id: &proc_macro2::Ident| {
-                cont.phases.iter().position(|p| p == id).expect("checked")
-            };
-            let live = match &b.phase {
-                None => quote!(::arena_runtime::Live::WholeStep),
-                Some(r) => {
-                    let (first, last) = (position(&r.first), position(&r.last));
-                    quote!(::arena_runtime::Live::Phases { first: #first, last: #last })
-                }
-            };
-            quote! {
-                ::arena_runtime::BufferDecl {
-                    name: #name,
-                    dtype: #dtype,
-                    elem_size: #size,
-                    formula: #formula,
-                    is_shape: #is_shape,
-                    rank: #rank,
-                    gate: #gate,
-                    min_bytes: #min_bytes,
-                    tracked: #tracked,
-                    doc: #doc,
-                    live: #live,
-                }
+            let size = elem_size(b);
+            let mut decl =
+                quote!(::arena_runtime::BufferDecl::new(#name, #dtype, #size, #formula, #rank, #doc));
+            if let Some(g) = &b.gate {
+                let text = &g.text;
+                decl.extend(quote!(.gated_by(#text)));
             }
+            if let Some(m) = &b.min_bytes {
+                let text = &m.text;
+                decl.extend(quote!(.floored_at(#text)));
+            }
+            if !b.tracked {
+                decl.extend(quote!(.untracked()));
+            }
+            if let Some(r) = &b.phase {
+                let position = |id: &proc_macro2::Ident| {
+                    cont.phases.iter().position(|p| p == id).expect("checked")
+                };
+                let (first, last) = (position(&r.first), position(&r.last));
+                decl.extend(quote!(.live_in(::arena_runtime::Live::Phases { first: #first, last: #last })));
+            }
+            decl
         })
         .collect()
 }

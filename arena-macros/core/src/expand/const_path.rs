@@ -19,6 +19,15 @@ fn message(arena: &str, what: &str, formula: &str) -> String {
     format!("arena `{arena}`, const sizing: {what} = `{formula}`")
 }
 
+/// Whether `tree` is, or holds, the identifier `name`.
+fn mentions(tree: &proc_macro2::TokenTree, name: &proc_macro2::Ident) -> bool {
+    match tree {
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions(&t, name)),
+        _ => false,
+    }
+}
+
 /// `let name: usize = ...;` for each derived value, in order.
 fn derived_lets(cont: &Container) -> Vec<TokenStream> {
     let f = format_ident!("__f");
@@ -29,10 +38,12 @@ fn derived_lets(cont: &Container) -> Vec<TokenStream> {
             let name = &d.name;
             let label = name.to_string();
             let msg = message(&arena, &format!("derived value `{label}`"), &d.formula.text);
-            let value = d.formula.konst(&f, &msg);
+            let m = format_ident!("__m");
+            let value = d.formula.konst(&f, &m);
             quote! {
                 let #name: usize = {
-                    let #f = ::arena_runtime::CheckedArith::new(#label);
+                    let #m: &'static str = #msg;
+                    let #f = __A::new(#label, #m);
                     #value
                 };
             }
@@ -51,41 +62,63 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
             let ident = &b.ident;
             let label = ident.to_string();
             let what = format!("buffer `{label}`");
-            let bytes = raw_bytes(
-                b,
-                index,
-                &message(
-                    &arena,
-                    &what,
-                    b.size.as_ref().map(Size::text).unwrap_or_default(),
-                ),
+            // Each failure's message bound once a buffer, named by every operation of its
+            // formula, floor or gate.
+            let (m, m_floor, m_gate) = (
+                format_ident!("__m"),
+                format_ident!("__m_floor"),
+                format_ident!("__m_gate"),
             );
-            let floor = b.min_bytes.as_ref().map_or(quote!(0), |m| {
-                m.konst(&f, &message(&arena, &format!("floor of {what}"), &m.text))
+            let (f_floor, f_gate) = (format_ident!("__f_floor"), format_ident!("__f_gate"));
+            let msg = message(
+                &arena,
+                &what,
+                b.size.as_ref().map(Size::text).unwrap_or_default(),
+            );
+            let bytes = raw_bytes(b, index, &m);
+            let arith = quote!(__A::new);
+            let mut messages = quote! {
+                let #m: &'static str = #msg;
+                let #f = #arith(#label, #m);
+            };
+            // A floor's or gate's own message and arithmetic, where its formula has any.
+            let uses = |tokens: &TokenStream, name: &proc_macro2::Ident| {
+                tokens.clone().into_iter().any(|t| mentions(&t, name))
+            };
+            let floor = b.min_bytes.as_ref().map_or(quote!(0), |floor| {
+                let tokens = floor.konst(&f_floor, &m_floor);
+                if uses(&tokens, &f_floor) || uses(&tokens, &m_floor) {
+                    let msg = message(&arena, &format!("floor of {what}"), &floor.text);
+                    messages.extend(quote! {
+                        let #m_floor: &'static str = #msg;
+                        let #f_floor = #arith(#label, #m_floor);
+                    });
+                }
+                tokens
             });
-            let zero = format!(
-                "arena `{arena}`, const sizing: buffer `{label}` is not gated but its formula \
-                 gives 0 bytes"
-            );
             let body = match &b.gate {
                 Some(gate) => {
-                    let gate = gate
-                        .konst_bool(&f, &message(&arena, &format!("gate of {what}"), &gate.text));
+                    let tokens = gate.konst_bool(&f_gate, &m_gate);
+                    if uses(&tokens, &f_gate) || uses(&tokens, &m_gate) {
+                        let msg = message(&arena, &format!("gate of {what}"), &gate.text);
+                        messages.extend(quote! {
+                            let #m_gate: &'static str = #msg;
+                            let #f_gate = #arith(#label, #m_gate);
+                        });
+                    }
                     quote! {
-                        if #gate {
-                            ::arena_runtime::__private::konst::finish(#bytes, #floor, true, #zero)
+                        if #tokens {
+                            #f.finish(#arena, #bytes, #floor, true)
                         } else {
                             0
                         }
                     }
                 }
-                None => {
-                    quote!(::arena_runtime::__private::konst::finish(#bytes, #floor, false, #zero))
-                }
+                None => quote!(#f.finish(#arena, #bytes, #floor, false)),
             };
             quote! {
                 __sizes.#ident = {
-                    let #f = ::arena_runtime::CheckedArith::new(#label);
+                    #messages
                     #body
                 };
             }
@@ -95,21 +128,13 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
 
 /// A buffer's bytes before gate and floor; a shape's dims are kept in `__sizes.__dims`, as
 /// the run-time path keeps them.
-fn raw_bytes(b: &Buffer, index: usize, msg: &str) -> TokenStream {
+fn raw_bytes(b: &Buffer, index: usize, msg: &proc_macro2::Ident) -> TokenStream {
     let f = format_ident!("__f");
     match b.size.as_ref().expect("checked: shape or bytes") {
         Size::Shape { dims, .. } => {
             let size = elem_size(b);
             let dims = dims.iter().map(|d| d.konst(&f, msg));
-            quote! {{
-                let __d = [#(#dims),*];
-                let mut __k = 0;
-                while __k < __d.len() {
-                    __sizes.__dims[#index][__k] = __d[__k];
-                    __k += 1;
-                }
-                ::arena_runtime::__private::Konst(#f.shape(&__d, #size)).get(#msg)
-            }}
+            quote!(#f.shape(&[#(#dims),*], &mut __sizes.__dims[#index], #size))
         }
         Size::Bytes(formula) => formula.konst(&f, msg),
     }
@@ -143,6 +168,9 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                     format!("arena `{arena}`, const sizing: the total of the tracked buffers overflows usize");
                 let (rank, count) = (cont.max_rank(), cont.buffers.len());
                 quote! {
+                    // The checked values' unwrapping and the checked arithmetic, named by every
+                    // formula below.
+                    use ::arena_runtime::__private::{Konst as __K, KonstArith as __A};
                     #(#derived)*
                     let mut __sizes = Self { #(#idents: 0,)* __dims: [[0; #rank]; #count] };
                     #(#lets)*
@@ -162,8 +190,8 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 const TRACKED: [bool; #count]
             },
             move || {
-                let tracked = cont.buffers.iter().map(|b| b.tracked);
-                quote!([#(#tracked),*])
+                let arena = &cont.ident;
+                quote!(::arena_runtime::__private::konst::tracked(<#arena as ::arena_runtime::Arena>::BUFFERS))
             },
             quote!([false; #count]),
         ),
@@ -184,12 +212,11 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 pub const fn named_sizes(&self) -> [(&'static str, usize); #count]
             },
             move || {
-                let pairs = cont.buffers.iter().map(|b| {
-                    let ident = &b.ident;
-                    let name = ident.to_string();
-                    quote!((#name, self.#ident))
-                });
-                quote!([#(#pairs),*])
+                let arena = &cont.ident;
+                quote!(::arena_runtime::__private::konst::named(
+                    <#arena as ::arena_runtime::Arena>::BUFFERS,
+                    self.byte_sizes_const(),
+                ))
             },
             quote!([("", 0); #count]),
         ),
@@ -201,13 +228,11 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 pub const fn sizes_with_tracking(&self) -> [(&'static str, usize, bool); #count]
             },
             move || {
-                let triples = cont.buffers.iter().map(|b| {
-                    let ident = &b.ident;
-                    let name = ident.to_string();
-                    let tracked = b.tracked;
-                    quote!((#name, self.#ident, #tracked))
-                });
-                quote!([#(#triples),*])
+                let arena = &cont.ident;
+                quote!(::arena_runtime::__private::konst::with_tracking(
+                    <#arena as ::arena_runtime::Arena>::BUFFERS,
+                    self.byte_sizes_const(),
+                ))
             },
             quote!([("", 0, false); #count]),
         ),
@@ -276,15 +301,11 @@ pub fn const_total_bytes<'a>(cont: &'a Container, doc: TokenStream) -> Item<'a> 
             pub const fn total_bytes(&self) -> usize
         },
         move || {
-            let adds = cont.buffers.iter().filter(|b| b.tracked).map(|b| {
-                let ident = &b.ident;
-                quote!(__total = __total.saturating_add(self.#ident);)
-            });
-            quote! {
-                let mut __total = 0usize;
-                #(#adds)*
-                __total
-            }
+            let arena = &cont.ident;
+            quote!(::arena_runtime::__private::konst::tracked_total(
+                <#arena as ::arena_runtime::Arena>::BUFFERS,
+                self.byte_sizes_const(),
+            ))
         },
         quote!(0),
     )

@@ -170,24 +170,14 @@ pub fn elem_size(b: &Buffer) -> TokenStream {
 }
 
 /// Tokens for a buffer's raw bytes (before gate and floor), using the `CheckedArith` `__f`.
-/// With `on_dims`, the buffer's shape (empty for a byte formula) is handed to that
-/// `&mut dyn FnMut(&[usize])` first.
-pub fn raw_bytes(b: &Buffer, on_dims: Option<&proc_macro2::Ident>) -> TokenStream {
+pub fn raw_bytes(b: &Buffer) -> TokenStream {
     let f = format_ident!("__f");
-    let size = elem_size(b);
-    match (b.size.as_ref().expect("checked: shape or bytes"), on_dims) {
-        (Size::Shape { dims, .. }, None) => {
+    match b.size.as_ref().expect("checked: shape or bytes") {
+        Size::Shape { dims, .. } => {
+            let size = elem_size(b);
             let dims = dims.iter().map(|d| d.checked(&f));
             quote!(#f.shape(&[#(#dims),*], #size)?)
         }
-        (Size::Shape { dims, .. }, Some(on_dims)) => {
-            let dims = dims.iter().map(|d| d.checked(&f));
-            quote!(::arena_runtime::__private::shape_reported(#f, &[#(#dims),*], #size, #on_dims)?)
-        }
-        (Size::Bytes(formula), None) => formula.checked(&f),
-        (Size::Bytes(formula), Some(on_dims)) => {
-            let bytes = formula.checked(&f);
-            quote!(::arena_runtime::__private::bytes_reported(#bytes, #on_dims))
-        }
+        Size::Bytes(formula) => formula.checked(&f),
     }
 }

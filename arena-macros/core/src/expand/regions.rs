@@ -124,7 +124,7 @@ fn region_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 let places = cont.buffers.iter().map(|b| {
                     let ident = &b.ident;
                     let region_label = format!("{label}.{ident}");
-                    let bytes = raw_bytes(b, None);
+                    let bytes = raw_bytes(b);
                     quote! {
                         __layout.#ident = {
                             let #f = ::arena_runtime::CheckedArith::new(#region_label);

@@ -65,15 +65,16 @@ fn view_set(
     let arena = &cont.ident;
     let buffers: Vec<&(usize, &Buffer)> =
         buffers.iter().filter(|(_, b)| b.elem.is_some()).collect();
-    let view = match access {
-        Access::Read => quote!(::arena_runtime::View),
-        _ => quote!(::arena_runtime::ViewMut),
+    let (view, make) = match access {
+        Access::Read => (quote!(::arena_runtime::View), quote!(view)),
+        _ => (quote!(::arena_runtime::ViewMut), quote!(view_mut)),
     };
+    // One line of doc a field, linking to the buffer's own (its doc stays in one place).
     let fields = buffers.iter().map(|(_, b)| {
         let ident = &b.ident;
         let elem = b.elem.as_ref().expect("filtered");
-        let docs = b.docs.iter().map(|d| format!(" {d}"));
-        quote!(#(#[doc = #docs])* pub #ident: #view<'a, #elem, D>)
+        let doc = format!(" [`{arena}::{ident}`]'s view.");
+        quote!(#[doc = #doc] pub #ident: #view<'a, #elem, D>)
     });
     let handle = match access {
         Access::Read => quote!(&'a ::arena_runtime::Allocated<#arena, D>),
@@ -82,7 +83,7 @@ fn view_set(
     let build = |b: &(usize, &Buffer)| {
         let (i, b) = (b.0, b.1);
         let ident = &b.ident;
-        quote!(#ident: #view::from_parts(__source.name(#i), arena.#ident, __source.shape(#i), arena.device()))
+        quote!(#ident: __source.#make(#i, arena.#ident))
     };
     let inits: Vec<TokenStream> = buffers.iter().map(|b| build(b)).collect();
     // A writable set reads the arena through a shared reborrow of its mutable borrow: the
