@@ -53,19 +53,6 @@ pub use arena_config::{Tower, TowerKind, Towers};
 pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes, KvPoolViews};
 pub use state::{StateCache, StateCacheInputs, StateCacheSizes, StateCacheViews};
 
-// The module paths before the crate was arranged in wings, kept for one release so code
-// written against them still builds; new code names the paths above.
-#[doc(hidden)]
-pub use arena::{budgets, constants, inputs, regions, sizing};
-#[doc(hidden)]
-pub use config::{family, levers};
-#[doc(hidden)]
-pub mod decode_meta {
-    pub use crate::arena::regions::{
-        decode_meta_rows, DecodeMeta, DecodeMetaLayout, DECODE_META_MAX_ROWS, DECODE_META_MIN_ROWS,
-    };
-}
-
 // The README's example, compiled and run as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

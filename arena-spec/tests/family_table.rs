@@ -208,7 +208,7 @@ fn all_lists_every_family_once() {
 /// and its file is refused naming `model_type` and the reason.
 #[test]
 fn unsized_model_types_are_no_rows_and_refuse_with_their_reason() {
-    use arena_spec::family::UNSIZED_MODEL_TYPES;
+    use arena_spec::config::family::UNSIZED_MODEL_TYPES;
     for (model_type, reason) in UNSIZED_MODEL_TYPES {
         assert!(
             Family::ALL

@@ -24,7 +24,7 @@ use arena_spec::arena::{
     BufferArenaAttentionViews, BufferArenaFfnDownViews, BufferArenaFfnGateUpViews,
     BufferArenaLmHeadViews, BufferArenaRouterViews,
 };
-use arena_spec::regions::ScratchLayout;
+use arena_spec::arena::regions::ScratchLayout;
 use arena_spec::{BufferArena, BufferArenaPhase};
 
 /// The schedule of one sequence over a backend's ops.

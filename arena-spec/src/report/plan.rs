@@ -115,7 +115,7 @@ impl StageSummary {
 impl PlanReport {
     /// The document for `config` (the reported rank) and its `report`, the layout's stages
     /// and the allocations made (none: an empty `Vec`). `stages` should be the layout's
-    /// (`ParallelLayout::stage_arenas`, each through [`StageSummary::of`]).
+    /// (`StageArenas::stage_arenas` of the layout, each through [`StageSummary::of`]).
     ///
     /// ```
     /// use arena_spec::report::{PlanReport, SizeReport, StageSummary};

@@ -544,12 +544,6 @@ impl ModelConfig {
         self.count(LayerKind::GatedDeltaNet)
     }
 
-    /// The seeds' name for [`Self::num_gdn_layers`].
-    #[deprecated(note = "counts Gated DeltaNet layers only: use `num_gdn_layers`")]
-    pub const fn num_ssm_layers(&self) -> usize {
-        self.num_gdn_layers()
-    }
-
     /// Mamba-2 layers.
     pub const fn num_mamba_layers(&self) -> usize {
         self.count(LayerKind::Mamba2)
