@@ -916,7 +916,8 @@ fn every_shipped_config_matches_the_reference_modules() {
             entry["config_echo"]["index_topk"].as_u64(),
         ) {
             let layout =
-                arena_spec::arena::regions::QsaSelectScratch::layout(config, inputs.max_seq_len).unwrap();
+                arena_spec::arena::regions::QsaSelectScratch::layout(config, inputs.max_seq_len)
+                    .unwrap();
             let rows = arena_spec::arena::constants::QSA_SLAB_ROWS;
             let need_scores = inputs.max_seq_len / bias[0] * 4;
             if layout.scores.bytes / rows < need_scores

@@ -292,16 +292,21 @@ fn a_published_block_fp8_checkpoint_is_its_tensors_to_the_byte() {
 
 /// The 16-bit scales, packed words and zero points of integer groups, transcribed from vLLM's
 /// `create_weights` for Qwen3-0.6B's `q_proj` `[2048, 1024]` (16 heads of 128 from 1024).
+/// Qwen3-0.6B with `recipe` as its `quantization_config`, and one layer's `q_proj` bytes
+/// (`[2048, 1024]`; 28 layers).
+fn q_proj_priced(recipe: &str) -> (ModelConfig, usize) {
+    let mut file: serde_json::Value = serde_json::from_str(&text("qwen3-0.6b")).unwrap();
+    file["quantization_config"] = serde_json::from_str(recipe).unwrap();
+    let c = ModelConfig::from_json_str(&file.to_string(), "q.json").unwrap();
+    let s = WeightsSizes::new(&c, &c.weight_formats).unwrap();
+    let q = s.attention.q_proj / 28;
+    (c, q)
+}
+
 #[test]
 fn awq_gptq_and_compressed_tensors_groups_cost_what_vllm_allocates() {
     let (out, inp) = (2048usize, 1024usize);
-    let priced = |recipe: &str| {
-        let mut file: serde_json::Value = serde_json::from_str(&text("qwen3-0.6b")).unwrap();
-        file["quantization_config"] = serde_json::from_str(recipe).unwrap();
-        let c = ModelConfig::from_json_str(&file.to_string(), "q.json").unwrap();
-        let s = WeightsSizes::new(&c, &c.weight_formats).unwrap();
-        (c, s.attention.q_proj / 28)
-    };
+    let priced = |recipe: &str| q_proj_priced(recipe);
     // AWQ: `qweight` `[in, out / 8]` int32, `qzeros` `[in / 128, out / 8]` int32, `scales`
     // `[in / 128, out]` 16-bit; 24 bytes of the format's bound beside them.
     let (c, q) = priced(
@@ -376,11 +381,8 @@ fn gptq_dynamic_rules_skip_modules_and_refuse_other_bits() {
 fn per_channel_fp8_and_w8a8_int8_cost_a_byte_an_element_and_their_scales() {
     let (out, inp) = (2048usize, 1024usize);
     let priced = |recipe: &str| {
-        let mut file: serde_json::Value = serde_json::from_str(&text("qwen3-0.6b")).unwrap();
-        file["quantization_config"] = serde_json::from_str(recipe).unwrap();
-        let c = ModelConfig::from_json_str(&file.to_string(), "q.json").unwrap();
-        let s = WeightsSizes::new(&c, &c.weight_formats).unwrap();
-        (c.weight_formats.dense_ffn, s.attention.q_proj / 28)
+        let (c, q) = q_proj_priced(recipe);
+        (c.weight_formats.dense_ffn, q)
     };
     let group = |weights: &str, activations: &str| {
         format!(

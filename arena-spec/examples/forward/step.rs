@@ -20,11 +20,11 @@ use crate::model::Decoder;
 use crate::ops::Ops;
 use crate::ops::Result;
 use arena_runtime::{Allocated, Device};
+use arena_spec::arena::regions::ScratchLayout;
 use arena_spec::arena::{
     BufferArenaAttentionViews, BufferArenaFfnDownViews, BufferArenaFfnGateUpViews,
     BufferArenaLmHeadViews, BufferArenaRouterViews,
 };
-use arena_spec::arena::regions::ScratchLayout;
 use arena_spec::{BufferArena, BufferArenaPhase};
 
 /// The schedule of one sequence over a backend's ops.

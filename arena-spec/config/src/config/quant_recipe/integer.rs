@@ -19,14 +19,24 @@ fn group(v: Option<&Value>) -> Option<usize> {
 }
 
 /// An AWQ or GPTQ recipe's bits (4 or 8: `bits`, AutoAWQ's `w_bit`) and group size
-/// (`group_size`, AutoAWQ's `q_group_size`).
-fn bits_and_group(q: &Map<String, Value>) -> Option<(usize, usize)> {
+/// (`group_size`, AutoAWQ's `q_group_size`); without them, why the `method` is refused,
+/// naming `key`.
+fn bits_and_group(
+    q: &Map<String, Value>,
+    key: &str,
+    method: &str,
+) -> Result<(usize, usize), String> {
     let bits = q
         .get("bits")
         .or_else(|| q.get("w_bit"))
-        .and_then(Value::as_u64)?;
-    let group = group(q.get("group_size").or_else(|| q.get("q_group_size")))?;
-    matches!(bits, 4 | 8).then_some((bits as usize, group))
+        .and_then(Value::as_u64);
+    let group = group(q.get("group_size").or_else(|| q.get("q_group_size")));
+    match (bits, group) {
+        (Some(bits @ (4 | 8)), Some(group)) => Ok((bits as usize, group)),
+        _ => Err(format!(
+            "{key}: {method} without 4 or 8 bits and a group size: not planned here"
+        )),
+    }
 }
 
 /// compressed-tensors: the weights' scheme of its one config group, which must target
@@ -137,10 +147,9 @@ pub(super) fn awq(
     key: &str,
     c: &ModelConfig,
 ) -> Result<WeightFormats, ConfigError> {
-    let Some((bits, group)) = bits_and_group(q) else {
-        return Ok(unplanned(format!(
-            "{key}: AWQ without 4 or 8 bits and a group size: not planned here"
-        )));
+    let (bits, group) = match bits_and_group(q, key, "AWQ") {
+        Ok(bg) => bg,
+        Err(why) => return Ok(unplanned(why)),
     };
     let format = WeightFormat::IntGroup {
         bits,
@@ -165,10 +174,9 @@ pub(super) fn gptq(
     key: &str,
     c: &ModelConfig,
 ) -> Result<WeightFormats, ConfigError> {
-    let Some((bits, group)) = bits_and_group(q) else {
-        return Ok(unplanned(format!(
-            "{key}: GPTQ without 4 or 8 bits and a group size: not planned here"
-        )));
+    let (bits, group) = match bits_and_group(q, key, "GPTQ") {
+        Ok(bg) => bg,
+        Err(why) => return Ok(unplanned(why)),
     };
     let mut skipped = Vec::new();
     match q.get("dynamic") {
