@@ -7,7 +7,7 @@ use crate::device::DeviceChoice;
 use arena_spec::gpu_plan::{
     plan_gpu, Binds, GpuPlan, GpuPlanInputs, PoolBlocks, NCCL_SOURCE, RESERVE_BYTES, RESERVE_SOURCE,
 };
-use arena_spec::report::{human_bytes, parse_bytes, GpuFitReport, SCHEMA_VERSION};
+use arena_spec::report::{human_bytes, parse_bytes, GpuPlanReport, SCHEMA_VERSION};
 use arena_spec::{
     FormatSource, KvDtype, ModelConfig, Mxfp4Backend, StateDtype, Tower, Towers, WeightFormat,
     WeightPart,
@@ -214,7 +214,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
         })?;
     }
     if json {
-        return print_json(&GpuFitReport {
+        return print_json(&GpuPlanReport {
             schema_version: SCHEMA_VERSION,
             model: whole.source.to_string(),
             model_type: whole.model_type.to_string(),

@@ -20,7 +20,7 @@ pub const SCHEMA_VERSION: u32 = 2;
 
 /// `arena fit --gpu-memory … --json` (or `--device`): the whole GPU's plan.
 #[derive(Debug, Clone, Serialize)]
-pub struct GpuFitReport {
+pub struct GpuPlanReport {
     pub schema_version: u32,
     pub model: String,
     pub model_type: String,

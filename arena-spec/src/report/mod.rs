@@ -7,7 +7,7 @@ mod documents;
 mod plan;
 
 pub use documents::{
-    DiffReport, DiffRow, DiffSide, FitReport, GpuFitReport, ModelRow, ModelsReport, SweepPoint,
+    DiffReport, DiffRow, DiffSide, FitReport, GpuPlanReport, ModelRow, ModelsReport, SweepPoint,
     SweepReport, SCHEMA_VERSION,
 };
 pub use plan::{AllocSummary, LayoutReport, PlanReport, StageSummary};
