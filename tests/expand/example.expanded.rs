@@ -93,6 +93,10 @@ impl BufferSizes {
         max_seq_len: usize,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 2usize]; 4usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -110,44 +114,26 @@ impl BufferSizes {
         };
         __sizes.hidden_states = {
             let __f = ::arena_runtime::CheckedArith::new("hidden_states");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.hidden_size],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.hidden_size];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.gate_logits_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("gate_logits_f32");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.num_experts],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.num_experts];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.lora_xa = {
             let __f = ::arena_runtime::CheckedArith::new("lora_xa");
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.adapter_max_rank],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.adapter_max_rank];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.side_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("side_scratch");
-            ::arena_runtime::__private::sized_bytes(
+            __bytes(
                 __f,
                 __f.value(scratch_bytes(config, max_seq_len))?,
                 0,

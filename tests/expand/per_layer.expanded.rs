@@ -77,6 +77,10 @@ impl StateSizes {
         slots: usize,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 5usize]; 2usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -93,42 +97,30 @@ impl StateSizes {
         __sizes.conv_state = {
             let __f = ::arena_runtime::CheckedArith::new("conv_state");
             if config.recurrent_layers > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        config.recurrent_layers,
-                        slots,
-                        config.conv_channels,
-                        __f.sub(config.conv_taps, 1)?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    config.recurrent_layers,
+                    slots,
+                    config.conv_channels,
+                    __f.sub(config.conv_taps, 1)?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.recurrent_state = {
             let __f = ::arena_runtime::CheckedArith::new("recurrent_state");
             if config.recurrent_layers > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        config.recurrent_layers,
-                        slots,
-                        config.heads,
-                        config.head_dim,
-                        config.head_dim,
-                    ],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    config.recurrent_layers,
+                    slots,
+                    config.heads,
+                    config.head_dim,
+                    config.head_dim,
+                ];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.__dims = __dims;

@@ -141,6 +141,10 @@ impl StepSizes {
         logit_rows: usize,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 2usize]; 7usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -161,80 +165,38 @@ impl StepSizes {
         };
         __sizes.hidden_states = {
             let __f = ::arena_runtime::CheckedArith::new("hidden_states");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.hidden],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.hidden];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.qkv = {
             let __f = ::arena_runtime::CheckedArith::new("qkv");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.mul(3, config.hidden)?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.mul(3, config.hidden)?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.attn_out = {
             let __f = ::arena_runtime::CheckedArith::new("attn_out");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.hidden],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.hidden];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.expert_ids = {
             let __f = ::arena_runtime::CheckedArith::new("expert_ids");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens],
-                <u32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens];
+            __shape(__f, &__d, <u32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.gate_up = {
             let __f = ::arena_runtime::CheckedArith::new("gate_up");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.mul(2, config.intermediate)?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.mul(2, config.intermediate)?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.act = {
             let __f = ::arena_runtime::CheckedArith::new("act");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.intermediate],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.intermediate];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.logits = {
             let __f = ::arena_runtime::CheckedArith::new("logits");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[logit_rows, config.vocab],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [logit_rows, config.vocab];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.__dims = __dims;
         <StepArena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;

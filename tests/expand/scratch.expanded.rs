@@ -209,6 +209,10 @@ impl BlockSizes {
         max_batch_tokens: usize,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let m16: usize = ::arena_runtime::__private::derived(
             ::arena_runtime::CheckedArith::new("m16"),
             &["act_fp8", "act_scale"],
@@ -238,30 +242,18 @@ impl BlockSizes {
         };
         __sizes.act_fp8 = {
             let __f = ::arena_runtime::CheckedArith::new("act_fp8");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[m16, width],
-                <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [m16, width];
+            __shape(__f, &__d, <F8E4M3 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.act_scale = {
             let __f = ::arena_runtime::CheckedArith::new("act_scale");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[m16, __f.ceil_div(width, 128)?],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [m16, __f.ceil_div(width, 128)?];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.attn_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("attn_scratch");
             if shapes.heads > 0 {
-                ::arena_runtime::__private::sized_bytes(
+                __bytes(
                     __f,
                     __f.value(AttnScratch::layout(shapes, max_batch_tokens))?,
                     0,
@@ -269,19 +261,13 @@ impl BlockSizes {
                     __on_dims,
                 )?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.token_ids = {
             let __f = ::arena_runtime::CheckedArith::new("token_ids");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens],
-                <u32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens];
+            __shape(__f, &__d, <u32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.__dims = __dims;
         <BlockArena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;

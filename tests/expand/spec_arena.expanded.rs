@@ -675,6 +675,10 @@ impl BufferSizes {
         max_batch_size: usize,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let m16: usize = ::arena_runtime::__private::derived(
             ::arena_runtime::CheckedArith::new("m16"),
             &[
@@ -812,176 +816,86 @@ impl BufferSizes {
         };
         __sizes.hidden_states = {
             let __f = ::arena_runtime::CheckedArith::new("hidden_states");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.hidden_size],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.hidden_size];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.residual = {
             let __f = ::arena_runtime::CheckedArith::new("residual");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.hidden_size],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.hidden_size];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.norm_output = {
             let __f = ::arena_runtime::CheckedArith::new("norm_output");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.hidden_size],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.hidden_size];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.qkv_output = {
             let __f = ::arena_runtime::CheckedArith::new("qkv_output");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.qkv_width())?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.qkv_width())?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.attn_output = {
             let __f = ::arena_runtime::CheckedArith::new("attn_output");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.attn_output_width())?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.attn_output_width())?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.gate_logits = {
             let __f = ::arena_runtime::CheckedArith::new("gate_logits");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.router_width())?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.router_width())?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.gate_logits_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("gate_logits_f32");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.router_width())?],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.router_width())?];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.moe_router_in_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("moe_router_in_f32");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.router_input_width())?],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.router_input_width())?];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.moe_output = {
             let __f = ::arena_runtime::CheckedArith::new("moe_output");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.hidden_size],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.hidden_size];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.logits = {
             let __f = ::arena_runtime::CheckedArith::new("logits");
             if __f.value(config.lm_head_vocab())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[logit_rows, __f.value(config.lm_head_vocab())?],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [logit_rows, __f.value(config.lm_head_vocab())?];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.ssm_qkvz = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_qkvz");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.ssm_in_width())?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.ssm_in_width())?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.ssm_ba = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_ba");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.ssm_gate_width())?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.ssm_deinterleaved = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_deinterleaved");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.ssm_in_width())?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.ssm_in_width())?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.ssm_gates = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_gates");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.ssm_gate_width())?],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.ssm_gate_width())?];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.ssm_conv_out_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_conv_out_f32");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.ssm_conv_dim())?],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.ssm_conv_dim())?];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.scratch = {
             let __f = ::arena_runtime::CheckedArith::new("scratch");
-            ::arena_runtime::__private::sized_bytes(
+            __bytes(
                 __f,
                 __f
                     .value(
@@ -999,88 +913,64 @@ impl BufferSizes {
         };
         __sizes.expert_gate_out = {
             let __f = ::arena_runtime::CheckedArith::new("expert_gate_out");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[expert_rows, __f.value(config.expert_width())?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [expert_rows, __f.value(config.expert_width())?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.expert_up_out = {
             let __f = ::arena_runtime::CheckedArith::new("expert_up_out");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[expert_rows, __f.value(config.expert_width())?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [expert_rows, __f.value(config.expert_width())?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.expert_down_out = {
             let __f = ::arena_runtime::CheckedArith::new("expert_down_out");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[expert_rows, config.hidden_size],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [expert_rows, config.hidden_size];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.splitk_workspace = {
             let __f = ::arena_runtime::CheckedArith::new("splitk_workspace");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[
-                    SPLITK_MAX_SPLITS,
-                    __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)?)?,
-                    __f
-                        .max(
-                            __f
-                                .max(
-                                    __f
-                                        .max(
-                                            __f.value(config.qkv_width())?,
-                                            __f.value(config.ssm_in_width())?,
-                                        )?,
-                                    __f
-                                        .max(
-                                            __f.mul(2, __f.value(config.widest_ffn_n())?)?,
-                                            config.hidden_size,
-                                        )?,
-                                )?,
-                            __f
-                                .max(
-                                    __f
-                                        .max(
-                                            __f.value(config.short_conv_in_width())?,
-                                            config.per_layer_inputs_width,
-                                        )?,
-                                    __f
-                                        .mul(
-                                            3,
-                                            __f
-                                                .max(
-                                                    __f.value(config.lightning_width())?,
-                                                    __f.value(config.kda_width())?,
-                                                )?,
-                                        )?,
-                                )?,
-                        )?,
-                ],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [
+                SPLITK_MAX_SPLITS,
+                __f.ceil16(__f.min(max_batch_tokens, SPLITK_MAX_M)?)?,
+                __f
+                    .max(
+                        __f
+                            .max(
+                                __f
+                                    .max(
+                                        __f.value(config.qkv_width())?,
+                                        __f.value(config.ssm_in_width())?,
+                                    )?,
+                                __f
+                                    .max(
+                                        __f.mul(2, __f.value(config.widest_ffn_n())?)?,
+                                        config.hidden_size,
+                                    )?,
+                            )?,
+                        __f
+                            .max(
+                                __f
+                                    .max(
+                                        __f.value(config.short_conv_in_width())?,
+                                        config.per_layer_inputs_width,
+                                    )?,
+                                __f
+                                    .mul(
+                                        3,
+                                        __f
+                                            .max(
+                                                __f.value(config.lightning_width())?,
+                                                __f.value(config.kda_width())?,
+                                            )?,
+                                    )?,
+                            )?,
+                    )?,
+            ];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.gdn_fla_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_fla_scratch");
             if config.gdn_fla_supported() {
-                ::arena_runtime::__private::sized_bytes(
+                __bytes(
                     __f,
                     __f.value(GdnFlaScratch::bytes(config, max_batch_tokens))?,
                     0,
@@ -1088,13 +978,13 @@ impl BufferSizes {
                     __on_dims,
                 )?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.ssd_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("ssd_scratch");
             if config.has_mamba() {
-                ::arena_runtime::__private::sized_bytes(
+                __bytes(
                     __f,
                     __f.value(SsdScratch::bytes(config, max_batch_tokens))?,
                     0,
@@ -1102,67 +992,37 @@ impl BufferSizes {
                     __on_dims,
                 )?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.o_latent = {
             let __f = ::arena_runtime::CheckedArith::new("o_latent");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, __f.value(config.o_latent_width())?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, __f.value(config.o_latent_width())?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.norm_unit_w = {
             let __f = ::arena_runtime::CheckedArith::new("norm_unit_w");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[__f.max(config.hidden_size, __f.value(config.mamba_d_inner())?)?],
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                0,
-                false,
-                __on_dims,
-            )?
+            let __d = [__f.max(config.hidden_size, __f.value(config.mamba_d_inner())?)?];
+            __shape(__f, &__d, <bf16 as __E>::SIZE, 0, false, __on_dims)?
         };
         __sizes.hc_streams = {
             let __f = ::arena_runtime::CheckedArith::new("hc_streams");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.hc_mult, config.hidden_size],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.hc_mult, config.hidden_size];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.hc_post = {
             let __f = ::arena_runtime::CheckedArith::new("hc_post");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.hc_mult],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.hc_mult];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.hc_comb = {
             let __f = ::arena_runtime::CheckedArith::new("hc_comb");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens, config.hc_mult, config.hc_mult],
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens, config.hc_mult, config.hc_mult];
+            __shape(__f, &__d, <f32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.hc_lowrank_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("hc_lowrank_scratch");
-            ::arena_runtime::__private::sized_bytes(
+            __bytes(
                 __f,
                 __f.value(hc_lowrank_scratch_bytes(config, max_batch_tokens))?,
                 256,
@@ -1172,7 +1032,7 @@ impl BufferSizes {
         };
         __sizes.qsa_select_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("qsa_select_scratch");
-            ::arena_runtime::__private::sized_bytes(
+            __bytes(
                 __f,
                 __f.value(QsaSelectScratch::bytes(config, max_seq_len))?,
                 256,
@@ -1182,111 +1042,69 @@ impl BufferSizes {
         };
         __sizes.token_ids = {
             let __f = ::arena_runtime::CheckedArith::new("token_ids");
-            ::arena_runtime::__private::sized_shape(
-                __f,
-                &[max_batch_tokens],
-                <u32 as ::arena_runtime::dtype::Element>::SIZE,
-                256,
-                false,
-                __on_dims,
-            )?
+            let __d = [max_batch_tokens];
+            __shape(__f, &__d, <u32 as __E>::SIZE, 256, false, __on_dims)?
         };
         __sizes.ffn_act_q8 = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_q8");
             if config.has_dense_ffn() && config.q8_mmq_scratch() {
-                ::arena_runtime::__private::sized_bytes(
-                    __f,
-                    __f.value(q8_1_mmq_bytes(m16, ffn_k))?,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                __bytes(__f, __f.value(q8_1_mmq_bytes(m16, ffn_k))?, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.ffn_act_a = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_a");
             if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[m16, ffn_k],
-                    <i8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [m16, ffn_k];
+                __shape(__f, &__d, <i8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.ffn_act_scale = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale");
             if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[m16, __f.ceil_div(ffn_k, 32)?],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [m16, __f.ceil_div(ffn_k, 32)?];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.ffn_act_scale_kmajor = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale_kmajor");
             if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[__f.ceil_div(ffn_k, 128)?, m16],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [__f.ceil_div(ffn_k, 128)?, m16];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.ffn_gate_up_fused = {
             let __f = ::arena_runtime::CheckedArith::new("ffn_gate_up_fused");
             if config.has_dense_ffn() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.ceil16(GATEUP_FUSED_MAX_M)?,
-                        __f.mul(2, config.intermediate_size)?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.ceil16(GATEUP_FUSED_MAX_M)?,
+                    __f.mul(2, config.intermediate_size)?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.fp8_act = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act");
             if config.fp8_activation_scratch() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[m16, widest_k],
-                    <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [m16, widest_k];
+                __shape(__f, &__d, <F8E4M3 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.moe_fp8_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("moe_fp8_scratch");
             if config.is_moe() && config.fp8_activation_scratch() {
-                ::arena_runtime::__private::sized_bytes(
+                __bytes(
                     __f,
                     __f.value(MoeFp8Scratch::bytes(config, max_batch_tokens))?,
                     0,
@@ -1294,103 +1112,67 @@ impl BufferSizes {
                     __on_dims,
                 )?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.fp8_act_scale = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale");
             if config.fp8_activation_scratch() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[m16, __f.ceil_div(widest_k, 128)?],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [m16, __f.ceil_div(widest_k, 128)?];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.fp8_act_scale_kmajor = {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale_kmajor");
             if config.fp8_activation_scratch() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[__f.ceil_div(widest_k, 128)?, m16],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [__f.ceil_div(widest_k, 128)?, m16];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lora_xa = {
             let __f = ::arena_runtime::CheckedArith::new("lora_xa");
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.adapter_max_rank],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.adapter_max_rank];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lora_delta = {
             let __f = ::arena_runtime::CheckedArith::new("lora_delta");
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.lora_widest_n())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, __f.value(config.lora_widest_n())?];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lora_hact = {
             let __f = ::arena_runtime::CheckedArith::new("lora_hact");
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.intermediate_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.intermediate_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lora_seq_slot = {
             let __f = ::arena_runtime::CheckedArith::new("lora_seq_slot");
             if config.adapter_max_rank > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens],
-                    <i32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens];
+                __shape(__f, &__d, <i32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.q2_dequant_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("q2_dequant_scratch");
             if config.levers.gguf_native_q2 {
-                ::arena_runtime::__private::sized_bytes(
+                __bytes(
                     __f,
                     __f.value(q2_dequant_scratch_bytes(config))?,
                     0,
@@ -1398,13 +1180,13 @@ impl BufferSizes {
                     __on_dims,
                 )?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.q2_act_q8 = {
             let __f = ::arena_runtime::CheckedArith::new("q2_act_q8");
             if config.levers.gguf_native_q2_mmq {
-                ::arena_runtime::__private::sized_bytes(
+                __bytes(
                     __f,
                     __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?,
                     0,
@@ -1412,13 +1194,13 @@ impl BufferSizes {
                     __on_dims,
                 )?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.ssm_rowwise_w_bf16 = {
             let __f = ::arena_runtime::CheckedArith::new("ssm_rowwise_w_bf16");
             if config.levers.fp8_rowwise {
-                ::arena_runtime::__private::sized_bytes(
+                __bytes(
                     __f,
                     __f.value(ssm_rowwise_w_bf16_bytes(config))?,
                     0,
@@ -1426,261 +1208,171 @@ impl BufferSizes {
                     __on_dims,
                 )?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.moe_latent_in = {
             let __f = ::arena_runtime::CheckedArith::new("moe_latent_in");
             if config.moe_latent_size > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.moe_latent_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.moe_latent_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.moe_latent_out = {
             let __f = ::arena_runtime::CheckedArith::new("moe_latent_out");
             if config.moe_latent_size > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.moe_latent_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.moe_latent_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.short_conv_bcx = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_bcx");
             if config.has_short_conv() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.short_conv_in_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, __f.value(config.short_conv_in_width())?];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.short_conv_bx = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_bx");
             if config.has_short_conv() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.short_conv_dim],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.short_conv_dim];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.short_conv_out = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_out");
             if config.has_short_conv() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.short_conv_dim],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.short_conv_dim];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lightning_qkv = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_qkv");
             if config.has_lightning() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        max_batch_tokens,
-                        __f.mul(3, __f.value(config.lightning_width())?)?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    max_batch_tokens,
+                    __f.mul(3, __f.value(config.lightning_width())?)?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lightning_gate = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_gate");
             if config.has_lightning() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.lightning_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, __f.value(config.lightning_width())?];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lightning_out = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_out");
             if config.has_lightning() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.lightning_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, __f.value(config.lightning_width())?];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lightning_block_states = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_block_states");
             if config.has_lightning() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.add(__f.ceil_div(max_batch_tokens, LIGHTNING_BLOCK)?, 1)?,
-                        config.lightning_heads,
-                        config.lightning_head_dim,
-                        config.lightning_head_dim,
-                    ],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.add(__f.ceil_div(max_batch_tokens, LIGHTNING_BLOCK)?, 1)?,
+                    config.lightning_heads,
+                    config.lightning_head_dim,
+                    config.lightning_head_dim,
+                ];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_qkv = {
             let __f = ::arena_runtime::CheckedArith::new("kda_qkv");
             if config.has_kda() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, __f.mul(3, __f.value(config.kda_width())?)?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    max_batch_tokens,
+                    __f.mul(3, __f.value(config.kda_width())?)?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_qkv_conv = {
             let __f = ::arena_runtime::CheckedArith::new("kda_qkv_conv");
             if config.has_kda() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, __f.mul(3, __f.value(config.kda_width())?)?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    max_batch_tokens,
+                    __f.mul(3, __f.value(config.kda_width())?)?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_lowrank = {
             let __f = ::arena_runtime::CheckedArith::new("kda_lowrank");
             if config.has_kda() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, __f.mul(2, config.kda_head_dim)?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, __f.mul(2, config.kda_head_dim)?];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_decay_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("kda_decay_f32");
             if config.has_kda() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.kda_width())?],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, __f.value(config.kda_width())?];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_beta_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("kda_beta_f32");
             if config.has_kda() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.kda_heads],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.kda_heads];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_out_gate = {
             let __f = ::arena_runtime::CheckedArith::new("kda_out_gate");
             if config.has_kda() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.kda_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, __f.value(config.kda_width())?];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_out = {
             let __f = ::arena_runtime::CheckedArith::new("kda_out");
             if config.has_kda() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, __f.value(config.kda_width())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, __f.value(config.kda_width())?];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_chunk_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("kda_chunk_scratch");
             if config.has_kda() {
-                ::arena_runtime::__private::sized_bytes(
+                __bytes(
                     __f,
                     __f
                         .value(
@@ -1695,82 +1387,52 @@ impl BufferSizes {
                     __on_dims,
                 )?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.per_layer_inputs = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_inputs");
             if config.has_per_layer_inputs() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.per_layer_inputs_width],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.per_layer_inputs_width];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.per_layer_inputs_proj = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_inputs_proj");
             if config.has_per_layer_inputs() && config.runs_embedding() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.per_layer_inputs_width],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.per_layer_inputs_width];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.per_layer_gate = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_gate");
             if config.has_per_layer_inputs() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.per_layer_input_dim],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.per_layer_input_dim];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.per_layer_out = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_out");
             if config.has_per_layer_inputs() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hc_pre = {
             let __f = ::arena_runtime::CheckedArith::new("hc_pre");
             if config.hc_mult > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[max_batch_tokens, config.hc_mult],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [max_batch_tokens, config.hc_mult];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.__dims = __dims;

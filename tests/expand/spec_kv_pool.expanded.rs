@@ -171,6 +171,10 @@ impl KvPoolSizes {
         kv_dtype: KvDtype,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 4usize]; 7usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -192,161 +196,111 @@ impl KvPoolSizes {
         __sizes.full = {
             let __f = ::arena_runtime::CheckedArith::new("full");
             if __f.value(config.num_full_kv_layers())? > 0 && !config.is_mla() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_full_kv_layers())?,
-                        blocks,
-                        block_tokens,
-                        __f
-                            .mul(
-                                __f.value(config.full_kv_token_width())?,
-                                __f.value(kv_dtype.bytes())?,
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_full_kv_layers())?,
+                    blocks,
+                    block_tokens,
+                    __f
+                        .mul(
+                            __f.value(config.full_kv_token_width())?,
+                            __f.value(kv_dtype.bytes())?,
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.mla_latent = {
             let __f = ::arena_runtime::CheckedArith::new("mla_latent");
             if __f.value(config.num_full_kv_layers())? > 0 && config.is_mla() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_full_kv_layers())?,
-                        blocks,
-                        block_tokens,
-                        __f
-                            .mul(
-                                __f.value(config.full_kv_token_width())?,
-                                __f.value(kv_dtype.bytes())?,
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_full_kv_layers())?,
+                    blocks,
+                    block_tokens,
+                    __f
+                        .mul(
+                            __f.value(config.full_kv_token_width())?,
+                            __f.value(kv_dtype.bytes())?,
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.indexer_keys = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_keys");
             if __f.value(config.num_indexer_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_indexer_layers())?,
-                        blocks,
-                        block_tokens,
-                        __f.value(config.indexer_key_token_bytes())?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_indexer_layers())?,
+                    blocks,
+                    block_tokens,
+                    __f.value(config.indexer_key_token_bytes())?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.sliding = {
             let __f = ::arena_runtime::CheckedArith::new("sliding");
             if __f.value(config.num_sliding_kv_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_sliding_kv_layers())?,
-                        sliding_blocks,
-                        block_tokens,
-                        __f
-                            .mul(
-                                __f.value(config.sliding_kv_token_width())?,
-                                __f.value(kv_dtype.bytes())?,
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_sliding_kv_layers())?,
+                    sliding_blocks,
+                    block_tokens,
+                    __f
+                        .mul(
+                            __f.value(config.sliding_kv_token_width())?,
+                            __f.value(kv_dtype.bytes())?,
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_entries = {
             let __f = ::arena_runtime::CheckedArith::new("csa_entries");
             if __f.value(config.num_csa_kv_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_csa_kv_layers())?,
-                        csa_blocks,
-                        block_tokens,
-                        __f
-                            .mul(
-                                __f.value(config.head_dim())?,
-                                __f.value(kv_dtype.bytes())?,
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_csa_kv_layers())?,
+                    csa_blocks,
+                    block_tokens,
+                    __f.mul(__f.value(config.head_dim())?, __f.value(kv_dtype.bytes())?)?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_indexer_keys = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_keys");
             if __f.value(config.num_csa_kv_layers())? > 0 && config.has_indexer() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_csa_kv_layers())?,
-                        csa_blocks,
-                        block_tokens,
-                        __f.value(config.indexer_key_token_bytes())?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_csa_kv_layers())?,
+                    csa_blocks,
+                    block_tokens,
+                    __f.value(config.indexer_key_token_bytes())?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hca_entries = {
             let __f = ::arena_runtime::CheckedArith::new("hca_entries");
             if __f.value(config.num_hca_kv_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_hca_kv_layers())?,
-                        hca_blocks,
-                        block_tokens,
-                        __f
-                            .mul(
-                                __f.value(config.head_dim())?,
-                                __f.value(kv_dtype.bytes())?,
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_hca_kv_layers())?,
+                    hca_blocks,
+                    block_tokens,
+                    __f.mul(__f.value(config.head_dim())?, __f.value(kv_dtype.bytes())?)?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.__dims = __dims;

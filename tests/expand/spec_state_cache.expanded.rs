@@ -157,6 +157,10 @@ impl StateCacheSizes {
         recurrent_dtype: StateDtype,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 5usize]; 13usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -184,267 +188,189 @@ impl StateCacheSizes {
         __sizes.gdn_conv = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_conv");
             if config.has_gdn() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_gdn_layers())?,
-                        max_batch_size,
-                        __f.sub(config.linear_conv_kernel_dim, 1)?,
-                        __f.value(config.gdn_conv_dim())?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_gdn_layers())?,
+                    max_batch_size,
+                    __f.sub(config.linear_conv_kernel_dim, 1)?,
+                    __f.value(config.gdn_conv_dim())?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.gdn_recurrent_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_recurrent_f32");
             if config.has_gdn() && recurrent_dtype.is_f32() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_gdn_layers())?,
-                        max_batch_size,
-                        config.linear_num_value_heads,
-                        config.linear_value_head_dim,
-                        config.linear_key_head_dim,
-                    ],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_gdn_layers())?,
+                    max_batch_size,
+                    config.linear_num_value_heads,
+                    config.linear_value_head_dim,
+                    config.linear_key_head_dim,
+                ];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.gdn_recurrent_bf16 = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_recurrent_bf16");
             if config.has_gdn() && !recurrent_dtype.is_f32() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_gdn_layers())?,
-                        max_batch_size,
-                        config.linear_num_value_heads,
-                        config.linear_value_head_dim,
-                        config.linear_key_head_dim,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_gdn_layers())?,
+                    max_batch_size,
+                    config.linear_num_value_heads,
+                    config.linear_value_head_dim,
+                    config.linear_key_head_dim,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.mamba_conv = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_conv");
             if config.has_mamba() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_mamba_layers())?,
-                        max_batch_size,
-                        __f.sub(config.mamba_conv_kernel, 1)?,
-                        __f.value(config.mamba_conv_dim())?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_mamba_layers())?,
+                    max_batch_size,
+                    __f.sub(config.mamba_conv_kernel, 1)?,
+                    __f.value(config.mamba_conv_dim())?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.mamba_ssm_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_ssm_f32");
             if config.has_mamba() && recurrent_dtype.is_f32() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_mamba_layers())?,
-                        max_batch_size,
-                        config.mamba_num_heads,
-                        config.mamba_head_dim,
-                        config.ssm_state_size,
-                    ],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_mamba_layers())?,
+                    max_batch_size,
+                    config.mamba_num_heads,
+                    config.mamba_head_dim,
+                    config.ssm_state_size,
+                ];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.mamba_ssm_bf16 = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_ssm_bf16");
             if config.has_mamba() && !recurrent_dtype.is_f32() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_mamba_layers())?,
-                        max_batch_size,
-                        config.mamba_num_heads,
-                        config.mamba_head_dim,
-                        config.ssm_state_size,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_mamba_layers())?,
+                    max_batch_size,
+                    config.mamba_num_heads,
+                    config.mamba_head_dim,
+                    config.ssm_state_size,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.short_conv = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv");
             if config.has_short_conv() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_short_conv_layers())?,
-                        max_batch_size,
-                        __f.sub(config.short_conv_kernel, 1)?,
-                        config.short_conv_dim,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_short_conv_layers())?,
+                    max_batch_size,
+                    __f.sub(config.short_conv_kernel, 1)?,
+                    config.short_conv_dim,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lightning = {
             let __f = ::arena_runtime::CheckedArith::new("lightning");
             if config.has_lightning() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_lightning_layers())?,
-                        max_batch_size,
-                        config.lightning_heads,
-                        config.lightning_head_dim,
-                        config.lightning_head_dim,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_lightning_layers())?,
+                    max_batch_size,
+                    config.lightning_heads,
+                    config.lightning_head_dim,
+                    config.lightning_head_dim,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_conv = {
             let __f = ::arena_runtime::CheckedArith::new("kda_conv");
             if config.has_kda() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        max_batch_size,
-                        __f.sub(config.kda_conv_kernel, 1)?,
-                        __f.mul(3, __f.value(config.kda_width())?)?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    max_batch_size,
+                    __f.sub(config.kda_conv_kernel, 1)?,
+                    __f.mul(3, __f.value(config.kda_width())?)?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_recurrent = {
             let __f = ::arena_runtime::CheckedArith::new("kda_recurrent");
             if config.has_kda() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        max_batch_size,
-                        config.kda_heads,
-                        config.kda_head_dim,
-                        config.kda_head_dim,
-                    ],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    max_batch_size,
+                    config.kda_heads,
+                    config.kda_head_dim,
+                    config.kda_head_dim,
+                ];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_compressor = {
             let __f = ::arena_runtime::CheckedArith::new("csa_compressor");
             if __f.value(config.num_csa_kv_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_csa_kv_layers())?,
-                        max_batch_size,
-                        __f.mul(2, __f.value(config.index_ratio())?)?,
-                        __f.mul(4, __f.value(config.head_dim())?)?,
-                    ],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_csa_kv_layers())?,
+                    max_batch_size,
+                    __f.mul(2, __f.value(config.index_ratio())?)?,
+                    __f.mul(4, __f.value(config.head_dim())?)?,
+                ];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_indexer_compressor = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_compressor");
             if __f.value(config.num_csa_kv_layers())? > 0 && config.has_indexer() {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_csa_kv_layers())?,
-                        max_batch_size,
-                        __f.mul(2, __f.value(config.index_ratio())?)?,
-                        __f.mul(4, config.index_head_dim)?,
-                    ],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_csa_kv_layers())?,
+                    max_batch_size,
+                    __f.mul(2, __f.value(config.index_ratio())?)?,
+                    __f.mul(4, config.index_head_dim)?,
+                ];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hca_compressor = {
             let __f = ::arena_runtime::CheckedArith::new("hca_compressor");
             if __f.value(config.num_hca_kv_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_hca_kv_layers())?,
-                        max_batch_size,
-                        config.hca_compress_ratio,
-                        __f.mul(2, __f.value(config.head_dim())?)?,
-                    ],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_hca_kv_layers())?,
+                    max_batch_size,
+                    config.hca_compress_ratio,
+                    __f.mul(2, __f.value(config.head_dim())?)?,
+                ];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.__dims = __dims;

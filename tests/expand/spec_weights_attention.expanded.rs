@@ -139,6 +139,10 @@ impl AttentionWeightsSizes {
         formats: &WeightFormats,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 2usize]; 24usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -177,428 +181,284 @@ impl AttentionWeightsSizes {
         __sizes.q_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_proj");
             if w.attention.layers > 0 && w.attention.q > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.attention.layers,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(w.attention.q, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.attention.layers,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(w.attention.q, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.k_proj = {
             let __f = ::arena_runtime::CheckedArith::new("k_proj");
             if w.attention.kv_layers > 0 && w.attention.k > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.attention.kv_layers,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(w.attention.k, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.attention.kv_layers,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(w.attention.k, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.v_proj = {
             let __f = ::arena_runtime::CheckedArith::new("v_proj");
             if w.attention.v_layers > 0 && w.attention.v > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.attention.v_layers,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(w.attention.v, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.attention.v_layers,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(w.attention.v, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.o_proj = {
             let __f = ::arena_runtime::CheckedArith::new("o_proj");
             if w.attention.layers > 0 && w.attention.o_in > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.attention.layers,
-                        __f
-                            .value(
-                                formats.attention_out
-                                    .linear_bytes(config.hidden_size, w.attention.o_in),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.attention.layers,
+                    __f
+                        .value(
+                            formats.attention_out
+                                .linear_bytes(config.hidden_size, w.attention.o_in),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.q_bias = {
             let __f = ::arena_runtime::CheckedArith::new("q_bias");
             if w.attention.layers > 0 && w.attention.q_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.attention.layers, w.attention.q_bias],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.attention.layers, w.attention.q_bias];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.k_bias = {
             let __f = ::arena_runtime::CheckedArith::new("k_bias");
             if w.attention.kv_layers > 0 && w.attention.k_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.attention.kv_layers, w.attention.k_bias],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.attention.kv_layers, w.attention.k_bias];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.v_bias = {
             let __f = ::arena_runtime::CheckedArith::new("v_bias");
             if w.attention.v_layers > 0 && w.attention.v_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.attention.v_layers, w.attention.v_bias],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.attention.v_layers, w.attention.v_bias];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.o_bias = {
             let __f = ::arena_runtime::CheckedArith::new("o_bias");
             if w.attention.layers > 0 && w.attention.o_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.attention.layers, w.attention.o_bias],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.attention.layers, w.attention.o_bias];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.q_norm = {
             let __f = ::arena_runtime::CheckedArith::new("q_norm");
             if w.attention.layers > 0 && w.attention.q_norm > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.attention.layers, w.attention.q_norm],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.attention.layers, w.attention.q_norm];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.k_norm = {
             let __f = ::arena_runtime::CheckedArith::new("k_norm");
             if w.attention.kv_layers > 0 && w.attention.k_norm > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.attention.kv_layers, w.attention.k_norm],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.attention.kv_layers, w.attention.k_norm];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.sinks = {
             let __f = ::arena_runtime::CheckedArith::new("sinks");
             if w.attention.layers > 0 && w.attention.sinks > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.attention.layers, w.attention.sinks],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.attention.layers, w.attention.sinks];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.g_proj = {
             let __f = ::arena_runtime::CheckedArith::new("g_proj");
             if w.attention.layers > 0 && w.attention.output_gate > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.attention.layers,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(w.attention.output_gate, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.attention.layers,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(w.attention.output_gate, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_q_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_q_proj");
             if w.full.layers > 0 && w.full.q > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.full.layers,
-                        __f
-                            .value(
-                                formats.attention.linear_bytes(w.full.q, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.full.layers,
+                    __f
+                        .value(
+                            formats.attention.linear_bytes(w.full.q, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_k_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_k_proj");
             if w.full.kv_layers > 0 && w.full.k > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.full.kv_layers,
-                        __f
-                            .value(
-                                formats.attention.linear_bytes(w.full.k, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.full.kv_layers,
+                    __f
+                        .value(
+                            formats.attention.linear_bytes(w.full.k, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_v_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_v_proj");
             if w.full.v_layers > 0 && w.full.v > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.full.v_layers,
-                        __f
-                            .value(
-                                formats.attention.linear_bytes(w.full.v, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.full.v_layers,
+                    __f
+                        .value(
+                            formats.attention.linear_bytes(w.full.v, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_o_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_o_proj");
             if w.full.layers > 0 && w.full.o_in > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.full.layers,
-                        __f
-                            .value(
-                                formats.attention_out
-                                    .linear_bytes(config.hidden_size, w.full.o_in),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.full.layers,
+                    __f
+                        .value(
+                            formats.attention_out
+                                .linear_bytes(config.hidden_size, w.full.o_in),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_q_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_q_bias");
             if w.full.layers > 0 && w.full.q_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.full.layers, w.full.q_bias],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.full.layers, w.full.q_bias];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_k_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_k_bias");
             if w.full.kv_layers > 0 && w.full.k_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.full.kv_layers, w.full.k_bias],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.full.kv_layers, w.full.k_bias];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_v_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_v_bias");
             if w.full.v_layers > 0 && w.full.v_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.full.v_layers, w.full.v_bias],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.full.v_layers, w.full.v_bias];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_o_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_o_bias");
             if w.full.layers > 0 && w.full.o_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.full.layers, w.full.o_bias],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.full.layers, w.full.o_bias];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_q_norm = {
             let __f = ::arena_runtime::CheckedArith::new("full_q_norm");
             if w.full.layers > 0 && w.full.q_norm > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.full.layers, w.full.q_norm],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.full.layers, w.full.q_norm];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_k_norm = {
             let __f = ::arena_runtime::CheckedArith::new("full_k_norm");
             if w.full.kv_layers > 0 && w.full.k_norm > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.full.kv_layers, w.full.k_norm],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.full.kv_layers, w.full.k_norm];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_sinks = {
             let __f = ::arena_runtime::CheckedArith::new("full_sinks");
             if w.full.layers > 0 && w.full.sinks > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.full.layers, w.full.sinks],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.full.layers, w.full.sinks];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.full_g_proj = {
             let __f = ::arena_runtime::CheckedArith::new("full_g_proj");
             if w.full.layers > 0 && w.full.output_gate > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.full.layers,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(w.full.output_gate, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.full.layers,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(w.full.output_gate, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.__dims = __dims;

@@ -131,6 +131,10 @@ impl CompressedAttentionWeightsSizes {
         formats: &WeightFormats,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 3usize]; 22usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -167,459 +171,331 @@ impl CompressedAttentionWeightsSizes {
         __sizes.q_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_proj");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.one_vector,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(config.q_lora_rank, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.one_vector,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(config.q_lora_rank, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.q_a_norm = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_norm");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.one_vector, config.q_lora_rank],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.one_vector, config.q_lora_rank];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.q_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_b_proj");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.one_vector,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f
-                                            .mul(
-                                                config.num_attention_heads,
-                                                __f.value(config.head_dim())?,
-                                            )?,
-                                        config.q_lora_rank,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.one_vector,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f
+                                        .mul(
+                                            config.num_attention_heads,
+                                            __f.value(config.head_dim())?,
+                                        )?,
+                                    config.q_lora_rank,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kv_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kv_proj");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.one_vector,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(config.head_dim(), config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.one_vector,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(config.head_dim(), config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("kv_norm");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.one_vector, __f.value(config.head_dim())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.one_vector, __f.value(config.head_dim())?];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.o_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("o_a_proj");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.one_vector,
-                        __f
-                            .value(
-                                formats.attention_out
-                                    .linear_bytes(
-                                        __f.mul(config.o_groups, config.o_lora_rank)?,
-                                        __f
-                                            .div(
-                                                __f
-                                                    .mul(
-                                                        config.num_attention_heads,
-                                                        __f.value(config.head_dim())?,
-                                                    )?,
-                                                config.o_groups,
-                                            )?,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.one_vector,
+                    __f
+                        .value(
+                            formats.attention_out
+                                .linear_bytes(
+                                    __f.mul(config.o_groups, config.o_lora_rank)?,
+                                    __f
+                                        .div(
+                                            __f
+                                                .mul(
+                                                    config.num_attention_heads,
+                                                    __f.value(config.head_dim())?,
+                                                )?,
+                                            config.o_groups,
+                                        )?,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.o_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("o_b_proj");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.one_vector,
-                        __f
-                            .value(
-                                formats.attention_out
-                                    .linear_bytes(
-                                        config.hidden_size,
-                                        __f.mul(config.o_groups, config.o_lora_rank)?,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.one_vector,
+                    __f
+                        .value(
+                            formats.attention_out
+                                .linear_bytes(
+                                    config.hidden_size,
+                                    __f.mul(config.o_groups, config.o_lora_rank)?,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.sinks = {
             let __f = ::arena_runtime::CheckedArith::new("sinks");
             if w.one_vector > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.one_vector, config.num_attention_heads],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.one_vector, config.num_attention_heads];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_kv_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_kv_proj");
             if w.csa > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.csa,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f.mul(2, __f.value(config.head_dim())?)?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.csa,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f.mul(2, __f.value(config.head_dim())?)?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_gate_proj");
             if w.csa > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.csa,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f.mul(2, __f.value(config.head_dim())?)?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.csa,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f.mul(2, __f.value(config.head_dim())?)?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("csa_kv_norm");
             if w.csa > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.csa, __f.value(config.head_dim())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.csa, __f.value(config.head_dim())?];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_position_bias = {
             let __f = ::arena_runtime::CheckedArith::new("csa_position_bias");
             if w.csa > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.csa,
-                        __f.value(config.index_ratio())?,
-                        __f.mul(2, __f.value(config.head_dim())?)?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.csa,
+                    __f.value(config.index_ratio())?,
+                    __f.mul(2, __f.value(config.head_dim())?)?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_indexer_q_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_q_b_proj");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.csa_indexer,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f.mul(config.index_n_heads, config.index_head_dim)?,
-                                        config.q_lora_rank,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.csa_indexer,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f.mul(config.index_n_heads, config.index_head_dim)?,
+                                    config.q_lora_rank,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_indexer_kv_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_kv_proj");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.csa_indexer,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f.mul(2, config.index_head_dim)?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.csa_indexer,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f.mul(2, config.index_head_dim)?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_indexer_gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_gate_proj");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.csa_indexer,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f.mul(2, config.index_head_dim)?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.csa_indexer,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f.mul(2, config.index_head_dim)?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_indexer_kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_kv_norm");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.csa_indexer, config.index_head_dim],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.csa_indexer, config.index_head_dim];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_indexer_position_bias = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_position_bias");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.csa_indexer,
-                        __f.value(config.index_ratio())?,
-                        __f.mul(2, config.index_head_dim)?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.csa_indexer,
+                    __f.value(config.index_ratio())?,
+                    __f.mul(2, config.index_head_dim)?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.csa_indexer_weights_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_weights_proj");
             if w.csa_indexer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.csa_indexer, config.index_n_heads, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.csa_indexer, config.index_n_heads, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hca_kv_proj = {
             let __f = ::arena_runtime::CheckedArith::new("hca_kv_proj");
             if w.hca > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.hca,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(config.head_dim(), config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.hca,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(config.head_dim(), config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hca_gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("hca_gate_proj");
             if w.hca > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.hca,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(config.head_dim(), config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.hca,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(config.head_dim(), config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hca_kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("hca_kv_norm");
             if w.hca > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.hca, __f.value(config.head_dim())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.hca, __f.value(config.head_dim())?];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hca_position_bias = {
             let __f = ::arena_runtime::CheckedArith::new("hca_position_bias");
             if w.hca > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.hca, config.hca_compress_ratio, __f.value(config.head_dim())?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.hca,
+                    config.hca_compress_ratio,
+                    __f.value(config.head_dim())?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.__dims = __dims;

@@ -148,6 +148,10 @@ impl FfnWeightsSizes {
         formats: &WeightFormats,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 3usize]; 22usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -184,463 +188,334 @@ impl FfnWeightsSizes {
         __sizes.gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("gate_proj");
             if w.dense.layers > 0 && w.gated_ffn > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.dense.layers,
-                        __f
-                            .value(
-                                formats.dense_ffn
-                                    .linear_bytes(
-                                        __f.mul(w.dense.width, w.gated_ffn)?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.dense.layers,
+                    __f
+                        .value(
+                            formats.dense_ffn
+                                .linear_bytes(
+                                    __f.mul(w.dense.width, w.gated_ffn)?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.up_proj = {
             let __f = ::arena_runtime::CheckedArith::new("up_proj");
             if w.dense.layers > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.dense.layers,
-                        __f
-                            .value(
-                                formats.dense_ffn
-                                    .linear_bytes(w.dense.width, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.dense.layers,
+                    __f
+                        .value(
+                            formats.dense_ffn
+                                .linear_bytes(w.dense.width, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.down_proj = {
             let __f = ::arena_runtime::CheckedArith::new("down_proj");
             if w.dense.layers > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.dense.layers,
-                        __f
-                            .value(
-                                formats.dense_ffn
-                                    .linear_bytes(config.hidden_size, w.dense.width),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.dense.layers,
+                    __f
+                        .value(
+                            formats.dense_ffn
+                                .linear_bytes(config.hidden_size, w.dense.width),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.wide_gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("wide_gate_proj");
             if w.dense_wide.layers > 0 && w.gated_ffn > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.dense_wide.layers,
-                        __f
-                            .value(
-                                formats.dense_ffn
-                                    .linear_bytes(
-                                        __f.mul(w.dense_wide.width, w.gated_ffn)?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.dense_wide.layers,
+                    __f
+                        .value(
+                            formats.dense_ffn
+                                .linear_bytes(
+                                    __f.mul(w.dense_wide.width, w.gated_ffn)?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.wide_up_proj = {
             let __f = ::arena_runtime::CheckedArith::new("wide_up_proj");
             if w.dense_wide.layers > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.dense_wide.layers,
-                        __f
-                            .value(
-                                formats.dense_ffn
-                                    .linear_bytes(w.dense_wide.width, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.dense_wide.layers,
+                    __f
+                        .value(
+                            formats.dense_ffn
+                                .linear_bytes(w.dense_wide.width, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.wide_down_proj = {
             let __f = ::arena_runtime::CheckedArith::new("wide_down_proj");
             if w.dense_wide.layers > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.dense_wide.layers,
-                        __f
-                            .value(
-                                formats.dense_ffn
-                                    .linear_bytes(config.hidden_size, w.dense_wide.width),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.dense_wide.layers,
+                    __f
+                        .value(
+                            formats.dense_ffn
+                                .linear_bytes(config.hidden_size, w.dense_wide.width),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.experts_gate_up = {
             let __f = ::arena_runtime::CheckedArith::new("experts_gate_up");
             if w.moe > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.moe,
-                        __f.add(1, w.gated_ffn)?,
-                        __f
-                            .value(
-                                formats.experts
-                                    .experts_bytes(
-                                        config.local_experts(),
-                                        formats.experts.expert_width(config.moe_intermediate_size),
-                                        formats.experts.expert_hidden(config.expert_io_width()),
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.moe,
+                    __f.add(1, w.gated_ffn)?,
+                    __f
+                        .value(
+                            formats.experts
+                                .experts_bytes(
+                                    config.local_experts(),
+                                    formats.experts.expert_width(config.moe_intermediate_size),
+                                    formats.experts.expert_hidden(config.expert_io_width()),
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.experts_down = {
             let __f = ::arena_runtime::CheckedArith::new("experts_down");
             if w.moe > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.moe,
-                        __f
-                            .value(
-                                formats.experts
-                                    .experts_bytes(
-                                        config.local_experts(),
-                                        formats.experts.expert_hidden(config.expert_io_width()),
-                                        formats.experts.expert_width(config.moe_intermediate_size),
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.moe,
+                    __f
+                        .value(
+                            formats.experts
+                                .experts_bytes(
+                                    config.local_experts(),
+                                    formats.experts.expert_hidden(config.expert_io_width()),
+                                    formats.experts.expert_width(config.moe_intermediate_size),
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.latent_in_proj = {
             let __f = ::arena_runtime::CheckedArith::new("latent_in_proj");
             if w.moe > 0 && config.moe_latent_size > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.moe,
-                        __f
-                            .value(
-                                formats.experts
-                                    .linear_bytes(config.moe_latent_size, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.moe,
+                    __f
+                        .value(
+                            formats.experts
+                                .linear_bytes(config.moe_latent_size, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.latent_out_proj = {
             let __f = ::arena_runtime::CheckedArith::new("latent_out_proj");
             if w.moe > 0 && config.moe_latent_size > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.moe,
-                        __f
-                            .value(
-                                formats.experts
-                                    .linear_bytes(config.hidden_size, config.moe_latent_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.moe,
+                    __f
+                        .value(
+                            formats.experts
+                                .linear_bytes(config.hidden_size, config.moe_latent_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.router = {
             let __f = ::arena_runtime::CheckedArith::new("router");
             if w.moe > 0 && w.scaled_router == 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.moe, config.num_experts, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.moe, config.num_experts, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.router_bias = {
             let __f = ::arena_runtime::CheckedArith::new("router_bias");
             if w.expert_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.expert_bias, config.num_experts],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.expert_bias, config.num_experts];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.experts_gate_up_bias = {
             let __f = ::arena_runtime::CheckedArith::new("experts_gate_up_bias");
             if w.expert_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.expert_bias,
-                        __f.value(config.local_experts())?,
-                        __f
-                            .mul(
-                                2,
-                                __f
-                                    .value(
-                                        formats.experts.expert_width(config.moe_intermediate_size),
-                                    )?,
-                            )?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.expert_bias,
+                    __f.value(config.local_experts())?,
+                    __f
+                        .mul(
+                            2,
+                            __f
+                                .value(
+                                    formats.experts.expert_width(config.moe_intermediate_size),
+                                )?,
+                        )?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.experts_down_bias = {
             let __f = ::arena_runtime::CheckedArith::new("experts_down_bias");
             if w.expert_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.expert_bias,
-                        __f.value(config.local_experts())?,
-                        __f.value(formats.experts.expert_hidden(config.hidden_size))?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.expert_bias,
+                    __f.value(config.local_experts())?,
+                    __f.value(formats.experts.expert_hidden(config.hidden_size))?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.e_score_correction_bias = {
             let __f = ::arena_runtime::CheckedArith::new("e_score_correction_bias");
             if w.router_bias > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.router_bias, config.num_experts],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.router_bias, config.num_experts];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.e_score_correction_bias_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("e_score_correction_bias_f32");
             if w.router_bias_buffer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.router_bias_buffer, config.num_experts],
-                    <f32 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.router_bias_buffer, config.num_experts];
+                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.scaled_router_proj = {
             let __f = ::arena_runtime::CheckedArith::new("scaled_router_proj");
             if w.scaled_router > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.scaled_router, config.num_experts, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.scaled_router, config.num_experts, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.scaled_router_scales = {
             let __f = ::arena_runtime::CheckedArith::new("scaled_router_scales");
             if w.scaled_router > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.scaled_router, __f.add(config.hidden_size, config.num_experts)?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.scaled_router,
+                    __f.add(config.hidden_size, config.num_experts)?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.shared_gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("shared_gate_proj");
             if w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0
             {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.moe,
-                        __f
-                            .value(
-                                formats.shared_experts
-                                    .linear_bytes(
-                                        __f
-                                            .mul(w.gated_ffn, config.shared_expert_intermediate_size)?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.moe,
+                    __f
+                        .value(
+                            formats.shared_experts
+                                .linear_bytes(
+                                    __f
+                                        .mul(w.gated_ffn, config.shared_expert_intermediate_size)?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.shared_up_proj = {
             let __f = ::arena_runtime::CheckedArith::new("shared_up_proj");
             if w.moe > 0 && config.shared_expert_intermediate_size > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.moe,
-                        __f
-                            .value(
-                                formats.shared_experts
-                                    .linear_bytes(
-                                        config.shared_expert_intermediate_size,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.moe,
+                    __f
+                        .value(
+                            formats.shared_experts
+                                .linear_bytes(
+                                    config.shared_expert_intermediate_size,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.shared_down_proj = {
             let __f = ::arena_runtime::CheckedArith::new("shared_down_proj");
             if w.moe > 0 && config.shared_expert_intermediate_size > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.moe,
-                        __f
-                            .value(
-                                formats.shared_experts
-                                    .linear_bytes(
-                                        config.hidden_size,
-                                        config.shared_expert_intermediate_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.moe,
+                    __f
+                        .value(
+                            formats.shared_experts
+                                .linear_bytes(
+                                    config.hidden_size,
+                                    config.shared_expert_intermediate_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.shared_expert_gate = {
             let __f = ::arena_runtime::CheckedArith::new("shared_expert_gate");
             if w.shared_expert_gate > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.shared_expert_gate, 1, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.shared_expert_gate, 1, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.__dims = __dims;

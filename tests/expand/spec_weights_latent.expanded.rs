@@ -91,6 +91,10 @@ impl LatentAttentionWeightsSizes {
         formats: &WeightFormats,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 3usize]; 12usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -117,267 +121,195 @@ impl LatentAttentionWeightsSizes {
         __sizes.q_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_proj");
             if w.mla_q_lora > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.mla_q_lora,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(config.q_lora_rank, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.mla_q_lora,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(config.q_lora_rank, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.q_a_layernorm = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_layernorm");
             if w.mla_q_lora > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.mla_q_lora, config.q_lora_rank],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.mla_q_lora, config.q_lora_rank];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.q_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_b_proj");
             if w.mla_q_lora > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.mla_q_lora,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f
-                                            .mul(
-                                                config.num_attention_heads,
-                                                __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
-                                            )?,
-                                        config.q_lora_rank,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.mla_q_lora,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f
+                                        .mul(
+                                            config.num_attention_heads,
+                                            __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
+                                        )?,
+                                    config.q_lora_rank,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.q_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_proj");
             if w.mla_q_direct > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.mla_q_direct,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f
-                                            .mul(
-                                                config.num_attention_heads,
-                                                __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
-                                            )?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.mla_q_direct,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f
+                                        .mul(
+                                            config.num_attention_heads,
+                                            __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
+                                        )?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kv_a_proj_with_mqa = {
             let __f = ::arena_runtime::CheckedArith::new("kv_a_proj_with_mqa");
             if w.mla > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.mla,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f.add(config.kv_lora_rank, config.qk_rope_head_dim)?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.mla,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f.add(config.kv_lora_rank, config.qk_rope_head_dim)?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kv_a_layernorm = {
             let __f = ::arena_runtime::CheckedArith::new("kv_a_layernorm");
             if w.mla > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.mla, config.kv_lora_rank],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.mla, config.kv_lora_rank];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kv_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kv_b_proj");
             if w.mla > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.mla,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f
-                                            .mul(
-                                                config.num_attention_heads,
-                                                __f.add(config.qk_nope_head_dim, config.v_head_dim)?,
-                                            )?,
-                                        config.kv_lora_rank,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.mla,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f
+                                        .mul(
+                                            config.num_attention_heads,
+                                            __f.add(config.qk_nope_head_dim, config.v_head_dim)?,
+                                        )?,
+                                    config.kv_lora_rank,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.o_proj = {
             let __f = ::arena_runtime::CheckedArith::new("o_proj");
             if w.mla > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.mla,
-                        __f
-                            .value(
-                                formats.attention_out
-                                    .linear_bytes(
-                                        config.hidden_size,
-                                        __f.mul(config.num_attention_heads, config.v_head_dim)?,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.mla,
+                    __f
+                        .value(
+                            formats.attention_out
+                                .linear_bytes(
+                                    config.hidden_size,
+                                    __f.mul(config.num_attention_heads, config.v_head_dim)?,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.indexer_wq_b = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_wq_b");
             if w.mla_indexer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.mla_indexer,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(
-                                        __f.mul(config.index_n_heads, config.index_head_dim)?,
-                                        config.q_lora_rank,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.mla_indexer,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(
+                                    __f.mul(config.index_n_heads, config.index_head_dim)?,
+                                    config.q_lora_rank,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.indexer_wk = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_wk");
             if w.mla_indexer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.mla_indexer,
-                        __f
-                            .value(
-                                formats.attention
-                                    .linear_bytes(config.index_head_dim, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.mla_indexer,
+                    __f
+                        .value(
+                            formats.attention
+                                .linear_bytes(config.index_head_dim, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.indexer_k_norm = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_k_norm");
             if w.mla_indexer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.mla_indexer, 2, config.index_head_dim],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.mla_indexer, 2, config.index_head_dim];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.indexer_weights_proj = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_weights_proj");
             if w.mla_indexer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.mla_indexer, config.index_n_heads, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.mla_indexer, config.index_n_heads, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.__dims = __dims;

@@ -175,6 +175,10 @@ impl MixerWeightsSizes {
         formats: &WeightFormats,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 4usize]; 32usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -221,685 +225,500 @@ impl MixerWeightsSizes {
         __sizes.gdn_in_proj_qkvz = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_in_proj_qkvz");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_gdn_layers())?,
-                        __f
-                            .add(
-                                __f
-                                    .value(
-                                        formats.mixers
-                                            .linear_bytes(config.gdn_conv_dim(), config.hidden_size),
-                                    )?,
-                                __f
-                                    .value(
-                                        formats.mixers
-                                            .linear_bytes(
-                                                __f
-                                                    .mul(
-                                                        config.linear_num_value_heads,
-                                                        config.linear_value_head_dim,
-                                                    )?,
-                                                config.hidden_size,
-                                            ),
-                                    )?,
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_gdn_layers())?,
+                    __f
+                        .add(
+                            __f
+                                .value(
+                                    formats.mixers
+                                        .linear_bytes(config.gdn_conv_dim(), config.hidden_size),
+                                )?,
+                            __f
+                                .value(
+                                    formats.mixers
+                                        .linear_bytes(
+                                            __f
+                                                .mul(
+                                                    config.linear_num_value_heads,
+                                                    config.linear_value_head_dim,
+                                                )?,
+                                            config.hidden_size,
+                                        ),
+                                )?,
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.gdn_in_proj_ba = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_in_proj_ba");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_gdn_layers())?,
-                        2,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(
-                                        config.linear_num_value_heads,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_gdn_layers())?,
+                    2,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(
+                                    config.linear_num_value_heads,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.gdn_conv1d = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_conv1d");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_gdn_layers())?,
-                        __f.value(config.gdn_conv_dim())?,
-                        1,
-                        config.linear_conv_kernel_dim,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_gdn_layers())?,
+                    __f.value(config.gdn_conv_dim())?,
+                    1,
+                    config.linear_conv_kernel_dim,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.gdn_dt_bias_a_log = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_dt_bias_a_log");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_gdn_layers())?,
-                        2,
-                        config.linear_num_value_heads,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_gdn_layers())?,
+                    2,
+                    config.linear_num_value_heads,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.gdn_norm = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_norm");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[__f.value(config.num_gdn_layers())?, config.linear_value_head_dim],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_gdn_layers())?,
+                    config.linear_value_head_dim,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.gdn_out_proj = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_out_proj");
             if __f.value(config.num_gdn_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_gdn_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(
-                                        config.hidden_size,
-                                        __f
-                                            .mul(
-                                                config.linear_num_value_heads,
-                                                config.linear_value_head_dim,
-                                            )?,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_gdn_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(
+                                    config.hidden_size,
+                                    __f
+                                        .mul(
+                                            config.linear_num_value_heads,
+                                            config.linear_value_head_dim,
+                                        )?,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.mamba_in_proj = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_in_proj");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_mamba_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(
-                                        config.mamba_in_proj_width(),
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_mamba_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(
+                                    config.mamba_in_proj_width(),
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.mamba_conv1d = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_conv1d");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_mamba_layers())?,
-                        __f.value(config.mamba_conv_dim())?,
-                        1,
-                        config.mamba_conv_kernel,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_mamba_layers())?,
+                    __f.value(config.mamba_conv_dim())?,
+                    1,
+                    config.mamba_conv_kernel,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.mamba_conv1d_bias = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_conv1d_bias");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_mamba_layers())?,
-                        __f.value(config.mamba_conv_dim())?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_mamba_layers())?,
+                    __f.value(config.mamba_conv_dim())?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.mamba_dt_bias_a_log_d = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_dt_bias_a_log_d");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[__f.value(config.num_mamba_layers())?, 3, config.mamba_num_heads],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_mamba_layers())?,
+                    3,
+                    config.mamba_num_heads,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.mamba_norm = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_norm");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_mamba_layers())?,
-                        __f.value(config.mamba_d_inner())?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_mamba_layers())?,
+                    __f.value(config.mamba_d_inner())?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.mamba_out_proj = {
             let __f = ::arena_runtime::CheckedArith::new("mamba_out_proj");
             if __f.value(config.num_mamba_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_mamba_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.hidden_size, config.mamba_d_inner()),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_mamba_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.hidden_size, config.mamba_d_inner()),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.short_conv_in_proj = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_in_proj");
             if __f.value(config.num_short_conv_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_short_conv_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(
-                                        __f.mul(3, config.short_conv_dim)?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_short_conv_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(
+                                    __f.mul(3, config.short_conv_dim)?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.short_conv_conv = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_conv");
             if __f.value(config.num_short_conv_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_short_conv_layers())?,
-                        config.short_conv_dim,
-                        1,
-                        config.short_conv_kernel,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_short_conv_layers())?,
+                    config.short_conv_dim,
+                    1,
+                    config.short_conv_kernel,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.short_conv_out_proj = {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_out_proj");
             if __f.value(config.num_short_conv_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_short_conv_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.hidden_size, config.short_conv_dim),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_short_conv_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.hidden_size, config.short_conv_dim),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lightning_qkv_proj = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_qkv_proj");
             if __f.value(config.num_lightning_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_lightning_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(
-                                        __f.mul(3, __f.value(config.lightning_width())?)?,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_lightning_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(
+                                    __f.mul(3, __f.value(config.lightning_width())?)?,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lightning_output_gate = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_output_gate");
             if __f.value(config.num_lightning_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_lightning_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.lightning_width(), config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_lightning_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.lightning_width(), config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lightning_out_proj = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_out_proj");
             if __f.value(config.num_lightning_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_lightning_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.hidden_size, config.lightning_width()),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_lightning_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.hidden_size, config.lightning_width()),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lightning_norm = {
             let __f = ::arena_runtime::CheckedArith::new("lightning_norm");
             if __f.value(config.num_lightning_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_lightning_layers())?,
-                        __f.value(config.lightning_width())?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_lightning_layers())?,
+                    __f.value(config.lightning_width())?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_q_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_q_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.kda_width(), config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.kda_width(), config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_k_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_k_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.kda_width(), config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.kda_width(), config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_v_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_v_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.kda_width(), config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.kda_width(), config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_o_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_o_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.hidden_size, config.kda_width()),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.hidden_size, config.kda_width()),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_b_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.kda_heads, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.kda_heads, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_conv1d = {
             let __f = ::arena_runtime::CheckedArith::new("kda_conv1d");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f.mul(3, __f.value(config.kda_width())?)?,
-                        1,
-                        config.kda_conv_kernel,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f.mul(3, __f.value(config.kda_width())?)?,
+                    1,
+                    config.kda_conv_kernel,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_f_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_f_a_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.kda_head_dim, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.kda_head_dim, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_f_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_f_b_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.kda_width(), config.kda_head_dim),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.kda_width(), config.kda_head_dim),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_a_log = {
             let __f = ::arena_runtime::CheckedArith::new("kda_a_log");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[__f.value(config.num_kda_layers())?, config.kda_heads],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [__f.value(config.num_kda_layers())?, config.kda_heads];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_dt_bias = {
             let __f = ::arena_runtime::CheckedArith::new("kda_dt_bias");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f.value(config.kda_width())?,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f.value(config.kda_width())?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_g_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_g_a_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.kda_head_dim, config.hidden_size),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.kda_head_dim, config.hidden_size),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_g_b_proj = {
             let __f = ::arena_runtime::CheckedArith::new("kda_g_b_proj");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        __f.value(config.num_kda_layers())?,
-                        __f
-                            .value(
-                                formats.mixers
-                                    .linear_bytes(config.kda_width(), config.kda_head_dim),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    __f.value(config.num_kda_layers())?,
+                    __f
+                        .value(
+                            formats.mixers
+                                .linear_bytes(config.kda_width(), config.kda_head_dim),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.kda_o_norm = {
             let __f = ::arena_runtime::CheckedArith::new("kda_o_norm");
             if __f.value(config.num_kda_layers())? > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[__f.value(config.num_kda_layers())?, config.kda_head_dim],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [__f.value(config.num_kda_layers())?, config.kda_head_dim];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.__dims = __dims;

@@ -106,6 +106,10 @@ impl ModelWeightsSizes {
         formats: &WeightFormats,
         __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
+        use ::arena_runtime::__private::{
+            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
+        };
+        use ::arena_runtime::dtype::Element as __E;
         let mut __dims = [[0usize; 3usize]; 15usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
@@ -135,281 +139,195 @@ impl ModelWeightsSizes {
         __sizes.embed_tokens = {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens");
             if w.embedding > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.embedding, w.vocab_rows, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.embedding, w.vocab_rows, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.lm_head = {
             let __f = ::arena_runtime::CheckedArith::new("lm_head");
             if w.lm_head > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.lm_head, w.vocab_rows, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.lm_head, w.vocab_rows, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.norm = {
             let __f = ::arena_runtime::CheckedArith::new("norm");
             if w.final_norm > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.final_norm, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.final_norm, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.layer_norms = {
             let __f = ::arena_runtime::CheckedArith::new("layer_norms");
             if w.layers > 0 && w.norms_per_layer > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.layers, w.norms_per_layer, config.hidden_size],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.layers, w.norms_per_layer, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.embed_tokens_per_layer = {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens_per_layer");
             if w.per_layer_embedding > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.per_layer_embedding,
-                        w.vocab_rows,
-                        config.per_layer_inputs_width,
-                    ],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.per_layer_embedding,
+                    w.vocab_rows,
+                    config.per_layer_inputs_width,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.per_layer_model_projection = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_model_projection");
             if w.per_layer_embedding > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.per_layer_embedding,
-                        __f
-                            .value(
-                                formats.other
-                                    .linear_bytes(
-                                        config.per_layer_inputs_width,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.per_layer_embedding,
+                    __f
+                        .value(
+                            formats.other
+                                .linear_bytes(
+                                    config.per_layer_inputs_width,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.per_layer_projection_norm = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_projection_norm");
             if w.per_layer_embedding > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.per_layer_embedding, config.per_layer_input_dim],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.per_layer_embedding, config.per_layer_input_dim];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.per_layer_input_gate = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_input_gate");
             if w.per_layer_inputs > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.per_layer_inputs,
-                        __f
-                            .value(
-                                formats.other
-                                    .linear_bytes(
-                                        config.per_layer_input_dim,
-                                        config.hidden_size,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.per_layer_inputs,
+                    __f
+                        .value(
+                            formats.other
+                                .linear_bytes(
+                                    config.per_layer_input_dim,
+                                    config.hidden_size,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.per_layer_projection = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_projection");
             if w.per_layer_inputs > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.per_layer_inputs,
-                        __f
-                            .value(
-                                formats.other
-                                    .linear_bytes(
-                                        config.hidden_size,
-                                        config.per_layer_input_dim,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.per_layer_inputs,
+                    __f
+                        .value(
+                            formats.other
+                                .linear_bytes(
+                                    config.hidden_size,
+                                    config.per_layer_input_dim,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hc_base = {
             let __f = ::arena_runtime::CheckedArith::new("hc_base");
             if w.hyper > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.hyper, 2, __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.hyper,
+                    2,
+                    __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
+                ];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hc_fn = {
             let __f = ::arena_runtime::CheckedArith::new("hc_fn");
             if w.hyper > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.hyper,
-                        2,
-                        __f
-                            .value(
-                                formats.other
-                                    .linear_bytes(
-                                        __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
-                                        __f.mul(config.hc_mult, config.hidden_size)?,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.hyper,
+                    2,
+                    __f
+                        .value(
+                            formats.other
+                                .linear_bytes(
+                                    __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
+                                    __f.mul(config.hc_mult, config.hidden_size)?,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hc_scale = {
             let __f = ::arena_runtime::CheckedArith::new("hc_scale");
             if w.hyper > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.hyper, 2, 3],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.hyper, 2, 3];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hc_head_base = {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_base");
             if w.hyper_head > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.hyper_head, config.hc_mult],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.hyper_head, config.hc_mult];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hc_head_scale = {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_scale");
             if w.hyper_head > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[w.hyper_head, 1],
-                    <bf16 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [w.hyper_head, 1];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.hc_head_fn = {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_fn");
             if w.hyper_head > 0 {
-                ::arena_runtime::__private::sized_shape(
-                    __f,
-                    &[
-                        w.hyper_head,
-                        __f
-                            .value(
-                                formats.other
-                                    .linear_bytes(
-                                        config.hc_mult,
-                                        __f.mul(config.hc_mult, config.hidden_size)?,
-                                    ),
-                            )?,
-                    ],
-                    <u8 as ::arena_runtime::dtype::Element>::SIZE,
-                    0,
-                    true,
-                    __on_dims,
-                )?
+                let __d = [
+                    w.hyper_head,
+                    __f
+                        .value(
+                            formats.other
+                                .linear_bytes(
+                                    config.hc_mult,
+                                    __f.mul(config.hc_mult, config.hidden_size)?,
+                                ),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
             } else {
-                ::arena_runtime::__private::closed(__on_dims)
+                __closed(__on_dims)
             }
         };
         __sizes.__dims = __dims;

@@ -148,12 +148,17 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
             let sized = match b.size.as_ref().expect("checked: shape or bytes") {
                 Size::Shape { dims, .. } => {
                     let dims = dims.iter().map(|d| d.checked(&f));
-                    let size = elem_size(b);
-                    quote!(::arena_runtime::__private::sized_shape(#f, &[#(#dims),*], #size, #floor, #gated, #on_dims)?)
+                    let elem = b.elem.as_ref().expect("checked: a DevicePtr field");
+                    let size = quote_spanned!(crate::span_of(elem)=> <#elem as __E>::SIZE);
+                    // Statements, not a block: they sit in the buffer's block or its gate's.
+                    quote! {
+                        let __d = [#(#dims),*];
+                        __shape(#f, &__d, #size, #floor, #gated, #on_dims)?
+                    }
                 }
                 Size::Bytes(formula) => {
                     let bytes = formula.checked(&f);
-                    quote!(::arena_runtime::__private::sized_bytes(#f, #bytes, #floor, #gated, #on_dims)?)
+                    quote!(__bytes(#f, #bytes, #floor, #gated, #on_dims)?)
                 }
             };
             let body = match &b.gate {
@@ -163,7 +168,7 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
                         if #gate {
                             #sized
                         } else {
-                            ::arena_runtime::__private::closed(#on_dims)
+                            __closed(#on_dims)
                         }
                     }
                 }
@@ -315,6 +320,9 @@ fn sizes_methods<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 let idents = cont.buffers.iter().map(|b| &b.ident);
                 let (rank, count) = (cont.max_rank(), cont.buffers.len());
                 quote! {
+                    // The helpers every buffer's sizing calls, by short names.
+                    use ::arena_runtime::__private::{closed as __closed, sized_bytes as __bytes, sized_shape as __shape};
+                    use ::arena_runtime::dtype::Element as __E;
                     #(#derived)*
                     // Each buffer's shape, kept in the sizes as the formulas report it.
                     let mut __dims = [[0usize; #rank]; #count];
