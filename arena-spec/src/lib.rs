@@ -44,7 +44,7 @@ pub use arena::{
 // paths they have always had here.
 pub use arena::ranks::StageArenas;
 pub use arena_config::{config, models, parallel};
-pub use arena_config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
+pub use arena_config::{const_name, Block, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
 pub use arena_config::{FormatSource, Mxfp4Backend, WeightFormat, WeightFormats, WeightPart};
 pub use arena_config::{LeverError, Levers};
 pub use arena_config::{ParallelLayout, Rank, RankShard, ShardError};

@@ -34,6 +34,19 @@ pub struct FfnWeightsSizes {
     ///
     /// Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense_wide.width)]` of `u8` · gate `w.dense_wide.layers > 0` · tracked
     pub wide_down_proj: usize,
+    /// DeciLM's `mlp.gate_proj.weight`, `[width, hidden]` a block at the block's width, every
+    /// block's back to back (block `i` at [`FfnBlocks::range`](super::FfnBlocks::range)).
+    ///
+    /// Shape `[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)]` of `u8` · gate `w.ffn_blocks.layers() > 0` · tracked
+    pub block_gate_proj: usize,
+    /// DeciLM's `mlp.up_proj.weight`, `[width, hidden]` a block, as `block_gate_proj`.
+    ///
+    /// Shape `[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)]` of `u8` · gate `w.ffn_blocks.layers() > 0` · tracked
+    pub block_up_proj: usize,
+    /// DeciLM's `mlp.down_proj.weight`, `[hidden, width]` a block, as `block_gate_proj`.
+    ///
+    /// Shape `[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, true)]` of `u8` · gate `w.ffn_blocks.layers() > 0` · tracked
+    pub block_down_proj: usize,
     /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
     /// width, hidden]` a layer (the latent width where the experts run in one,
     /// [`ModelConfig::expert_io_width`]): gate and up each `[local experts, expert width, hidden]`
@@ -119,7 +132,7 @@ pub struct FfnWeightsSizes {
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
-    pub __dims: [[usize; 3usize]; 22usize],
+    pub __dims: [[usize; 3usize]; 25usize],
 }
 impl FfnWeightsSizes {
     /// Each FFN tensor's size, in bytes.
@@ -152,7 +165,7 @@ impl FfnWeightsSizes {
             closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
         };
         use ::arena_runtime::dtype::Element as __E;
-        let mut __dims = [[0usize; 3usize]; 22usize];
+        let mut __dims = [[0usize; 3usize]; 25usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
             __on_dims,
@@ -167,6 +180,9 @@ impl FfnWeightsSizes {
             wide_gate_proj: 0,
             wide_up_proj: 0,
             wide_down_proj: 0,
+            block_gate_proj: 0,
+            block_up_proj: 0,
+            block_down_proj: 0,
             experts_gate_up: 0,
             experts_down: 0,
             latent_in_proj: 0,
@@ -183,7 +199,7 @@ impl FfnWeightsSizes {
             shared_up_proj: 0,
             shared_down_proj: 0,
             shared_expert_gate: 0,
-            __dims: [[0; 3usize]; 22usize],
+            __dims: [[0; 3usize]; 25usize],
         };
         __sizes.gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("gate_proj");
@@ -280,6 +296,51 @@ impl FfnWeightsSizes {
                         .value(
                             formats.dense_ffn
                                 .linear_bytes(config.hidden_size, w.dense_wide.width),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+            } else {
+                __closed(__on_dims)
+            }
+        };
+        __sizes.block_gate_proj = {
+            let __f = ::arena_runtime::CheckedArith::new("block_gate_proj");
+            if __f.value(w.ffn_blocks.layers())? > 0 {
+                let __d = [
+                    __f
+                        .value(
+                            w.ffn_blocks
+                                .bytes(formats.dense_ffn, config.hidden_size, false),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+            } else {
+                __closed(__on_dims)
+            }
+        };
+        __sizes.block_up_proj = {
+            let __f = ::arena_runtime::CheckedArith::new("block_up_proj");
+            if __f.value(w.ffn_blocks.layers())? > 0 {
+                let __d = [
+                    __f
+                        .value(
+                            w.ffn_blocks
+                                .bytes(formats.dense_ffn, config.hidden_size, false),
+                        )?,
+                ];
+                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+            } else {
+                __closed(__on_dims)
+            }
+        };
+        __sizes.block_down_proj = {
+            let __f = ::arena_runtime::CheckedArith::new("block_down_proj");
+            if __f.value(w.ffn_blocks.layers())? > 0 {
+                let __d = [
+                    __f
+                        .value(
+                            w.ffn_blocks
+                                .bytes(formats.dense_ffn, config.hidden_size, true),
                         )?,
                 ];
                 __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
@@ -553,7 +614,7 @@ impl FfnWeightsSizes {
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
     > {
-        let mut __dims = ::std::vec::Vec::with_capacity(22usize);
+        let mut __dims = ::std::vec::Vec::with_capacity(25usize);
         let _sizes = Self::try_from_config_with(
             config,
             w,
@@ -628,6 +689,33 @@ impl ::arena_runtime::Arena for FfnWeights {
                 "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.",
             )
             .gated_by("w.dense_wide.layers > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "block_gate_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)]",
+                1usize,
+                "DeciLM's `mlp.gate_proj.weight`, `[width, hidden]` a block at the block's width, every",
+            )
+            .gated_by("w.ffn_blocks.layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "block_up_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)]",
+                1usize,
+                "DeciLM's `mlp.up_proj.weight`, `[width, hidden]` a block, as `block_gate_proj`.",
+            )
+            .gated_by("w.ffn_blocks.layers() > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "block_down_proj",
+                <u8 as ::arena_runtime::dtype::Element>::NAME,
+                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                "[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, true)]",
+                1usize,
+                "DeciLM's `mlp.down_proj.weight`, `[hidden, width]` a block, as `block_gate_proj`.",
+            )
+            .gated_by("w.ffn_blocks.layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "experts_gate_up",
                 <u8 as ::arena_runtime::dtype::Element>::NAME,
@@ -779,7 +867,8 @@ impl ::arena_runtime::Arena for FfnWeights {
     fn byte_sizes(sizes: &FfnWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
             sizes.gate_proj, sizes.up_proj, sizes.down_proj, sizes.wide_gate_proj, sizes
-            .wide_up_proj, sizes.wide_down_proj, sizes.experts_gate_up, sizes
+            .wide_up_proj, sizes.wide_down_proj, sizes.block_gate_proj, sizes
+            .block_up_proj, sizes.block_down_proj, sizes.experts_gate_up, sizes
             .experts_down, sizes.latent_in_proj, sizes.latent_out_proj, sizes.router,
             sizes.router_bias, sizes.experts_gate_up_bias, sizes.experts_down_bias, sizes
             .e_score_correction_bias, sizes.e_score_correction_bias_f32, sizes
@@ -808,6 +897,9 @@ impl ::arena_runtime::Arena for FfnWeights {
             wide_gate_proj: __p.next_ptr(),
             wide_up_proj: __p.next_ptr(),
             wide_down_proj: __p.next_ptr(),
+            block_gate_proj: __p.next_ptr(),
+            block_up_proj: __p.next_ptr(),
+            block_down_proj: __p.next_ptr(),
             experts_gate_up: __p.next_ptr(),
             experts_down: __p.next_ptr(),
             latent_in_proj: __p.next_ptr(),
@@ -868,6 +960,12 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
     pub wide_up_proj: ::arena_runtime::View<'a, u8, D>,
     /// [`FfnWeights::wide_down_proj`]'s view.
     pub wide_down_proj: ::arena_runtime::View<'a, u8, D>,
+    /// [`FfnWeights::block_gate_proj`]'s view.
+    pub block_gate_proj: ::arena_runtime::View<'a, u8, D>,
+    /// [`FfnWeights::block_up_proj`]'s view.
+    pub block_up_proj: ::arena_runtime::View<'a, u8, D>,
+    /// [`FfnWeights::block_down_proj`]'s view.
+    pub block_down_proj: ::arena_runtime::View<'a, u8, D>,
     /// [`FfnWeights::experts_gate_up`]'s view.
     pub experts_gate_up: ::arena_runtime::View<'a, u8, D>,
     /// [`FfnWeights::experts_down`]'s view.
@@ -915,24 +1013,27 @@ impl<'a, D: ::arena_runtime::Device> FfnWeightsViews<'a, D> {
             wide_gate_proj: __source.view(3usize, arena.wide_gate_proj),
             wide_up_proj: __source.view(4usize, arena.wide_up_proj),
             wide_down_proj: __source.view(5usize, arena.wide_down_proj),
-            experts_gate_up: __source.view(6usize, arena.experts_gate_up),
-            experts_down: __source.view(7usize, arena.experts_down),
-            latent_in_proj: __source.view(8usize, arena.latent_in_proj),
-            latent_out_proj: __source.view(9usize, arena.latent_out_proj),
-            router: __source.view(10usize, arena.router),
-            router_bias: __source.view(11usize, arena.router_bias),
-            experts_gate_up_bias: __source.view(12usize, arena.experts_gate_up_bias),
-            experts_down_bias: __source.view(13usize, arena.experts_down_bias),
+            block_gate_proj: __source.view(6usize, arena.block_gate_proj),
+            block_up_proj: __source.view(7usize, arena.block_up_proj),
+            block_down_proj: __source.view(8usize, arena.block_down_proj),
+            experts_gate_up: __source.view(9usize, arena.experts_gate_up),
+            experts_down: __source.view(10usize, arena.experts_down),
+            latent_in_proj: __source.view(11usize, arena.latent_in_proj),
+            latent_out_proj: __source.view(12usize, arena.latent_out_proj),
+            router: __source.view(13usize, arena.router),
+            router_bias: __source.view(14usize, arena.router_bias),
+            experts_gate_up_bias: __source.view(15usize, arena.experts_gate_up_bias),
+            experts_down_bias: __source.view(16usize, arena.experts_down_bias),
             e_score_correction_bias: __source
-                .view(14usize, arena.e_score_correction_bias),
+                .view(17usize, arena.e_score_correction_bias),
             e_score_correction_bias_f32: __source
-                .view(15usize, arena.e_score_correction_bias_f32),
-            scaled_router_proj: __source.view(16usize, arena.scaled_router_proj),
-            scaled_router_scales: __source.view(17usize, arena.scaled_router_scales),
-            shared_gate_proj: __source.view(18usize, arena.shared_gate_proj),
-            shared_up_proj: __source.view(19usize, arena.shared_up_proj),
-            shared_down_proj: __source.view(20usize, arena.shared_down_proj),
-            shared_expert_gate: __source.view(21usize, arena.shared_expert_gate),
+                .view(18usize, arena.e_score_correction_bias_f32),
+            scaled_router_proj: __source.view(19usize, arena.scaled_router_proj),
+            scaled_router_scales: __source.view(20usize, arena.scaled_router_scales),
+            shared_gate_proj: __source.view(21usize, arena.shared_gate_proj),
+            shared_up_proj: __source.view(22usize, arena.shared_up_proj),
+            shared_down_proj: __source.view(23usize, arena.shared_down_proj),
+            shared_expert_gate: __source.view(24usize, arena.shared_expert_gate),
             __device: ::core::marker::PhantomData,
         }
     }
@@ -951,6 +1052,12 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub wide_up_proj: ::arena_runtime::ViewMut<'a, u8, D>,
     /// [`FfnWeights::wide_down_proj`]'s view.
     pub wide_down_proj: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// [`FfnWeights::block_gate_proj`]'s view.
+    pub block_gate_proj: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// [`FfnWeights::block_up_proj`]'s view.
+    pub block_up_proj: ::arena_runtime::ViewMut<'a, u8, D>,
+    /// [`FfnWeights::block_down_proj`]'s view.
+    pub block_down_proj: ::arena_runtime::ViewMut<'a, u8, D>,
     /// [`FfnWeights::experts_gate_up`]'s view.
     pub experts_gate_up: ::arena_runtime::ViewMut<'a, u8, D>,
     /// [`FfnWeights::experts_down`]'s view.
@@ -1006,24 +1113,27 @@ impl<'a, D: ::arena_runtime::Device> FfnWeightsViewsMut<'a, D> {
             wide_gate_proj: __source.view_mut(3usize, arena.wide_gate_proj),
             wide_up_proj: __source.view_mut(4usize, arena.wide_up_proj),
             wide_down_proj: __source.view_mut(5usize, arena.wide_down_proj),
-            experts_gate_up: __source.view_mut(6usize, arena.experts_gate_up),
-            experts_down: __source.view_mut(7usize, arena.experts_down),
-            latent_in_proj: __source.view_mut(8usize, arena.latent_in_proj),
-            latent_out_proj: __source.view_mut(9usize, arena.latent_out_proj),
-            router: __source.view_mut(10usize, arena.router),
-            router_bias: __source.view_mut(11usize, arena.router_bias),
-            experts_gate_up_bias: __source.view_mut(12usize, arena.experts_gate_up_bias),
-            experts_down_bias: __source.view_mut(13usize, arena.experts_down_bias),
+            block_gate_proj: __source.view_mut(6usize, arena.block_gate_proj),
+            block_up_proj: __source.view_mut(7usize, arena.block_up_proj),
+            block_down_proj: __source.view_mut(8usize, arena.block_down_proj),
+            experts_gate_up: __source.view_mut(9usize, arena.experts_gate_up),
+            experts_down: __source.view_mut(10usize, arena.experts_down),
+            latent_in_proj: __source.view_mut(11usize, arena.latent_in_proj),
+            latent_out_proj: __source.view_mut(12usize, arena.latent_out_proj),
+            router: __source.view_mut(13usize, arena.router),
+            router_bias: __source.view_mut(14usize, arena.router_bias),
+            experts_gate_up_bias: __source.view_mut(15usize, arena.experts_gate_up_bias),
+            experts_down_bias: __source.view_mut(16usize, arena.experts_down_bias),
             e_score_correction_bias: __source
-                .view_mut(14usize, arena.e_score_correction_bias),
+                .view_mut(17usize, arena.e_score_correction_bias),
             e_score_correction_bias_f32: __source
-                .view_mut(15usize, arena.e_score_correction_bias_f32),
-            scaled_router_proj: __source.view_mut(16usize, arena.scaled_router_proj),
-            scaled_router_scales: __source.view_mut(17usize, arena.scaled_router_scales),
-            shared_gate_proj: __source.view_mut(18usize, arena.shared_gate_proj),
-            shared_up_proj: __source.view_mut(19usize, arena.shared_up_proj),
-            shared_down_proj: __source.view_mut(20usize, arena.shared_down_proj),
-            shared_expert_gate: __source.view_mut(21usize, arena.shared_expert_gate),
+                .view_mut(18usize, arena.e_score_correction_bias_f32),
+            scaled_router_proj: __source.view_mut(19usize, arena.scaled_router_proj),
+            scaled_router_scales: __source.view_mut(20usize, arena.scaled_router_scales),
+            shared_gate_proj: __source.view_mut(21usize, arena.shared_gate_proj),
+            shared_up_proj: __source.view_mut(22usize, arena.shared_up_proj),
+            shared_down_proj: __source.view_mut(23usize, arena.shared_down_proj),
+            shared_expert_gate: __source.view_mut(24usize, arena.shared_expert_gate),
             __device: ::core::marker::PhantomData,
         })
     }

@@ -27,6 +27,12 @@ pub struct ModelWeightsSizes {
     ///
     /// Shape `w.layers layers × [w.norms_per_layer, config.hidden_size]` of `bf16` · gate `w.layers > 0 && w.norms_per_layer > 0` · tracked
     pub layer_norms: usize,
+    /// DeciLM's norms, `[hidden]` each, in block order, a block's `input_layernorm` (where
+    /// its attention is not a no-op) before its `post_attention_layernorm` (where its FFN is
+    /// not).
+    ///
+    /// Shape `w.block_norms layers × [config.hidden_size]` of `bf16` · gate `w.block_norms > 0` · tracked
+    pub block_norms: usize,
     /// Gemma 4's `model.embed_tokens_per_layer.weight`, `[vocabulary rows, layers · P]`.
     ///
     /// Shape `w.per_layer_embedding layers × [w.vocab_rows, config.per_layer_inputs_width]` of `bf16` · gate `w.per_layer_embedding > 0` · tracked
@@ -77,7 +83,7 @@ pub struct ModelWeightsSizes {
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
-    pub __dims: [[usize; 3usize]; 15usize],
+    pub __dims: [[usize; 3usize]; 16usize],
 }
 impl ModelWeightsSizes {
     /// Each tensor's size, in bytes, every layer's copy together.
@@ -110,7 +116,7 @@ impl ModelWeightsSizes {
             closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
         };
         use ::arena_runtime::dtype::Element as __E;
-        let mut __dims = [[0usize; 3usize]; 15usize];
+        let mut __dims = [[0usize; 3usize]; 16usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
             __on_dims,
@@ -123,6 +129,7 @@ impl ModelWeightsSizes {
             lm_head: 0,
             norm: 0,
             layer_norms: 0,
+            block_norms: 0,
             embed_tokens_per_layer: 0,
             per_layer_model_projection: 0,
             per_layer_projection_norm: 0,
@@ -134,7 +141,7 @@ impl ModelWeightsSizes {
             hc_head_base: 0,
             hc_head_scale: 0,
             hc_head_fn: 0,
-            __dims: [[0; 3usize]; 15usize],
+            __dims: [[0; 3usize]; 16usize],
         };
         __sizes.embed_tokens = {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens");
@@ -167,6 +174,15 @@ impl ModelWeightsSizes {
             let __f = ::arena_runtime::CheckedArith::new("layer_norms");
             if w.layers > 0 && w.norms_per_layer > 0 {
                 let __d = [w.layers, w.norms_per_layer, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+            } else {
+                __closed(__on_dims)
+            }
+        };
+        __sizes.block_norms = {
+            let __f = ::arena_runtime::CheckedArith::new("block_norms");
+            if w.block_norms > 0 {
+                let __d = [w.block_norms, config.hidden_size];
                 __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
                 __closed(__on_dims)
@@ -365,7 +381,7 @@ impl ModelWeightsSizes {
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
     > {
-        let mut __dims = ::std::vec::Vec::with_capacity(15usize);
+        let mut __dims = ::std::vec::Vec::with_capacity(16usize);
         let _sizes = Self::try_from_config_with(
             config,
             w,
@@ -422,6 +438,15 @@ impl ::arena_runtime::Arena for ModelWeights {
                 "Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,",
             )
             .gated_by("w.layers > 0 && w.norms_per_layer > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "block_norms",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.block_norms layers × [config.hidden_size]",
+                2usize,
+                "DeciLM's norms, `[hidden]` each, in block order, a block's `input_layernorm` (where",
+            )
+            .gated_by("w.block_norms > 0"),
         ::arena_runtime::BufferDecl::new(
                 "embed_tokens_per_layer",
                 <bf16 as ::arena_runtime::dtype::Element>::NAME,
@@ -525,8 +550,8 @@ impl ::arena_runtime::Arena for ModelWeights {
     fn byte_sizes(sizes: &ModelWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
             sizes.embed_tokens, sizes.lm_head, sizes.norm, sizes.layer_norms, sizes
-            .embed_tokens_per_layer, sizes.per_layer_model_projection, sizes
-            .per_layer_projection_norm, sizes.per_layer_input_gate, sizes
+            .block_norms, sizes.embed_tokens_per_layer, sizes.per_layer_model_projection,
+            sizes.per_layer_projection_norm, sizes.per_layer_input_gate, sizes
             .per_layer_projection, sizes.hc_base, sizes.hc_fn, sizes.hc_scale, sizes
             .hc_head_base, sizes.hc_head_scale, sizes.hc_head_fn
         ]
@@ -550,6 +575,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             lm_head: __p.next_ptr(),
             norm: __p.next_ptr(),
             layer_norms: __p.next_ptr(),
+            block_norms: __p.next_ptr(),
             embed_tokens_per_layer: __p.next_ptr(),
             per_layer_model_projection: __p.next_ptr(),
             per_layer_projection_norm: __p.next_ptr(),
@@ -601,6 +627,8 @@ pub struct ModelWeightsViews<'a, D: ::arena_runtime::Device> {
     pub norm: ::arena_runtime::View<'a, bf16, D>,
     /// [`ModelWeights::layer_norms`]'s view.
     pub layer_norms: ::arena_runtime::View<'a, bf16, D>,
+    /// [`ModelWeights::block_norms`]'s view.
+    pub block_norms: ::arena_runtime::View<'a, bf16, D>,
     /// [`ModelWeights::embed_tokens_per_layer`]'s view.
     pub embed_tokens_per_layer: ::arena_runtime::View<'a, bf16, D>,
     /// [`ModelWeights::per_layer_model_projection`]'s view.
@@ -636,19 +664,20 @@ impl<'a, D: ::arena_runtime::Device> ModelWeightsViews<'a, D> {
             lm_head: __source.view(1usize, arena.lm_head),
             norm: __source.view(2usize, arena.norm),
             layer_norms: __source.view(3usize, arena.layer_norms),
-            embed_tokens_per_layer: __source.view(4usize, arena.embed_tokens_per_layer),
+            block_norms: __source.view(4usize, arena.block_norms),
+            embed_tokens_per_layer: __source.view(5usize, arena.embed_tokens_per_layer),
             per_layer_model_projection: __source
-                .view(5usize, arena.per_layer_model_projection),
+                .view(6usize, arena.per_layer_model_projection),
             per_layer_projection_norm: __source
-                .view(6usize, arena.per_layer_projection_norm),
-            per_layer_input_gate: __source.view(7usize, arena.per_layer_input_gate),
-            per_layer_projection: __source.view(8usize, arena.per_layer_projection),
-            hc_base: __source.view(9usize, arena.hc_base),
-            hc_fn: __source.view(10usize, arena.hc_fn),
-            hc_scale: __source.view(11usize, arena.hc_scale),
-            hc_head_base: __source.view(12usize, arena.hc_head_base),
-            hc_head_scale: __source.view(13usize, arena.hc_head_scale),
-            hc_head_fn: __source.view(14usize, arena.hc_head_fn),
+                .view(7usize, arena.per_layer_projection_norm),
+            per_layer_input_gate: __source.view(8usize, arena.per_layer_input_gate),
+            per_layer_projection: __source.view(9usize, arena.per_layer_projection),
+            hc_base: __source.view(10usize, arena.hc_base),
+            hc_fn: __source.view(11usize, arena.hc_fn),
+            hc_scale: __source.view(12usize, arena.hc_scale),
+            hc_head_base: __source.view(13usize, arena.hc_head_base),
+            hc_head_scale: __source.view(14usize, arena.hc_head_scale),
+            hc_head_fn: __source.view(15usize, arena.hc_head_fn),
             __device: ::core::marker::PhantomData,
         }
     }
@@ -663,6 +692,8 @@ pub struct ModelWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub norm: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`ModelWeights::layer_norms`]'s view.
     pub layer_norms: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// [`ModelWeights::block_norms`]'s view.
+    pub block_norms: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`ModelWeights::embed_tokens_per_layer`]'s view.
     pub embed_tokens_per_layer: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`ModelWeights::per_layer_model_projection`]'s view.
@@ -706,20 +737,21 @@ impl<'a, D: ::arena_runtime::Device> ModelWeightsViewsMut<'a, D> {
             lm_head: __source.view_mut(1usize, arena.lm_head),
             norm: __source.view_mut(2usize, arena.norm),
             layer_norms: __source.view_mut(3usize, arena.layer_norms),
+            block_norms: __source.view_mut(4usize, arena.block_norms),
             embed_tokens_per_layer: __source
-                .view_mut(4usize, arena.embed_tokens_per_layer),
+                .view_mut(5usize, arena.embed_tokens_per_layer),
             per_layer_model_projection: __source
-                .view_mut(5usize, arena.per_layer_model_projection),
+                .view_mut(6usize, arena.per_layer_model_projection),
             per_layer_projection_norm: __source
-                .view_mut(6usize, arena.per_layer_projection_norm),
-            per_layer_input_gate: __source.view_mut(7usize, arena.per_layer_input_gate),
-            per_layer_projection: __source.view_mut(8usize, arena.per_layer_projection),
-            hc_base: __source.view_mut(9usize, arena.hc_base),
-            hc_fn: __source.view_mut(10usize, arena.hc_fn),
-            hc_scale: __source.view_mut(11usize, arena.hc_scale),
-            hc_head_base: __source.view_mut(12usize, arena.hc_head_base),
-            hc_head_scale: __source.view_mut(13usize, arena.hc_head_scale),
-            hc_head_fn: __source.view_mut(14usize, arena.hc_head_fn),
+                .view_mut(7usize, arena.per_layer_projection_norm),
+            per_layer_input_gate: __source.view_mut(8usize, arena.per_layer_input_gate),
+            per_layer_projection: __source.view_mut(9usize, arena.per_layer_projection),
+            hc_base: __source.view_mut(10usize, arena.hc_base),
+            hc_fn: __source.view_mut(11usize, arena.hc_fn),
+            hc_scale: __source.view_mut(12usize, arena.hc_scale),
+            hc_head_base: __source.view_mut(13usize, arena.hc_head_base),
+            hc_head_scale: __source.view_mut(14usize, arena.hc_head_scale),
+            hc_head_fn: __source.view_mut(15usize, arena.hc_head_fn),
             __device: ::core::marker::PhantomData,
         })
     }

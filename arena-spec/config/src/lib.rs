@@ -13,7 +13,7 @@ pub mod models;
 pub mod parallel;
 
 pub use config::levers::{LeverError, Levers};
-pub use config::{const_name, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
+pub use config::{const_name, Block, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
 pub use config::{FormatSource, Mxfp4Backend, WeightFormat, WeightFormats, WeightPart};
 pub use config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 pub use config::{Tower, TowerKind, Towers};

@@ -62,6 +62,25 @@ pub struct FfnWeights {
         gate = w.dense_wide.layers > 0
     )]
     pub wide_down_proj: DevicePtr<u8>,
+    /// DeciLM's `mlp.gate_proj.weight`, `[width, hidden]` a block at the block's width, every
+    /// block's back to back (block `i` at [`FfnBlocks::range`](super::FfnBlocks::range)).
+    #[buffer(
+        shape = [w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)],
+        gate = w.ffn_blocks.layers() > 0
+    )]
+    pub block_gate_proj: DevicePtr<u8>,
+    /// DeciLM's `mlp.up_proj.weight`, `[width, hidden]` a block, as `block_gate_proj`.
+    #[buffer(
+        shape = [w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)],
+        gate = w.ffn_blocks.layers() > 0
+    )]
+    pub block_up_proj: DevicePtr<u8>,
+    /// DeciLM's `mlp.down_proj.weight`, `[hidden, width]` a block, as `block_gate_proj`.
+    #[buffer(
+        shape = [w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, true)],
+        gate = w.ffn_blocks.layers() > 0
+    )]
+    pub block_down_proj: DevicePtr<u8>,
     /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
     /// width, hidden]` a layer (the latent width where the experts run in one,
     /// [`ModelConfig::expert_io_width`]): gate and up each `[local experts, expert width, hidden]`

@@ -4,7 +4,8 @@
 
 use super::rules::{rules, QkNorm, COUNTED};
 use super::WeightsError;
-use crate::config::{Family, LayerKind, ModelConfig};
+use crate::config::{LayerKind, ModelConfig, WeightFormat};
+use std::ops::Range;
 
 /// The layers and widths the weight declarations read: one figure per group of tensors, 0
 /// where the model (or the rank) has none. Built by [`WeightLayers::of`] from a config, a
@@ -24,8 +25,12 @@ pub struct WeightLayers {
     /// Decoder layers on this rank.
     pub layers: usize,
     /// Norm weights of `hidden_size` a layer (input and post-attention: 2; Gemma's pre- and
-    /// post-FFN: 4; Gemma 4's per-layer-input norm and MoE norms more; Nemotron-H's 1).
+    /// post-FFN: 4; Gemma 4's per-layer-input norm and MoE norms more; Nemotron-H's 1;
+    /// DeciLM's differ by block: [`Self::block_norms`]).
     pub norms_per_layer: usize,
+    /// DeciLM's norms, one a block's attention and one its FFN where that part is not a
+    /// no-op (`input_layernorm`, `post_attention_layernorm`); 0 elsewhere.
+    pub block_norms: usize,
     /// Attention layers at the model's widths: every plain attention layer, or, where the
     /// full-attention layers have widths of their own, the others (the sliding ones).
     pub attention: AttentionGroup,
@@ -63,6 +68,8 @@ pub struct WeightLayers {
     pub dense: FfnGroup,
     /// Gemma 4's double-wide MLPs (its KV-shared layers', `use_double_wide_mlp`).
     pub dense_wide: FfnGroup,
+    /// DeciLM's MLPs, each at its block's width.
+    pub ffn_blocks: FfnBlocks,
     /// 1 where the FFNs have a gate projection (SwiGLU), 0 for squared-ReLU up/down.
     pub gated_ffn: usize,
     /// Layers with routed experts.
@@ -125,6 +132,56 @@ pub struct FfnGroup {
     pub width: usize,
 }
 
+/// MLPs of a width a layer (DeciLM's blocks): each buffer holds every block's matrix back
+/// to back in block order, a block at its own width and bytes, so block `i`'s matrix starts
+/// where the earlier blocks' end ([`Self::range`]). A no-op FFN takes nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FfnBlocks {
+    /// Each block's FFN width on this rank, in block order (0: a no-op FFN).
+    pub widths: Vec<usize>,
+}
+
+impl FfnBlocks {
+    /// Blocks with an FFN.
+    pub fn layers(&self) -> usize {
+        self.widths.iter().filter(|&&w| w > 0).count()
+    }
+
+    /// Bytes of every block's `[width, hidden]` matrix (gate or up; `down`: `[hidden,
+    /// width]`) in `format`, back to back (saturating: a sum past `usize` fits no GPU, and
+    /// the arena's sizing refuses it).
+    pub fn bytes(&self, format: WeightFormat, hidden: usize, down: bool) -> usize {
+        Self::sum(&self.widths, format, hidden, down)
+    }
+
+    /// Where block `i`'s matrix lies in its buffer, in bytes (an empty range for a no-op
+    /// FFN); `None` past the last block. The buffer's view sliced by it is that block's
+    /// matrix.
+    pub fn range(
+        &self,
+        i: usize,
+        format: WeightFormat,
+        hidden: usize,
+        down: bool,
+    ) -> Option<Range<usize>> {
+        let width = *self.widths.get(i)?;
+        let start = Self::sum(&self.widths[..i], format, hidden, down);
+        Some(start..start.saturating_add(Self::sum(&[width], format, hidden, down)))
+    }
+
+    fn sum(widths: &[usize], format: WeightFormat, hidden: usize, down: bool) -> usize {
+        let matrix = |w: usize| match (w, down) {
+            (0, _) => 0,
+            (w, false) => format.linear_bytes(w, hidden),
+            (w, true) => format.linear_bytes(hidden, w),
+        };
+        widths
+            .iter()
+            .map(|&w| matrix(w))
+            .fold(0usize, usize::saturating_add)
+    }
+}
+
 /// The vocabulary rows one tp rank holds: as the reference has them on one GPU (unless
 /// `padded`), else padded to a multiple of 64 and split evenly (vLLM's
 /// `VocabParallelEmbedding`, which pads on one GPU too).
@@ -143,13 +200,17 @@ impl WeightLayers {
     /// (its parameter count), and on a rank of tp > 1 the padded split all the same.
     pub fn of(config: &ModelConfig, padded: bool) -> Result<WeightLayers, WeightsError> {
         let c = config;
-        if c.family == Family::NemotronNas {
-            return Err(WeightsError::PerLayerWidths {
-                model: c.source.to_string(),
-                why: "DeciLM's blocks each have their own kv heads and FFN width \
-                      (block_configs), and the weight declarations hold one width for a group \
-                      of layers",
-            });
+        // DeciLM's attention blocks are one group: its kv heads must be one count.
+        let mut block_kv = c.blocks.iter().map(|b| b.kv_heads).filter(|&kv| kv > 0);
+        if let Some(kv) = block_kv.next() {
+            if block_kv.any(|other| other != kv) {
+                return Err(WeightsError::PerLayerWidths {
+                    model: c.source.to_string(),
+                    why: "its attention blocks differ in kv heads (block_configs' \
+                          n_heads_in_group), and the attention's weights are declared at one \
+                          width for all its layers",
+                });
+            }
         }
         let rules = rules(c).ok_or_else(|| WeightsError::FamilyNotCounted {
             model: c.source.to_string(),
@@ -283,8 +344,12 @@ impl WeightLayers {
             AttentionGroup::default()
         };
 
-        // FFNs: dense, routed, both (Gemma 4), or layers of their own (Nemotron-H).
-        let (dense_layers, moe) = if !rules.ffn_every_layer {
+        // FFNs: dense, routed, both (Gemma 4), layers of their own (Nemotron-H), or a width
+        // a block (DeciLM: `ffn_blocks`).
+        let blocks = !c.blocks.is_empty();
+        let (dense_layers, moe) = if blocks {
+            (0, 0)
+        } else if !rules.ffn_every_layer {
             (c.count(LayerKind::Mlp), c.count(LayerKind::Moe))
         } else if !c.is_moe() {
             (layers, 0)
@@ -340,7 +405,12 @@ impl WeightLayers {
             lm_head: usize::from(last_stage && !(c.tie_word_embeddings && first_stage)),
             final_norm: usize::from(last_stage),
             layers,
-            norms_per_layer: rules.norms_per_layer,
+            norms_per_layer: if blocks { 0 } else { rules.norms_per_layer },
+            block_norms: c
+                .blocks
+                .iter()
+                .map(|b| usize::from(b.kv_heads > 0) + usize::from(b.ffn_width > 0))
+                .sum(),
             attention,
             full,
             mla,
@@ -357,6 +427,9 @@ impl WeightLayers {
             hyper_head: usize::from(c.hc_mult > 0 && last_stage),
             dense,
             dense_wide,
+            ffn_blocks: FfnBlocks {
+                widths: c.blocks.iter().map(|b| b.ffn_width).collect(),
+            },
             gated_ffn: usize::from(rules.gated_ffn),
             moe,
             shared_expert_gate: with(rules.shared_expert_gate && shared_expert, moe),

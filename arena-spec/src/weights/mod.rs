@@ -56,7 +56,7 @@ pub use latent::{
     LatentAttentionWeights, LatentAttentionWeightsSizes, LatentAttentionWeightsViews,
     LatentAttentionWeightsViewsMut,
 };
-pub use layers::{AttentionGroup, FfnGroup, WeightLayers};
+pub use layers::{AttentionGroup, FfnBlocks, FfnGroup, WeightLayers};
 pub use mixers::{MixerWeights, MixerWeightsSizes, MixerWeightsViews, MixerWeightsViewsMut};
 pub use model::{ModelWeights, ModelWeightsSizes, ModelWeightsViews, ModelWeightsViewsMut};
 pub use rules::COUNTED;

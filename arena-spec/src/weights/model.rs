@@ -45,6 +45,11 @@ pub struct ModelWeights {
         gate = w.layers > 0 && w.norms_per_layer > 0
     )]
     pub layer_norms: DevicePtr<bf16>,
+    /// DeciLM's norms, `[hidden]` each, in block order, a block's `input_layernorm` (where
+    /// its attention is not a no-op) before its `post_attention_layernorm` (where its FFN is
+    /// not).
+    #[buffer(per_layer = w.block_norms, shape = [config.hidden_size], gate = w.block_norms > 0)]
+    pub block_norms: DevicePtr<bf16>,
     /// Gemma 4's `model.embed_tokens_per_layer.weight`, `[vocabulary rows, layers · P]`.
     #[buffer(
         per_layer = w.per_layer_embedding,

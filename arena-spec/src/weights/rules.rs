@@ -9,7 +9,8 @@ pub const COUNTED: &str = "llama, cohere, llama4, mistral, ministral3, mistral3,
                            qwen3_moe, qwen3_vl, qwen3_vl_moe, qwen3_next, qwen3_5, qwen3_5_moe, \
                            exaone4, olmo3, minimax_m1, minimax_m2, phi3, gemma3, gemma4, laguna, \
                            lfm2, lfm2_vl, nemotron_h, mamba2, kimi_linear, deepseek_v3, deepseek_v32, deepseek_v4, \
-                           kimi_k2, kimi_k25, glm4_moe, glm_moe_dsa, gpt_oss, mimo_v2_flash";
+                           kimi_k2, kimi_k25, glm4_moe, glm_moe_dsa, gpt_oss, mimo_v2_flash, \
+                           nemotron-nas";
 
 /// Which projections carry a bias and what else a family's layers add (the attention, MoE
 /// and decoder-layer classes of transformers 5.24).
@@ -105,6 +106,15 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
             qkv_bias: b,
             o_bias: b,
             router_bias_buffer: true,
+            ..Rules::default()
+        },
+        // DeciLM (vLLM's `DeciLMDecoderLayer`, `nemotron_nas.py`; transformers has no such
+        // model): a `LlamaAttention` and a `LlamaMLP` a block, `attention_bias` on q, k, v and
+        // o; its norms and FFN widths go by block (`WeightLayers::block_norms`,
+        // `WeightLayers::ffn_blocks`).
+        Family::NemotronNas => Rules {
+            qkv_bias: b,
+            o_bias: b,
             ..Rules::default()
         },
         // Qwen2Attention: q, k, v always biased, o never.

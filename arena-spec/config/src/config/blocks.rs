@@ -7,7 +7,7 @@
 //! KV cache in that layer; else `num_attention_heads / n_heads_in_group` kv heads) and `ffn`
 //! (`no_op`, or an FFN of `ffn_mult`: `int(2 · ffn_mult · hidden / 3)` rounded up to a multiple
 //! of 256, or the block's own `intermediate_size`). The arena is sized for the widest block of
-//! each kind. `replace_with_linear` (a hidden → hidden linear layer in place of the attention or
+//! each kind; the weights a block at its own widths ([`Block`], `ModelConfig::blocks`). `replace_with_linear` (a hidden → hidden linear layer in place of the attention or
 //! the FFN) is refused: no shipped file has it and the arena does not size that layer kind.
 
 use super::error::{ConfigError, MAX_DIM};
@@ -16,10 +16,25 @@ use super::keys::Keys;
 use super::LayerKind;
 use serde_json::Value;
 
+/// One DeciLM block's widths, as vLLM's `DeciLMDecoderLayer` builds it
+/// (`vllm/model_executor/models/nemotron_nas.py`): 0 where that part of the block is a
+/// no-op (no projection and no norm for it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Block {
+    /// The attention's kv heads (`num_attention_heads / n_heads_in_group`; on a rank, its
+    /// share); 0: no attention.
+    pub kv_heads: usize,
+    /// The FFN's width (`_ffn_mult_to_intermediate_size`, or the block's
+    /// `intermediate_size`; on a rank, its share); 0: no FFN.
+    pub ffn_width: usize,
+}
+
 /// What the blocks resolve to.
 pub(super) struct Blocks {
     /// One kind per block: `Attention`, or `Mlp` where the attention is a no-op.
     pub(super) kinds: Vec<LayerKind>,
+    /// Each block's widths.
+    pub(super) blocks: Vec<Block>,
     /// The most kv heads of an attention block (0 without one).
     pub(super) kv_heads: usize,
     /// The widest FFN (0 where every FFN is a no-op).
@@ -29,8 +44,9 @@ pub(super) struct Blocks {
 /// DeciLM's FFN width for `ffn_mult` (`_ffn_mult_to_intermediate_size`): `int(2 · ffn_mult ·
 /// hidden / 3)`, rounded up to a multiple of 256.
 pub(super) fn ffn_mult_width(ffn_mult: f64, hidden: usize) -> usize {
+    // `as` saturates a width past `usize` (a huge `ffn_mult`), which the caller refuses.
     let width = (2.0 * ffn_mult * hidden as f64 / 3.0) as usize;
-    width.div_ceil(256) * 256
+    width.div_ceil(256).saturating_mul(256)
 }
 
 /// The blocks of `block_configs`, with `heads` attention heads of a `hidden`-wide model.
@@ -60,7 +76,7 @@ pub(super) fn blocks(k: &Keys, hidden: usize, heads: usize) -> Result<Blocks, Co
     let flag = |part: &serde_json::Map<String, Value>, name: &str| {
         part.get(name).and_then(Value::as_bool).unwrap_or(false)
     };
-    let (mut kinds, mut kv_heads, mut ffn_width) = (Vec::new(), 0, 0);
+    let (mut kinds, mut widths, mut kv_heads, mut ffn_width) = (Vec::new(), Vec::new(), 0, 0);
     for (i, block) in list.iter().enumerate() {
         let part = |name: &str| match block.get(name) {
             Some(Value::Object(part)) => Ok(part),
@@ -75,6 +91,7 @@ pub(super) fn blocks(k: &Keys, hidden: usize, heads: usize) -> Result<Blocks, Co
                 ));
             }
         }
+        let mut block = Block::default();
         if flag(attention, "no_op") {
             kinds.push(LayerKind::Mlp);
         } else {
@@ -90,7 +107,8 @@ pub(super) fn blocks(k: &Keys, hidden: usize, heads: usize) -> Result<Blocks, Co
                         ),
                     )
                 })?;
-            kv_heads = kv_heads.max(heads / group as usize);
+            block.kv_heads = heads / group as usize;
+            kv_heads = kv_heads.max(block.kv_heads);
             kinds.push(LayerKind::Attention);
         }
         if !flag(ffn, "no_op") {
@@ -107,11 +125,17 @@ pub(super) fn blocks(k: &Keys, hidden: usize, heads: usize) -> Result<Blocks, Co
                     ))
                 }
             };
+            if width > MAX_DIM {
+                return Err(bad(i, format!("an FFN of width {width} is past {MAX_DIM}")));
+            }
+            block.ffn_width = width;
             ffn_width = ffn_width.max(width);
         }
+        widths.push(block);
     }
     Ok(Blocks {
         kinds,
+        blocks: widths,
         kv_heads,
         ffn_width,
     })

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 impl ModelConfig {
     /// This config as a Rust `const` item named `name`, borrowing `'static` data, with the
-    /// paths it needs in scope (`arena_spec::{Cow, Family, KvLayer, LayerKind, Levers, ModelConfig, RecurrentStateDtype,
+    /// paths it needs in scope (`arena_spec::{Block, Cow, Family, KvLayer, LayerKind, Levers, ModelConfig, RecurrentStateDtype,
     /// StateDtype, StateDtypeSource, Tower, TowerKind, Towers, FormatSource, WeightFormat,
     /// WeightFormats}`
     /// or `use` lines of the caller's). `None` for a rank's config (`ModelConfig::shard`):
@@ -89,6 +89,7 @@ impl ModelConfig {
             global_k_eq_v,
             full_attention_heads,
             heads_vary_within_type,
+            blocks,
             attention_gate_per_head,
             shared_ffn_doubled,
             hc_mult,
@@ -126,6 +127,8 @@ impl ModelConfig {
         field("global_k_eq_v", global_k_eq_v.to_string());
         field("shared_ffn_doubled", shared_ffn_doubled.to_string());
         field("heads_vary_within_type", heads_vary_within_type.to_string());
+        let blocks: Vec<String> = blocks.iter().map(|b| format!("{b:?}")).collect();
+        field("blocks", format!("Cow::Borrowed(&[{}])", blocks.join(", ")));
         field("mrope", mrope.to_string());
         let kinds: Vec<String> = layers.iter().map(|k| format!("LayerKind::{k:?}")).collect();
         field("layers", format!("Cow::Borrowed(&[{}])", kinds.join(", ")));

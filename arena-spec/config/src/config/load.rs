@@ -306,6 +306,7 @@ pub(super) fn from_value(
         global_k_eq_v: widest.as_ref().is_some_and(|w| w.global.2),
         full_attention_heads: widest.as_ref().and_then(|w| w.full_heads).unwrap_or(0),
         heads_vary_within_type: widest.as_ref().is_some_and(|w| w.full_heads.is_none()),
+        blocks: blocks.map(|b| b.blocks).unwrap_or_default().into(),
         attention_gate_per_head: widest.as_ref().map_or(0, |w| w.gate_width / w.heads.max(1)),
         shared_ffn_doubled: widest.as_ref().is_some_and(|w| w.ffn_factor == 2),
         hc_mult: k.dim_or("hc_mult", 0)?,

@@ -36,6 +36,7 @@ mod state_dtype;
 mod towers;
 mod weight_bytes;
 
+pub use blocks::Block;
 pub use const_item::const_name;
 pub use error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
 pub use family::{Family, FamilyRules};
@@ -296,6 +297,11 @@ pub struct ModelConfig {
     /// The per-layer list of q heads varies within a type of layer: the parameter count,
     /// which keeps one width a type, refuses the model (the widths above take the widest).
     pub heads_vary_within_type: bool,
+    /// DeciLM's blocks (`block_configs`), one a layer in layer order: each block's kv heads
+    /// and FFN width, 0 where that part is a no-op. Empty for every other family. The widths
+    /// above are the widest block's (what the arena is sized for); the weights read each
+    /// block's own (`crate::weights`, vLLM's `DeciLMDecoderLayer`).
+    pub blocks: Cow<'static, [Block]>,
     /// Elements of the attention's output gate a head (Laguna's `g_proj`: 1 where `gating`
     /// is per head, `head_dim` where per element; 0 without the gate). Read by the
     /// weights only.

@@ -2,7 +2,7 @@
 //! experts and layers by the rules `crate::parallel` documents (vLLM's and SGLang's, cited
 //! there), so the unchanged `BufferSizes::from_config` sizes that GPU's arena.
 
-use super::ModelConfig;
+use super::{Block, ModelConfig};
 use crate::parallel::{ParallelLayout, Rank, RankShard, ShardError};
 
 /// `value / by`, or the engine's refusal naming the field.
@@ -207,6 +207,25 @@ impl ModelConfig {
         c.dense_ffn_layers = self.dense_ffn_layers[layers.clone()].to_vec().into();
         c.kv_layers = self.kv_layers[layers.clone()].to_vec().into();
         c.indexer_layers = self.indexer_layers[layers.clone()].to_vec().into();
+        // DeciLM's blocks of the stage, each split as its layer is (vLLM's
+        // `DeciLMDecoderLayer`: a `LlamaAttention` of the block's kv heads, a `LlamaMLP` of its
+        // width).
+        if !self.blocks.is_empty() {
+            let mut blocks = Vec::with_capacity(layers.len());
+            for b in &self.blocks[layers.clone()] {
+                blocks.push(Block {
+                    kv_heads: match b.kv_heads {
+                        0 => 0,
+                        kv => split_or_replicate(model, "block_configs.attention", kv, tp)?,
+                    },
+                    ffn_width: match b.ffn_width {
+                        0 => 0,
+                        width => split(model, "block_configs.ffn", width, "tp", tp)?,
+                    },
+                });
+            }
+            c.blocks = blocks.into();
+        }
         c.num_hidden_layers = c.layers.len();
         c.moe_dense_layers = c.dense_ffn_layers.iter().filter(|&&d| d).count();
         let holds_lm_head = rank.stage() + 1 == layout.pp;
