@@ -5,7 +5,8 @@
 
 use arena_spec::models::SHIPPED;
 use arena_spec::weights::{
-    parameters, weight_bytes, WeightFormat, WeightFormats, WeightLayers, WeightsError, WeightsSizes,
+    counted_model_types, parameters, weight_bytes, WeightFormat, WeightFormats, WeightLayers,
+    WeightsError, WeightsSizes,
 };
 use arena_spec::ModelConfig;
 use arena_spec::ParallelLayout;
@@ -588,4 +589,29 @@ fn every_counted_fixture_is_the_references_count() {
     }
     // The Nemotron-3 latent-MoE fixtures and Mamba-Codestral's pure Mamba-2.
     assert!(counted.len() >= 3, "{counted:?}");
+}
+
+/// The counted families are the rows with weight rules: every shipped family but the ones
+/// without a reference count (Qwen2-MoE's row has no oracle record; the synthetic rows no
+/// reference), and a file of an uncounted family is refused naming them.
+#[test]
+fn the_counted_families_are_the_rows_with_weight_rules() {
+    let counted = counted_model_types();
+    for t in [
+        "llama",
+        "deepseek_v3",
+        "gemma4",
+        "nemotron_h",
+        "nemotron-nas",
+    ] {
+        assert!(counted.contains(&t), "{t}: {counted:?}");
+    }
+    for t in ["qwen2_moe", "arena_synthetic"] {
+        assert!(!counted.contains(&t), "{t}: {counted:?}");
+    }
+    let mut c = config("llama-3.1-8b");
+    c.family = arena_spec::Family::Qwen2Moe;
+    let e = parameters(&c).unwrap_err();
+    assert!(matches!(e, WeightsError::FamilyNotCounted { .. }), "{e}");
+    assert!(e.to_string().contains("deepseek_v3, ") || e.to_string().contains(", deepseek_v3"));
 }

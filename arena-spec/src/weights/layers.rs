@@ -2,8 +2,9 @@
 //! rank hold each group of tensors and at what widths ([`WeightLayers`]). The weight
 //! declarations size their buffers from it; nothing here is a byte.
 
-use super::rules::{rules, QkNorm, COUNTED};
+use super::rules::{counted_model_types, rules};
 use super::WeightsError;
+use crate::config::family::QkNorm;
 use crate::config::{LayerKind, ModelConfig, WeightFormat};
 use std::ops::Range;
 
@@ -215,7 +216,7 @@ impl WeightLayers {
         let rules = rules(c).ok_or_else(|| WeightsError::FamilyNotCounted {
             model: c.source.to_string(),
             family: c.family,
-            counted: COUNTED,
+            counted: counted_model_types().join(", "),
         })?;
         let (tp, first_stage, last_stage) = match &c.shard {
             Some(s) => (s.rank.layout.tp, s.layers.start == 0, s.holds_lm_head),

@@ -7,15 +7,17 @@
 //! [`FfnWeights`] — gathered in [`WeightsSizes`].
 //!
 //! What each family's layers hold is [`WeightLayers`] (`layers.rs`): layer counts and widths
-//! by group, from transformers' modules for the family. At [`WeightFormat::Bf16`] and the
+//! by group, from transformers' modules for the family, read through the `weights` answer of
+//! the family's row (`config::family::WeightRules`: biases, q/k norms, norms a layer, the
+//! FFN's shape). At [`WeightFormat::Bf16`] and the
 //! reference's vocabulary every buffer is two bytes an element, so [`parameters`] is the
 //! reference's `model.parameters()` count, a tied matrix once: checked exactly against the
 //! oracle's count for every shipped file of a counted family (`tests/weights.rs`;
 //! `param_count` in `tests/oracle/widths.json`, built by `tests/oracle/widths.py` on
 //! PyTorch's meta device). Buffers are not parameters (DeepSeek's `e_score_correction_bias`
-//! is a buffer in transformers; a checkpoint may carry it, a few thousand elements). Families
-//! whose modules are not listed yet are refused by name ([`WeightsError::FamilyNotCounted`]),
-//! never estimated.
+//! is a buffer in transformers; a checkpoint may carry it, a few thousand elements). A family
+//! whose row has no weight rules is refused by name ([`WeightsError::FamilyNotCounted`],
+//! listing [`counted_model_types`]), never estimated.
 //!
 //! On a rank, the sizes are of the rank's config (`ModelConfig::shard`): heads, kv heads, FFN
 //! and expert widths and local experts as the rank sizing splits them, the layers of its
@@ -59,7 +61,7 @@ pub use latent::{
 pub use layers::{AttentionGroup, FfnBlocks, FfnGroup, WeightLayers};
 pub use mixers::{MixerWeights, MixerWeightsSizes, MixerWeightsViews, MixerWeightsViewsMut};
 pub use model::{ModelWeights, ModelWeightsSizes, ModelWeightsViews, ModelWeightsViewsMut};
-pub use rules::COUNTED;
+pub use rules::counted_model_types;
 
 use crate::config::{Family, ModelConfig};
 use arena_runtime::{AllocOptions, Arena, SizeError};
@@ -75,7 +77,7 @@ pub enum WeightsError {
     FamilyNotCounted {
         model: String,
         family: Family,
-        counted: &'static str,
+        counted: String,
     },
     /// The checkpoint's quantization has no byte formula here.
     #[error("{model}: {why}; give its weight bytes instead (arena fit: --weights-bytes)")]

@@ -3,9 +3,10 @@
 //! Each question whose answer differs between families (where the text model sits, how
 //! the layers are laid out, which keys hold the expert count and widths, which defaults a
 //! file may rely on, what it refuses) is one field of [`FamilyRules`], and each family is
-//! one row of [`Family::rules`] (in `family/table.rs`): a full struct literal behind one
-//! exhaustive `match`, so a new family or a new question does not compile until every row
-//! answers it. The loader (`load.rs`, `keys.rs`, `layers.rs`, `moe.rs`, `mamba.rs`) reads
+//! one row of [`Family::rules`] (an exhaustive `match` in `family/table.rs`, the rows in
+//! `family/table/`), so a new family does not compile until it has one. A row states its
+//! `model_type`, its reference and what it answers differently from the plain attention
+//! decoder (`DECODER`, `..DECODER` last), so a row reads as the family's differences. The loader (`load.rs`, `keys.rs`, `layers.rs`, `moe.rs`, `mamba.rs`) reads
 //! the row and names no family.
 
 /// The family table's documentation (`FAMILIES.md`, this module's page): a section a family,
@@ -16,8 +17,10 @@ pub const FAMILIES_MD: &str = include_str!("../../FAMILIES.md");
 mod schema;
 mod shared_keys;
 mod table;
+mod weights;
 
 pub use schema::*;
+pub use weights::{Bias, QkNorm, WeightRules};
 
 /// Declares [`Family`] and [`Family::ALL`] from one list, so `ALL` cannot leave a variant out.
 macro_rules! families {
@@ -163,6 +166,9 @@ pub struct FamilyRules {
     /// Attention widths that differ by layer (MiMo-V2-Flash, Laguna; `None` for every other
     /// family).
     pub layer_widths: Option<LayerWidths>,
+    /// What the layers hold beyond their widths, for the weights (biases, norms, the FFN's
+    /// shape); `None`: the family's weights are not counted, and are refused by name.
+    pub weights: Option<WeightRules>,
 }
 
 impl FamilyRules {

@@ -4,7 +4,7 @@
 //!
 //! The rest of the folder, in the order a file goes through it: `json.rs` reads and
 //! parses the text, `load.rs` turns the JSON into a `ModelConfig` through the
-//! family's row of rules (`family.rs`, its table in `family/table.rs`), reading keys through
+//! family's row of rules (`family.rs`, its table in `family/table.rs` and `family/table/`), reading keys through
 //! `keys.rs` / `fields.rs`, the layer layout from `layers.rs`, the MoE shape from `moe.rs` and
 //! the Mamba-2 sizes from `mamba.rs`; `error.rs` holds what it can fail with. `levers.rs`
 //! holds the engine's levers, `shard.rs` one GPU's config of a parallel layout,

@@ -1,0 +1,549 @@
+//! The rows of the families whose layers are softmax attention (GQA, sliding, chunked, with
+//! per-layer widths) and a dense MLP or routed experts: Llama, Cohere, Mistral, Mixtral, Qwen2,
+//! Qwen3 and their VL and MoE kin, GLM-4 MoE, gpt-oss, Llama 4, Gemma 3 and 4, Phi-3,
+//! MiMo-V2-Flash, Laguna, OLMo 3, EXAONE 4 and MiniMax-M2.
+
+use super::*;
+
+pub(super) const LLAMA: FamilyRules = FamilyRules {
+    model_type: "llama",
+    reference: reference!("llama", "LlamaConfig", "LlamaForCausalLM"),
+    // LlamaConfig.validate_architecture (configuration_llama.py: 93–99).
+    heads_divide_hidden: true,
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+// Cohere (cohere/modeling_cohere.py): a parallel block — attention and MLP both
+// read the one `input_layernorm` (a LayerNorm with a weight and no bias, 294) and
+// both add into the residual (325, 338) — Llama's widths otherwise; per-head q/k
+// LayerNorms where `use_qk_norm` (228–235); tied embeddings by default
+// (configuration_cohere.py: 81). The context is `model_max_length` where the file
+// has it: vLLM serves it for Cohere (`model_arch_config_convertor.py`: 403–406).
+pub(super) const COHERE: FamilyRules = FamilyRules {
+    model_type: "cohere",
+    reference: reference!("cohere", "CohereConfig", "CohereForCausalLM"),
+    context_keys: &["model_max_length", "max_position_embeddings"],
+    tied_embeddings: true,
+    // CohereAttention: `attention_bias` on all four, per-head q/k LayerNorms over every head
+    // (`[heads, head_dim]` weights: the rank's heads) where `use_qk_norm`; one norm a layer (the
+    // parallel block's `input_layernorm`).
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::Whole,
+        qk_norm_switched: true,
+        norms_per_layer: 1,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const MISTRAL: FamilyRules = FamilyRules {
+    model_type: "mistral",
+    reference: reference!("mistral", "MistralConfig", "MistralForCausalLM"),
+    kv_layers: KvLayers {
+        all_slide: true,
+        ..KvLayers::AS_LISTED
+    },
+    // MistralAttention: `bias=config.attention_bias` on q, k, v and o (no key: false).
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+// Ministral 3 (ministral3/modeling_ministral3.py): Mistral's attention and MLP; a q
+// width set by `head_dim`, not by hidden / heads; Llama-4's query scaling after RoPE
+// (`llama_4_scaling_beta`) changes no width.
+pub(super) const MINISTRAL3: FamilyRules = FamilyRules {
+    model_type: "ministral3",
+    reference: reference!("ministral3", "Ministral3Config", "Ministral3ForCausalLM"),
+    defaults: MINISTRAL3_DEFAULTS,
+    // Ministral3's attention (Mistral's): as Llama's.
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+// Mistral 3 (mistral3/modeling_mistral3.py): a `ministral3` text config under
+// `text_config`, which `Mistral3Model` builds with `AutoModel` (186); the vision
+// tower and projector are not the text arena's.
+pub(super) const MISTRAL3: FamilyRules = FamilyRules {
+    model_type: "mistral3",
+    text_model_type: Some("ministral3"),
+    reference: reference!(
+        "ministral3",
+        "Ministral3Config",
+        "Mistral3ForConditionalGeneration"
+    ),
+    defaults: MINISTRAL3_DEFAULTS,
+    // Mistral 3's text model (Ministral 3's): as Llama's.
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+pub(super) const MIXTRAL: FamilyRules = FamilyRules {
+    model_type: "mixtral",
+    reference: reference!("mixtral", "MixtralConfig", "MixtralForCausalLM"),
+    moe: Some(MIXTRAL_MOE),
+    kv_layers: KvLayers {
+        all_slide: true,
+        ..KvLayers::AS_LISTED
+    },
+    // MixtralAttention: as Llama's.
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+pub(super) const QWEN2: FamilyRules = FamilyRules {
+    model_type: "qwen2",
+    reference: reference!("qwen2", "Qwen2Config", "Qwen2ForCausalLM"),
+    // Qwen2Attention: q, k, v always biased, o never.
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Always,
+        o_bias: Bias::Never,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const QWEN2_MOE: FamilyRules = FamilyRules {
+    model_type: "qwen2_moe",
+    reference: reference!("qwen2_moe", "Qwen2MoeConfig", "Qwen2MoeForCausalLM"),
+    moe: Some(super::QWEN2_MOE),
+    // Qwen2MoeConfig.
+    defaults: &[
+        ("shared_expert_intermediate_size", 5632),
+        ("decoder_sparse_step", 1),
+    ],
+    ..DECODER
+};
+
+pub(super) const QWEN3: FamilyRules = FamilyRules {
+    model_type: "qwen3",
+    reference: reference!("qwen3", "Qwen3Config", "Qwen3ForCausalLM"),
+    // Qwen3Config.head_dim.
+    defaults: &[("head_dim", 128)],
+    // Qwen3Attention: `attention_bias` on all four, q_norm and k_norm of `head_dim`.
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const QWEN3_MOE: FamilyRules = FamilyRules {
+    model_type: "qwen3_moe",
+    reference: reference!("qwen3_moe", "Qwen3MoeConfig", "Qwen3MoeForCausalLM"),
+    // `num_local_experts` is the `attribute_map` alias of `num_experts` and wins;
+    // Qwen3MoeSparseMoeBlock has no shared expert.
+    moe: Some(MoeKeys {
+        experts: &["num_local_experts", "num_experts"],
+        experts_field: "num_experts",
+        expert_width: "moe_intermediate_size",
+        shared: SharedExpert::None,
+        dense_layers: DenseLayers::SparseStep,
+        top_k: &["num_experts_per_tok"],
+        enabled_by: None,
+        latent: None,
+    }),
+    // Qwen3MoeConfig: every layer routes unless told otherwise. It has no
+    // `head_dim` field: Qwen3MoeAttention falls back to hidden / heads.
+    defaults: &[("decoder_sparse_step", 1)],
+    // Qwen3MoeAttention: Qwen3's.
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+// Qwen3-VL's text model (`Qwen3VLTextConfig` under `text_config`): Qwen3's attention
+// with q/k norm and the MLP; its rotary embedding always takes three position streams
+// (modeling_qwen3_vl.py: `Qwen3VLTextRotaryEmbedding`, expand(3) at 401); deepstack adds
+// vision features into the hidden states in place (after layers 0–2, 827–832).
+pub(super) const QWEN3_VL: FamilyRules = FamilyRules {
+    model_type: "qwen3_vl",
+    text_model_type: Some("qwen3_vl_text"),
+    reference: reference!(
+        "qwen3_vl",
+        "Qwen3VLTextConfig",
+        "Qwen3VLForConditionalGeneration",
+    ),
+    mrope: Mrope::Always,
+    // Qwen3VLTextConfig.head_dim (configuration: 85–100): 128, not hidden / heads.
+    defaults: &[("head_dim", 128)],
+    // Qwen3-VL's text attention: Qwen3's.
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const QWEN3_VL_MOE: FamilyRules = FamilyRules {
+    model_type: "qwen3_vl_moe",
+    text_model_type: Some("qwen3_vl_moe_text"),
+    reference: reference!(
+        "qwen3_vl_moe",
+        "Qwen3VLMoeTextConfig",
+        "Qwen3VLMoeForConditionalGeneration",
+    ),
+    // Qwen3VLMoeTextDecoderLayer routes unless in `mlp_only_layers` or off the sparse
+    // step (modeling: 352–357); `num_experts` is the attribute_map alias of
+    // `num_local_experts` (configuration: 53–55); no shared expert.
+    moe: Some(MoeKeys {
+        experts: &["num_experts", "num_local_experts"],
+        experts_field: "num_local_experts",
+        expert_width: "moe_intermediate_size",
+        shared: SharedExpert::None,
+        dense_layers: DenseLayers::SparseStep,
+        top_k: &["num_experts_per_tok"],
+        enabled_by: None,
+        latent: None,
+    }),
+    // Qwen3VLMoeTextConfig: `head_dim or hidden_size // num_attention_heads` (115).
+    head_dim: HeadDim::Key,
+    mrope: Mrope::Always,
+    defaults: &[("decoder_sparse_step", 1)],
+    // Qwen3-VL-MoE's text attention: Qwen3's.
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const GLM4_MOE: FamilyRules = FamilyRules {
+    model_type: "glm4_moe",
+    reference: reference!("glm4_moe", "Glm4MoeConfig", "Glm4MoeForCausalLM"),
+    moe: Some(DEEPSEEK_V3_MOE),
+    // Glm4MoeConfig.
+    defaults: &[("n_shared_experts", 1), ("first_k_dense_replace", 1)],
+    // Glm4MoeAttention: `attention_bias` on q, k, v; o unbiased; q/k norms where
+    // `use_qk_norm`; a router bias buffer.
+    weights: Some(WeightRules {
+        o_bias: Bias::Never,
+        qk_norm: QkNorm::PerHead,
+        qk_norm_switched: true,
+        router_bias_buffer: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const GPT_OSS: FamilyRules = FamilyRules {
+    model_type: "gpt_oss",
+    reference: reference!("gpt_oss", "GptOssConfig", "GptOssForCausalLM"),
+    moe: Some(MIXTRAL_MOE),
+    // GptOssConfig: head_dim 64 (not hidden / heads = 45).
+    defaults: &[("head_dim", 64)],
+    // GptOssAttention: `attention_bias` on all four and a sink a head; biased experts and
+    // router.
+    weights: Some(WeightRules {
+        sinks: true,
+        expert_bias: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const LLAMA4: FamilyRules = FamilyRules {
+    model_type: "llama4",
+    text_model_type: Some("llama4_text"),
+    reference: reference!("llama4", "Llama4TextConfig", "Llama4ForCausalLM"),
+    // Llama4TextMoe: a shared expert as wide as a routed one.
+    moe: Some(MoeKeys {
+        experts: &["num_local_experts"],
+        experts_field: "num_local_experts",
+        expert_width: "intermediate_size",
+        shared: SharedExpert::SameAsExpert,
+        dense_layers: DenseLayers::Interleaved,
+        top_k: &["num_experts_per_tok"],
+        enabled_by: None,
+        latent: None,
+    }),
+    // Llama4TextDecoderLayer: the dense layers run at `intermediate_size_mlp`.
+    dense_width_key: "intermediate_size_mlp",
+    // Llama4TextConfig.
+    defaults: &[("head_dim", 128), ("interleave_moe_layer_step", 1)],
+    kv_layers: KvLayers {
+        chunked: Some(ChunkedLayers {
+            chunk: ("attention_chunk_size", 8192),
+            rope_list: "no_rope_layers",
+            interval: ("no_rope_layer_interval", 4),
+        }),
+        ..KvLayers::AS_LISTED
+    },
+    // Llama4TextAttention: as Llama's (its q/k norm has no weight).
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+pub(super) const GEMMA3: FamilyRules = FamilyRules {
+    model_type: "gemma3",
+    text_model_type: Some("gemma3_text"),
+    reference: reference!("gemma3", "Gemma3TextConfig", "Gemma3ForCausalLM"),
+    // Gemma3TextConfig.validate_architecture (configuration_gemma3.py: 115–121).
+    heads_divide_hidden: true,
+    // Gemma3TextConfig (configuration_gemma3.py): Google's multimodal files list
+    // only a few text keys.
+    defaults: &[
+        ("vocab_size", 262_208),
+        ("hidden_size", 2304),
+        ("intermediate_size", 9216),
+        ("num_hidden_layers", 26),
+        ("num_attention_heads", 8),
+        ("num_key_value_heads", 4),
+        ("head_dim", 256),
+        ("max_position_embeddings", 131_072),
+    ],
+    // Gemma3TextConfig: without `layer_types`, every layer slides but each
+    // `sliding_window_pattern`-th (default 6).
+    tied_embeddings: true,
+    kv_layers: KvLayers {
+        window_pattern: Some(("sliding_window_pattern", 6)),
+        ..KvLayers::AS_LISTED
+    },
+    // Gemma3Attention: q/k norms of `head_dim`, `attention_bias`; four norms a layer
+    // (`Gemma3DecoderLayer`).
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        norms_per_layer: 4,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const PHI3: FamilyRules = FamilyRules {
+    model_type: "phi3",
+    reference: reference!("phi3", "Phi3Config", "Phi3ForCausalLM"),
+    kv_layers: KvLayers {
+        all_slide: true,
+        ..KvLayers::AS_LISTED
+    },
+    // Phi3Attention: as Llama's.
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+// OLMo 3 (olmo3/modeling_olmo3.py): q/k RMSNorm over the whole projection (162–163),
+// post-norms, 3 sliding : 1 full layers; `head_dim` is read with `getattr`, else
+// hidden / heads (144).
+// MiMo-V2-Flash (mimo_v2_flash/modeling_mimo_v2_flash.py): q and k of `head_dim` (192),
+// v and the O projection's input of `v_head_dim` (128, 352–357); sliding layers hold
+// twice the kv heads (341); layer 0 dense, the rest routed, no shared expert
+// (`mlp_layer_types`, configuration: 119–120); `num_local_experts` is the
+// attribute_map alias of `n_routed_experts` (74).
+// Gemma 4 (gemma4/modeling_gemma4.py), the text model under `text_config`: sliding
+// layers of `head_dim`, full layers of `global_head_dim` whose kv heads are
+// `num_global_key_value_heads` and whose keys are their values where
+// `attention_k_eq_v` (configuration_gemma4.py: 208–221; `Gemma4TextAttention`,
+// 1153–1183). Per-layer input embeddings (`per_layer_inputs`), KV-shared layers
+// (`kv_layers`, their double-wide MLP) and the MoE block beside the MLP (its MLP
+// held as the block's shared expert) are sized by the arena and the weights.
+pub(super) const GEMMA4: FamilyRules = FamilyRules {
+    model_type: "gemma4",
+    text_model_type: Some("gemma4_text"),
+    reference: reference!("gemma4", "Gemma4TextConfig", "Gemma4ForCausalLM"),
+    // Gemma-4 MoE (`enable_moe_block`): every layer runs its dense MLP of
+    // `intermediate_size` beside 128 experts and sums the two (1352–1357,
+    // 1387–1403): for the buffers the dense MLP is an always-on MLP beside the
+    // routed experts, as a shared expert is.
+    moe: Some(MoeKeys {
+        experts: &["num_experts"],
+        experts_field: "num_experts",
+        expert_width: "moe_intermediate_size",
+        shared: SharedExpert::Width("intermediate_size"),
+        dense_layers: DenseLayers::None,
+        top_k: &["top_k_experts"],
+        enabled_by: Some("enable_moe_block"),
+        latent: None,
+    }),
+    // Gemma4TextConfig (configuration_gemma4.py: 150–181, 208–209).
+    defaults: &[
+        ("num_key_value_heads", 4),
+        ("head_dim", 256),
+        ("global_head_dim", 512),
+        ("hidden_size_per_layer_input", 256),
+    ],
+    // Per-layer input embeddings (E2B, E4B) and KV-shared layers are sized: the first
+    // by `per_layer_inputs`, the second needs no activation buffer of its own (a
+    // shared layer projects q only, `Gemma4TextAttention` 1170–1184) but doubles its
+    // MLP where `use_double_wide_mlp` is on.
+    refusals: &[],
+    per_layer_inputs: Some("hidden_size_per_layer_input"),
+    // Gemma4TextConfig: the last `num_kv_shared_layers` layers reuse the keys and
+    // values of the last earlier layer of their kind (`kv_sharing_modes`).
+    tied_embeddings: true,
+    kv_layers: KvLayers {
+        shared_count: Some("num_kv_shared_layers"),
+        ..KvLayers::AS_LISTED
+    },
+    layer_widths: Some(LayerWidths {
+        value_head_dim: None,
+        sliding_kv_factor: 1,
+        heads_per_layer: None,
+        gate: None,
+        global: Some(GlobalLayers {
+            head_dim: "global_head_dim",
+            kv_heads: "num_global_key_value_heads",
+            k_eq_v: "attention_k_eq_v",
+        }),
+        double_wide_ffn: Some(("use_double_wide_mlp", "num_kv_shared_layers")),
+    }),
+    // Gemma4TextAttention: q/k norms of the layer's head size (its v norm has no weight),
+    // `attention_bias`; `Gemma4TextDecoderLayer`'s four norms, with `post_per_layer_input_norm`
+    // where the model has per-layer inputs and `pre_feedforward_layernorm_2`,
+    // `post_feedforward_layernorm_1` and `_2` where the MoE block runs beside the MLP
+    // (`enable_moe_block`).
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        norms_per_layer: 4,
+        per_layer_input_norm: true,
+        moe_norms: 3,
+        moe_beside_dense: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const MIMO_V2_FLASH: FamilyRules = FamilyRules {
+    model_type: "mimo_v2_flash",
+    reference: reference!(
+        "mimo_v2_flash",
+        "MiMoV2FlashConfig",
+        "MiMoV2FlashForCausalLM"
+    ),
+    moe: Some(MoeKeys {
+        experts: &["num_local_experts", "n_routed_experts"],
+        experts_field: "n_routed_experts",
+        expert_width: "moe_intermediate_size",
+        shared: SharedExpert::None,
+        dense_layers: DenseLayers::FirstKOrTypes,
+        top_k: &["num_experts_per_tok"],
+        enabled_by: None,
+        latent: None,
+    }),
+    // MiMoV2FlashConfig (configuration: 82, 104–105); its default `mlp_layer_types`
+    // makes layer 0 dense (`first_k_dense_replace` 1 stands for that rule).
+    defaults: &[
+        ("num_key_value_heads", 4),
+        ("head_dim", 192),
+        ("v_head_dim", 128),
+        ("first_k_dense_replace", 1),
+    ],
+    kv_layers: KvLayers {
+        listed_by: Some(("hybrid_layer_pattern", "sliding_window_size")),
+        ..KvLayers::AS_LISTED
+    },
+    layer_widths: Some(LayerWidths {
+        value_head_dim: Some("v_head_dim"),
+        sliding_kv_factor: 2,
+        heads_per_layer: None,
+        gate: None,
+        global: None,
+        double_wide_ffn: None,
+    }),
+    // MiMoV2FlashAttention: no o bias, no q/k norm, a sink a head on its sliding layers (the
+    // full ones at their own kv heads: the full group); `MiMoV2FlashTopKRouter`'s
+    // `e_score_correction_bias` is a buffer.
+    weights: Some(WeightRules {
+        o_bias: Bias::Never,
+        sinks: true,
+        sinks_sliding_only: true,
+        router_bias_buffer: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+// Laguna (laguna/modeling_laguna.py): q heads per layer
+// (`num_attention_heads_per_layer`, 417), a softplus output gate `g_proj` of the
+// attention input (354–356), layer 0 dense and the rest routed beside a shared
+// expert (218–224; `mlp_layer_types`, configuration: 131–132).
+pub(super) const LAGUNA: FamilyRules = FamilyRules {
+    model_type: "laguna",
+    reference: reference!("laguna", "LagunaConfig", "LagunaForCausalLM"),
+    moe: Some(MoeKeys {
+        experts: &["num_experts"],
+        experts_field: "num_experts",
+        expert_width: "moe_intermediate_size",
+        shared: SharedExpert::Width("shared_expert_intermediate_size"),
+        dense_layers: DenseLayers::FirstKOrTypes,
+        top_k: &["num_experts_per_tok"],
+        enabled_by: None,
+        latent: None,
+    }),
+    // LagunaConfig (configuration: 96, 107, 118).
+    defaults: &[
+        ("num_key_value_heads", 8),
+        ("head_dim", 128),
+        ("shared_expert_intermediate_size", 512),
+        ("first_k_dense_replace", 1),
+    ],
+    layer_widths: Some(LayerWidths {
+        value_head_dim: None,
+        sliding_kv_factor: 1,
+        heads_per_layer: Some("num_attention_heads_per_layer"),
+        gate: Some("gating"),
+        global: None,
+        double_wide_ffn: None,
+    }),
+    // LagunaAttention: q/k norms of `head_dim`, no bias, the per-head output gate (`g_proj`);
+    // `LagunaTopKRouter` learns `e_score_correction_bias`.
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        router_bias: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const OLMO3: FamilyRules = FamilyRules {
+    model_type: "olmo3",
+    reference: reference!("olmo3", "Olmo3Config", "Olmo3ForCausalLM"),
+    // Olmo3Attention: q and k normed over all their heads, whole on every rank (vLLM's
+    // `Olmo2Attention`, which Olmo 3 runs: `RMSNorm(total_num_heads · head_dim)`, the heads
+    // gathered across tp before the norm).
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Never,
+        o_bias: Bias::Never,
+        qk_norm: QkNorm::WholeUnsplit,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+// EXAONE 4 (exaone4/modeling_exaone4.py): q/k RMSNorm per head (209–210), post-norms,
+// sliding and global layers (no RoPE on global ones); `head_dim` as OLMo 3's (194).
+pub(super) const EXAONE4: FamilyRules = FamilyRules {
+    model_type: "exaone4",
+    reference: reference!("exaone4", "Exaone4Config", "Exaone4ForCausalLM"),
+    // Exaone4Config (configuration: 83): 32 kv heads, not derived from the heads.
+    defaults: &[("num_key_value_heads", 32)],
+    // Exaone4Attention: Qwen3's.
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+// MiniMax-M2 (minimax_m2/modeling_minimax_m2.py): every layer routes; an expert's width
+// is `intermediate_size` (MiniMaxM2Experts, 76–77); no shared expert; q/k RMSNorm over
+// the whole projection (292–293); `num_experts` is the attribute_map alias of
+// `num_local_experts` (configuration: 69–71).
+pub(super) const MINIMAX_M2: FamilyRules = FamilyRules {
+    model_type: "minimax_m2",
+    reference: reference!("minimax_m2", "MiniMaxM2Config", "MiniMaxM2ForCausalLM"),
+    moe: Some(MIXTRAL_MOE),
+    // MiniMaxM2Config (configuration: 79–80): 8 kv heads, head_dim 128.
+    defaults: &[("num_key_value_heads", 8), ("head_dim", 128)],
+    // MiniMaxM2Attention: q and k normed over all the rank's heads (vLLM shards its norm
+    // weight by tp); a router bias buffer.
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Never,
+        o_bias: Bias::Never,
+        qk_norm: QkNorm::Whole,
+        router_bias_buffer: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
