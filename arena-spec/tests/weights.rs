@@ -20,7 +20,8 @@ fn oracle() -> Value {
 }
 
 /// Every shipped model the oracle builds is counted to its parameter; the one it cannot build
-/// (DeciLM's: transformers has no such model) is held to [`decilm_parameters`].
+/// (DeciLM's: transformers has no such model) is held to vLLM's module
+/// (`nemotron_nas::decilm_parameters`).
 #[test]
 fn every_shipped_model_is_counted_exactly_against_its_reference() {
     let oracle = oracle();
@@ -31,7 +32,12 @@ fn every_shipped_model_is_counted_exactly_against_its_reference() {
         let p = parameters(&c).unwrap_or_else(|e| panic!("{e}"));
         let Some(record) = oracle["models"].get(m.name) else {
             let file: Value = serde_json::from_str(m.json).unwrap();
-            assert_eq!(p, decilm_parameters(&file), "{}", m.name);
+            assert_eq!(
+                p,
+                crate::nemotron_nas::decilm_parameters(&file),
+                "{}",
+                m.name
+            );
             by_vllm.push(m.name);
             continue;
         };
@@ -47,77 +53,6 @@ fn every_shipped_model_is_counted_exactly_against_its_reference() {
     }
     assert!(matched.len() >= 47, "{matched:?}");
     assert_eq!(by_vllm, ["llama-3.3-nemotron-super-49b-v1"]);
-}
-
-/// A DeciLM file's parameters as vLLM's `DeciLMForCausalLM` builds them
-/// (`vllm/model_executor/models/nemotron_nas.py`), read from the file's JSON here rather than
-/// through `ModelConfig`: the embedding and an untied head, the final norm, and a block at a
-/// time a `LlamaAttention` (q and o `[hidden, hidden]`, k and v `[kv · head, hidden]`, kv =
-/// heads / `n_heads_in_group`) with its `input_layernorm` unless its attention is a no-op,
-/// and a `LlamaMLP` (gate, up, down at `_ffn_mult_to_intermediate_size`: `int(2 · ffn_mult ·
-/// hidden / 3)` rounded up to 256) with its `post_attention_layernorm` unless its FFN is.
-fn decilm_parameters(file: &Value) -> u64 {
-    let n = |key: &str| file[key].as_u64().unwrap();
-    let (hidden, heads, vocab) = (n("hidden_size"), n("num_attention_heads"), n("vocab_size"));
-    let head = hidden / heads;
-    let heads_tied = if file["tie_word_embeddings"].as_bool().unwrap() {
-        1
-    } else {
-        2
-    };
-    let mut total = heads_tied * vocab * hidden + hidden;
-    for block in file["block_configs"].as_array().unwrap() {
-        let (attention, ffn) = (&block["attention"], &block["ffn"]);
-        if !attention["no_op"].as_bool().unwrap() {
-            let kv = heads / attention["n_heads_in_group"].as_u64().unwrap();
-            total += 2 * hidden * hidden + 2 * kv * head * hidden + hidden;
-        }
-        if !ffn["no_op"].as_bool().unwrap() {
-            let width = (2.0 * ffn["ffn_mult"].as_f64().unwrap() * hidden as f64 / 3.0) as u64;
-            total += 3 * hidden * width.div_ceil(256) * 256 + hidden;
-        }
-    }
-    total
-}
-
-/// DeciLM's blocks at their own widths: Llama-3.3-Nemotron-Super-49B's 49 attention blocks
-/// at 8 kv heads, 80 FFNs at six widths (28,672 down to 2,816), each matrix where
-/// `FfnBlocks::range` says; on a tp 2 rank, each block's half.
-#[test]
-fn decilm_blocks_are_weighed_at_their_own_widths() {
-    let c = config("llama-3.3-nemotron-super-49b-v1");
-    let w = WeightLayers::of(&c, false).unwrap();
-    assert_eq!((w.attention.layers, w.attention.k), (49, 8 * 128));
-    assert_eq!((w.ffn_blocks.layers(), w.dense.layers), (80, 0));
-    assert_eq!((w.block_norms, w.norms_per_layer), (49 + 80, 0));
-    let mut widths = w.ffn_blocks.widths.clone();
-    widths.sort_unstable();
-    widths.dedup();
-    assert_eq!(widths, [2816, 5632, 7168, 14336, 17920, 28672]);
-    // 49,867,145,216 parameters: the published "49B" of the model card.
-    assert_eq!(parameters(&c).unwrap(), 49_867_145_216);
-
-    let s = sizes(&c);
-    let bf16 = WeightFormat::Bf16;
-    let total: usize = w.ffn_blocks.widths.iter().map(|&x| 2 * x * 8192).sum();
-    assert_eq!(s.ffn.block_up_proj, total);
-    assert_eq!(w.ffn_blocks.bytes(bf16, 8192, true), total);
-    // Block 1 starts where block 0's matrix ends; the last ends at the buffer's end.
-    let first = w.ffn_blocks.range(0, bf16, 8192, false).unwrap();
-    assert_eq!(first, 0..2 * w.ffn_blocks.widths[0] * 8192);
-    assert_eq!(
-        w.ffn_blocks.range(1, bf16, 8192, false).unwrap().start,
-        first.end
-    );
-    assert_eq!(w.ffn_blocks.range(79, bf16, 8192, true).unwrap().end, total);
-    assert_eq!(w.ffn_blocks.range(80, bf16, 8192, true), None);
-
-    let layout = ParallelLayout::new(2, 1, 2).unwrap();
-    let rank = c.shard(&layout.rank(0).unwrap()).unwrap();
-    let r = WeightLayers::of(&rank, true).unwrap();
-    let stage: Vec<usize> = w.ffn_blocks.widths[..40].iter().map(|x| x / 2).collect();
-    assert_eq!(r.ffn_blocks.widths, stage);
-    assert_eq!(r.attention.k, 4 * 128);
 }
 
 /// The reference's sizes at 16 bits (two bytes an element), the vocabulary unpadded.

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{json, stdout, u};
+use common::{error, json, stdout, u};
 use serde_json::Value;
 
 /// The shipped file as its raw JSON (`Infinity` read as Python's `json` reads it), not through
@@ -340,4 +340,101 @@ fn the_weights_formats_and_where_they_were_read_are_printed() {
     // A 16-bit checkpoint says nothing of formats.
     assert!(!stdout(&["fit", "qwen3-0.6b", "--gpu-memory", "141GiB"]).contains("weights:"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn fit_plans_a_whole_gpu_and_says_what_binds() {
+    let out = stdout(&[
+        "fit",
+        "gpt-oss-20b",
+        "--gpu-memory",
+        "80GiB",
+        "--max-seq-len",
+        "32768",
+    ]);
+    assert!(out.contains("| rank | weights | arena |"), "{out}");
+    assert!(out.contains("window (sliding or chunked) blocks"), "{out}");
+    assert!(out.contains("sequences of 32768 tokens"), "{out}");
+    assert!(out.contains("reserve: 640.00 MiB kept a GPU"), "{out}");
+    // FP8 keys and values: more tokens.
+    let tokens = |out: &str| -> usize {
+        let after = out.split(" tokens = ").nth(1).unwrap();
+        after.split(' ').next().unwrap().parse().unwrap()
+    };
+    let fp8 = stdout(&[
+        "fit",
+        "gpt-oss-20b",
+        "--gpu-memory",
+        "80GiB",
+        "--max-seq-len",
+        "32768",
+        "--kv-dtype",
+        "fp8",
+    ]);
+    assert!(tokens(&fp8) > tokens(&out), "{fp8}");
+    // A pipeline layout: one row a rank, the binding one marked.
+    let pp = stdout(&[
+        "fit",
+        "llama-3.1-70b",
+        "--gpu-memory",
+        "80GiB",
+        "--pp",
+        "2",
+        "--max-seq-len",
+        "8192",
+    ]);
+    assert!(pp.contains("| 1") && pp.contains("*"), "{pp}");
+}
+
+#[test]
+fn fit_refuses_gpu_flags_without_a_gpu_and_a_gpu_too_small() {
+    let e = error(
+        &[
+            "fit",
+            "llama-3.1-8b",
+            "--budget",
+            "4GiB",
+            "--reserve",
+            "1GiB",
+        ],
+        &[],
+    );
+    assert!(e.contains("--reserve plans a whole GPU"), "{e}");
+    let e = error(&["fit", "llama-3.1-8b"], &[]);
+    assert!(e.contains("--budget") || e.contains("--gpu-memory"), "{e}");
+    let e = error(&["fit", "llama-3.1-70b", "--gpu-memory", "80GiB"], &[]);
+    assert!(e.contains("already exceed the GPU"), "{e}");
+    // A recipe without a formula is refused naming the override.
+    let dir = std::env::temp_dir().join(format!("arena-bnb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut file: serde_json::Value =
+        serde_json::from_str(arena_spec::models::find("qwen3-0.6b").unwrap().json).unwrap();
+    file["quantization_config"] = serde_json::json!({"quant_method": "bitsandbytes"});
+    std::fs::write(dir.join("config.json"), file.to_string()).unwrap();
+    let e = error(
+        &["fit", dir.to_str().unwrap(), "--gpu-memory", "141GiB"],
+        &[],
+    );
+    assert!(
+        e.contains("bitsandbytes") && e.contains("--weights-bytes"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    let ok = stdout(&[
+        "fit",
+        "deepseek-v4-flash",
+        "--gpu-memory",
+        "141GiB",
+        "--weights-bytes",
+        "98GB",
+    ]);
+    assert!(ok.contains("fits:"), "{ok}");
+    // Without a CUDA build, --device says how to get one.
+    if !cfg!(feature = "cuda") {
+        let e = error(&["fit", "llama-3.1-8b", "--device", "cuda:0"], &[]);
+        assert!(
+            e.contains("--features cuda") || e.contains("--gpu-memory"),
+            "{e}"
+        );
+    }
 }
