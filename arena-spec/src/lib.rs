@@ -49,6 +49,7 @@ pub use arena_config::{FormatSource, Mxfp4Backend, WeightFormat, WeightFormats, 
 pub use arena_config::{LeverError, Levers};
 pub use arena_config::{ParallelLayout, Rank, RankShard, ShardError};
 pub use arena_config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
+pub use arena_config::{Resolution, TextModel};
 pub use arena_config::{Tower, TowerKind, Towers};
 pub use kv::{KvDtype, KvPool, KvPoolInputs, KvPoolSizes, KvPoolViews};
 pub use state::{StateCache, StateCacheInputs, StateCacheSizes, StateCacheViews};

@@ -7,6 +7,7 @@
 mod shipped;
 mod vllm_pages;
 
+mod any_config;
 mod const_sizes;
 mod dependencies;
 mod family_rules;

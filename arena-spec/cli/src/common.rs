@@ -6,7 +6,8 @@ use arena_spec::arena::inputs::{
 };
 use arena_spec::arena::ranks::{RankArena, RankSizeError, StageArenas};
 use arena_spec::{
-    models, ArenaInputs, ConfigError, LeverError, ModelConfig, ParallelLayout, ShardError,
+    models, ArenaInputs, ConfigError, LeverError, ModelConfig, ParallelLayout, Resolution,
+    ShardError,
 };
 use std::io::IsTerminal;
 use std::path::Path;
@@ -243,9 +244,38 @@ pub fn print_inputs(config: &ModelConfig, inputs: &ArenaInputs) {
         inputs.max_batch_size,
         levers.join(", ")
     );
+    if let Some(line) = text_model_line(config) {
+        println!("{line}");
+    }
     if let Some(line) = rank_line(config) {
         println!("{line}");
     }
+}
+
+/// How a file not read by its own `model_type` was read, and what of it is not sized; `None`
+/// for a file a row reads whole.
+pub fn text_model_line(config: &ModelConfig) -> Option<String> {
+    let t = &config.text_model;
+    let family = config.family.model_type();
+    let mut line = match t.found_by {
+        Resolution::ModelType => String::new(),
+        Resolution::Architecture { class } => format!("read by its class {class} as {family}"),
+        Resolution::Wrapper { key } => format!(
+            "read as the {family} text model at `{key}` of the `{}` wrapper",
+            config.model_type
+        ),
+    };
+    if !t.left_out.is_empty() {
+        line.push_str(&format!(
+            "; not sized: {} (arena fit plans without them only with --text-only)",
+            t.left_out.join(", ")
+        ));
+    }
+    if let Some(why) = t.not_sized {
+        line.push_str(&format!("; {why}"));
+    }
+    let line = line.trim_start_matches("; ").to_string();
+    (!line.is_empty()).then_some(line)
 }
 
 /// `per GPU: rank 3 of tp=4 ep=2 pp=2 (stage 0, layers 0..31, 128 of 256 experts)`, for a

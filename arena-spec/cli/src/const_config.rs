@@ -29,7 +29,7 @@ pub fn run(args: ConstConfigArgs) -> Result<(), CliError> {
         .const_item(&name)
         .expect("a loaded config is the whole model's");
     println!(
-        "use arena_spec::{{Block, Family, KvLayer, LayerKind, Levers, ModelConfig, RecurrentStateDtype, StateDtype, StateDtypeSource, Tower, TowerKind, Towers, FormatSource, WeightFormat, WeightFormats}};\nuse std::borrow::Cow;\n"
+        "use arena_spec::{{Block, Family, KvLayer, Resolution, TextModel, LayerKind, Levers, ModelConfig, RecurrentStateDtype, StateDtype, StateDtypeSource, Tower, TowerKind, Towers, FormatSource, WeightFormat, WeightFormats}};\nuse std::borrow::Cow;\n"
     );
     print!("{item}");
     Ok(())

@@ -16,6 +16,7 @@ pub use config::levers::{LeverError, Levers};
 pub use config::{const_name, Block, ConfigError, Family, KvLayer, LayerKind, ModelConfig};
 pub use config::{FormatSource, Mxfp4Backend, WeightFormat, WeightFormats, WeightPart};
 pub use config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
+pub use config::{Resolution, TextModel};
 pub use config::{Tower, TowerKind, Towers};
 pub use parallel::{ParallelLayout, Rank, RankShard, ShardError};
 

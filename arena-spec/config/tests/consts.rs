@@ -12,7 +12,7 @@ fn shipped_consts_source() -> String {
          //! `ARENA_BLESS=1 cargo test -p arena-config --test consts` rewrites it; that test\n\
          //! fails while it is stale.\n\n\
          use crate::config::levers::Levers;\n\
-         use crate::config::{Block, Family, KvLayer, LayerKind, ModelConfig};\n\
+         use crate::config::{Block, Family, KvLayer, LayerKind, ModelConfig, Resolution, TextModel};\n\
          use crate::config::{FormatSource, WeightFormat, WeightFormats};\n\
          use crate::config::{RecurrentStateDtype, StateDtype, StateDtypeSource};\n\
          use crate::config::{Tower, TowerKind, Towers};\n\

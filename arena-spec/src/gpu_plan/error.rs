@@ -32,6 +32,12 @@ pub enum GpuPlanError {
          ({which}_config); plan the text model alone (arena fit: --text-only)"
     )]
     Towers { model: String, which: &'static str },
+    /// A wrapper's objects beside the text model it was read as (`TextModel::left_out`).
+    #[error(
+        "{model}: read as the text model of a wrapper whose other parts ({left_out}) are not \
+         counted here; plan the text model alone (arena fit: --text-only)"
+    )]
+    LeftOut { model: String, left_out: String },
     /// The multi-token-prediction layers were asked for and are not counted here.
     #[error("{model}: {why}; plan without them (arena fit: without --mtp)")]
     Mtp { model: String, why: &'static str },

@@ -457,6 +457,13 @@ pub fn plan_gpu(
         ));
     }
     if !inputs.text_only && inputs.weights_bytes_per_rank.is_none() {
+        // A wrapper's whole rest first: it names every tower the check below would name one of.
+        if !whole.text_model.left_out.is_empty() {
+            return Err(GpuPlanError::LeftOut {
+                model: whole.source.to_string(),
+                left_out: whole.text_model.left_out.join(", "),
+            });
+        }
         for (which, tower) in [
             ("vision", whole.towers.vision),
             ("audio", whole.towers.audio),

@@ -4,7 +4,7 @@ use super::{BufferRow, SizeReport};
 use crate::arena::ranks::RankArena;
 use crate::arena::{ArenaInputs, BufferArena};
 use crate::config::levers::Levers;
-use crate::config::ModelConfig;
+use crate::config::{ModelConfig, TextModel};
 use crate::parallel::{ParallelLayout, RankShard};
 use arena_runtime::{Arena, SizeError};
 use serde::Serialize;
@@ -18,6 +18,10 @@ pub struct PlanReport {
     /// Where the config came from (a shipped model's name or a file path).
     pub model: String,
     pub model_type: String,
+    /// The family the file was sized as (its row's `model_type`).
+    pub family: &'static str,
+    /// How the file was read and what of it is not sized (`ModelConfig::text_model`).
+    pub text_model: TextModel,
     pub inputs: ArenaInputs,
     pub levers: Levers,
     pub layout: LayoutReport,
@@ -145,6 +149,8 @@ impl PlanReport {
             schema_version: super::SCHEMA_VERSION,
             model: report.model,
             model_type: config.model_type.to_string(),
+            family: config.family.model_type(),
+            text_model: config.text_model.clone(),
             inputs: report.inputs,
             levers: report.levers,
             layout: LayoutReport {

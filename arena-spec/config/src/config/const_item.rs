@@ -2,13 +2,15 @@
 //! step writes), so the const sizing path can size it at compile time. The shipped models'
 //! consts (`models::consts`) are this function's output, checked current by a test.
 
-use super::{ModelConfig, RecurrentStateDtype, StateDtypeSource, Tower, WeightFormats};
+use super::{
+    ModelConfig, RecurrentStateDtype, Resolution, StateDtypeSource, TextModel, Tower, WeightFormats,
+};
 use crate::parallel::RankShard;
 use std::fmt::Write;
 
 impl ModelConfig {
     /// This config as a Rust `const` item named `name`, borrowing `'static` data, with the
-    /// paths it needs in scope (`arena_spec::{Block, Cow, Family, KvLayer, LayerKind, Levers, ModelConfig, RecurrentStateDtype,
+    /// paths it needs in scope (`arena_spec::{Block, Cow, Family, Resolution, TextModel, KvLayer, LayerKind, Levers, ModelConfig, RecurrentStateDtype,
     /// StateDtype, StateDtypeSource, Tower, TowerKind, Towers, FormatSource, WeightFormat,
     /// WeightFormats}`
     /// or `use` lines of the caller's). `None` for a rank's config (`ModelConfig::shard`):
@@ -97,6 +99,7 @@ impl ModelConfig {
             adapter_max_rank,
             mtp_layers,
             towers,
+            text_model,
             levers,
             shard,
         } = self;
@@ -236,6 +239,29 @@ impl ModelConfig {
                 "Towers {{ vision: {}, audio: {} }}",
                 tower(towers.vision),
                 tower(towers.audio)
+            ),
+        );
+        let TextModel {
+            found_by,
+            not_sized,
+            left_out,
+        } = text_model;
+        let found_by = match found_by {
+            Resolution::ModelType => "Resolution::ModelType".to_string(),
+            Resolution::Architecture { class } => {
+                format!("Resolution::Architecture {{ class: {class:?} }}")
+            }
+            Resolution::Wrapper { key } => format!("Resolution::Wrapper {{ key: {key:?} }}"),
+        };
+        let left: Vec<String> = left_out
+            .iter()
+            .map(|k| format!("Cow::Borrowed({k:?})"))
+            .collect();
+        field(
+            "text_model",
+            format!(
+                "TextModel {{ found_by: {found_by}, not_sized: {not_sized:?}, left_out: Cow::Borrowed(&[{}]) }}",
+                left.join(", ")
             ),
         );
         field("levers", format!("{levers:?}"));

@@ -49,8 +49,36 @@ pub enum ConfigError {
         field: String,
         reason: String,
     },
-    #[error("{path}: unsupported model_type {model_type:?}; supported: {}", Family::ALL.iter().map(|f| f.model_type()).collect::<Vec<_>>().join(", "))]
-    UnsupportedModelType { path: PathBuf, model_type: String },
+    /// Neither the file's `model_type`, nor its `architectures[0]`, nor a text model under
+    /// one of the wrapper keys is a sized family's (`config/resolve.rs`).
+    #[error(
+        "{path}: unsupported model_type {model_type:?}{}; supported: {}",
+        unsupported_class(architecture, *remote_code),
+        Family::ALL.iter().map(|f| f.model_type()).collect::<Vec<_>>().join(", ")
+    )]
+    UnsupportedModelType {
+        path: PathBuf,
+        /// The file's `model_type` (`(none)` where it has none).
+        model_type: String,
+        /// Its `architectures[0]`, if it lists one.
+        architecture: Option<String>,
+        /// The file names its own modeling code (`auto_map`): remote code.
+        remote_code: bool,
+    },
+}
+
+/// What an unsupported file's class adds to the message.
+fn unsupported_class(class: &Option<String>, remote_code: bool) -> String {
+    let remote = if remote_code {
+        ", its modeling code the vendor's own (auto_map: remote code)"
+    } else {
+        ""
+    };
+    match class {
+        Some(c) => format!(" (architecture {c:?}, not a class sized here{remote})"),
+        None if remote_code => format!(" ({})", &remote[2..]),
+        None => String::new(),
+    }
 }
 
 fn in_key(key: &Option<String>) -> String {

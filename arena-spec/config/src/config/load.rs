@@ -7,7 +7,7 @@
 use super::blocks::blocks;
 use super::compressed::compressed_attention;
 use super::error::{ConfigError, MAX_DIM, MAX_EXTENT};
-use super::family::{Family, HeadDim, Mixers, Mrope, RefusalScope, UNSIZED_MODEL_TYPES};
+use super::family::{HeadDim, Mixers, Mrope, RefusalScope};
 use super::fields::{json_kind, Fields};
 use super::indexer_layers::indexer_layers;
 use super::keys::Keys;
@@ -19,10 +19,12 @@ use super::linear_mixers::{dense_ffn_width, linear_mixer_shape};
 use super::mamba::mamba_shape;
 use super::moe::moe_shape;
 use super::quant_recipe::weight_formats;
+use super::resolve::{resolve, TextModel};
 use super::state_dtype::recurrent_state_dtype;
 use super::towers::towers;
 use super::{LayerKind, ModelConfig, Towers, WeightFormats};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -45,37 +47,21 @@ pub(super) fn from_value(
         obj: top,
         prefix: "",
     };
-    let model_type = outer
-        .opt_str("model_type")?
-        .ok_or_else(|| outer.missing("model_type"))?;
-    let Some((family, nested)) = Family::from_model_type(model_type) else {
-        if let Some((_, reason)) = UNSIZED_MODEL_TYPES.iter().find(|(t, _)| *t == model_type) {
-            return Err(outer.invalid("model_type", format!("is {model_type:?}: {reason}")));
-        }
-        return Err(ConfigError::UnsupportedModelType {
-            path: path.into(),
-            model_type: model_type.to_string(),
-        });
-    };
-
+    let resolved = resolve(&outer)?;
+    let family = resolved.family;
+    // A file read by its class may have no `model_type`: the family's stands in.
+    let model_type = outer.opt_str("model_type")?.unwrap_or(family.model_type());
     let outer_tied = outer.opt_bool("tie_word_embeddings")?;
-    let f = if nested {
-        match top.get("text_config") {
-            Some(Value::Object(obj)) => Fields {
-                path,
-                obj,
-                prefix: "text_config.",
-            },
-            Some(other) => {
-                return Err(outer.invalid(
-                    "text_config",
-                    format!("must be an object, not {}", json_kind(other)),
-                ))
-            }
-            None => return Err(outer.missing("text_config")),
-        }
-    } else {
-        outer
+    let f = resolved.text;
+    let text_model = TextModel {
+        found_by: resolved.resolution,
+        not_sized: resolved.adds,
+        left_out: resolved
+            .left_out
+            .into_iter()
+            .map(Cow::Owned)
+            .collect::<Vec<_>>()
+            .into(),
     };
     let recurrent_state_dtype = recurrent_state_dtype(family, &f)?;
     let k = Keys::new(f, family, asked);
@@ -323,6 +309,7 @@ pub(super) fn from_value(
             )?
             .unwrap_or(0),
         towers: Towers::default(),
+        text_model,
         levers: Levers::default(),
         shard: None,
     };

@@ -34,6 +34,7 @@ mod moe;
 mod mtp;
 mod quant_recipe;
 mod quantization;
+mod resolve;
 mod shard;
 mod state_dtype;
 mod towers;
@@ -47,6 +48,9 @@ use levers::Levers;
 #[doc(hidden)]
 pub use load::keys_asked;
 pub use quantization::{FormatSource, Mxfp4Backend, WeightFormat, WeightFormats, WeightPart};
+pub use resolve::{
+    architecture, Architecture, Resolution, TextModel, ARCHITECTURES, TEXT_MODEL_KEYS,
+};
 pub use state_dtype::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 use std::borrow::Cow;
 pub use towers::{Tower, TowerKind, Towers};
@@ -327,6 +331,9 @@ pub struct ModelConfig {
     /// text model's: the whole-GPU plan loads their weights unless asked for the text model
     /// alone.
     pub towers: Towers,
+    /// How the file was read: its family found by `model_type`, by its class, or as a
+    /// wrapper's text model, and what of the file is not sized (`config/resolve.rs`).
+    pub text_model: TextModel,
     /// LoRA: the widest adapter rank served (0: no adapters).
     pub adapter_max_rank: usize,
 

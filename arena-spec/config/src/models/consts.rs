@@ -4,7 +4,7 @@
 //! fails while it is stale.
 
 use crate::config::levers::Levers;
-use crate::config::{Block, Family, KvLayer, LayerKind, ModelConfig};
+use crate::config::{Block, Family, KvLayer, LayerKind, ModelConfig, Resolution, TextModel};
 use crate::config::{FormatSource, WeightFormat, WeightFormats};
 use crate::config::{RecurrentStateDtype, StateDtype, StateDtypeSource};
 use crate::config::{Tower, TowerKind, Towers};
@@ -92,6 +92,7 @@ pub const LLAMA_3_1_8B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -178,6 +179,7 @@ pub const LLAMA_3_1_70B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -264,6 +266,7 @@ pub const LLAMA_4_SCOUT_17B_16E_INSTRUCT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::Llama4Vision, params: 871932416 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -350,6 +353,7 @@ pub const MISTRAL_7B_V0_1: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -436,6 +440,7 @@ pub const MISTRAL_NEMO_INSTRUCT_2407: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -522,6 +527,7 @@ pub const DEVSTRAL_2_123B_INSTRUCT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -608,6 +614,7 @@ pub const DEVSTRAL_SMALL_2_24B_INSTRUCT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::Pixtral, params: 438958080 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -694,6 +701,7 @@ pub const MIXTRAL_8X7B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -780,6 +788,7 @@ pub const PHI_3_MINI_4K_INSTRUCT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -866,6 +875,7 @@ pub const PHI_4: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -952,6 +962,7 @@ pub const OLMO_3_1_32B_INSTRUCT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1038,6 +1049,7 @@ pub const EXAONE_4_0_32B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1124,6 +1136,7 @@ pub const MINIMAX_M2_7: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1210,6 +1223,7 @@ pub const MINIMAX_M1: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1296,6 +1310,7 @@ pub const COMMAND_R_V01: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1382,6 +1397,7 @@ pub const LFM2_1_2B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1468,6 +1484,7 @@ pub const LFM2_5_1_2B_BASE: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1554,6 +1571,7 @@ pub const LAGUNA_XS_2_FP8: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1640,6 +1658,7 @@ pub const GEMMA_3_1B_IT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1726,6 +1745,7 @@ pub const GEMMA_3_4B_IT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::Siglip, params: 419816304 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1812,6 +1832,7 @@ pub const GEMMA_4_31B_IT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::Gemma4Vision, params: 575741232 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1898,6 +1919,7 @@ pub const GEMMA_4_26B_A4B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::Gemma4Vision, params: 572792112 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -1984,6 +2006,7 @@ pub const GEMMA_4_E2B_IT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::Gemma4Vision, params: 168544256 }), audio: Some(Tower { kind: TowerKind::Gemma4Audio, params: 307183904 }) },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2070,6 +2093,7 @@ pub const GEMMA_4_E4B_IT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::Gemma4Vision, params: 169330688 }), audio: Some(Tower { kind: TowerKind::Gemma4Audio, params: 308756768 }) },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2156,6 +2180,7 @@ pub const QWEN2_5_7B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2242,6 +2267,7 @@ pub const QWEN3_0_6B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2328,6 +2354,7 @@ pub const QWEN3_30B_A3B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2414,6 +2441,7 @@ pub const QWEN3_NEXT_80B_A3B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2500,6 +2528,7 @@ pub const QWEN3_NEXT_80B_A3B_THINKING: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2586,6 +2615,7 @@ pub const QWEN3_5_27B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("text_config.mamba_ssm_dtype") },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::QwenVision, params: 460730096 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2672,6 +2702,7 @@ pub const QWEN3_5_35B_A3B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("text_config.mamba_ssm_dtype") },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::QwenVision, params: 446571248 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2758,6 +2789,7 @@ pub const QWEN3_VL_4B_INSTRUCT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::QwenVision, params: 415347712 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2844,6 +2876,7 @@ pub const QWEN3_VL_32B_INSTRUCT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::QwenVision, params: 595266800 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -2930,6 +2963,7 @@ pub const QWEN3_VL_30B_A3B_THINKING: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::QwenVision, params: 538631408 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3016,6 +3050,7 @@ pub const DEEPSEEK_V3: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3102,6 +3137,7 @@ pub const DEEPSEEK_V3_2: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3188,6 +3224,7 @@ pub const DEEPSEEK_V4_FLASH: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3274,6 +3311,7 @@ pub const DEEPSEEK_V4_PRO: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3360,6 +3398,7 @@ pub const KIMI_K2: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3446,6 +3485,7 @@ pub const KIMI_K2_5: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: Some(Tower { kind: TowerKind::MoonVit, params: 471143920 }), audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3532,6 +3572,7 @@ pub const KIMI_LINEAR_48B_A3B_INSTRUCT: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3618,6 +3659,7 @@ pub const GLM_4_5: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3704,6 +3746,7 @@ pub const GLM_4_5_AIR: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3790,6 +3833,7 @@ pub const GLM_5: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3876,6 +3920,7 @@ pub const GPT_OSS_20B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -3962,6 +4007,7 @@ pub const GPT_OSS_120B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -4048,6 +4094,7 @@ pub const NEMOTRON_H_56B_BASE_8K: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::FamilyDefault },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -4134,6 +4181,7 @@ pub const NEMOTRON_3_NANO_30B_A3B: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::F32, source: StateDtypeSource::Key("mamba_ssm_cache_dtype") },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -4220,6 +4268,7 @@ pub const LLAMA_3_3_NEMOTRON_SUPER_49B_V1: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -4306,6 +4355,7 @@ pub const SYNTHETIC_ALL_FEATURES_MOE: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, false, false, false, true, false, false, false, true, false, false, false, true, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
@@ -4392,6 +4442,7 @@ pub const SYNTHETIC_ALL_FEATURES_DENSE: ModelConfig = ModelConfig {
     recurrent_state_dtype: RecurrentStateDtype { dtype: StateDtype::Bf16, source: StateDtypeSource::ModelDtype },
     indexer_layers: Cow::Borrowed(&[true, false, false, false, true, false, false, false, true, false, false, false, true, false, false, false]),
     towers: Towers { vision: None, audio: None },
+    text_model: TextModel { found_by: Resolution::ModelType, not_sized: None, left_out: Cow::Borrowed(&[]) },
     levers: Levers { fp32_gate: false, fp32_routing: false, fp8_rowwise: false, gguf_native_q2: false, gguf_native_q2_mmq: false, scratch_by_format: false },
     shard: None,
 };
