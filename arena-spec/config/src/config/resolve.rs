@@ -2,8 +2,8 @@
 //!
 //! In order: the file's `model_type` where it is a row's (or a row's text model's); else its
 //! `architectures[0]` where the class is sized here, as vLLM picks an implementation by that
-//! class (`vllm/model_executor/models/registry.py`, `_TEXT_GENERATION_MODELS` and
-//! `_MULTIMODAL_MODELS`: class → module and class); else, for a wrapper no row knows, the
+//! class (`vllm/model_executor/models/registry.py` of v0.33.0, `_TEXT_GENERATION_MODELS`: 73
+//! and `_MULTIMODAL_MODELS`: 352, class → module and class); else, for a wrapper no row knows, the
 //! first object among [`TEXT_MODEL_KEYS`] whose own `model_type` or class is a sized
 //! family's. `model_type` goes first, ours to choose: one class serves several rows
 //! (`DeepseekV3ForCausalLM` is both `deepseek_v3`'s and `kimi_k2`'s), and the row named by
@@ -84,12 +84,14 @@ pub const ARCHITECTURES: &[Architecture] = &[
     ),
     class("Lfm2VlForConditionalGeneration", Family::Lfm2, true),
     class("KimiK25ForConditionalGeneration", Family::KimiK25, true),
-    // The vendors' class names (vLLM registers them): NVIDIA's DeciLM, MiniMax's M1.
+    // The vendors' class names: NVIDIA's DeciLM (registry.py: 91), MiniMax's M1 (served by
+    // vLLM until 0.23.0: registry.py: 863, the previously supported models; transformers'
+    // `minimax` builds it as `MiniMaxForCausalLM`).
     class("DeciLMForCausalLM", Family::NemotronNas, false),
     class("MiniMaxM1ForCausalLM", Family::MinimaxM1, false),
-    // registry.py: `"LLaMAForCausalLM": ("llama", "LlamaForCausalLM")`, an early name.
+    // registry.py: 158, `"LLaMAForCausalLM": ("llama", "LlamaForCausalLM")`, an early name.
     class("LLaMAForCausalLM", Family::Llama, false),
-    // registry.py: `"MiMoForCausalLM": ("mimo", "MiMoForCausalLM")`; `mimo.py`'s `MiMoModel`
+    // registry.py: 182, `"MiMoForCausalLM": ("mimo", "MiMoForCausalLM")`; `mimo.py`'s `MiMoModel`
     // is `Qwen2Model` (its layers `Qwen2DecoderLayer`), and the checkpoint's MTP layers are
     // `mimo_mtp.py`'s drafter, loaded only to draft.
     Architecture {
@@ -122,9 +124,10 @@ pub fn architecture(name: &str) -> Option<Architecture> {
 }
 
 /// Where a wrapper keeps its text model, in the order tried, with the prefix errors name
-/// its keys by: transformers' `PretrainedConfig.get_text_config` (`text_config`; the
-/// omni models' `thinker_config.text_config`) and the keys vLLM's wrappers read
-/// (`llm_config`: InternVL; `language_config`: DeepSeek-VL2).
+/// its keys by: vLLM's `get_hf_text_config` (`vllm/transformers_utils/config.py`: 1258,
+/// v0.33.0) takes transformers' `get_text_config()` (`text_config`), maps `llm_config` to
+/// it (`_CONFIG_ATTRS_MAPPING`: 195, InternVL), and reads an omni model's
+/// `thinker_config.text_config` (744–748); DeepSeek-VL2's model reads `language_config`.
 pub const TEXT_MODEL_KEYS: &[(&str, &str)] = &[
     ("text_config", "text_config."),
     ("thinker_config.text_config", "thinker_config.text_config."),
