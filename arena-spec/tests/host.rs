@@ -8,6 +8,7 @@ mod shipped;
 mod vllm_pages;
 
 mod any_config;
+mod census;
 mod const_sizes;
 mod dependencies;
 mod family_rules;

@@ -156,8 +156,10 @@ impl FfnBlocks {
     }
 
     /// Where block `i`'s matrix lies in its buffer, in bytes (an empty range for a no-op
-    /// FFN); `None` past the last block. The buffer's view sliced by it is that block's
-    /// matrix.
+    /// FFN); `None` past the last block. `i` counts every block of the rank's stage, no-op
+    /// FFNs included (the config's layer index less the stage's first); `hidden` is
+    /// `config.hidden_size`, `format` the dense FFN's (`WeightFormats::dense_ffn`). The
+    /// buffer's view sliced by it is that block's matrix.
     pub fn range(
         &self,
         i: usize,

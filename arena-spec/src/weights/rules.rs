@@ -5,15 +5,26 @@
 use crate::config::family::{Bias, QkNorm, WeightRules};
 use crate::config::{Family, ModelConfig};
 
-/// The model types whose weights are counted (their row has [`WeightRules`]), in the table's
-/// order: what [`super::WeightsError::FamilyNotCounted`] lists.
+/// The model types whose weights are counted (their row has [`WeightRules`]), each row's
+/// own and its text model's, once each in the table's order: what
+/// [`super::WeightsError::FamilyNotCounted`] lists. A file's family is found by more than its
+/// `model_type` (`config::Resolution`); this names the rows.
 pub fn counted_model_types() -> Vec<&'static str> {
-    Family::ALL
+    let mut out: Vec<&'static str> = Vec::new();
+    for f in Family::ALL
         .into_iter()
         .filter(|f| f.rules().weights.is_some())
-        .flat_map(|f| [Some(f.model_type()), f.text_model_type()])
-        .flatten()
-        .collect()
+    {
+        for t in [Some(f.model_type()), f.text_model_type()]
+            .into_iter()
+            .flatten()
+        {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    out
 }
 
 /// A row's [`WeightRules`] for one config.

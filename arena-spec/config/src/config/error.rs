@@ -15,20 +15,27 @@ pub const MAX_EXTENT: usize = 1 << 24;
 /// mistyped path to a checkpoint shard or `/dev/zero` costs nothing. Chosen here.
 pub const MAX_CONFIG_BYTES: usize = 16 << 20;
 
-/// A config file could not be turned into a `ModelConfig`.
+/// A config file could not be turned into a `ModelConfig`. Every variant names the file
+/// (`path`); `field` is a key as the file spells it, nested ones with their path
+/// (`text_config.hidden_size`).
 #[derive(Debug, Error)]
 pub enum ConfigError {
+    /// The file could not be read.
     #[error("{path}: cannot read: {source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A directory without a `config.json`, a pipe or a device: refused unread.
     #[error("{path}: is {kind}, not a config file; nothing was read")]
     NotAFile { path: PathBuf, kind: &'static str },
+    /// Past [`MAX_CONFIG_BYTES`].
     #[error("{path}: larger than {} MiB, the most a config.json may be; is this a checkpoint, not its config?", MAX_CONFIG_BYTES >> 20)]
     TooLarge { path: PathBuf },
+    /// A lever's environment variable could not be read.
     #[error(transparent)]
     Levers(#[from] super::levers::LeverError),
+    /// Not JSON (as Python's `json` reads it).
     #[error(
         "{path}: invalid JSON at line {line}, column {column}{}: {message}",
         in_key(key)
@@ -41,8 +48,12 @@ pub enum ConfigError {
         key: Option<String>,
         message: String,
     },
+    /// A key the family needs is absent (or null) and its configuration class has no
+    /// default for it.
     #[error("{path}: missing field `{field}`")]
     Missing { path: PathBuf, field: String },
+    /// A key's value is of the wrong type, out of bounds, or disagrees with another key in a
+    /// way the reference would refuse; `reason` says which.
     #[error("{path}: field `{field}` {reason}")]
     Invalid {
         path: PathBuf,
@@ -54,7 +65,7 @@ pub enum ConfigError {
     #[error(
         "{path}: unsupported model_type {model_type:?}{}; supported: {}",
         unsupported_class(architecture, *remote_code),
-        Family::ALL.iter().map(|f| f.model_type()).collect::<Vec<_>>().join(", ")
+        row_model_types().join(", ")
     )]
     UnsupportedModelType {
         path: PathBuf,
@@ -65,6 +76,22 @@ pub enum ConfigError {
         /// The file names its own modeling code (`auto_map`): remote code.
         remote_code: bool,
     },
+}
+
+/// The `model_type`s a row reads: each row's own and its text model's, once each.
+fn row_model_types() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for f in Family::ALL {
+        for t in [Some(f.model_type()), f.text_model_type()]
+            .into_iter()
+            .flatten()
+        {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    out
 }
 
 /// What an unsupported file's class adds to the message.

@@ -9,7 +9,7 @@ use std::path::Path;
 
 impl ModelConfig {
     /// Reads a `config.json`, or a checkpoint directory's (`DIR/config.json`), with the
-    /// levers the process environment sets (`METRALE_*`, read once, here): the path an engine
+    /// levers the process environment sets (`METRALE_*` and `ARENA_SCRATCH_BY_FORMAT`: [`Levers::from_env`](super::levers::Levers::from_env), read once, here): the path an engine
     /// takes, so the arena agrees with a loader that installs lever-dependent weights
     /// (`ssm_rowwise_w_bf16`, the Q2 scratch). An invalid lever value is an error naming the
     /// variable. [`Self::load_with_levers`] takes them explicitly instead (tests, callers

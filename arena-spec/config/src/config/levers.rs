@@ -9,8 +9,9 @@ use thiserror::Error;
 /// `ssm_rowwise_w_bf16`, `gguf_native_q2` → `q2_dequant_scratch`, `gguf_native_q2_mmq` →
 /// `q2_act_q8`. One closes buffers: `scratch_by_format` (chosen here, not the seeds')
 /// closes the quantized paths' activation scratch the checkpoint's format never writes. The
-/// two FP32 levers change no size: `gate_logits_f32` and `moe_router_in_f32` are sized
-/// whatever they say, as the seeds have it; they are carried so reports show the
+/// two FP32 levers (`fp32_gate`, `fp32_routing`) change no size: the buffers they read,
+/// `gate_logits_f32` and `moe_router_in_f32`, are sized whatever they say, as the seeds have
+/// it; they are carried so reports show the
 /// configuration an arena was sized under.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Levers {

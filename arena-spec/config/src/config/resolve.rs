@@ -30,7 +30,7 @@ pub enum Resolution {
     },
     /// A wrapper no row knows: its text model is the object at `key` (a path of keys
     /// joined by `.`), of a sized family; the rest of the file is not sized
-    /// (`ModelConfig::left_out`).
+    /// ([`TextModel::left_out`], in `ModelConfig::text_model`).
     Wrapper {
         /// Where the text model is.
         key: &'static str,

@@ -10,7 +10,9 @@ use std::path::Path;
 #[rustfmt::skip] // generated; the test that blesses it compares its exact text
 pub mod consts;
 
-/// A shipped config: its name (the file stem) and the file's text.
+/// A shipped config: its name (the file stem, as `arena models` lists them and
+/// [`find`] takes them: `"qwen2.5-7b"`) and the file's text (`json`, byte for byte the
+/// vendor's), which [`ShippedModel::config`] loads.
 #[derive(Debug, Clone, Copy)]
 pub struct ShippedModel {
     pub name: &'static str,

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""The census: every causal-LM and image-text-to-text architecture of the transformers release
+the oracle pins that vLLM also serves, each with its configuration class's default config.
+
+For each (model_type, class) of transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and
+MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES whose class is a key of vLLM's
+_TEXT_GENERATION_MODELS or _MULTIMODAL_MODELS (vllm/model_executor/models/registry.py, read
+with `ast`, not imported), writes configs/<model_type>.json: CONFIG_MAPPING[model_type]()'s
+to_dict() with `architectures` set to the class, keys sorted. Rows whose class cannot be
+built with its defaults are listed in census.json with the reason. Nothing here needs torch.
+
+Run by hand (not in CI), from the repository root:
+  python3 -m venv /tmp/census && /tmp/census/bin/pip install transformers==5.17.0
+  pip download vllm==0.33.0 --no-deps -d /tmp/vllm && unzip the wheel's
+      vllm/model_executor/models/registry.py
+  /tmp/census/bin/python arena-spec/tests/census/census.py --registry <registry.py> \
+      --vllm-version 0.33.0
+The Rust test `census` (arena-spec/tests/census.rs) loads every file and holds the census
+table in arena-spec/config/FAMILIES.md to what the loader does with each.
+"""
+
+import argparse
+import ast
+import json
+import math
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def registry(path: Path) -> dict:
+    """vLLM's class -> (module, class) for text generation and multimodal models."""
+    tree = ast.parse(path.read_text())
+    out = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if isinstance(target, ast.Name) and target.id in (
+                "_TEXT_GENERATION_MODELS",
+                "_MULTIMODAL_MODELS",
+            ):
+                for k, v in zip(node.value.keys, node.value.values):
+                    try:
+                        out[ast.literal_eval(k)] = ast.literal_eval(v)
+                    except ValueError:
+                        pass
+    return out
+
+
+def finite(value):
+    """JSON without NaN or Infinity: a non-finite float becomes null (the loader reads
+    Python's `json` extensions too, but the census files stay plain JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--registry", required=True, type=Path, help="vLLM's registry.py")
+    ap.add_argument("--vllm-version", required=True, help="the release the registry is from")
+    a = ap.parse_args()
+
+    import transformers
+    from transformers import CONFIG_MAPPING
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES as CAUSAL,
+        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES as IMAGE_TEXT,
+    )
+
+    served = registry(a.registry)
+    rows = {}
+    for mapping in (CAUSAL, IMAGE_TEXT):
+        for model_type, cls in mapping.items():
+            if isinstance(cls, (list, tuple)):
+                cls = cls[0]
+            if cls in served:
+                rows[(model_type, cls)] = served[cls]
+    out_dir = HERE / "configs"
+    out_dir.mkdir(exist_ok=True)
+    for old in out_dir.glob("*.json"):
+        old.unlink()
+    census = []
+    for (model_type, cls), (module, vllm_cls) in sorted(rows.items()):
+        entry = {"model_type": model_type, "class": cls, "vllm": f"{module}.{vllm_cls}"}
+        try:
+            config = CONFIG_MAPPING[model_type]()
+            d = config.to_dict()
+        except Exception as e:  # a class that needs arguments, or remote code
+            entry["no_default"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            census.append(entry)
+            continue
+        d["architectures"] = [cls]
+        d.pop("transformers_version", None)
+        name = f"{model_type}.json" if sum(mt == model_type for mt, _ in rows) == 1 else f"{model_type}--{cls}.json"
+        entry["file"] = name
+        (out_dir / name).write_text(json.dumps(finite(d), indent=1, sort_keys=True) + "\n")
+        census.append(entry)
+    meta = {
+        "transformers": transformers.__version__,
+        "vllm": a.vllm_version,
+        "rows": census,
+    }
+    (HERE / "census.json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"{len(census)} architectures, {sum('file' in e for e in census)} with a default config")
+
+
+if __name__ == "__main__":
+    main()
