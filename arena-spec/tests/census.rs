@@ -1,5 +1,5 @@
 //! The census (`FAMILIES.md`, its last section): every causal-LM and image-text-to-text
-//! architecture of transformers 5.17 that vLLM 0.33.0 also serves, each as its configuration
+//! architecture of transformers 5.24.0 (the release the oracle pins) that vLLM 0.33.0 serves, each as its configuration
 //! class's default config (`tests/census/configs/`, written by `tests/census/census.py`), and
 //! what the loader does with it: sized as which family and how it was found, or refused and
 //! why. The table is generated here, never kept by hand: this test fails while FAMILIES.md's

@@ -10,7 +10,7 @@ to_dict() with `architectures` set to the class, keys sorted. Rows whose class c
 built with its defaults are listed in census.json with the reason. Nothing here needs torch.
 
 Run by hand (not in CI), from the repository root:
-  python3 -m venv /tmp/census && /tmp/census/bin/pip install transformers==5.17.0
+  python3 -m venv /tmp/census && /tmp/census/bin/pip install transformers==5.24.0
   pip download vllm==0.33.0 --no-deps -d /tmp/vllm && unzip the wheel's
       vllm/model_executor/models/registry.py
   /tmp/census/bin/python arena-spec/tests/census/census.py --registry <registry.py> \
