@@ -48,10 +48,10 @@ pub(crate) const KDA: &str = "KimiLinearDeltaAttention";
 /// One model's modules and parameters by pattern.
 pub(crate) struct Built<'a> {
     pub(crate) modules: &'a serde_json::Map<String, Value>,
-    params: &'a serde_json::Map<String, Value>,
+    pub(crate) params: &'a serde_json::Map<String, Value>,
     /// The family's layers differ in width (`FamilyRules::layer_widths`): a module's width is
     /// its widest layer's, which is what the arena sizes; elsewhere every layer must agree.
-    per_layer: bool,
+    pub(crate) per_layer: bool,
 }
 
 impl Built<'_> {
@@ -167,6 +167,62 @@ pub(crate) fn dsv4_indexer_projections(b: &Built) -> usize {
 use crate::oracle_buffers::buffer_checks;
 use crate::oracle_widths::width_checks;
 
+/// The oracle's verdict on one model beside its record: each derived width that differs from
+/// the reference's, DeepSeek-V4's indexer selection, and each buffer narrower than a module
+/// output it holds, one line each (empty: exact). Shared by the shipped models' test and
+/// the census (`census.rs`).
+pub(crate) fn model_failures(
+    name: &str,
+    config: &ModelConfig,
+    entry: &Value,
+    built: &Built,
+    widths: &[(&'static str, usize, usize)],
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (what, arena, reference) in widths {
+        if arena != reference {
+            failures.push(format!(
+                "{name}: {what}: arena {arena}, reference {reference}"
+            ));
+        }
+    }
+    let inputs = ArenaInputs::defaults_for(config);
+    // The indexer's selection (DeepSeek-V4): `qsa_select_scratch` holds, per row of a
+    // slab, the scores over every compressed position of the context and the top-k list
+    // the reference keeps (`DeepseekV4Indexer`: `index_scores [T, floor(L / rate)]`,
+    // `top_k = min(index_topk, compressed_len)` entries).
+    if let (Some(bias), Some(topk)) = (
+        built.param("indexer.position_bias"),
+        entry["config_echo"]["index_topk"].as_u64(),
+    ) {
+        let layout =
+            arena_spec::arena::regions::QsaSelectScratch::layout(config, inputs.max_seq_len)
+                .unwrap();
+        let rows = arena_spec::arena::constants::QSA_SLAB_ROWS;
+        let need_scores = inputs.max_seq_len / bias[0] * 4;
+        if layout.scores.bytes / rows < need_scores || layout.lists.bytes / rows < topk as usize * 4
+        {
+            failures.push(format!(
+                "{name}: qsa_select_scratch per row holds {} B of scores and {} B of lists, \
+                 the indexer writes {need_scores} and {}",
+                layout.scores.bytes / rows,
+                layout.lists.bytes / rows,
+                topk * 4
+            ));
+        }
+    }
+    let (report, _) = SizeReport::new(config, inputs).unwrap();
+    let dims: BTreeMap<&str, Vec<usize>> = report
+        .buffers
+        .iter()
+        .map(|b| (b.name, b.shape.clone()))
+        .collect();
+    for f in buffer_checks(config, built, &dims) {
+        failures.push(format!("{name}: {f}"));
+    }
+    failures
+}
+
 #[test]
 fn every_shipped_config_matches_the_reference_modules() {
     let oracle = oracle();
@@ -256,48 +312,7 @@ fn every_shipped_config_matches_the_reference_modules() {
                 );
             }
         }
-        for (what, arena, reference) in &widths {
-            if arena != reference {
-                failures.push(format!(
-                    "{name}: {what}: arena {arena}, reference {reference}"
-                ));
-            }
-        }
-        let inputs = ArenaInputs::defaults_for(config);
-        // The indexer's selection (DeepSeek-V4): `qsa_select_scratch` holds, per row of a
-        // slab, the scores over every compressed position of the context and the top-k list
-        // the reference keeps (`DeepseekV4Indexer`: `index_scores [T, floor(L / rate)]`,
-        // `top_k = min(index_topk, compressed_len)` entries).
-        if let (Some(bias), Some(topk)) = (
-            built.param("indexer.position_bias"),
-            entry["config_echo"]["index_topk"].as_u64(),
-        ) {
-            let layout =
-                arena_spec::arena::regions::QsaSelectScratch::layout(config, inputs.max_seq_len)
-                    .unwrap();
-            let rows = arena_spec::arena::constants::QSA_SLAB_ROWS;
-            let need_scores = inputs.max_seq_len / bias[0] * 4;
-            if layout.scores.bytes / rows < need_scores
-                || layout.lists.bytes / rows < topk as usize * 4
-            {
-                failures.push(format!(
-                    "{name}: qsa_select_scratch per row holds {} B of scores and {} B of lists, \
-                     the indexer writes {need_scores} and {}",
-                    layout.scores.bytes / rows,
-                    layout.lists.bytes / rows,
-                    topk * 4
-                ));
-            }
-        }
-        let (report, _) = SizeReport::new(config, inputs).unwrap();
-        let dims: BTreeMap<&str, Vec<usize>> = report
-            .buffers
-            .iter()
-            .map(|b| (b.name, b.shape.clone()))
-            .collect();
-        for f in buffer_checks(config, &built, &dims) {
-            failures.push(format!("{name}: {f}"));
-        }
+        failures.extend(model_failures(name, config, entry, &built, &widths));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(

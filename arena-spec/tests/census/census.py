@@ -6,7 +6,8 @@ For each (model_type, class) of transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES 
 MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES whose class is a key of vLLM's
 _TEXT_GENERATION_MODELS or _MULTIMODAL_MODELS (vllm/model_executor/models/registry.py, read
 with `ast`, not imported), writes configs/<model_type>.json: CONFIG_MAPPING[model_type]()'s
-to_dict() with `architectures` set to the class, keys sorted. Rows whose class cannot be
+to_dict() with `architectures` set to the class, keys sorted (a non-finite default, Mamba-2's
+`time_step_limit`, written as Python's `json` writes it: `Infinity`, which the loader reads). Rows whose class cannot be
 built with its defaults are listed in census.json with the reason. Nothing here needs torch.
 
 Run by hand (not in CI), from the repository root:
@@ -22,7 +23,6 @@ table in arena-spec/config/FAMILIES.md to what the loader does with each.
 import argparse
 import ast
 import json
-import math
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -45,18 +45,6 @@ def registry(path: Path) -> dict:
                     except ValueError:
                         pass
     return out
-
-
-def finite(value):
-    """JSON without NaN or Infinity: a non-finite float becomes null (the loader reads
-    Python's `json` extensions too, but the census files stay plain JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [finite(v) for v in value]
-    return value
 
 
 def main():
@@ -98,7 +86,7 @@ def main():
         d.pop("transformers_version", None)
         name = f"{model_type}.json" if sum(mt == model_type for mt, _ in rows) == 1 else f"{model_type}--{cls}.json"
         entry["file"] = name
-        (out_dir / name).write_text(json.dumps(finite(d), indent=1, sort_keys=True) + "\n")
+        (out_dir / name).write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
         census.append(entry)
     meta = {
         "transformers": transformers.__version__,
