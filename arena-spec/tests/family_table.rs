@@ -16,7 +16,7 @@ fn parse(text: &str) -> Value {
 
 /// Every file the tests have of each family: the shipped configs, the Mamba-2 fixture, and a
 /// Qwen2-MoE file made from the Qwen3-MoE one (no verbatim Qwen2-MoE file is shipped;
-/// `models/SOURCES.md`).
+/// `models/SOURCES.md`), and for a family none of these is of, its census default config.
 fn files_by_family() -> BTreeMap<&'static str, Vec<(String, String)>> {
     let mut files: Vec<(String, String)> = SHIPPED
         .iter()
@@ -42,6 +42,21 @@ fn files_by_family() -> BTreeMap<&'static str, Vec<(String, String)>> {
             .entry(c.family.model_type())
             .or_default()
             .push((name, text));
+    }
+    // The census's default config of a family no file above is of (Gemma, GLM-4, ...): what
+    // its configuration class writes.
+    let census = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/census/configs");
+    for entry in std::fs::read_dir(census).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.display().to_string();
+        let Ok(c) = ModelConfig::from_json_str_with_levers(&text, &name, Levers::default()) else {
+            continue;
+        };
+        let own = c.text_model.found_by == arena_spec::Resolution::ModelType;
+        if own && !by_family.contains_key(c.family.model_type()) {
+            by_family.insert(c.family.model_type(), vec![(name, text)]);
+        }
     }
     by_family
 }

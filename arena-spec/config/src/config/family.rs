@@ -78,6 +78,10 @@ families! {
     NemotronH,
     NemotronNas,
     Mamba2,
+    Gemma,
+    Gemma2,
+    Glm4,
+    Granite,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its

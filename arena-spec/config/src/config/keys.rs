@@ -80,6 +80,16 @@ impl<'a> Keys<'a> {
         }
     }
 
+    /// A boolean key: the file's value; absent or `null`, the row's default (1: true, as a
+    /// row's `defaults` hold numbers), else false.
+    pub(super) fn flag(&self, key: &'static str) -> Result<bool, ConfigError> {
+        self.note(key);
+        Ok(match self.f.opt_bool(key)? {
+            Some(b) => b,
+            None => self.rules.default_of(key).is_some_and(|d| d > 0),
+        })
+    }
+
     /// The file's value alone, `None` when absent or `null`: no default stands in.
     pub(super) fn file_dim(&self, key: &'static str) -> Result<Option<usize>, ConfigError> {
         self.f.opt_dim(key, MAX_DIM)

@@ -224,7 +224,7 @@ pub(super) fn from_value(
                 None => outer_tied.unwrap_or(rules.tied_embeddings),
             },
         },
-        attention_bias: f.opt_bool("attention_bias")?.unwrap_or(false),
+        attention_bias: k.flag("attention_bias")?,
         use_qk_norm: f.opt_bool("use_qk_norm")?.unwrap_or(false),
         sliding_window: kv_layout.window,
         attention_chunk_size: kv_layout.chunk,

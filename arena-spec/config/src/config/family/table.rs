@@ -1,8 +1,9 @@
 //! The family table: one [`FamilyRules`] row per [`Family`], each citing the transformers
 //! folder and classes it follows (transformers 5.24.0). FAMILIES.md has one section per row.
-//! The rows are `const`s in `table/` by the kind of their layers (`attention.rs`: softmax
-//! attention only; `latent.rs`: MLA and DeepSeek-V4's compressed attention; `hybrid.rs`: other
-//! mixers beside it), each written as its differences from [`DECODER`].
+//! The rows are `const`s in `table/` by the kind of their layers (`dense.rs` and `moe.rs`:
+//! softmax attention with a dense MLP or routed experts; `latent.rs`: MLA and DeepSeek-V4's
+//! compressed attention; `hybrid.rs`: other mixers beside it), each written as its
+//! differences from [`DECODER`].
 
 use super::shared_keys::{
     DEEPSEEK_V3_DEFAULTS, DEEPSEEK_V3_MOE, DSA_MOE, LFM2_DEFAULTS, LFM2_FFN, MINISTRAL3_DEFAULTS,
@@ -47,52 +48,57 @@ const DECODER: FamilyRules = FamilyRules {
     weights: None,
 };
 
-mod attention;
+mod dense;
 mod hybrid;
 mod latent;
+mod moe;
 
 impl Family {
     /// The family's row: every per-family answer the loader reads.
     pub const fn rules(self) -> &'static FamilyRules {
         match self {
-            Family::Llama => &attention::LLAMA,
-            Family::Cohere => &attention::COHERE,
-            Family::Mistral => &attention::MISTRAL,
-            Family::Ministral3 => &attention::MINISTRAL3,
-            Family::Mistral3 => &attention::MISTRAL3,
-            Family::Mixtral => &attention::MIXTRAL,
-            Family::Qwen2 => &attention::QWEN2,
-            Family::Qwen2Moe => &attention::QWEN2_MOE,
-            Family::Qwen3 => &attention::QWEN3,
-            Family::Qwen3Moe => &attention::QWEN3_MOE,
+            Family::Llama => &dense::LLAMA,
+            Family::Cohere => &dense::COHERE,
+            Family::Mistral => &dense::MISTRAL,
+            Family::Ministral3 => &dense::MINISTRAL3,
+            Family::Mistral3 => &dense::MISTRAL3,
+            Family::Mixtral => &moe::MIXTRAL,
+            Family::Qwen2 => &dense::QWEN2,
+            Family::Qwen2Moe => &moe::QWEN2_MOE,
+            Family::Qwen3 => &dense::QWEN3,
+            Family::Qwen3Moe => &moe::QWEN3_MOE,
             Family::Qwen3Next => &hybrid::QWEN3_NEXT,
             Family::Qwen35 => &hybrid::QWEN35,
             Family::Qwen35Moe => &hybrid::QWEN35_MOE,
-            Family::Qwen3Vl => &attention::QWEN3_VL,
-            Family::Qwen3VlMoe => &attention::QWEN3_VL_MOE,
+            Family::Qwen3Vl => &dense::QWEN3_VL,
+            Family::Qwen3VlMoe => &moe::QWEN3_VL_MOE,
             Family::DeepseekV3 => &latent::DEEPSEEK_V3,
             Family::DeepseekV32 => &latent::DEEPSEEK_V32,
             Family::DeepseekV4 => &latent::DEEPSEEK_V4,
             Family::KimiK2 => &latent::KIMI_K2,
             Family::KimiK25 => &latent::KIMI_K25,
-            Family::Glm4Moe => &attention::GLM4_MOE,
+            Family::Glm4Moe => &moe::GLM4_MOE,
             Family::GlmMoeDsa => &latent::GLM_MOE_DSA,
-            Family::GptOss => &attention::GPT_OSS,
-            Family::Llama4 => &attention::LLAMA4,
-            Family::Gemma3 => &attention::GEMMA3,
-            Family::Phi3 => &attention::PHI3,
-            Family::Gemma4 => &attention::GEMMA4,
-            Family::MimoV2Flash => &attention::MIMO_V2_FLASH,
-            Family::Laguna => &attention::LAGUNA,
-            Family::Olmo3 => &attention::OLMO3,
-            Family::Exaone4 => &attention::EXAONE4,
-            Family::MinimaxM2 => &attention::MINIMAX_M2,
+            Family::GptOss => &moe::GPT_OSS,
+            Family::Llama4 => &moe::LLAMA4,
+            Family::Gemma3 => &dense::GEMMA3,
+            Family::Phi3 => &dense::PHI3,
+            Family::Gemma4 => &dense::GEMMA4,
+            Family::MimoV2Flash => &moe::MIMO_V2_FLASH,
+            Family::Laguna => &moe::LAGUNA,
+            Family::Olmo3 => &dense::OLMO3,
+            Family::Exaone4 => &dense::EXAONE4,
+            Family::MinimaxM2 => &moe::MINIMAX_M2,
             Family::MinimaxM1 => &hybrid::MINIMAX_M1,
             Family::KimiLinear => &hybrid::KIMI_LINEAR,
             Family::Lfm2 => &hybrid::LFM2,
             Family::NemotronH => &hybrid::NEMOTRON_H,
             Family::NemotronNas => &hybrid::NEMOTRON_NAS,
             Family::Mamba2 => &hybrid::MAMBA2,
+            Family::Gemma => &dense::GEMMA,
+            Family::Gemma2 => &dense::GEMMA2,
+            Family::Glm4 => &dense::GLM4,
+            Family::Granite => &dense::GRANITE,
             Family::Synthetic => &hybrid::SYNTHETIC,
         }
     }

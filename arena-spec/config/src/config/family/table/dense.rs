@@ -1,7 +1,7 @@
-//! The rows of the families whose layers are softmax attention (GQA, sliding, chunked, with
-//! per-layer widths) and a dense MLP or routed experts: Llama, Cohere, Mistral, Mixtral, Qwen2,
-//! Qwen3 and their VL and MoE kin, GLM-4 MoE, gpt-oss, Llama 4, Gemma 3 and 4, Phi-3,
-//! MiMo-V2-Flash, Laguna, OLMo 3, EXAONE 4 and MiniMax-M2.
+//! The rows of the dense families whose layers are softmax attention (GQA, sliding, with
+//! per-layer widths) and a dense MLP: Llama, Cohere, Mistral, Ministral 3 and Mistral 3,
+//! Qwen2, Qwen3 and Qwen3-VL, Gemma 1 to 4 (Gemma 4's MoE variants too), Phi-3, OLMo 3,
+//! EXAONE 4, GLM-4 and Granite.
 
 use super::*;
 
@@ -78,19 +78,6 @@ pub(super) const MISTRAL3: FamilyRules = FamilyRules {
     ..DECODER
 };
 
-pub(super) const MIXTRAL: FamilyRules = FamilyRules {
-    model_type: "mixtral",
-    reference: reference!("mixtral", "MixtralConfig", "MixtralForCausalLM"),
-    moe: Some(MIXTRAL_MOE),
-    kv_layers: KvLayers {
-        all_slide: true,
-        ..KvLayers::AS_LISTED
-    },
-    // MixtralAttention: as Llama's.
-    weights: Some(WeightRules::LLAMA),
-    ..DECODER
-};
-
 pub(super) const QWEN2: FamilyRules = FamilyRules {
     model_type: "qwen2",
     reference: reference!("qwen2", "Qwen2Config", "Qwen2ForCausalLM"),
@@ -103,50 +90,12 @@ pub(super) const QWEN2: FamilyRules = FamilyRules {
     ..DECODER
 };
 
-pub(super) const QWEN2_MOE: FamilyRules = FamilyRules {
-    model_type: "qwen2_moe",
-    reference: reference!("qwen2_moe", "Qwen2MoeConfig", "Qwen2MoeForCausalLM"),
-    moe: Some(super::QWEN2_MOE),
-    // Qwen2MoeConfig.
-    defaults: &[
-        ("shared_expert_intermediate_size", 5632),
-        ("decoder_sparse_step", 1),
-    ],
-    ..DECODER
-};
-
 pub(super) const QWEN3: FamilyRules = FamilyRules {
     model_type: "qwen3",
     reference: reference!("qwen3", "Qwen3Config", "Qwen3ForCausalLM"),
     // Qwen3Config.head_dim.
     defaults: &[("head_dim", 128)],
     // Qwen3Attention: `attention_bias` on all four, q_norm and k_norm of `head_dim`.
-    weights: Some(WeightRules {
-        qk_norm: QkNorm::PerHead,
-        ..WeightRules::LLAMA
-    }),
-    ..DECODER
-};
-
-pub(super) const QWEN3_MOE: FamilyRules = FamilyRules {
-    model_type: "qwen3_moe",
-    reference: reference!("qwen3_moe", "Qwen3MoeConfig", "Qwen3MoeForCausalLM"),
-    // `num_local_experts` is the `attribute_map` alias of `num_experts` and wins;
-    // Qwen3MoeSparseMoeBlock has no shared expert.
-    moe: Some(MoeKeys {
-        experts: &["num_local_experts", "num_experts"],
-        experts_field: "num_experts",
-        expert_width: "moe_intermediate_size",
-        shared: SharedExpert::None,
-        dense_layers: DenseLayers::SparseStep,
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
-    }),
-    // Qwen3MoeConfig: every layer routes unless told otherwise. It has no
-    // `head_dim` field: Qwen3MoeAttention falls back to hidden / heads.
-    defaults: &[("decoder_sparse_step", 1)],
-    // Qwen3MoeAttention: Qwen3's.
     weights: Some(WeightRules {
         qk_norm: QkNorm::PerHead,
         ..WeightRules::LLAMA
@@ -174,105 +123,6 @@ pub(super) const QWEN3_VL: FamilyRules = FamilyRules {
         qk_norm: QkNorm::PerHead,
         ..WeightRules::LLAMA
     }),
-    ..DECODER
-};
-
-pub(super) const QWEN3_VL_MOE: FamilyRules = FamilyRules {
-    model_type: "qwen3_vl_moe",
-    text_model_type: Some("qwen3_vl_moe_text"),
-    reference: reference!(
-        "qwen3_vl_moe",
-        "Qwen3VLMoeTextConfig",
-        "Qwen3VLMoeForConditionalGeneration",
-    ),
-    // Qwen3VLMoeTextDecoderLayer routes unless in `mlp_only_layers` or off the sparse
-    // step (modeling: 352–357); `num_experts` is the attribute_map alias of
-    // `num_local_experts` (configuration: 53–55); no shared expert.
-    moe: Some(MoeKeys {
-        experts: &["num_experts", "num_local_experts"],
-        experts_field: "num_local_experts",
-        expert_width: "moe_intermediate_size",
-        shared: SharedExpert::None,
-        dense_layers: DenseLayers::SparseStep,
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
-    }),
-    // Qwen3VLMoeTextConfig: `head_dim or hidden_size // num_attention_heads` (115).
-    head_dim: HeadDim::Key,
-    mrope: Mrope::Always,
-    defaults: &[("decoder_sparse_step", 1)],
-    // Qwen3-VL-MoE's text attention: Qwen3's.
-    weights: Some(WeightRules {
-        qk_norm: QkNorm::PerHead,
-        ..WeightRules::LLAMA
-    }),
-    ..DECODER
-};
-
-pub(super) const GLM4_MOE: FamilyRules = FamilyRules {
-    model_type: "glm4_moe",
-    reference: reference!("glm4_moe", "Glm4MoeConfig", "Glm4MoeForCausalLM"),
-    moe: Some(DEEPSEEK_V3_MOE),
-    // Glm4MoeConfig.
-    defaults: &[("n_shared_experts", 1), ("first_k_dense_replace", 1)],
-    // Glm4MoeAttention: `attention_bias` on q, k, v; o unbiased; q/k norms where
-    // `use_qk_norm`; a router bias buffer.
-    weights: Some(WeightRules {
-        o_bias: Bias::Never,
-        qk_norm: QkNorm::PerHead,
-        qk_norm_switched: true,
-        router_bias_buffer: true,
-        ..WeightRules::LLAMA
-    }),
-    ..DECODER
-};
-
-pub(super) const GPT_OSS: FamilyRules = FamilyRules {
-    model_type: "gpt_oss",
-    reference: reference!("gpt_oss", "GptOssConfig", "GptOssForCausalLM"),
-    moe: Some(MIXTRAL_MOE),
-    // GptOssConfig: head_dim 64 (not hidden / heads = 45).
-    defaults: &[("head_dim", 64)],
-    // GptOssAttention: `attention_bias` on all four and a sink a head; biased experts and
-    // router.
-    weights: Some(WeightRules {
-        sinks: true,
-        expert_bias: true,
-        ..WeightRules::LLAMA
-    }),
-    ..DECODER
-};
-
-pub(super) const LLAMA4: FamilyRules = FamilyRules {
-    model_type: "llama4",
-    text_model_type: Some("llama4_text"),
-    reference: reference!("llama4", "Llama4TextConfig", "Llama4ForCausalLM"),
-    // Llama4TextMoe: a shared expert as wide as a routed one.
-    moe: Some(MoeKeys {
-        experts: &["num_local_experts"],
-        experts_field: "num_local_experts",
-        expert_width: "intermediate_size",
-        shared: SharedExpert::SameAsExpert,
-        dense_layers: DenseLayers::Interleaved,
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
-    }),
-    // Llama4TextDecoderLayer: the dense layers run at `intermediate_size_mlp`.
-    dense_width_key: "intermediate_size_mlp",
-    // Llama4TextConfig.
-    defaults: &[("head_dim", 128), ("interleave_moe_layer_step", 1)],
-    kv_layers: KvLayers {
-        chunked: Some(ChunkedLayers {
-            chunk: ("attention_chunk_size", 8192),
-            rope_list: "no_rope_layers",
-            interval: ("no_rope_layer_interval", 4),
-        }),
-        ..KvLayers::AS_LISTED
-    },
-    // Llama4TextAttention: as Llama's (its q/k norm has no weight).
-    weights: Some(WeightRules::LLAMA),
     ..DECODER
 };
 
@@ -404,98 +254,6 @@ pub(super) const GEMMA4: FamilyRules = FamilyRules {
     ..DECODER
 };
 
-pub(super) const MIMO_V2_FLASH: FamilyRules = FamilyRules {
-    model_type: "mimo_v2_flash",
-    reference: reference!(
-        "mimo_v2_flash",
-        "MiMoV2FlashConfig",
-        "MiMoV2FlashForCausalLM"
-    ),
-    moe: Some(MoeKeys {
-        experts: &["num_local_experts", "n_routed_experts"],
-        experts_field: "n_routed_experts",
-        expert_width: "moe_intermediate_size",
-        shared: SharedExpert::None,
-        dense_layers: DenseLayers::FirstKOrTypes,
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
-    }),
-    // MiMoV2FlashConfig (configuration: 82, 104–105); its default `mlp_layer_types`
-    // makes layer 0 dense (`first_k_dense_replace` 1 stands for that rule).
-    defaults: &[
-        ("num_key_value_heads", 4),
-        ("head_dim", 192),
-        ("v_head_dim", 128),
-        ("first_k_dense_replace", 1),
-    ],
-    kv_layers: KvLayers {
-        listed_by: Some(("hybrid_layer_pattern", "sliding_window_size")),
-        ..KvLayers::AS_LISTED
-    },
-    layer_widths: Some(LayerWidths {
-        value_head_dim: Some("v_head_dim"),
-        sliding_kv_factor: 2,
-        heads_per_layer: None,
-        gate: None,
-        global: None,
-        double_wide_ffn: None,
-    }),
-    // MiMoV2FlashAttention: no o bias, no q/k norm, a sink a head on its sliding layers (the
-    // full ones at their own kv heads: the full group); `MiMoV2FlashTopKRouter`'s
-    // `e_score_correction_bias` is a buffer.
-    weights: Some(WeightRules {
-        o_bias: Bias::Never,
-        sinks: true,
-        sinks_sliding_only: true,
-        router_bias_buffer: true,
-        ..WeightRules::LLAMA
-    }),
-    ..DECODER
-};
-
-// Laguna (laguna/modeling_laguna.py): q heads per layer
-// (`num_attention_heads_per_layer`, 417), a softplus output gate `g_proj` of the
-// attention input (354–356), layer 0 dense and the rest routed beside a shared
-// expert (218–224; `mlp_layer_types`, configuration: 131–132).
-pub(super) const LAGUNA: FamilyRules = FamilyRules {
-    model_type: "laguna",
-    reference: reference!("laguna", "LagunaConfig", "LagunaForCausalLM"),
-    moe: Some(MoeKeys {
-        experts: &["num_experts"],
-        experts_field: "num_experts",
-        expert_width: "moe_intermediate_size",
-        shared: SharedExpert::Width("shared_expert_intermediate_size"),
-        dense_layers: DenseLayers::FirstKOrTypes,
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
-    }),
-    // LagunaConfig (configuration: 96, 107, 118).
-    defaults: &[
-        ("num_key_value_heads", 8),
-        ("head_dim", 128),
-        ("shared_expert_intermediate_size", 512),
-        ("first_k_dense_replace", 1),
-    ],
-    layer_widths: Some(LayerWidths {
-        value_head_dim: None,
-        sliding_kv_factor: 1,
-        heads_per_layer: Some("num_attention_heads_per_layer"),
-        gate: Some("gating"),
-        global: None,
-        double_wide_ffn: None,
-    }),
-    // LagunaAttention: q/k norms of `head_dim`, no bias, the per-head output gate (`g_proj`);
-    // `LagunaTopKRouter` learns `e_score_correction_bias`.
-    weights: Some(WeightRules {
-        qk_norm: QkNorm::PerHead,
-        router_bias: true,
-        ..WeightRules::LLAMA
-    }),
-    ..DECODER
-};
-
 pub(super) const OLMO3: FamilyRules = FamilyRules {
     model_type: "olmo3",
     reference: reference!("olmo3", "Olmo3Config", "Olmo3ForCausalLM"),
@@ -526,24 +284,72 @@ pub(super) const EXAONE4: FamilyRules = FamilyRules {
     ..DECODER
 };
 
-// MiniMax-M2 (minimax_m2/modeling_minimax_m2.py): every layer routes; an expert's width
-// is `intermediate_size` (MiniMaxM2Experts, 76–77); no shared expert; q/k RMSNorm over
-// the whole projection (292–293); `num_experts` is the attribute_map alias of
-// `num_local_experts` (configuration: 69–71).
-pub(super) const MINIMAX_M2: FamilyRules = FamilyRules {
-    model_type: "minimax_m2",
-    reference: reference!("minimax_m2", "MiniMaxM2Config", "MiniMaxM2ForCausalLM"),
-    moe: Some(MIXTRAL_MOE),
-    // MiniMaxM2Config (configuration: 79–80): 8 kv heads, head_dim 128.
-    defaults: &[("num_key_value_heads", 8), ("head_dim", 128)],
-    // MiniMaxM2Attention: q and k normed over all the rank's heads (vLLM shards its norm
-    // weight by tp); a router bias buffer.
+// Gemma (gemma/modeling_gemma.py): Llama's attention and gated MLP (GeGLU, 84–92) with the
+// head size of `head_dim` (`GemmaAttention`, 224; class default 256, configuration: 72) and
+// tied embeddings by default (configuration: 81).
+pub(super) const GEMMA: FamilyRules = FamilyRules {
+    model_type: "gemma",
+    reference: reference!("gemma", "GemmaConfig", "GemmaForCausalLM"),
+    // GemmaConfig.
+    defaults: &[("head_dim", 256)],
+    tied_embeddings: true,
+    // GemmaAttention: `attention_bias` on q, k, v and o; two norms a layer
+    // (`GemmaDecoderLayer`, 293–294).
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+// Gemma 2 (gemma2/modeling_gemma2.py): Gemma's layers with pre- and post-FFN norms
+// (`Gemma2DecoderLayer`, 291–295) and every other layer on sliding-window attention:
+// `Gemma2Config.__post_init__` (configuration: 94–97) makes layer i slide where (i + 1) is
+// odd, each second layer full. Soft-capping and `query_pre_attn_scalar` change no width.
+pub(super) const GEMMA2: FamilyRules = FamilyRules {
+    model_type: "gemma2",
+    reference: reference!("gemma2", "Gemma2Config", "Gemma2ForCausalLM"),
+    // Gemma2Config.
+    defaults: &[("head_dim", 256), ("sliding_window", 4096)],
+    tied_embeddings: true,
+    // Without `layer_types`, the class's rule: every layer slides but each second. No
+    // file key names the period; `sliding_window_pattern` is Gemma 3's spelling, read if a
+    // file carries it.
+    kv_layers: KvLayers {
+        window_pattern: Some(("sliding_window_pattern", 2)),
+        ..KvLayers::AS_LISTED
+    },
+    // Gemma2Attention: `attention_bias` on q, k, v and o, no q/k norm; four norms a layer.
     weights: Some(WeightRules {
-        qkv_bias: Bias::Never,
-        o_bias: Bias::Never,
-        qk_norm: QkNorm::Whole,
-        router_bias_buffer: true,
+        norms_per_layer: 4,
         ..WeightRules::LLAMA
     }),
+    ..DECODER
+};
+
+// GLM-4 dense (glm4/modeling_glm4.py, GLM-4-0414): Llama's widths with a fused
+// `gate_up_proj` (2 · I, 54), the head size of `head_dim` (205; class default 128,
+// configuration: 61), and four norms a layer (`Glm4DecoderLayer`, 74–77). A partial rotary
+// factor changes no width.
+pub(super) const GLM4: FamilyRules = FamilyRules {
+    model_type: "glm4",
+    reference: reference!("glm4", "Glm4Config", "Glm4ForCausalLM"),
+    // Glm4Config: head_dim 128, `attention_bias` true (configuration: 73; a flag, 1 here).
+    defaults: &[("head_dim", 128), ("attention_bias", 1)],
+    // Glm4Attention: `attention_bias` on q, k and v, o unbiased (220).
+    weights: Some(WeightRules {
+        o_bias: Bias::Never,
+        norms_per_layer: 4,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+// Granite (granite/modeling_granite.py): Llama's attention (115–137) and MLP (204–212);
+// its multipliers (`embedding_multiplier`, `residual_multiplier`, `attention_multiplier`,
+// `logits_scaling`: configuration 82–85) scale activations and change no width.
+pub(super) const GRANITE: FamilyRules = FamilyRules {
+    model_type: "granite",
+    reference: reference!("granite", "GraniteConfig", "GraniteForCausalLM"),
+    // GraniteAttention: `attention_bias` on q, k, v and o; GraniteMLP's `mlp_bias` is not
+    // declared in the weights (its files keep it false).
+    weights: Some(WeightRules::LLAMA),
     ..DECODER
 };
