@@ -82,6 +82,8 @@ pub const ARCHITECTURES: &[Architecture] = &[
         Family::Qwen35Moe,
         true,
     ),
+    class("Qwen2VLForConditionalGeneration", Family::Qwen2Vl, true),
+    class("Qwen2_5_VLForConditionalGeneration", Family::Qwen25Vl, true),
     class("Lfm2VlForConditionalGeneration", Family::Lfm2, true),
     class("KimiK25ForConditionalGeneration", Family::KimiK25, true),
     // The vendors' class names: NVIDIA's DeciLM (registry.py: 91), MiniMax's M1 (served by
@@ -105,22 +107,30 @@ pub const ARCHITECTURES: &[Architecture] = &[
     },
 ];
 
-/// The class `name` sized here: a row's text class (top level), else [`ARCHITECTURES`].
+/// The class `name` sized here: [`ARCHITECTURES`] (which says where the text model is),
+/// else a row's reference class, read as the text model at the top level unless the row's
+/// files nest it (a row whose reference is its multimodal class).
 pub fn architecture(name: &str) -> Option<Architecture> {
-    Family::ALL
-        .into_iter()
-        .find(|f| {
-            f.rules()
-                .reference
-                .is_some_and(|r| r.modeling_class == name)
+    ARCHITECTURES
+        .iter()
+        .copied()
+        .find(|a| a.class == name)
+        .or_else(|| {
+            Family::ALL
+                .into_iter()
+                .find(|f| {
+                    f.rules()
+                        .reference
+                        .is_some_and(|r| r.modeling_class == name)
+                })
+                .map(|family| Architecture {
+                    class: family.rules().reference.map_or("", |r| r.modeling_class),
+                    family,
+                    nested: family.text_model_type().is_some()
+                        && name.ends_with("ForConditionalGeneration"),
+                    adds: None,
+                })
         })
-        .map(|family| Architecture {
-            class: family.rules().reference.map_or("", |r| r.modeling_class),
-            family,
-            nested: false,
-            adds: None,
-        })
-        .or_else(|| ARCHITECTURES.iter().copied().find(|a| a.class == name))
 }
 
 /// Where a wrapper keeps its text model, in the order tried, with the prefix errors name

@@ -99,6 +99,8 @@ impl Family {
             Family::Gemma2 => &dense::GEMMA2,
             Family::Glm4 => &dense::GLM4,
             Family::Granite => &dense::GRANITE,
+            Family::Qwen2Vl => &dense::QWEN2_VL,
+            Family::Qwen25Vl => &dense::QWEN2_5_VL,
             Family::Synthetic => &hybrid::SYNTHETIC,
         }
     }

@@ -353,3 +353,43 @@ pub(super) const GRANITE: FamilyRules = FamilyRules {
     weights: Some(WeightRules::LLAMA),
     ..DECODER
 };
+
+// Qwen2-VL's and Qwen2.5-VL's text models (`Qwen2VLTextConfig`, `Qwen2_5_VLTextConfig` under
+// `text_config`): Qwen2's attention (q, k and v biased, o not; hd = H / nH:
+// modeling_qwen2_vl.py 491–507, modeling_qwen2_5_vl.py 593–628) and MLP, M-RoPE's three
+// position streams always (`get_rope_index`).
+pub(super) const QWEN2_VL: FamilyRules = FamilyRules {
+    model_type: "qwen2_vl",
+    text_model_type: Some("qwen2_vl_text"),
+    reference: reference!(
+        "qwen2_vl",
+        "Qwen2VLTextConfig",
+        "Qwen2VLForConditionalGeneration"
+    ),
+    mrope: Mrope::Always,
+    // Qwen2VLAttention: Qwen2's.
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Always,
+        o_bias: Bias::Never,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+pub(super) const QWEN2_5_VL: FamilyRules = FamilyRules {
+    model_type: "qwen2_5_vl",
+    text_model_type: Some("qwen2_5_vl_text"),
+    reference: reference!(
+        "qwen2_5_vl",
+        "Qwen2_5_VLTextConfig",
+        "Qwen2_5_VLForConditionalGeneration",
+    ),
+    mrope: Mrope::Always,
+    // Qwen2_5_VLAttention: Qwen2's.
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Always,
+        o_bias: Bias::Never,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
