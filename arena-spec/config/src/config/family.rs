@@ -84,6 +84,9 @@ families! {
     Granite,
     Qwen2Vl,
     Qwen25Vl,
+    Olmoe,
+    GraniteMoe,
+    GraniteMoeShared,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its

@@ -101,6 +101,9 @@ impl Family {
             Family::Granite => &dense::GRANITE,
             Family::Qwen2Vl => &dense::QWEN2_VL,
             Family::Qwen25Vl => &dense::QWEN2_5_VL,
+            Family::Olmoe => &moe::OLMOE,
+            Family::GraniteMoe => &moe::GRANITEMOE,
+            Family::GraniteMoeShared => &moe::GRANITEMOESHARED,
             Family::Synthetic => &hybrid::SYNTHETIC,
         }
     }

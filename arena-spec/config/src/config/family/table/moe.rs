@@ -1,6 +1,6 @@
 //! The rows of the families whose layers are softmax attention with routed experts: Mixtral,
-//! Qwen2-MoE, Qwen3-MoE and Qwen3-VL-MoE, GLM-4 MoE, gpt-oss, Llama 4, MiMo-V2-Flash, Laguna
-//! and MiniMax-M2.
+//! Qwen2-MoE, Qwen3-MoE and Qwen3-VL-MoE, GLM-4 MoE, gpt-oss, Llama 4, MiMo-V2-Flash, Laguna,
+//! MiniMax-M2, OLMoE and Granite MoE.
 
 use super::*;
 
@@ -265,5 +265,63 @@ pub(super) const MINIMAX_M2: FamilyRules = FamilyRules {
         router_bias_buffer: true,
         ..WeightRules::LLAMA
     }),
+    ..DECODER
+};
+
+// OLMoE (olmoe/modeling_olmoe.py): Llama's attention with q and k normed whole (`q_norm` over
+// `hidden_size`, `k_norm` over nKV · hd: 222–225) and routed experts of `intermediate_size`
+// (`OlmoeExperts`, 279–288; `OlmoeTopKRouter`, 318–325), no shared expert.
+pub(super) const OLMOE: FamilyRules = FamilyRules {
+    model_type: "olmoe",
+    reference: reference!("olmoe", "OlmoeConfig", "OlmoeForCausalLM"),
+    // OlmoeConfig: `num_experts`, its `attribute_map` alias `num_local_experts`
+    // (configuration: 44).
+    moe: Some(MoeKeys {
+        experts: &["num_local_experts", "num_experts"],
+        experts_field: "num_experts",
+        expert_width: "intermediate_size",
+        ..MIXTRAL_MOE
+    }),
+    // OlmoeAttention: `attention_bias` on all four; q and k normed over all their heads, whole
+    // on every rank (vLLM's `OlmoeAttention` norms `total_num_heads · head_dim`).
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::WholeUnsplit,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+// Granite MoE (granitemoe/modeling_granitemoe.py): Granite's attention (270–285) with routed
+// experts of `intermediate_size` (`GraniteMoeExperts`, 136–145; `GraniteMoeTopKRouter`,
+// 113–126); the multipliers change no width.
+pub(super) const GRANITEMOE: FamilyRules = FamilyRules {
+    model_type: "granitemoe",
+    reference: reference!("granitemoe", "GraniteMoeConfig", "GraniteMoeForCausalLM"),
+    moe: Some(MoeKeys {
+        experts: &["num_local_experts"],
+        ..MIXTRAL_MOE
+    }),
+    // GraniteMoeAttention: `attention_bias` on q, k, v and o.
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+// Granite MoE with a shared MLP (granitemoeshared/modeling_granitemoeshared.py): Granite MoE
+// and, where `shared_intermediate_size` is above 0, a gated MLP of that width beside the
+// experts (`GraniteMoeSharedMLP`: `input_linear` hidden → 2 · S, `output_linear` S → hidden,
+// 83–86; none at 0, 344).
+pub(super) const GRANITEMOESHARED: FamilyRules = FamilyRules {
+    model_type: "granitemoeshared",
+    reference: reference!(
+        "granitemoeshared",
+        "GraniteMoeSharedConfig",
+        "GraniteMoeSharedForCausalLM",
+    ),
+    moe: Some(MoeKeys {
+        experts: &["num_local_experts"],
+        shared: SharedExpert::Width("shared_intermediate_size"),
+        ..MIXTRAL_MOE
+    }),
+    weights: Some(WeightRules::LLAMA),
     ..DECODER
 };
