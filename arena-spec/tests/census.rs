@@ -144,13 +144,39 @@ fn table() -> String {
             s("vllm")
         ));
     }
+    // Variants of a default, for what the defaults leave unexercised or cannot run.
+    let mut variants = Vec::new();
+    for v in census["variants"].as_array().into_iter().flatten() {
+        let s = |k: &str| v[k].as_str().unwrap_or_default().replace('|', "\\|");
+        let file = s("file");
+        let here = match verdict(&dir().join("configs").join(&file), oracle.as_ref()) {
+            Ok(how) => format!("sized: {how}"),
+            Err(why) => format!("refused: {}", why.replace('|', "\\|")),
+        };
+        variants.push(format!(
+            "| `{}` | `{}`: {} (`{}`) | {here} |",
+            file.trim_end_matches(".json"),
+            s("model_type"),
+            s("why"),
+            v["overrides"].to_string().replace('|', "\\|")
+        ));
+    }
+    let variants = if variants.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n\nVariants of a default (written by `census.py`, checked the same way):\n\n\
+             | file | of | here |\n|---|---|---|\n{}",
+            variants.join("\n")
+        )
+    };
     format!(
         "{BEGIN}\n\n{sized} of the {} architectures are sized (transformers {}, vLLM {}), \
          {exact} of them exactly: every derived width, every buffer holding a module's output \
          and, where the weights are counted, the parameter count against the modules \
          transformers builds from the same file on the meta device (`tests/census/widths.json`, \
          `tests/oracle/widths.py` over `tests/census/configs/`).\n\n\
-         | model_type | class | vLLM's implementation | here |\n|---|---|---|---|\n{}\n\n{END}",
+         | model_type | class | vLLM's implementation | here |\n|---|---|---|---|\n{}{variants}\n\n{END}",
         rows.len(),
         census["transformers"].as_str().unwrap(),
         census["vllm"].as_str().unwrap(),

@@ -27,6 +27,20 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
+# Variants of a class's defaults, for what the defaults leave unexercised or cannot run:
+# (file stem, model_type, class, overrides, why). Chosen here; each is a real model's shape.
+VARIANTS = [
+    ("deepseek_v2.lite", "deepseek_v2", "DeepseekV2ForCausalLM",
+     {"q_lora_rank": None, "num_experts_per_tok": 6, "first_k_dense_replace": 1,
+      "hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 16,
+      "num_hidden_layers": 27, "intermediate_size": 10944},
+     "DeepSeek-V2-Lite's shape: no q LoRA (a plain q projection), 6 experts a token (the "
+     "default's null top-k routes nothing)"),
+    ("granitemoeshared.shared", "granitemoeshared", "GraniteMoeSharedForCausalLM",
+     {"shared_intermediate_size": 1024},
+     "a shared MLP (the default's width 0 builds none)"),
+]
+
 
 def registry(path: Path) -> dict:
     """vLLM's class -> (module, class) for text generation and multimodal models."""
@@ -88,10 +102,19 @@ def main():
         entry["file"] = name
         (out_dir / name).write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
         census.append(entry)
+    variants = []
+    for stem, model_type, cls, overrides, why in VARIANTS:
+        d = CONFIG_MAPPING[model_type](**overrides).to_dict()
+        d["architectures"] = [cls]
+        d.pop("transformers_version", None)
+        (out_dir / f"{stem}.json").write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
+        variants.append({"file": f"{stem}.json", "model_type": model_type, "class": cls,
+                         "overrides": overrides, "why": why})
     meta = {
         "transformers": transformers.__version__,
         "vllm": a.vllm_version,
         "rows": census,
+        "variants": variants,
     }
     (HERE / "census.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"{len(census)} architectures, {sum('file' in e for e in census)} with a default config")

@@ -104,6 +104,7 @@ impl Family {
             Family::Olmoe => &moe::OLMOE,
             Family::GraniteMoe => &moe::GRANITEMOE,
             Family::GraniteMoeShared => &moe::GRANITEMOESHARED,
+            Family::DeepseekV2 => &latent::DEEPSEEK_V2,
             Family::Synthetic => &hybrid::SYNTHETIC,
         }
     }

@@ -1,5 +1,6 @@
 //! The rows of the families with multi-head latent attention or DeepSeek-V4's compressed
-//! attention: DeepSeek-V3, V3.2 and V4, Kimi-K2 and K2.5, GLM-5 (`glm_moe_dsa`).
+//! attention: DeepSeek-V2 (and V2-Lite), V3, V3.2 and V4, Kimi-K2 and K2.5, GLM-5
+//! (`glm_moe_dsa`).
 
 use super::*;
 
@@ -155,5 +156,35 @@ pub(super) const GLM_MOE_DSA: FamilyRules = FamilyRules {
         router_bias_buffer: true,
         ..WeightRules::LLAMA
     }),
+    ..DECODER
+};
+
+// DeepSeek-V2 and V2-Lite (deepseek_v2/modeling_deepseek_v2.py): DeepSeek-V3's MLA, with a
+// plain q projection where `q_lora_rank` is null (V2-Lite: `q_proj`, 313–323), and its
+// experts (`DeepseekV2Experts`, 47–56) beside `n_shared_experts` shared ones; the router
+// (`DeepseekV2TopkRouter`, 86–92) keeps no `e_score_correction_bias`.
+pub(super) const DEEPSEEK_V2: FamilyRules = FamilyRules {
+    model_type: "deepseek_v2",
+    reference: reference!("deepseek_v2", "DeepseekV2Config", "DeepseekV2ForCausalLM"),
+    mla: true,
+    // DeepseekV2Config maps `num_experts` onto `n_routed_experts` (configuration: 101–103).
+    moe: Some(MoeKeys {
+        experts: &["num_experts", "n_routed_experts"],
+        ..DEEPSEEK_V3_MOE
+    }),
+    // DeepseekV2Config (configuration: 104–119).
+    defaults: &[
+        ("q_lora_rank", 1536),
+        ("kv_lora_rank", 512),
+        ("qk_nope_head_dim", 128),
+        ("qk_rope_head_dim", 64),
+        ("v_head_dim", 128),
+        ("n_shared_experts", 2),
+        ("first_k_dense_replace", 0),
+        ("n_routed_experts", 64),
+        ("moe_intermediate_size", 1407),
+    ],
+    // DeepseekV2Attention: `attention_bias` on q_a (or q), kv_a and o.
+    weights: Some(WeightRules::LLAMA),
     ..DECODER
 };
