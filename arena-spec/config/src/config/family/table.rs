@@ -105,6 +105,8 @@ impl Family {
             Family::GraniteMoe => &moe::GRANITEMOE,
             Family::GraniteMoeShared => &moe::GRANITEMOESHARED,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
+            Family::Glm4MoeLite => &latent::GLM4_MOE_LITE,
+            Family::Cohere2 => &dense::COHERE2,
             Family::Synthetic => &hybrid::SYNTHETIC,
         }
     }

@@ -393,3 +393,23 @@ pub(super) const QWEN2_5_VL: FamilyRules = FamilyRules {
     }),
     ..DECODER
 };
+
+// Cohere 2 (cohere2/modeling_cohere2.py; Command R7B, Command A): Cohere's parallel block
+// (one `input_layernorm`, 271) without its q/k norms, hd = H / nH whatever `head_dim` says
+// (`Cohere2Config.__post_init__`, configuration: 92), tied embeddings by default (80), and
+// every fourth layer full, the others sliding (95–100: `sliding_window_pattern`, default 4).
+pub(super) const COHERE2: FamilyRules = FamilyRules {
+    model_type: "cohere2",
+    reference: reference!("cohere2", "Cohere2Config", "Cohere2ForCausalLM"),
+    tied_embeddings: true,
+    kv_layers: KvLayers {
+        window_pattern: Some(("sliding_window_pattern", 4)),
+        ..KvLayers::AS_LISTED
+    },
+    // Cohere2Attention: `attention_bias` on all four; one norm a layer.
+    weights: Some(WeightRules {
+        norms_per_layer: 1,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};

@@ -1,6 +1,6 @@
 //! The rows of the families with multi-head latent attention or DeepSeek-V4's compressed
 //! attention: DeepSeek-V2 (and V2-Lite), V3, V3.2 and V4, Kimi-K2 and K2.5, GLM-5
-//! (`glm_moe_dsa`).
+//! (`glm_moe_dsa`), GLM-4.7-Flash (`glm4_moe_lite`).
 
 use super::*;
 
@@ -186,5 +186,35 @@ pub(super) const DEEPSEEK_V2: FamilyRules = FamilyRules {
     ],
     // DeepseekV2Attention: `attention_bias` on q_a (or q), kv_a and o.
     weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+// GLM-4.7-Flash (glm4_moe_lite/modeling_glm4_moe_lite.py): DeepSeek-V3's MLA (233–272) and
+// experts, dense where `mlp_layer_types` says (507), with no indexer; its router keeps
+// `e_score_correction_bias` as a buffer (386).
+pub(super) const GLM4_MOE_LITE: FamilyRules = FamilyRules {
+    model_type: "glm4_moe_lite",
+    reference: reference!(
+        "glm4_moe_lite",
+        "Glm4MoeLiteConfig",
+        "Glm4MoeLiteForCausalLM"
+    ),
+    mla: true,
+    moe: Some(DSA_MOE),
+    // Glm4MoeLiteConfig (configuration: 80–116); without `mlp_layer_types` the first layer is
+    // dense (`__post_init__`, 119–120): `first_k_dense_replace` 1.
+    defaults: &[
+        ("q_lora_rank", 768),
+        ("kv_lora_rank", 512),
+        ("qk_nope_head_dim", 192),
+        ("qk_rope_head_dim", 64),
+        ("v_head_dim", 256),
+        ("n_shared_experts", 1),
+        ("first_k_dense_replace", 1),
+    ],
+    weights: Some(WeightRules {
+        router_bias_buffer: true,
+        ..WeightRules::LLAMA
+    }),
     ..DECODER
 };
