@@ -39,6 +39,11 @@ VARIANTS = [
     ("granitemoeshared.shared", "granitemoeshared", "GraniteMoeSharedForCausalLM",
      {"shared_intermediate_size": 1024},
      "a shared MLP (the default's width 0 builds none)"),
+    ("glm4_moe.head_dim", "glm4_moe", "Glm4MoeForCausalLM", {"head_dim": 128},
+     "GLM-4.5's head_dim 128 (the default's 96 heads do not divide its hidden size 4096, and "
+     "it gives no head_dim: the reference floors, the loader refuses)"),
+    ("glm4v_moe.head_dim", "glm4v_moe", "Glm4vMoeForConditionalGeneration",
+     {"text_config": {"head_dim": 128}}, "GLM-4.5V's head_dim 128 (as glm4_moe's)"),
 ]
 
 

@@ -90,6 +90,8 @@ families! {
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,
+    Glm4v,
+    Glm4vMoe,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its

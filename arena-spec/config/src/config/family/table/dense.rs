@@ -1,7 +1,7 @@
 //! The rows of the dense families whose layers are softmax attention (GQA, sliding, with
 //! per-layer widths) and a dense MLP: Llama, Cohere, Mistral, Ministral 3 and Mistral 3,
 //! Qwen2, Qwen3 and Qwen3-VL, Gemma 1 to 4 (Gemma 4's MoE variants too), Phi-3, OLMo 3,
-//! EXAONE 4, GLM-4 and Granite.
+//! EXAONE 4, GLM-4 and GLM-4.1V, Granite and Cohere 2.
 
 use super::*;
 
@@ -409,6 +409,23 @@ pub(super) const COHERE2: FamilyRules = FamilyRules {
     // Cohere2Attention: `attention_bias` on all four; one norm a layer.
     weights: Some(WeightRules {
         norms_per_layer: 1,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+// GLM-4.1V's text model (`Glm4vTextConfig` under `text_config`; glm4v/modeling_glm4v.py):
+// q, k and v always biased, o not, hd = H / nH (`Glm4vTextAttention`, 536–560), GLM-4's
+// fused MLP (612–613) and four norms a layer (631–634), M-RoPE's three position streams.
+pub(super) const GLM4V: FamilyRules = FamilyRules {
+    model_type: "glm4v",
+    text_model_type: Some("glm4v_text"),
+    reference: reference!("glm4v", "Glm4vTextConfig", "Glm4vForConditionalGeneration"),
+    mrope: Mrope::Always,
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Always,
+        o_bias: Bias::Never,
+        norms_per_layer: 4,
         ..WeightRules::LLAMA
     }),
     ..DECODER

@@ -1,6 +1,6 @@
 //! The rows of the families whose layers are softmax attention with routed experts: Mixtral,
 //! Qwen2-MoE, Qwen3-MoE and Qwen3-VL-MoE, GLM-4 MoE, gpt-oss, Llama 4, MiMo-V2-Flash, Laguna,
-//! MiniMax-M2, OLMoE and Granite MoE.
+//! MiniMax-M2, OLMoE, Granite MoE and GLM-4.5V.
 
 use super::*;
 
@@ -323,5 +323,28 @@ pub(super) const GRANITEMOESHARED: FamilyRules = FamilyRules {
         ..MIXTRAL_MOE
     }),
     weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+// GLM-4.5V's text model (`Glm4vMoeTextConfig` under `text_config`;
+// glm4v_moe/modeling_glm4v_moe.py): GLM-4.5's experts and router (a bias buffer, 282) and
+// attention without q/k norms (`Glm4vMoeTextAttention`, 200–222), M-RoPE's three streams.
+pub(super) const GLM4V_MOE: FamilyRules = FamilyRules {
+    model_type: "glm4v_moe",
+    text_model_type: Some("glm4v_moe_text"),
+    reference: reference!(
+        "glm4v_moe",
+        "Glm4vMoeTextConfig",
+        "Glm4vMoeForConditionalGeneration",
+    ),
+    moe: Some(DEEPSEEK_V3_MOE),
+    mrope: Mrope::Always,
+    // Glm4vMoeTextConfig.
+    defaults: &[("n_shared_experts", 1), ("first_k_dense_replace", 1)],
+    weights: Some(WeightRules {
+        o_bias: Bias::Never,
+        router_bias_buffer: true,
+        ..WeightRules::LLAMA
+    }),
     ..DECODER
 };
