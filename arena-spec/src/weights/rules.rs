@@ -10,21 +10,11 @@ use crate::config::{Family, ModelConfig};
 /// [`super::WeightsError::FamilyNotCounted`] lists. A file's family is found by more than its
 /// `model_type` (`config::Resolution`); this names the rows.
 pub fn counted_model_types() -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for f in Family::ALL
-        .into_iter()
-        .filter(|f| f.rules().weights.is_some())
-    {
-        for t in [Some(f.model_type()), f.text_model_type()]
+    Family::model_types_of(
+        Family::ALL
             .into_iter()
-            .flatten()
-        {
-            if !out.contains(&t) {
-                out.push(t);
-            }
-        }
-    }
-    out
+            .filter(|f| f.rules().weights.is_some()),
+    )
 }
 
 /// A row's [`WeightRules`] for one config.

@@ -65,7 +65,7 @@ pub enum ConfigError {
     #[error(
         "{path}: unsupported model_type {model_type:?}{}; supported: {}",
         unsupported_class(architecture, *remote_code),
-        row_model_types().join(", ")
+        Family::model_types_of(Family::ALL).join(", ")
     )]
     UnsupportedModelType {
         path: PathBuf,
@@ -76,22 +76,6 @@ pub enum ConfigError {
         /// The file names its own modeling code (`auto_map`): remote code.
         remote_code: bool,
     },
-}
-
-/// The `model_type`s a row reads: each row's own and its text model's, once each.
-fn row_model_types() -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for f in Family::ALL {
-        for t in [Some(f.model_type()), f.text_model_type()]
-            .into_iter()
-            .flatten()
-        {
-            if !out.contains(&t) {
-                out.push(t);
-            }
-        }
-    }
-    out
 }
 
 /// What an unsupported file's class adds to the message.

@@ -220,6 +220,23 @@ macro_rules! reference {
 use reference;
 
 impl Family {
+    /// The `model_type`s the rows of `families` read: each row's own and its text model's,
+    /// once each, in the order given (error messages list them).
+    pub fn model_types_of(families: impl IntoIterator<Item = Family>) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = Vec::new();
+        for f in families {
+            for t in [Some(f.model_type()), f.text_model_type()]
+                .into_iter()
+                .flatten()
+            {
+                if !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+        }
+        out
+    }
+
     /// The `model_type` of the family's (multimodal, where it has one) config files.
     pub fn model_type(self) -> &'static str {
         self.rules().model_type

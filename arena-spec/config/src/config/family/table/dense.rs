@@ -384,14 +384,7 @@ pub(super) const QWEN2_5_VL: FamilyRules = FamilyRules {
         "Qwen2_5_VLTextConfig",
         "Qwen2_5_VLForConditionalGeneration",
     ),
-    mrope: Mrope::Always,
-    // Qwen2_5_VLAttention: Qwen2's.
-    weights: Some(WeightRules {
-        qkv_bias: Bias::Always,
-        o_bias: Bias::Never,
-        ..WeightRules::LLAMA
-    }),
-    ..DECODER
+    ..QWEN2_VL
 };
 
 // Cohere 2 (cohere2/modeling_cohere2.py; Command R7B, Command A): Cohere's parallel block

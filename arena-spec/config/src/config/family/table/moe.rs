@@ -322,8 +322,7 @@ pub(super) const GRANITEMOESHARED: FamilyRules = FamilyRules {
         shared: SharedExpert::Width("shared_intermediate_size"),
         ..MIXTRAL_MOE
     }),
-    weights: Some(WeightRules::LLAMA),
-    ..DECODER
+    ..GRANITEMOE
 };
 
 // GLM-4.5V's text model (`Glm4vMoeTextConfig` under `text_config`;
