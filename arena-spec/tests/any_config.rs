@@ -170,3 +170,22 @@ fn a_file_of_no_sized_class_is_refused_naming_its_class() {
     let e = load(&wrapper).unwrap_err();
     assert!(matches!(e, ConfigError::UnsupportedModelType { .. }), "{e}");
 }
+
+/// A feature a row cannot count is refused in one line naming its key: ERNIE 4.5's
+/// `use_bias` (biases on every projection, which the weights do not declare). Its class
+/// default, false, is sized (the census).
+#[test]
+fn a_row_refuses_a_key_it_cannot_count() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/census/configs/ernie4_5.json"
+    );
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(load(&file).unwrap().family, Family::Ernie45);
+    file["use_bias"] = json!(true);
+    let e = load(&file).unwrap_err().to_string();
+    assert!(
+        e.contains("`use_bias` is true") && e.contains("not declared"),
+        "{e}"
+    );
+}

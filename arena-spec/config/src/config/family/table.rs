@@ -109,6 +109,7 @@ impl Family {
             Family::Cohere2 => &dense::COHERE2,
             Family::Glm4v => &dense::GLM4V,
             Family::Glm4vMoe => &moe::GLM4V_MOE,
+            Family::Ernie45 => &dense::ERNIE4_5,
             Family::Synthetic => &hybrid::SYNTHETIC,
         }
     }

@@ -423,3 +423,22 @@ pub(super) const GLM4V: FamilyRules = FamilyRules {
     }),
     ..DECODER
 };
+
+// ERNIE 4.5 dense (ernie4_5/modeling_ernie4_5.py): Llama's attention (185–202) and MLP (90–99),
+// the head size of `head_dim` (class default 128, configuration: 80–86), tied embeddings by
+// default (77).
+pub(super) const ERNIE4_5: FamilyRules = FamilyRules {
+    model_type: "ernie4_5",
+    reference: reference!("ernie4_5", "Ernie4_5Config", "Ernie4_5ForCausalLM"),
+    defaults: &[("head_dim", 128)],
+    // `use_bias` puts a bias on every projection, the MLP's too, which the weights do not
+    // declare: refused rather than counted short (its default is false).
+    refusals: &[Refusal {
+        key: "use_bias",
+        scope: RefusalScope::AnyModel,
+        reason: "biases on the MLP's projections (use_bias) are not declared in the weights",
+    }],
+    tied_embeddings: true,
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
