@@ -110,6 +110,8 @@ impl Family {
             Family::Glm4v => &dense::GLM4V,
             Family::Glm4vMoe => &moe::GLM4V_MOE,
             Family::Ernie45 => &dense::ERNIE4_5,
+            Family::ExaoneMoe => &moe::EXAONE_MOE,
+            Family::HyV3 => &moe::HY_V3,
             Family::Synthetic => &hybrid::SYNTHETIC,
         }
     }

@@ -1,6 +1,6 @@
 //! The rows of the families whose layers are softmax attention with routed experts: Mixtral,
 //! Qwen2-MoE, Qwen3-MoE and Qwen3-VL-MoE, GLM-4 MoE, gpt-oss, Llama 4, MiMo-V2-Flash, Laguna,
-//! MiniMax-M2, OLMoE, Granite MoE and GLM-4.5V.
+//! MiniMax-M2, OLMoE, Granite MoE, GLM-4.5V, EXAONE MoE and Hunyuan v3.
 
 use super::*;
 
@@ -342,6 +342,62 @@ pub(super) const GLM4V_MOE: FamilyRules = FamilyRules {
     defaults: &[("n_shared_experts", 1), ("first_k_dense_replace", 1)],
     weights: Some(WeightRules {
         o_bias: Bias::Never,
+        router_bias_buffer: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+// EXAONE MoE (exaone_moe/modeling_exaone_moe.py): EXAONE 4's attention (unbiased, q/k norms of
+// `head_dim`: 137–161), DeepSeek-style experts beside `num_shared_experts` shared ones
+// (`ExaoneMoeSparseMoEBlock`, 309–329), dense layers by `mlp_layer_types` else the first
+// `first_k_dense_replace`, and a router bias buffer (239).
+pub(super) const EXAONE_MOE: FamilyRules = FamilyRules {
+    model_type: "exaone_moe",
+    reference: reference!("exaone_moe", "ExaoneMoeConfig", "ExaoneMoeForCausalLM"),
+    moe: Some(MoeKeys {
+        experts: &["num_experts"],
+        experts_field: "num_experts",
+        shared: SharedExpert::CountOfTimesExpertWidth(&["num_shared_experts"]),
+        dense_layers: DenseLayers::FirstKOrTypes,
+        ..DEEPSEEK_V3_MOE
+    }),
+    // ExaoneMoeConfig (configuration: 106–119). Which layers slide is read from
+    // `layer_types` (its files list them); a file without them keeps every layer's keys
+    // whole, never less than the reference (its `sliding_window_pattern` may be a string,
+    // "LLLG", not read here).
+    defaults: &[("first_k_dense_replace", 1), ("num_shared_experts", 1)],
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Never,
+        o_bias: Bias::Never,
+        qk_norm: QkNorm::PerHead,
+        router_bias_buffer: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+// Hunyuan v3 (hy_v3/modeling_hy_v3.py): `attention_bias` on q, k, v and o with q/k norms of
+// `head_dim` (199–225), experts beside a shared MLP of `num_shared_experts` · the experts'
+// width (`HYV3MoE`, 340–364) and a router bias buffer (346), the first layer dense unless
+// `mlp_layer_types` says (374; configuration 105–111).
+pub(super) const HY_V3: FamilyRules = FamilyRules {
+    model_type: "hy_v3",
+    reference: reference!("hy_v3", "HYV3Config", "HYV3ForCausalLM"),
+    // HYV3Config maps `num_local_experts` onto `num_experts` (configuration: 49–51).
+    moe: Some(MoeKeys {
+        experts: &["num_local_experts", "num_experts"],
+        ..EXAONE_MOE.moe.unwrap()
+    }),
+    defaults: &[("first_k_dense_replace", 1), ("num_shared_experts", 1)],
+    // HYV3MLP's `mlp_bias` puts biases on the MLP, which the weights do not declare.
+    refusals: &[Refusal {
+        key: "mlp_bias",
+        scope: RefusalScope::AnyModel,
+        reason: "biases on the MLP's projections (mlp_bias) are not declared in the weights",
+    }],
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
         router_bias_buffer: true,
         ..WeightRules::LLAMA
     }),
