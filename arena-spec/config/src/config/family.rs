@@ -95,6 +95,7 @@ families! {
     Ernie45,
     ExaoneMoe,
     HyV3,
+    MiniCpm3,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its

@@ -112,6 +112,7 @@ impl Family {
             Family::Ernie45 => &dense::ERNIE4_5,
             Family::ExaoneMoe => &moe::EXAONE_MOE,
             Family::HyV3 => &moe::HY_V3,
+            Family::MiniCpm3 => &latent::MINICPM3,
             Family::Synthetic => &hybrid::SYNTHETIC,
         }
     }

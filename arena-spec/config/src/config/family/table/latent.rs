@@ -1,6 +1,6 @@
 //! The rows of the families with multi-head latent attention or DeepSeek-V4's compressed
 //! attention: DeepSeek-V2 (and V2-Lite), V3, V3.2 and V4, Kimi-K2 and K2.5, GLM-5
-//! (`glm_moe_dsa`), GLM-4.7-Flash (`glm4_moe_lite`).
+//! (`glm_moe_dsa`), GLM-4.7-Flash (`glm4_moe_lite`), MiniCPM3.
 
 use super::*;
 
@@ -216,5 +216,34 @@ pub(super) const GLM4_MOE_LITE: FamilyRules = FamilyRules {
         router_bias_buffer: true,
         ..WeightRules::LLAMA
     }),
+    ..DECODER
+};
+
+// MiniCPM3 (minicpm3/modeling_minicpm3.py): DeepSeek-V2's MLA (256–285) with a dense MLP
+// (132–134), tied embeddings by default; its `scale_emb`, `scale_depth` and `dim_model_base`
+// scale activations and change no width.
+pub(super) const MINICPM3: FamilyRules = FamilyRules {
+    model_type: "minicpm3",
+    reference: reference!("minicpm3", "MiniCPM3Config", "MiniCPM3ForCausalLM"),
+    mla: true,
+    // MiniCPM3Config (configuration: 102–112). Its `v_head_dim` defaults to None, which
+    // `__post_init__` makes H / nH (124–125): 64 for its defaults, the figure here; a file
+    // with an explicit null is refused by the MLA check (`v_head_dim` 0), not guessed.
+    defaults: &[
+        ("q_lora_rank", 768),
+        ("kv_lora_rank", 256),
+        ("qk_nope_head_dim", 64),
+        ("qk_rope_head_dim", 32),
+        ("v_head_dim", 64),
+    ],
+    tied_embeddings: true,
+    // MiniCPM3's `mlp_bias` puts biases on the MLP, which the weights do not declare.
+    refusals: &[Refusal {
+        key: "mlp_bias",
+        scope: RefusalScope::AnyModel,
+        reason: "biases on the MLP's projections (mlp_bias) are not declared in the weights",
+    }],
+    // MiniCPM3Attention: `attention_bias` on q_a, kv_a and o.
+    weights: Some(WeightRules::LLAMA),
     ..DECODER
 };
