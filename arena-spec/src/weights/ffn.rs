@@ -41,6 +41,28 @@ pub struct FfnWeights {
         gate = w.dense.layers > 0
     )]
     pub down_proj: DevicePtr<u8>,
+    /// The dense MLP's `mlp.gate_proj.bias`, `[width]` a layer, where it has biases
+    /// (`WeightLayers::dense_bias`; none for a squared-ReLU MLP).
+    #[buffer(
+        per_layer = w.dense.layers,
+        shape = [w.dense.width],
+        gate = w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0
+    )]
+    pub gate_bias: DevicePtr<bf16>,
+    /// The dense MLP's `mlp.up_proj.bias`, `[width]` a layer, where it has biases.
+    #[buffer(
+        per_layer = w.dense.layers,
+        shape = [w.dense.width],
+        gate = w.dense.layers > 0 && w.dense_bias > 0
+    )]
+    pub up_bias: DevicePtr<bf16>,
+    /// The dense MLP's `mlp.down_proj.bias`, `[hidden]` a layer, where it has biases.
+    #[buffer(
+        per_layer = w.dense.layers,
+        shape = [config.hidden_size],
+        gate = w.dense.layers > 0 && w.dense_bias > 0
+    )]
+    pub down_bias: DevicePtr<bf16>,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
     #[buffer(
         per_layer = w.dense_wide.layers,

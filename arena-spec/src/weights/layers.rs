@@ -69,6 +69,9 @@ pub struct WeightLayers {
     pub dense: FfnGroup,
     /// Gemma 4's double-wide MLPs (its KV-shared layers', `use_double_wide_mlp`).
     pub dense_wide: FfnGroup,
+    /// 1 where the dense MLPs (`dense`) carry gate, up and down biases (`mlp_bias`, where
+    /// the family's MLP reads it), else 0.
+    pub dense_bias: usize,
     /// DeciLM's MLPs, each at its block's width.
     pub ffn_blocks: FfnBlocks,
     /// 1 where the FFNs have a gate projection (SwiGLU), 0 for squared-ReLU up/down.
@@ -430,6 +433,7 @@ impl WeightLayers {
             hyper_head: usize::from(c.hc_mult > 0 && last_stage),
             dense,
             dense_wide,
+            dense_bias: usize::from(rules.mlp_bias),
             ffn_blocks: FfnBlocks {
                 widths: c.blocks.iter().map(|b| b.ffn_width).collect(),
             },

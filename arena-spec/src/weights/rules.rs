@@ -21,6 +21,7 @@ pub fn counted_model_types() -> Vec<&'static str> {
 pub(super) struct Rules {
     pub(super) qkv_bias: bool,
     pub(super) o_bias: bool,
+    pub(super) mlp_bias: bool,
     pub(super) qk_norm: QkNorm,
     pub(super) norms_per_layer: usize,
     pub(super) gated_ffn: bool,
@@ -41,10 +42,12 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
         Bias::Never => false,
         Bias::Always => true,
         Bias::AttentionBias => c.attention_bias,
+        Bias::MlpBias => c.mlp_bias,
     };
     Some(Rules {
         qkv_bias: bias(w.qkv_bias),
         o_bias: bias(w.o_bias),
+        mlp_bias: bias(w.mlp_bias),
         qk_norm: if w.qk_norm_switched && !c.use_qk_norm {
             QkNorm::None
         } else {

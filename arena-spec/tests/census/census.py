@@ -42,6 +42,12 @@ VARIANTS = [
     ("glm4_moe.head_dim", "glm4_moe", "Glm4MoeForCausalLM", {"head_dim": 128},
      "GLM-4.5's head_dim 128 (the default's 96 heads do not divide its hidden size 4096, and "
      "it gives no head_dim: the reference floors, the loader refuses)"),
+    ("llama.biases", "llama", "LlamaForCausalLM", {"attention_bias": True, "mlp_bias": True},
+     "biases on every projection (`attention_bias`, `mlp_bias`)"),
+    ("granite.mlp_bias", "granite", "GraniteForCausalLM", {"mlp_bias": True},
+     "MLP biases (`mlp_bias`)"),
+    ("minicpm3.mlp_bias", "minicpm3", "MiniCPM3ForCausalLM", {"mlp_bias": True},
+     "MLP biases (`mlp_bias`)"),
     ("glm4v_moe.head_dim", "glm4v_moe", "Glm4vMoeForConditionalGeneration",
      {"text_config": {"head_dim": 128}}, "GLM-4.5V's head_dim 128 (as glm4_moe's)"),
 ]

@@ -45,6 +45,7 @@ impl ModelConfig {
             weight_formats,
             tie_word_embeddings,
             attention_bias,
+            mlp_bias,
             use_qk_norm,
             sliding_window,
             attention_chunk_size,
@@ -158,6 +159,7 @@ impl ModelConfig {
         field("weight_formats", weight_formats_item(weight_formats));
         field("tie_word_embeddings", tie_word_embeddings.to_string());
         field("attention_bias", attention_bias.to_string());
+        field("mlp_bias", mlp_bias.to_string());
         field("use_qk_norm", use_qk_norm.to_string());
         field("sliding_window", sliding_window.to_string());
         field("attention_chunk_size", attention_chunk_size.to_string());

@@ -225,6 +225,7 @@ pub(super) fn from_value(
             },
         },
         attention_bias: k.flag("attention_bias")?,
+        mlp_bias: k.flag("mlp_bias")?,
         use_qk_norm: f.opt_bool("use_qk_norm")?.unwrap_or(false),
         sliding_window: kv_layout.window,
         attention_chunk_size: kv_layout.chunk,

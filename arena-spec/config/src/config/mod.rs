@@ -261,6 +261,9 @@ pub struct ModelConfig {
     /// The file's `attention_bias` (absent: false): which projections it adds a bias to is
     /// the family's (`crate::weights`). Read by the weights only.
     pub attention_bias: bool,
+    /// The file's `mlp_bias` (absent: false), for families whose MLP reads it (Llama's
+    /// `LlamaMLP`: `bias=config.mlp_bias`). Read by the weights only (`crate::weights`).
+    pub mlp_bias: bool,
     /// The file's `use_qk_norm` (absent: false), for families where it switches the q and k
     /// norms. Read by the weights only (`crate::weights`).
     pub use_qk_norm: bool,

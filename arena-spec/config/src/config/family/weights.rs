@@ -13,6 +13,8 @@ pub enum Bias {
     Always,
     /// Where the file's `attention_bias` is true (`bias=config.attention_bias`).
     AttentionBias,
+    /// Where the file's `mlp_bias` is true (`bias=config.mlp_bias`).
+    MlpBias,
 }
 
 /// The attention's q and k norms.
@@ -36,6 +38,9 @@ pub struct WeightRules {
     pub qkv_bias: Bias,
     /// o's bias.
     pub o_bias: Bias,
+    /// The dense MLP's gate, up and down biases (`Never` but where the family's MLP reads
+    /// `mlp_bias`: Llama's, Granite's, MiniCPM3's).
+    pub mlp_bias: Bias,
     /// The q and k norms.
     pub qk_norm: QkNorm,
     /// The q and k norms exist only where the file's `use_qk_norm` is true (Cohere,
@@ -84,6 +89,7 @@ impl WeightRules {
     pub const LLAMA: WeightRules = WeightRules {
         qkv_bias: Bias::AttentionBias,
         o_bias: Bias::AttentionBias,
+        mlp_bias: Bias::Never,
         qk_norm: QkNorm::None,
         qk_norm_switched: false,
         norms_per_layer: 2,

@@ -10,7 +10,11 @@ pub(super) const LLAMA: FamilyRules = FamilyRules {
     reference: reference!("llama", "LlamaConfig", "LlamaForCausalLM"),
     // LlamaConfig.validate_architecture (configuration_llama.py: 93–99).
     heads_divide_hidden: true,
-    weights: Some(WeightRules::LLAMA),
+    // LlamaAttention: `attention_bias` on q, k, v and o; LlamaMLP: `mlp_bias` on its three.
+    weights: Some(WeightRules {
+        mlp_bias: Bias::MlpBias,
+        ..WeightRules::LLAMA
+    }),
     ..DECODER
 };
 
@@ -348,9 +352,12 @@ pub(super) const GLM4: FamilyRules = FamilyRules {
 pub(super) const GRANITE: FamilyRules = FamilyRules {
     model_type: "granite",
     reference: reference!("granite", "GraniteConfig", "GraniteForCausalLM"),
-    // GraniteAttention: `attention_bias` on q, k, v and o; GraniteMLP's `mlp_bias` is not
-    // declared in the weights (its files keep it false).
-    weights: Some(WeightRules::LLAMA),
+    // GraniteAttention: `attention_bias` on q, k, v and o; GraniteMLP: `mlp_bias` on its
+    // three projections.
+    weights: Some(WeightRules {
+        mlp_bias: Bias::MlpBias,
+        ..WeightRules::LLAMA
+    }),
     ..DECODER
 };
 

@@ -237,13 +237,10 @@ pub(super) const MINICPM3: FamilyRules = FamilyRules {
         ("v_head_dim", 64),
     ],
     tied_embeddings: true,
-    // MiniCPM3's `mlp_bias` puts biases on the MLP, which the weights do not declare.
-    refusals: &[Refusal {
-        key: "mlp_bias",
-        scope: RefusalScope::AnyModel,
-        reason: "biases on the MLP's projections (mlp_bias) are not declared in the weights",
-    }],
-    // MiniCPM3Attention: `attention_bias` on q_a, kv_a and o.
-    weights: Some(WeightRules::LLAMA),
+    // MiniCPM3Attention: `attention_bias` on q_a, kv_a and o; MiniCPM3MLP: `mlp_bias`.
+    weights: Some(WeightRules {
+        mlp_bias: Bias::MlpBias,
+        ..WeightRules::LLAMA
+    }),
     ..DECODER
 };
