@@ -35,6 +35,11 @@ pub struct FfnWeightsSizes {
     ///
     /// Shape `w.dense.layers layers × [config.hidden_size]` of `bf16` · gate `w.dense.layers > 0 && w.dense_bias > 0` · tracked
     pub down_bias: usize,
+    /// The dense MLP's learned activation scalars, `[n]` a layer (Apertus's xIELU:
+    /// `mlp.act_fn.alpha_p` and `alpha_n`).
+    ///
+    /// Shape `w.dense.layers layers × [w.activation_params]` of `bf16` · gate `w.dense.layers > 0 && w.activation_params > 0` · tracked
+    pub act_fn: usize,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
     ///
     /// Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)]` of `u8` · gate `w.dense_wide.layers > 0 && w.gated_ffn > 0` · tracked
@@ -145,7 +150,7 @@ pub struct FfnWeightsSizes {
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
-    pub __dims: [[usize; 3usize]; 28usize],
+    pub __dims: [[usize; 3usize]; 29usize],
 }
 impl FfnWeightsSizes {
     /// Each FFN tensor's size, in bytes.
@@ -178,7 +183,7 @@ impl FfnWeightsSizes {
             closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
         };
         use ::arena_runtime::dtype::Element as __E;
-        let mut __dims = [[0usize; 3usize]; 28usize];
+        let mut __dims = [[0usize; 3usize]; 29usize];
         let mut __record = ::arena_runtime::__private::DimsRecorder::new(
             &mut __dims,
             __on_dims,
@@ -193,6 +198,7 @@ impl FfnWeightsSizes {
             gate_bias: 0,
             up_bias: 0,
             down_bias: 0,
+            act_fn: 0,
             wide_gate_proj: 0,
             wide_up_proj: 0,
             wide_down_proj: 0,
@@ -215,7 +221,7 @@ impl FfnWeightsSizes {
             shared_up_proj: 0,
             shared_down_proj: 0,
             shared_expert_gate: 0,
-            __dims: [[0; 3usize]; 28usize],
+            __dims: [[0; 3usize]; 29usize],
         };
         __sizes.gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("gate_proj");
@@ -290,6 +296,15 @@ impl FfnWeightsSizes {
             let __f = ::arena_runtime::CheckedArith::new("down_bias");
             if w.dense.layers > 0 && w.dense_bias > 0 {
                 let __d = [w.dense.layers, config.hidden_size];
+                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+            } else {
+                __closed(__on_dims)
+            }
+        };
+        __sizes.act_fn = {
+            let __f = ::arena_runtime::CheckedArith::new("act_fn");
+            if w.dense.layers > 0 && w.activation_params > 0 {
+                let __d = [w.dense.layers, w.activation_params];
                 __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
             } else {
                 __closed(__on_dims)
@@ -657,7 +672,7 @@ impl FfnWeightsSizes {
         ::std::vec::Vec<::std::vec::Vec<usize>>,
         ::arena_runtime::SizeError,
     > {
-        let mut __dims = ::std::vec::Vec::with_capacity(28usize);
+        let mut __dims = ::std::vec::Vec::with_capacity(29usize);
         let _sizes = Self::try_from_config_with(
             config,
             w,
@@ -732,6 +747,15 @@ impl ::arena_runtime::Arena for FfnWeights {
                 "The dense MLP's `mlp.down_proj.bias`, `[hidden]` a layer, where it has biases.",
             )
             .gated_by("w.dense.layers > 0 && w.dense_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "act_fn",
+                <bf16 as ::arena_runtime::dtype::Element>::NAME,
+                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                "w.dense.layers layers × [w.activation_params]",
+                2usize,
+                "The dense MLP's learned activation scalars, `[n]` a layer (Apertus's xIELU:",
+            )
+            .gated_by("w.dense.layers > 0 && w.activation_params > 0"),
         ::arena_runtime::BufferDecl::new(
                 "wide_gate_proj",
                 <u8 as ::arena_runtime::dtype::Element>::NAME,
@@ -937,11 +961,11 @@ impl ::arena_runtime::Arena for FfnWeights {
     fn byte_sizes(sizes: &FfnWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
             sizes.gate_proj, sizes.up_proj, sizes.down_proj, sizes.gate_bias, sizes
-            .up_bias, sizes.down_bias, sizes.wide_gate_proj, sizes.wide_up_proj, sizes
-            .wide_down_proj, sizes.block_gate_proj, sizes.block_up_proj, sizes
-            .block_down_proj, sizes.experts_gate_up, sizes.experts_down, sizes
-            .latent_in_proj, sizes.latent_out_proj, sizes.router, sizes.router_bias,
-            sizes.experts_gate_up_bias, sizes.experts_down_bias, sizes
+            .up_bias, sizes.down_bias, sizes.act_fn, sizes.wide_gate_proj, sizes
+            .wide_up_proj, sizes.wide_down_proj, sizes.block_gate_proj, sizes
+            .block_up_proj, sizes.block_down_proj, sizes.experts_gate_up, sizes
+            .experts_down, sizes.latent_in_proj, sizes.latent_out_proj, sizes.router,
+            sizes.router_bias, sizes.experts_gate_up_bias, sizes.experts_down_bias, sizes
             .e_score_correction_bias, sizes.e_score_correction_bias_f32, sizes
             .scaled_router_proj, sizes.scaled_router_scales, sizes.shared_gate_proj,
             sizes.shared_up_proj, sizes.shared_down_proj, sizes.shared_expert_gate
@@ -968,6 +992,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             gate_bias: __p.next_ptr(),
             up_bias: __p.next_ptr(),
             down_bias: __p.next_ptr(),
+            act_fn: __p.next_ptr(),
             wide_gate_proj: __p.next_ptr(),
             wide_up_proj: __p.next_ptr(),
             wide_down_proj: __p.next_ptr(),
@@ -1034,6 +1059,8 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
     pub up_bias: ::arena_runtime::View<'a, bf16, D>,
     /// [`FfnWeights::down_bias`]'s view.
     pub down_bias: ::arena_runtime::View<'a, bf16, D>,
+    /// [`FfnWeights::act_fn`]'s view.
+    pub act_fn: ::arena_runtime::View<'a, bf16, D>,
     /// [`FfnWeights::wide_gate_proj`]'s view.
     pub wide_gate_proj: ::arena_runtime::View<'a, u8, D>,
     /// [`FfnWeights::wide_up_proj`]'s view.
@@ -1093,30 +1120,31 @@ impl<'a, D: ::arena_runtime::Device> FfnWeightsViews<'a, D> {
             gate_bias: __source.view(3usize, arena.gate_bias),
             up_bias: __source.view(4usize, arena.up_bias),
             down_bias: __source.view(5usize, arena.down_bias),
-            wide_gate_proj: __source.view(6usize, arena.wide_gate_proj),
-            wide_up_proj: __source.view(7usize, arena.wide_up_proj),
-            wide_down_proj: __source.view(8usize, arena.wide_down_proj),
-            block_gate_proj: __source.view(9usize, arena.block_gate_proj),
-            block_up_proj: __source.view(10usize, arena.block_up_proj),
-            block_down_proj: __source.view(11usize, arena.block_down_proj),
-            experts_gate_up: __source.view(12usize, arena.experts_gate_up),
-            experts_down: __source.view(13usize, arena.experts_down),
-            latent_in_proj: __source.view(14usize, arena.latent_in_proj),
-            latent_out_proj: __source.view(15usize, arena.latent_out_proj),
-            router: __source.view(16usize, arena.router),
-            router_bias: __source.view(17usize, arena.router_bias),
-            experts_gate_up_bias: __source.view(18usize, arena.experts_gate_up_bias),
-            experts_down_bias: __source.view(19usize, arena.experts_down_bias),
+            act_fn: __source.view(6usize, arena.act_fn),
+            wide_gate_proj: __source.view(7usize, arena.wide_gate_proj),
+            wide_up_proj: __source.view(8usize, arena.wide_up_proj),
+            wide_down_proj: __source.view(9usize, arena.wide_down_proj),
+            block_gate_proj: __source.view(10usize, arena.block_gate_proj),
+            block_up_proj: __source.view(11usize, arena.block_up_proj),
+            block_down_proj: __source.view(12usize, arena.block_down_proj),
+            experts_gate_up: __source.view(13usize, arena.experts_gate_up),
+            experts_down: __source.view(14usize, arena.experts_down),
+            latent_in_proj: __source.view(15usize, arena.latent_in_proj),
+            latent_out_proj: __source.view(16usize, arena.latent_out_proj),
+            router: __source.view(17usize, arena.router),
+            router_bias: __source.view(18usize, arena.router_bias),
+            experts_gate_up_bias: __source.view(19usize, arena.experts_gate_up_bias),
+            experts_down_bias: __source.view(20usize, arena.experts_down_bias),
             e_score_correction_bias: __source
-                .view(20usize, arena.e_score_correction_bias),
+                .view(21usize, arena.e_score_correction_bias),
             e_score_correction_bias_f32: __source
-                .view(21usize, arena.e_score_correction_bias_f32),
-            scaled_router_proj: __source.view(22usize, arena.scaled_router_proj),
-            scaled_router_scales: __source.view(23usize, arena.scaled_router_scales),
-            shared_gate_proj: __source.view(24usize, arena.shared_gate_proj),
-            shared_up_proj: __source.view(25usize, arena.shared_up_proj),
-            shared_down_proj: __source.view(26usize, arena.shared_down_proj),
-            shared_expert_gate: __source.view(27usize, arena.shared_expert_gate),
+                .view(22usize, arena.e_score_correction_bias_f32),
+            scaled_router_proj: __source.view(23usize, arena.scaled_router_proj),
+            scaled_router_scales: __source.view(24usize, arena.scaled_router_scales),
+            shared_gate_proj: __source.view(25usize, arena.shared_gate_proj),
+            shared_up_proj: __source.view(26usize, arena.shared_up_proj),
+            shared_down_proj: __source.view(27usize, arena.shared_down_proj),
+            shared_expert_gate: __source.view(28usize, arena.shared_expert_gate),
             __device: ::core::marker::PhantomData,
         }
     }
@@ -1135,6 +1163,8 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub up_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`FfnWeights::down_bias`]'s view.
     pub down_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// [`FfnWeights::act_fn`]'s view.
+    pub act_fn: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`FfnWeights::wide_gate_proj`]'s view.
     pub wide_gate_proj: ::arena_runtime::ViewMut<'a, u8, D>,
     /// [`FfnWeights::wide_up_proj`]'s view.
@@ -1202,30 +1232,31 @@ impl<'a, D: ::arena_runtime::Device> FfnWeightsViewsMut<'a, D> {
             gate_bias: __source.view_mut(3usize, arena.gate_bias),
             up_bias: __source.view_mut(4usize, arena.up_bias),
             down_bias: __source.view_mut(5usize, arena.down_bias),
-            wide_gate_proj: __source.view_mut(6usize, arena.wide_gate_proj),
-            wide_up_proj: __source.view_mut(7usize, arena.wide_up_proj),
-            wide_down_proj: __source.view_mut(8usize, arena.wide_down_proj),
-            block_gate_proj: __source.view_mut(9usize, arena.block_gate_proj),
-            block_up_proj: __source.view_mut(10usize, arena.block_up_proj),
-            block_down_proj: __source.view_mut(11usize, arena.block_down_proj),
-            experts_gate_up: __source.view_mut(12usize, arena.experts_gate_up),
-            experts_down: __source.view_mut(13usize, arena.experts_down),
-            latent_in_proj: __source.view_mut(14usize, arena.latent_in_proj),
-            latent_out_proj: __source.view_mut(15usize, arena.latent_out_proj),
-            router: __source.view_mut(16usize, arena.router),
-            router_bias: __source.view_mut(17usize, arena.router_bias),
-            experts_gate_up_bias: __source.view_mut(18usize, arena.experts_gate_up_bias),
-            experts_down_bias: __source.view_mut(19usize, arena.experts_down_bias),
+            act_fn: __source.view_mut(6usize, arena.act_fn),
+            wide_gate_proj: __source.view_mut(7usize, arena.wide_gate_proj),
+            wide_up_proj: __source.view_mut(8usize, arena.wide_up_proj),
+            wide_down_proj: __source.view_mut(9usize, arena.wide_down_proj),
+            block_gate_proj: __source.view_mut(10usize, arena.block_gate_proj),
+            block_up_proj: __source.view_mut(11usize, arena.block_up_proj),
+            block_down_proj: __source.view_mut(12usize, arena.block_down_proj),
+            experts_gate_up: __source.view_mut(13usize, arena.experts_gate_up),
+            experts_down: __source.view_mut(14usize, arena.experts_down),
+            latent_in_proj: __source.view_mut(15usize, arena.latent_in_proj),
+            latent_out_proj: __source.view_mut(16usize, arena.latent_out_proj),
+            router: __source.view_mut(17usize, arena.router),
+            router_bias: __source.view_mut(18usize, arena.router_bias),
+            experts_gate_up_bias: __source.view_mut(19usize, arena.experts_gate_up_bias),
+            experts_down_bias: __source.view_mut(20usize, arena.experts_down_bias),
             e_score_correction_bias: __source
-                .view_mut(20usize, arena.e_score_correction_bias),
+                .view_mut(21usize, arena.e_score_correction_bias),
             e_score_correction_bias_f32: __source
-                .view_mut(21usize, arena.e_score_correction_bias_f32),
-            scaled_router_proj: __source.view_mut(22usize, arena.scaled_router_proj),
-            scaled_router_scales: __source.view_mut(23usize, arena.scaled_router_scales),
-            shared_gate_proj: __source.view_mut(24usize, arena.shared_gate_proj),
-            shared_up_proj: __source.view_mut(25usize, arena.shared_up_proj),
-            shared_down_proj: __source.view_mut(26usize, arena.shared_down_proj),
-            shared_expert_gate: __source.view_mut(27usize, arena.shared_expert_gate),
+                .view_mut(22usize, arena.e_score_correction_bias_f32),
+            scaled_router_proj: __source.view_mut(23usize, arena.scaled_router_proj),
+            scaled_router_scales: __source.view_mut(24usize, arena.scaled_router_scales),
+            shared_gate_proj: __source.view_mut(25usize, arena.shared_gate_proj),
+            shared_up_proj: __source.view_mut(26usize, arena.shared_up_proj),
+            shared_down_proj: __source.view_mut(27usize, arena.shared_down_proj),
+            shared_expert_gate: __source.view_mut(28usize, arena.shared_expert_gate),
             __device: ::core::marker::PhantomData,
         })
     }

@@ -63,6 +63,14 @@ pub struct FfnWeights {
         gate = w.dense.layers > 0 && w.dense_bias > 0
     )]
     pub down_bias: DevicePtr<bf16>,
+    /// The dense MLP's learned activation scalars, `[n]` a layer (Apertus's xIELU:
+    /// `mlp.act_fn.alpha_p` and `alpha_n`).
+    #[buffer(
+        per_layer = w.dense.layers,
+        shape = [w.activation_params],
+        gate = w.dense.layers > 0 && w.activation_params > 0
+    )]
+    pub act_fn: DevicePtr<bf16>,
     /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
     #[buffer(
         per_layer = w.dense_wide.layers,

@@ -72,6 +72,8 @@ pub struct WeightLayers {
     /// 1 where the dense MLPs (`dense`) carry gate, up and down biases (`mlp_bias`, where
     /// the family's MLP reads it), else 0.
     pub dense_bias: usize,
+    /// Learned scalars of the dense MLPs' activation a layer (Apertus's xIELU: 2), else 0.
+    pub activation_params: usize,
     /// DeciLM's MLPs, each at its block's width.
     pub ffn_blocks: FfnBlocks,
     /// 1 where the FFNs have a gate projection (SwiGLU), 0 for squared-ReLU up/down.
@@ -434,6 +436,7 @@ impl WeightLayers {
             dense,
             dense_wide,
             dense_bias: usize::from(rules.mlp_bias),
+            activation_params: rules.activation_params,
             ffn_blocks: FfnBlocks {
                 widths: c.blocks.iter().map(|b| b.ffn_width).collect(),
             },

@@ -25,6 +25,7 @@ pub(super) struct Rules {
     pub(super) qk_norm: QkNorm,
     pub(super) norms_per_layer: usize,
     pub(super) gated_ffn: bool,
+    pub(super) activation_params: usize,
     pub(super) ffn_every_layer: bool,
     pub(super) moe_beside_dense: bool,
     pub(super) shared_expert_gate: bool,
@@ -57,6 +58,7 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
             + usize::from(w.per_layer_input_norm && c.per_layer_input_dim > 0)
             + if c.is_moe() { w.moe_norms } else { 0 },
         gated_ffn: w.gated_ffn,
+        activation_params: w.activation_params,
         ffn_every_layer: w.ffn_every_layer,
         moe_beside_dense: w.moe_beside_dense,
         shared_expert_gate: w.shared_expert_gate,

@@ -113,6 +113,7 @@ impl Family {
             Family::ExaoneMoe => &moe::EXAONE_MOE,
             Family::HyV3 => &moe::HY_V3,
             Family::MiniCpm3 => &latent::MINICPM3,
+            Family::Apertus => &dense::APERTUS,
             Family::Synthetic => &hybrid::SYNTHETIC,
         }
     }

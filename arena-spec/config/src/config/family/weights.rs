@@ -58,6 +58,9 @@ pub struct WeightRules {
     pub moe_norms: usize,
     /// The FFN has a gate projection (SwiGLU); false for Nemotron-H's squared-ReLU up/down.
     pub gated_ffn: bool,
+    /// Learned scalars of the dense MLP's activation a layer (Apertus's xIELU: `alpha_p`,
+    /// `alpha_n`, 2); 0 for a fixed activation.
+    pub activation_params: usize,
     /// Every layer has an FFN after its mixer; false for Nemotron-H and Mamba-2, whose FFNs
     /// (if any) are layers of their own.
     pub ffn_every_layer: bool,
@@ -96,6 +99,7 @@ impl WeightRules {
         per_layer_input_norm: false,
         moe_norms: 0,
         gated_ffn: true,
+        activation_params: 0,
         ffn_every_layer: true,
         moe_beside_dense: false,
         shared_expert_gate: false,

@@ -449,3 +449,19 @@ pub(super) const ERNIE4_5: FamilyRules = FamilyRules {
     weights: Some(WeightRules::LLAMA),
     ..DECODER
 };
+
+// Apertus (apertus/modeling_apertus.py): Llama's attention with q/k norms of `head_dim`
+// (197–223) and an MLP without a gate (`ApertusMLP`: up and down through xIELU, whose
+// `alpha_p` and `alpha_n` are learned a layer, 43–50); the arena's gated-MLP buffers hold it
+// (wider than it needs).
+pub(super) const APERTUS: FamilyRules = FamilyRules {
+    model_type: "apertus",
+    reference: reference!("apertus", "ApertusConfig", "ApertusForCausalLM"),
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        gated_ffn: false,
+        activation_params: 2,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
