@@ -48,6 +48,11 @@ VARIANTS = [
      "MLP biases (`mlp_bias`)"),
     ("minicpm3.mlp_bias", "minicpm3", "MiniCPM3ForCausalLM", {"mlp_bias": True},
      "MLP biases (`mlp_bias`)"),
+    ("lfm2_moe.layers", "lfm2_moe", "Lfm2MoeForCausalLM",
+     {"layer_types": ["full_attention" if i in (2, 6, 10, 14, 18, 21, 24, 28) else "conv"
+                      for i in range(32)]},
+     "its layers listed (the default's `layer_types` is null, which the reference cannot "
+     "build): attention at 2, 6, 10, 14, 18, 21, 24 and 28, short convolutions elsewhere"),
     ("glm4v_moe.head_dim", "glm4v_moe", "Glm4vMoeForConditionalGeneration",
      {"text_config": {"head_dim": 128}}, "GLM-4.5V's head_dim 128 (as glm4_moe's)"),
 ]

@@ -97,6 +97,7 @@ families! {
     HyV3,
     MiniCpm3,
     Apertus,
+    Lfm2Moe,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its

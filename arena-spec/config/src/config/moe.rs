@@ -98,14 +98,16 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         None => 0,
     };
     let n = layers.len();
-    let first_k = |k: &Keys| -> Result<Vec<bool>, ConfigError> {
-        let dense = k.dim_or("first_k_dense_replace", 0)?.min(n);
+    let first_k_of = |k: &Keys, key: &'static str| -> Result<Vec<bool>, ConfigError> {
+        let dense = k.dim_or(key, 0)?.min(n);
         Ok((0..n).map(|i| i < dense).collect())
     };
+    let first_k = |k: &Keys| first_k_of(k, "first_k_dense_replace");
     // Which layers run a dense FFN, layer by layer: a pipeline stage counts its own.
     let dense_ffn: Vec<bool> = match keys.dense_layers {
         DenseLayers::None => vec![false; n],
         DenseLayers::FirstK => first_k(k)?,
+        DenseLayers::FirstKOf(key) => first_k_of(k, key)?,
         DenseLayers::FirstKOrTypes => match k.strings("mlp_layer_types")? {
             Some(types) if types.len() != n => {
                 return Err(f.invalid(

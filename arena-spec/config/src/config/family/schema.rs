@@ -203,6 +203,8 @@ pub enum DenseLayers {
     None,
     /// The first `first_k_dense_replace` layers (DeepSeek, Kimi, GLM-4.5).
     FirstK,
+    /// The first layers, as many as this key says (LFM2-MoE's `num_dense_layers`).
+    FirstKOf(&'static str),
     /// DeepSeek-V3.2, GLM-MoE-DSA: `mlp_layer_types` (`"dense"` / `"sparse"` per layer)
     /// when present, else the first `first_k_dense_replace` layers.
     FirstKOrTypes,

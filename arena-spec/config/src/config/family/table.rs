@@ -114,6 +114,7 @@ impl Family {
             Family::HyV3 => &moe::HY_V3,
             Family::MiniCpm3 => &latent::MINICPM3,
             Family::Apertus => &dense::APERTUS,
+            Family::Lfm2Moe => &hybrid::LFM2_MOE,
             Family::Synthetic => &hybrid::SYNTHETIC,
         }
     }

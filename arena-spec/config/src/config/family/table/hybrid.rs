@@ -1,6 +1,6 @@
 //! The rows of the families whose layers are not all softmax attention: Gated DeltaNet
 //! (Qwen3-Next, Qwen3.5), lightning attention (MiniMax-M1), Kimi delta attention, LFM2's short
-//! convolution, Mamba-2 (Nemotron-H, Mamba-2), DeciLM's per-block layers, and the synthetic
+//! convolution (LFM2, LFM2-MoE), Mamba-2 (Nemotron-H, Mamba-2), DeciLM's per-block layers, and the synthetic
 //! rows.
 
 use super::*;
@@ -355,4 +355,35 @@ pub(super) const SYNTHETIC: FamilyRules = FamilyRules {
     // The only family whose file decides.
     output_gate: None,
     ..DECODER
+};
+
+// LFM2-MoE (lfm2_moe/modeling_lfm2_moe.py): LFM2's short convolutions and attention, the first
+// `num_dense_layers` layers with an MLP of `intermediate_size` as written (`Lfm2MoeMLP`,
+// 118–128: no auto-adjust), the others routed experts of `moe_intermediate_size` (132–141)
+// with a sigmoid router (171–180) and an expert-bias buffer where `use_expert_bias` (198–206).
+pub(super) const LFM2_MOE: FamilyRules = FamilyRules {
+    model_type: "lfm2_moe",
+    text_model_type: None,
+    reference: reference!("lfm2_moe", "Lfm2MoeConfig", "Lfm2MoeForCausalLM"),
+    moe: Some(MoeKeys {
+        experts: &["num_experts"],
+        experts_field: "num_experts",
+        expert_width: "moe_intermediate_size",
+        shared: SharedExpert::None,
+        dense_layers: DenseLayers::FirstKOf("num_dense_layers"),
+        top_k: &["num_experts_per_tok"],
+        enabled_by: None,
+        latent: None,
+    }),
+    // Lfm2MoeConfig (configuration: 77–80). Its `conv_L_cache` (3) is not defaulted here:
+    // without a layer list the loader reads every layer as attention, as LFM2's class does
+    // (transformers' Lfm2MoeConfig builds nothing then), so no such file asks for it; a file
+    // with short convolutions and no `conv_L_cache` is refused as missing it.
+    defaults: &[("num_key_value_heads", 8), ("num_dense_layers", 2)],
+    ffn_auto_adjust: None,
+    weights: Some(WeightRules {
+        router_bias_buffer: true,
+        ..LFM2.weights.unwrap()
+    }),
+    ..LFM2
 };
