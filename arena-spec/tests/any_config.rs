@@ -128,6 +128,7 @@ fn a_file_is_read_by_its_class_where_its_model_type_is_no_rows() {
     for (name, class) in [
         ("llama-3.1-8b", "LlamaForCausalLM"),
         ("gemma-3-4b-it", "Gemma3ForConditionalGeneration"),
+        ("qwen3-vl-4b-instruct", "Qwen3VLForConditionalGeneration"),
     ] {
         let mut file = shipped(name);
         file.as_object_mut().unwrap().remove("model_type");

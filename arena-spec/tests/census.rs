@@ -115,6 +115,21 @@ fn verdict(path: &Path, oracle: Option<&Value>) -> Result<String, String> {
     Ok(format!("{how}{checked}"))
 }
 
+/// A file's cell in the census tables, and whether it was sized and sized exactly.
+fn cell(file: &str, oracle: Option<&Value>) -> (String, bool, bool) {
+    match verdict(&dir().join("configs").join(file), oracle) {
+        Ok(how) => {
+            let exact = how.contains("; exact: ");
+            (format!("sized: {how}"), true, exact)
+        }
+        Err(why) => (
+            format!("refused: {}", why.replace('|', "\\|")),
+            false,
+            false,
+        ),
+    }
+}
+
 /// The census section's text.
 fn table() -> String {
     let census: Value =
@@ -128,14 +143,12 @@ fn table() -> String {
         let s = |k: &str| row[k].as_str().unwrap_or_default().replace('|', "\\|");
         let here = match row["file"].as_str() {
             None => format!("no default config: {}", s("no_default")),
-            Some(file) => match verdict(&dir().join("configs").join(file), oracle.as_ref()) {
-                Ok(how) => {
-                    sized += 1;
-                    exact += usize::from(how.contains("; exact: "));
-                    format!("sized: {how}")
-                }
-                Err(why) => format!("refused: {}", why.replace('|', "\\|")),
-            },
+            Some(file) => {
+                let (here, is_sized, is_exact) = cell(file, oracle.as_ref());
+                sized += usize::from(is_sized);
+                exact += usize::from(is_exact);
+                here
+            }
         };
         lines.push(format!(
             "| `{}` | `{}` | `{}` | {here} |",
@@ -149,10 +162,7 @@ fn table() -> String {
     for v in census["variants"].as_array().into_iter().flatten() {
         let s = |k: &str| v[k].as_str().unwrap_or_default().replace('|', "\\|");
         let file = s("file");
-        let here = match verdict(&dir().join("configs").join(&file), oracle.as_ref()) {
-            Ok(how) => format!("sized: {how}"),
-            Err(why) => format!("refused: {}", why.replace('|', "\\|")),
-        };
+        let (here, _, _) = cell(&file, oracle.as_ref());
         variants.push(format!(
             "| `{}` | `{}`: {} (`{}`) | {here} |",
             file.trim_end_matches(".json"),

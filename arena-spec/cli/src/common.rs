@@ -257,25 +257,27 @@ pub fn print_inputs(config: &ModelConfig, inputs: &ArenaInputs) {
 pub fn text_model_line(config: &ModelConfig) -> Option<String> {
     let t = &config.text_model;
     let family = config.family.model_type();
-    let mut line = match t.found_by {
-        Resolution::ModelType => String::new(),
-        Resolution::Architecture { class } => format!("read by its class {class} as {family}"),
-        Resolution::Wrapper { key } => format!(
+    let found = match t.found_by {
+        Resolution::ModelType => None,
+        Resolution::Architecture { class } => {
+            Some(format!("read by its class {class} as {family}"))
+        }
+        Resolution::Wrapper { key } => Some(format!(
             "read as the {family} text model at `{key}` of the `{}` wrapper",
             config.model_type
-        ),
+        )),
     };
-    if !t.left_out.is_empty() {
-        line.push_str(&format!(
-            "; not sized: {} (arena fit plans without them only with --text-only)",
+    let left_out = (!t.left_out.is_empty()).then(|| {
+        format!(
+            "not sized: {} (arena fit plans without them only with --text-only)",
             t.left_out.join(", ")
-        ));
-    }
-    if let Some(why) = t.not_sized {
-        line.push_str(&format!("; {why}"));
-    }
-    let line = line.trim_start_matches("; ").to_string();
-    (!line.is_empty()).then_some(line)
+        )
+    });
+    let parts: Vec<String> = [found, left_out, t.not_sized.map(str::to_string)]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// `per GPU: rank 3 of tp=4 ep=2 pp=2 (stage 0, layers 0..31, 128 of 256 experts)`, for a

@@ -62,28 +62,23 @@ const fn class(class: &'static str, family: Family, nested: bool) -> Architectur
     }
 }
 
-/// The classes sized beyond the rows' text classes: the multimodal classes of the rows
-/// whose files nest their text model (vLLM's `_MULTIMODAL_MODELS`, the same names), the
-/// vendors' own class names, and aliases vLLM's registry maps to a sized implementation.
+/// The classes sized beyond the rows' reference classes: the multimodal classes of the rows
+/// whose reference is their text class and whose files nest it (vLLM's
+/// `_MULTIMODAL_MODELS`, the same names), the vendors' own class names, and aliases vLLM's
+/// registry maps to a sized implementation. A row whose reference is its multimodal class
+/// (Qwen2-VL, Qwen2.5-VL, Qwen3-VL and -MoE, GLM-4.1V, GLM-4.5V) needs no entry:
+/// [`architecture`] reads it as nested.
 pub const ARCHITECTURES: &[Architecture] = &[
     class("Gemma3ForConditionalGeneration", Family::Gemma3, true),
     class("Gemma4ForConditionalGeneration", Family::Gemma4, true),
     class("Llama4ForConditionalGeneration", Family::Llama4, true),
     class("Mistral3ForConditionalGeneration", Family::Mistral3, true),
-    class("Qwen3VLForConditionalGeneration", Family::Qwen3Vl, true),
-    class(
-        "Qwen3VLMoeForConditionalGeneration",
-        Family::Qwen3VlMoe,
-        true,
-    ),
     class("Qwen3_5ForConditionalGeneration", Family::Qwen35, true),
     class(
         "Qwen3_5MoeForConditionalGeneration",
         Family::Qwen35Moe,
         true,
     ),
-    class("Qwen2VLForConditionalGeneration", Family::Qwen2Vl, true),
-    class("Qwen2_5_VLForConditionalGeneration", Family::Qwen25Vl, true),
     class("Lfm2VlForConditionalGeneration", Family::Lfm2, true),
     class("KimiK25ForConditionalGeneration", Family::KimiK25, true),
     // The vendors' class names: NVIDIA's DeciLM (registry.py: 91), MiniMax's M1 (served by
