@@ -161,6 +161,13 @@ pub trait Arena: Sized {
         &[]
     }
 
+    /// Buffer `buffer`'s bytes before its `min_bytes` floor: what its shape or byte formula
+    /// gives (0 for a closed gate), so a report can tell a buffer held at its floor. An
+    /// arena written by hand has no floors: its bytes.
+    fn raw_bytes(sizes: &Self::Sizes, buffer: usize) -> usize {
+        Self::byte_sizes(sizes).get(buffer).copied().unwrap_or(0)
+    }
+
     /// The arena struct from each buffer's address (0 for a buffer of 0 bytes) and its bytes
     /// (as [`Self::byte_sizes`] gives them), in field order: one of each per buffer.
     fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self;

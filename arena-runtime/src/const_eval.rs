@@ -142,7 +142,15 @@ impl KonstArith {
 
     /// The final size, as `__private::finish` at run time: at least `floor` bytes, and not 0
     /// unless the buffer is gated (a panic naming `arena` and the buffer otherwise).
-    pub const fn finish(self, arena: &str, bytes: usize, floor: usize, gated: bool) -> usize {
+    pub const fn finish(
+        self,
+        arena: &str,
+        bytes: usize,
+        floor: usize,
+        gated: bool,
+        raw: &mut usize,
+    ) -> usize {
+        *raw = bytes;
         let bytes = if bytes > floor { bytes } else { floor };
         if bytes == 0 && !gated {
             Message::new()

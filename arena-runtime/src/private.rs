@@ -15,59 +15,74 @@ pub mod konst {
 pub use crate::arena::Pointers;
 pub use crate::regions::{check_carve, RegionCursor};
 
-/// A shape's bytes, handing its dims and those bytes (before any floor) to `on_dims` (how
-/// `dims()` and reports see each shape).
-pub fn shape_reported(
-    f: CheckedArith,
-    dims: &[usize],
-    elem_size: usize,
-    on_dims: &mut dyn FnMut(&[usize], usize),
-) -> Result<usize, SizeError> {
-    let bytes = f.shape(dims, elem_size)?;
-    on_dims(dims, bytes);
-    Ok(bytes)
+/// Each buffer's shape and bytes before the floor, recorded in field order as the generated
+/// sizing computes them and then kept in the sizes struct (`__dims`, `__raw`), where
+/// `Arena::shape` and `Arena::raw_bytes` read them: one call a buffer in the generated code.
+pub struct Recorder<const R: usize, const N: usize> {
+    dims: [[usize; R]; N],
+    raw: [usize; N],
+    next: usize,
 }
 
-/// A byte formula's value, handing `on_dims` the empty shape a byte formula has and its
-/// bytes before any floor.
-pub fn bytes_reported(bytes: usize, on_dims: &mut dyn FnMut(&[usize], usize)) -> usize {
-    on_dims(&[], bytes);
-    bytes
+impl<const R: usize, const N: usize> Default for Recorder<R, N> {
+    fn default() -> Self {
+        Self {
+            dims: [[0; R]; N],
+            raw: [0; N],
+            next: 0,
+        }
+    }
 }
 
-/// A shaped buffer's final size, its shape and bytes before the floor handed to `on_dims`:
-/// [`shape_reported`] then [`finish`], one call a buffer in the generated sizing.
-pub fn sized_shape(
-    f: CheckedArith,
-    dims: &[usize],
-    elem_size: usize,
-    floor: usize,
-    gated: bool,
-    on_dims: &mut dyn FnMut(&[usize], usize),
-) -> Result<usize, SizeError> {
-    finish(
-        f,
-        shape_reported(f, dims, elem_size, on_dims)?,
-        floor,
-        gated,
-    )
-}
+impl<const R: usize, const N: usize> Recorder<R, N> {
+    /// The next buffer's dims (empty for a byte formula or a closed gate) and bytes.
+    fn record(&mut self, dims: &[usize], bytes: usize) {
+        if let (Some(row), Some(raw)) = (self.dims.get_mut(self.next), self.raw.get_mut(self.next))
+        {
+            for (slot, &d) in row.iter_mut().zip(dims) {
+                *slot = d;
+            }
+            *raw = bytes;
+        }
+        self.next += 1;
+    }
 
-/// A byte formula's final size, as [`sized_shape`].
-pub fn sized_bytes(
-    f: CheckedArith,
-    bytes: usize,
-    floor: usize,
-    gated: bool,
-    on_dims: &mut dyn FnMut(&[usize], usize),
-) -> Result<usize, SizeError> {
-    finish(f, bytes_reported(bytes, on_dims), floor, gated)
-}
+    /// A shaped buffer's final size: its dims and bytes recorded, then [`finish`]ed.
+    pub fn shape(
+        &mut self,
+        f: CheckedArith,
+        dims: &[usize],
+        elem_size: usize,
+        floor: usize,
+        gated: bool,
+    ) -> Result<usize, SizeError> {
+        let bytes = f.shape(dims, elem_size)?;
+        self.record(dims, bytes);
+        finish(f, bytes, floor, gated)
+    }
 
-/// A buffer whose gate is closed: no shape, 0 bytes.
-pub fn closed(on_dims: &mut dyn FnMut(&[usize], usize)) -> usize {
-    on_dims(&[], 0);
-    0
+    /// A byte formula's final size, as [`Self::shape`] with no dims.
+    pub fn bytes(
+        &mut self,
+        f: CheckedArith,
+        bytes: usize,
+        floor: usize,
+        gated: bool,
+    ) -> Result<usize, SizeError> {
+        self.record(&[], bytes);
+        finish(f, bytes, floor, gated)
+    }
+
+    /// A buffer whose gate is closed: no shape, 0 bytes.
+    pub fn closed(&mut self) -> usize {
+        self.record(&[], 0);
+        0
+    }
+
+    /// What was recorded: each buffer's dims and its bytes before the floor.
+    pub fn into_parts(self) -> ([[usize; R]; N], [usize; N]) {
+        (self.dims, self.raw)
+    }
 }
 
 /// The final size: at least `floor` bytes, and not 0 unless the buffer is gated.
@@ -97,38 +112,6 @@ pub fn derived(
         used_by,
         source: Box::new(source),
     })
-}
-
-/// Keeps each buffer's dims as the formulas report them (into the sizes struct's hidden
-/// per-buffer rows, in field order), then hands them on to the caller's `on_dims`.
-pub struct DimsRecorder<'a, 'b, const R: usize> {
-    dims: &'a mut [[usize; R]],
-    next: usize,
-    on_dims: &'a mut (dyn FnMut(&[usize], usize) + 'b),
-}
-
-impl<'a, 'b, const R: usize> DimsRecorder<'a, 'b, R> {
-    pub fn new(
-        dims: &'a mut [[usize; R]],
-        on_dims: &'a mut (dyn FnMut(&[usize], usize) + 'b),
-    ) -> Self {
-        Self {
-            dims,
-            next: 0,
-            on_dims,
-        }
-    }
-
-    /// The next buffer's dims (empty for a byte formula or a closed gate) and bytes.
-    pub fn record(&mut self, dims: &[usize], bytes: usize) {
-        if let Some(row) = self.dims.get_mut(self.next) {
-            for (slot, &d) in row.iter_mut().zip(dims) {
-                *slot = d;
-            }
-        }
-        self.next += 1;
-        (self.on_dims)(dims, bytes)
-    }
 }
 
 /// What the generated view sets read of an allocated arena: each buffer's name and shape, and
@@ -181,12 +164,15 @@ mod tests {
 
     #[test]
     fn shapes_floors_and_zero() {
-        let mut seen = Vec::new();
-        let mut on_dims = |d: &[usize], b: usize| seen.push((d.to_vec(), b));
-        assert_eq!(shape_reported(F, &[2, 3], 4, &mut on_dims), Ok(24));
-        assert_eq!(bytes_reported(7, &mut on_dims), 7);
-        assert_eq!(closed(&mut on_dims), 0);
-        assert_eq!(seen, [(vec![2, 3], 24), (vec![], 7), (vec![], 0)]);
+        let mut r = Recorder::<2, 4>::default();
+        assert_eq!(r.shape(F, &[2, 3], 4, 0, false), Ok(24));
+        assert_eq!(r.bytes(F, 7, 256, false), Ok(256));
+        assert_eq!(r.closed(), 0);
+        assert_eq!(r.shape(F, &[0, 3], 4, 0, true), Ok(0));
+        assert_eq!(
+            r.into_parts(),
+            ([[2, 3], [0, 0], [0, 0], [0, 3]], [24, 7, 0, 0])
+        );
         assert_eq!(finish(F, 0, 256, false), Ok(256));
         assert_eq!(finish(F, 0, 0, true), Ok(0));
         assert_eq!(

@@ -64,10 +64,6 @@ impl ArenaReport {
                 let shape = A::shape(sizes, i);
                 let decl = info.decl;
                 let off = decl.gated() && info.bytes == 0;
-                // The formulas' own product (`None` past usize::MAX).
-                let shape_bytes = crate::CheckedArith::new(decl.name)
-                    .shape(shape, decl.elem_size)
-                    .ok();
                 BufferRow {
                     name: decl.name,
                     dtype: decl.dtype,
@@ -79,8 +75,7 @@ impl ArenaReport {
                     off,
                     at_floor: decl.min_bytes.is_some()
                         && !off
-                        && !shape.is_empty()
-                        && shape_bytes.is_some_and(|b| b < info.bytes),
+                        && A::raw_bytes(sizes, i) < info.bytes,
                     phase: phase_text(decl.live, A::PHASES),
                 }
             })

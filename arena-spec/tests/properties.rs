@@ -357,7 +357,6 @@ proptest! {
     ) {
         let c = load(&json, levers);
         let sizes = BufferSizes::try_from_config(&c, m, seq, block, batch).unwrap();
-        let dims = BufferSizes::dims(&c, m, seq, block, batch).unwrap();
         // The const sizing path, evaluated at run time here, sizes every family alike.
         prop_assert_eq!(BufferSizes::const_from_config(&c, m, seq, block, batch), sizes);
         let infos = sizes.buffers();
@@ -365,11 +364,17 @@ proptest! {
         let tracked: usize = infos.iter().filter(|b| b.decl.tracked).map(|b| b.bytes).sum();
         prop_assert_eq!(sizes.total_bytes(), tracked);
 
-        for (b, d) in infos.iter().zip(&dims) {
+        for (i, b) in infos.iter().enumerate() {
             if b.decl.min_bytes.is_some() {
                 prop_assert!(b.bytes >= 256, "{} below its floor", b.decl.name);
             }
+            let d = BufferArena::shape(&sizes, i);
+            let raw = BufferArena::raw_bytes(&sizes, i);
             let shape_bytes = (!d.is_empty()).then(|| d.iter().product::<usize>() * b.decl.elem_size);
+            if let Some(s) = shape_bytes {
+                prop_assert_eq!(raw, s, "{}'s bytes before the floor are its shape's", b.decl.name);
+            }
+            prop_assert_eq!(b.bytes, raw.max(if b.decl.min_bytes.is_some() && b.bytes > 0 { 256 } else { 0 }));
             match gate_open(&c, b.decl.name) {
                 Some(false) => prop_assert_eq!(b.bytes, 0, "{} with its gate closed", b.decl.name),
                 Some(true) => {

@@ -111,46 +111,30 @@ pub struct AttentionWeightsSizes {
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
     pub __dims: [[usize; 2usize]; 24usize],
+    /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
+    /// what `Arena::raw_bytes` reads. Set by the constructors.
+    #[doc(hidden)]
+    pub __raw: [usize; 24usize],
 }
 impl AttentionWeightsSizes {
     /// Each attention tensor's size, in bytes.
     ///
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
-    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-    #[allow(clippy::too_many_arguments)]
-    pub fn try_from_config(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, formats, &mut |_, _| {})
-    }
-    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
-    /// a byte formula or a closed gate) and its bytes before the floor, in field order.
-    /// The one place the formulas are.
+    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer. Each
+    /// buffer's shape and bytes before its floor are kept too (`Arena::shape`,
+    /// `Arena::raw_bytes`). The one place the formulas are.
     #[allow(
         unused_variables,
         clippy::too_many_arguments,
         clippy::needless_question_mark
     )]
-    pub fn try_from_config_with(
+    pub fn try_from_config(
         config: &ModelConfig,
         w: &WeightLayers,
         formats: &WeightFormats,
-        __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        use ::arena_runtime::__private::{
-            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
-        };
         use ::arena_runtime::dtype::Element as __E;
-        let mut __dims = [[0usize; 2usize]; 24usize];
-        let mut __record = ::arena_runtime::__private::DimsRecorder::new(
-            &mut __dims,
-            __on_dims,
-        );
-        let __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize) = &mut |d, b| {
-            __record.record(d, b)
-        };
+        let mut __r = ::arena_runtime::__private::Recorder::<2usize, 24usize>::default();
         let mut __sizes = Self {
             q_proj: 0,
             k_proj: 0,
@@ -177,6 +161,7 @@ impl AttentionWeightsSizes {
             full_sinks: 0,
             full_g_proj: 0,
             __dims: [[0; 2usize]; 24usize],
+            __raw: [0; 24usize],
         };
         __sizes.q_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_proj");
@@ -189,9 +174,9 @@ impl AttentionWeightsSizes {
                                 .linear_bytes(w.attention.q, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.k_proj = {
@@ -205,9 +190,9 @@ impl AttentionWeightsSizes {
                                 .linear_bytes(w.attention.k, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.v_proj = {
@@ -221,9 +206,9 @@ impl AttentionWeightsSizes {
                                 .linear_bytes(w.attention.v, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.o_proj = {
@@ -237,72 +222,72 @@ impl AttentionWeightsSizes {
                                 .linear_bytes(config.hidden_size, w.attention.o_in),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.q_bias = {
             let __f = ::arena_runtime::CheckedArith::new("q_bias");
             if w.attention.layers > 0 && w.attention.q_bias > 0 {
                 let __d = [w.attention.layers, w.attention.q_bias];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.k_bias = {
             let __f = ::arena_runtime::CheckedArith::new("k_bias");
             if w.attention.kv_layers > 0 && w.attention.k_bias > 0 {
                 let __d = [w.attention.kv_layers, w.attention.k_bias];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.v_bias = {
             let __f = ::arena_runtime::CheckedArith::new("v_bias");
             if w.attention.v_layers > 0 && w.attention.v_bias > 0 {
                 let __d = [w.attention.v_layers, w.attention.v_bias];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.o_bias = {
             let __f = ::arena_runtime::CheckedArith::new("o_bias");
             if w.attention.layers > 0 && w.attention.o_bias > 0 {
                 let __d = [w.attention.layers, w.attention.o_bias];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.q_norm = {
             let __f = ::arena_runtime::CheckedArith::new("q_norm");
             if w.attention.layers > 0 && w.attention.q_norm > 0 {
                 let __d = [w.attention.layers, w.attention.q_norm];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.k_norm = {
             let __f = ::arena_runtime::CheckedArith::new("k_norm");
             if w.attention.kv_layers > 0 && w.attention.k_norm > 0 {
                 let __d = [w.attention.kv_layers, w.attention.k_norm];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.sinks = {
             let __f = ::arena_runtime::CheckedArith::new("sinks");
             if w.attention.layers > 0 && w.attention.sinks > 0 {
                 let __d = [w.attention.layers, w.attention.sinks];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.g_proj = {
@@ -316,9 +301,9 @@ impl AttentionWeightsSizes {
                                 .linear_bytes(w.attention.output_gate, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_q_proj = {
@@ -331,9 +316,9 @@ impl AttentionWeightsSizes {
                             formats.attention.linear_bytes(w.full.q, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_k_proj = {
@@ -346,9 +331,9 @@ impl AttentionWeightsSizes {
                             formats.attention.linear_bytes(w.full.k, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_v_proj = {
@@ -361,9 +346,9 @@ impl AttentionWeightsSizes {
                             formats.attention.linear_bytes(w.full.v, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_o_proj = {
@@ -377,72 +362,72 @@ impl AttentionWeightsSizes {
                                 .linear_bytes(config.hidden_size, w.full.o_in),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_q_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_q_bias");
             if w.full.layers > 0 && w.full.q_bias > 0 {
                 let __d = [w.full.layers, w.full.q_bias];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_k_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_k_bias");
             if w.full.kv_layers > 0 && w.full.k_bias > 0 {
                 let __d = [w.full.kv_layers, w.full.k_bias];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_v_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_v_bias");
             if w.full.v_layers > 0 && w.full.v_bias > 0 {
                 let __d = [w.full.v_layers, w.full.v_bias];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_o_bias = {
             let __f = ::arena_runtime::CheckedArith::new("full_o_bias");
             if w.full.layers > 0 && w.full.o_bias > 0 {
                 let __d = [w.full.layers, w.full.o_bias];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_q_norm = {
             let __f = ::arena_runtime::CheckedArith::new("full_q_norm");
             if w.full.layers > 0 && w.full.q_norm > 0 {
                 let __d = [w.full.layers, w.full.q_norm];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_k_norm = {
             let __f = ::arena_runtime::CheckedArith::new("full_k_norm");
             if w.full.kv_layers > 0 && w.full.k_norm > 0 {
                 let __d = [w.full.kv_layers, w.full.k_norm];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_sinks = {
             let __f = ::arena_runtime::CheckedArith::new("full_sinks");
             if w.full.layers > 0 && w.full.sinks > 0 {
                 let __d = [w.full.layers, w.full.sinks];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.full_g_proj = {
@@ -456,12 +441,12 @@ impl AttentionWeightsSizes {
                                 .linear_bytes(w.full.output_gate, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
-        __sizes.__dims = __dims;
+        (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <AttentionWeights as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
     }
@@ -484,26 +469,6 @@ impl AttentionWeightsSizes {
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
         <AttentionWeights as ::arena_runtime::Arena>::tracked_total(self)
-    }
-    /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-    /// for a buffer whose gate is closed. For reports.
-    #[allow(clippy::too_many_arguments)]
-    pub fn dims(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<
-        ::std::vec::Vec<::std::vec::Vec<usize>>,
-        ::arena_runtime::SizeError,
-    > {
-        let mut __dims = ::std::vec::Vec::with_capacity(24usize);
-        let _sizes = Self::try_from_config_with(
-            config,
-            w,
-            formats,
-            &mut |__d, _| __dims.push(__d.to_vec()),
-        )?;
-        ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
@@ -755,6 +720,10 @@ impl ::arena_runtime::Arena for AttentionWeights {
             }
             _ => &[],
         }
+    }
+    #[inline]
+    fn raw_bytes(sizes: &AttentionWeightsSizes, buffer: usize) -> usize {
+        sizes.__raw.get(buffer).copied().unwrap_or(0)
     }
     fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
         let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);

@@ -103,46 +103,30 @@ pub struct CompressedAttentionWeightsSizes {
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
     pub __dims: [[usize; 3usize]; 22usize],
+    /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
+    /// what `Arena::raw_bytes` reads. Set by the constructors.
+    #[doc(hidden)]
+    pub __raw: [usize; 22usize],
 }
 impl CompressedAttentionWeightsSizes {
     /// Each DeepSeek-V4 attention tensor's size, in bytes.
     ///
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
-    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-    #[allow(clippy::too_many_arguments)]
-    pub fn try_from_config(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, formats, &mut |_, _| {})
-    }
-    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
-    /// a byte formula or a closed gate) and its bytes before the floor, in field order.
-    /// The one place the formulas are.
+    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer. Each
+    /// buffer's shape and bytes before its floor are kept too (`Arena::shape`,
+    /// `Arena::raw_bytes`). The one place the formulas are.
     #[allow(
         unused_variables,
         clippy::too_many_arguments,
         clippy::needless_question_mark
     )]
-    pub fn try_from_config_with(
+    pub fn try_from_config(
         config: &ModelConfig,
         w: &WeightLayers,
         formats: &WeightFormats,
-        __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        use ::arena_runtime::__private::{
-            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
-        };
         use ::arena_runtime::dtype::Element as __E;
-        let mut __dims = [[0usize; 3usize]; 22usize];
-        let mut __record = ::arena_runtime::__private::DimsRecorder::new(
-            &mut __dims,
-            __on_dims,
-        );
-        let __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize) = &mut |d, b| {
-            __record.record(d, b)
-        };
+        let mut __r = ::arena_runtime::__private::Recorder::<3usize, 22usize>::default();
         let mut __sizes = Self {
             q_a_proj: 0,
             q_a_norm: 0,
@@ -167,6 +151,7 @@ impl CompressedAttentionWeightsSizes {
             hca_kv_norm: 0,
             hca_position_bias: 0,
             __dims: [[0; 3usize]; 22usize],
+            __raw: [0; 22usize],
         };
         __sizes.q_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_proj");
@@ -179,18 +164,18 @@ impl CompressedAttentionWeightsSizes {
                                 .linear_bytes(config.q_lora_rank, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.q_a_norm = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_norm");
             if w.one_vector > 0 {
                 let __d = [w.one_vector, config.q_lora_rank];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.q_b_proj = {
@@ -211,9 +196,9 @@ impl CompressedAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kv_proj = {
@@ -227,18 +212,18 @@ impl CompressedAttentionWeightsSizes {
                                 .linear_bytes(config.head_dim(), config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("kv_norm");
             if w.one_vector > 0 {
                 let __d = [w.one_vector, __f.value(config.head_dim())?];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.o_a_proj = {
@@ -263,9 +248,9 @@ impl CompressedAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.o_b_proj = {
@@ -282,18 +267,18 @@ impl CompressedAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.sinks = {
             let __f = ::arena_runtime::CheckedArith::new("sinks");
             if w.one_vector > 0 {
                 let __d = [w.one_vector, config.num_attention_heads];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.csa_kv_proj = {
@@ -310,9 +295,9 @@ impl CompressedAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.csa_gate_proj = {
@@ -329,18 +314,18 @@ impl CompressedAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.csa_kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("csa_kv_norm");
             if w.csa > 0 {
                 let __d = [w.csa, __f.value(config.head_dim())?];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.csa_position_bias = {
@@ -351,9 +336,9 @@ impl CompressedAttentionWeightsSizes {
                     __f.value(config.index_ratio())?,
                     __f.mul(2, __f.value(config.head_dim())?)?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.csa_indexer_q_b_proj = {
@@ -370,9 +355,9 @@ impl CompressedAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.csa_indexer_kv_proj = {
@@ -389,9 +374,9 @@ impl CompressedAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.csa_indexer_gate_proj = {
@@ -408,18 +393,18 @@ impl CompressedAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.csa_indexer_kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_kv_norm");
             if w.csa_indexer > 0 {
                 let __d = [w.csa_indexer, config.index_head_dim];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.csa_indexer_position_bias = {
@@ -430,18 +415,18 @@ impl CompressedAttentionWeightsSizes {
                     __f.value(config.index_ratio())?,
                     __f.mul(2, config.index_head_dim)?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.csa_indexer_weights_proj = {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_weights_proj");
             if w.csa_indexer > 0 {
                 let __d = [w.csa_indexer, config.index_n_heads, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.hca_kv_proj = {
@@ -455,9 +440,9 @@ impl CompressedAttentionWeightsSizes {
                                 .linear_bytes(config.head_dim(), config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.hca_gate_proj = {
@@ -471,18 +456,18 @@ impl CompressedAttentionWeightsSizes {
                                 .linear_bytes(config.head_dim(), config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.hca_kv_norm = {
             let __f = ::arena_runtime::CheckedArith::new("hca_kv_norm");
             if w.hca > 0 {
                 let __d = [w.hca, __f.value(config.head_dim())?];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.hca_position_bias = {
@@ -493,12 +478,12 @@ impl CompressedAttentionWeightsSizes {
                     config.hca_compress_ratio,
                     __f.value(config.head_dim())?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
-        __sizes.__dims = __dims;
+        (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <CompressedAttentionWeights as ::arena_runtime::Arena>::checked_tracked_total(
             &__sizes,
         )?;
@@ -523,26 +508,6 @@ impl CompressedAttentionWeightsSizes {
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
         <CompressedAttentionWeights as ::arena_runtime::Arena>::tracked_total(self)
-    }
-    /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-    /// for a buffer whose gate is closed. For reports.
-    #[allow(clippy::too_many_arguments)]
-    pub fn dims(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<
-        ::std::vec::Vec<::std::vec::Vec<usize>>,
-        ::arena_runtime::SizeError,
-    > {
-        let mut __dims = ::std::vec::Vec::with_capacity(22usize);
-        let _sizes = Self::try_from_config_with(
-            config,
-            w,
-            formats,
-            &mut |__d, _| __dims.push(__d.to_vec()),
-        )?;
-        ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
@@ -777,6 +742,10 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             }
             _ => &[],
         }
+    }
+    #[inline]
+    fn raw_bytes(sizes: &CompressedAttentionWeightsSizes, buffer: usize) -> usize {
+        sizes.__raw.get(buffer).copied().unwrap_or(0)
     }
     fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
         let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);

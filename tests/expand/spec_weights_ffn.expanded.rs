@@ -151,46 +151,30 @@ pub struct FfnWeightsSizes {
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
     pub __dims: [[usize; 3usize]; 29usize],
+    /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
+    /// what `Arena::raw_bytes` reads. Set by the constructors.
+    #[doc(hidden)]
+    pub __raw: [usize; 29usize],
 }
 impl FfnWeightsSizes {
     /// Each FFN tensor's size, in bytes.
     ///
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
-    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-    #[allow(clippy::too_many_arguments)]
-    pub fn try_from_config(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, formats, &mut |_, _| {})
-    }
-    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
-    /// a byte formula or a closed gate) and its bytes before the floor, in field order.
-    /// The one place the formulas are.
+    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer. Each
+    /// buffer's shape and bytes before its floor are kept too (`Arena::shape`,
+    /// `Arena::raw_bytes`). The one place the formulas are.
     #[allow(
         unused_variables,
         clippy::too_many_arguments,
         clippy::needless_question_mark
     )]
-    pub fn try_from_config_with(
+    pub fn try_from_config(
         config: &ModelConfig,
         w: &WeightLayers,
         formats: &WeightFormats,
-        __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        use ::arena_runtime::__private::{
-            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
-        };
         use ::arena_runtime::dtype::Element as __E;
-        let mut __dims = [[0usize; 3usize]; 29usize];
-        let mut __record = ::arena_runtime::__private::DimsRecorder::new(
-            &mut __dims,
-            __on_dims,
-        );
-        let __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize) = &mut |d, b| {
-            __record.record(d, b)
-        };
+        let mut __r = ::arena_runtime::__private::Recorder::<3usize, 29usize>::default();
         let mut __sizes = Self {
             gate_proj: 0,
             up_proj: 0,
@@ -222,6 +206,7 @@ impl FfnWeightsSizes {
             shared_down_proj: 0,
             shared_expert_gate: 0,
             __dims: [[0; 3usize]; 29usize],
+            __raw: [0; 29usize],
         };
         __sizes.gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("gate_proj");
@@ -237,9 +222,9 @@ impl FfnWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.up_proj = {
@@ -253,9 +238,9 @@ impl FfnWeightsSizes {
                                 .linear_bytes(w.dense.width, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.down_proj = {
@@ -269,45 +254,45 @@ impl FfnWeightsSizes {
                                 .linear_bytes(config.hidden_size, w.dense.width),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.gate_bias = {
             let __f = ::arena_runtime::CheckedArith::new("gate_bias");
             if w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0 {
                 let __d = [w.dense.layers, w.dense.width];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.up_bias = {
             let __f = ::arena_runtime::CheckedArith::new("up_bias");
             if w.dense.layers > 0 && w.dense_bias > 0 {
                 let __d = [w.dense.layers, w.dense.width];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.down_bias = {
             let __f = ::arena_runtime::CheckedArith::new("down_bias");
             if w.dense.layers > 0 && w.dense_bias > 0 {
                 let __d = [w.dense.layers, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.act_fn = {
             let __f = ::arena_runtime::CheckedArith::new("act_fn");
             if w.dense.layers > 0 && w.activation_params > 0 {
                 let __d = [w.dense.layers, w.activation_params];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.wide_gate_proj = {
@@ -324,9 +309,9 @@ impl FfnWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.wide_up_proj = {
@@ -340,9 +325,9 @@ impl FfnWeightsSizes {
                                 .linear_bytes(w.dense_wide.width, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.wide_down_proj = {
@@ -356,9 +341,9 @@ impl FfnWeightsSizes {
                                 .linear_bytes(config.hidden_size, w.dense_wide.width),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.block_gate_proj = {
@@ -371,9 +356,9 @@ impl FfnWeightsSizes {
                                 .bytes(formats.dense_ffn, config.hidden_size, false),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.block_up_proj = {
@@ -386,9 +371,9 @@ impl FfnWeightsSizes {
                                 .bytes(formats.dense_ffn, config.hidden_size, false),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.block_down_proj = {
@@ -401,9 +386,9 @@ impl FfnWeightsSizes {
                                 .bytes(formats.dense_ffn, config.hidden_size, true),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.experts_gate_up = {
@@ -422,9 +407,9 @@ impl FfnWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.experts_down = {
@@ -442,9 +427,9 @@ impl FfnWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.latent_in_proj = {
@@ -458,9 +443,9 @@ impl FfnWeightsSizes {
                                 .linear_bytes(config.moe_latent_size, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.latent_out_proj = {
@@ -474,27 +459,27 @@ impl FfnWeightsSizes {
                                 .linear_bytes(config.hidden_size, config.moe_latent_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.router = {
             let __f = ::arena_runtime::CheckedArith::new("router");
             if w.moe > 0 && w.scaled_router == 0 {
                 let __d = [w.moe, config.num_experts, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.router_bias = {
             let __f = ::arena_runtime::CheckedArith::new("router_bias");
             if w.expert_bias > 0 {
                 let __d = [w.expert_bias, config.num_experts];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.experts_gate_up_bias = {
@@ -512,9 +497,9 @@ impl FfnWeightsSizes {
                                 )?,
                         )?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.experts_down_bias = {
@@ -525,36 +510,36 @@ impl FfnWeightsSizes {
                     __f.value(config.local_experts())?,
                     __f.value(formats.experts.expert_hidden(config.hidden_size))?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.e_score_correction_bias = {
             let __f = ::arena_runtime::CheckedArith::new("e_score_correction_bias");
             if w.router_bias > 0 {
                 let __d = [w.router_bias, config.num_experts];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.e_score_correction_bias_f32 = {
             let __f = ::arena_runtime::CheckedArith::new("e_score_correction_bias_f32");
             if w.router_bias_buffer > 0 {
                 let __d = [w.router_bias_buffer, config.num_experts];
-                __shape(__f, &__d, <f32 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.scaled_router_proj = {
             let __f = ::arena_runtime::CheckedArith::new("scaled_router_proj");
             if w.scaled_router > 0 {
                 let __d = [w.scaled_router, config.num_experts, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.scaled_router_scales = {
@@ -564,9 +549,9 @@ impl FfnWeightsSizes {
                     w.scaled_router,
                     __f.add(config.hidden_size, config.num_experts)?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.shared_gate_proj = {
@@ -585,9 +570,9 @@ impl FfnWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.shared_up_proj = {
@@ -604,9 +589,9 @@ impl FfnWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.shared_down_proj = {
@@ -623,21 +608,21 @@ impl FfnWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.shared_expert_gate = {
             let __f = ::arena_runtime::CheckedArith::new("shared_expert_gate");
             if w.shared_expert_gate > 0 {
                 let __d = [w.shared_expert_gate, 1, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
-        __sizes.__dims = __dims;
+        (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <FfnWeights as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
     }
@@ -660,26 +645,6 @@ impl FfnWeightsSizes {
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
         <FfnWeights as ::arena_runtime::Arena>::tracked_total(self)
-    }
-    /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-    /// for a buffer whose gate is closed. For reports.
-    #[allow(clippy::too_many_arguments)]
-    pub fn dims(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<
-        ::std::vec::Vec<::std::vec::Vec<usize>>,
-        ::arena_runtime::SizeError,
-    > {
-        let mut __dims = ::std::vec::Vec::with_capacity(29usize);
-        let _sizes = Self::try_from_config_with(
-            config,
-            w,
-            formats,
-            &mut |__d, _| __dims.push(__d.to_vec()),
-        )?;
-        ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
@@ -982,6 +947,10 @@ impl ::arena_runtime::Arena for FfnWeights {
             }
             _ => &[],
         }
+    }
+    #[inline]
+    fn raw_bytes(sizes: &FfnWeightsSizes, buffer: usize) -> usize {
+        sizes.__raw.get(buffer).copied().unwrap_or(0)
     }
     fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
         let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);

@@ -63,46 +63,30 @@ pub struct LatentAttentionWeightsSizes {
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
     pub __dims: [[usize; 3usize]; 12usize],
+    /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
+    /// what `Arena::raw_bytes` reads. Set by the constructors.
+    #[doc(hidden)]
+    pub __raw: [usize; 12usize],
 }
 impl LatentAttentionWeightsSizes {
     /// Each MLA tensor's size, in bytes.
     ///
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
-    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-    #[allow(clippy::too_many_arguments)]
-    pub fn try_from_config(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, formats, &mut |_, _| {})
-    }
-    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
-    /// a byte formula or a closed gate) and its bytes before the floor, in field order.
-    /// The one place the formulas are.
+    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer. Each
+    /// buffer's shape and bytes before its floor are kept too (`Arena::shape`,
+    /// `Arena::raw_bytes`). The one place the formulas are.
     #[allow(
         unused_variables,
         clippy::too_many_arguments,
         clippy::needless_question_mark
     )]
-    pub fn try_from_config_with(
+    pub fn try_from_config(
         config: &ModelConfig,
         w: &WeightLayers,
         formats: &WeightFormats,
-        __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        use ::arena_runtime::__private::{
-            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
-        };
         use ::arena_runtime::dtype::Element as __E;
-        let mut __dims = [[0usize; 3usize]; 12usize];
-        let mut __record = ::arena_runtime::__private::DimsRecorder::new(
-            &mut __dims,
-            __on_dims,
-        );
-        let __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize) = &mut |d, b| {
-            __record.record(d, b)
-        };
+        let mut __r = ::arena_runtime::__private::Recorder::<3usize, 12usize>::default();
         let mut __sizes = Self {
             q_a_proj: 0,
             q_a_layernorm: 0,
@@ -117,6 +101,7 @@ impl LatentAttentionWeightsSizes {
             indexer_k_norm: 0,
             indexer_weights_proj: 0,
             __dims: [[0; 3usize]; 12usize],
+            __raw: [0; 12usize],
         };
         __sizes.q_a_proj = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_proj");
@@ -129,18 +114,18 @@ impl LatentAttentionWeightsSizes {
                                 .linear_bytes(config.q_lora_rank, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.q_a_layernorm = {
             let __f = ::arena_runtime::CheckedArith::new("q_a_layernorm");
             if w.mla_q_lora > 0 {
                 let __d = [w.mla_q_lora, config.q_lora_rank];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.q_b_proj = {
@@ -161,9 +146,9 @@ impl LatentAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.q_proj = {
@@ -184,9 +169,9 @@ impl LatentAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kv_a_proj_with_mqa = {
@@ -203,18 +188,18 @@ impl LatentAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kv_a_layernorm = {
             let __f = ::arena_runtime::CheckedArith::new("kv_a_layernorm");
             if w.mla > 0 {
                 let __d = [w.mla, config.kv_lora_rank];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kv_b_proj = {
@@ -235,9 +220,9 @@ impl LatentAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.o_proj = {
@@ -254,9 +239,9 @@ impl LatentAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.indexer_wq_b = {
@@ -273,9 +258,9 @@ impl LatentAttentionWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.indexer_wk = {
@@ -289,30 +274,30 @@ impl LatentAttentionWeightsSizes {
                                 .linear_bytes(config.index_head_dim, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.indexer_k_norm = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_k_norm");
             if w.mla_indexer > 0 {
                 let __d = [w.mla_indexer, 2, config.index_head_dim];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.indexer_weights_proj = {
             let __f = ::arena_runtime::CheckedArith::new("indexer_weights_proj");
             if w.mla_indexer > 0 {
                 let __d = [w.mla_indexer, config.index_n_heads, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
-        __sizes.__dims = __dims;
+        (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <LatentAttentionWeights as ::arena_runtime::Arena>::checked_tracked_total(
             &__sizes,
         )?;
@@ -337,26 +322,6 @@ impl LatentAttentionWeightsSizes {
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
         <LatentAttentionWeights as ::arena_runtime::Arena>::tracked_total(self)
-    }
-    /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-    /// for a buffer whose gate is closed. For reports.
-    #[allow(clippy::too_many_arguments)]
-    pub fn dims(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<
-        ::std::vec::Vec<::std::vec::Vec<usize>>,
-        ::arena_runtime::SizeError,
-    > {
-        let mut __dims = ::std::vec::Vec::with_capacity(12usize);
-        let _sizes = Self::try_from_config_with(
-            config,
-            w,
-            formats,
-            &mut |__d, _| __dims.push(__d.to_vec()),
-        )?;
-        ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
@@ -498,6 +463,10 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             }
             _ => &[],
         }
+    }
+    #[inline]
+    fn raw_bytes(sizes: &LatentAttentionWeightsSizes, buffer: usize) -> usize {
+        sizes.__raw.get(buffer).copied().unwrap_or(0)
     }
     fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
         let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);

@@ -147,46 +147,30 @@ pub struct MixerWeightsSizes {
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
     pub __dims: [[usize; 4usize]; 32usize],
+    /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
+    /// what `Arena::raw_bytes` reads. Set by the constructors.
+    #[doc(hidden)]
+    pub __raw: [usize; 32usize],
 }
 impl MixerWeightsSizes {
     /// Each mixer tensor's size, in bytes.
     ///
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
-    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-    #[allow(clippy::too_many_arguments)]
-    pub fn try_from_config(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, formats, &mut |_, _| {})
-    }
-    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
-    /// a byte formula or a closed gate) and its bytes before the floor, in field order.
-    /// The one place the formulas are.
+    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer. Each
+    /// buffer's shape and bytes before its floor are kept too (`Arena::shape`,
+    /// `Arena::raw_bytes`). The one place the formulas are.
     #[allow(
         unused_variables,
         clippy::too_many_arguments,
         clippy::needless_question_mark
     )]
-    pub fn try_from_config_with(
+    pub fn try_from_config(
         config: &ModelConfig,
         w: &WeightLayers,
         formats: &WeightFormats,
-        __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        use ::arena_runtime::__private::{
-            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
-        };
         use ::arena_runtime::dtype::Element as __E;
-        let mut __dims = [[0usize; 4usize]; 32usize];
-        let mut __record = ::arena_runtime::__private::DimsRecorder::new(
-            &mut __dims,
-            __on_dims,
-        );
-        let __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize) = &mut |d, b| {
-            __record.record(d, b)
-        };
+        let mut __r = ::arena_runtime::__private::Recorder::<4usize, 32usize>::default();
         let mut __sizes = Self {
             gdn_in_proj_qkvz: 0,
             gdn_in_proj_ba: 0,
@@ -221,6 +205,7 @@ impl MixerWeightsSizes {
             kda_g_b_proj: 0,
             kda_o_norm: 0,
             __dims: [[0; 4usize]; 32usize],
+            __raw: [0; 32usize],
         };
         __sizes.gdn_in_proj_qkvz = {
             let __f = ::arena_runtime::CheckedArith::new("gdn_in_proj_qkvz");
@@ -248,9 +233,9 @@ impl MixerWeightsSizes {
                                 )?,
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.gdn_in_proj_ba = {
@@ -268,9 +253,9 @@ impl MixerWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.gdn_conv1d = {
@@ -282,9 +267,9 @@ impl MixerWeightsSizes {
                     1,
                     config.linear_conv_kernel_dim,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.gdn_dt_bias_a_log = {
@@ -295,9 +280,9 @@ impl MixerWeightsSizes {
                     2,
                     config.linear_num_value_heads,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.gdn_norm = {
@@ -307,9 +292,9 @@ impl MixerWeightsSizes {
                     __f.value(config.num_gdn_layers())?,
                     config.linear_value_head_dim,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.gdn_out_proj = {
@@ -330,9 +315,9 @@ impl MixerWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.mamba_in_proj = {
@@ -349,9 +334,9 @@ impl MixerWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.mamba_conv1d = {
@@ -363,9 +348,9 @@ impl MixerWeightsSizes {
                     1,
                     config.mamba_conv_kernel,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.mamba_conv1d_bias = {
@@ -375,9 +360,9 @@ impl MixerWeightsSizes {
                     __f.value(config.num_mamba_layers())?,
                     __f.value(config.mamba_conv_dim())?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.mamba_dt_bias_a_log_d = {
@@ -388,9 +373,9 @@ impl MixerWeightsSizes {
                     3,
                     config.mamba_num_heads,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.mamba_norm = {
@@ -400,9 +385,9 @@ impl MixerWeightsSizes {
                     __f.value(config.num_mamba_layers())?,
                     __f.value(config.mamba_d_inner())?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.mamba_out_proj = {
@@ -416,9 +401,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.hidden_size, config.mamba_d_inner()),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.short_conv_in_proj = {
@@ -435,9 +420,9 @@ impl MixerWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.short_conv_conv = {
@@ -449,9 +434,9 @@ impl MixerWeightsSizes {
                     1,
                     config.short_conv_kernel,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.short_conv_out_proj = {
@@ -465,9 +450,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.hidden_size, config.short_conv_dim),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.lightning_qkv_proj = {
@@ -484,9 +469,9 @@ impl MixerWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.lightning_output_gate = {
@@ -500,9 +485,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.lightning_width(), config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.lightning_out_proj = {
@@ -516,9 +501,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.hidden_size, config.lightning_width()),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.lightning_norm = {
@@ -528,9 +513,9 @@ impl MixerWeightsSizes {
                     __f.value(config.num_lightning_layers())?,
                     __f.value(config.lightning_width())?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_q_proj = {
@@ -544,9 +529,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.kda_width(), config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_k_proj = {
@@ -560,9 +545,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.kda_width(), config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_v_proj = {
@@ -576,9 +561,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.kda_width(), config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_o_proj = {
@@ -592,9 +577,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.hidden_size, config.kda_width()),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_b_proj = {
@@ -608,9 +593,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.kda_heads, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_conv1d = {
@@ -622,9 +607,9 @@ impl MixerWeightsSizes {
                     1,
                     config.kda_conv_kernel,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_f_a_proj = {
@@ -638,9 +623,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.kda_head_dim, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_f_b_proj = {
@@ -654,18 +639,18 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.kda_width(), config.kda_head_dim),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_a_log = {
             let __f = ::arena_runtime::CheckedArith::new("kda_a_log");
             if __f.value(config.num_kda_layers())? > 0 {
                 let __d = [__f.value(config.num_kda_layers())?, config.kda_heads];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_dt_bias = {
@@ -675,9 +660,9 @@ impl MixerWeightsSizes {
                     __f.value(config.num_kda_layers())?,
                     __f.value(config.kda_width())?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_g_a_proj = {
@@ -691,9 +676,9 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.kda_head_dim, config.hidden_size),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_g_b_proj = {
@@ -707,21 +692,21 @@ impl MixerWeightsSizes {
                                 .linear_bytes(config.kda_width(), config.kda_head_dim),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.kda_o_norm = {
             let __f = ::arena_runtime::CheckedArith::new("kda_o_norm");
             if __f.value(config.num_kda_layers())? > 0 {
                 let __d = [__f.value(config.num_kda_layers())?, config.kda_head_dim];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
-        __sizes.__dims = __dims;
+        (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <MixerWeights as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
     }
@@ -744,26 +729,6 @@ impl MixerWeightsSizes {
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
         <MixerWeights as ::arena_runtime::Arena>::tracked_total(self)
-    }
-    /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-    /// for a buffer whose gate is closed. For reports.
-    #[allow(clippy::too_many_arguments)]
-    pub fn dims(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<
-        ::std::vec::Vec<::std::vec::Vec<usize>>,
-        ::arena_runtime::SizeError,
-    > {
-        let mut __dims = ::std::vec::Vec::with_capacity(32usize);
-        let _sizes = Self::try_from_config_with(
-            config,
-            w,
-            formats,
-            &mut |__d, _| __dims.push(__d.to_vec()),
-        )?;
-        ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
@@ -1091,6 +1056,10 @@ impl ::arena_runtime::Arena for MixerWeights {
             }
             _ => &[],
         }
+    }
+    #[inline]
+    fn raw_bytes(sizes: &MixerWeightsSizes, buffer: usize) -> usize {
+        sizes.__raw.get(buffer).copied().unwrap_or(0)
     }
     fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
         let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);

@@ -84,46 +84,30 @@ pub struct ModelWeightsSizes {
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
     pub __dims: [[usize; 3usize]; 16usize],
+    /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
+    /// what `Arena::raw_bytes` reads. Set by the constructors.
+    #[doc(hidden)]
+    pub __raw: [usize; 16usize],
 }
 impl ModelWeightsSizes {
     /// Each tensor's size, in bytes, every layer's copy together.
     ///
     /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
-    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-    #[allow(clippy::too_many_arguments)]
-    pub fn try_from_config(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        Self::try_from_config_with(config, w, formats, &mut |_, _| {})
-    }
-    /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
-    /// a byte formula or a closed gate) and its bytes before the floor, in field order.
-    /// The one place the formulas are.
+    /// by zero or an ungated buffer of 0 bytes is an error naming the buffer. Each
+    /// buffer's shape and bytes before its floor are kept too (`Arena::shape`,
+    /// `Arena::raw_bytes`). The one place the formulas are.
     #[allow(
         unused_variables,
         clippy::too_many_arguments,
         clippy::needless_question_mark
     )]
-    pub fn try_from_config_with(
+    pub fn try_from_config(
         config: &ModelConfig,
         w: &WeightLayers,
         formats: &WeightFormats,
-        __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
-        use ::arena_runtime::__private::{
-            closed as __closed, sized_bytes as __bytes, sized_shape as __shape,
-        };
         use ::arena_runtime::dtype::Element as __E;
-        let mut __dims = [[0usize; 3usize]; 16usize];
-        let mut __record = ::arena_runtime::__private::DimsRecorder::new(
-            &mut __dims,
-            __on_dims,
-        );
-        let __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize) = &mut |d, b| {
-            __record.record(d, b)
-        };
+        let mut __r = ::arena_runtime::__private::Recorder::<3usize, 16usize>::default();
         let mut __sizes = Self {
             embed_tokens: 0,
             lm_head: 0,
@@ -142,50 +126,51 @@ impl ModelWeightsSizes {
             hc_head_scale: 0,
             hc_head_fn: 0,
             __dims: [[0; 3usize]; 16usize],
+            __raw: [0; 16usize],
         };
         __sizes.embed_tokens = {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens");
             if w.embedding > 0 {
                 let __d = [w.embedding, w.vocab_rows, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.lm_head = {
             let __f = ::arena_runtime::CheckedArith::new("lm_head");
             if w.lm_head > 0 {
                 let __d = [w.lm_head, w.vocab_rows, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.norm = {
             let __f = ::arena_runtime::CheckedArith::new("norm");
             if w.final_norm > 0 {
                 let __d = [w.final_norm, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.layer_norms = {
             let __f = ::arena_runtime::CheckedArith::new("layer_norms");
             if w.layers > 0 && w.norms_per_layer > 0 {
                 let __d = [w.layers, w.norms_per_layer, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.block_norms = {
             let __f = ::arena_runtime::CheckedArith::new("block_norms");
             if w.block_norms > 0 {
                 let __d = [w.block_norms, config.hidden_size];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.embed_tokens_per_layer = {
@@ -196,9 +181,9 @@ impl ModelWeightsSizes {
                     w.vocab_rows,
                     config.per_layer_inputs_width,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.per_layer_model_projection = {
@@ -215,18 +200,18 @@ impl ModelWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.per_layer_projection_norm = {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_projection_norm");
             if w.per_layer_embedding > 0 {
                 let __d = [w.per_layer_embedding, config.per_layer_input_dim];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.per_layer_input_gate = {
@@ -243,9 +228,9 @@ impl ModelWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.per_layer_projection = {
@@ -262,9 +247,9 @@ impl ModelWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.hc_base = {
@@ -275,9 +260,9 @@ impl ModelWeightsSizes {
                     2,
                     __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
                 ];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.hc_fn = {
@@ -295,36 +280,36 @@ impl ModelWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.hc_scale = {
             let __f = ::arena_runtime::CheckedArith::new("hc_scale");
             if w.hyper > 0 {
                 let __d = [w.hyper, 2, 3];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.hc_head_base = {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_base");
             if w.hyper_head > 0 {
                 let __d = [w.hyper_head, config.hc_mult];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.hc_head_scale = {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_scale");
             if w.hyper_head > 0 {
                 let __d = [w.hyper_head, 1];
-                __shape(__f, &__d, <bf16 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
         __sizes.hc_head_fn = {
@@ -341,12 +326,12 @@ impl ModelWeightsSizes {
                                 ),
                         )?,
                 ];
-                __shape(__f, &__d, <u8 as __E>::SIZE, 0, true, __on_dims)?
+                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
             } else {
-                __closed(__on_dims)
+                __r.closed()
             }
         };
-        __sizes.__dims = __dims;
+        (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <ModelWeights as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
         ::core::result::Result::Ok(__sizes)
     }
@@ -369,26 +354,6 @@ impl ModelWeightsSizes {
     /// The sum of the tracked buffers: what a preflight reserves for the arena.
     pub fn total_bytes(&self) -> usize {
         <ModelWeights as ::arena_runtime::Arena>::tracked_total(self)
-    }
-    /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-    /// for a buffer whose gate is closed. For reports.
-    #[allow(clippy::too_many_arguments)]
-    pub fn dims(
-        config: &ModelConfig,
-        w: &WeightLayers,
-        formats: &WeightFormats,
-    ) -> ::core::result::Result<
-        ::std::vec::Vec<::std::vec::Vec<usize>>,
-        ::arena_runtime::SizeError,
-    > {
-        let mut __dims = ::std::vec::Vec::with_capacity(16usize);
-        let _sizes = Self::try_from_config_with(
-            config,
-            w,
-            formats,
-            &mut |__d, _| __dims.push(__d.to_vec()),
-        )?;
-        ::core::result::Result::Ok(__dims)
     }
     /// Each buffer's declaration with its size, in field order.
     pub fn buffers(&self) -> ::std::vec::Vec<::arena_runtime::BufferInfo> {
@@ -567,6 +532,10 @@ impl ::arena_runtime::Arena for ModelWeights {
             }
             _ => &[],
         }
+    }
+    #[inline]
+    fn raw_bytes(sizes: &ModelWeightsSizes, buffer: usize) -> usize {
+        sizes.__raw.get(buffer).copied().unwrap_or(0)
     }
     fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self {
         let mut __p = ::arena_runtime::__private::Pointers::new(addrs, bytes);

@@ -20,8 +20,10 @@ fn values_unwrap_or_convert() {
         assert_eq!(Konst(u64::MAX).into_result(F), Ok(usize::MAX));
     }
     let z = KonstArith::new("z", "m");
-    assert_eq!(z.finish("A", 0, 256, false), 256);
-    assert_eq!(z.finish("A", 0, 0, true), 0);
+    let mut raw = 9;
+    assert_eq!(z.finish("A", 3, 256, false, &mut raw), 256);
+    assert_eq!(raw, 3, "the bytes before the floor are kept");
+    assert_eq!(z.finish("A", 0, 0, true, &mut raw), 0);
     // The operations unwrap on the spot; a shape keeps its dims.
     assert_eq!(z.max(z.mul(3, 4), 5), 12);
     let mut kept = [0; 3];
@@ -44,7 +46,7 @@ fn a_failed_formula_panics_with_its_message_and_figures() {
     expected = "arena `A`, const sizing: buffer `z` is not gated but its formula gives 0 bytes"
 )]
 fn an_ungated_zero_panics() {
-    KonstArith::new("z", "m").finish("A", 0, 0, false);
+    KonstArith::new("z", "m").finish("A", 0, 0, false, &mut 0);
 }
 
 #[test]

@@ -50,17 +50,8 @@ impl SizeReport {
         config: &ModelConfig,
         inputs: ArenaInputs,
     ) -> Result<(SizeReport, BufferSizes), SizeError> {
-        let (sizes, shapes) = inputs.sizes_and_shapes(config)?;
-        // The rows any arena's report has; the engine arena knows each byte formula's raw
-        // bytes too, so a byte buffer held at its floor is marked as a shape buffer is.
-        let mut arena = ArenaReport::new::<BufferArena>(&sizes)?;
-        for (row, shape) in arena.buffers.iter_mut().zip(shapes) {
-            let floor = BufferArena::BUFFERS
-                .iter()
-                .find(|d| d.name == row.name)
-                .is_some_and(|d| d.min_bytes.is_some());
-            row.at_floor = floor && !row.off && shape.raw_bytes < row.bytes;
-        }
+        let sizes = inputs.sizes(config)?;
+        let arena = ArenaReport::new::<BufferArena>(&sizes)?;
         let report = SizeReport {
             model: config.source.to_string(),
             inputs,

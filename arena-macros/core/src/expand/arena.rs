@@ -47,6 +47,10 @@ fn sizes_struct(cont: &Container) -> TokenStream {
             /// through `Arena::shape`. Set by the constructors.
             #[doc(hidden)]
             pub __dims: [[usize; #rank]; #count],
+            /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
+            /// what `Arena::raw_bytes` reads. Set by the constructors.
+            #[doc(hidden)]
+            pub __raw: [usize; #count],
         }
     }
 }
@@ -61,7 +65,7 @@ fn author_doc(text: &Option<String>) -> TokenStream {
 }
 
 /// The struct of the by-value inputs (every input but the references), and
-/// `from_inputs` / `try_from_inputs` / `try_from_inputs_with` taking the references first and
+/// `from_inputs` / `try_from_inputs` taking the references first and
 /// the struct after: the named form of `from_config`, which cannot swap two `usize`s.
 fn inputs_struct<'a>(cont: &'a Container) -> (TokenStream, Vec<Item<'a>>) {
     let by_value: Vec<_> = cont.inputs.iter().filter(|i| !i.by_ref).collect();
@@ -115,28 +119,12 @@ fn inputs_struct<'a>(cont: &'a Container) -> (TokenStream, Vec<Item<'a>>) {
                 quote!(Self::from_config(#(#args),*))
             },
         ),
-        Item::function(
-            quote! {
-                /// [`Self::try_from_config_with`] with the by-value inputs by name: the sizes and each
-                /// buffer's shape and bytes before the floor, in one pass.
-                pub fn try_from_inputs_with(
-                    #(#ref_decls,)*
-                    inputs: &#name,
-                    on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
-                ) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
-            },
-            move || {
-                let args = by_name_args(cont);
-                quote!(Self::try_from_config_with(#(#args,)* on_dims))
-            },
-        ),
     ];
     (struct_tokens, methods)
 }
 
 fn size_lets(cont: &Container) -> Vec<TokenStream> {
     let f = format_ident!("__f");
-    let on_dims = format_ident!("__on_dims");
     cont.buffers
         .iter()
         .map(|b| {
@@ -153,12 +141,12 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
                     // Statements, not a block: they sit in the buffer's block or its gate's.
                     quote! {
                         let __d = [#(#dims),*];
-                        __shape(#f, &__d, #size, #floor, #gated, #on_dims)?
+                        __r.shape(#f, &__d, #size, #floor, #gated)?
                     }
                 }
                 Size::Bytes(formula) => {
                     let bytes = formula.checked(&f);
-                    quote!(__bytes(#f, #bytes, #floor, #gated, #on_dims)?)
+                    quote!(__r.bytes(#f, #bytes, #floor, #gated)?)
                 }
             };
             let body = match &b.gate {
@@ -168,7 +156,7 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
                         if #gate {
                             #sized
                         } else {
-                            __closed(#on_dims)
+                            __r.closed()
                         }
                     }
                 }
@@ -288,31 +276,16 @@ fn sizes_methods<'a>(cont: &'a Container) -> Vec<Item<'a>> {
     let decls = input_decls(cont);
     let from_config_doc = author_doc(&cont.docs.from_config);
     let total_bytes_doc = author_doc(&cont.docs.total_bytes);
-    let count = cont.buffers.len();
     vec![
         Item::function(
             quote! {
                 #from_config_doc
                 /// Every buffer's size in bytes. Arithmetic is checked: an overflow, a division
-                /// by zero or an ungated buffer of 0 bytes is an error naming the buffer.
-                #[allow(clippy::too_many_arguments)]
-                pub fn try_from_config(#(#decls),*) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
-            },
-            move || {
-                let names = cont.input_names();
-                quote!(Self::try_from_config_with(#(#names,)* &mut |_, _| {}))
-            },
-        ),
-        Item::function(
-            quote! {
-                /// [`Self::try_from_config`], calling `__on_dims` with each buffer's shape (empty for
-                /// a byte formula or a closed gate) and its bytes before the floor, in field order.
-                /// The one place the formulas are.
+                /// by zero or an ungated buffer of 0 bytes is an error naming the buffer. Each
+                /// buffer's shape and bytes before its floor are kept too (`Arena::shape`,
+                /// `Arena::raw_bytes`). The one place the formulas are.
                 #[allow(unused_variables, clippy::too_many_arguments, clippy::needless_question_mark)]
-                pub fn try_from_config_with(
-                    #(#decls,)*
-                    __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize),
-                ) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
+                pub fn try_from_config(#(#decls),*) -> ::core::result::Result<Self, ::arena_runtime::SizeError>
             },
             move || {
                 let derived = derived_lets(cont);
@@ -320,19 +293,15 @@ fn sizes_methods<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 let idents = cont.buffers.iter().map(|b| &b.ident);
                 let (rank, count) = (cont.max_rank(), cont.buffers.len());
                 quote! {
-                    // The helpers every buffer's sizing calls, by short names.
-                    use ::arena_runtime::__private::{closed as __closed, sized_bytes as __bytes, sized_shape as __shape};
                     use ::arena_runtime::dtype::Element as __E;
                     #(#derived)*
-                    // Each buffer's shape, kept in the sizes as the formulas report it.
-                    let mut __dims = [[0usize; #rank]; #count];
-                    let mut __record = ::arena_runtime::__private::DimsRecorder::new(&mut __dims, __on_dims);
-                    let __on_dims: &mut dyn ::core::ops::FnMut(&[usize], usize) = &mut |d, b| __record.record(d, b);
+                    // Each buffer's shape and bytes before the floor, as the formulas give them.
+                    let mut __r = ::arena_runtime::__private::Recorder::<#rank, #count>::default();
                     // One struct rather than a local per buffer: compile time stays linear in
                     // the number of buffers.
-                    let mut __sizes = Self { #(#idents: 0,)* __dims: [[0; #rank]; #count] };
+                    let mut __sizes = Self { #(#idents: 0,)* __dims: [[0; #rank]; #count], __raw: [0; #count] };
                     #(#lets)*
-                    __sizes.__dims = __dims;
+                    (__sizes.__dims, __sizes.__raw) = __r.into_parts();
                     <#arena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
                     ::core::result::Result::Ok(__sizes)
                 }
@@ -367,22 +336,6 @@ fn sizes_methods<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                 move || quote!(<#arena as ::arena_runtime::Arena>::tracked_total(self)),
             )
         },
-        Item::function(
-            quote! {
-                /// Each buffer's shape as numbers, in field order: empty for a byte formula and
-                /// for a buffer whose gate is closed. For reports.
-                #[allow(clippy::too_many_arguments)]
-                pub fn dims(#(#decls),*) -> ::core::result::Result<::std::vec::Vec<::std::vec::Vec<usize>>, ::arena_runtime::SizeError>
-            },
-            move || {
-                let names = cont.input_names();
-                quote! {
-                    let mut __dims = ::std::vec::Vec::with_capacity(#count);
-                    let _sizes = Self::try_from_config_with(#(#names,)* &mut |__d, _| __dims.push(__d.to_vec()))?;
-                    ::core::result::Result::Ok(__dims)
-                }
-            },
-        ),
         Item::function(
             quote! {
                 /// Each buffer's declaration with its size, in field order.
@@ -436,6 +389,10 @@ fn layout_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                     }
                 }
             },
+        ),
+        Item::function(
+            quote!(#[inline] fn raw_bytes(sizes: &#sizes, buffer: usize) -> usize),
+            move || quote!(sizes.__raw.get(buffer).copied().unwrap_or(0)),
         ),
         Item::function(
             quote!(fn from_addresses(addrs: &[u64], bytes: &[usize]) -> Self),

@@ -108,13 +108,15 @@ fn size_lets(cont: &Container) -> Vec<TokenStream> {
                     }
                     quote! {
                         if #tokens {
-                            #f.finish(#arena, #bytes, #floor, true)
+                            #f.finish(#arena, #bytes, #floor, true, &mut __sizes.__raw[#index])
                         } else {
                             0
                         }
                     }
                 }
-                None => quote!(#f.finish(#arena, #bytes, #floor, false)),
+                None => {
+                    quote!(#f.finish(#arena, #bytes, #floor, false, &mut __sizes.__raw[#index]))
+                }
             };
             quote! {
                 __sizes.#ident = {
@@ -172,7 +174,7 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                     // formula below.
                     use ::arena_runtime::__private::{Konst as __K, KonstArith as __A};
                     #(#derived)*
-                    let mut __sizes = Self { #(#idents: 0,)* __dims: [[0; #rank]; #count] };
+                    let mut __sizes = Self { #(#idents: 0,)* __dims: [[0; #rank]; #count], __raw: [0; #count] };
                     #(#lets)*
                     let _ = ::arena_runtime::__private::konst::total(
                         &__sizes.byte_sizes_const(),
@@ -316,5 +318,5 @@ pub fn const_total_bytes<'a>(cont: &'a Container, doc: TokenStream) -> Item<'a> 
 fn zero_sizes(cont: &Container) -> TokenStream {
     let idents = cont.buffers.iter().map(|b| &b.ident);
     let (rank, count) = (cont.max_rank(), cont.buffers.len());
-    quote!(Self { #(#idents: 0,)* __dims: [[0; #rank]; #count] })
+    quote!(Self { #(#idents: 0,)* __dims: [[0; #rank]; #count], __raw: [0; #count] })
 }
