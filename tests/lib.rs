@@ -50,7 +50,7 @@ pub mod docs {
     pub struct Models;
     #[doc = include_str!("../docs/parallel.md")]
     pub struct Parallel;
-    #[doc = include_str!("../docs/sharing.md")]
+    #[doc = include_str!("../docs/reuse.md")]
     pub struct Sharing;
     #[doc = include_str!("../docs/gpu.md")]
     pub struct Gpu;

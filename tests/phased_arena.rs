@@ -1,5 +1,5 @@
 //! An author's arena with phases (`expand/phased.rs`), planned and allocated from outside the
-//! runtime crate: the sizes and the shared plan against figures worked by hand, every pair of
+//! runtime crate: the sizes and the reuse plan against figures worked by hand, every pair of
 //! buffers live in a common phase apart, and a step run phase by phase on the host slab that
 //! keeps every live buffer intact while the poisoned bytes of ended phases are reused.
 
@@ -29,7 +29,7 @@ fn phases_and_live_ranges_are_the_declared_ones() {
 }
 
 #[test]
-fn the_shared_plan_meets_the_figures_worked_by_hand() {
+fn the_reuse_plan_meets_the_figures_worked_by_hand() {
     let s = sizes();
     // M = 16 rows, BF16 unless said.
     assert_eq!(
@@ -47,11 +47,11 @@ fn the_shared_plan_meets_the_figures_worked_by_hand() {
     assert_eq!(
         s.total_bytes(),
         41856,
-        "total_bytes stays the sum, sharing or not"
+        "total_bytes stays the sum, reuse or not"
     );
-    let plan = StepArena::shared_plan(&s).unwrap();
+    let plan = StepArena::reuse_plan(&s).unwrap();
     // Unshared: each buffer rounded up to 256 bytes but the last (logits, 16000 bytes).
-    assert_eq!(plan.unshared, 41856);
+    assert_eq!(plan.slab, 41856);
     // Live per phase: attention 2048 + 6144 + 2048 + 256 = 10496; FFN 2048 + 256 + 10240 +
     // 5120 = 17664; LM head 2048 + 16000 = 18048, the largest.
     assert_eq!(plan.lower_bound, 18048);
@@ -85,11 +85,11 @@ fn the_shared_plan_meets_the_figures_worked_by_hand() {
 fn a_step_on_the_shared_host_slab_keeps_every_live_buffer_intact() {
     let s = sizes();
     let device = CountingDevice::new(HostDevice::new());
-    let arena = StepArena::allocate_with(&device, &s, AllocOptions::shared()).unwrap();
-    assert_eq!(arena.mode(), AllocMode::Shared);
+    let arena = StepArena::allocate_with(&device, &s, AllocOptions::reuse()).unwrap();
+    assert_eq!(arena.mode(), AllocMode::Reuse);
     assert_eq!(
         arena.allocated_bytes(),
-        StepArena::shared_plan(&s).unwrap().footprint
+        StepArena::reuse_plan(&s).unwrap().footprint
     );
     assert_eq!(arena.check_placement(), Ok(()));
     // The LM head's logits reuse bytes the attention and FFN buffers had.
@@ -109,7 +109,7 @@ fn a_step_on_the_shared_host_slab_keeps_every_live_buffer_intact() {
 }
 
 /// The report of an author's arena is the one `arena plan` prints for the engine's: one row
-/// per buffer with its dims, bytes, phase and marks, the totals and the shared slab, as a
+/// per buffer with its dims, bytes, phase and marks, the totals and the reuse slab, as a
 /// table and (feature `serde`) as JSON.
 #[test]
 fn an_authors_arena_reports_what_arena_plan_prints() {
@@ -121,8 +121,8 @@ fn an_authors_arena_reports_what_arena_plan_prints() {
     assert_eq!(
         (
             report.total_bytes,
-            report.shared_bytes,
-            report.shared_lower_bound
+            report.reuse_bytes,
+            report.reuse_lower_bound
         ),
         (41856, 18048, 18048)
     );
@@ -154,5 +154,5 @@ fn an_authors_arena_reports_what_arena_plan_prints() {
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["buffers"][6]["name"], "logits");
     assert_eq!(json["buffers"][6]["shape"], serde_json::json!([4, 1000]));
-    assert_eq!(json["shared_bytes"], 18048);
+    assert_eq!(json["reuse_bytes"], 18048);
 }

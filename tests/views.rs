@@ -1,7 +1,7 @@
 //! Views of an author's allocated arena (`expand/phased.rs`) on the host: each knows its
 //! buffer's shape at these sizes, narrows to a step's rows within the buffer and says which
 //! buffer, how many rows and what capacity when asked for more; writable views of every
-//! buffer are refused on a shared slab, and a phase's view set holds exactly the buffers live
+//! buffer are refused on a reuse slab, and a phase's view set holds exactly the buffers live
 //! in that phase (reaching another is a compile error: `tests/ui/view_misuse.rs`).
 
 use arena_runtime::{AllocOptions, Arena, HostDevice, ViewError};
@@ -77,12 +77,12 @@ fn rows_narrow_for_a_step_and_name_the_buffer_past_the_capacity() {
 }
 
 #[test]
-fn writable_views_of_every_buffer_are_refused_on_a_shared_slab_and_phase_sets_are_not() {
+fn writable_views_of_every_buffer_are_refused_on_a_reuse_slab_and_phase_sets_are_not() {
     let mut arena =
-        StepArena::allocate_with(HostDevice::new(), &sizes(), AllocOptions::shared()).unwrap();
+        StepArena::allocate_with(HostDevice::new(), &sizes(), AllocOptions::reuse()).unwrap();
     assert_eq!(
         StepArenaViewsMut::of(&mut arena).map(|_| ()).unwrap_err(),
-        ViewError::Shared { arena: "StepArena" }
+        ViewError::Reused { arena: "StepArena" }
     );
     let attention = StepArenaAttentionViews::of(&mut arena);
     let ids = attention.expert_ids.as_raw();

@@ -27,11 +27,11 @@ pub enum AllocMode {
     #[default]
     Slab,
     /// One allocation per non-empty buffer: slower, but tools such as compute-sanitizer
-    /// then see each buffer's bounds. Cannot share bytes between phases.
+    /// then see each buffer's bounds. Cannot reuse bytes between phases.
     PerBuffer,
-    /// One slab in which buffers whose phases never overlap share bytes
-    /// ([`crate::SharedPlan`]): the caller promises its step honours the phases it declared.
-    Shared,
+    /// One slab in which buffers whose phases never overlap reuse bytes
+    /// ([`crate::ReusePlan`]): the caller promises its step honours the phases it declared.
+    Reuse,
 }
 
 /// Options of [`Allocated::allocate`].
@@ -55,13 +55,13 @@ impl Default for AllocOptions {
 }
 
 impl AllocOptions {
-    /// One slab in which buffers of disjoint phases share bytes ([`AllocMode::Shared`]).
+    /// One slab in which buffers of disjoint phases reuse bytes ([`AllocMode::Reuse`]).
     /// A mode of its own, so it cannot be combined with [`Self::per_buffer`]: separate
-    /// allocations share nothing. Guard bands are refused with it (`SharedGuards`): a buffer
+    /// allocations reuse nothing. Guard bands are refused with it (`ReuseGuards`): a buffer
     /// of another phase may lie over a guard band.
-    pub fn shared() -> Self {
+    pub fn reuse() -> Self {
         Self {
-            mode: AllocMode::Shared,
+            mode: AllocMode::Reuse,
             ..Self::default()
         }
     }
@@ -138,19 +138,19 @@ impl<A: Arena, D: Device> Allocated<A, D> {
             .max(256)
             .next_power_of_two();
         let guard = options.guard_bytes;
-        if guard > 0 && options.mode == AllocMode::Shared {
-            return Err(ArenaError::SharedGuards { arena: A::NAME });
+        if guard > 0 && options.mode == AllocMode::Reuse {
+            return Err(ArenaError::ReuseGuards { arena: A::NAME });
         }
         let mut allocations = Vec::new();
         let mut addrs = vec![0u64; bytes.len()];
 
         match options.mode {
-            AllocMode::Slab | AllocMode::Shared => {
-                let plan = if options.mode == AllocMode::Shared {
-                    let shared = A::shared_plan_with(sizes, align, guard)?;
+            AllocMode::Slab | AllocMode::Reuse => {
+                let plan = if options.mode == AllocMode::Reuse {
+                    let reuse = A::reuse_plan_with(sizes, align, guard)?;
                     SlabPlan {
-                        offsets: shared.offsets,
-                        total: shared.footprint,
+                        offsets: reuse.offsets,
+                        total: reuse.footprint,
                     }
                 } else {
                     let names: Vec<&'static str> = A::BUFFERS.iter().map(|d| d.name).collect();
@@ -249,8 +249,8 @@ impl<A: Arena, D: Device> Allocated<A, D> {
     /// buffer whose live range begins at `phase` with [`POISON_PATTERN`] (`0xFF`: NaN in
     /// `f32`, `bf16` and `f16`), one device fill per buffer. Call it as each phase begins; a
     /// kernel that still reads a buffer whose phase has ended then reads NaNs where that
-    /// buffer's bytes were reused. Only a shared arena reuses bytes; on the others this fills
-    /// nothing shared but is still allowed.
+    /// buffer's bytes were reused. Only a reuse arena reuses bytes; on the others this fills
+    /// nothing reuse but is still allowed.
     ///
     /// The fills are ordered as the device orders its work: on the host at once; on a GPU,
     /// asynchronous memsets on the `CudaDevice`'s stream (the engine's stream when it was made
@@ -345,11 +345,11 @@ impl<A: Arena, D: Device> Allocated<A, D> {
     }
 
     /// A writable byte view of every buffer, in field order, borrowing the arena mutably.
-    /// Refused on a shared slab (`ViewError::Shared`), where buffers of disjoint phases share
+    /// Refused on a reuse slab (`ViewError::Reused`), where buffers of disjoint phases reuse
     /// bytes and the views would alias.
     pub fn byte_views_mut(&mut self) -> Result<Vec<crate::ViewMut<'_, u8, D>>, crate::ViewError> {
-        if self.mode == AllocMode::Shared {
-            return Err(crate::ViewError::Shared { arena: A::NAME });
+        if self.mode == AllocMode::Reuse {
+            return Err(crate::ViewError::Reused { arena: A::NAME });
         }
         let device = &self.device;
         Ok(self
@@ -367,7 +367,7 @@ impl<A: Arena, D: Device> Allocated<A, D> {
         self.allocations.iter().map(|a| a.bytes).sum()
     }
 
-    /// How the buffers were placed: one slab, one allocation each, or a shared slab.
+    /// How the buffers were placed: one slab, one allocation each, or a reuse slab.
     pub fn mode(&self) -> AllocMode {
         self.mode
     }

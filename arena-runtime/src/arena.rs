@@ -27,7 +27,7 @@ pub struct BufferDecl {
     /// The first line of the field's doc comment.
     pub doc: &'static str,
     /// The phases of the step it is live in (`#[buffer(phase = ...)]`; the whole step by
-    /// default). Only an arena allocated with `AllocOptions::shared()` acts on it.
+    /// default). Only an arena allocated with `AllocOptions::reuse()` acts on it.
     pub live: crate::Live,
 }
 
@@ -198,22 +198,22 @@ pub trait Arena: Sized {
         Self::Phase::ALL.iter().copied().find(|p| p.name() == name)
     }
 
-    /// The shared slab's plan at these sizes: buffers whose phases never overlap share bytes
-    /// (256-byte alignment, no guard bands), with the lower bound and the unshared slab.
-    fn shared_plan(sizes: &Self::Sizes) -> Result<crate::SharedPlan, crate::SizeError> {
-        Self::shared_plan_with(sizes, 256, 0)
+    /// The reuse slab's plan at these sizes: buffers whose phases never overlap share bytes
+    /// (256-byte alignment, no guard bands), with the lower bound and the plain slab.
+    fn reuse_plan(sizes: &Self::Sizes) -> Result<crate::ReusePlan, crate::SizeError> {
+        Self::reuse_plan_with(sizes, 256, 0)
     }
 
-    /// [`Self::shared_plan`] at an alignment (a power of two) and guard band of the caller's:
-    /// what `Allocated::allocate` places a shared slab with.
-    fn shared_plan_with(
+    /// [`Self::reuse_plan`] at an alignment (a power of two) and guard band of the caller's:
+    /// what `Allocated::allocate` places a reuse slab with.
+    fn reuse_plan_with(
         sizes: &Self::Sizes,
         align: usize,
         guard: usize,
-    ) -> Result<crate::SharedPlan, crate::SizeError> {
+    ) -> Result<crate::ReusePlan, crate::SizeError> {
         let names: Vec<&'static str> = Self::BUFFERS.iter().map(|d| d.name).collect();
         let live: Vec<crate::Live> = Self::BUFFERS.iter().map(|d| d.live).collect();
-        crate::SharedPlan::new(
+        crate::ReusePlan::new(
             &names,
             &Self::byte_sizes(sizes),
             &live,
@@ -225,7 +225,7 @@ pub trait Arena: Sized {
 
     /// The bytes `allocate_with(device, sizes, options)` takes from the device: every
     /// buffer, tracked or not, with its alignment padding and guard bands: the slab, the
-    /// shared slab, or the sum of the per-buffer allocations (`Allocated::allocated_bytes`
+    /// reuse slab, or the sum of the per-buffer allocations (`Allocated::allocated_bytes`
     /// after the fact). What a preflight reserves for the whole arena: `total_bytes` counts
     /// only the tracked buffers, but untracked ones are allocated too. For a device whose
     /// alignment is at most `options.align` (every backend here: 256 bytes).
@@ -241,7 +241,7 @@ pub trait Arena: Sized {
                 let names: Vec<&'static str> = Self::BUFFERS.iter().map(|d| d.name).collect();
                 Ok(crate::SlabPlan::new(&names, &bytes, align, guard)?.total)
             }
-            crate::AllocMode::Shared => Ok(Self::shared_plan_with(sizes, align, guard)?.footprint),
+            crate::AllocMode::Reuse => Ok(Self::reuse_plan_with(sizes, align, guard)?.footprint),
             crate::AllocMode::PerBuffer => crate::checked::checked_total(
                 Self::BUFFERS
                     .iter()

@@ -13,7 +13,7 @@ mod tables;
 #[cfg(test)]
 mod tests;
 
-pub use budget::{fits, fits_shared};
+pub use budget::{fits, fits_reuse};
 pub use tables::{named, tracked, tracked_total, with_tracking};
 
 /// A formula's checked value in a const context. `get` unwraps it or panics with the

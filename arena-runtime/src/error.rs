@@ -147,10 +147,10 @@ pub enum ArenaError {
         device: String,
         source: DeviceError,
     },
-    /// Guard bands were asked of a shared slab: a buffer of another phase may lie over a guard
+    /// Guard bands were asked of a reuse slab: a buffer of another phase may lie over a guard
     /// band there, so a write to it would read back as an overrun.
-    #[error("{arena}: guard bands need a layout without sharing (another phase's buffer may lie over a guard band); allocate the shared slab without guard_bytes")]
-    SharedGuards { arena: &'static str },
+    #[error("{arena}: guard bands need a layout without reuse (another phase's buffer may lie over a guard band); allocate the reuse slab without guard_bytes")]
+    ReuseGuards { arena: &'static str },
     /// A size the declaration's formulas could not have given (a hand-edited sizes
     /// struct); nothing was allocated.
     #[error("{arena}: {source}")]

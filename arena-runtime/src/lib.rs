@@ -41,7 +41,7 @@ mod phase;
 mod ptr;
 mod regions;
 pub mod report;
-mod shared;
+mod reuse;
 mod slab;
 mod view;
 
@@ -81,7 +81,7 @@ pub use phase::{NoPhases, Phase};
 pub use ptr::DevicePtr;
 pub use regions::Region;
 pub use report::{ArenaReport, BufferRow};
-pub use shared::{Live, SharedBytes, SharedPlan};
+pub use reuse::{Live, ReuseBytes, ReusePlan};
 pub use slab::SlabPlan;
 pub use view::{Shape, View, ViewError, ViewMut, MAX_RANK};
 

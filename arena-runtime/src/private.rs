@@ -8,9 +8,9 @@ use crate::error::SizeError;
 pub use crate::const_eval::{Konst, KonstArith};
 /// The const sizing path's helpers (`#[arena(const)]`, `assert_fits!`).
 pub mod konst {
-    pub use crate::const_eval::{fits, fits_shared, total, unwrap_size, Message};
+    pub use crate::const_eval::{fits, fits_reuse, total, unwrap_size, Message};
     pub use crate::const_eval::{named, tracked, tracked_total, with_tracking};
-    pub use crate::SharedBytes;
+    pub use crate::ReuseBytes;
 }
 pub use crate::arena::Pointers;
 pub use crate::regions::{check_carve, RegionCursor};

@@ -1,11 +1,11 @@
 //! The per-buffer report of any arena at its sizes: what `arena plan` prints for the engine's
 //! arena, for an author's arena too. One row per buffer (name, dtype, dims, bytes, phase,
-//! gate, floor, tracking), the totals, and the shared slab's footprint and lower bound; a text
+//! gate, floor, tracking), the totals, and the reuse slab's footprint and lower bound; a text
 //! table (`Display`), and with the `serde` feature a `Serialize` document.
 
 use crate::arena::Arena;
 use crate::error::SizeError;
-use crate::shared::Live;
+use crate::reuse::Live;
 
 /// One buffer of a report.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub struct BufferRow {
     pub phase: String,
 }
 
-/// An arena at its sizes, buffer by buffer, with its totals and shared slab.
+/// An arena at its sizes, buffer by buffer, with its totals and reuse slab.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ArenaReport {
@@ -41,17 +41,17 @@ pub struct ArenaReport {
     /// The step's phases in order.
     pub phases: Vec<&'static str>,
     pub buffers: Vec<BufferRow>,
-    /// The sum of the tracked buffers: what a preflight reserves unshared.
+    /// The sum of the tracked buffers: what a preflight reserves without reuse.
     pub total_bytes: usize,
     /// Bytes of the untracked buffers: allocated, not in the total.
     pub untracked_bytes: usize,
-    /// The slab without sharing (every buffer apart, 256-byte aligned), as allocated.
-    pub unshared_slab_bytes: usize,
-    /// The slab when buffers of disjoint phases share bytes (`AllocOptions::shared()`), as
+    /// The plain slab (every buffer apart, 256-byte aligned), as allocated.
+    pub slab_bytes: usize,
+    /// The slab when buffers of disjoint phases reuse bytes (`AllocOptions::reuse()`), as
     /// allocated.
-    pub shared_bytes: usize,
-    /// No sharing can need less: the largest sum of live bytes over the phases.
-    pub shared_lower_bound: usize,
+    pub reuse_bytes: usize,
+    /// No reuse can need less: the largest sum of live bytes over the phases.
+    pub reuse_lower_bound: usize,
 }
 
 impl ArenaReport {
@@ -80,15 +80,15 @@ impl ArenaReport {
                 }
             })
             .collect();
-        let plan = A::shared_plan(sizes)?;
+        let plan = A::reuse_plan(sizes)?;
         Ok(ArenaReport {
             arena: A::NAME,
             phases: A::PHASES.to_vec(),
             total_bytes: A::checked_tracked_total(sizes)?,
             untracked_bytes: buffers.iter().filter(|b| !b.tracked).map(|b| b.bytes).sum(),
-            unshared_slab_bytes: plan.unshared,
-            shared_bytes: plan.footprint,
-            shared_lower_bound: plan.lower_bound,
+            slab_bytes: plan.slab,
+            reuse_bytes: plan.footprint,
+            reuse_lower_bound: plan.lower_bound,
             buffers,
         })
     }
@@ -148,8 +148,8 @@ impl ArenaReport {
         out
     }
 
-    /// The totals under the table: `total_bytes`, the untracked bytes, the shared slab
-    /// against the unshared one and the lower bound.
+    /// The totals under the table: `total_bytes`, the untracked bytes, the reuse slab
+    /// against the plain one and the lower bound.
     pub fn totals(&self) -> String {
         let mut out = format!(
             "total_bytes {} ({} B)\n",
@@ -170,22 +170,22 @@ impl ArenaReport {
             ));
         }
         if !self.phases.is_empty() {
-            let saving = if self.unshared_slab_bytes > 0 {
-                100.0 * (1.0 - self.shared_bytes as f64 / self.unshared_slab_bytes as f64)
+            let saving = if self.slab_bytes > 0 {
+                100.0 * (1.0 - self.reuse_bytes as f64 / self.slab_bytes as f64)
             } else {
                 0.0
             };
-            let ratio = if self.shared_lower_bound > 0 {
-                self.shared_bytes as f64 / self.shared_lower_bound as f64
+            let ratio = if self.reuse_lower_bound > 0 {
+                self.reuse_bytes as f64 / self.reuse_lower_bound as f64
             } else {
                 1.0
             };
             out.push_str(&format!(
-                "shared      {} ({} B) when buffers of disjoint phases share bytes: -{saving:.1}% against the unshared slab {}; lower bound {} ({ratio:.3}×)\n",
-                human_bytes(self.shared_bytes),
-                self.shared_bytes,
-                human_bytes(self.unshared_slab_bytes),
-                human_bytes(self.shared_lower_bound),
+                "reuse       {} ({} B) when buffers of disjoint phases reuse bytes: -{saving:.1}% against the plain slab {}; lower bound {} ({ratio:.3}×)\n",
+                human_bytes(self.reuse_bytes),
+                self.reuse_bytes,
+                human_bytes(self.slab_bytes),
+                human_bytes(self.reuse_lower_bound),
             ));
         }
         out

@@ -11,7 +11,7 @@
 //!
 //! The derive generates the view sets (no strings): `<Arena>Views::of(&arena)` (every
 //! buffer, read-only), `<Arena>ViewsMut::of(&mut arena)` (every buffer, writable; refused on
-//! a shared slab, where buffers of disjoint phases share bytes) and, per phase,
+//! a reuse slab, where buffers of disjoint phases reuse bytes) and, per phase,
 //! `<Arena><Phase>Views::of(&mut arena)`: writable views of exactly the buffers live in that
 //! phase, so reaching another phase's buffer is a compile error (no such field).
 

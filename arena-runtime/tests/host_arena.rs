@@ -217,7 +217,7 @@ pub struct Phased {
 }
 
 #[test]
-fn a_shared_arena_shares_only_between_disjoint_phases_and_poisons_a_phase() {
+fn a_reuse_arena_shares_only_between_disjoint_phases_and_poisons_a_phase() {
     use arena_runtime::{AllocMode, Device, Live, POISON_PATTERN};
     assert_eq!(<Phased as Arena>::PHASES, ["first", "second"]);
     assert_eq!(
@@ -237,13 +237,13 @@ fn a_shared_arena_shares_only_between_disjoint_phases_and_poisons_a_phase() {
     );
     let sizes = PhasedSizes::from_config(100);
     assert_eq!(sizes.split, Split::layout(100).unwrap().total_bytes);
-    let plan = Phased::shared_plan(&sizes).unwrap();
-    assert!(plan.footprint < plan.unshared);
+    let plan = Phased::reuse_plan(&sizes).unwrap();
+    assert!(plan.footprint < plan.slab);
     assert_eq!(plan.footprint, plan.lower_bound);
 
     let device = CountingDevice::new(HostDevice::new());
-    let arena = Phased::allocate_with(&device, &sizes, AllocOptions::shared()).unwrap();
-    assert_eq!(arena.mode(), AllocMode::Shared);
+    let arena = Phased::allocate_with(&device, &sizes, AllocOptions::reuse()).unwrap();
+    assert_eq!(arena.mode(), AllocMode::Reuse);
     assert_eq!(arena.allocated_bytes(), plan.footprint);
     assert_eq!(arena.check_placement(), Ok(()));
     assert_eq!(arena.a.as_raw(), arena.b.as_raw(), "a and b share bytes");
@@ -284,9 +284,9 @@ fn a_shared_arena_shares_only_between_disjoint_phases_and_poisons_a_phase() {
     arena.release().unwrap();
     assert_eq!(device.live_allocations(), 0);
 
-    // Unshared, the same arena keeps every buffer apart.
+    // Plain, the same arena keeps every buffer apart.
     let apart = Phased::allocate_with(&device, &sizes, AllocOptions::default()).unwrap();
-    assert_eq!(apart.allocated_bytes(), plan.unshared);
+    assert_eq!(apart.allocated_bytes(), plan.slab);
     assert_ne!(apart.a.as_raw(), apart.b.as_raw());
     apart.release().unwrap();
 }
@@ -341,24 +341,24 @@ impl arena_runtime::Device for BadFill {
     }
 }
 
-/// `check_step` passes a sound shared arena, and is not vacuous: where poisoning does not
+/// `check_step` passes a sound reuse arena, and is not vacuous: where poisoning does not
 /// happen it names the first buffer that should have been poisoned and the phase, and where
 /// poisoning overruns it names the live buffer it overwrote.
 #[test]
-fn check_step_passes_a_shared_arena_and_names_a_missing_poison() {
+fn check_step_passes_a_reuse_arena_and_names_a_missing_poison() {
     let sizes = PhasedSizes::from_config(100);
-    let arena = Phased::allocate_with(HostDevice::new(), &sizes, AllocOptions::shared()).unwrap();
+    let arena = Phased::allocate_with(HostDevice::new(), &sizes, AllocOptions::reuse()).unwrap();
     assert_eq!(arena.check_step(), Ok(()));
     arena.release().unwrap();
 
-    let arena = Phased::allocate_with(BadFill::new(true), &sizes, AllocOptions::shared()).unwrap();
+    let arena = Phased::allocate_with(BadFill::new(true), &sizes, AllocOptions::reuse()).unwrap();
     assert_eq!(
         arena.check_step(),
         Err("`a` is not poisoned as phase `first` begins".into())
     );
     arena.release().unwrap();
 
-    let arena = Phased::allocate_with(BadFill::new(false), &sizes, AllocOptions::shared()).unwrap();
+    let arena = Phased::allocate_with(BadFill::new(false), &sizes, AllocOptions::reuse()).unwrap();
     assert_eq!(
         arena.check_step(),
         Err("`c` was overwritten in phase `second`".into())
@@ -383,18 +383,18 @@ fn a_default_fill_covers_every_byte_across_its_chunks() {
 }
 
 #[test]
-fn a_shared_slab_refuses_guard_bands() {
+fn a_reuse_slab_refuses_guard_bands() {
     let sizes = PhasedSizes::from_config(100);
     let err = Phased::allocate_with(
         HostDevice::new(),
         &sizes,
-        AllocOptions::shared().with_guard_bytes(64),
+        AllocOptions::reuse().with_guard_bytes(64),
     )
     .unwrap_err();
     assert!(
         matches!(
             err,
-            arena_runtime::ArenaError::SharedGuards { arena: "Phased" }
+            arena_runtime::ArenaError::ReuseGuards { arena: "Phased" }
         ),
         "{err}"
     );
@@ -414,7 +414,7 @@ fn slab_bytes_is_what_allocation_takes_in_every_mode() {
         AllocOptions::per_buffer(),
         AllocOptions::default().with_guard_bytes(32),
         AllocOptions::per_buffer().with_guard_bytes(16),
-        AllocOptions::shared(),
+        AllocOptions::reuse(),
     ] {
         let arena = Small::allocate_with(HostDevice::new(), &sizes, options).unwrap();
         assert_eq!(
@@ -426,12 +426,12 @@ fn slab_bytes_is_what_allocation_takes_in_every_mode() {
     }
     assert!(Small::slab_bytes(&sizes, AllocOptions::default()).unwrap() > sizes.total_bytes());
     let phased = PhasedSizes::from_config(100);
-    let shared = Phased::allocate_with(HostDevice::new(), &phased, AllocOptions::shared()).unwrap();
+    let reuse = Phased::allocate_with(HostDevice::new(), &phased, AllocOptions::reuse()).unwrap();
     assert_eq!(
-        Phased::slab_bytes(&phased, AllocOptions::shared()),
-        Ok(shared.allocated_bytes())
+        Phased::slab_bytes(&phased, AllocOptions::reuse()),
+        Ok(reuse.allocated_bytes())
     );
-    shared.release().unwrap();
+    reuse.release().unwrap();
 }
 
 /// Safe host copies through views reach exactly their bytes: every buffer written through its

@@ -16,10 +16,10 @@ pub const SEARCH_LIMIT: usize = 1 << 32;
 pub enum Footprint {
     /// `total_bytes`: the seeds' preflight figure, the tracked buffers' sum.
     TotalBytes,
-    /// The shared slab, where buffers of disjoint phases share bytes (`AllocOptions::shared()`):
+    /// The reuse slab, where buffers of disjoint phases reuse bytes (`AllocOptions::reuse()`):
     /// what is allocated, so untracked buffers and the 256-byte alignment padding are in it
-    /// (`SizeReport::shared_bytes`).
-    SharedSlab,
+    /// (`SizeReport::reuse_bytes`).
+    ReuseSlab,
 }
 
 /// The footprint of the arena of `config` at `inputs`, or `None` when a size overflows (an
@@ -38,7 +38,7 @@ pub fn footprint(
     };
     Ok(match what {
         Footprint::TotalBytes => Some(sizes.total_bytes()),
-        Footprint::SharedSlab => BufferArena::shared_plan(&sizes).ok().map(|p| p.footprint),
+        Footprint::ReuseSlab => BufferArena::reuse_plan(&sizes).ok().map(|p| p.footprint),
     })
 }
 
@@ -47,7 +47,7 @@ pub fn footprint(
 /// grows (true of every input of [`BufferArena`]): the search doubles, then bisects. `Err`
 /// as [`footprint`]: a sizing error that is not an overflow.
 ///
-/// To hold two limits at once (say `total_bytes` and the shared slab, or every rank of a
+/// To hold two limits at once (say `total_bytes` and the reuse slab, or every rank of a
 /// layout), search each and take the smallest answer.
 ///
 /// ```
@@ -105,7 +105,7 @@ mod tests {
             max_batch_tokens: m,
             ..ArenaInputs::AT_128K
         };
-        for what in [Footprint::TotalBytes, Footprint::SharedSlab] {
+        for what in [Footprint::TotalBytes, Footprint::ReuseSlab] {
             let budget = 300 << 20;
             let best = largest_fitting(&config, budget, what, with)
                 .unwrap()

@@ -67,10 +67,10 @@ fn a_regions_const_bytes_is_its_layout_total() {
     assert_eq!(DecodeMeta::bytes(DECODE_META_MAX_ROWS), Ok(META));
 }
 
-/// The const path's shared slab is the run-time plan's: the same footprint and lower bound
+/// The const path's reuse slab is the run-time plan's: the same footprint and lower bound
 /// on every shipped model, levers off and on, at the budget inputs and at M = 64.
 #[test]
-fn the_const_shared_slab_is_the_run_time_plan() {
+fn the_const_reuse_slab_is_the_run_time_plan() {
     use arena_runtime::Arena;
     for m in SHIPPED {
         let mut config = m.config_with_levers(Levers::default()).unwrap();
@@ -84,8 +84,8 @@ fn the_const_shared_slab_is_the_run_time_plan() {
                 },
             ] {
                 let sizes = BufferSizes::try_from_inputs(&config, &inputs).unwrap();
-                let plan = arena_spec::BufferArena::shared_plan(&sizes).unwrap();
-                let konst = BufferSizes::const_from_inputs(&config, &inputs).shared_bytes();
+                let plan = arena_spec::BufferArena::reuse_plan(&sizes).unwrap();
+                let konst = BufferSizes::const_from_inputs(&config, &inputs).reuse_bytes();
                 assert_eq!(
                     (konst.footprint, konst.lower_bound),
                     (plan.footprint, plan.lower_bound),

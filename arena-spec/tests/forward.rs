@@ -2,7 +2,7 @@
 //! host, against transformers' outputs on the same weights (committed by
 //! `examples/forward/reference.py`): Qwen3-0.6B's shapes (dense, q/k norm, tied embeddings)
 //! and Qwen3-30B-A3B's (128 experts, top 8), each cut to 2 layers, a prefill of 16 tokens and
-//! 4 decode steps. Each runs twice, in an unshared slab and in a shared one (phases sharing
+//! 4 decode steps. Each runs twice, in a plain slab and in a reuse one (phases sharing
 //! bytes), with every phase poisoned as it begins: the logits must be bit-identical, which is
 //! what proves the phase declarations right for this schedule.
 
@@ -37,13 +37,13 @@ fn reference(model: &str) -> std::path::PathBuf {
         .join(format!("examples/forward/reference/{model}.cpu.json"))
 }
 
-/// Bytes that buffers of disjoint phases share in the shared slab at these inputs.
-fn shared_bytes(run: &run::Run) -> usize {
+/// Bytes that buffers of disjoint phases reuse in the reuse slab at these inputs.
+fn reuse_bytes(run: &run::Run) -> usize {
     let sizes = run.inputs().sizes(&run.decoder.config).unwrap();
     let arena =
-        BufferArena::allocate_with(HostDevice::new(), &sizes, AllocOptions::shared()).unwrap();
+        BufferArena::allocate_with(HostDevice::new(), &sizes, AllocOptions::reuse()).unwrap();
     let p = arena.placements();
-    let mut shared = 0;
+    let mut reuse = 0;
     for (i, a) in p.iter().enumerate() {
         for b in &p[i + 1..] {
             if let (Live::Phases { .. }, Live::Phases { .. }) = (a.decl.live, b.decl.live) {
@@ -52,23 +52,23 @@ fn shared_bytes(run: &run::Run) -> usize {
                     (a.addr + a.bytes as u64).min(b.addr + b.bytes as u64),
                 );
                 if a.bytes > 0 && b.bytes > 0 && start < end {
-                    shared += (end - start) as usize;
+                    reuse += (end - start) as usize;
                 }
             }
         }
     }
     arena.release().unwrap();
-    shared
+    reuse
 }
 
-/// Runs `model` unshared and shared, poisoned; checks the two bit-identical, the shared slab
+/// Runs `model` plain and reuse, poisoned; checks the two bit-identical, the reuse slab
 /// reusing bytes, and the logits held to the reference (`Run::check`: the argmax everywhere,
 /// every probed logit within the tolerance except at up to `routing_flips` positions routed
 /// differently).
 fn check(model: &str, routing_flips: usize) {
     let run = run::Run::new(model, None, &reference(model)).unwrap();
-    let unshared = run.outputs(AllocOptions::default(), true).unwrap();
-    let shared = run.outputs(AllocOptions::shared(), true).unwrap();
+    let slab = run.outputs(AllocOptions::default(), true).unwrap();
+    let reuse = run.outputs(AllocOptions::reuse(), true).unwrap();
     let bits = |o: &run::Outputs| {
         o.logits
             .iter()
@@ -77,16 +77,16 @@ fn check(model: &str, routing_flips: usize) {
             .collect::<Vec<_>>()
     };
     assert!(
-        bits(&unshared) == bits(&shared),
-        "{model}: shared and unshared logits differ"
+        bits(&slab) == bits(&reuse),
+        "{model}: reuse and plain logits differ"
     );
-    assert_eq!(unshared.routes, shared.routes);
-    let reused = shared_bytes(&run);
+    assert_eq!(slab.routes, reuse.routes);
+    let reused = reuse_bytes(&run);
     assert!(
         reused > 0,
-        "{model}: the shared slab reuses no bytes: the comparison proves nothing"
+        "{model}: the reuse slab reuses no bytes: the comparison proves nothing"
     );
-    let agreement = run.check(&unshared, routing_flips).unwrap();
+    let agreement = run.check(&slab, routing_flips).unwrap();
     println!("{model}: {agreement:?}");
 }
 

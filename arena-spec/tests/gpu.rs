@@ -409,37 +409,37 @@ fn rank_arenas_of_a_layout_allocate_on_every_gpu_per_buffer() {
     rank_arenas_on_every_gpu("per-buffer", AllocOptions::per_buffer());
 }
 
-/// Every shipped model's step on its shared slab (`AllocOptions::shared()`, the realistic
+/// Every shipped model's step on its reuse slab (`AllocOptions::reuse()`, the realistic
 /// inputs): free memory drops by the planned footprint to the 2 MiB page; as each phase
 /// begins a kernel fills every buffer that becomes live with its own byte (whole-step buffers
 /// at the first phase), and a kernel checks that every buffer live in the phase still holds
 /// its byte; free memory comes back on release. Prints one row per model of the committed
-/// table (`arena-spec/measurements/phase_sharing.md`), with the planning and allocation times.
+/// table (`arena-spec/measurements/phase_reuse.md`), with the planning and allocation times.
 #[test]
 #[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
-fn a_step_on_the_shared_slab_keeps_every_live_buffer_intact() {
+fn a_step_on_the_reuse_slab_keeps_every_live_buffer_intact() {
     use arena_runtime::Arena;
     let Some(device) = gpu() else { return };
     let k = Kernels::new(&device);
     let phases = <BufferArena as Arena>::PHASES.len();
-    println!("| model | unshared slab | shared slab | lower bound | shared / bound | saving | free-memory drop | plan | allocation |");
+    println!("| model | plain slab | reuse slab | lower bound | reuse / bound | saving | free-memory drop | plan | allocation |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for config in configs() {
         let sizes = REALISTIC.sizes(&config).unwrap();
         let t = std::time::Instant::now();
-        let plan = BufferArena::shared_plan(&sizes).unwrap();
+        let plan = BufferArena::reuse_plan(&sizes).unwrap();
         let plan_us = t.elapsed().as_secs_f64() * 1e6;
         let before = device.mem_info().unwrap().free;
         let t = std::time::Instant::now();
         let arena =
-            BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::shared()).unwrap();
+            BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::reuse()).unwrap();
         let alloc_us = t.elapsed().as_secs_f64() * 1e6;
         let drop = before - device.mem_info().unwrap().free;
         assert_eq!(arena.allocated_bytes(), plan.footprint, "{}", config.source);
         assert_eq!(
             drop,
             plan.footprint.div_ceil(PAGE) * PAGE,
-            "{}: free memory dropped by the shared footprint in 2 MiB pages",
+            "{}: free memory dropped by the reuse footprint in 2 MiB pages",
             config.source
         );
         arena.check_placement().unwrap();
@@ -475,11 +475,11 @@ fn a_step_on_the_shared_slab_keeps_every_live_buffer_intact() {
         println!(
             "| {} | {} | {} | {} | {:.3}× | {:.1}% | {} | {:.0} µs | {:.0} µs |",
             config.source,
-            mib(plan.unshared),
+            mib(plan.slab),
             mib(plan.footprint),
             mib(plan.lower_bound),
             plan.footprint as f64 / plan.lower_bound as f64,
-            100.0 * (1.0 - plan.footprint as f64 / plan.unshared as f64),
+            100.0 * (1.0 - plan.footprint as f64 / plan.slab as f64),
             mib(drop),
             plan_us,
             alloc_us
@@ -487,7 +487,7 @@ fn a_step_on_the_shared_slab_keeps_every_live_buffer_intact() {
     }
 }
 
-/// The first buffer of a phase's own (live from that phase, not the whole step) in a shared
+/// The first buffer of a phase's own (live from that phase, not the whole step) in a reuse
 /// arena of `model` at small sizes, with the phase.
 fn a_buffer_beginning_at_a_phase(
     arena: &Allocated<BufferArena, CudaDevice>,
@@ -520,7 +520,7 @@ fn poison_on_an_engine_stream_lands_between_its_kernels_and_in_a_graph() {
     let device = CudaDevice::from_stream(&stream);
     let k = Kernels::on(&device, stream.clone());
     let sizes = small_sizes("qwen3-next-80b-a3b");
-    let arena = BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::shared()).unwrap();
+    let arena = BufferArena::allocate_with(device.clone(), &sizes, AllocOptions::reuse()).unwrap();
     let (phase, buffer) = a_buffer_beginning_at_a_phase(&arena);
     // About 20 ms at the H200's ~2 GHz: far longer than the host takes to issue the memset.
     let cycles = 40_000_000;

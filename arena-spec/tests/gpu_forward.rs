@@ -72,30 +72,30 @@ fn on_gpu(run: &run::Run, stream: &Arc<CudaStream>, options: AllocOptions) -> ru
         .unwrap()
 }
 
-/// `model` on the GPU in an unshared and a shared slab, every phase poisoned: bit-identical
+/// `model` on the GPU in a plain and a reuse slab, every phase poisoned: bit-identical
 /// logits and routes, held to transformers' H200 outputs (`Run::check`); then the decode
 /// steps replayed from a CUDA graph captured once, in both modes, bit-identical to eager.
 fn check(model: &str, routing_flips: usize) {
     let Some(stream) = gpu_stream() else { return };
     let run = run_of(model);
-    let unshared = on_gpu(&run, &stream, AllocOptions::default());
-    let shared = on_gpu(&run, &stream, AllocOptions::shared());
+    let slab = on_gpu(&run, &stream, AllocOptions::default());
+    let reuse = on_gpu(&run, &stream, AllocOptions::reuse());
     assert!(
-        bits(&unshared.logits) == bits(&shared.logits),
-        "{model}: shared and unshared logits differ on the GPU"
+        bits(&slab.logits) == bits(&reuse.logits),
+        "{model}: reuse and plain logits differ on the GPU"
     );
-    assert_eq!(unshared.routes, shared.routes);
-    let agreement = run.check(&unshared, routing_flips).unwrap();
+    assert_eq!(slab.routes, reuse.routes);
+    let agreement = run.check(&slab, routing_flips).unwrap();
     println!("{model} on the GPU against transformers on the H200: {agreement:?}");
-    for options in [AllocOptions::default(), AllocOptions::shared()] {
+    for options in [AllocOptions::default(), AllocOptions::reuse()] {
         let replayed = gpu_run::outputs_with_graph(&run, &stream, options, true).unwrap();
         assert!(
-            bits(&replayed) == bits(&unshared.logits),
+            bits(&replayed) == bits(&slab.logits),
             "{model} {options:?}: graph replay differs from eager execution"
         );
     }
     let decode = run.reference.tokens.len() - run.reference.prefill;
-    println!("{model}: {decode} decode steps replayed from a graph equal eager, slab and shared");
+    println!("{model}: {decode} decode steps replayed from a graph equal eager, slab and reuse");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The whole-GPU plan on a real GPU (feature `cuda`): for several shipped models and layouts,
 //! allocate one rank's plan — its six weight arenas (or, where their bytes are not planned,
-//! a slab of the given bytes standing in for them), the activation arena (shared slab), the sequence-state cache and the KV pool at the planned
+//! a slab of the given bytes standing in for them), the activation arena (reuse slab), the sequence-state cache and the KV pool at the planned
 //! blocks — and show it fits beside the measured reserve, while the pool at one block (one
 //! sequence, where sliding layers are planned by sequence) more does not. Returns early,
 //! saying so, without a CUDA device.
@@ -114,7 +114,7 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
             reserve_bytes: total - largest,
             // One process, no communicator: nothing of NCCL's is on this GPU.
             nccl_bytes: Some(0),
-            shared_arena: true,
+            reuse_arena: true,
             weights_bytes_per_rank: weights.map(|(b, _)| b),
             ..GpuPlanInputs::new(total, arena)
         };
@@ -138,9 +138,8 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
         let towers =
             (rank.towers_bytes > 0).then(|| device.alloc(rank.towers_bytes as usize).unwrap());
         let arena_sizes = inputs.arena.sizes(&config).unwrap();
-        let arena =
-            BufferArena::allocate_with(device.clone(), &arena_sizes, AllocOptions::shared())
-                .unwrap();
+        let arena = BufferArena::allocate_with(device.clone(), &arena_sizes, AllocOptions::reuse())
+            .unwrap();
         let recurrent = config.recurrent_state_dtype.or_override(inputs.state_dtype);
         let state_sizes =
             StateCacheSizes::from_config(&config, inputs.arena.max_batch_size, recurrent.dtype);

@@ -255,7 +255,7 @@ struct Step {
 impl Step {
     /// The step's kernels on `stream`, through the views of each phase: in `attention`,
     /// `y = 3x + 1` into `qkv_output` and `h = y ^ 0x5a` into `residual` (the whole step);
-    /// in `ffn_down`, `z = h ^ x[7i mod n]` into `moe_output`, which a shared slab may place over
+    /// in `ffn_down`, `z = h ^ x[7i mod n]` into `moe_output`, which a reuse slab may place over
     /// `qkv_output` (dead by then). `x` is `hidden_states`. Nothing is allocated or copied:
     /// legal inside a stream capture.
     fn launch(&self, stream: &Arc<CudaStream>, arena: &mut Allocated<BufferArena, CudaDevice>) {
@@ -306,7 +306,7 @@ impl Step {
 
 /// One step captured into a CUDA graph over arena views, replayed many times: the input
 /// copied into an arena buffer before each replay, three kernels through the views of two
-/// phases, the output equal to the host's and to eager execution, in slab and shared modes.
+/// phases, the output equal to the host's and to eager execution, in slab and reuse modes.
 /// Fixed addresses are why the arena is one allocation: the graph recorded them once.
 #[test]
 #[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
@@ -322,7 +322,7 @@ fn a_step_captured_in_a_graph_over_views_replays_as_it_runs_eagerly() {
         // The first 64 rows of `hidden_states`, as bytes.
         n: 64 * 2048 * 2,
     };
-    for options in [AllocOptions::default(), AllocOptions::shared()] {
+    for options in [AllocOptions::default(), AllocOptions::reuse()] {
         let mut arena =
             BufferArena::allocate_with(CudaDevice::from_stream(&stream), &sizes, options).unwrap();
         let first = pattern(7, step.n);
@@ -358,5 +358,5 @@ fn a_step_captured_in_a_graph_over_views_replays_as_it_runs_eagerly() {
         drop(graph);
         arena.release().unwrap();
     }
-    println!("graph over views: 21 replays equal to eager and host, slab and shared");
+    println!("graph over views: 21 replays equal to eager and host, slab and reuse");
 }

@@ -23,7 +23,7 @@ fn inputs(c: &ModelConfig, gpu: u64, context: usize) -> GpuPlanInputs {
     };
     GpuPlanInputs {
         reserve_bytes: GIB,
-        shared_arena: true,
+        reuse_arena: true,
         ..GpuPlanInputs::new(gpu, arena)
     }
 }

@@ -5,7 +5,7 @@ use crate::allocated::{Allocated, POISON_PATTERN};
 use crate::arena::Arena;
 use crate::device::Device;
 use crate::phase::Phase as _;
-use crate::shared::Live;
+use crate::reuse::Live;
 
 impl<A: Arena, D: Device> Allocated<A, D> {
     /// Runs the declared phases in order over the arena's memory, through `Device::write`

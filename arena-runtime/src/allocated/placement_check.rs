@@ -52,8 +52,8 @@ impl<A: Arena, D: Device> Allocated<A, D> {
             spans.push((p.addr, p.addr + bytes as u64, buffer, p.decl.live));
         }
         spans.sort_unstable_by_key(|s| (s.0, s.1));
-        if self.mode() == crate::AllocMode::Shared {
-            // Sharing: only buffers live in a common phase must be disjoint.
+        if self.mode() == crate::AllocMode::Reuse {
+            // Reuse: only buffers live in a common phase must be disjoint.
             for (i, a) in spans.iter().enumerate() {
                 for b in &spans[i + 1..] {
                     if b.0 >= a.1 {
@@ -236,16 +236,16 @@ mod tests {
     }
 
     #[test]
-    fn a_shared_arena_may_overlap_only_buffers_of_disjoint_phases() {
-        let shared = || {
+    fn a_reuse_arena_may_overlap_only_buffers_of_disjoint_phases() {
+        let reuse = || {
             Allocated::<Phased, _>::allocate(
                 HostDevice::new(),
                 &[512, 512, 256],
-                AllocOptions::shared(),
+                AllocOptions::reuse(),
             )
             .unwrap()
         };
-        let a = shared();
+        let a = reuse();
         assert_eq!(a.check_placement(), Ok(()));
         assert_eq!(
             a.placements()[0].addr,
@@ -255,7 +255,7 @@ mod tests {
         assert_eq!(a.allocated_bytes(), 768);
 
         // The whole-step buffer moved onto `a`: live together, so an overlap.
-        let mut a = shared();
+        let mut a = reuse();
         a.corrupt(|p, _| p[2].addr = p[0].addr + 256);
         assert!(
             matches!(
@@ -272,7 +272,7 @@ mod tests {
             a.check_placement()
         );
 
-        // Unshared, `a` and `b` on the same bytes are an overlap.
+        // Plain, `a` and `b` on the same bytes are an overlap.
         let mut a = Allocated::<Phased, _>::allocate(
             HostDevice::new(),
             &[512, 512, 256],

@@ -66,25 +66,25 @@ pub const fn fits(
     m.panic()
 }
 
-/// The check behind `assert_fits!(.., shared_budget = ..)`: a compile error naming `what`,
-/// the budget, the shared slab, the overshoot, the lower bound and the phase that sets it when
-/// the shared slab does not fit.
-pub const fn fits_shared(what: &str, shared: crate::SharedBytes, budget: usize) {
-    if shared.footprint <= budget {
+/// The check behind `assert_fits!(.., reuse_budget = ..)`: a compile error naming `what`,
+/// the budget, the reuse slab, the overshoot, the lower bound and the phase that sets it when
+/// the reuse slab does not fit.
+pub const fn fits_reuse(what: &str, reuse: crate::ReuseBytes, budget: usize) {
+    if reuse.footprint <= budget {
         return;
     }
     let mut m = Message::new()
         .text(what)
-        .text(" does not fit its shared budget: shared slab ")
-        .bytes(shared.footprint)
+        .text(" does not fit its reuse budget: reuse slab ")
+        .bytes(reuse.footprint)
         .text(" > budget ")
         .bytes(budget)
         .text(", ")
-        .bytes(shared.footprint - budget)
+        .bytes(reuse.footprint - budget)
         .text(" over; lower bound ")
-        .bytes(shared.lower_bound)
+        .bytes(reuse.lower_bound)
         .text(" (no placement needs less)");
-    if let Some(phase) = shared.fullest_phase {
+    if let Some(phase) = reuse.fullest_phase {
         m = m
             .text(", set by the buffers live in phase `")
             .text(phase)
@@ -94,16 +94,16 @@ pub const fn fits_shared(what: &str, shared: crate::SharedBytes, budget: usize) 
 }
 
 /// Asserts at compile time that a const-sized arena fits byte budgets: `budget` for
-/// `total_bytes` (the tracked buffers, what a preflight reserves), `shared_budget` for the
-/// shared slab (`AllocOptions::shared()`: buffers of disjoint phases share bytes, every
+/// `total_bytes` (the tracked buffers, what a preflight reserves), `reuse_budget` for the
+/// reuse slab (`AllocOptions::reuse()`: buffers of disjoint phases reuse bytes, every
 /// buffer counted, tracked or not), or both. On failure the build stops with an error naming
 /// the label, the budget, the figure, how far over it is and who is to blame: the three
-/// largest tracked buffers (and the untracked bytes apart), or the shared slab's lower bound
+/// largest tracked buffers (and the untracked bytes apart), or the reuse slab's lower bound
 /// and the phase that sets it. `sizes` is a value of an arena's sizes struct computed by the
 /// const path (`#[arena(const)]`: `Sizes::const_from_config` / `const_from_inputs`).
 ///
-/// The shared slab is planned in const evaluation by the run-time planner's own code
-/// (`SharedPlan::new`), so the figure checked is the bytes `allocate` takes, not a bound.
+/// The reuse slab is planned in const evaluation by the run-time planner's own code
+/// (`ReusePlan::new`), so the figure checked is the bytes `allocate` takes, not a bound.
 ///
 /// ```
 /// use arena_runtime::{dtype::bf16, Arena, DevicePtr};
@@ -127,10 +127,10 @@ pub const fn fits_shared(what: &str, shared: crate::SharedBytes, budget: usize) 
 ///
 /// const AT_8K: StepSizes = StepSizes::const_from_config(&DIMS, 8192);
 /// arena_runtime::assert_fits!("step at M = 8192", AT_8K, budget = 4300 << 20);
-/// arena_runtime::assert_fits!("step at M = 8192", AT_8K, shared_budget = 4100 << 20);
-/// // qkv and logits never live together: the shared slab is hidden + logits.
-/// assert_eq!(AT_8K.shared_bytes().footprint, AT_8K.hidden + AT_8K.logits);
-/// assert_eq!(AT_8K.shared_bytes().fullest_phase, Some("lm_head"));
+/// arena_runtime::assert_fits!("step at M = 8192", AT_8K, reuse_budget = 4100 << 20);
+/// // qkv and logits never live together: the reuse slab is hidden + logits.
+/// assert_eq!(AT_8K.reuse_bytes().footprint, AT_8K.hidden + AT_8K.logits);
+/// assert_eq!(AT_8K.reuse_bytes().fullest_phase, Some("lm_head"));
 /// ```
 #[macro_export]
 macro_rules! assert_fits {
@@ -149,15 +149,15 @@ macro_rules! assert_fits {
             )
         };
     };
-    ($what:expr, $sizes:expr, shared_budget = $budget:expr $(,)?) => {
+    ($what:expr, $sizes:expr, reuse_budget = $budget:expr $(,)?) => {
         #[allow(dead_code)]
         const _: () = {
             let sizes = $sizes;
-            $crate::__private::konst::fits_shared($what, sizes.shared_bytes(), $budget)
+            $crate::__private::konst::fits_reuse($what, sizes.reuse_bytes(), $budget)
         };
     };
-    ($what:expr, $sizes:expr, budget = $budget:expr, shared_budget = $shared:expr $(,)?) => {
+    ($what:expr, $sizes:expr, budget = $budget:expr, reuse_budget = $reuse:expr $(,)?) => {
         $crate::assert_fits!($what, $sizes, budget = $budget);
-        $crate::assert_fits!($what, $sizes, shared_budget = $shared);
+        $crate::assert_fits!($what, $sizes, reuse_budget = $reuse);
     };
 }

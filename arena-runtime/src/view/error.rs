@@ -53,9 +53,9 @@ pub enum ViewError {
         buffer: &'static str,
         source: crate::DeviceError,
     },
-    /// Writable views of every buffer at once, asked of a shared slab.
-    #[error("{arena} is a shared slab: buffers of disjoint phases share bytes, so writable views of all of them at once would alias; take a phase's views (`<Arena><Phase>Views::of`)")]
-    Shared { arena: &'static str },
+    /// Writable views of every buffer at once, asked of a reuse slab.
+    #[error("{arena} is a reuse slab: buffers of disjoint phases reuse bytes, so writable views of all of them at once would alias; take a phase's views (`<Arena><Phase>Views::of`)")]
+    Reused { arena: &'static str },
 }
 
 fn gated_note(capacity: usize) -> &'static str {

@@ -74,10 +74,10 @@ pub struct FixedSizing {
     /// Set a lever, e.g. `--lever fp8_rowwise=1` or `--lever METRALE_GGUF_NATIVE_Q2=1` (repeatable)
     #[arg(long = "lever", value_name = "NAME=0|1")]
     pub levers: Vec<String>,
-    /// Count (and `plan` allocates) the shared slab, where buffers of disjoint phases share
+    /// Count (and `plan` allocates) the reuse slab, where buffers of disjoint phases reuse
     /// bytes, instead of total_bytes
     #[arg(long)]
-    pub shared: bool,
+    pub reuse: bool,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }

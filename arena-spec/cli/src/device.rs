@@ -50,10 +50,10 @@ impl std::str::FromStr for DeviceChoice {
 pub fn allocate_ranks(
     choice: Option<&DeviceChoice>,
     ranks: &[(usize, BufferSizes)],
-    shared: bool,
+    reuse: bool,
 ) -> Result<Vec<AllocSummary>, CliError> {
-    let options = if shared {
-        AllocOptions::shared()
+    let options = if reuse {
+        AllocOptions::reuse()
     } else {
         AllocOptions::default()
     };
@@ -179,6 +179,6 @@ fn check_on<D: Device>(
             // The driver maps device memory in 2 MiB pages: a slab's free-memory drop is its
             // size rounded up to one (measured on the H200: `measurements/gpu_alloc.md`).
             .map(|drop| drop as u64 == on_device(allocated_bytes as u64)),
-        shared: options.mode == arena_runtime::AllocMode::Shared,
+        reuse: options.mode == arena_runtime::AllocMode::Reuse,
     })
 }

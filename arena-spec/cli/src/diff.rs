@@ -87,26 +87,26 @@ pub fn run(args: DiffArgs) -> Result<(), CliError> {
     );
     println!(
         "{:<22} {:>12} {:>12} {:>13}",
-        "shared slab",
-        human_bytes(a.shared_bytes),
-        human_bytes(b.shared_bytes),
-        signed(b.shared_bytes as i128 - a.shared_bytes as i128)
+        "reuse slab",
+        human_bytes(a.reuse_bytes),
+        human_bytes(b.reuse_bytes),
+        signed(b.reuse_bytes as i128 - a.reuse_bytes as i128)
     );
     println!(
         "{:<22} {:>12} {:>12}",
-        "sharing saves",
-        saving(a.unshared_slab_bytes, a.shared_bytes),
-        saving(b.unshared_slab_bytes, b.shared_bytes),
+        "reuse saves",
+        saving(a.slab_bytes, a.reuse_bytes),
+        saving(b.slab_bytes, b.reuse_bytes),
     );
     Ok(())
 }
 
-/// `-45.6%`: how much smaller the shared slab is than the unshared one.
-pub fn saving(unshared: usize, shared: usize) -> String {
-    if unshared == 0 {
+/// `-45.6%`: how much smaller the reuse slab is than the plain one.
+pub fn saving(slab: usize, reuse: usize) -> String {
+    if slab == 0 {
         return "0%".into();
     }
-    format!("-{:.1}%", 100.0 * (1.0 - shared as f64 / unshared as f64))
+    format!("-{:.1}%", 100.0 * (1.0 - reuse as f64 / slab as f64))
 }
 
 fn signed(delta: i128) -> String {

@@ -93,9 +93,9 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     };
     // Under a parallel layout every rank must fit: the answer is the smallest of the
     // stages' answers, and the table is the rank that binds.
-    let shared = args.sizing.fixed.shared;
-    let what_fits = if shared {
-        Footprint::SharedSlab
+    let reuse = args.sizing.fixed.reuse;
+    let what_fits = if reuse {
+        Footprint::ReuseSlab
     } else {
         Footprint::TotalBytes
     };
@@ -135,8 +135,8 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     };
     let inputs = with(aligned);
     let (report, _) = SizeReport::new(&config, inputs).map_err(size_error(&config))?;
-    let used = if shared {
-        report.shared_bytes
+    let used = if reuse {
+        report.reuse_bytes
     } else {
         report.total_bytes
     };
@@ -150,7 +150,7 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
             largest_fitting: best,
             answer: aligned,
             search_limit_reached: best == SEARCH_LIMIT,
-            footprint: if shared { "shared_slab" } else { "total_bytes" },
+            footprint: if reuse { "reuse_slab" } else { "total_bytes" },
             budget_bytes: budget,
             used_bytes: used,
             slack_bytes: budget - used,
@@ -172,7 +172,7 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     println!(
         "{} {what} = {aligned} (the input searched{alignment}): {} {} B ({}){} of the budget {} B ({}), slack {} B ({}){}",
         bold("fits:"),
-        if shared { "shared slab" } else { "total_bytes" },
+        if reuse { "reuse slab" } else { "total_bytes" },
         used,
         human_bytes(used),
         if config.shard.is_some() {

@@ -183,7 +183,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
     let inputs = GpuPlanInputs {
         reserve_bytes: g.reserve.map_or(RESERVE_BYTES, |b| b as u64),
         nccl_bytes: g.nccl_reserve.map(|b| b as u64),
-        shared_arena: sizing.fixed.shared,
+        reuse_arena: sizing.fixed.reuse,
         state_dtype: g.state_dtype.override_dtype(),
         mxfp4_backend: g.mxfp4_backend.backend(),
         mtp: g.mtp,
@@ -231,10 +231,10 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
         inputs.gpu_bytes,
         human_bytes(inputs.gpu_bytes as usize),
         inputs.kv_dtype,
-        if inputs.shared_arena {
-            "as its shared slab"
+        if inputs.reuse_arena {
+            "as its reuse slab"
         } else {
-            "as one plain slab (--shared shares it)"
+            "as one plain slab (--reuse shares it)"
         }
     );
     println!();

@@ -40,8 +40,8 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
             .map(|r| (r.index, stages[r.stage()].sizes))
             .collect(),
     };
-    let shared = args.sizing.fixed.shared;
-    let alloc = allocate_ranks(args.device.as_ref(), &ranks, shared)?;
+    let reuse = args.sizing.fixed.reuse;
+    let alloc = allocate_ranks(args.device.as_ref(), &ranks, reuse)?;
     let stage_rows: Vec<StageSummary> = stages
         .iter()
         .map(|arena| StageSummary::of(&layout, arena).map_err(size_error(&arena.config)))
@@ -72,20 +72,20 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
         human_bytes(report.untracked_bytes)
     );
     println!(
-        "shared      {} ({} B) when buffers of disjoint phases share bytes: {} against the unshared slab {}; lower bound {} ({:.3}×)",
-        human_bytes(report.shared_bytes),
-        report.shared_bytes,
-        crate::diff::saving(report.unshared_slab_bytes, report.shared_bytes),
-        human_bytes(report.unshared_slab_bytes),
-        human_bytes(report.shared_lower_bound),
-        report.shared_bytes as f64 / report.shared_lower_bound.max(1) as f64
+        "reuse       {} ({} B) when buffers of disjoint phases reuse bytes: {} against the plain slab {}; lower bound {} ({:.3}×)",
+        human_bytes(report.reuse_bytes),
+        report.reuse_bytes,
+        crate::diff::saving(report.slab_bytes, report.reuse_bytes),
+        human_bytes(report.slab_bytes),
+        human_bytes(report.reuse_lower_bound),
+        report.reuse_bytes as f64 / report.reuse_lower_bound.max(1) as f64
     );
     if alloc
         .iter()
         .all(|a| a.device == arena_runtime::AddressDevice::NAME)
         && alloc.len() > 1
     {
-        print_rank_table(&stage_rows, &alloc, shared);
+        print_rank_table(&stage_rows, &alloc, reuse);
     } else {
         for a in &alloc {
             print_allocation(a, ranks.len() > 1);
@@ -96,7 +96,7 @@ pub fn run(args: PlanArgs) -> Result<(), CliError> {
 
 /// Every rank of a layout, placed without memory, in one table: a row per pipeline stage
 /// (its ranks share one size), so a 512-rank layout is a few rows.
-fn print_rank_table(stages: &[StageSummary], alloc: &[AllocSummary], shared: bool) {
+fn print_rank_table(stages: &[StageSummary], alloc: &[AllocSummary], reuse: bool) {
     println!();
     println!(
         "{:<14} {:>5} {:>9} {:>13} {:>12} {:>12} {:>15}",
@@ -105,8 +105,8 @@ fn print_rank_table(stages: &[StageSummary], alloc: &[AllocSummary], shared: boo
         "layers",
         "experts/rank",
         "total_bytes",
-        "shared slab",
-        if shared { "placed (shared)" } else { "placed" }
+        "reuse slab",
+        if reuse { "placed (reuse)" } else { "placed" }
     );
     for s in stages {
         let placed: Vec<usize> = alloc
@@ -126,14 +126,14 @@ fn print_rank_table(stages: &[StageSummary], alloc: &[AllocSummary], shared: boo
             format!("{}..{}", s.layers[0], s.layers[1]),
             s.local_experts.map_or("-".to_string(), |e| e.to_string()),
             human_bytes(s.total_bytes),
-            human_bytes(s.shared_bytes),
+            human_bytes(s.reuse_bytes),
             each
         );
     }
     println!(
         "placed      every rank's buffers ({} ranks) checked at their sizes, aligned, disjoint{}, gated ones NULL; no memory allocated (--device host or cuda:N allocates)",
         alloc.len(),
-        if shared { " where live together" } else { "" }
+        if reuse { " where live together" } else { "" }
     );
 }
 
@@ -154,8 +154,8 @@ fn print_allocation(a: &AllocSummary, several: bool) {
     } else {
         String::new()
     };
-    let how = if a.shared {
-        "in one shared slab; every buffer checked at its size, aligned, disjoint from every buffer live in a common phase"
+    let how = if a.reuse {
+        "in one reuse slab; every buffer checked at its size, aligned, disjoint from every buffer live in a common phase"
     } else {
         "in one slab; every buffer checked at its size, aligned, disjoint"
     };

@@ -74,12 +74,12 @@ pub fn run(args: SweepArgs) -> Result<(), CliError> {
     if args.json {
         return print_json(&doc);
     }
-    let shared = args.fixed.shared;
+    let reuse = args.fixed.reuse;
     print_inputs(&config, &base);
     println!();
     print!("{:>8} {:>12}", "M", "total_bytes");
-    if shared {
-        print!(" {:>12}", "shared slab");
+    if reuse {
+        print!(" {:>12}", "reuse slab");
     }
     for n in &doc.followed {
         print!(" {n:>20}");
@@ -91,8 +91,8 @@ pub fn run(args: SweepArgs) -> Result<(), CliError> {
             p.max_batch_tokens,
             human_bytes(p.total_bytes)
         );
-        if shared {
-            print!(" {:>12}", human_bytes(p.shared_bytes));
+        if reuse {
+            print!(" {:>12}", human_bytes(p.reuse_bytes));
         }
         for b in &p.followed_bytes {
             print!(" {:>20}", human_bytes(*b));
@@ -100,9 +100,9 @@ pub fn run(args: SweepArgs) -> Result<(), CliError> {
         println!();
     }
     if let Some(path) = &args.svg {
-        let title = plot::title(&config, &args.fixed.layout, shared);
+        let title = plot::title(&config, &args.fixed.layout, reuse);
         let svg =
-            plot::draw(&title, &doc, shared, args.budget).map_err(|reason| CliError::Output {
+            plot::draw(&title, &doc, reuse, args.budget).map_err(|reason| CliError::Output {
                 path: path.display().to_string(),
                 reason,
             })?;

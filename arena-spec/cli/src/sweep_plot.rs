@@ -1,6 +1,6 @@
 //! The sweep drawn as an SVG an operator can put in a design doc: the bytes stacked by where
 //! they go (the largest buffers at the last point, then the rest), the total and (with
-//! `--shared`) the shared slab as lines with a marker at every point, a budget line if one is
+//! `--reuse`) the reuse slab as lines with a marker at every point, a budget line if one is
 //! given, max_batch_tokens on a log2 axis, bytes in one binary unit, the legend beside the
 //! plot so it never covers the data.
 
@@ -14,8 +14,8 @@ const HEIGHT: u32 = 620;
 /// Pixels right of the plot for the legend.
 const LEGEND: u32 = 260;
 
-/// `qwen3-0.6b — tp=1 ep=1 pp=1 — levers: none — shared slab`.
-pub fn title(config: &ModelConfig, layout: &LayoutArgs, shared: bool) -> String {
+/// `qwen3-0.6b — tp=1 ep=1 pp=1 — levers: none — reuse slab`.
+pub fn title(config: &ModelConfig, layout: &LayoutArgs, reuse: bool) -> String {
     let levers = crate::common::levers_on(config);
     let rank = config
         .shard
@@ -32,7 +32,7 @@ pub fn title(config: &ModelConfig, layout: &LayoutArgs, shared: bool) -> String 
         } else {
             levers.join(", ")
         },
-        if shared { " — shared slab" } else { "" }
+        if reuse { " — reuse slab" } else { "" }
     )
 }
 
@@ -50,7 +50,7 @@ fn unit(max: usize) -> (f64, &'static str) {
 pub fn draw(
     title: &str,
     doc: &SweepReport,
-    shared: bool,
+    reuse: bool,
     budget: Option<usize>,
 ) -> Result<String, String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
@@ -62,7 +62,7 @@ pub fn draw(
     let (x_lo, x_hi) = (xs[0] - 0.25, xs[xs.len() - 1] + 0.25);
     let top_bytes = points
         .iter()
-        .map(|p| p.total_bytes.max(p.unshared_slab_bytes))
+        .map(|p| p.total_bytes.max(p.slab_bytes))
         .chain(budget)
         .max()
         .unwrap_or(1)
@@ -126,17 +126,17 @@ pub fn draw(
             below = above;
         }
 
-        // Lines with markers: total_bytes, and the shared slab when asked.
+        // Lines with markers: total_bytes, and the reuse slab when asked.
         let mut lines = vec![(
             "total_bytes",
             BLACK.to_rgba(),
             points.iter().map(|p| p.total_bytes).collect::<Vec<_>>(),
         )];
-        if shared {
+        if reuse {
             lines.push((
-                "shared slab",
+                "reuse slab",
                 RGBColor(200, 30, 30).to_rgba(),
-                points.iter().map(|p| p.shared_bytes).collect(),
+                points.iter().map(|p| p.reuse_bytes).collect(),
             ));
         }
         for (name, color, values) in lines {

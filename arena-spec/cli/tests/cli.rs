@@ -42,7 +42,7 @@ fn plan_prints_every_buffer_and_the_totals() {
 fn plan_places_without_memory_and_refuses_a_host_slab_the_machine_cannot_hold() {
     let out = stdout(&["plan", "deepseek-v3", "--tp", "8", "--ep", "8", "--pp", "8"]);
     // Every rank in one table, a row per stage: ranks, stage, layers, experts per rank,
-    // total_bytes, shared slab, the slab placed.
+    // total_bytes, reuse slab, the slab placed.
     let row = |ranks: &str| {
         out.lines()
             .find(|l| l.starts_with(&format!("{ranks} ")))

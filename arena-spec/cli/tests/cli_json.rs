@@ -60,12 +60,12 @@ fn fit_json_answers_aligned_with_exact_bytes_and_slack() {
         "2GiB",
         "--vary",
         "batch",
-        "--shared",
+        "--reuse",
         "--json",
     ]);
     assert_eq!(batch["searched"], "max_batch_size");
     assert_eq!(batch["alignment"], 1);
-    assert_eq!(batch["footprint"], "shared_slab");
+    assert_eq!(batch["footprint"], "reuse_slab");
     assert_eq!(batch["answer"], batch["largest_fitting"]);
 }
 
@@ -92,7 +92,7 @@ fn sweep_json_points_are_the_plans_at_each_m() {
     assert_eq!(ms, [256, 512, 1000]);
     for p in points {
         let m = u(&p["max_batch_tokens"]) as usize;
-        for key in ["total_bytes", "shared_bytes", "unshared_slab_bytes"] {
+        for key in ["total_bytes", "reuse_bytes", "slab_bytes"] {
             assert_eq!(
                 u(&p[key]),
                 plan_bytes("qwen3-next-80b-a3b", m, key),
@@ -133,7 +133,7 @@ fn diff_json_rows_are_b_minus_a_and_the_sides_are_the_plans() {
         );
     }
     for (side, model) in [("a", "qwen3-0.6b"), ("b", "qwen3-30b-a3b")] {
-        for key in ["total_bytes", "shared_bytes"] {
+        for key in ["total_bytes", "reuse_bytes"] {
             assert_eq!(
                 u(&doc[side][key]),
                 plan_bytes(model, 512, key),
@@ -180,7 +180,7 @@ fn fit_gpu_json_is_the_librarys_plan() {
         "8",
         "--max-seq-len",
         "32768",
-        "--shared",
+        "--reuse",
         "--json",
     ]);
     let ranks = doc["ranks"].as_array().unwrap();
@@ -215,7 +215,7 @@ fn fit_gpu_json_is_the_librarys_plan() {
         ..arena_spec::ArenaInputs::defaults_for(&c)
     };
     let i = arena_spec::gpu_plan::GpuPlanInputs {
-        shared_arena: true,
+        reuse_arena: true,
         ..arena_spec::gpu_plan::GpuPlanInputs::new(143_155 << 20, arena)
     };
     let layout = arena_spec::ParallelLayout::new(8, 1, 1).unwrap();

@@ -1,5 +1,5 @@
 //! `arena sweep` and `arena diff`: the table and the plot a sweep draws, and what a diff and
-//! the shared slab report.
+//! the reuse slab report.
 
 mod common;
 
@@ -40,11 +40,11 @@ fn sweep_prints_a_row_per_m_and_draws_svg() {
 }
 
 /// The plot an operator puts in a design doc: a log2 axis (the doubling values equally
-/// spaced), byte ticks in one binary unit, a marker at every point of each line, the shared
-/// slab beside total_bytes with `--shared`, the budget line, a title naming layout and
+/// spaced), byte ticks in one binary unit, a marker at every point of each line, the reuse
+/// slab beside total_bytes with `--reuse`, the budget line, a title naming layout and
 /// levers, the legend outside the plot; and a one-point sweep still draws its point.
 #[test]
-fn the_sweep_plot_has_a_log_axis_markers_the_shared_slab_and_the_budget() {
+fn the_sweep_plot_has_a_log_axis_markers_the_reuse_slab_and_the_budget() {
     let dir = std::env::temp_dir().join(format!("arena-plot-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("sweep.svg");
@@ -53,7 +53,7 @@ fn the_sweep_plot_has_a_log_axis_markers_the_shared_slab_and_the_budget() {
         "qwen3-next-80b-a3b",
         "--max-batch-tokens",
         "256..65536",
-        "--shared",
+        "--reuse",
         "--budget",
         "6GiB",
         "--lever",
@@ -65,12 +65,12 @@ fn the_sweep_plot_has_a_log_axis_markers_the_shared_slab_and_the_budget() {
     let texts = svg_texts(&text);
     let has = |s: &str| texts.iter().any(|(_, t)| t == s);
     assert!(
-        has("qwen3-next-80b-a3b — tp=1 ep=1 pp=1 — levers: fp32_gate — shared slab"),
+        has("qwen3-next-80b-a3b — tp=1 ep=1 pp=1 — levers: fp32_gate — reuse slab"),
         "{texts:?}"
     );
     for label in [
         "total_bytes",
-        "shared slab",
+        "reuse slab",
         "budget 6.00 GiB",
         "the rest",
         "18 GiB",
@@ -89,7 +89,7 @@ fn the_sweep_plot_has_a_log_axis_markers_the_shared_slab_and_the_budget() {
         steps.iter().all(|s| (s - steps[0]).abs() <= 1.5),
         "doubling values equally spaced on a log2 axis: {ticks:?}"
     );
-    // Markers: one per point on total_bytes and on the shared slab.
+    // Markers: one per point on total_bytes and on the reuse slab.
     assert_eq!(text.matches("<circle").count(), 2 * 9);
     // The legend is right of every tick of the plot.
     assert!(x_of("total_bytes") > ticks[8]);
@@ -190,12 +190,12 @@ fn diff_two_models_and_two_lever_sets() {
 }
 
 #[test]
-fn plan_fit_sweep_and_diff_report_the_shared_slab() {
+fn plan_fit_sweep_and_diff_report_the_reuse_slab() {
     let doc: serde_json::Value = serde_json::from_str(&stdout(&[
         "plan",
         "qwen3-next-80b-a3b",
         "--json",
-        "--shared",
+        "--reuse",
         "--max-batch-tokens",
         "1024",
     ]))
@@ -217,18 +217,15 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
             "lm_head"
         ])
     );
-    let shared = doc["shared_bytes"].as_u64().unwrap();
-    let bound = doc["shared_lower_bound"].as_u64().unwrap();
-    let unshared = doc["unshared_slab_bytes"].as_u64().unwrap();
-    assert!(
-        bound <= shared && shared < unshared,
-        "{bound} {shared} {unshared}"
-    );
+    let reuse = doc["reuse_bytes"].as_u64().unwrap();
+    let bound = doc["reuse_lower_bound"].as_u64().unwrap();
+    let slab = doc["slab_bytes"].as_u64().unwrap();
+    assert!(bound <= reuse && reuse < slab, "{bound} {reuse} {slab}");
     assert_eq!(
         doc["allocation"][0]["allocated_bytes"].as_u64(),
-        Some(shared)
+        Some(reuse)
     );
-    assert_eq!(doc["allocation"][0]["shared"], true);
+    assert_eq!(doc["allocation"][0]["reuse"], true);
     let phase_of = |name: &str| {
         doc["buffers"]
             .as_array()
@@ -243,26 +240,26 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
     assert_eq!(phase_of("hidden_states"), "whole step");
 
     let table = stdout(&["plan", "llama-3.1-8b", "--max-batch-tokens", "1024"]);
-    assert!(table.contains("shared      "), "{table}");
-    let fit = stdout(&["fit", "qwen3-next-80b-a3b", "--budget", "2GiB", "--shared"]);
+    assert!(table.contains("reuse       "), "{table}");
+    let fit = stdout(&["fit", "qwen3-next-80b-a3b", "--budget", "2GiB", "--reuse"]);
     let whole = stdout(&["fit", "qwen3-next-80b-a3b", "--budget", "2GiB"]);
     let m = |out: &str| -> usize {
         let rest = out.split("max_batch_tokens = ").nth(1).unwrap();
         rest.split(' ').next().unwrap().parse().unwrap()
     };
-    assert!(fit.contains("shared slab"), "{fit}");
+    assert!(fit.contains("reuse slab"), "{fit}");
     assert!(
         m(&fit) > m(&whole),
-        "sharing fits more tokens: {fit} / {whole}"
+        "reuse fits more tokens: {fit} / {whole}"
     );
     let sweep = stdout(&[
         "sweep",
         "qwen3-0.6b",
         "--max-batch-tokens",
         "256..512",
-        "--shared",
+        "--reuse",
     ]);
-    assert!(sweep.contains("shared slab"), "{sweep}");
+    assert!(sweep.contains("reuse slab"), "{sweep}");
     let diff = stdout(&[
         "diff",
         "llama-3.1-8b",
@@ -270,5 +267,5 @@ fn plan_fit_sweep_and_diff_report_the_shared_slab() {
         "--max-batch-tokens",
         "1024",
     ]);
-    assert!(diff.contains("sharing saves"), "{diff}");
+    assert!(diff.contains("reuse saves"), "{diff}");
 }

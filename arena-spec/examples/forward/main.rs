@@ -2,7 +2,7 @@
 //! transformers on the same weights.
 //!
 //! ```sh
-//! cargo run -p arena-spec --release --example forward -- qwen3-0.6b-2l [--shared] [--weights DIR]
+//! cargo run -p arena-spec --release --example forward -- qwen3-0.6b-2l [--reuse] [--weights DIR]
 //! cargo run -p arena-spec --release --features cuda --example forward -- qwen3-0.6b-2l --gpu [--graph | --time N]
 //! ```
 //!
@@ -10,7 +10,7 @@
 //! weights are computed (`weights.rs`) unless `--weights DIR` names where `reference.py` wrote
 //! them as safetensors; the outputs are compared with the committed reference
 //! (`reference/<model>.<device>.json`: `cpu` on the host, `h200` with `--gpu`; `--reference
-//! FILE` for another). `--shared` runs in a shared slab (phases sharing bytes); every phase is
+//! FILE` for another). `--reuse` runs in a reuse slab (phases reusing bytes); every phase is
 //! poisoned as it begins unless `--no-poison`. `--gpu` runs the step on CUDA device 0 (NVRTC
 //! kernels and cuBLAS over the arena's views, `gpu.rs`); `--graph` replays the decode steps
 //! from a CUDA graph captured once; `--time N` prints prefill and decode times over N
@@ -42,12 +42,12 @@ fn main() {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let (mut model, mut weights_dir, mut reference, mut shared, mut poison) =
+    let (mut model, mut weights_dir, mut reference, mut reuse, mut poison) =
         (None, None, None, false, true);
     let (mut gpu, mut graph, mut time) = (false, false, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--shared" => shared = true,
+            "--reuse" => reuse = true,
             "--gpu" => gpu = true,
             "--graph" => graph = true,
             "--time" => time = Some(args.next().ok_or("--time ROUNDS")?.parse::<usize>()?),
@@ -61,7 +61,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let model = model.ok_or(
-        "usage: forward MODEL [--shared] [--no-poison] [--weights DIR] [--reference FILE] \
+        "usage: forward MODEL [--reuse] [--no-poison] [--weights DIR] [--reference FILE] \
          [--gpu [--graph | --time ROUNDS]]",
     )?;
     if (graph || time.is_some()) && !gpu {
@@ -71,8 +71,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let tag = if gpu { "h200" } else { "cpu" };
     let reference = reference.unwrap_or_else(|| here.join(format!("{model}.{tag}.json")));
     let run = Run::new(&model, weights_dir.as_deref(), &reference)?;
-    let options = if shared {
-        AllocOptions::shared()
+    let options = if reuse {
+        AllocOptions::reuse()
     } else {
         AllocOptions::default()
     };

@@ -1,7 +1,7 @@
 //! One forward step of a Qwen3 / Qwen3-MoE decoder in the engine's `BufferArena`: every
 //! intermediate tensor in the arena buffer the seeds give it, reached only through the views of
 //! the phase that is running, each phase poisoned as it begins (poison mode), so a buffer read
-//! after its phase ended reads NaNs on a shared slab. The schedule is written once, over the
+//! after its phase ended reads NaNs on a reuse slab. The schedule is written once, over the
 //! [`Ops`] trait: the host backend (`kernels.rs`) and the GPU one (`gpu.rs`) run the same
 //! ops on the same buffers. The KV cache is the backend's own (a later declaration gives caches
 //! to the derive).

@@ -4,12 +4,12 @@
 //! buffers (`arena_runtime::assert_fits!`).
 //!
 //! Each model has two: `budget` for `total_bytes` (the tracked buffers, what a preflight
-//! reserves unshared) and `shared_budget` for the shared slab (`AllocOptions::shared()`,
+//! reserves without reuse) and `reuse_budget` for the reuse slab (`AllocOptions::reuse()`,
 //! planned at compile time by the run-time planner), so a new buffer that only grows the
 //! phase it is live in is caught too.
 //!
 //! The budgets are chosen here (the seeds give none): each model's figure at these inputs
-//! (`arena plan <model>`: `total_bytes` and `shared`), rounded up to the next 512 MiB, so a
+//! (`arena plan <model>`: `total_bytes` and `reuse`), rounded up to the next 512 MiB, so a
 //! new buffer of a few hundred MiB at `M = 8192` is flagged on the models it would push over.
 
 use crate::arena::{ArenaInputs, BufferSizes};
@@ -27,29 +27,29 @@ assert_fits!(
     "llama-3.1-8b at M = 8192",
     BufferSizes::const_from_inputs(&LLAMA_3_1_8B, &BUDGET_INPUTS),
     budget = 1536 * MIB,
-    shared_budget = 1536 * MIB,
+    reuse_budget = 1536 * MIB,
 );
 assert_fits!(
     "qwen3-next-80b-a3b at M = 8192",
     BufferSizes::const_from_inputs(&QWEN3_NEXT_80B_A3B, &BUDGET_INPUTS),
     budget = 2560 * MIB,
-    shared_budget = 1536 * MIB,
+    reuse_budget = 1536 * MIB,
 );
 assert_fits!(
     "qwen3.5-27b at M = 8192",
     BufferSizes::const_from_inputs(&QWEN3_5_27B, &BUDGET_INPUTS),
     budget = 3584 * MIB,
-    shared_budget = 2048 * MIB,
+    reuse_budget = 2048 * MIB,
 );
 assert_fits!(
     "deepseek-v3 at M = 8192",
     BufferSizes::const_from_inputs(&DEEPSEEK_V3, &BUDGET_INPUTS),
     budget = 4096 * MIB,
-    shared_budget = 3072 * MIB,
+    reuse_budget = 3072 * MIB,
 );
 assert_fits!(
     "nemotron-h-56b-base-8k at M = 8192",
     BufferSizes::const_from_inputs(&NEMOTRON_H_56B_BASE_8K, &BUDGET_INPUTS),
     budget = 5120 * MIB,
-    shared_budget = 2560 * MIB,
+    reuse_budget = 2560 * MIB,
 );

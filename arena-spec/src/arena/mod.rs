@@ -59,11 +59,11 @@ pub const SEEDS_BUFFERS: usize = 46;
     // attention), then the MoE router, then the FFN/MoE experts in two halves (the gate and
     // up projections with the activation, then the down projection and the combine), then,
     // beyond the seeds, the layer's per-layer input (`per_layer_input`); the LM head after
-    // the last layer. Buffers of disjoint phases may share bytes in a shared slab
-    // (`AllocOptions::shared()`). The FFN's split is this crate's kernel contract, not the
+    // the last layer. Buffers of disjoint phases may share bytes in a reuse slab
+    // (`AllocOptions::reuse()`). The FFN's split is this crate's kernel contract, not the
     // seeds' (they have one FFN phase): the activation `silu(gate) · up` is written over
     // `expert_gate_out`, so `expert_up_out` dies before the down projection writes;
-    // `examples/forward` runs that schedule and proves it (shared and unshared slabs give
+    // `examples/forward` runs that schedule and proves it (reuse and plain slabs give
     // bit-identical logits with every phase poisoned as it begins).
     phases(embed, attention, gdn, mamba2, short_conv, lightning, kda, router, ffn_gate_up, ffn_down, per_layer_input, lm_head),
     inputs_struct(ArenaInputs, derive(serde::Serialize)),
@@ -249,7 +249,7 @@ pub struct BufferArena {
     /// The whole step (hyper-connections).
     #[buffer(bytes = hc_lowrank_scratch_bytes(config, max_batch_tokens), min_bytes = 256)]
     pub hc_lowrank_scratch: DevicePtr<u8>,
-    /// QSA prefill-selection scratch for 2048-row slabs, shared by the indexer layers:
+    /// QSA prefill-selection scratch for 2048-row slabs, reuse by the indexer layers:
     /// qk `[2048, (index_n_heads + 1) · index_head_dim]` BF16, q_post `[2048,
     /// index_n_heads, index_head_dim]` F32, scores `[2048, ceil(max_seq_len /
     /// index_compress_ratio)]` F32, lists `[2048, index_topk / index_compress_ratio]` i32
@@ -263,7 +263,7 @@ pub struct BufferArena {
     /// The whole step: step input.
     #[buffer(shape = [max_batch_tokens], min_bytes = 256)]
     pub token_ids: DevicePtr<u32>,
-    /// Dense-FFN activation-quant scratch shared by every layer's prefill, sized for
+    /// Dense-FFN activation-quant scratch reuse by every layer's prefill, sized for
     /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
     /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
     /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
@@ -354,7 +354,7 @@ pub struct BufferArena {
     /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
     /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
     /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never shared.
+    /// The whole step, and beyond: weights kept for the arena's life, never reuse.
     #[buffer(bytes = ssm_rowwise_w_bf16_bytes(config), gate = config.levers.fp8_rowwise)]
     pub ssm_rowwise_w_bf16: DevicePtr<bf16>,
 

@@ -21,7 +21,7 @@
 //! // The context a sequence is planned at is the arena's `max_seq_len`; the measured
 //! // reserve, BF16 keys and values, the weights in the checkpoint's format by default.
 //! let arena = ArenaInputs { max_seq_len: 32_768, ..ArenaInputs::defaults_for(&config) };
-//! let inputs = GpuPlanInputs { shared_arena: true, ..GpuPlanInputs::new(24 << 30, arena) };
+//! let inputs = GpuPlanInputs { reuse_arena: true, ..GpuPlanInputs::new(24 << 30, arena) };
 //! let plan = plan_gpu(&config, &ParallelLayout::new(1, 1, 1)?, inputs)?;
 //! let rank = &plan.ranks[0];
 //! assert!(rank.weights_bytes + rank.arena_bytes + rank.reserve_bytes < 24 << 30);
@@ -75,9 +75,9 @@ pub struct GpuPlanInputs {
     /// pool cannot disagree), `kv_block_size` the pool's block, `max_batch_size` the state
     /// cache's sequence slots, `max_batch_tokens` the step in flight a sliding window keeps.
     pub arena: ArenaInputs,
-    /// The activation arena as one shared slab (buffers of disjoint phases share bytes)
+    /// The activation arena as one reuse slab (buffers of disjoint phases reuse bytes)
     /// rather than one plain slab.
-    pub shared_arena: bool,
+    pub reuse_arena: bool,
     /// The GDN / Mamba-2 recurrent states' dtype where the engine overrides the file's;
     /// `None`: the file's, as the reference engine reads it
     /// ([`ModelConfig::recurrent_state_dtype`]: Nemotron-H and Qwen3.5 in FP32).
@@ -122,7 +122,7 @@ impl GpuPlanInputs {
             reserve_bytes: RESERVE_BYTES,
             nccl_bytes: None,
             arena,
-            shared_arena: false,
+            reuse_arena: false,
             state_dtype: None,
             mxfp4_backend: Mxfp4Backend::Triton,
             mtp: false,
@@ -147,7 +147,7 @@ pub struct RankPlan {
     /// `weights_bytes` (exact bytes; 0 where they are not loaded: [`GpuPlanInputs::text_only`],
     /// a rank past the first stage, a text-only file, or given weight bytes).
     pub towers_bytes: u64,
-    /// Device bytes of the activation arena's slab (shared or plain), rounded up to the page.
+    /// Device bytes of the activation arena's slab (reuse or plain), rounded up to the page.
     pub arena_bytes: u64,
     pub arena_exact_bytes: u64,
     /// Device bytes of the sequence-state cache's slab, rounded up to the page.
@@ -301,8 +301,8 @@ fn plan_rank(
         }
     };
     let arena_sizes = inputs.arena.sizes(config).map_err(size_err)?;
-    let arena_options = if inputs.shared_arena {
-        AllocOptions::shared()
+    let arena_options = if inputs.reuse_arena {
+        AllocOptions::reuse()
     } else {
         AllocOptions::default()
     };
@@ -407,7 +407,7 @@ fn bound(budget: u64, bytes: u64) -> usize {
 
 /// A stage that holds KV-shared layers must hold their sources: the last layer of each kind
 /// before the first shared one (Gemma 4's `kv_sharing_modes`; vLLM's `gemma4.py` gives a
-/// shared layer the last earlier non-shared layer of its type).
+/// reuse layer the last earlier non-reuse layer of its type).
 fn check_shared_sources(
     whole: &ModelConfig,
     layout: &ParallelLayout,

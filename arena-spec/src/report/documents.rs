@@ -52,7 +52,7 @@ pub struct FitReport {
     pub answer: usize,
     /// The search stopped at its limit (`fit::SEARCH_LIMIT`), not at the budget.
     pub search_limit_reached: bool,
-    /// What is held to the budget: `total_bytes` or `shared_slab`.
+    /// What is held to the budget: `total_bytes` or `reuse_slab`.
     pub footprint: &'static str,
     pub budget_bytes: usize,
     /// The footprint at the answer.
@@ -86,8 +86,8 @@ pub struct SweepReport {
 pub struct SweepPoint {
     pub max_batch_tokens: usize,
     pub total_bytes: usize,
-    pub unshared_slab_bytes: usize,
-    pub shared_bytes: usize,
+    pub slab_bytes: usize,
+    pub reuse_bytes: usize,
     /// Bytes of each followed buffer, in `followed`'s order.
     pub followed_bytes: Vec<usize>,
 }
@@ -126,8 +126,8 @@ impl SweepReport {
                 Ok(SweepPoint {
                     max_batch_tokens: m,
                     total_bytes: r.total_bytes,
-                    unshared_slab_bytes: r.unshared_slab_bytes,
-                    shared_bytes: r.shared_bytes,
+                    slab_bytes: r.slab_bytes,
+                    reuse_bytes: r.reuse_bytes,
                     followed_bytes: followed.iter().map(|n| bytes(n)).collect(),
                 })
             })
@@ -164,8 +164,8 @@ pub struct DiffSide {
     /// The rank the side is sized for (`None` on one GPU).
     pub shard: Option<RankShard>,
     pub total_bytes: usize,
-    pub unshared_slab_bytes: usize,
-    pub shared_bytes: usize,
+    pub slab_bytes: usize,
+    pub reuse_bytes: usize,
 }
 
 /// One buffer's bytes on each side.
@@ -191,8 +191,8 @@ impl DiffReport {
             levers: r.levers,
             shard: c.shard.clone(),
             total_bytes: r.total_bytes,
-            unshared_slab_bytes: r.unshared_slab_bytes,
-            shared_bytes: r.shared_bytes,
+            slab_bytes: r.slab_bytes,
+            reuse_bytes: r.reuse_bytes,
         };
         DiffReport {
             schema_version: SCHEMA_VERSION,

@@ -33,18 +33,18 @@ pub struct SizeReport {
     pub total_bytes: usize,
     /// Bytes of the untracked buffers (`o_latent`, `norm_unit_w`), allocated but not in the total.
     pub untracked_bytes: usize,
-    /// The slab when buffers of disjoint phases share bytes (`AllocOptions::shared()`),
+    /// The slab when buffers of disjoint phases reuse bytes (`AllocOptions::reuse()`),
     /// untracked buffers included, as allocated.
-    pub shared_bytes: usize,
-    /// No sharing can need less: the largest sum of live bytes over the phases.
-    pub shared_lower_bound: usize,
-    /// The slab without sharing (every buffer apart, 256-byte aligned), as allocated.
-    pub unshared_slab_bytes: usize,
+    pub reuse_bytes: usize,
+    /// No reuse can need less: the largest sum of live bytes over the phases.
+    pub reuse_lower_bound: usize,
+    /// The plain slab (every buffer apart, 256-byte aligned), as allocated.
+    pub slab_bytes: usize,
 }
 
 impl SizeReport {
     /// Sizes the arena of `config` at `inputs` and reports it: one row per buffer, the
-    /// totals, the shared slab's plan. Returns the sizes too, for callers that go on to
+    /// totals, the reuse slab's plan. Returns the sizes too, for callers that go on to
     /// allocate them.
     pub fn new(
         config: &ModelConfig,
@@ -58,9 +58,9 @@ impl SizeReport {
             levers: config.levers,
             total_bytes: arena.total_bytes,
             untracked_bytes: arena.untracked_bytes,
-            shared_bytes: arena.shared_bytes,
-            shared_lower_bound: arena.shared_lower_bound,
-            unshared_slab_bytes: arena.unshared_slab_bytes,
+            reuse_bytes: arena.reuse_bytes,
+            reuse_lower_bound: arena.reuse_lower_bound,
+            slab_bytes: arena.slab_bytes,
             buffers: arena.buffers,
         };
         Ok((report, sizes))
@@ -74,9 +74,9 @@ impl SizeReport {
             buffers: self.buffers.clone(),
             total_bytes: self.total_bytes,
             untracked_bytes: self.untracked_bytes,
-            unshared_slab_bytes: self.unshared_slab_bytes,
-            shared_bytes: self.shared_bytes,
-            shared_lower_bound: self.shared_lower_bound,
+            slab_bytes: self.slab_bytes,
+            reuse_bytes: self.reuse_bytes,
+            reuse_lower_bound: self.reuse_lower_bound,
         }
     }
 

@@ -33,9 +33,9 @@ pub struct PlanReport {
     pub phases: &'static [&'static str],
     pub total_bytes: usize,
     pub untracked_bytes: usize,
-    pub unshared_slab_bytes: usize,
-    pub shared_bytes: usize,
-    pub shared_lower_bound: usize,
+    pub slab_bytes: usize,
+    pub reuse_bytes: usize,
+    pub reuse_lower_bound: usize,
     /// What allocating each rank showed (empty when nothing was allocated).
     pub allocation: Vec<AllocSummary>,
 }
@@ -67,9 +67,9 @@ pub struct StageSummary {
     /// Routed experts each of its ranks holds (`None` for a dense model).
     pub local_experts: Option<usize>,
     pub total_bytes: usize,
-    /// The slab without sharing, and with buffers of disjoint phases sharing bytes.
-    pub unshared_slab_bytes: usize,
-    pub shared_bytes: usize,
+    /// The plain slab, and with buffers of disjoint phases reusing bytes.
+    pub slab_bytes: usize,
+    pub reuse_bytes: usize,
 }
 
 /// What allocating one rank's arena showed.
@@ -87,21 +87,21 @@ pub struct AllocSummary {
     /// Whether that drop is the slab rounded up to the driver's 2 MiB page (a GPU only;
     /// another process allocating on the same GPU at the same time makes it false).
     pub drop_matches_plan: Option<bool>,
-    /// Allocated as a shared slab (buffers of disjoint phases share bytes).
-    pub shared: bool,
+    /// Allocated as a reuse slab (buffers of disjoint phases reuse bytes).
+    pub reuse: bool,
 }
 
 impl StageSummary {
     /// The stage a rank's config belongs to under `layout` (stage 0, every layer, for an
     /// unsharded config).
     ///
-    /// An error is the shared plan's (a slab whose size overflows).
+    /// An error is the reuse plan's (a slab whose size overflows).
     pub fn of(layout: &ParallelLayout, arena: &RankArena) -> Result<StageSummary, SizeError> {
         let c = &arena.config;
         let (stage, layers) = c.shard.as_ref().map_or((0, 0..c.layers.len()), |s| {
             (s.rank.stage(), s.layers.clone())
         });
-        let plan = BufferArena::shared_plan(&arena.sizes)?;
+        let plan = BufferArena::reuse_plan(&arena.sizes)?;
         Ok(StageSummary {
             stage,
             ranks: [stage * layout.tp, stage * layout.tp + layout.tp - 1],
@@ -110,8 +110,8 @@ impl StageSummary {
                 .is_moe()
                 .then(|| c.shard.as_ref().map_or(c.num_experts, |s| s.local_experts)),
             total_bytes: arena.sizes.total_bytes(),
-            unshared_slab_bytes: plan.unshared,
-            shared_bytes: plan.footprint,
+            slab_bytes: plan.slab,
+            reuse_bytes: plan.footprint,
         })
     }
 }
@@ -167,9 +167,9 @@ impl PlanReport {
             phases: <BufferArena as Arena>::PHASES,
             total_bytes: report.total_bytes,
             untracked_bytes: report.untracked_bytes,
-            unshared_slab_bytes: report.unshared_slab_bytes,
-            shared_bytes: report.shared_bytes,
-            shared_lower_bound: report.shared_lower_bound,
+            slab_bytes: report.slab_bytes,
+            reuse_bytes: report.reuse_bytes,
+            reuse_lower_bound: report.reuse_lower_bound,
             allocation,
         }
     }

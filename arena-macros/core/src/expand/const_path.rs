@@ -240,19 +240,19 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
         ),
         Item::const_function(
             quote! {
-                /// The shared slab (`AllocOptions::shared()`: buffers of disjoint phases share
+                /// The reuse slab (`AllocOptions::reuse()`: buffers of disjoint phases reuse
                 /// bytes, 256-byte alignment, no guard bands) as a `const fn`: its footprint,
                 /// lower bound and the phase that sets the bound, planned by the run-time
                 /// planner's own code, so `footprint` is what `allocate` takes
-                /// (`assert_fits!(.., shared_budget = ..)` reads it). Every buffer counts,
+                /// (`assert_fits!(.., reuse_budget = ..)` reads it). Every buffer counts,
                 /// tracked or not.
-                pub const fn shared_bytes(&self) -> ::arena_runtime::SharedBytes
+                pub const fn reuse_bytes(&self) -> ::arena_runtime::ReuseBytes
             },
             move || {
                 let arena = &cont.ident;
                 let name = arena.to_string();
                 quote! {
-                    ::arena_runtime::SharedBytes::plan(
+                    ::arena_runtime::ReuseBytes::plan(
                         #name,
                         <#arena as ::arena_runtime::Arena>::BUFFERS,
                         <#arena as ::arena_runtime::Arena>::PHASES,
@@ -260,7 +260,7 @@ pub fn const_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
                     )
                 }
             },
-            quote!(::arena_runtime::SharedBytes {
+            quote!(::arena_runtime::ReuseBytes {
                 footprint: 0,
                 lower_bound: 0,
                 fullest_phase: ::core::option::Option::None

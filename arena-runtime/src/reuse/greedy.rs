@@ -1,11 +1,11 @@
-//! The shared-slab planner's work as `const fn`s over scratch the caller provides, so the
-//! run-time [`SharedPlan::new`](super::SharedPlan::new) and the const path's `shared_bytes`
-//! (`#[arena(const)]`, `assert_fits!(.., shared_budget = ..)`) run one algorithm and cannot
+//! The reuse-slab planner's work as `const fn`s over scratch the caller provides, so the
+//! run-time [`ReusePlan::new`](super::ReusePlan::new) and the const path's `reuse_bytes`
+//! (`#[arena(const)]`, `assert_fits!(.., reuse_budget = ..)`) run one algorithm and cannot
 //! disagree.
 //!
 //! Greedy placement is order-sensitive, so it runs in four orders (TFLite's by size;
 //! longest-lived first, then by size; earliest phase first, then by size; field order, which
-//! is never worse than the unshared slab) and keeps the smallest footprint. In each, a buffer
+//! is never worse than the plain slab) and keeps the smallest footprint. In each, a buffer
 //! goes into the smallest gap between the already-placed buffers it shares a phase with, else
 //! after the last of them. O(n²) per order: microseconds for an arena's few dozen buffers, and
 //! well inside const evaluation's budget.

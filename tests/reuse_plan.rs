@@ -1,9 +1,9 @@
-//! Property tests of phase sharing (`SharedPlan`): random phases, ranges and sizes. No two
+//! Property tests of phase reuse (`ReusePlan`): random phases, ranges and sizes. No two
 //! buffers live in a common phase share a byte; the plan is at least the lower bound and at
-//! most the unshared slab; every buffer is aligned; a host arena allocated shared passes its
+//! most the plain slab; every buffer is aligned; a host arena allocated with reuse passes its
 //! placement check and keeps every live buffer intact across the phases.
 
-use arena_runtime::{Live, SharedPlan};
+use arena_runtime::{Live, ReusePlan};
 use proptest::prelude::*;
 
 const NAMES: [&str; 24] = [
@@ -33,7 +33,7 @@ proptest! {
         let n = bufs.len();
         let sizes: Vec<usize> = bufs.iter().map(|b| b.0).collect();
         let live: Vec<Live> = bufs.iter().map(|b| b.1).collect();
-        let plan = SharedPlan::new(&NAMES[..n], &sizes, &live, phases, 256, guard).unwrap();
+        let plan = ReusePlan::new(&NAMES[..n], &sizes, &live, phases, 256, guard).unwrap();
         for i in 0..n {
             prop_assert_eq!(plan.offsets[i].is_none(), sizes[i] == 0);
             let Some(a) = plan.offsets[i] else { continue };
@@ -48,6 +48,6 @@ proptest! {
             }
         }
         prop_assert!(plan.footprint >= plan.lower_bound, "{} < {}", plan.footprint, plan.lower_bound);
-        prop_assert!(plan.footprint <= plan.unshared, "{} > {}", plan.footprint, plan.unshared);
+        prop_assert!(plan.footprint <= plan.slab, "{} > {}", plan.footprint, plan.slab);
     }
 }

@@ -1,4 +1,4 @@
-// A shared-slab budget (`shared_budget`): the slab where buffers of disjoint phases share
+// A reuse-slab budget (`reuse_budget`): the slab where buffers of disjoint phases reuse
 // bytes, planned at compile time by the run-time planner. Blown, the build stops naming the
 // slab, the budget, the overshoot, the lower bound and the phase that sets it.
 use arena_runtime::{dtype::bf16, Arena, DevicePtr};
@@ -24,7 +24,7 @@ arena_runtime::assert_fits!(
     "step at M = 8192",
     StepSizes::const_from_config(&DIMS, 8192),
     budget = 8 << 30,
-    shared_budget = 2 << 30,
+    reuse_budget = 2 << 30,
 );
 
 fn main() {}

@@ -1,8 +1,8 @@
-//! Phase sharing: buffers whose live phases never overlap share bytes of one slab.
+//! Phase reuse: buffers whose live phases never overlap share bytes of one slab.
 //!
 //! An arena lists its step's phases in order (`#[arena(phases(...))]`); each buffer is live
 //! in one phase, a contiguous range of them, or the whole step ([`Live`]). Two buffers may
-//! share a byte only when no phase has both live. [`SharedPlan::new`] places them with the
+//! share a byte only when no phase has both live. [`ReusePlan::new`] places them with the
 //! greedy-by-size rule of TFLite's arena planner (largest first, each into the smallest gap
 //! between already-placed buffers it conflicts with, else after the last of them), and
 //! reports the lower bound of XLA's heap simulator: no placement can take less than the
@@ -15,7 +15,7 @@ mod greedy;
 /// When a buffer is live during a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Live {
-    /// Every phase: the buffer's bytes are never shared (the default).
+    /// Every phase: the buffer's bytes are never reuse (the default).
     WholeStep,
     /// Phases `first..=last` of the arena's list.
     Phases { first: usize, last: usize },
@@ -51,30 +51,30 @@ impl Live {
     }
 }
 
-/// The shared slab of an arena's sizes as the const sizing path plans it
-/// (`Sizes::shared_bytes()` under `#[arena(const)]`): the run-time planner's own code
-/// ([`SharedPlan::new`]), at `AllocOptions::shared()`'s 256-byte alignment without guard bands.
+/// The reuse slab of an arena's sizes as the const sizing path plans it
+/// (`Sizes::reuse_bytes()` under `#[arena(const)]`): the run-time planner's own code
+/// ([`ReusePlan::new`]), at `AllocOptions::reuse()`'s 256-byte alignment without guard bands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SharedBytes {
-    /// Bytes the shared slab needs: `SharedPlan::footprint`.
+pub struct ReuseBytes {
+    /// Bytes the reuse slab needs: `ReusePlan::footprint`.
     pub footprint: usize,
-    /// No placement can need less: `SharedPlan::lower_bound`.
+    /// No placement can need less: `ReusePlan::lower_bound`.
     pub lower_bound: usize,
     /// The phase whose live buffers set the lower bound (`None` without phases).
     pub fullest_phase: Option<&'static str>,
 }
 
-impl SharedBytes {
+impl ReuseBytes {
     /// Plans `sizes` (one per declaration of `decls`, whose `live` ranges count over
     /// `phases`) in const evaluation, panicking with a message naming `arena` and the buffer
-    /// where an offset overflows: what the generated `shared_bytes` calls.
+    /// where an offset overflows: what the generated `reuse_bytes` calls.
     #[doc(hidden)]
     pub const fn plan<const N: usize>(
         arena: &'static str,
         decls: &[crate::BufferDecl],
         phases: &[&'static str],
         sizes: &[usize; N],
-    ) -> SharedBytes {
+    ) -> ReuseBytes {
         let mut names = [""; N];
         let mut live = [Live::WholeStep; N];
         let mut i = 0;
@@ -106,12 +106,12 @@ impl SharedBytes {
             Err(_) => crate::const_eval::Message::new()
                 .text("arena `")
                 .text(arena)
-                .text("`, const sizing: the shared slab's offsets overflow usize")
+                .text("`, const sizing: the reuse slab's offsets overflow usize")
                 .panic(),
         };
         // Moved on every path: a `const fn` cannot run `SizeError`'s destructor.
         core::mem::forget(result);
-        SharedBytes {
+        ReuseBytes {
             footprint: bounds.footprint,
             lower_bound: bounds.lower_bound,
             fullest_phase: match bounds.fullest_phase {
@@ -122,21 +122,22 @@ impl SharedBytes {
     }
 }
 
-/// Where each buffer sits in a shared slab, and what that saves.
+/// Where each buffer sits in a reuse slab, and what that saves.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SharedPlan {
+pub struct ReusePlan {
     /// Byte offset of each buffer, `None` for a buffer of 0 bytes.
     pub offsets: Vec<Option<usize>>,
-    /// Bytes the shared slab needs.
+    /// Bytes the reuse slab needs.
     pub footprint: usize,
     /// No placement can need less: over the phases, the largest sum of the live buffers'
     /// extents (each rounded up to the alignment, but for the padding of the last).
     pub lower_bound: usize,
-    /// The slab without sharing, every buffer apart (`SlabPlan`'s total).
-    pub unshared: usize,
+    /// The plain slab, every buffer apart (`SlabPlan`'s total): what reuse is measured
+    /// against.
+    pub slab: usize,
 }
 
-impl SharedPlan {
+impl ReusePlan {
     /// Plans `sizes` (with their `live` ranges over `phases` phases), every buffer at an
     /// offset aligned to `align` (a power of two) and followed by `guard` bytes of guard band,
     /// which are as private as the buffer.
@@ -147,10 +148,10 @@ impl SharedPlan {
         phases: usize,
         align: usize,
         guard: usize,
-    ) -> Result<SharedPlan, SizeError> {
+    ) -> Result<ReusePlan, SizeError> {
         debug_assert!(align.is_power_of_two());
         debug_assert!(names.len() == sizes.len() && sizes.len() == live.len());
-        let unshared = crate::slab::SlabPlan::new(names, sizes, align, guard)?.total;
+        let slab = crate::slab::SlabPlan::new(names, sizes, align, guard)?.total;
         let n = sizes.len();
         let mut scratch = [(); 7].map(|_| vec![0usize; n]);
         let [reserved, order, placed_offset, placed_end, placed_index, current, best] =
@@ -176,11 +177,11 @@ impl SharedPlan {
             .iter()
             .map(|&o| (o != greedy::NONE).then_some(o))
             .collect();
-        Ok(SharedPlan {
+        Ok(ReusePlan {
             offsets,
             footprint: bounds.footprint,
             lower_bound: bounds.lower_bound,
-            unshared,
+            slab,
         })
     }
 }
@@ -206,7 +207,7 @@ mod tests {
     fn a_backwards_range_is_live_nowhere_and_plans_without_panicking() {
         let back = Live::Phases { first: 2, last: 1 };
         assert!(!back.contains(1) && !back.contains(2) && !back.overlaps(p(0, 3)));
-        let plan = SharedPlan::new(&["a", "b"], &[256, 256], &[back, p(1, 2)], 3, 256, 0).unwrap();
+        let plan = ReusePlan::new(&["a", "b"], &[256, 256], &[back, p(1, 2)], 3, 256, 0).unwrap();
         assert_eq!(plan.offsets, vec![Some(0), Some(0)]);
     }
 
@@ -214,7 +215,7 @@ mod tests {
     fn disjoint_phases_share_and_overlapping_ones_do_not() {
         // a whole step; b in phase 0; c in phase 1; d in phases 0..=1.
         let names = ["a", "b", "c", "d"];
-        let plan = SharedPlan::new(
+        let plan = ReusePlan::new(
             &names,
             &[256, 1024, 1024, 512],
             &[W, p(0, 0), p(1, 1), p(0, 1)],
@@ -230,7 +231,7 @@ mod tests {
         }
         assert_eq!(plan.footprint, 1024 + 512 + 256);
         assert_eq!(plan.lower_bound, 256 + 1024 + 512);
-        assert_eq!(plan.unshared, 256 + 1024 + 1024 + 512);
+        assert_eq!(plan.slab, 256 + 1024 + 1024 + 512);
     }
 
     #[test]
@@ -238,7 +239,7 @@ mod tests {
         // x (ph 0) and y (ph 1) share; z (ph 1) goes above y... and w (ph 0) into x's room
         // left beside nothing: the plan stays at the lower bound.
         let names = ["x", "y", "z", "w"];
-        let plan = SharedPlan::new(
+        let plan = ReusePlan::new(
             &names,
             &[4096, 2048, 2048, 1024],
             &[p(0, 0), p(1, 1), p(1, 1), p(0, 0)],
@@ -286,14 +287,11 @@ mod tests {
 
     #[test]
     fn empty_buffers_take_no_space_and_overflow_is_named() {
-        let plan = SharedPlan::new(&["a", "b"], &[0, 10], &[W, W], 0, 256, 0).unwrap();
+        let plan = ReusePlan::new(&["a", "b"], &[0, 10], &[W, W], 0, 256, 0).unwrap();
         assert_eq!(plan.offsets, vec![None, Some(0)]);
-        assert_eq!(
-            (plan.footprint, plan.lower_bound, plan.unshared),
-            (10, 10, 10)
-        );
+        assert_eq!((plan.footprint, plan.lower_bound, plan.slab), (10, 10, 10));
         let err =
-            SharedPlan::new(&["a", "b"], &[usize::MAX - 10, 20], &[W, W], 0, 256, 0).unwrap_err();
+            ReusePlan::new(&["a", "b"], &[usize::MAX - 10, 20], &[W, W], 0, 256, 0).unwrap_err();
         assert!(matches!(err, SizeError::TotalOverflow { .. }));
     }
 }
