@@ -269,7 +269,7 @@ pub fn text_model_line(config: &ModelConfig) -> Option<String> {
     };
     let left_out = (!t.left_out.is_empty()).then(|| {
         format!(
-            "not sized: {} (arena fit plans without them only with --text-only)",
+            "not sized: {} (arena gpu-plan plans without them only with --text-only)",
             t.left_out.join(", ")
         )
     });

@@ -1,5 +1,5 @@
-//! `arena fit`: the largest max_batch_tokens (or max_batch_size) that fits a budget, or, with
-//! `--gpu-memory` / `--device`, the whole GPU's plan (`fit_gpu.rs`).
+//! `arena fit`: the largest max_batch_tokens (or max_batch_size) that fits a budget. The
+//! whole GPU's plan is `arena gpu-plan` (`gpu_plan.rs`).
 
 use crate::common::{
     bold, print_inputs, print_json, resolve_whole, size_error, CliError, SizingArgs,
@@ -20,11 +20,9 @@ pub enum Vary {
 pub struct FitArgs {
     /// A shipped model's name (see `arena models`) or a path to a config.json
     pub model: String,
-    /// The bytes the arena may take, e.g. 20GiB, 512MiB, 1.5GB
-    #[arg(long, value_parser = parse_bytes, required_unless_present_any = ["gpu_memory", "device"], conflicts_with_all = ["gpu_memory", "device"])]
-    pub budget: Option<usize>,
-    #[command(flatten)]
-    pub gpu: crate::fit_gpu::GpuArgs,
+    /// The bytes the arena may take, e.g. 20GiB, 512MiB, 1.5GB (a whole GPU is `arena gpu-plan`)
+    #[arg(long, value_parser = parse_bytes)]
+    pub budget: usize,
     /// Which input to search
     #[arg(long, value_enum, default_value = "tokens")]
     pub vary: Vary,
@@ -42,26 +40,7 @@ pub struct FitArgs {
 pub const TOKEN_ALIGN: usize = 16;
 
 pub fn run(args: FitArgs) -> Result<(), CliError> {
-    let Some(budget) = args.budget else {
-        // What a budget search reads does nothing to a whole-GPU plan: say so.
-        if args.sizing.fixed.layout.rank.is_some() {
-            return Err(CliError::Usage(
-                "--rank: a whole-GPU plan covers every rank of the layout (each has its row)"
-                    .into(),
-            ));
-        }
-        if args.vary != Vary::Tokens {
-            return Err(CliError::Usage(
-                "--vary searches a --budget; a whole-GPU plan searches the KV pool".into(),
-            ));
-        }
-        return crate::fit_gpu::run(&args.model, &args.sizing, &args.gpu, args.json);
-    };
-    if let Some(flag) = args.gpu.set_without_gpu() {
-        return Err(CliError::Usage(format!(
-            "{flag} plans a whole GPU: give --gpu-memory or --device with it, not --budget"
-        )));
-    }
+    let budget = args.budget;
     // The input searched is not also an input given: say so instead of ignoring the flag.
     match args.vary {
         Vary::Tokens if args.sizing.max_batch_tokens.is_some() => {

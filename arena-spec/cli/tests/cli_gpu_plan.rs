@@ -1,4 +1,4 @@
-//! `arena fit --gpu-memory`'s figures, through the binary: each rank's KV layer kinds (bytes a
+//! `arena gpu-plan`'s figures, through the binary: each rank's KV layer kinds (bytes a
 //! token and a block, exact), its states (bytes a slot, dtype and where it was read), the
 //! exact bytes beside the page-rounded ones, what binds, the state dtype override, and the
 //! plot. The expected figures are transcribed from the raw config (vLLM's page and state
@@ -24,7 +24,7 @@ fn n(v: &Value, key: &str) -> usize {
 const PAGE: u64 = 2 << 20;
 
 const NEMOTRON: [&str; 7] = [
-    "fit",
+    "gpu-plan",
     "nemotron-h-56b-base-8k",
     "--gpu-memory",
     "141GiB",
@@ -118,7 +118,7 @@ fn the_state_dtype_is_overridden_in_either_direction() {
     assert!(f32_doc["inputs"]["state_dtype"].is_null());
     // Qwen3-Next keeps the model's dtype (vLLM has no hook for it); f32 on request.
     let qn = [
-        "fit",
+        "gpu-plan",
         "qwen3-next-80b-a3b",
         "--gpu-memory",
         "141GiB",
@@ -148,12 +148,12 @@ fn the_text_shows_the_figures_and_what_binds() {
         assert!(out.contains(line), "no {line:?} in\n{out}");
     }
     // A window: Mistral-7B-v0.1's every layer slides by 4096.
-    let out = stdout(&["fit", "mistral-7b-v0.1", "--gpu-memory", "80GiB"]);
+    let out = stdout(&["gpu-plan", "mistral-7b-v0.1", "--gpu-memory", "80GiB"]);
     assert!(out.contains("| 0 | sliding | 32 | window 4096 |"), "{out}");
     assert!(out.contains("bound by the KV pool, a sequence"), "{out}");
     // Llama 4's chunks beside its full layers.
     let out = stdout(&[
-        "fit",
+        "gpu-plan",
         "llama-4-scout-17b-16e-instruct",
         "--gpu-memory",
         "141GiB",
@@ -181,7 +181,7 @@ fn the_plot_stacks_each_ranks_parts_up_to_the_gpu() {
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("plan.svg");
     let out = stdout(&[
-        "fit",
+        "gpu-plan",
         "llama-3.1-70b",
         "--gpu-memory",
         "80GiB",
@@ -204,7 +204,7 @@ fn the_plot_stacks_each_ranks_parts_up_to_the_gpu() {
     assert!(has("rank 1") || has("rank 1*"), "{texts:?}");
     // The legend gives the binding rank's bytes of each part, as the table does.
     let doc = json(&[
-        "fit",
+        "gpu-plan",
         "llama-3.1-70b",
         "--gpu-memory",
         "80GiB",
@@ -242,7 +242,7 @@ fn the_plot_stacks_each_ranks_parts_up_to_the_gpu() {
 fn the_readme_fit_sample_is_what_fit_prints() {
     let readme = common::workspace_doc("README.md");
     let start = readme
-        .find("$ arena fit nemotron-3-nano-30b-a3b")
+        .find("$ arena gpu-plan nemotron-3-nano-30b-a3b")
         .expect("the README has the sample");
     let block = &readme[start..];
     let close = block.find("```").expect("its end");
@@ -269,7 +269,7 @@ fn the_readme_fit_sample_is_what_fit_prints() {
 #[test]
 fn a_multimodal_files_towers_are_in_the_weights_unless_text_only() {
     let args = [
-        "fit",
+        "gpu-plan",
         "gemma-4-26b-a4b",
         "--gpu-memory",
         "141GiB",
@@ -302,12 +302,19 @@ fn a_multimodal_files_towers_are_in_the_weights_unless_text_only() {
     text_args.push("--text-only");
     assert!(stdout(&text_args).contains("left out (--text-only)"));
     // A text file says nothing of towers.
-    assert!(!stdout(&["fit", "qwen3-0.6b", "--gpu-memory", "141GiB"]).contains("towers:"));
+    assert!(!stdout(&["gpu-plan", "qwen3-0.6b", "--gpu-memory", "141GiB"]).contains("towers:"));
 }
 
 #[test]
 fn the_weights_formats_and_where_they_were_read_are_printed() {
-    let args = ["fit", "deepseek-v3", "--gpu-memory", "141GiB", "--tp", "8"];
+    let args = [
+        "gpu-plan",
+        "deepseek-v3",
+        "--gpu-memory",
+        "141GiB",
+        "--tp",
+        "8",
+    ];
     let out = stdout(&args);
     assert!(
         out.contains("weights: attention, attention output, dense FFN, routed experts, shared experts FP8 (128x128 blocks)")
@@ -330,7 +337,7 @@ fn the_weights_formats_and_where_they_were_read_are_printed() {
             "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}}"#,
     )
     .unwrap();
-    let out = stdout(&["fit", dir.to_str().unwrap(), "--gpu-memory", "141GiB"]);
+    let out = stdout(&["gpu-plan", dir.to_str().unwrap(), "--gpu-memory", "141GiB"]);
     assert!(
         out.contains(
             "weights: attention, attention output 16-bit; routed experts NVFP4 (groups of 16)"
@@ -338,14 +345,14 @@ fn the_weights_formats_and_where_they_were_read_are_printed() {
         "{out}"
     );
     // A 16-bit checkpoint says nothing of formats.
-    assert!(!stdout(&["fit", "qwen3-0.6b", "--gpu-memory", "141GiB"]).contains("weights:"));
+    assert!(!stdout(&["gpu-plan", "qwen3-0.6b", "--gpu-memory", "141GiB"]).contains("weights:"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
-fn fit_plans_a_whole_gpu_and_says_what_binds() {
+fn gpu_plan_plans_a_whole_gpu_and_says_what_binds() {
     let out = stdout(&[
-        "fit",
+        "gpu-plan",
         "gpt-oss-20b",
         "--gpu-memory",
         "80GiB",
@@ -362,7 +369,7 @@ fn fit_plans_a_whole_gpu_and_says_what_binds() {
         after.split(' ').next().unwrap().parse().unwrap()
     };
     let fp8 = stdout(&[
-        "fit",
+        "gpu-plan",
         "gpt-oss-20b",
         "--gpu-memory",
         "80GiB",
@@ -374,7 +381,7 @@ fn fit_plans_a_whole_gpu_and_says_what_binds() {
     assert!(tokens(&fp8) > tokens(&out), "{fp8}");
     // A pipeline layout: one row a rank, the binding one marked.
     let pp = stdout(&[
-        "fit",
+        "gpu-plan",
         "llama-3.1-70b",
         "--gpu-memory",
         "80GiB",
@@ -387,7 +394,7 @@ fn fit_plans_a_whole_gpu_and_says_what_binds() {
 }
 
 #[test]
-fn fit_refuses_gpu_flags_without_a_gpu_and_a_gpu_too_small() {
+fn gpu_flags_belong_to_gpu_plan_which_refuses_a_gpu_too_small() {
     let e = error(
         &[
             "fit",
@@ -399,10 +406,28 @@ fn fit_refuses_gpu_flags_without_a_gpu_and_a_gpu_too_small() {
         ],
         &[],
     );
-    assert!(e.contains("--reserve plans a whole GPU"), "{e}");
+    // The whole-GPU flags are gpu-plan's: fit does not take them.
+    assert!(e.contains("--reserve"), "{e}");
     let e = error(&["fit", "llama-3.1-8b"], &[]);
-    assert!(e.contains("--budget") || e.contains("--gpu-memory"), "{e}");
-    let e = error(&["fit", "llama-3.1-70b", "--gpu-memory", "80GiB"], &[]);
+    assert!(e.contains("--budget"), "{e}");
+    let e = error(&["gpu-plan", "llama-3.1-8b"], &[]);
+    assert!(e.contains("--gpu-memory"), "{e}");
+    let e = error(
+        &[
+            "gpu-plan",
+            "llama-3.1-8b",
+            "--gpu-memory",
+            "141GiB",
+            "--rank",
+            "0",
+        ],
+        &[],
+    );
+    assert!(
+        e.contains("--rank: a whole-GPU plan covers every rank"),
+        "{e}"
+    );
+    let e = error(&["gpu-plan", "llama-3.1-70b", "--gpu-memory", "80GiB"], &[]);
     assert!(e.contains("already exceed the GPU"), "{e}");
     // A recipe without a formula is refused naming the override.
     let dir = std::env::temp_dir().join(format!("arena-bnb-{}", std::process::id()));
@@ -412,7 +437,7 @@ fn fit_refuses_gpu_flags_without_a_gpu_and_a_gpu_too_small() {
     file["quantization_config"] = serde_json::json!({"quant_method": "bitsandbytes"});
     std::fs::write(dir.join("config.json"), file.to_string()).unwrap();
     let e = error(
-        &["fit", dir.to_str().unwrap(), "--gpu-memory", "141GiB"],
+        &["gpu-plan", dir.to_str().unwrap(), "--gpu-memory", "141GiB"],
         &[],
     );
     assert!(
@@ -421,7 +446,7 @@ fn fit_refuses_gpu_flags_without_a_gpu_and_a_gpu_too_small() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
     let ok = stdout(&[
-        "fit",
+        "gpu-plan",
         "deepseek-v4-flash",
         "--gpu-memory",
         "141GiB",
@@ -431,7 +456,7 @@ fn fit_refuses_gpu_flags_without_a_gpu_and_a_gpu_too_small() {
     assert!(ok.contains("fits:"), "{ok}");
     // Without a CUDA build, --device says how to get one.
     if !cfg!(feature = "cuda") {
-        let e = error(&["fit", "llama-3.1-8b", "--device", "cuda:0"], &[]);
+        let e = error(&["gpu-plan", "llama-3.1-8b", "--device", "cuda:0"], &[]);
         assert!(
             e.contains("--features cuda") || e.contains("--gpu-memory"),
             "{e}"

@@ -170,9 +170,9 @@ fn models_json_lists_every_shipped_config_as_the_library_loads_it() {
 }
 
 #[test]
-fn fit_gpu_json_is_the_librarys_plan() {
+fn gpu_plan_json_is_the_librarys_plan() {
     let doc = json(&[
-        "fit",
+        "gpu-plan",
         "deepseek-v3",
         "--gpu-memory",
         "143155MiB",

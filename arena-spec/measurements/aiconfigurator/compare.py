@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The whole-GPU plan of `arena fit --gpu-memory` beside NVIDIA AIConfigurator's memory estimate.
+"""The whole-GPU plan of `arena gpu-plan` beside NVIDIA AIConfigurator's memory estimate.
 
 Compares, per GPU, for ten models at tp 1, 2 and 8 on an H200 (141 GiB): weight bytes, KV bytes
 per token and per sequence, the recurrent state of hybrid models, activation memory, the reserve
@@ -88,9 +88,9 @@ def checkpoint_dir(configs: Path, hf_id: str, root: Path) -> Path:
 
 
 def arena_plan(arena: str, ckpt: Path, tp: int, a: argparse.Namespace) -> dict:
-    """One rank of `arena fit --gpu-memory` (the binding rank), and whether the plan fits."""
+    """One rank of `arena gpu-plan` (the binding rank), and whether the plan fits."""
     def run(gpu_memory: str):
-        cmd = [arena, "fit", str(ckpt), "--gpu-memory", gpu_memory, "--tp", str(tp), "--ep", "1",
+        cmd = [arena, "gpu-plan", str(ckpt), "--gpu-memory", gpu_memory, "--tp", str(tp), "--ep", "1",
                "--max-seq-len", str(a.isl + a.osl), "--max-batch-size", str(a.batch),
                "--max-batch-tokens", str(a.tokens), "--kv-dtype", "bf16", "--text-only", "--json"]
         return subprocess.run(cmd, capture_output=True, text=True)

@@ -29,13 +29,13 @@ pub enum GpuPlanError {
     /// A tower the file carries is of a kind not counted here.
     #[error(
         "{model}: its {which} tower is of a kind whose parameters are not counted here \
-         ({which}_config); plan the text model alone (arena fit: --text-only)"
+         ({which}_config); plan the text model alone (arena gpu-plan: --text-only)"
     )]
     Towers { model: String, which: &'static str },
     /// A wrapper's objects beside the text model it was read as (`TextModel::left_out`).
     #[error(
         "{model}: read as the text model of a wrapper whose other parts ({left_out}) are not \
-         counted here; plan the text model alone (arena fit: --text-only)"
+         counted here; plan the text model alone (arena gpu-plan: --text-only)"
     )]
     LeftOut { model: String, left_out: String },
     /// The multi-token-prediction layers were asked for and are not counted here.

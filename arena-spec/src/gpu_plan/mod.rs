@@ -60,7 +60,7 @@ use arena_runtime::{AllocOptions, Arena, SizeError};
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct GpuPlanInputs {
     /// The memory of one GPU, in bytes: its total as the driver reports it
-    /// (`cuMemGetInfo`'s total, what `arena fit --device` reads: 143,155 MiB on an H200, which
+    /// (`cuMemGetInfo`'s total, what `arena gpu-plan --device` reads: 143,155 MiB on an H200, which
     /// is sold as 141 GB), not what is free.
     pub gpu_bytes: u64,
     /// Bytes kept on every GPU for what the plan does not size: the CUDA context and the

@@ -14,11 +14,11 @@ use serde::Serialize;
 /// The version of every `arena … --json` document's schema (`plan`, `fit`, `sweep`, `diff`,
 /// `models`). Raised when a field changes meaning or goes away; adding a field keeps it.
 ///
-/// 2: `fit --gpu-memory`'s inputs take `state_dtype` for `recurrent_f32`; each rank adds its
+/// 2: `gpu-plan`'s inputs take `state_dtype` for `recurrent_f32`; each rank adds its
 /// KV layer kinds' and states' figures and its exact bytes, the plan what binds it.
 pub const SCHEMA_VERSION: u32 = 2;
 
-/// `arena fit --gpu-memory … --json` (or `--device`): the whole GPU's plan.
+/// `arena gpu-plan … --json`: the whole GPU's plan.
 #[derive(Debug, Clone, Serialize)]
 pub struct GpuPlanReport {
     pub schema_version: u32,

@@ -72,7 +72,7 @@ pub enum WeightsError {
     /// The family's modules are not listed here yet.
     #[error(
         "{model}: the parameters of a {family:?} model are not counted yet (counted: {counted}); \
-         give its weight bytes instead (arena fit: --weights-bytes)"
+         give its weight bytes instead (arena gpu-plan: --weights-bytes)"
     )]
     FamilyNotCounted {
         model: String,
@@ -80,11 +80,11 @@ pub enum WeightsError {
         counted: String,
     },
     /// The checkpoint's quantization has no byte formula here.
-    #[error("{model}: {why}; give its weight bytes instead (arena fit: --weights-bytes)")]
+    #[error("{model}: {why}; give its weight bytes instead (arena gpu-plan: --weights-bytes)")]
     FormatNotPlanned { model: String, why: String },
     /// Its attention widths differ by layer in a way the declarations, one width for each
     /// type of layer, do not hold.
-    #[error("{model}: {why}; give its weight bytes instead (arena fit: --weights-bytes)")]
+    #[error("{model}: {why}; give its weight bytes instead (arena gpu-plan: --weights-bytes)")]
     PerLayerWidths { model: String, why: &'static str },
     /// A size overflowed.
     #[error("{model}: weights: {source}")]

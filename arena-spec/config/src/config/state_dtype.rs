@@ -22,7 +22,7 @@
 //! hybrid family — Qwen3-Next included, where vLLM keeps the model's dtype; transformers'
 //! modules never read either key. Where they differ the plan follows vLLM, the engine whose
 //! pool it plans; an engine run as SGLang runs Qwen3-Next passes an override
-//! (`arena_spec::gpu_plan::GpuPlanInputs::state_dtype`, `arena fit --state-dtype f32`). KDA's
+//! (`arena_spec::gpu_plan::GpuPlanInputs::state_dtype`, `arena gpu-plan --state-dtype f32`). KDA's
 //! recurrent state is FP32 and lightning attention's in the model's dtype whatever the keys
 //! (`kda_state_dtype`: 133–149, `linear_attention_state_dtype`: 55–60): they are not this
 //! choice.
@@ -68,7 +68,7 @@ pub enum StateDtypeSource {
     /// The model's dtype: the family has no hook (vLLM's `"auto"`), or the file's key says
     /// `"auto"`.
     ModelDtype,
-    /// The caller chose it (`GpuPlanInputs::state_dtype`, `arena fit --state-dtype`).
+    /// The caller chose it (`GpuPlanInputs::state_dtype`, `arena gpu-plan --state-dtype`).
     Override,
 }
 

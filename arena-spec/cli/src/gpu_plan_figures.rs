@@ -1,4 +1,4 @@
-//! The figures under `arena fit --gpu-memory`'s rank table: each kind of KV layer and each
+//! The figures under `arena gpu-plan`'s rank table: each kind of KV layer and each
 //! sequence state, per rank, exact (before any page rounding). Ranks whose figures are the
 //! same share a row (`0–7`), so a tp 8 plan stays one row a kind.
 

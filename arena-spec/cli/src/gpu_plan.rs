@@ -1,4 +1,4 @@
-//! `arena fit --gpu-memory 141GiB` (or `--device cuda:N`): the whole GPU's plan — weights,
+//! `arena gpu-plan <model> --gpu-memory 141GiB` (or `--device cuda:N`): the whole GPU's plan — weights,
 //! activation arena, state cache and reserve on each rank, the KV pool in what is left, and
 //! how many blocks, tokens and sequences at the context that gives (`arena_spec::gpu_plan`).
 
@@ -13,12 +13,27 @@ use arena_spec::{
     WeightPart,
 };
 
-/// The whole-GPU flags of `arena fit`.
+/// `arena gpu-plan`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct GpuPlanArgs {
+    /// A shipped model's name (see `arena models`) or a path to a config.json (or a
+    /// checkpoint directory holding one)
+    pub model: String,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    #[command(flatten)]
+    pub sizing: SizingArgs,
+    /// Print one JSON document (`arena_spec::report::GpuPlanReport`) instead of the text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The whole-GPU flags.
 #[derive(Debug, clap::Args)]
 pub struct GpuArgs {
-    /// Plan a whole GPU of this much memory (e.g. 141GiB, 80GB) instead of searching a
-    /// --budget: weights + arena + state cache + reserve, the KV pool in the rest
-    #[arg(long, value_parser = parse_bytes, conflicts_with = "device")]
+    /// The memory of one GPU (e.g. 141GiB, 80GB): weights + arena + state cache + reserve,
+    /// the KV pool in the rest
+    #[arg(long, value_parser = parse_bytes, conflicts_with = "device", required_unless_present = "device")]
     pub gpu_memory: Option<usize>,
     /// Plan a whole GPU of the memory this device reports (cuda:N; a build with the `cuda`
     /// feature)
@@ -117,30 +132,6 @@ pub enum KvDtypeArg {
     Fp8,
 }
 
-impl GpuArgs {
-    /// The whole-GPU flags given without `--gpu-memory` or `--device`, for the error that
-    /// says they do nothing to a `--budget` search.
-    pub fn set_without_gpu(&self) -> Option<&'static str> {
-        [
-            (self.reserve.is_some(), "--reserve"),
-            (self.nccl_reserve.is_some(), "--nccl-reserve"),
-            (self.kv_dtype != KvDtypeArg::Bf16, "--kv-dtype"),
-            (self.weights_bytes.is_some(), "--weights-bytes"),
-            (self.state_dtype != StateDtypeArg::Config, "--state-dtype"),
-            (self.plot.is_some(), "--plot"),
-            (self.mtp, "--mtp"),
-            (self.text_only, "--text-only"),
-            (
-                self.mxfp4_backend != Mxfp4BackendArg::Triton,
-                "--mxfp4-backend",
-            ),
-        ]
-        .into_iter()
-        .find(|(set, _)| *set)
-        .map(|(_, flag)| flag)
-    }
-}
-
 /// The memory of one GPU: `--gpu-memory`, or `--device cuda:N`'s total.
 fn gpu_bytes(args: &GpuArgs) -> Result<u64, CliError> {
     if let Some(b) = args.gpu_memory {
@@ -176,9 +167,14 @@ fn device_total(_ordinal: usize) -> Result<u64, CliError> {
     ))
 }
 
-/// The plan of `model` sized by `sizing` on the GPU `g` describes (`fit.rs` has refused
-/// the budget search's flags).
-pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<(), CliError> {
+/// The plan of `args.model` on the GPU its flags describe.
+pub fn run(args: GpuPlanArgs) -> Result<(), CliError> {
+    let (model, sizing, g, json) = (args.model.as_str(), &args.sizing, &args.gpu, args.json);
+    if sizing.fixed.layout.rank.is_some() {
+        return Err(CliError::Usage(
+            "--rank: a whole-GPU plan covers every rank of the layout (each has its row)".into(),
+        ));
+    }
     let (whole, arena) = resolve_whole(model, sizing)?;
     let inputs = GpuPlanInputs {
         reserve_bytes: g.reserve.map_or(RESERVE_BYTES, |b| b as u64),
@@ -204,7 +200,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
     };
     if let Some(path) = &g.plot {
         let title = format!("{} — {layout} — {}", whole.source, whole.model_type);
-        let svg = crate::fit_gpu_plot::draw(&title, &plan).map_err(|reason| CliError::Output {
+        let svg = crate::gpu_plan_plot::draw(&title, &plan).map_err(|reason| CliError::Output {
             path: path.display().to_string(),
             reason,
         })?;
@@ -234,7 +230,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
         if inputs.reuse_arena {
             "as its reuse slab"
         } else {
-            "as one plain slab (--reuse shares it)"
+            "as one plain slab (--reuse lets phases reuse its bytes)"
         }
     );
     println!();
@@ -260,7 +256,7 @@ pub fn run(model: &str, sizing: &SizingArgs, g: &GpuArgs, json: bool) -> Result<
             r.most_sequences,
         );
     }
-    crate::fit_gpu_figures::print(&plan, arena.kv_block_size);
+    crate::gpu_plan_figures::print(&plan, arena.kv_block_size);
     println!();
     let b = &plan.blocks;
     let tokens = match plan.tokens {
