@@ -35,7 +35,7 @@ fn each_layer_has_its_own_view_and_a_layer_past_the_count_is_an_error_naming_it(
         let mut views = StateCacheViewsMut::of(&mut cache).unwrap();
         // Layer 1, slot 1: its own bytes, after layer 0's and slot 0's.
         let mut layer = views.recurrent_state.layer(1).unwrap();
-        assert_eq!(layer.dims(), [2, 2, 4, 4]);
+        assert_eq!(layer.shape(), [2, 2, 4, 4]);
         let base = layer.as_raw();
         let mut slot = layer.range(32..64).unwrap();
         slot.write_bytes(&[7u8; 128]).unwrap();

@@ -15,11 +15,11 @@ fn every_view_has_its_buffer_shape_address_and_length() {
     let sizes = sizes();
     let arena = StepArena::allocate(HostDevice::new(), &sizes).unwrap();
     let v = StepArenaViews::of(&arena);
-    assert_eq!(v.hidden_states.dims(), [16, 64]);
-    assert_eq!(v.qkv.dims(), [16, 192]);
-    assert_eq!(v.expert_ids.dims(), [16]);
-    assert_eq!(v.gate_up.dims(), [16, 320]);
-    assert_eq!(v.logits.dims(), [4, 1000]);
+    assert_eq!(v.hidden_states.shape(), [16, 64]);
+    assert_eq!(v.qkv.shape(), [16, 192]);
+    assert_eq!(v.expert_ids.shape(), [16]);
+    assert_eq!(v.gate_up.shape(), [16, 320]);
+    assert_eq!(v.logits.shape(), [4, 1000]);
     assert_eq!(v.qkv.as_raw(), arena.qkv.as_raw());
     assert_eq!(v.qkv.len(), arena.qkv.len());
     assert_eq!(v.qkv.name(), "qkv");
@@ -36,7 +36,7 @@ fn rows_narrow_for_a_step_and_name_the_buffer_past_the_capacity() {
     let mut arena = StepArena::allocate(HostDevice::new(), &sizes()).unwrap();
     let v = StepArenaViews::of(&arena);
     let step = v.qkv.rows(5).unwrap();
-    assert_eq!(step.dims(), [5, 192]);
+    assert_eq!(step.shape(), [5, 192]);
     assert_eq!(step.len(), 5 * 192);
     assert_eq!(step.as_raw(), v.qkv.as_raw());
     assert!(v.qkv.rows(0).unwrap().is_empty());
@@ -86,15 +86,15 @@ fn writable_views_of_every_buffer_are_refused_on_a_reuse_slab_and_phase_sets_are
     );
     let attention = StepArenaAttentionViews::of(&mut arena);
     let ids = attention.expert_ids.as_raw();
-    assert_eq!(attention.qkv.dims(), [16, 192]);
+    assert_eq!(attention.qkv.shape(), [16, 192]);
     assert_eq!(
-        attention.hidden_states.dims(),
+        attention.hidden_states.shape(),
         [16, 64],
         "whole-step buffers are in every phase"
     );
     let ffn = StepArenaFfnViews::of(&mut arena);
     assert_eq!(ffn.expert_ids.as_raw(), ids, "live across attention..=ffn");
-    assert_eq!(ffn.gate_up.dims(), [16, 320]);
+    assert_eq!(ffn.gate_up.shape(), [16, 320]);
     let lm_head = StepArenaLmHeadViews::of(&mut arena);
     // The phase's buffers are apart from each other, whatever other phases' buffers they
     // share bytes with.
@@ -123,14 +123,14 @@ fn a_gated_off_buffer_has_an_empty_view_without_a_shape() {
     let sizes = BufferSizes::from_config(&config, 16, 100);
     let arena = BufferArena::allocate(HostDevice::new(), &sizes).unwrap();
     let v = BufferArenaViews::of(&arena);
-    assert!(v.lora_xa.is_empty() && v.lora_xa.dims().is_empty());
+    assert!(v.lora_xa.is_empty() && v.lora_xa.shape().is_empty());
     assert_eq!(
         v.lora_xa.rows(1).unwrap_err(),
         ViewError::NoShape { buffer: "lora_xa" }
     );
     assert!(v.lora_xa.range(0..0).unwrap().is_empty());
     // Held at its floor: [16, 0] is 0 bytes, the buffer 256; the shape stays the declared one.
-    assert_eq!(v.gate_logits_f32.dims(), [16, 0]);
+    assert_eq!(v.gate_logits_f32.shape(), [16, 0]);
     assert_eq!(v.gate_logits_f32.len(), 64);
     let report = arena_runtime::ArenaReport::new::<BufferArena>(&sizes).unwrap();
     assert!(report.buffers[2].shape.is_empty() && report.buffers[2].off);

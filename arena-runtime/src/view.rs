@@ -51,7 +51,7 @@ use core::marker::PhantomData;
 /// let mut arena = Step::allocate(HostDevice::new(), &StepSizes::try_from_config(16, 64)?)?;
 /// let views = StepViews::of(&arena);
 /// let qkv = views.qkv.rows(4)?; // this step's 4 tokens
-/// assert_eq!(qkv.dims(), [4, 192]);
+/// assert_eq!(qkv.shape(), [4, 192]);
 /// assert!(matches!(
 ///     views.qkv.rows(17),
 ///     Err(ViewError::Rows { rows: 17, capacity: 16, .. })
@@ -143,7 +143,7 @@ macro_rules! view_common {
             /// Its shape: the declaration's, evaluated at these sizes, narrowed as asked (empty
             /// for a byte formula or a closed gate; one dimension after `range`).
             #[inline]
-            pub fn dims(&self) -> Shape {
+            pub fn shape(&self) -> Shape {
                 self.dims.shape()
             }
 

@@ -3,7 +3,7 @@
 //! both variants and compares). `cargo bench -p arena-spec --bench from_config`.
 
 use arena_spec::models::SHIPPED;
-use arena_spec::{ArenaInputs, BufferSizes};
+use arena_spec::{BufferArenaInputs, BufferSizes};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ fn main() {
         let t = Instant::now();
         for i in 0..calls {
             let c = &configs[i % configs.len()];
-            let inputs = ArenaInputs {
+            let inputs = BufferArenaInputs {
                 max_batch_tokens: black_box(8192),
                 max_seq_len: 131072,
                 kv_block_size: 16,

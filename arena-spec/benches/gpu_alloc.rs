@@ -6,7 +6,7 @@
 //! results are committed in `measurements/gpu_alloc.md`). Without a GPU it says so and exits.
 
 use arena_runtime::{AllocOptions, Allocated, CudaDevice, Device};
-use arena_spec::{ArenaInputs, BufferArena};
+use arena_spec::{BufferArena, BufferArenaInputs};
 use std::time::Instant;
 
 const MODELS: [&str; 3] = ["llama-3.1-8b", "qwen3-30b-a3b", "qwen3-next-80b-a3b"];
@@ -115,9 +115,9 @@ fn main() {
     for model in MODELS {
         let config = arena_spec::models::find(model).unwrap().config().unwrap();
         for m in MS {
-            let inputs = ArenaInputs {
+            let inputs = BufferArenaInputs {
                 max_batch_tokens: m,
-                ..ArenaInputs::defaults_for(&config)
+                ..BufferArenaInputs::defaults_for(&config)
             };
             let sizes = inputs.sizes(&config).unwrap();
             let slab_bytes = BufferArena::allocate(device.clone(), &sizes)

@@ -6,7 +6,7 @@
 //! `cargo bench -p arena-spec --bench views [--features cuda]`.
 
 use arena_runtime::HostDevice;
-use arena_spec::{ArenaInputs, BufferArena, BufferArenaViews};
+use arena_spec::{BufferArena, BufferArenaInputs, BufferArenaViews};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -22,9 +22,9 @@ fn host_costs() {
         .unwrap()
         .config()
         .unwrap();
-    let sizes = ArenaInputs {
+    let sizes = BufferArenaInputs {
         max_batch_tokens: 512,
-        ..ArenaInputs::AT_128K
+        ..BufferArenaInputs::AT_128K
     }
     .sizes(&config)
     .unwrap();
@@ -80,9 +80,9 @@ fn gemm_costs() {
         .unwrap()
         .config()
         .unwrap();
-    let sizes = ArenaInputs {
+    let sizes = BufferArenaInputs {
         max_batch_tokens: 4096,
-        ..ArenaInputs::AT_128K
+        ..BufferArenaInputs::AT_128K
     }
     .sizes(&config)
     .unwrap();

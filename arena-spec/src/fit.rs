@@ -3,7 +3,7 @@
 //! `arena fit` answers with it; an engine can call it at start-up to choose its
 //! `max_batch_tokens` (or `max_batch_size`) for the memory it has.
 
-use crate::arena::{ArenaInputs, BufferArena};
+use crate::arena::{BufferArena, BufferArenaInputs};
 use crate::config::ModelConfig;
 use arena_runtime::{Arena, SizeError};
 
@@ -28,7 +28,7 @@ pub enum Footprint {
 /// making an ungated buffer 0 bytes.
 pub fn footprint(
     config: &ModelConfig,
-    inputs: ArenaInputs,
+    inputs: BufferArenaInputs,
     what: Footprint,
 ) -> Result<Option<usize>, SizeError> {
     let sizes = match inputs.sizes(config) {
@@ -52,10 +52,10 @@ pub fn footprint(
 ///
 /// ```
 /// use arena_spec::fit::{footprint, largest_fitting, Footprint};
-/// use arena_spec::{models, ArenaInputs};
+/// use arena_spec::{models, BufferArenaInputs};
 ///
 /// let config = models::find("qwen3-0.6b").unwrap().config()?;
-/// let with = |m| ArenaInputs { max_batch_tokens: m, ..ArenaInputs::defaults_for(&config) };
+/// let with = |m| BufferArenaInputs { max_batch_tokens: m, ..BufferArenaInputs::defaults_for(&config) };
 /// let m = largest_fitting(&config, 1 << 30, Footprint::TotalBytes, with)?.unwrap();
 /// assert!(footprint(&config, with(m), Footprint::TotalBytes)?.unwrap() <= 1 << 30);
 /// assert!(footprint(&config, with(m + 1), Footprint::TotalBytes)?.unwrap() > 1 << 30);
@@ -65,7 +65,7 @@ pub fn largest_fitting(
     config: &ModelConfig,
     budget: usize,
     what: Footprint,
-    with: impl Fn(usize) -> ArenaInputs,
+    with: impl Fn(usize) -> BufferArenaInputs,
 ) -> Result<Option<usize>, SizeError> {
     let fits = |v: usize| -> Result<bool, SizeError> {
         Ok(footprint(config, with(v), what)?.is_some_and(|t| t <= budget))
@@ -101,9 +101,9 @@ mod tests {
     #[test]
     fn the_answer_fits_and_one_more_does_not() {
         let config = models::find("qwen3-0.6b").unwrap().config().unwrap();
-        let with = |m| ArenaInputs {
+        let with = |m| BufferArenaInputs {
             max_batch_tokens: m,
-            ..ArenaInputs::AT_128K
+            ..BufferArenaInputs::AT_128K
         };
         for what in [Footprint::TotalBytes, Footprint::ReuseSlab] {
             let budget = 300 << 20;

@@ -37,8 +37,8 @@ pub use arena::sizing::{
     ssm_rowwise_w_bf16_bytes, ssm_rowwise_w_bf16_bytes_for, ssm_rowwise_w_bf16_layer_bytes,
 };
 pub use arena::{
-    ArenaInputs, BufferArena, BufferArenaPhase, BufferArenaViews, BufferArenaViewsMut, BufferSizes,
-    SEEDS_BUFFERS,
+    BufferArena, BufferArenaInputs, BufferArenaPhase, BufferArenaViews, BufferArenaViewsMut,
+    BufferSizes, SEEDS_BUFFERS,
 };
 // The configs everything here is sized from, from their own crate (`arena-config`), at the
 // paths they have always had here.

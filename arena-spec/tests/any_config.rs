@@ -7,7 +7,8 @@
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanError, GpuPlanInputs};
 use arena_spec::weights::parameters;
 use arena_spec::{
-    models, ArenaInputs, BufferSizes, ConfigError, Family, ModelConfig, ParallelLayout, Resolution,
+    models, BufferArenaInputs, BufferSizes, ConfigError, Family, ModelConfig, ParallelLayout,
+    Resolution,
 };
 use serde_json::{json, Value};
 
@@ -81,9 +82,9 @@ fn a_wrappers_text_model_is_sized_as_its_family_and_the_rest_is_named() {
 
         // The whole-GPU plan names what it would leave out, and plans the text model alone.
         let layout = ParallelLayout::new(1, 1, 1).unwrap();
-        let arena = ArenaInputs {
+        let arena = BufferArenaInputs {
             max_seq_len: 8192,
-            ..ArenaInputs::AT_128K
+            ..BufferArenaInputs::AT_128K
         };
         let mut inputs = GpuPlanInputs::new(141 << 30, arena);
         let e = plan_gpu(&c, &layout, inputs).unwrap_err();

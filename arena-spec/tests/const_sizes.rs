@@ -1,9 +1,9 @@
 //! The const sizing path (`#[arena(const)]`) against the run-time one.
 
 use arena_spec::models::SHIPPED;
-use arena_spec::{ArenaInputs, BufferSizes, Levers};
+use arena_spec::{BufferArenaInputs, BufferSizes, Levers};
 
-const INPUTS: ArenaInputs = ArenaInputs::AT_128K;
+const INPUTS: BufferArenaInputs = BufferArenaInputs::AT_128K;
 
 #[test]
 fn both_paths_give_identical_sizes_for_every_shipped_model() {
@@ -78,7 +78,7 @@ fn the_const_reuse_slab_is_the_run_time_plan() {
             config.levers = levers;
             for inputs in [
                 INPUTS,
-                ArenaInputs {
+                BufferArenaInputs {
                     max_batch_tokens: 64,
                     ..INPUTS
                 },

@@ -304,7 +304,7 @@ fn deepseek_v4_layer_kinds_read_from_names_or_ratios() {
     let by_ratio = load(text).unwrap();
     raw["layer_types"] = serde_json::json!(names);
     let by_name = load(&raw.to_string()).unwrap();
-    let inputs = arena_spec::ArenaInputs::defaults_for(&by_ratio);
+    let inputs = arena_spec::BufferArenaInputs::defaults_for(&by_ratio);
     assert_eq!(
         inputs.sizes(&by_ratio).unwrap(),
         inputs.sizes(&by_name).unwrap()
@@ -342,7 +342,7 @@ fn an_lfm2_vl_file_is_its_lfm2_text_model() {
     let vl = ModelConfig::from_json_str(&wrapper.to_string(), "vl.json").unwrap();
     assert_eq!(vl.family, flat.family);
     assert_eq!(vl.layer_kinds(), flat.layer_kinds());
-    let inputs = arena_spec::ArenaInputs::defaults_for(&flat);
+    let inputs = arena_spec::BufferArenaInputs::defaults_for(&flat);
     assert_eq!(
         arena_spec::BufferSizes::from_inputs(&vl, &inputs),
         arena_spec::BufferSizes::from_inputs(&flat, &inputs)

@@ -4,10 +4,10 @@
 
 use arena_spec::models::SHIPPED;
 use arena_spec::report::SizeReport;
-use arena_spec::{ArenaInputs, Levers};
+use arena_spec::{BufferArenaInputs, Levers};
 use std::path::Path;
 
-const INPUTS: ArenaInputs = ArenaInputs {
+const INPUTS: BufferArenaInputs = BufferArenaInputs {
     max_batch_tokens: 8192,
     max_seq_len: 32768,
     kv_block_size: 16,

@@ -7,10 +7,10 @@
 use arena_runtime::cudarc::driver::{sys, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use arena_runtime::{AllocOptions, Allocated, CudaDevice, Device, DevicePtr, GuardError};
 use arena_spec::models::SHIPPED;
-use arena_spec::{ArenaInputs, BufferArena, BufferSizes, ModelConfig, ParallelLayout, Rank};
+use arena_spec::{BufferArena, BufferArenaInputs, BufferSizes, ModelConfig, ParallelLayout, Rank};
 use std::sync::Arc;
 
-const REALISTIC: ArenaInputs = ArenaInputs::AT_128K;
+const REALISTIC: BufferArenaInputs = BufferArenaInputs::AT_128K;
 const PAGE: usize = 2 << 20;
 
 const KERNELS: &str = r#"
@@ -130,7 +130,7 @@ impl Kernels {
 /// A shipped model's sizes at M = 512, the rest realistic: enough for a single-kernel test.
 fn small_sizes(model: &str) -> arena_spec::BufferSizes {
     let config = arena_spec::models::find(model).unwrap().config().unwrap();
-    ArenaInputs {
+    BufferArenaInputs {
         max_batch_tokens: 512,
         ..REALISTIC
     }

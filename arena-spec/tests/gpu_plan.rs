@@ -14,7 +14,7 @@ use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, PoolBlocks, DEVICE_PAGE, UNA
 use arena_spec::models::SHIPPED;
 use arena_spec::weights::{file_format_sizes, AllocatedWeights};
 use arena_spec::{
-    ArenaInputs, BufferArena, KvDtype, KvPool, KvPoolSizes, ParallelLayout, StateCache,
+    BufferArena, BufferArenaInputs, KvDtype, KvPool, KvPoolSizes, ParallelLayout, StateCache,
     StateCacheSizes,
 };
 
@@ -104,9 +104,9 @@ fn the_plan_fits_the_gpu_and_one_block_more_does_not() {
             free - largest <= UNALLOCATABLE_TAIL,
             "{free} free, {largest} allocatable"
         );
-        let arena = ArenaInputs {
+        let arena = BufferArenaInputs {
             max_seq_len: 32_768,
-            ..ArenaInputs::defaults_for(&whole)
+            ..BufferArenaInputs::defaults_for(&whole)
         };
         let inputs = GpuPlanInputs {
             // What is already taken on this GPU (context, driver, cuBLAS) and the tail no

@@ -9,7 +9,7 @@ use arena_spec::gpu_plan::{
     DEVICE_PAGE,
 };
 use arena_spec::weights::{file_format_sizes, weight_bytes};
-use arena_spec::{ArenaInputs, KvDtype, ModelConfig, ParallelLayout};
+use arena_spec::{BufferArenaInputs, KvDtype, ModelConfig, ParallelLayout};
 
 use crate::shipped;
 use shipped::config;
@@ -17,9 +17,9 @@ use shipped::config;
 const GIB: u64 = 1 << 30;
 
 fn inputs(c: &ModelConfig, gpu: u64, context: usize) -> GpuPlanInputs {
-    let arena = ArenaInputs {
+    let arena = BufferArenaInputs {
         max_seq_len: context,
-        ..ArenaInputs::defaults_for(c)
+        ..BufferArenaInputs::defaults_for(c)
     };
     GpuPlanInputs {
         reserve_bytes: GIB,
@@ -277,9 +277,9 @@ fn mtp_layers_are_an_input_and_bring_the_weights_to_the_checkpoints() {
         .unwrap();
     assert_eq!(c.mtp_layers, 1);
     let plan = |mtp: bool| {
-        let arena = ArenaInputs {
+        let arena = BufferArenaInputs {
             max_seq_len: 4096,
-            ..ArenaInputs::defaults_for(&c)
+            ..BufferArenaInputs::defaults_for(&c)
         };
         let inputs = GpuPlanInputs {
             mtp,
@@ -304,7 +304,7 @@ fn mtp_layers_are_an_input_and_bring_the_weights_to_the_checkpoints() {
     // Under pp only the last stage loads it.
     let inputs = GpuPlanInputs {
         mtp: true,
-        ..GpuPlanInputs::new(1 << 50, ArenaInputs::defaults_for(&c))
+        ..GpuPlanInputs::new(1 << 50, BufferArenaInputs::defaults_for(&c))
     };
     let pp = plan_gpu(&c, &ParallelLayout::new(1, 1, 2).unwrap(), inputs).unwrap();
     assert_eq!(
@@ -321,7 +321,7 @@ fn mtp_layers_are_an_input_and_bring_the_weights_to_the_checkpoints() {
         &ParallelLayout::new(1, 1, 1).unwrap(),
         GpuPlanInputs {
             mtp: true,
-            ..GpuPlanInputs::new(1 << 50, ArenaInputs::defaults_for(&q))
+            ..GpuPlanInputs::new(1 << 50, BufferArenaInputs::defaults_for(&q))
         },
     )
     .unwrap_err();
@@ -333,9 +333,9 @@ fn a_layout_of_more_than_one_gpu_keeps_nccls_memory_beside_the_reserve() {
     use arena_spec::gpu_plan::{nccl_bytes, nccl_reserve, RESERVE_BYTES};
     let c = config("llama-3.1-8b");
     let plan = |tp: usize, pp: usize, nccl: Option<u64>| {
-        let arena = ArenaInputs {
+        let arena = BufferArenaInputs {
             max_seq_len: 8192,
-            ..ArenaInputs::defaults_for(&c)
+            ..BufferArenaInputs::defaults_for(&c)
         };
         let inputs = GpuPlanInputs {
             nccl_bytes: nccl,

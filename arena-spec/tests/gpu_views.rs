@@ -9,12 +9,14 @@
 use arena_runtime::cudarc::driver::{sys, CudaStream, LaunchConfig, PushKernelArg};
 use arena_runtime::{AllocOptions, Allocated, CudaDevice, View, ViewMut};
 use arena_spec::models::SHIPPED;
-use arena_spec::{ArenaInputs, BufferArena, BufferArenaViews, BufferArenaViewsMut, BufferSizes};
+use arena_spec::{
+    BufferArena, BufferArenaInputs, BufferArenaViews, BufferArenaViewsMut, BufferSizes,
+};
 use cudarc::cublas::{sys as blas_sys, CudaBlas, Gemm, GemmConfig};
 use half::bf16;
 use std::sync::Arc;
 
-const REALISTIC: ArenaInputs = ArenaInputs::AT_128K;
+const REALISTIC: BufferArenaInputs = BufferArenaInputs::AT_128K;
 
 fn gpu_stream() -> Option<Arc<CudaStream>> {
     if !CudaDevice::available() {
@@ -27,7 +29,7 @@ fn gpu_stream() -> Option<Arc<CudaStream>> {
 /// A shipped model's sizes at `m` tokens, the rest realistic.
 fn sizes_at(model: &str, m: usize) -> BufferSizes {
     let config = arena_spec::models::find(model).unwrap().config().unwrap();
-    ArenaInputs {
+    BufferArenaInputs {
         max_batch_tokens: m,
         ..REALISTIC
     }

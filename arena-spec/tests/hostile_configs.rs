@@ -170,7 +170,7 @@ proptest! {
                     weights_bytes_per_rank: Some(1 << 30),
                     ..arena_spec::gpu_plan::GpuPlanInputs::new(
                         143_155 << 20,
-                        arena_spec::ArenaInputs::defaults_for(&config),
+                        arena_spec::BufferArenaInputs::defaults_for(&config),
                     )
                 };
                 let layout = arena_spec::ParallelLayout::new(1, 1, 1).unwrap();

@@ -271,7 +271,7 @@ fn a_stage_keeps_its_own_layers_and_the_pool_is_views_per_layer() {
     let layers = c.num_full_kv_layers();
     let last = views.full.layer(layers - 1).unwrap();
     let token = 2 * 8 * 128 * 2;
-    assert_eq!(last.dims(), [4, BLOCK, token]);
+    assert_eq!(last.shape(), [4, BLOCK, token]);
     assert_eq!(
         last.as_raw(),
         pool.full.as_raw() + ((layers - 1) * 4 * BLOCK * token) as u64

@@ -5,7 +5,7 @@
 //! `int(2 · ffn_mult · hidden / 3)` rounded up to 256) over the vendor file's 80 blocks.
 
 use arena_spec::weights::{parameters, WeightFormat, WeightFormats, WeightLayers, WeightsSizes};
-use arena_spec::{models, ArenaInputs, LayerKind, ParallelLayout};
+use arena_spec::{models, BufferArenaInputs, LayerKind, ParallelLayout};
 use serde_json::Value;
 
 #[test]
@@ -31,9 +31,9 @@ fn the_widest_block_of_each_kind_sizes_the_arena() {
     // 8192 / 3 = 28672 exactly. The narrowest, 0.5, is 2730 → 2816.
     assert_eq!(c.intermediate_size, 28672);
     // The buffers: q | k | v = 8192 + 2 · 8 · 128; the gate/up outputs 28672 wide.
-    let sizes = ArenaInputs {
+    let sizes = BufferArenaInputs {
         max_batch_tokens: 1024,
-        ..ArenaInputs::AT_128K
+        ..BufferArenaInputs::AT_128K
     }
     .sizes(&c)
     .unwrap();

@@ -11,7 +11,7 @@
 
 use arena_spec::models::SHIPPED;
 use arena_spec::report::SizeReport;
-use arena_spec::{ArenaInputs, ModelConfig};
+use arena_spec::{BufferArenaInputs, ModelConfig};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -186,7 +186,7 @@ pub(crate) fn model_failures(
             ));
         }
     }
-    let inputs = ArenaInputs::defaults_for(config);
+    let inputs = BufferArenaInputs::defaults_for(config);
     // The indexer's selection (DeepSeek-V4): `qsa_select_scratch` holds, per row of a
     // slab, the scores over every compressed position of the context and the top-k list
     // the reference keeps (`DeepseekV4Indexer`: `index_scores [T, floor(L / rate)]`,
@@ -343,13 +343,15 @@ fn latent_moe_files_size_their_latent_buffers_at_the_reference_width() {
         let path = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
         let config = ModelConfig::load_with_levers(&path, Default::default()).unwrap();
         assert_eq!(config.moe_latent_size, latent, "{name}");
-        let inputs = ArenaInputs::defaults_for(&config);
+        let inputs = BufferArenaInputs::defaults_for(&config);
         let sizes = inputs.sizes(&config).unwrap();
         let m = inputs.max_batch_tokens;
         assert_eq!(sizes.moe_latent_in, m * latent * 2, "{name}");
         assert_eq!(sizes.moe_latent_out, m * latent * 2, "{name}");
     }
     let dense = SHIPPED[0].config_with_levers(Default::default()).unwrap();
-    let sizes = ArenaInputs::defaults_for(&dense).sizes(&dense).unwrap();
+    let sizes = BufferArenaInputs::defaults_for(&dense)
+        .sizes(&dense)
+        .unwrap();
     assert_eq!((sizes.moe_latent_in, sizes.moe_latent_out), (0, 0));
 }

@@ -5,10 +5,10 @@
 
 use arena_spec::models::SHIPPED;
 use arena_spec::report::SizeReport;
-use arena_spec::{ArenaInputs, LayerKind, ModelConfig, ParallelLayout, ShardError};
+use arena_spec::{BufferArenaInputs, LayerKind, ModelConfig, ParallelLayout, ShardError};
 use std::path::Path;
 
-const INPUTS: ArenaInputs = ArenaInputs {
+const INPUTS: BufferArenaInputs = BufferArenaInputs {
     max_batch_tokens: 8192,
     max_seq_len: 32768,
     kv_block_size: 16,
@@ -442,9 +442,9 @@ fn buffers_beyond_the_seeds_split_or_stay_whole_per_rank_as_vllm_shards_them() {
     let rank0 = |c: &ModelConfig, tp: usize| {
         let layout = ParallelLayout::new(tp, 1, 1).unwrap();
         let rank = c.shard(&layout.rank(0).unwrap()).unwrap();
-        ArenaInputs::defaults_for(c).sizes(&rank).unwrap()
+        BufferArenaInputs::defaults_for(c).sizes(&rank).unwrap()
     };
-    let whole = |c: &ModelConfig| ArenaInputs::defaults_for(c).sizes(c).unwrap();
+    let whole = |c: &ModelConfig| BufferArenaInputs::defaults_for(c).sizes(c).unwrap();
 
     let c = load("lfm2-1.2b");
     let (w, r) = (whole(&c), rank0(&c, 2));
@@ -511,7 +511,7 @@ fn buffers_beyond_the_seeds_split_or_stay_whole_per_rank_as_vllm_shards_them() {
     // A later pipeline stage receives the per-layer inputs and runs no prologue.
     let layout = ParallelLayout::new(1, 1, 2).unwrap();
     let second = c.shard(&layout.rank(1).unwrap()).unwrap();
-    let s = ArenaInputs::defaults_for(&c).sizes(&second).unwrap();
+    let s = BufferArenaInputs::defaults_for(&c).sizes(&second).unwrap();
     assert_eq!(
         (s.per_layer_inputs, s.per_layer_inputs_proj),
         (w.per_layer_inputs, 0)

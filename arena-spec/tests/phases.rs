@@ -5,9 +5,9 @@
 
 use arena_runtime::Arena;
 use arena_spec::models::SHIPPED;
-use arena_spec::{ArenaInputs, BufferArena, Levers};
+use arena_spec::{BufferArena, BufferArenaInputs, Levers};
 
-const INPUTS: ArenaInputs = ArenaInputs::AT_128K;
+const INPUTS: BufferArenaInputs = BufferArenaInputs::AT_128K;
 
 #[test]
 fn every_shipped_model_shares_close_to_the_lower_bound() {
@@ -48,7 +48,7 @@ fn a_step_on_the_reuse_slab_never_clobbers_a_live_buffer() {
             .unwrap()
             .config_with_levers(Levers::default())
             .unwrap();
-        let sizes = ArenaInputs {
+        let sizes = BufferArenaInputs {
             max_batch_tokens: 64,
             max_seq_len: 4096,
             ..INPUTS

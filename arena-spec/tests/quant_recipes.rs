@@ -276,9 +276,9 @@ fn a_published_block_fp8_checkpoint_is_its_tensors_to_the_byte() {
             cols: 128
         }
     );
-    let arena = arena_spec::ArenaInputs {
+    let arena = arena_spec::BufferArenaInputs {
         max_seq_len: 4096,
-        ..arena_spec::ArenaInputs::defaults_for(&c)
+        ..arena_spec::BufferArenaInputs::defaults_for(&c)
     };
     let plan = arena_spec::gpu_plan::plan_gpu(
         &c,

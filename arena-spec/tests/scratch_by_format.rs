@@ -3,7 +3,7 @@
 //! (its `quantization_config`), and the whole-GPU plan gains what it frees.
 
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs};
-use arena_spec::{ArenaInputs, BufferSizes, Levers, ModelConfig, ParallelLayout};
+use arena_spec::{BufferArenaInputs, BufferSizes, Levers, ModelConfig, ParallelLayout};
 
 use crate::shipped;
 use shipped::config;
@@ -15,7 +15,7 @@ fn with_lever(name: &str) -> ModelConfig {
 }
 
 fn sizes(c: &ModelConfig) -> BufferSizes {
-    BufferSizes::from_inputs(c, &ArenaInputs::defaults_for(c))
+    BufferSizes::from_inputs(c, &BufferArenaInputs::defaults_for(c))
 }
 
 #[test]
@@ -58,9 +58,9 @@ fn a_16_bit_checkpoint_keeps_no_quantized_scratch_and_an_fp8_one_keeps_its_own()
 #[test]
 fn the_whole_gpu_plan_gives_what_the_lever_frees_to_the_pool() {
     let plan = |c: &ModelConfig| {
-        let arena = ArenaInputs {
+        let arena = BufferArenaInputs {
             max_seq_len: 8192,
-            ..ArenaInputs::defaults_for(c)
+            ..BufferArenaInputs::defaults_for(c)
         };
         let inputs = GpuPlanInputs::new(24 << 30, arena);
         plan_gpu(c, &ParallelLayout::new(1, 1, 1).unwrap(), inputs).unwrap()

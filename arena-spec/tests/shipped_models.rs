@@ -4,7 +4,7 @@
 use arena_runtime::Arena;
 use arena_spec::models::SHIPPED;
 use arena_spec::report::SizeReport;
-use arena_spec::{ArenaInputs, BufferArena, BufferSizes, Family, Levers, ModelConfig};
+use arena_spec::{BufferArena, BufferArenaInputs, BufferSizes, Family, Levers, ModelConfig};
 
 const M: usize = 8192;
 const SEQ: usize = 131072;
@@ -376,7 +376,7 @@ fn floors_hold_where_the_feature_is_absent() {
 #[test]
 fn the_report_marks_every_buffer_held_at_its_floor_shape_or_byte_formula() {
     let config = load("llama-3.1-8b");
-    let (report, _) = SizeReport::new(&config, ArenaInputs::defaults_for(&config)).unwrap();
+    let (report, _) = SizeReport::new(&config, BufferArenaInputs::defaults_for(&config)).unwrap();
     let at_floor: Vec<&str> = report
         .buffers
         .iter()
@@ -405,7 +405,8 @@ fn the_report_marks_every_buffer_held_at_its_floor_shape_or_byte_formula() {
          hc_lowrank_scratch and qsa_select_scratch are byte formulas"
     );
     let synthetic = load("synthetic-all-features-moe");
-    let (report, _) = SizeReport::new(&synthetic, ArenaInputs::defaults_for(&synthetic)).unwrap();
+    let (report, _) =
+        SizeReport::new(&synthetic, BufferArenaInputs::defaults_for(&synthetic)).unwrap();
     assert!(report.buffers.iter().all(|b| !b.at_floor || b.bytes == 256));
 }
 

@@ -257,7 +257,7 @@ fn each_layers_state_is_its_own_view() {
     let views = arena_spec::state::StateCacheViews::of(&cache);
     let layers = c.num_kda_layers();
     let last = views.kda_recurrent.layer(layers - 1).unwrap();
-    assert_eq!(last.dims(), [2, 32, 128, 128]);
+    assert_eq!(last.shape(), [2, 32, 128, 128]);
     assert_eq!(
         last.as_raw(),
         cache.kda_recurrent.as_raw() + ((layers - 1) * 2 * 32 * 128 * 128 * 4) as u64
@@ -299,7 +299,7 @@ fn vllm_temporal_state_bytes(file: &Value) -> usize {
 #[test]
 fn the_default_state_dtype_is_vllms_for_every_hybrid_file() {
     use arena_spec::gpu_plan::{on_device, plan_gpu, GpuPlanInputs, DEVICE_PAGE};
-    use arena_spec::ArenaInputs;
+    use arena_spec::BufferArenaInputs;
     let fixtures = [
         "mamba-codestral-7b.transcribed",
         "nemotron-3-super-120b-a12b-fp8.rewritten",
@@ -341,7 +341,7 @@ fn the_default_state_dtype_is_vllms_for_every_hybrid_file() {
             };
             let inputs = GpuPlanInputs {
                 weights_bytes_per_rank: Some(1 << 30),
-                ..GpuPlanInputs::new(1 << 50, ArenaInputs::defaults_for(&whole))
+                ..GpuPlanInputs::new(1 << 50, BufferArenaInputs::defaults_for(&whole))
             };
             let plan = plan_gpu(&whole, &layout, inputs).unwrap();
             let slots = inputs.arena.max_batch_size;

@@ -6,7 +6,7 @@
 
 use arena_spec::gpu_plan::{on_device, plan_gpu, GpuPlanError, GpuPlanInputs};
 use arena_spec::models::SHIPPED;
-use arena_spec::{ArenaInputs, ModelConfig, ParallelLayout, TowerKind};
+use arena_spec::{BufferArenaInputs, ModelConfig, ParallelLayout, TowerKind};
 use serde_json::Value;
 
 use crate::shipped;
@@ -23,9 +23,9 @@ fn plan(
     pp: usize,
     text_only: bool,
 ) -> Result<arena_spec::gpu_plan::GpuPlan, GpuPlanError> {
-    let arena = ArenaInputs {
+    let arena = BufferArenaInputs {
         max_seq_len: 4096,
-        ..ArenaInputs::defaults_for(c)
+        ..BufferArenaInputs::defaults_for(c)
     };
     let inputs = GpuPlanInputs {
         text_only,

@@ -282,7 +282,7 @@ fn the_declarations_allocate_with_a_view_a_layer() {
     let q = 2 * 128 * 1024 * 2;
     assert_eq!(s.attention.q_proj, 28 * q);
     let last = views.q_proj.layer(27).unwrap();
-    assert_eq!(last.dims(), [q]);
+    assert_eq!(last.shape(), [q]);
     assert_eq!(last.as_raw(), w.attention.q_proj.as_raw() + (27 * q) as u64);
     assert!(views.q_proj.layer(28).is_err());
     // No v bias, no full-layer widths: 0 bytes and NULL.

@@ -509,7 +509,7 @@ pub struct BufferSizes {
     ::core::hash::Hash,
     serde::Serialize
 )]
-pub struct ArenaInputs {
+pub struct BufferArenaInputs {
     pub max_batch_tokens: usize,
     pub max_seq_len: usize,
     pub kv_block_size: usize,
@@ -603,7 +603,7 @@ impl BufferSizes {
     /// [`Self::try_from_config`] with the by-value inputs by name.
     pub fn try_from_inputs(
         config: &ModelConfig,
-        inputs: &ArenaInputs,
+        inputs: &BufferArenaInputs,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         Self::try_from_config(
             config,
@@ -614,7 +614,7 @@ impl BufferSizes {
         )
     }
     /// [`Self::from_config`] with the by-value inputs by name.
-    pub fn from_inputs(config: &ModelConfig, inputs: &ArenaInputs) -> Self {
+    pub fn from_inputs(config: &ModelConfig, inputs: &BufferArenaInputs) -> Self {
         Self::from_config(
             config,
             inputs.max_batch_tokens,
@@ -2930,7 +2930,10 @@ impl BufferSizes {
         )
     }
     /// [`Self::const_from_config`] with the by-value inputs by name.
-    pub const fn const_from_inputs(config: &ModelConfig, inputs: &ArenaInputs) -> Self {
+    pub const fn const_from_inputs(
+        config: &ModelConfig,
+        inputs: &BufferArenaInputs,
+    ) -> Self {
         Self::const_from_config(
             config,
             inputs.max_batch_tokens,

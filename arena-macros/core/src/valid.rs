@@ -295,7 +295,7 @@ fn all_buffer_formulas(cont: &Container) -> impl Iterator<Item = &Formula> {
 }
 
 /// A view reports up to `arena_runtime::MAX_RANK` (8) dimensions: a shape of more is refused
-/// where it is written, not truncated in `dims()`.
+/// where it is written, not truncated in `shape()`.
 fn check_rank(cx: &Ctxt, cont: &Container) {
     const MAX_RANK: usize = 8;
     for b in &cont.buffers {

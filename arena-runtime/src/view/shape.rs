@@ -56,8 +56,8 @@ impl<'a> Dims<'a> {
     }
 }
 
-/// A view's dimensions (`view.dims()`): a slice of up to [`MAX_RANK`] numbers, compared with
-/// arrays and slices as one (`assert_eq!(view.dims(), [16, 64])`).
+/// A view's dimensions (`view.shape()`): a slice of up to [`MAX_RANK`] numbers, compared with
+/// arrays and slices as one (`assert_eq!(view.shape(), [16, 64])`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Shape {
     dims: [usize; MAX_RANK],

@@ -15,7 +15,7 @@ fn rows_narrow_within_the_capacity_and_name_the_buffer_beyond_it() {
     let v = view(&[8, 6], &device);
     let r = v.rows(3).unwrap();
     assert_eq!((r.len(), r.as_raw()), (18, 0x1000));
-    assert_eq!(r.dims(), [3, 6]);
+    assert_eq!(r.shape(), [3, 6]);
     assert!(v.rows(0).unwrap().is_empty());
     assert_eq!(v.rows(8).unwrap().len(), 48);
     let e = v.rows(9).unwrap_err();
@@ -52,7 +52,7 @@ fn a_per_layer_buffer_gives_each_layer_contiguous_and_names_a_layer_past_its_cou
     let v = view(&[3, 4, 2, 5], &device);
     let l2 = v.layer(2).unwrap();
     assert_eq!((l2.len(), l2.as_raw()), (40, 0x1000 + 2 * 80));
-    assert_eq!(l2.dims(), [4, 2, 5]);
+    assert_eq!(l2.shape(), [4, 2, 5]);
     // A layer narrows by rows like any buffer: its first slot of layer 1.
     let slot = v.layer(1).unwrap().rows(1).unwrap();
     assert_eq!((slot.len(), slot.as_raw()), (10, 0x1000 + 80));
@@ -86,7 +86,7 @@ fn a_per_layer_buffer_gives_each_layer_contiguous_and_names_a_layer_past_its_cou
         &device,
     );
     assert_eq!(w.layer(1).unwrap().as_raw(), 0x4000 + 8);
-    assert_eq!(w.into_layer(2).unwrap().dims(), [4]);
+    assert_eq!(w.into_layer(2).unwrap().shape(), [4]);
 }
 
 #[test]
@@ -95,7 +95,7 @@ fn ranges_and_regions_stay_inside_the_buffer() {
     let v = view(&[4, 4], &device);
     let r = v.range(2..10).unwrap();
     assert_eq!((r.len(), r.as_raw()), (8, 0x1004));
-    assert_eq!(r.dims(), [8]);
+    assert_eq!(r.shape(), [8]);
     let (start, end) = (3, 2);
     assert!(v.range(10..17).is_err() && v.range(start..end).is_err());
     let bytes = View::<u8, _>::from_parts(
@@ -141,7 +141,7 @@ fn a_writable_view_narrows_and_reads_the_same_bytes() {
         &device,
     );
     assert_eq!(w.rows(2).unwrap().len(), 6);
-    assert_eq!(w.as_view().dims(), [4, 3]);
+    assert_eq!(w.as_view().shape(), [4, 3]);
     assert_eq!(w.reborrow().into_rows(4).unwrap().len(), 12);
     assert!(w.rows(5).is_err());
 }

@@ -6,7 +6,7 @@ use arena_spec::arena::inputs::{
 };
 use arena_spec::arena::ranks::{RankArena, RankSizeError, StageArenas};
 use arena_spec::{
-    models, ArenaInputs, ConfigError, LeverError, ModelConfig, ParallelLayout, Resolution,
+    models, BufferArenaInputs, ConfigError, LeverError, ModelConfig, ParallelLayout, Resolution,
     ShardError,
 };
 use std::io::IsTerminal;
@@ -113,7 +113,7 @@ impl LayoutArgs {
     pub fn rank_sizes(
         &self,
         whole: &ModelConfig,
-        inputs: &ArenaInputs,
+        inputs: &BufferArenaInputs,
     ) -> Result<Vec<RankArena>, CliError> {
         Ok(self.layout()?.stage_arenas(whole, self.rank, inputs)?)
     }
@@ -122,7 +122,7 @@ impl LayoutArgs {
     pub fn chosen(
         &self,
         whole: &ModelConfig,
-        inputs: &ArenaInputs,
+        inputs: &BufferArenaInputs,
     ) -> Result<ModelConfig, CliError> {
         Ok(self
             .layout()?
@@ -133,9 +133,9 @@ impl LayoutArgs {
 
 impl SizingArgs {
     /// The inputs for `config`, flags over defaults; 0 where it cannot be is an error.
-    pub fn inputs(&self, config: &ModelConfig) -> Result<ArenaInputs, CliError> {
-        let defaults = ArenaInputs::defaults_for(config);
-        let inputs = ArenaInputs {
+    pub fn inputs(&self, config: &ModelConfig) -> Result<BufferArenaInputs, CliError> {
+        let defaults = BufferArenaInputs::defaults_for(config);
+        let inputs = BufferArenaInputs {
             max_batch_tokens: self.max_batch_tokens.unwrap_or(DEFAULT_MAX_BATCH_TOKENS),
             max_seq_len: self.fixed.max_seq_len.unwrap_or(defaults.max_seq_len),
             kv_block_size: self.fixed.kv_block_size.unwrap_or(DEFAULT_KV_BLOCK_SIZE),
@@ -183,7 +183,7 @@ pub fn load_model(model: &str) -> Result<ModelConfig, CliError> {
 pub fn resolve_whole(
     model: &str,
     sizing: &SizingArgs,
-) -> Result<(ModelConfig, ArenaInputs), CliError> {
+) -> Result<(ModelConfig, BufferArenaInputs), CliError> {
     let mut config = load_model(model)?;
     sizing.apply_levers(&mut config)?;
     let inputs = sizing.inputs(&config)?;
@@ -191,7 +191,10 @@ pub fn resolve_whole(
 }
 
 /// [`resolve_whole`], then the rank the layout flags choose ([`LayoutArgs::chosen`]).
-pub fn resolve(model: &str, sizing: &SizingArgs) -> Result<(ModelConfig, ArenaInputs), CliError> {
+pub fn resolve(
+    model: &str,
+    sizing: &SizingArgs,
+) -> Result<(ModelConfig, BufferArenaInputs), CliError> {
     let (whole, inputs) = resolve_whole(model, sizing)?;
     let config = sizing.fixed.layout.chosen(&whole, &inputs)?;
     Ok((config, inputs))
@@ -232,7 +235,7 @@ pub fn levers_on(config: &ModelConfig) -> Vec<&'static str> {
         .collect()
 }
 
-pub fn print_inputs(config: &ModelConfig, inputs: &ArenaInputs) {
+pub fn print_inputs(config: &ModelConfig, inputs: &BufferArenaInputs) {
     let levers = levers_on(config);
     println!(
         "{} ({}): max_batch_tokens={} max_seq_len={} kv_block_size={} max_batch_size={} levers=[{}]",

@@ -6,7 +6,7 @@ use crate::common::{
 };
 use arena_spec::fit::{footprint, largest_fitting, Footprint, SEARCH_LIMIT};
 use arena_spec::report::{human_bytes, parse_bytes, FitReport, SizeReport, SCHEMA_VERSION};
-use arena_spec::{ArenaInputs, ModelConfig};
+use arena_spec::{BufferArenaInputs, ModelConfig};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Vary {
@@ -57,11 +57,11 @@ pub fn run(args: FitArgs) -> Result<(), CliError> {
     }
     let (whole, inputs) = resolve_whole(&args.model, &args.sizing)?;
     let with = |v: usize| match args.vary {
-        Vary::Tokens => ArenaInputs {
+        Vary::Tokens => BufferArenaInputs {
             max_batch_tokens: v,
             ..inputs
         },
-        Vary::Batch => ArenaInputs {
+        Vary::Batch => BufferArenaInputs {
             max_batch_size: v,
             ..inputs
         },

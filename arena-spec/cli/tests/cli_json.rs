@@ -210,9 +210,9 @@ fn gpu_plan_json_is_the_librarys_plan() {
         .unwrap()
         .config()
         .unwrap();
-    let arena = arena_spec::ArenaInputs {
+    let arena = arena_spec::BufferArenaInputs {
         max_seq_len: 32_768,
-        ..arena_spec::ArenaInputs::defaults_for(&c)
+        ..arena_spec::BufferArenaInputs::defaults_for(&c)
     };
     let i = arena_spec::gpu_plan::GpuPlanInputs {
         reuse_arena: true,

@@ -5,7 +5,7 @@ use crate::kernels::HostOps;
 use crate::ops::Ops;
 use crate::{compare, model, step, weights};
 use arena_runtime::{AllocOptions, Allocated, Device, HostDevice};
-use arena_spec::{ArenaInputs, BufferArena};
+use arena_spec::{BufferArena, BufferArenaInputs};
 use std::path::Path;
 
 /// A logit is right within 2^-5 of its magnitude, four bf16 steps at its size, and a logit
@@ -78,8 +78,8 @@ impl Run {
     }
 
     /// The arena's inputs: the prefill's tokens, one sequence.
-    pub fn inputs(&self) -> ArenaInputs {
-        ArenaInputs {
+    pub fn inputs(&self) -> BufferArenaInputs {
+        BufferArenaInputs {
             max_batch_tokens: self.reference.prefill,
             max_seq_len: self.reference.tokens.len(),
             kv_block_size: 16,

@@ -12,14 +12,14 @@
 //! (`arena plan <model>`: `total_bytes` and `reuse`), rounded up to the next 512 MiB, so a
 //! new buffer of a few hundred MiB at `M = 8192` is flagged on the models it would push over.
 
-use crate::arena::{ArenaInputs, BufferSizes};
+use crate::arena::{BufferArenaInputs, BufferSizes};
 use crate::models::consts::{
     DEEPSEEK_V3, LLAMA_3_1_8B, NEMOTRON_H_56B_BASE_8K, QWEN3_5_27B, QWEN3_NEXT_80B_A3B,
 };
 use arena_runtime::assert_fits;
 
 /// The inputs the budgets are stated at: `arena plan`'s defaults for a 128K-context model.
-pub const BUDGET_INPUTS: ArenaInputs = ArenaInputs::AT_128K;
+pub const BUDGET_INPUTS: BufferArenaInputs = BufferArenaInputs::AT_128K;
 
 const MIB: usize = 1 << 20;
 

@@ -66,7 +66,7 @@ pub const SEEDS_BUFFERS: usize = 46;
     // `examples/forward` runs that schedule and proves it (reuse and plain slabs give
     // bit-identical logits with every phase poisoned as it begins).
     phases(embed, attention, gdn, mamba2, short_conv, lightning, kda, router, ffn_gate_up, ffn_down, per_layer_input, lm_head),
-    inputs_struct(ArenaInputs, derive(serde::Serialize)),
+    inputs_struct(BufferArenaInputs, derive(serde::Serialize)),
     docs(
         sizes = "Byte size of each arena buffer. `M` is `max_batch_tokens` and `ceil16(M)` is M
                  rounded up to a multiple of 16.",

@@ -2,7 +2,7 @@
 //! ranks of a stage have identical arenas), and the rank whose arena is largest, which is
 //! the one a per-GPU budget binds on.
 
-use crate::arena::{ArenaInputs, BufferSizes};
+use crate::arena::{BufferArenaInputs, BufferSizes};
 use crate::config::ModelConfig;
 use crate::parallel::{ParallelLayout, ShardError};
 use arena_runtime::SizeError;
@@ -37,18 +37,18 @@ pub trait StageArenas {
         &self,
         whole: &ModelConfig,
         rank: Option<usize>,
-        inputs: &ArenaInputs,
+        inputs: &BufferArenaInputs,
     ) -> Result<Vec<RankArena>, RankSizeError>;
 
     /// The rank (of `rank` alone, when given) whose arena's `total_bytes` is largest at
     /// `inputs`; the first of equals. Its index is `config.shard`'s `rank.index`.
     ///
     /// ```
-    /// use arena_spec::{models, ArenaInputs, ParallelLayout, StageArenas};
+    /// use arena_spec::{models, BufferArenaInputs, ParallelLayout, StageArenas};
     ///
     /// let whole = models::find("deepseek-v3").unwrap().config()?;
     /// let layout = ParallelLayout::new(8, 8, 2)?; // tp 8, ep 8, pp 2: 16 GPUs
-    /// let largest = layout.largest_rank(&whole, None, &ArenaInputs::defaults_for(&whole))?;
+    /// let largest = layout.largest_rank(&whole, None, &BufferArenaInputs::defaults_for(&whole))?;
     /// let rank = largest.config.shard.as_ref().unwrap().rank;
     /// println!("rank {} needs {} B", rank.index, largest.sizes.total_bytes());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -57,7 +57,7 @@ pub trait StageArenas {
         &self,
         whole: &ModelConfig,
         rank: Option<usize>,
-        inputs: &ArenaInputs,
+        inputs: &BufferArenaInputs,
     ) -> Result<RankArena, RankSizeError>;
 }
 
@@ -66,7 +66,7 @@ impl StageArenas for ParallelLayout {
         &self,
         whole: &ModelConfig,
         rank: Option<usize>,
-        inputs: &ArenaInputs,
+        inputs: &BufferArenaInputs,
     ) -> Result<Vec<RankArena>, RankSizeError> {
         self.stage_configs(whole, rank)?
             .into_iter()
@@ -84,7 +84,7 @@ impl StageArenas for ParallelLayout {
         &self,
         whole: &ModelConfig,
         rank: Option<usize>,
-        inputs: &ArenaInputs,
+        inputs: &BufferArenaInputs,
     ) -> Result<RankArena, RankSizeError> {
         let arenas = self.stage_arenas(whole, rank, inputs)?;
         Ok(RankArena::largest(&arenas).clone())

@@ -15,12 +15,12 @@
 //!
 //! ```
 //! use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs};
-//! use arena_spec::{models, ArenaInputs, KvDtype, KvPoolSizes, ParallelLayout};
+//! use arena_spec::{models, BufferArenaInputs, KvDtype, KvPoolSizes, ParallelLayout};
 //!
 //! let config = models::find("qwen3-0.6b").unwrap().config()?;
 //! // The context a sequence is planned at is the arena's `max_seq_len`; the measured
 //! // reserve, BF16 keys and values, the weights in the checkpoint's format by default.
-//! let arena = ArenaInputs { max_seq_len: 32_768, ..ArenaInputs::defaults_for(&config) };
+//! let arena = BufferArenaInputs { max_seq_len: 32_768, ..BufferArenaInputs::defaults_for(&config) };
 //! let inputs = GpuPlanInputs { reuse_arena: true, ..GpuPlanInputs::new(24 << 30, arena) };
 //! let plan = plan_gpu(&config, &ParallelLayout::new(1, 1, 1)?, inputs)?;
 //! let rank = &plan.ranks[0];
@@ -47,7 +47,7 @@ pub use reserve::{
     RESERVE_BYTES, RESERVE_SOURCE, UNALLOCATABLE_TAIL,
 };
 
-use crate::arena::{ArenaInputs, BufferArena};
+use crate::arena::{BufferArena, BufferArenaInputs};
 use crate::config::KvLayer;
 use crate::config::{ModelConfig, Mxfp4Backend, StateDtype, TowerKind};
 use crate::kv::{KvDtype, KvPool};
@@ -74,7 +74,7 @@ pub struct GpuPlanInputs {
     /// the context a sequence is planned at (one figure, so the arena's block tables and the
     /// pool cannot disagree), `kv_block_size` the pool's block, `max_batch_size` the state
     /// cache's sequence slots, `max_batch_tokens` the step in flight a sliding window keeps.
-    pub arena: ArenaInputs,
+    pub arena: BufferArenaInputs,
     /// The activation arena as one reuse slab (buffers of disjoint phases reuse bytes)
     /// rather than one plain slab.
     pub reuse_arena: bool,
@@ -116,7 +116,7 @@ impl GpuPlanInputs {
     /// states in the file's dtype, keys and values in the model's, and the weights from the
     /// config; set
     /// the fields to change any of these.
-    pub const fn new(gpu_bytes: u64, arena: ArenaInputs) -> Self {
+    pub const fn new(gpu_bytes: u64, arena: BufferArenaInputs) -> Self {
         GpuPlanInputs {
             gpu_bytes,
             reserve_bytes: RESERVE_BYTES,

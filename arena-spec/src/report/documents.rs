@@ -3,7 +3,7 @@
 //! its tables from the same values, so the text and the JSON cannot disagree.
 
 use super::{BufferRow, SizeReport};
-use crate::arena::ArenaInputs;
+use crate::arena::BufferArenaInputs;
 use crate::config::levers::Levers;
 use crate::config::ModelConfig;
 use crate::models::SHIPPED;
@@ -61,7 +61,7 @@ pub struct FitReport {
     /// The rank that binds under a parallel layout (`None` on one GPU).
     pub binding_rank: Option<RankShard>,
     /// Every input at the answer.
-    pub inputs: ArenaInputs,
+    pub inputs: BufferArenaInputs,
     pub levers: Levers,
     /// The arena at the answer, in declaration order.
     pub buffers: Vec<BufferRow>,
@@ -75,7 +75,7 @@ pub struct SweepReport {
     pub model_type: String,
     pub levers: Levers,
     /// The inputs held fixed (`max_batch_tokens` is the sweep's first value).
-    pub inputs: ArenaInputs,
+    pub inputs: BufferArenaInputs,
     /// The buffers followed: the largest at the last point, largest first.
     pub followed: Vec<&'static str>,
     pub points: Vec<SweepPoint>,
@@ -97,14 +97,14 @@ impl SweepReport {
     /// buffers largest at the last value.
     pub fn new(
         config: &ModelConfig,
-        inputs: ArenaInputs,
+        inputs: BufferArenaInputs,
         values: &[usize],
         top: usize,
     ) -> Result<SweepReport, SizeError> {
         let at = |m: usize| {
             SizeReport::new(
                 config,
-                ArenaInputs {
+                BufferArenaInputs {
                     max_batch_tokens: m,
                     ..inputs
                 },
@@ -148,7 +148,7 @@ impl SweepReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct DiffReport {
     pub schema_version: u32,
-    pub inputs: ArenaInputs,
+    pub inputs: BufferArenaInputs,
     pub a: DiffSide,
     pub b: DiffSide,
     /// Every buffer, in declaration order.
@@ -183,7 +183,7 @@ impl DiffReport {
     pub fn new(
         a: (&ModelConfig, &SizeReport),
         b: (&ModelConfig, &SizeReport),
-        inputs: ArenaInputs,
+        inputs: BufferArenaInputs,
     ) -> DiffReport {
         let side = |(c, r): (&ModelConfig, &SizeReport)| DiffSide {
             model: r.model.clone(),

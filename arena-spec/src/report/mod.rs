@@ -12,7 +12,7 @@ pub use documents::{
 };
 pub use plan::{AllocSummary, LayoutReport, PlanReport, StageSummary};
 
-use crate::arena::{ArenaInputs, BufferArena, BufferSizes};
+use crate::arena::{BufferArena, BufferArenaInputs, BufferSizes};
 use crate::config::levers::Levers;
 use crate::config::ModelConfig;
 use arena_runtime::{Arena, ArenaReport, SizeError};
@@ -27,7 +27,7 @@ pub use arena_runtime::BufferRow;
 #[derive(Debug, Clone, Serialize)]
 pub struct SizeReport {
     pub model: String,
-    pub inputs: ArenaInputs,
+    pub inputs: BufferArenaInputs,
     pub levers: Levers,
     pub buffers: Vec<BufferRow>,
     pub total_bytes: usize,
@@ -48,7 +48,7 @@ impl SizeReport {
     /// allocate them.
     pub fn new(
         config: &ModelConfig,
-        inputs: ArenaInputs,
+        inputs: BufferArenaInputs,
     ) -> Result<(SizeReport, BufferSizes), SizeError> {
         let sizes = inputs.sizes(config)?;
         let arena = ArenaReport::new::<BufferArena>(&sizes)?;

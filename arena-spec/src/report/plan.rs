@@ -2,7 +2,7 @@
 
 use super::{BufferRow, SizeReport};
 use crate::arena::ranks::RankArena;
-use crate::arena::{ArenaInputs, BufferArena};
+use crate::arena::{BufferArena, BufferArenaInputs};
 use crate::config::levers::Levers;
 use crate::config::{ModelConfig, TextModel};
 use crate::parallel::{ParallelLayout, RankShard};
@@ -22,7 +22,7 @@ pub struct PlanReport {
     pub family: &'static str,
     /// How the file was read and what of it is not sized (`ModelConfig::text_model`).
     pub text_model: TextModel,
-    pub inputs: ArenaInputs,
+    pub inputs: BufferArenaInputs,
     pub levers: Levers,
     pub layout: LayoutReport,
     /// One row per pipeline stage (or only the asked rank's stage).
@@ -123,10 +123,10 @@ impl PlanReport {
     ///
     /// ```
     /// use arena_spec::report::{PlanReport, SizeReport, StageSummary};
-    /// use arena_spec::{models, ArenaInputs, ParallelLayout, StageArenas};
+    /// use arena_spec::{models, BufferArenaInputs, ParallelLayout, StageArenas};
     ///
     /// let config = models::find("qwen3-0.6b").unwrap().config()?;
-    /// let inputs = ArenaInputs::defaults_for(&config);
+    /// let inputs = BufferArenaInputs::defaults_for(&config);
     /// let layout = ParallelLayout::SINGLE;
     /// let stages = layout.stage_arenas(&config, None, &inputs)?;
     /// let rows = stages
