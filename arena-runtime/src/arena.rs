@@ -37,22 +37,21 @@ impl BufferDecl {
         self.gate.is_some()
     }
 
-    /// A buffer named `name` of elements `dtype` of `elem_size` bytes (an `Element`'s `NAME`
-    /// and `SIZE`) whose size is `formula`: a shape of `rank` dimensions (0: a byte formula),
-    /// tracked, live in the whole step, without gate or floor. The derive builds each
-    /// declaration from it and states only what differs, through the methods below.
+    /// A buffer named `name` of elements `dtype` (an `Element`'s `DTYPE`: `bf16::DTYPE`)
+    /// whose size is `formula`: a shape of `rank` dimensions (0: a byte formula), tracked,
+    /// live in the whole step, without gate or floor. The derive builds each declaration from
+    /// it and states only what differs, through the methods below.
     pub const fn new(
         name: &'static str,
-        dtype: &'static str,
-        elem_size: usize,
+        dtype: crate::dtype::Dtype,
         formula: &'static str,
         rank: usize,
         doc: &'static str,
     ) -> Self {
         BufferDecl {
             name,
-            dtype,
-            elem_size,
+            dtype: dtype.name,
+            elem_size: dtype.size,
             formula,
             is_shape: rank > 0,
             rank,

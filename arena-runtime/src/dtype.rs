@@ -17,6 +17,18 @@ pub trait Element: Copy + 'static {
     /// Bytes per element. Keep the default, `size_of::<Self>()`: pointers count whole
     /// elements of the type itself.
     const SIZE: usize = core::mem::size_of::<Self>();
+    /// Both, as one value: what a [`BufferDecl`](crate::BufferDecl) is declared with.
+    const DTYPE: Dtype = Dtype {
+        name: Self::NAME,
+        size: Self::SIZE,
+    };
+}
+
+/// An element type's name and bytes (`Element::NAME`, `Element::SIZE`): `bf16::DTYPE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dtype {
+    pub name: &'static str,
+    pub size: usize,
 }
 
 /// One bfloat16 value (1 sign, 8 exponent, 7 mantissa bits), kept as its bits.

@@ -8,21 +8,13 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct BufferSizes {
-    /// Hidden states of the current pass, "[M, hidden]" · BF16.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
+    /// [`BufferArena::hidden_states`]: Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub hidden_states: usize,
-    /// FP32 router logits; 256 bytes for a model without experts.
-    ///
-    /// Shape `[max_batch_tokens, config.num_experts]` of `f32` · at least `256` bytes · tracked
+    /// [`BufferArena::gate_logits_f32`]: Shape `[max_batch_tokens, config.num_experts]` of `f32` · at least `256` bytes · tracked
     pub gate_logits_f32: usize,
-    /// LoRA shrink output; 0 when the model serves no adapters.
-    ///
-    /// Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
+    /// [`BufferArena::lora_xa`]: Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_xa: usize,
-    /// Scratch with its own byte formula (C:\scratch), left out of the preflight total.
-    ///
-    /// Bytes `scratch_bytes(config, max_seq_len)` (as `u8`) · untracked (not in `total_bytes`)
+    /// [`BufferArena::side_scratch`]: Bytes `scratch_bytes(config, max_seq_len)` (as `u8`) · untracked (not in `total_bytes`)
     pub side_scratch: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -93,14 +85,12 @@ impl BufferSizes {
             let __d = [max_batch_tokens, config.num_experts];
             __r.shape(__f, &__d, <f32 as __E>::SIZE, 256, false)?
         };
-        __sizes.lora_xa = {
+        __sizes.lora_xa = if config.adapter_max_rank > 0 {
             let __f = ::arena_runtime::CheckedArith::new("lora_xa");
-            if config.adapter_max_rank > 0 {
-                let __d = [max_batch_tokens, config.adapter_max_rank];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.adapter_max_rank];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
         __sizes.side_scratch = {
             let __f = ::arena_runtime::CheckedArith::new("side_scratch");
@@ -140,16 +130,14 @@ impl ::arena_runtime::Arena for BufferArena {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
             "hidden_states",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
             "[max_batch_tokens, config.hidden_size]",
             2usize,
             "Hidden states of the current pass, \"[M, hidden]\" · BF16.",
         ),
         ::arena_runtime::BufferDecl::new(
                 "gate_logits_f32",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.num_experts]",
                 2usize,
                 "FP32 router logits; 256 bytes for a model without experts.",
@@ -157,8 +145,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .floored_at("256"),
         ::arena_runtime::BufferDecl::new(
                 "lora_xa",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.adapter_max_rank]",
                 2usize,
                 "LoRA shrink output; 0 when the model serves no adapters.",
@@ -166,8 +153,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.adapter_max_rank > 0"),
         ::arena_runtime::BufferDecl::new(
                 "side_scratch",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "scratch_bytes(config, max_seq_len)",
                 0usize,
                 "Scratch with its own byte formula (C:\\scratch), left out of the preflight total.",

@@ -8,13 +8,9 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct StateSizes {
-    /// The causal conv's last `conv_taps - 1` inputs of each channel, BF16.
-    ///
-    /// Shape `config.recurrent_layers layers × [slots, config.conv_channels, config.conv_taps - 1]` of `bf16` · gate `config.recurrent_layers > 0` · tracked
+    /// [`StateCache::conv_state`]: Shape `config.recurrent_layers layers × [slots, config.conv_channels, config.conv_taps - 1]` of `bf16` · gate `config.recurrent_layers > 0` · tracked
     pub conv_state: usize,
-    /// The recurrent state, one `[head_dim, head_dim]` matrix a head, FP32.
-    ///
-    /// Shape `config.recurrent_layers layers × [slots, config.heads, config.head_dim, config.head_dim]` of `f32` · gate `config.recurrent_layers > 0` · tracked
+    /// [`StateCache::recurrent_state`]: Shape `config.recurrent_layers layers × [slots, config.heads, config.head_dim, config.head_dim]` of `f32` · gate `config.recurrent_layers > 0` · tracked
     pub recurrent_state: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -71,34 +67,30 @@ impl StateSizes {
             __dims: [[0; 5usize]; 2usize],
             __raw: [0; 2usize],
         };
-        __sizes.conv_state = {
+        __sizes.conv_state = if config.recurrent_layers > 0 {
             let __f = ::arena_runtime::CheckedArith::new("conv_state");
-            if config.recurrent_layers > 0 {
-                let __d = [
-                    config.recurrent_layers,
-                    slots,
-                    config.conv_channels,
-                    __f.sub(config.conv_taps, 1)?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                config.recurrent_layers,
+                slots,
+                config.conv_channels,
+                __f.sub(config.conv_taps, 1)?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.recurrent_state = {
+        __sizes.recurrent_state = if config.recurrent_layers > 0 {
             let __f = ::arena_runtime::CheckedArith::new("recurrent_state");
-            if config.recurrent_layers > 0 {
-                let __d = [
-                    config.recurrent_layers,
-                    slots,
-                    config.heads,
-                    config.head_dim,
-                    config.head_dim,
-                ];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                config.recurrent_layers,
+                slots,
+                config.heads,
+                config.head_dim,
+                config.head_dim,
+            ];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
         (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <StateCache as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
@@ -130,8 +122,7 @@ impl ::arena_runtime::Arena for StateCache {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
                 "conv_state",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.recurrent_layers layers × [slots, config.conv_channels, config.conv_taps - 1]",
                 4usize,
                 "The causal conv's last `conv_taps - 1` inputs of each channel, BF16.",
@@ -139,8 +130,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.recurrent_layers > 0"),
         ::arena_runtime::BufferDecl::new(
                 "recurrent_state",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.recurrent_layers layers × [slots, config.heads, config.head_dim, config.head_dim]",
                 5usize,
                 "The recurrent state, one `[head_dim, head_dim]` matrix a head, FP32.",

@@ -8,34 +8,19 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct StepSizes {
-    /// The residual stream, read and written by every phase: the whole step.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden]` of `bf16` · tracked
+    /// [`StepArena::hidden_states`]: Shape `[max_batch_tokens, config.hidden]` of `bf16` · tracked
     pub hidden_states: usize,
-    /// Fused q|k|v projection output: read by attention only.
-    ///
-    /// Shape `[max_batch_tokens, 3 * config.hidden]` of `bf16` · phase `attention` · tracked
+    /// [`StepArena::qkv`]: Shape `[max_batch_tokens, 3 * config.hidden]` of `bf16` · phase `attention` · tracked
     pub qkv: usize,
-    /// Attention output before the O projection.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden]` of `bf16` · phase `attention` · tracked
+    /// [`StepArena::attn_out`]: Shape `[max_batch_tokens, config.hidden]` of `bf16` · phase `attention` · tracked
     pub attn_out: usize,
-    /// Per-token expert ids: the router writes them at the end of the attention phase and
-    /// the experts read them, so they are live across both; at least 256 bytes.
-    ///
-    /// Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · phases `attention..=ffn` · tracked
+    /// [`StepArena::expert_ids`]: Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · phases `attention..=ffn` · tracked
     pub expert_ids: usize,
-    /// Gate and up projections side by side.
-    ///
-    /// Shape `[max_batch_tokens, 2 * config.intermediate]` of `bf16` · phase `ffn` · tracked
+    /// [`StepArena::gate_up`]: Shape `[max_batch_tokens, 2 * config.intermediate]` of `bf16` · phase `ffn` · tracked
     pub gate_up: usize,
-    /// The FFN's activation, the down projection's input.
-    ///
-    /// Shape `[max_batch_tokens, config.intermediate]` of `bf16` · phase `ffn` · tracked
+    /// [`StepArena::act`]: Shape `[max_batch_tokens, config.intermediate]` of `bf16` · phase `ffn` · tracked
     pub act: usize,
-    /// Logits of the sampled rows, after the last layer.
-    ///
-    /// Shape `[logit_rows, config.vocab]` of `f32` · phase `lm_head` · tracked
+    /// [`StepArena::logits`]: Shape `[logit_rows, config.vocab]` of `f32` · phase `lm_head` · tracked
     pub logits: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -203,16 +188,14 @@ impl ::arena_runtime::Arena for StepArena {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
             "hidden_states",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
             "[max_batch_tokens, config.hidden]",
             2usize,
             "The residual stream, read and written by every phase: the whole step.",
         ),
         ::arena_runtime::BufferDecl::new(
                 "qkv",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, 3 * config.hidden]",
                 2usize,
                 "Fused q|k|v projection output: read by attention only.",
@@ -223,8 +206,7 @@ impl ::arena_runtime::Arena for StepArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "attn_out",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.hidden]",
                 2usize,
                 "Attention output before the O projection.",
@@ -235,8 +217,7 @@ impl ::arena_runtime::Arena for StepArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "expert_ids",
-                <u32 as ::arena_runtime::dtype::Element>::NAME,
-                <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                <u32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens]",
                 1usize,
                 "Per-token expert ids: the router writes them at the end of the attention phase and",
@@ -248,8 +229,7 @@ impl ::arena_runtime::Arena for StepArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "gate_up",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, 2 * config.intermediate]",
                 2usize,
                 "Gate and up projections side by side.",
@@ -260,8 +240,7 @@ impl ::arena_runtime::Arena for StepArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "act",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.intermediate]",
                 2usize,
                 "The FFN's activation, the down projection's input.",
@@ -272,8 +251,7 @@ impl ::arena_runtime::Arena for StepArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "logits",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[logit_rows, config.vocab]",
                 2usize,
                 "Logits of the sampled rows, after the last layer.",

@@ -132,21 +132,13 @@ impl AttnScratch {
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct BlockSizes {
-    /// FP8 activations, `[ceil16(M), widest K]`.
-    ///
-    /// Shape `[m16, width]` of `F8E4M3` · tracked
+    /// [`BlockArena::act_fp8`]: Shape `[m16, width]` of `F8E4M3` · tracked
     pub act_fp8: usize,
-    /// One f32 scale per 128 activations.
-    ///
-    /// Shape `[m16, ceil_div(width, 128)]` of `f32` · tracked
+    /// [`BlockArena::act_scale`]: Shape `[m16, ceil_div(width, 128)]` of `f32` · tracked
     pub act_scale: usize,
-    /// Attention scratch, carved by `AttnScratch::carve`.
-    ///
-    /// Bytes `AttnScratch::layout(shapes, max_batch_tokens)` (as `u8`) · gate `shapes.heads > 0` · tracked
+    /// [`BlockArena::attn_scratch`]: Bytes `AttnScratch::layout(shapes, max_batch_tokens)` (as `u8`) · gate `shapes.heads > 0` · tracked
     pub attn_scratch: usize,
-    /// Token ids, at least 256 bytes.
-    ///
-    /// Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
+    /// [`BlockArena::token_ids`]: Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
     pub token_ids: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -227,18 +219,16 @@ impl BlockSizes {
             let __d = [m16, __f.ceil_div(width, 128)?];
             __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, false)?
         };
-        __sizes.attn_scratch = {
+        __sizes.attn_scratch = if shapes.heads > 0 {
             let __f = ::arena_runtime::CheckedArith::new("attn_scratch");
-            if shapes.heads > 0 {
-                __r.bytes(
-                    __f,
-                    __f.value(AttnScratch::layout(shapes, max_batch_tokens))?,
-                    0,
-                    true,
-                )?
-            } else {
-                __r.closed()
-            }
+            __r.bytes(
+                __f,
+                __f.value(AttnScratch::layout(shapes, max_batch_tokens))?,
+                0,
+                true,
+            )?
+        } else {
+            __r.closed()
         };
         __sizes.token_ids = {
             let __f = ::arena_runtime::CheckedArith::new("token_ids");
@@ -275,24 +265,21 @@ impl ::arena_runtime::Arena for BlockArena {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
             "act_fp8",
-            <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
-            <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+            <F8E4M3 as ::arena_runtime::dtype::Element>::DTYPE,
             "[m16, width]",
             2usize,
             "FP8 activations, `[ceil16(M), widest K]`.",
         ),
         ::arena_runtime::BufferDecl::new(
             "act_scale",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            <f32 as ::arena_runtime::dtype::Element>::DTYPE,
             "[m16, ceil_div(width, 128)]",
             2usize,
             "One f32 scale per 128 activations.",
         ),
         ::arena_runtime::BufferDecl::new(
                 "attn_scratch",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "AttnScratch::layout(shapes, max_batch_tokens)",
                 0usize,
                 "Attention scratch, carved by `AttnScratch::carve`.",
@@ -300,8 +287,7 @@ impl ::arena_runtime::Arena for BlockArena {
             .gated_by("shapes.heads > 0"),
         ::arena_runtime::BufferDecl::new(
                 "token_ids",
-                <u32 as ::arena_runtime::dtype::Element>::NAME,
-                <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                <u32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens]",
                 1usize,
                 "Token ids, at least 256 bytes.",

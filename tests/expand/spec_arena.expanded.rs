@@ -11,483 +11,141 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct BufferSizes {
-    /// Hidden states of the current pass, `[M, hidden]` BF16.
-    /// The whole step: the stream every sublayer reads and writes.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
+    /// [`BufferArena::hidden_states`]: Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub hidden_states: usize,
-    /// The residual stream, `[M, hidden]` BF16.
-    /// The whole step: the residual stream.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
+    /// [`BufferArena::residual`]: Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub residual: usize,
-    /// RMSNorm output feeding each projection, `[M, hidden]` BF16.
-    /// The whole step: every mixer, FFN and the LM head read a norm output.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
+    /// [`BufferArena::norm_output`]: Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · tracked
     pub norm_output: usize,
-    /// Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;
-    /// 256 bytes for a model without attention layers. Beyond the seeds' wording, chosen here:
-    /// the other projections of the same input (`ModelConfig::extra_qkv_width`: DeepSeek-V4's
-    /// compressor and indexer, Laguna's output gate), which the seeds' arena has no other
-    /// buffer for.
-    /// Live in the attention mixer only: the O projection consumes it.
-    ///
-    /// Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · phase `attention` · tracked
+    /// [`BufferArena::qkv_output`]: Shape `[max_batch_tokens, config.qkv_width()]` of `bf16` · at least `256` bytes · phase `attention` · tracked
     pub qkv_output: usize,
-    /// Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value
-    /// head size: `head_dim`, or MLA's `v_head_dim`); 256 bytes without attention layers.
-    /// Live in the attention mixer only: the O projection consumes it.
-    ///
-    /// Shape `[max_batch_tokens, config.attn_output_width()]` of `bf16` · at least `256` bytes · phase `attention` · tracked
+    /// [`BufferArena::attn_output`]: Shape `[max_batch_tokens, config.attn_output_width()]` of `bf16` · at least `256` bytes · phase `attention` · tracked
     pub attn_output: usize,
-    /// BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.
-    /// Live in the router phase: the top-K reads it and writes the experts' ids and weights into `scratch` before the experts run.
-    ///
-    /// Shape `[max_batch_tokens, config.router_width()]` of `bf16` · at least `256` bytes · phase `router` · tracked
+    /// [`BufferArena::gate_logits`]: Shape `[max_batch_tokens, config.router_width()]` of `bf16` · at least `256` bytes · phase `router` · tracked
     pub gate_logits: usize,
-    /// FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`
-    /// and `METRALE_FP32_ROUTING` paths, which run the top-K on unrounded logits. 256 bytes
-    /// for a model without experts.
-    /// Live in the router phase (as `gate_logits`).
-    ///
-    /// Shape `[max_batch_tokens, config.router_width()]` of `f32` · at least `256` bytes · phase `router` · tracked
+    /// [`BufferArena::gate_logits_f32`]: Shape `[max_batch_tokens, config.router_width()]` of `f32` · at least `256` bytes · phase `router` · tracked
     pub gate_logits_f32: usize,
-    /// FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under
-    /// `METRALE_FP32_ROUTING`. 256 bytes for a model without experts.
-    /// Live in the router phase: only the router GEMM reads it.
-    ///
-    /// Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · phase `router` · tracked
+    /// [`BufferArena::moe_router_in_f32`]: Shape `[max_batch_tokens, config.router_input_width()]` of `f32` · at least `256` bytes · phase `router` · tracked
     pub moe_router_in_f32: usize,
-    /// The MoE (or dense FFN) layer output, `[M, hidden]` BF16.
-    /// Live in the FFN's down half: the combine writes it after the down projection, and it is added into the residual stream within that half (before the per-layer-input tail beyond the seeds, which reads the sum, and the next mixer).
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · phase `ffn_down` · tracked
+    /// [`BufferArena::moe_output`]: Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · phase `ffn_down` · tracked
     pub moe_output: usize,
-    /// Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled
-    /// sequence, at least the rows of a batched MTP verify. Chosen here: the rows follow
-    /// `max_batch_size` without the decode-metadata clamp, so a serve wider than
-    /// `DECODE_META_MAX_ROWS` still has a row per sequence. On a rank of a parallel layout
-    /// these are the gathered logits (full vocabulary) on the last pipeline stage and 0
-    /// bytes on the others, which have no LM head (`ModelConfig::lm_head_vocab`).
-    /// Live in the LM head phase only, after the last layer.
-    ///
-    /// Shape `[logit_rows, config.lm_head_vocab()]` of `f32` · gate `config.lm_head_vocab() > 0` · phase `lm_head` · tracked
+    /// [`BufferArena::logits`]: Shape `[logit_rows, config.lm_head_vocab()]` of `f32` · gate `config.lm_head_vocab() > 0` · phase `lm_head` · tracked
     pub logits: usize,
-    /// SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`
-    /// (`2·Hk·Dk + 2·Hv·Dv`) or Mamba-2 `in_proj`; 256 bytes without SSM layers.
-    /// Live in the GDN and Mamba-2 mixers, which share it.
-    ///
-    /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · phases `gdn..=mamba2` · tracked
+    /// [`BufferArena::ssm_qkvz`]: Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · phases `gdn..=mamba2` · tracked
     pub ssm_qkvz: usize,
-    /// GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.
-    /// Live in the GDN and Mamba-2 mixers.
-    ///
-    /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `bf16` · at least `256` bytes · phases `gdn..=mamba2` · tracked
+    /// [`BufferArena::ssm_ba`]: Shape `[max_batch_tokens, config.ssm_gate_width()]` of `bf16` · at least `256` bytes · phases `gdn..=mamba2` · tracked
     pub ssm_ba: usize,
-    /// q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.
-    /// Live in the GDN and Mamba-2 mixers.
-    ///
-    /// Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · phases `gdn..=mamba2` · tracked
+    /// [`BufferArena::ssm_deinterleaved`]: Shape `[max_batch_tokens, config.ssm_in_width()]` of `bf16` · at least `256` bytes · phases `gdn..=mamba2` · tracked
     pub ssm_deinterleaved: usize,
-    /// FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.
-    /// Live in the GDN and Mamba-2 mixers.
-    ///
-    /// Shape `[max_batch_tokens, config.ssm_gate_width()]` of `f32` · at least `256` bytes · phases `gdn..=mamba2` · tracked
+    /// [`BufferArena::ssm_gates`]: Shape `[max_batch_tokens, config.ssm_gate_width()]` of `f32` · at least `256` bytes · phases `gdn..=mamba2` · tracked
     pub ssm_gates: usize,
-    /// FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).
-    /// Live in the GDN and Mamba-2 mixers.
-    ///
-    /// Shape `[max_batch_tokens, config.ssm_conv_dim()]` of `f32` · at least `256` bytes · phases `gdn..=mamba2` · tracked
+    /// [`BufferArena::ssm_conv_out_f32`]: Shape `[max_batch_tokens, config.ssm_conv_dim()]` of `f32` · at least `256` bytes · phases `gdn..=mamba2` · tracked
     pub ssm_conv_out_f32: usize,
-    /// The step's metadata regions (`regions::Scratch`): positions, slots, block tables
-    /// (`max_seq_len / kv_block_size + 1` blocks, 256 when `kv_block_size` is 0), decode
-    /// metadata for `max_batch_size` rows, router top-K and the batched-prefill staging.
-    /// The whole step: step metadata every layer reads.
-    ///
-    /// Bytes `Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)` (as `u8`) · tracked
+    /// [`BufferArena::scratch`]: Bytes `Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)` (as `u8`) · tracked
     pub scratch: usize,
-    /// Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`
-    /// rows for a dense model).
-    /// Live in both FFN halves: the gate projection writes it, then the activation `silu(gate) · up` is written over it in place, and the down projection reads that.
-    ///
-    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · phases `ffn_gate_up..=ffn_down` · tracked
+    /// [`BufferArena::expert_gate_out`]: Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · phases `ffn_gate_up..=ffn_down` · tracked
     pub expert_gate_out: usize,
-    /// Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.
-    /// Live in the FFN's gate/up half only: the activation consumes it before the down projection writes.
-    ///
-    /// Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · phase `ffn_gate_up` · tracked
+    /// [`BufferArena::expert_up_out`]: Shape `[expert_rows, config.expert_width()]` of `bf16` · at least `256` bytes · phase `ffn_gate_up` · tracked
     pub expert_up_out: usize,
-    /// Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.
-    /// Live in the FFN's down half: the down projection writes it, the combine (MoE) or the residual add (dense) reads it.
-    ///
-    /// Shape `[expert_rows, config.hidden_size]` of `bf16` · phase `ffn_down` · tracked
+    /// [`BufferArena::expert_down_out`]: Shape `[expert_rows, config.hidden_size]` of `bf16` · phase `ffn_down` · tracked
     pub expert_down_out: usize,
-    /// FP32 split-K partial sums of the decode-band GEMMs:
-    /// `[SPLITK_MAX_SPLITS, ceil16(min(M, SPLITK_MAX_M)), widest N]`, N the widest of the
-    /// qkv, SSM-in, FFN gate+up and hidden outputs; the gate+up width is
-    /// `ModelConfig::widest_ffn_n`, so a MoE model's dense layers count at their full width.
-    /// Beyond the seeds, N also covers the short convolution's `in_proj` (3 · its channels)
-    /// lightning attention's `qkv_proj`, Kimi delta attention's q, k, v (3 · heads · head_dim
-    /// each) and Gemma 4's `per_layer_model_projection` (L · P), 0 for every model without them.
-    /// The whole step: every decode-band GEMM, in every phase.
-    ///
-    /// Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]` of `f32` · tracked
+    /// [`BufferArena::splitk_workspace`]: Shape `[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]` of `f32` · tracked
     pub splitk_workspace: usize,
-    /// GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back
-    /// (`regions::GdnFlaScratch`). 0 unless the linear-attention key and value head dims are
-    /// both 128, the only shape the FLA prefill kernels run.
-    /// Live in the GDN mixer only.
-    ///
-    /// Bytes `GdnFlaScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · phase `gdn` · tracked
+    /// [`BufferArena::gdn_fla_scratch`]: Bytes `GdnFlaScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.gdn_fla_supported()` · phase `gdn` · tracked
     pub gdn_fla_scratch: usize,
-    /// Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0
-    /// unless the model has Mamba-2 heads and a state size.
-    /// Live in the Mamba-2 mixer only.
-    ///
-    /// Bytes `SsdScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · phase `mamba2` · tracked
+    /// [`BufferArena::ssd_scratch`]: Bytes `SsdScratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.has_mamba()` · phase `mamba2` · tracked
     pub ssd_scratch: usize,
-    /// Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.
-    /// Live in the attention mixer (the grouped O projection).
-    ///
-    /// Shape `[max_batch_tokens, config.o_latent_width()]` of `bf16` · at least `256` bytes · phase `attention` · untracked (not in `total_bytes`)
+    /// [`BufferArena::o_latent`]: Shape `[max_batch_tokens, config.o_latent_width()]` of `bf16` · at least `256` bytes · phase `attention` · untracked (not in `total_bytes`)
     pub o_latent: usize,
-    /// The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.
-    /// The whole step: a weight, written once.
-    ///
-    /// Shape `[max(config.hidden_size, config.mamba_d_inner())]` of `bf16` · untracked (not in `total_bytes`)
+    /// [`BufferArena::norm_unit_w`]: Shape `[max(config.hidden_size, config.mamba_d_inner())]` of `bf16` · untracked (not in `total_bytes`)
     pub norm_unit_w: usize,
-    /// Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when
-    /// `hc_mult == 0`.
-    /// The whole step: hyper-connections wrap every sublayer.
-    ///
-    /// Shape `[max_batch_tokens, config.hc_mult, config.hidden_size]` of `f32` · at least `256` bytes · tracked
+    /// [`BufferArena::hc_streams`]: Shape `[max_batch_tokens, config.hc_mult, config.hidden_size]` of `f32` · at least `256` bytes · tracked
     pub hc_streams: usize,
-    /// Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:
-    /// the seeds give this buffer no floor; 256 bytes keeps its pointer non-NULL and aligned
-    /// like `hc_streams`).
-    /// The whole step (hyper-connections).
-    ///
-    /// Shape `[max_batch_tokens, config.hc_mult]` of `f32` · at least `256` bytes · tracked
+    /// [`BufferArena::hc_post`]: Shape `[max_batch_tokens, config.hc_mult]` of `f32` · at least `256` bytes · tracked
     pub hc_post: usize,
-    /// Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen
-    /// here, as `hc_post`).
-    /// The whole step (hyper-connections).
-    ///
-    /// Shape `[max_batch_tokens, config.hc_mult, config.hc_mult]` of `f32` · at least `256` bytes · tracked
+    /// [`BufferArena::hc_comb`]: Shape `[max_batch_tokens, config.hc_mult, config.hc_mult]` of `f32` · at least `256` bytes · tracked
     pub hc_comb: usize,
-    /// Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,
-    /// FP32) and the prefill GEMM layout (slabs of at most 2048 tokens, BF16); see
-    /// `sizing::hc_lowrank_scratch_bytes`. 256 bytes without a low-rank hyper-connection.
-    /// The whole step (hyper-connections).
-    ///
-    /// Bytes `hc_lowrank_scratch_bytes(config, max_batch_tokens)` (as `u8`) · at least `256` bytes · tracked
+    /// [`BufferArena::hc_lowrank_scratch`]: Bytes `hc_lowrank_scratch_bytes(config, max_batch_tokens)` (as `u8`) · at least `256` bytes · tracked
     pub hc_lowrank_scratch: usize,
-    /// QSA prefill-selection scratch for 2048-row slabs, reuse by the indexer layers:
-    /// qk `[2048, (index_n_heads + 1) · index_head_dim]` BF16, q_post `[2048,
-    /// index_n_heads, index_head_dim]` F32, scores `[2048, ceil(max_seq_len /
-    /// index_compress_ratio)]` F32, lists `[2048, index_topk / index_compress_ratio]` i32
-    /// (`regions::QsaSelectScratch`). 256 bytes without an indexer. The selection layer
-    /// carves the same layout.
-    /// Live in the attention mixer: the indexer selects before the sparse attention.
-    ///
-    /// Bytes `QsaSelectScratch::bytes(config, max_seq_len)` (as `u8`) · at least `256` bytes · phase `attention` · tracked
+    /// [`BufferArena::qsa_select_scratch`]: Bytes `QsaSelectScratch::bytes(config, max_seq_len)` (as `u8`) · at least `256` bytes · phase `attention` · tracked
     pub qsa_select_scratch: usize,
-    /// Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE
-    /// layers (`tid2eid[token_id]`). At least 256 bytes.
-    /// The whole step: step input.
-    ///
-    /// Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
+    /// [`BufferArena::token_ids`]: Shape `[max_batch_tokens]` of `u32` · at least `256` bytes · tracked
     pub token_ids: usize,
-    /// Dense-FFN activation-quant scratch reuse by every layer's prefill, sized for
-    /// `K = max(hidden, intermediate)`; all `ffn_*` are 0 for a MoE model (and, chosen here,
-    /// for a model without a dense FFN at all, such as a pure Mamba-2 model). This one:
-    /// `q8_1_mmq` activations `[ceil16(M), K]` for the Q4_K MMQ path.
-    /// Live in both FFN halves: the gate/up input is quantized here, then the activation (the down projection's input).
-    ///
-    /// Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn() && config.q8_mmq_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
+    /// [`BufferArena::ffn_act_q8`]: Bytes `q8_1_mmq_bytes(m16, ffn_k)` (as `u8`) · gate `config.has_dense_ffn() && config.q8_mmq_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_q8: usize,
-    /// int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.
-    /// Live in both FFN halves (as `ffn_act_q8`).
-    ///
-    /// Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
+    /// [`BufferArena::ffn_act_a`]: Shape `[m16, ffn_k]` of `i8` · gate `config.has_dense_ffn() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_a: usize,
-    /// `[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.
-    /// Live in both FFN halves (as `ffn_act_q8`).
-    ///
-    /// Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
+    /// [`BufferArena::ffn_act_scale`]: Shape `[m16, ceil_div(ffn_k, 32)]` of `f32` · gate `config.has_dense_ffn() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_scale: usize,
-    /// `[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,
-    /// for the cuBLASLt block-scaled FFN GEMM; the quantizer writes `[M, K/128]` into
-    /// `ffn_act_scale`. 0 for a MoE model.
-    /// Live in both FFN halves (as `ffn_act_q8`).
-    ///
-    /// Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
+    /// [`BufferArena::ffn_act_scale_kmajor`]: Shape `[ceil_div(ffn_k, 128), m16]` of `f32` · gate `config.has_dense_ffn() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub ffn_act_scale_kmajor: usize,
-    /// `[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN
-    /// gate+up decode GEMM; a row is `[gate | up]`. A buffer of its own because the fused arm
-    /// serves only the decode band, and a widened `expert_gate_out` would carry
-    /// `max_batch_tokens` rows. Sized for every dense model, whatever the lever says: the
-    /// levers are resolved above this crate. 0 for a MoE model (chosen here: a MoE model
-    /// has no dense-FFN decode GEMM of its own; its dense layers run on the expert buffers).
-    /// Live in the FFN's gate/up half only: the activation, written into `expert_gate_out`, consumes it.
-    ///
-    /// Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · phase `ffn_gate_up` · tracked
+    /// [`BufferArena::ffn_gate_up_fused`]: Shape `[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]` of `bf16` · gate `config.has_dense_ffn()` · phase `ffn_gate_up` · tracked
     pub ffn_gate_up_fused: usize,
-    /// FP8 activation scratch for the prefill projections, 1 byte per element,
-    /// `[ceil16(M), K]` for the widest K among hidden, `q_heads · head_dim`, Mamba-2
-    /// `d_inner` and the GDN value dim (and, chosen here, the O projection's input
-    /// `q_heads · v_head_dim`, which MLA can make wider than `q_heads · head_dim`).
-    /// The whole step: every prefill projection of every phase quantizes into it.
-    ///
-    /// Shape `[m16, widest_k]` of `F8E4M3` · gate `config.fp8_activation_scratch()` · tracked
+    /// [`BufferArena::fp8_act`]: Shape `[m16, widest_k]` of `F8E4M3` · gate `config.fp8_activation_scratch()` · tracked
     pub fp8_act: usize,
-    /// The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.
-    /// Live in both FFN halves (the seeds already reuse it across the shared, gate, up and down GEMMs).
-    ///
-    /// Bytes `MoeFp8Scratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
+    /// [`BufferArena::moe_fp8_scratch`]: Bytes `MoeFp8Scratch::bytes(config, max_batch_tokens)` (as `u8`) · gate `config.is_moe() && config.fp8_activation_scratch()` · phases `ffn_gate_up..=ffn_down` · tracked
     pub moe_fp8_scratch: usize,
-    /// One f32 scale per 128 elements of `fp8_act`.
-    /// The whole step (every projection).
-    ///
-    /// Shape `[m16, ceil_div(widest_k, 128)]` of `f32` · gate `config.fp8_activation_scratch()` · tracked
+    /// [`BufferArena::fp8_act_scale`]: Shape `[m16, ceil_div(widest_k, 128)]` of `f32` · gate `config.fp8_activation_scratch()` · tracked
     pub fp8_act_scale: usize,
-    /// `[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for
-    /// the cuBLASLt block-scaled projections. Sized for every model, the SSM `in_proj_qkvz`
-    /// arm included.
-    /// The whole step (every projection).
-    ///
-    /// Shape `[ceil_div(widest_k, 128), m16]` of `f32` · gate `config.fp8_activation_scratch()` · tracked
+    /// [`BufferArena::fp8_act_scale_kmajor`]: Shape `[ceil_div(widest_k, 128), m16]` of `f32` · gate `config.fp8_activation_scratch()` · tracked
     pub fp8_act_scale_kmajor: usize,
-    /// LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other
-    /// `lora_*` entries are 0 when `adapter_max_rank == 0`.
-    /// The whole step: adapters sit on projections of every phase.
-    ///
-    /// Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
+    /// [`BufferArena::lora_xa`]: Shape `[max_batch_tokens, config.adapter_max_rank]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_xa: usize,
-    /// LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:
-    /// `max(hidden, intermediate, the q projection width)`.
-    /// The whole step (adapters).
-    ///
-    /// Shape `[max_batch_tokens, config.lora_widest_n()]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
+    /// [`BufferArena::lora_delta`]: Shape `[max_batch_tokens, config.lora_widest_n()]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_delta: usize,
-    /// LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it
-    /// (the file's `intermediate_size`; `ModelConfig::intermediate_size` says which width
-    /// that is for a MoE family).
-    /// The whole step (adapters).
-    ///
-    /// Shape `[max_batch_tokens, config.intermediate_size]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
+    /// [`BufferArena::lora_hact`]: Shape `[max_batch_tokens, config.intermediate_size]` of `bf16` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_hact: usize,
-    /// LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot
-    /// overlap the metadata regions of `scratch`.
-    /// The whole step (adapters).
-    ///
-    /// Shape `[max_batch_tokens]` of `i32` · gate `config.adapter_max_rank > 0` · tracked
+    /// [`BufferArena::lora_seq_slot`]: Shape `[max_batch_tokens]` of `i32` · gate `config.adapter_max_rank > 0` · tracked
     pub lora_seq_slot: usize,
-    /// Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer
-    /// for the largest keep-packed projection, reused by each projection's dequant. Sized by
-    /// `q2_dequant_scratch_bytes`; 0 unless the lever is 1.
-    /// The whole step: keep-packed projections of every phase.
-    ///
-    /// Bytes `q2_dequant_scratch_bytes(config)` (as `bf16`) · gate `config.levers.gguf_native_q2` · tracked
+    /// [`BufferArena::q2_dequant_scratch`]: Bytes `q2_dequant_scratch_bytes(config)` (as `bf16`) · gate `config.levers.gguf_native_q2` · tracked
     pub q2_dequant_scratch: usize,
-    /// Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch
-    /// (`METRALE_GGUF_NATIVE_Q2_MMQ=1`), shared by every keep-packed projection: each
-    /// quantizes its BF16 activation here and runs the packed MMQ GEMM. 0 unless the lever
-    /// is 1. Chosen here (the seeds give no shape): `ceil16(M)` rows in the `q8_1_mmq`
-    /// layout at the widest K any projection quantizes, the prefill projections' and the
-    /// dense FFN's, so no keep-packed projection's activation is wider than the scratch.
-    /// The whole step (keep-packed projections).
-    ///
-    /// Bytes `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` (as `u8`) · gate `config.levers.gguf_native_q2_mmq` · tracked
+    /// [`BufferArena::q2_act_q8`]: Bytes `q8_1_mmq_bytes(m16, max(widest_k, ffn_k))` (as `u8`) · gate `config.levers.gguf_native_q2_mmq` · tracked
     pub q2_act_q8: usize,
-    /// Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's
-    /// BF16 `in_proj_qkvz` and `out_proj`, one slice pair per layer carved on its first
-    /// prefill and kept for the arena's life. Sized by `ssm_rowwise_w_bf16_bytes`; 0 unless
-    /// the lever is 1.
-    /// The whole step, and beyond: weights kept for the arena's life, never reuse.
-    ///
-    /// Bytes `ssm_rowwise_w_bf16_bytes(config)` (as `bf16`) · gate `config.levers.fp8_rowwise` · tracked
+    /// [`BufferArena::ssm_rowwise_w_bf16`]: Bytes `ssm_rowwise_w_bf16_bytes(config)` (as `bf16`) · gate `config.levers.fp8_rowwise` · tracked
     pub ssm_rowwise_w_bf16: usize,
-    /// Beyond the seeds: latent MoE's routed input `[M, moe_latent_size]` BF16, the
-    /// `fc1_latent_proj` output (hidden → latent) that every routed expert reads instead of
-    /// the hidden state (transformers `nemotron_h/modeling_nemotron_h.py`: `NemotronHMoE`,
-    /// `NemotronHExperts` built at `input_dim = moe_latent_size`). M rows: the projection runs
-    /// once per token, before the experts gather their rows. Whole on every rank (vLLM and
-    /// SGLang build both latent projections as `ReplicatedLinear`). 0 without a latent.
-    /// Live in the FFN's gate/up half: the experts' up projections are its last readers.
-    ///
-    /// Shape `[max_batch_tokens, config.moe_latent_size]` of `bf16` · gate `config.moe_latent_size > 0` · phase `ffn_gate_up` · tracked
+    /// [`BufferArena::moe_latent_in`]: Shape `[max_batch_tokens, config.moe_latent_size]` of `bf16` · gate `config.moe_latent_size > 0` · phase `ffn_gate_up` · tracked
     pub moe_latent_in: usize,
-    /// Beyond the seeds: latent MoE's combined expert output `[M, moe_latent_size]` BF16:
-    /// the experts' down projections write latent-wide rows (into `expert_down_out`, which
-    /// is hidden wide), the combine sums each token's top-k of them here, and
-    /// `fc2_latent_proj` (latent → hidden) reads it into `moe_output`, where the shared
-    /// expert's output is added (`NemotronHMoE.forward`). A buffer of its own: the combine
-    /// cannot write `moe_output` in place of a projection that reads it. 0 without a latent.
-    /// Live in the FFN's down half.
-    ///
-    /// Shape `[max_batch_tokens, config.moe_latent_size]` of `bf16` · gate `config.moe_latent_size > 0` · phase `ffn_down` · tracked
+    /// [`BufferArena::moe_latent_out`]: Shape `[max_batch_tokens, config.moe_latent_size]` of `bf16` · gate `config.moe_latent_size > 0` · phase `ffn_down` · tracked
     pub moe_latent_out: usize,
-    /// Beyond the seeds: the short convolution's `in_proj` output B | C | x, `[M, 3 ·
-    /// short_conv_dim]` BF16 (LFM2, `lfm2/modeling_lfm2.py`: `Lfm2ShortConv`, `in_proj`
-    /// hidden → 3 · hidden; a rank holds `hidden / tp` of each third, as vLLM's `ShortConv`
-    /// shards it). 0 without short-conv layers.
-    /// Live in the short-conv mixer: C is read last, by the gate after the conv.
-    ///
-    /// Shape `[max_batch_tokens, config.short_conv_in_width()]` of `bf16` · gate `config.has_short_conv()` · phase `short_conv` · tracked
+    /// [`BufferArena::short_conv_bcx`]: Shape `[max_batch_tokens, config.short_conv_in_width()]` of `bf16` · gate `config.has_short_conv()` · phase `short_conv` · tracked
     pub short_conv_bcx: usize,
-    /// Beyond the seeds: B · x, the causal conv's input, `[M, short_conv_dim]` BF16
-    /// (`Lfm2ShortConv.forward`'s `Bx`). A buffer of its own (chosen here): each conv output
-    /// reads `conv_L_cache` input rows, so the conv cannot write over its input.
-    /// Live in the short-conv mixer.
-    ///
-    /// Shape `[max_batch_tokens, config.short_conv_dim]` of `bf16` · gate `config.has_short_conv()` · phase `short_conv` · tracked
+    /// [`BufferArena::short_conv_bx`]: Shape `[max_batch_tokens, config.short_conv_dim]` of `bf16` · gate `config.has_short_conv()` · phase `short_conv` · tracked
     pub short_conv_bx: usize,
-    /// Beyond the seeds: the conv output gated by C, `out_proj`'s input, `[M,
-    /// short_conv_dim]` BF16 (`y = C * conv_out`; chosen here: the gate is applied in place
-    /// over the conv's output).
-    /// Live in the short-conv mixer: `out_proj` is its last reader.
-    ///
-    /// Shape `[max_batch_tokens, config.short_conv_dim]` of `bf16` · gate `config.has_short_conv()` · phase `short_conv` · tracked
+    /// [`BufferArena::short_conv_out`]: Shape `[max_batch_tokens, config.short_conv_dim]` of `bf16` · gate `config.has_short_conv()` · phase `short_conv` · tracked
     pub short_conv_out: usize,
-    /// Beyond the seeds: lightning attention's q | k | v, `[M, 3 · heads · head_dim]` BF16,
-    /// the `qkv_proj` output with its SiLU applied in place (MiniMax,
-    /// `minimax/modeling_minimax.py`: `MiniMaxLightningAttention`; a rank holds heads / tp,
-    /// as vLLM's `MiniMaxText01LinearAttention` shards them). 0 without lightning layers.
-    /// Live in the lightning mixer.
-    ///
-    /// Shape `[max_batch_tokens, 3 * config.lightning_width()]` of `bf16` · gate `config.has_lightning()` · phase `lightning` · tracked
+    /// [`BufferArena::lightning_qkv`]: Shape `[max_batch_tokens, 3 * config.lightning_width()]` of `bf16` · gate `config.has_lightning()` · phase `lightning` · tracked
     pub lightning_qkv: usize,
-    /// Beyond the seeds: the `output_gate` projection of the layer input, `[M, heads ·
-    /// head_dim]` BF16, read (through a sigmoid) after the attention and its norm.
-    /// Live in the lightning mixer.
-    ///
-    /// Shape `[max_batch_tokens, config.lightning_width()]` of `bf16` · gate `config.has_lightning()` · phase `lightning` · tracked
+    /// [`BufferArena::lightning_gate`]: Shape `[max_batch_tokens, config.lightning_width()]` of `bf16` · gate `config.has_lightning()` · phase `lightning` · tracked
     pub lightning_gate: usize,
-    /// Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its
-    /// RMSNorm and the sigmoid gate are applied in place (chosen here) and `out_proj` reads
-    /// it. The kernel contract (chosen here): the lightning kernels read q, k, v token-major in
-    /// BF16 from `lightning_qkv` and write this BF16 output, accumulating in FP32 registers;
-    /// vLLM's Triton path, which first makes head-major FP32 copies of q, k and v, would need
-    /// those copies too.
-    /// Live in the lightning mixer.
-    ///
-    /// Shape `[max_batch_tokens, config.lightning_width()]` of `bf16` · gate `config.has_lightning()` · phase `lightning` · tracked
+    /// [`BufferArena::lightning_out`]: Shape `[max_batch_tokens, config.lightning_width()]` of `bf16` · gate `config.has_lightning()` · phase `lightning` · tracked
     pub lightning_out: usize,
-    /// Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block
-    /// boundary of one prefill sequence, `[ceil(M / LIGHTNING_BLOCK) + 1, heads, head_dim,
-    /// head_dim]` F32, so a chunked prefill runs its blocks in parallel: vLLM's
-    /// `lightning_attention` allocates `kv [h, NUM_BLOCK, d, e]` FP32 per sequence and
-    /// appends the carried-in state (`layers/lightning_attn.py`). Chosen here, as vLLM does:
-    /// prefill sequences run one at a time, so one sequence of at most M tokens bounds it.
-    /// The recurrent state a sequence keeps between steps is not here: it belongs to the
-    /// sequence-state cache. 0 without lightning layers.
-    /// Live in the lightning mixer.
-    ///
-    /// Shape `[ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]` of `f32` · gate `config.has_lightning()` · phase `lightning` · tracked
+    /// [`BufferArena::lightning_block_states`]: Shape `[ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]` of `f32` · gate `config.has_lightning()` · phase `lightning` · tracked
     pub lightning_block_states: usize,
-    /// Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·
-    /// head_dim]` BF16, the short conv's input (Kimi-Linear, `kimi_linear/modeling_kimi_linear.py`:
-    /// `KimiLinearDeltaAttention`, `q_proj`, `k_proj`, `v_proj`; a rank holds heads / tp, as
-    /// vLLM's `KimiDeltaAttention` shards them). 0 without KDA layers.
-    /// Live in the KDA mixer.
-    ///
-    /// Shape `[max_batch_tokens, 3 * config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
+    /// [`BufferArena::kda_qkv`]: Shape `[max_batch_tokens, 3 * config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
     pub kda_qkv: usize,
-    /// Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·
-    /// head_dim]` BF16 (one conv over the three, `conv1d`): q, k and v as the delta rule
-    /// reads them. A buffer of its own: each output reads `short_conv_kernel_size` input
-    /// rows, so the conv cannot write over its input.
-    /// Live in the KDA mixer.
-    ///
-    /// Shape `[max_batch_tokens, 3 * config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
+    /// [`BufferArena::kda_qkv_conv`]: Shape `[max_batch_tokens, 3 * config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
     pub kda_qkv_conv: usize,
-    /// Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the
-    /// forget gate's) and `g_a_proj` (the output gate's), `[M, 2 · head_dim]` BF16. Whole on
-    /// every rank (vLLM replicates both).
-    /// Live in the KDA mixer.
-    ///
-    /// Shape `[max_batch_tokens, 2 * config.kda_head_dim]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
+    /// [`BufferArena::kda_lowrank`]: Shape `[max_batch_tokens, 2 * config.kda_head_dim]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
     pub kda_lowrank: usize,
-    /// Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +
-    /// dt_bias)`, `[M, heads · head_dim]` F32, as `KimiLinearForgetGate` computes it in FP32
-    /// (vLLM's `fused_kda_gate` writes it FP32 too).
-    /// Live in the KDA mixer.
-    ///
-    /// Shape `[max_batch_tokens, config.kda_width()]` of `f32` · gate `config.has_kda()` · phase `kda` · tracked
+    /// [`BufferArena::kda_decay_f32`]: Shape `[max_batch_tokens, config.kda_width()]` of `f32` · gate `config.has_kda()` · phase `kda` · tracked
     pub kda_decay_f32: usize,
-    /// Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).
-    /// Live in the KDA mixer.
-    ///
-    /// Shape `[max_batch_tokens, config.kda_heads]` of `f32` · gate `config.has_kda()` · phase `kda` · tracked
+    /// [`BufferArena::kda_beta_f32`]: Shape `[max_batch_tokens, config.kda_heads]` of `f32` · gate `config.has_kda()` · phase `kda` · tracked
     pub kda_beta_f32: usize,
-    /// Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,
-    /// read by the gated RMSNorm after the delta rule.
-    /// Live in the KDA mixer.
-    ///
-    /// Shape `[max_batch_tokens, config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
+    /// [`BufferArena::kda_out_gate`]: Shape `[max_batch_tokens, config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
     pub kda_out_gate: usize,
-    /// Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated
-    /// per-head RMSNorm (`o_norm`) is applied in place (chosen here) and `o_proj` reads it.
-    /// Live in the KDA mixer.
-    ///
-    /// Shape `[max_batch_tokens, config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
+    /// [`BufferArena::kda_out`]: Shape `[max_batch_tokens, config.kda_width()]` of `bf16` · gate `config.has_kda()` · phase `kda` · tracked
     pub kda_out: usize,
-    /// Beyond the seeds: the chunked-prefill scratch of the delta rule
-    /// (`regions::KdaChunkScratch`: what FLA's `chunk_kda` keeps between its stages, the
-    /// chunk states for a varlen batch of up to `min(max_batch_size, M)` sequences). 0 without
-    /// KDA layers.
-    /// Live in the KDA mixer.
-    ///
-    /// Bytes `KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))` (as `u8`) · gate `config.has_kda()` · phase `kda` · tracked
+    /// [`BufferArena::kda_chunk_scratch`]: Bytes `KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))` (as `u8`) · gate `config.has_kda()` · phase `kda` · tracked
     pub kda_chunk_scratch: usize,
-    /// Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16
-    /// (Gemma 4 E-models, `gemma4/modeling_gemma4.py`: `Gemma4TextModel.get_per_layer_inputs`
-    /// and `project_per_layer_inputs`): the `embed_tokens_per_layer` lookup, to which the
-    /// normed `per_layer_model_projection` of the embeddings is added in place; layer i reads
-    /// its P-wide slice. All the model's layers on every rank and stage (vLLM gathers the
-    /// projection and passes this tensor between pipeline stages). 0 without per-layer
-    /// inputs.
-    /// The whole step: written before the first layer, read by the last.
-    ///
-    /// Shape `[max_batch_tokens, config.per_layer_inputs_width]` of `bf16` · gate `config.has_per_layer_inputs()` · tracked
+    /// [`BufferArena::per_layer_inputs`]: Shape `[max_batch_tokens, config.per_layer_inputs_width]` of `bf16` · gate `config.has_per_layer_inputs()` · tracked
     pub per_layer_inputs: usize,
-    /// Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·
-    /// P]` BF16, before it is normed and added into `per_layer_inputs`. A buffer of its own
-    /// (chosen here): the lookup and the projection are both whole before they combine. Whole
-    /// on every rank (chosen here: each rank projects with the whole weight, `hidden × L·P`,
-    /// rather than a column shard and an all-gather, which would need a staging buffer). Only
-    /// on the first pipeline stage, which runs the prologue (`ModelConfig::runs_embedding`).
-    /// Live in the embedding prologue only.
-    ///
-    /// Shape `[max_batch_tokens, config.per_layer_inputs_width]` of `bf16` · gate `config.has_per_layer_inputs() && config.runs_embedding()` · phase `embed` · tracked
+    /// [`BufferArena::per_layer_inputs_proj`]: Shape `[max_batch_tokens, config.per_layer_inputs_width]` of `bf16` · gate `config.has_per_layer_inputs() && config.runs_embedding()` · phase `embed` · tracked
     pub per_layer_inputs_proj: usize,
-    /// Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and
-    /// the product with the layer's slice of `per_layer_inputs` are applied in place
-    /// (`Gemma4TextDecoderLayer.forward`, 1408–1412). Whole on every rank (vLLM replicates the
-    /// gate).
-    /// Live in the layer's per-layer-input tail.
-    ///
-    /// Shape `[max_batch_tokens, config.per_layer_input_dim]` of `bf16` · gate `config.has_per_layer_inputs()` · phase `per_layer_input` · tracked
+    /// [`BufferArena::per_layer_gate`]: Shape `[max_batch_tokens, config.per_layer_input_dim]` of `bf16` · gate `config.has_per_layer_inputs()` · phase `per_layer_input` · tracked
     pub per_layer_gate: usize,
-    /// Beyond the seeds: `per_layer_projection` of the gated slice, `[M, hidden]` BF16,
-    /// normed in place (`post_per_layer_input_norm`) and added into the residual stream.
-    /// Live in the layer's per-layer-input tail.
-    ///
-    /// Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · gate `config.has_per_layer_inputs()` · phase `per_layer_input` · tracked
+    /// [`BufferArena::per_layer_out`]: Shape `[max_batch_tokens, config.hidden_size]` of `bf16` · gate `config.has_per_layer_inputs()` · phase `per_layer_input` · tracked
     pub per_layer_out: usize,
-    /// Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first
-    /// `hc_mult` of the `fn` projection's `(2 + hc_mult) · hc_mult` outputs a token, which
-    /// collapse the streams into a sublayer's input (`DeepseekV4HyperConnection.forward`,
-    /// transformers 5.24 `modeling_deepseek_v4.py`: 972–995; the head's own, 1013–1014).
-    /// The seeds give post and comb their buffers (`hc_post`, `hc_comb`) and pre none:
-    /// vLLM's fused kernel keeps it in registers (`mhc_pre_tilelang`); an engine whose
-    /// kernels do not fuse the collapse writes it here (chosen here: a buffer of its own,
-    /// 0 bytes and NULL without hyper-connections).
-    /// The whole step (hyper-connections wrap every sublayer).
-    ///
-    /// Shape `[max_batch_tokens, config.hc_mult]` of `f32` · gate `config.hc_mult > 0` · tracked
+    /// [`BufferArena::hc_pre`]: Shape `[max_batch_tokens, config.hc_mult]` of `f32` · gate `config.hc_mult > 0` · tracked
     pub hc_pre: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -926,31 +584,27 @@ impl BufferSizes {
             ];
             __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, false)?
         };
-        __sizes.gdn_fla_scratch = {
+        __sizes.gdn_fla_scratch = if config.gdn_fla_supported() {
             let __f = ::arena_runtime::CheckedArith::new("gdn_fla_scratch");
-            if config.gdn_fla_supported() {
-                __r.bytes(
-                    __f,
-                    __f.value(GdnFlaScratch::bytes(config, max_batch_tokens))?,
-                    0,
-                    true,
-                )?
-            } else {
-                __r.closed()
-            }
+            __r.bytes(
+                __f,
+                __f.value(GdnFlaScratch::bytes(config, max_batch_tokens))?,
+                0,
+                true,
+            )?
+        } else {
+            __r.closed()
         };
-        __sizes.ssd_scratch = {
+        __sizes.ssd_scratch = if config.has_mamba() {
             let __f = ::arena_runtime::CheckedArith::new("ssd_scratch");
-            if config.has_mamba() {
-                __r.bytes(
-                    __f,
-                    __f.value(SsdScratch::bytes(config, max_batch_tokens))?,
-                    0,
-                    true,
-                )?
-            } else {
-                __r.closed()
-            }
+            __r.bytes(
+                __f,
+                __f.value(SsdScratch::bytes(config, max_batch_tokens))?,
+                0,
+                true,
+            )?
+        } else {
+            __r.closed()
         };
         __sizes.o_latent = {
             let __f = ::arena_runtime::CheckedArith::new("o_latent");
@@ -1000,380 +654,305 @@ impl BufferSizes {
             let __d = [max_batch_tokens];
             __r.shape(__f, &__d, <u32 as __E>::SIZE, 256, false)?
         };
-        __sizes.ffn_act_q8 = {
+        __sizes.ffn_act_q8 = if config.has_dense_ffn() && config.q8_mmq_scratch() {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_q8");
-            if config.has_dense_ffn() && config.q8_mmq_scratch() {
-                __r.bytes(__f, __f.value(q8_1_mmq_bytes(m16, ffn_k))?, 0, true)?
-            } else {
-                __r.closed()
-            }
+            __r.bytes(__f, __f.value(q8_1_mmq_bytes(m16, ffn_k))?, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.ffn_act_a = {
+        __sizes.ffn_act_a = if config.has_dense_ffn() && config.fp8_activation_scratch()
+        {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_a");
-            if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                let __d = [m16, ffn_k];
-                __r.shape(__f, &__d, <i8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [m16, ffn_k];
+            __r.shape(__f, &__d, <i8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.ffn_act_scale = {
+        __sizes.ffn_act_scale = if config.has_dense_ffn()
+            && config.fp8_activation_scratch()
+        {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale");
-            if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                let __d = [m16, __f.ceil_div(ffn_k, 32)?];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [m16, __f.ceil_div(ffn_k, 32)?];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.ffn_act_scale_kmajor = {
+        __sizes.ffn_act_scale_kmajor = if config.has_dense_ffn()
+            && config.fp8_activation_scratch()
+        {
             let __f = ::arena_runtime::CheckedArith::new("ffn_act_scale_kmajor");
-            if config.has_dense_ffn() && config.fp8_activation_scratch() {
-                let __d = [__f.ceil_div(ffn_k, 128)?, m16];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [__f.ceil_div(ffn_k, 128)?, m16];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.ffn_gate_up_fused = {
+        __sizes.ffn_gate_up_fused = if config.has_dense_ffn() {
             let __f = ::arena_runtime::CheckedArith::new("ffn_gate_up_fused");
-            if config.has_dense_ffn() {
-                let __d = [
-                    __f.ceil16(GATEUP_FUSED_MAX_M)?,
-                    __f.mul(2, config.intermediate_size)?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.ceil16(GATEUP_FUSED_MAX_M)?,
+                __f.mul(2, config.intermediate_size)?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.fp8_act = {
+        __sizes.fp8_act = if config.fp8_activation_scratch() {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act");
-            if config.fp8_activation_scratch() {
-                let __d = [m16, widest_k];
-                __r.shape(__f, &__d, <F8E4M3 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [m16, widest_k];
+            __r.shape(__f, &__d, <F8E4M3 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.moe_fp8_scratch = {
+        __sizes.moe_fp8_scratch = if config.is_moe() && config.fp8_activation_scratch() {
             let __f = ::arena_runtime::CheckedArith::new("moe_fp8_scratch");
-            if config.is_moe() && config.fp8_activation_scratch() {
-                __r.bytes(
-                    __f,
-                    __f.value(MoeFp8Scratch::bytes(config, max_batch_tokens))?,
-                    0,
-                    true,
-                )?
-            } else {
-                __r.closed()
-            }
+            __r.bytes(
+                __f,
+                __f.value(MoeFp8Scratch::bytes(config, max_batch_tokens))?,
+                0,
+                true,
+            )?
+        } else {
+            __r.closed()
         };
-        __sizes.fp8_act_scale = {
+        __sizes.fp8_act_scale = if config.fp8_activation_scratch() {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale");
-            if config.fp8_activation_scratch() {
-                let __d = [m16, __f.ceil_div(widest_k, 128)?];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [m16, __f.ceil_div(widest_k, 128)?];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.fp8_act_scale_kmajor = {
+        __sizes.fp8_act_scale_kmajor = if config.fp8_activation_scratch() {
             let __f = ::arena_runtime::CheckedArith::new("fp8_act_scale_kmajor");
-            if config.fp8_activation_scratch() {
-                let __d = [__f.ceil_div(widest_k, 128)?, m16];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [__f.ceil_div(widest_k, 128)?, m16];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.lora_xa = {
+        __sizes.lora_xa = if config.adapter_max_rank > 0 {
             let __f = ::arena_runtime::CheckedArith::new("lora_xa");
-            if config.adapter_max_rank > 0 {
-                let __d = [max_batch_tokens, config.adapter_max_rank];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.adapter_max_rank];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.lora_delta = {
+        __sizes.lora_delta = if config.adapter_max_rank > 0 {
             let __f = ::arena_runtime::CheckedArith::new("lora_delta");
-            if config.adapter_max_rank > 0 {
-                let __d = [max_batch_tokens, __f.value(config.lora_widest_n())?];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, __f.value(config.lora_widest_n())?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.lora_hact = {
+        __sizes.lora_hact = if config.adapter_max_rank > 0 {
             let __f = ::arena_runtime::CheckedArith::new("lora_hact");
-            if config.adapter_max_rank > 0 {
-                let __d = [max_batch_tokens, config.intermediate_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.intermediate_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.lora_seq_slot = {
+        __sizes.lora_seq_slot = if config.adapter_max_rank > 0 {
             let __f = ::arena_runtime::CheckedArith::new("lora_seq_slot");
-            if config.adapter_max_rank > 0 {
-                let __d = [max_batch_tokens];
-                __r.shape(__f, &__d, <i32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens];
+            __r.shape(__f, &__d, <i32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.q2_dequant_scratch = {
+        __sizes.q2_dequant_scratch = if config.levers.gguf_native_q2 {
             let __f = ::arena_runtime::CheckedArith::new("q2_dequant_scratch");
-            if config.levers.gguf_native_q2 {
-                __r.bytes(__f, __f.value(q2_dequant_scratch_bytes(config))?, 0, true)?
-            } else {
-                __r.closed()
-            }
+            __r.bytes(__f, __f.value(q2_dequant_scratch_bytes(config))?, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.q2_act_q8 = {
+        __sizes.q2_act_q8 = if config.levers.gguf_native_q2_mmq {
             let __f = ::arena_runtime::CheckedArith::new("q2_act_q8");
-            if config.levers.gguf_native_q2_mmq {
-                __r.bytes(
-                    __f,
-                    __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?,
-                    0,
-                    true,
-                )?
-            } else {
-                __r.closed()
-            }
+            __r.bytes(
+                __f,
+                __f.value(q8_1_mmq_bytes(m16, __f.max(widest_k, ffn_k)?))?,
+                0,
+                true,
+            )?
+        } else {
+            __r.closed()
         };
-        __sizes.ssm_rowwise_w_bf16 = {
+        __sizes.ssm_rowwise_w_bf16 = if config.levers.fp8_rowwise {
             let __f = ::arena_runtime::CheckedArith::new("ssm_rowwise_w_bf16");
-            if config.levers.fp8_rowwise {
-                __r.bytes(__f, __f.value(ssm_rowwise_w_bf16_bytes(config))?, 0, true)?
-            } else {
-                __r.closed()
-            }
+            __r.bytes(__f, __f.value(ssm_rowwise_w_bf16_bytes(config))?, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.moe_latent_in = {
+        __sizes.moe_latent_in = if config.moe_latent_size > 0 {
             let __f = ::arena_runtime::CheckedArith::new("moe_latent_in");
-            if config.moe_latent_size > 0 {
-                let __d = [max_batch_tokens, config.moe_latent_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.moe_latent_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.moe_latent_out = {
+        __sizes.moe_latent_out = if config.moe_latent_size > 0 {
             let __f = ::arena_runtime::CheckedArith::new("moe_latent_out");
-            if config.moe_latent_size > 0 {
-                let __d = [max_batch_tokens, config.moe_latent_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.moe_latent_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.short_conv_bcx = {
+        __sizes.short_conv_bcx = if config.has_short_conv() {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_bcx");
-            if config.has_short_conv() {
-                let __d = [max_batch_tokens, __f.value(config.short_conv_in_width())?];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, __f.value(config.short_conv_in_width())?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.short_conv_bx = {
+        __sizes.short_conv_bx = if config.has_short_conv() {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_bx");
-            if config.has_short_conv() {
-                let __d = [max_batch_tokens, config.short_conv_dim];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.short_conv_dim];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.short_conv_out = {
+        __sizes.short_conv_out = if config.has_short_conv() {
             let __f = ::arena_runtime::CheckedArith::new("short_conv_out");
-            if config.has_short_conv() {
-                let __d = [max_batch_tokens, config.short_conv_dim];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.short_conv_dim];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.lightning_qkv = {
+        __sizes.lightning_qkv = if config.has_lightning() {
             let __f = ::arena_runtime::CheckedArith::new("lightning_qkv");
-            if config.has_lightning() {
-                let __d = [
-                    max_batch_tokens,
-                    __f.mul(3, __f.value(config.lightning_width())?)?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                max_batch_tokens,
+                __f.mul(3, __f.value(config.lightning_width())?)?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.lightning_gate = {
+        __sizes.lightning_gate = if config.has_lightning() {
             let __f = ::arena_runtime::CheckedArith::new("lightning_gate");
-            if config.has_lightning() {
-                let __d = [max_batch_tokens, __f.value(config.lightning_width())?];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, __f.value(config.lightning_width())?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.lightning_out = {
+        __sizes.lightning_out = if config.has_lightning() {
             let __f = ::arena_runtime::CheckedArith::new("lightning_out");
-            if config.has_lightning() {
-                let __d = [max_batch_tokens, __f.value(config.lightning_width())?];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, __f.value(config.lightning_width())?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.lightning_block_states = {
+        __sizes.lightning_block_states = if config.has_lightning() {
             let __f = ::arena_runtime::CheckedArith::new("lightning_block_states");
-            if config.has_lightning() {
-                let __d = [
-                    __f.add(__f.ceil_div(max_batch_tokens, LIGHTNING_BLOCK)?, 1)?,
-                    config.lightning_heads,
-                    config.lightning_head_dim,
-                    config.lightning_head_dim,
-                ];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.add(__f.ceil_div(max_batch_tokens, LIGHTNING_BLOCK)?, 1)?,
+                config.lightning_heads,
+                config.lightning_head_dim,
+                config.lightning_head_dim,
+            ];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kda_qkv = {
+        __sizes.kda_qkv = if config.has_kda() {
             let __f = ::arena_runtime::CheckedArith::new("kda_qkv");
-            if config.has_kda() {
-                let __d = [
-                    max_batch_tokens,
-                    __f.mul(3, __f.value(config.kda_width())?)?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, __f.mul(3, __f.value(config.kda_width())?)?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kda_qkv_conv = {
+        __sizes.kda_qkv_conv = if config.has_kda() {
             let __f = ::arena_runtime::CheckedArith::new("kda_qkv_conv");
-            if config.has_kda() {
-                let __d = [
-                    max_batch_tokens,
-                    __f.mul(3, __f.value(config.kda_width())?)?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, __f.mul(3, __f.value(config.kda_width())?)?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kda_lowrank = {
+        __sizes.kda_lowrank = if config.has_kda() {
             let __f = ::arena_runtime::CheckedArith::new("kda_lowrank");
-            if config.has_kda() {
-                let __d = [max_batch_tokens, __f.mul(2, config.kda_head_dim)?];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, __f.mul(2, config.kda_head_dim)?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kda_decay_f32 = {
+        __sizes.kda_decay_f32 = if config.has_kda() {
             let __f = ::arena_runtime::CheckedArith::new("kda_decay_f32");
-            if config.has_kda() {
-                let __d = [max_batch_tokens, __f.value(config.kda_width())?];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, __f.value(config.kda_width())?];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kda_beta_f32 = {
+        __sizes.kda_beta_f32 = if config.has_kda() {
             let __f = ::arena_runtime::CheckedArith::new("kda_beta_f32");
-            if config.has_kda() {
-                let __d = [max_batch_tokens, config.kda_heads];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.kda_heads];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kda_out_gate = {
+        __sizes.kda_out_gate = if config.has_kda() {
             let __f = ::arena_runtime::CheckedArith::new("kda_out_gate");
-            if config.has_kda() {
-                let __d = [max_batch_tokens, __f.value(config.kda_width())?];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, __f.value(config.kda_width())?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kda_out = {
+        __sizes.kda_out = if config.has_kda() {
             let __f = ::arena_runtime::CheckedArith::new("kda_out");
-            if config.has_kda() {
-                let __d = [max_batch_tokens, __f.value(config.kda_width())?];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, __f.value(config.kda_width())?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kda_chunk_scratch = {
+        __sizes.kda_chunk_scratch = if config.has_kda() {
             let __f = ::arena_runtime::CheckedArith::new("kda_chunk_scratch");
-            if config.has_kda() {
-                __r.bytes(
-                    __f,
-                    __f
-                        .value(
-                            KdaChunkScratch::bytes(
-                                config,
-                                max_batch_tokens,
-                                __f.min(max_batch_size, max_batch_tokens)?,
-                            ),
-                        )?,
-                    0,
-                    true,
-                )?
-            } else {
-                __r.closed()
-            }
+            __r.bytes(
+                __f,
+                __f
+                    .value(
+                        KdaChunkScratch::bytes(
+                            config,
+                            max_batch_tokens,
+                            __f.min(max_batch_size, max_batch_tokens)?,
+                        ),
+                    )?,
+                0,
+                true,
+            )?
+        } else {
+            __r.closed()
         };
-        __sizes.per_layer_inputs = {
+        __sizes.per_layer_inputs = if config.has_per_layer_inputs() {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_inputs");
-            if config.has_per_layer_inputs() {
-                let __d = [max_batch_tokens, config.per_layer_inputs_width];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.per_layer_inputs_width];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.per_layer_inputs_proj = {
+        __sizes.per_layer_inputs_proj = if config.has_per_layer_inputs()
+            && config.runs_embedding()
+        {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_inputs_proj");
-            if config.has_per_layer_inputs() && config.runs_embedding() {
-                let __d = [max_batch_tokens, config.per_layer_inputs_width];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.per_layer_inputs_width];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.per_layer_gate = {
+        __sizes.per_layer_gate = if config.has_per_layer_inputs() {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_gate");
-            if config.has_per_layer_inputs() {
-                let __d = [max_batch_tokens, config.per_layer_input_dim];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.per_layer_input_dim];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.per_layer_out = {
+        __sizes.per_layer_out = if config.has_per_layer_inputs() {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_out");
-            if config.has_per_layer_inputs() {
-                let __d = [max_batch_tokens, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hc_pre = {
+        __sizes.hc_pre = if config.hc_mult > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hc_pre");
-            if config.hc_mult > 0 {
-                let __d = [max_batch_tokens, config.hc_mult];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [max_batch_tokens, config.hc_mult];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
         (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <BufferArena as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
@@ -2965,32 +2544,28 @@ impl ::arena_runtime::Arena for BufferArena {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
             "hidden_states",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
             "[max_batch_tokens, config.hidden_size]",
             2usize,
             "Hidden states of the current pass, `[M, hidden]` BF16.",
         ),
         ::arena_runtime::BufferDecl::new(
             "residual",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
             "[max_batch_tokens, config.hidden_size]",
             2usize,
             "The residual stream, `[M, hidden]` BF16.",
         ),
         ::arena_runtime::BufferDecl::new(
             "norm_output",
-            <bf16 as ::arena_runtime::dtype::Element>::NAME,
-            <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+            <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
             "[max_batch_tokens, config.hidden_size]",
             2usize,
             "RMSNorm output feeding each projection, `[M, hidden]` BF16.",
         ),
         ::arena_runtime::BufferDecl::new(
                 "qkv_output",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.qkv_width()]",
                 2usize,
                 "Fused q | k | v projection output (MLA: also the compressed q), `[M, qkv width]` BF16;",
@@ -3002,8 +2577,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "attn_output",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.attn_output_width()]",
                 2usize,
                 "Attention output before the O projection, `[M, q_heads · v_head_dim]` BF16 (the value",
@@ -3015,8 +2589,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "gate_logits",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.router_width()]",
                 2usize,
                 "BF16 router logits `[M, num_experts + zero_expert_num]`; 256 bytes without experts.",
@@ -3028,8 +2601,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "gate_logits_f32",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.router_width()]",
                 2usize,
                 "FP32 router logits `[M, num_experts + zero_expert_num]` for the `METRALE_FP32_GATE`",
@@ -3041,8 +2613,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "moe_router_in_f32",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.router_input_width()]",
                 2usize,
                 "FP32 MoE-input norm output `[M, hidden]` that the router GEMM reads under",
@@ -3054,8 +2625,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "moe_output",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.hidden_size]",
                 2usize,
                 "The MoE (or dense FFN) layer output, `[M, hidden]` BF16.",
@@ -3066,8 +2636,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "logits",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[logit_rows, config.lm_head_vocab()]",
                 2usize,
                 "Logits `[max(max_batch_size, VERIFY_ROW_CAP), vocab]` FP32: one row per sampled",
@@ -3079,8 +2648,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "ssm_qkvz",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.ssm_in_width()]",
                 2usize,
                 "SSM input projection output, `[M, ssm in width]` BF16: GDN `in_proj_qkvz`",
@@ -3092,8 +2660,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "ssm_ba",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.ssm_gate_width()]",
                 2usize,
                 "GDN `in_proj_ba` output (β and a per value head), `[M, 2·Hv]` BF16, or Mamba-2's dt.",
@@ -3105,8 +2672,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "ssm_deinterleaved",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.ssm_in_width()]",
                 2usize,
                 "q | k | v | z de-interleaved from the head-grouped projection, `[M, ssm in width]` BF16.",
@@ -3118,8 +2684,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "ssm_gates",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.ssm_gate_width()]",
                 2usize,
                 "FP32 gates (g and β per value head, or Mamba-2 dt), `[M, gate width]`.",
@@ -3131,8 +2696,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "ssm_conv_out_f32",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.ssm_conv_dim()]",
                 2usize,
                 "FP32 causal-conv output, `[M, conv channels]` (GDN q|k|v or Mamba-2 x|B|C).",
@@ -3144,16 +2708,14 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
             "scratch",
-            <u8 as ::arena_runtime::dtype::Element>::NAME,
-            <u8 as ::arena_runtime::dtype::Element>::SIZE,
+            <u8 as ::arena_runtime::dtype::Element>::DTYPE,
             "Scratch::bytes(config, max_batch_tokens, blocks_per_seq, decode_rows)",
             0usize,
             "The step's metadata regions (`regions::Scratch`): positions, slots, block tables",
         ),
         ::arena_runtime::BufferDecl::new(
                 "expert_gate_out",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[expert_rows, config.expert_width()]",
                 2usize,
                 "Expert (or dense FFN) gate projection output, `[M · top_k, expert width]` BF16 (`M`",
@@ -3165,8 +2727,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "expert_up_out",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[expert_rows, config.expert_width()]",
                 2usize,
                 "Expert (or dense FFN) up projection output, `[M · top_k, expert width]` BF16.",
@@ -3178,8 +2739,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "expert_down_out",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[expert_rows, config.hidden_size]",
                 2usize,
                 "Expert (or dense FFN) down projection output, `[M · top_k, hidden]` BF16.",
@@ -3190,16 +2750,14 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
             "splitk_workspace",
-            <f32 as ::arena_runtime::dtype::Element>::NAME,
-            <f32 as ::arena_runtime::dtype::Element>::SIZE,
+            <f32 as ::arena_runtime::dtype::Element>::DTYPE,
             "[SPLITK_MAX_SPLITS, ceil16(min(max_batch_tokens, SPLITK_MAX_M)), max(max(max(config.qkv_width(), config.ssm_in_width()), max(2 * config.widest_ffn_n(), config.hidden_size)), max(max(config.short_conv_in_width(), config.per_layer_inputs_width), 3 * max(config.lightning_width(), config.kda_width())))]",
             3usize,
             "FP32 split-K partial sums of the decode-band GEMMs:",
         ),
         ::arena_runtime::BufferDecl::new(
                 "gdn_fla_scratch",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "GdnFlaScratch::bytes(config, max_batch_tokens)",
                 0usize,
                 "GDN FLA chunked-prefill scratch, W | U | S | uc | gc back to back",
@@ -3211,8 +2769,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "ssd_scratch",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "SsdScratch::bytes(config, max_batch_tokens)",
                 0usize,
                 "Mamba-2 SSD chunked-scan scratch, dt | dA_cumsum | CB (`regions::SsdScratch`). 0",
@@ -3224,8 +2781,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "o_latent",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.o_latent_width()]",
                 2usize,
                 "Grouped O-projection latent `[M, o_groups · o_lora_rank]` BF16, at least 256 bytes.",
@@ -3238,8 +2794,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "norm_unit_w",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max(config.hidden_size, config.mamba_d_inner())]",
                 1usize,
                 "The zero weight `norm_unit_w`, `max(hidden, Mamba-2 d_inner)` BF16 values.",
@@ -3247,8 +2802,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .untracked(),
         ::arena_runtime::BufferDecl::new(
                 "hc_streams",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.hc_mult, config.hidden_size]",
                 3usize,
                 "Hyper-connection residual streams `[M, hc_mult, hidden]` FP32. 256 bytes when",
@@ -3256,8 +2810,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .floored_at("256"),
         ::arena_runtime::BufferDecl::new(
                 "hc_post",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.hc_mult]",
                 2usize,
                 "Hyper-connection post weights `[M, hc_mult]` FP32. At least 256 bytes (chosen here:",
@@ -3265,8 +2818,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .floored_at("256"),
         ::arena_runtime::BufferDecl::new(
                 "hc_comb",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.hc_mult, config.hc_mult]",
                 3usize,
                 "Hyper-connection comb matrix `[M, hc_mult, hc_mult]` FP32. At least 256 bytes (chosen",
@@ -3274,8 +2826,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .floored_at("256"),
         ::arena_runtime::BufferDecl::new(
                 "hc_lowrank_scratch",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "hc_lowrank_scratch_bytes(config, max_batch_tokens)",
                 0usize,
                 "Low-rank hyper-connection scratch: the larger of the decode split layout (T ≤ 64,",
@@ -3283,8 +2834,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .floored_at("256"),
         ::arena_runtime::BufferDecl::new(
                 "qsa_select_scratch",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "QsaSelectScratch::bytes(config, max_seq_len)",
                 0usize,
                 "QSA prefill-selection scratch for 2048-row slabs, reuse by the indexer layers:",
@@ -3296,8 +2846,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "token_ids",
-                <u32 as ::arena_runtime::dtype::Element>::NAME,
-                <u32 as ::arena_runtime::dtype::Element>::SIZE,
+                <u32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens]",
                 1usize,
                 "Token ids `[M]` u32 of the current pass, read by the DeepSeek-V4 hash-routed MoE",
@@ -3305,8 +2854,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .floored_at("256"),
         ::arena_runtime::BufferDecl::new(
                 "ffn_act_q8",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "q8_1_mmq_bytes(m16, ffn_k)",
                 0usize,
                 "Dense-FFN activation-quant scratch reuse by every layer's prefill, sized for",
@@ -3318,8 +2866,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "ffn_act_a",
-                <i8 as ::arena_runtime::dtype::Element>::NAME,
-                <i8 as ::arena_runtime::dtype::Element>::SIZE,
+                <i8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[m16, ffn_k]",
                 2usize,
                 "int8 `[ceil16(M), K]`, also the NVFP4-packed and FP8 activations.",
@@ -3331,8 +2878,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "ffn_act_scale",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[m16, ceil_div(ffn_k, 32)]",
                 2usize,
                 "`[ceil16(M), K/32]` 4-byte int8 scales, also the NVFP4 and FP8 scales.",
@@ -3344,8 +2890,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "ffn_act_scale_kmajor",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[ceil_div(ffn_k, 128), m16]",
                 2usize,
                 "`[K/128, ceil16(M)]` f32 copy of the FP8 activation scales, token index contiguous,",
@@ -3357,8 +2902,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "ffn_gate_up_fused",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[ceil16(GATEUP_FUSED_MAX_M), 2 * config.intermediate_size]",
                 2usize,
                 "`[ceil16(GATEUP_FUSED_MAX_M), 2 · intermediate]` BF16 output of the fused dense-FFN",
@@ -3370,8 +2914,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "fp8_act",
-                <F8E4M3 as ::arena_runtime::dtype::Element>::NAME,
-                <F8E4M3 as ::arena_runtime::dtype::Element>::SIZE,
+                <F8E4M3 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[m16, widest_k]",
                 2usize,
                 "FP8 activation scratch for the prefill projections, 1 byte per element,",
@@ -3379,8 +2922,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.fp8_activation_scratch()"),
         ::arena_runtime::BufferDecl::new(
                 "moe_fp8_scratch",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "MoeFp8Scratch::bytes(config, max_batch_tokens)",
                 0usize,
                 "The grouped FP8 MoE scratch slab (`MoeFp8Scratch`); 0 for a dense model.",
@@ -3392,8 +2934,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "fp8_act_scale",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[m16, ceil_div(widest_k, 128)]",
                 2usize,
                 "One f32 scale per 128 elements of `fp8_act`.",
@@ -3401,8 +2942,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.fp8_activation_scratch()"),
         ::arena_runtime::BufferDecl::new(
                 "fp8_act_scale_kmajor",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[ceil_div(widest_k, 128), m16]",
                 2usize,
                 "`[K/128, ceil16(M)]` f32 transpose of `fp8_act_scale`, token index contiguous, for",
@@ -3410,8 +2950,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.fp8_activation_scratch()"),
         ::arena_runtime::BufferDecl::new(
                 "lora_xa",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.adapter_max_rank]",
                 2usize,
                 "LoRA shrink output `xa = x @ Aᵀ`, `[M, adapter_max_rank]` BF16. This and the other",
@@ -3419,8 +2958,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.adapter_max_rank > 0"),
         ::arena_runtime::BufferDecl::new(
                 "lora_delta",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.lora_widest_n()]",
                 2usize,
                 "LoRA expand output `delta = xa @ Bᵀ`, `[M, n]` BF16 with n the widest target:",
@@ -3428,8 +2966,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.adapter_max_rank > 0"),
         ::arena_runtime::BufferDecl::new(
                 "lora_hact",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.intermediate_size]",
                 2usize,
                 "LoRA hidden-activation scratch `[M, intermediate_size]` BF16, as the seeds size it",
@@ -3437,8 +2974,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.adapter_max_rank > 0"),
         ::arena_runtime::BufferDecl::new(
                 "lora_seq_slot",
-                <i32 as ::arena_runtime::dtype::Element>::NAME,
-                <i32 as ::arena_runtime::dtype::Element>::SIZE,
+                <i32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens]",
                 1usize,
                 "LoRA adapter slot per prefill token, `[M]` i32. A buffer of its own, so it cannot",
@@ -3446,8 +2982,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.adapter_max_rank > 0"),
         ::arena_runtime::BufferDecl::new(
                 "q2_dequant_scratch",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "q2_dequant_scratch_bytes(config)",
                 0usize,
                 "Keep-packed Q2_0 prefill dequant scratch (`METRALE_GGUF_NATIVE_Q2=1`): one BF16 buffer",
@@ -3455,8 +2990,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.levers.gguf_native_q2"),
         ::arena_runtime::BufferDecl::new(
                 "q2_act_q8",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "q8_1_mmq_bytes(m16, max(widest_k, ffn_k))",
                 0usize,
                 "Keep-packed Q2_0 MMQ prefill `q8_1` activation scratch",
@@ -3464,8 +2998,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.levers.gguf_native_q2_mmq"),
         ::arena_runtime::BufferDecl::new(
                 "ssm_rowwise_w_bf16",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "ssm_rowwise_w_bf16_bytes(config)",
                 0usize,
                 "Row-wise FP8 GDN prefill BF16-weight slab (`METRALE_FP8_ROWWISE=1`): every GDN layer's",
@@ -3473,8 +3006,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.levers.fp8_rowwise"),
         ::arena_runtime::BufferDecl::new(
                 "moe_latent_in",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.moe_latent_size]",
                 2usize,
                 "Beyond the seeds: latent MoE's routed input `[M, moe_latent_size]` BF16, the",
@@ -3486,8 +3018,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "moe_latent_out",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.moe_latent_size]",
                 2usize,
                 "Beyond the seeds: latent MoE's combined expert output `[M, moe_latent_size]` BF16:",
@@ -3499,8 +3030,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "short_conv_bcx",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.short_conv_in_width()]",
                 2usize,
                 "Beyond the seeds: the short convolution's `in_proj` output B | C | x, `[M, 3 ·",
@@ -3512,8 +3042,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "short_conv_bx",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.short_conv_dim]",
                 2usize,
                 "Beyond the seeds: B · x, the causal conv's input, `[M, short_conv_dim]` BF16",
@@ -3525,8 +3054,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "short_conv_out",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.short_conv_dim]",
                 2usize,
                 "Beyond the seeds: the conv output gated by C, `out_proj`'s input, `[M,",
@@ -3538,8 +3066,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "lightning_qkv",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, 3 * config.lightning_width()]",
                 2usize,
                 "Beyond the seeds: lightning attention's q | k | v, `[M, 3 · heads · head_dim]` BF16,",
@@ -3551,8 +3078,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "lightning_gate",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.lightning_width()]",
                 2usize,
                 "Beyond the seeds: the `output_gate` projection of the layer input, `[M, heads ·",
@@ -3564,8 +3090,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "lightning_out",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.lightning_width()]",
                 2usize,
                 "Beyond the seeds: the linear attention's output, `[M, heads · head_dim]` BF16; its",
@@ -3577,8 +3102,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "lightning_block_states",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[ceil_div(max_batch_tokens, LIGHTNING_BLOCK) + 1, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]",
                 4usize,
                 "Beyond the seeds: the FP32 `[head_dim, head_dim]` state of every head at every block",
@@ -3590,8 +3114,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "kda_qkv",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, 3 * config.kda_width()]",
                 2usize,
                 "Beyond the seeds: Kimi delta attention's q | k | v projections, `[M, 3 · heads ·",
@@ -3603,8 +3126,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "kda_qkv_conv",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, 3 * config.kda_width()]",
                 2usize,
                 "Beyond the seeds: the depthwise causal conv's output with its SiLU, `[M, 3 · heads ·",
@@ -3616,8 +3138,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "kda_lowrank",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, 2 * config.kda_head_dim]",
                 2usize,
                 "Beyond the seeds: the two low-rank projections of the layer input, `f_a_proj` (the",
@@ -3629,8 +3150,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "kda_decay_f32",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.kda_width()]",
                 2usize,
                 "Beyond the seeds: the per-channel decay `g = -exp(A_log) · softplus(f_b_proj(·) +",
@@ -3642,8 +3162,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "kda_beta_f32",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.kda_heads]",
                 2usize,
                 "Beyond the seeds: β, `sigmoid(b_proj(x))`, `[M, heads]` F32 (vLLM keeps it FP32).",
@@ -3655,8 +3174,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "kda_out_gate",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.kda_width()]",
                 2usize,
                 "Beyond the seeds: the output gate `g_b_proj(g_a_proj(x))`, `[M, heads · head_dim]` BF16,",
@@ -3668,8 +3186,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "kda_out",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.kda_width()]",
                 2usize,
                 "Beyond the seeds: the delta rule's output, `[M, heads · head_dim]` BF16; its gated",
@@ -3681,8 +3198,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "kda_chunk_scratch",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "KdaChunkScratch::bytes(config, max_batch_tokens, min(max_batch_size, max_batch_tokens))",
                 0usize,
                 "Beyond the seeds: the chunked-prefill scratch of the delta rule",
@@ -3694,8 +3210,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_inputs",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.per_layer_inputs_width]",
                 2usize,
                 "Beyond the seeds: every layer's per-layer input, `[M, num_hidden_layers · P]` BF16",
@@ -3703,8 +3218,7 @@ impl ::arena_runtime::Arena for BufferArena {
             .gated_by("config.has_per_layer_inputs()"),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_inputs_proj",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.per_layer_inputs_width]",
                 2usize,
                 "Beyond the seeds: `per_layer_model_projection(embeddings)`, `[M, num_hidden_layers ·",
@@ -3716,8 +3230,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_gate",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.per_layer_input_dim]",
                 2usize,
                 "Beyond the seeds: a layer's `per_layer_input_gate` output, `[M, P]` BF16; its GELU and",
@@ -3729,8 +3242,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_out",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.hidden_size]",
                 2usize,
                 "Beyond the seeds: `per_layer_projection` of the gated slice, `[M, hidden]` BF16,",
@@ -3742,8 +3254,7 @@ impl ::arena_runtime::Arena for BufferArena {
             }),
         ::arena_runtime::BufferDecl::new(
                 "hc_pre",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[max_batch_tokens, config.hc_mult]",
                 2usize,
                 "Beyond the seeds: the hyper-connections' pre weights, `[M, hc_mult]` FP32 — the first",

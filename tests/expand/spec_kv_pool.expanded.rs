@@ -10,56 +10,19 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct KvPoolSizes {
-    /// K and V of a full-length attention layer: `[blocks, block_tokens, 2 · kv_heads ·
-    /// head_dim]` elements a layer (vLLM `AttentionSpec.real_page_size_bytes`, 79–87: `2 ·
-    /// block_size · num_kv_heads · head_size · dtype_size`; `FullAttentionSpec`, 180–187: a
-    /// value head of its own size, `head_size + head_size_v`; Gemma 4's full layers at
-    /// `global_head_dim`, vLLM's `gemma4.py`, 452–470).
-    ///
-    /// Shape `config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]` of `u8` · gate `config.num_full_kv_layers() > 0 && !config.is_mla()` · tracked
+    /// [`KvPool::full`]: Shape `config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]` of `u8` · gate `config.num_full_kv_layers() > 0 && !config.is_mla()` · tracked
     pub full: usize,
-    /// MLA's cache, one latent a token shared by every head: `[blocks, block_tokens,
-    /// kv_lora_rank + qk_rope_head_dim]` elements a layer (vLLM `MLAAttentionSpec`, 191–206:
-    /// one kv head of `head_size = kv_lora_rank + qk_rope_head_dim`, `mla_attention.py`: 316,
-    /// no separate V; the `fp8_ds_mla` layout's 656 bytes a token is not planned).
-    ///
-    /// Shape `config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]` of `u8` · gate `config.num_full_kv_layers() > 0 && config.is_mla()` · tracked
+    /// [`KvPool::mla_latent`]: Shape `config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]` of `u8` · gate `config.num_full_kv_layers() > 0 && config.is_mla()` · tracked
     pub mla_latent: usize,
-    /// DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·
-    /// index_head_dim / 128]` bytes a layer, the FP8 key and an FP32 scale a 128 elements
-    /// whatever `kv_dtype` (vLLM `deepseek_v2.py`, 584–610 and 660–669:
-    /// `DeepseekV32IndexerCache`, `head_dim + head_dim // quant_block_size * 4`, uint8), on
-    /// the layers that build an indexer ([`ModelConfig::indexer_layers`]).
-    ///
-    /// Shape `config.num_indexer_layers() layers × [blocks, block_tokens, config.indexer_key_token_bytes()]` of `u8` · gate `config.num_indexer_layers() > 0` · tracked
+    /// [`KvPool::indexer_keys`]: Shape `config.num_indexer_layers() layers × [blocks, block_tokens, config.indexer_key_token_bytes()]` of `u8` · gate `config.num_indexer_layers() > 0` · tracked
     pub indexer_keys: usize,
-    /// K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·
-    /// head_dim]` elements a layer (vLLM `SlidingWindowSpec`: the page of a full layer), or
-    /// of a chunked-local-attention layer (Llama 4's; `ChunkedLocalAttentionSpec`, the same
-    /// page).
-    /// DeepSeek-V4's window (every one of its layers keeps one, of its one K=V vector of
-    /// `head_dim`: vLLM v0.34 `DeepseekV4SWACache`, a `SlidingWindowMLASpec` of one head,
-    /// `sparse_swa.py`: 76–148).
-    ///
-    /// Shape `config.num_sliding_kv_layers() layers × [sliding_blocks, block_tokens, config.sliding_kv_token_width() * kv_dtype.bytes()]` of `u8` · gate `config.num_sliding_kv_layers() > 0` · tracked
+    /// [`KvPool::sliding`]: Shape `config.num_sliding_kv_layers() layers × [sliding_blocks, block_tokens, config.sliding_kv_token_width() * kv_dtype.bytes()]` of `u8` · gate `config.num_sliding_kv_layers() > 0` · tracked
     pub sliding: usize,
-    /// DeepSeek-V4's CSA entries, one a `index_compress_ratio` tokens of a sequence:
-    /// `[csa_blocks, block_tokens, head_dim]` elements a layer (vLLM v0.34
-    /// `DeepseekV4Attention.get_kv_cache_spec`, `deepseek_v4/attention.py`: 817–840: an MLA
-    /// spec of one `head_dim` head, `tokens_per_state = compress_ratio`).
-    ///
-    /// Shape `config.num_csa_kv_layers() layers × [csa_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()]` of `u8` · gate `config.num_csa_kv_layers() > 0` · tracked
+    /// [`KvPool::csa_entries`]: Shape `config.num_csa_kv_layers() layers × [csa_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()]` of `u8` · gate `config.num_csa_kv_layers() > 0` · tracked
     pub csa_entries: usize,
-    /// The indexer's keys of the CSA entries: `[csa_blocks, block_tokens, index_head_dim +
-    /// 4 · index_head_dim / 128]` bytes a layer, FP8 with an FP32 scale a 128 (vLLM v0.34
-    /// `DeepseekV4IndexerCache`, `attention.py`: 843–880 and 983–986).
-    ///
-    /// Shape `config.num_csa_kv_layers() layers × [csa_blocks, block_tokens, config.indexer_key_token_bytes()]` of `u8` · gate `config.num_csa_kv_layers() > 0 && config.has_indexer()` · tracked
+    /// [`KvPool::csa_indexer_keys`]: Shape `config.num_csa_kv_layers() layers × [csa_blocks, block_tokens, config.indexer_key_token_bytes()]` of `u8` · gate `config.num_csa_kv_layers() > 0 && config.has_indexer()` · tracked
     pub csa_indexer_keys: usize,
-    /// DeepSeek-V4's HCA entries, one a `hca_compress_ratio` tokens: `[hca_blocks,
-    /// block_tokens, head_dim]` elements a layer (as the CSA entries).
-    ///
-    /// Shape `config.num_hca_kv_layers() layers × [hca_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()]` of `u8` · gate `config.num_hca_kv_layers() > 0` · tracked
+    /// [`KvPool::hca_entries`]: Shape `config.num_hca_kv_layers() layers × [hca_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()]` of `u8` · gate `config.num_hca_kv_layers() > 0` · tracked
     pub hca_entries: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -307,8 +270,7 @@ impl ::arena_runtime::Arena for KvPool {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
                 "full",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]",
                 4usize,
                 "K and V of a full-length attention layer: `[blocks, block_tokens, 2 · kv_heads ·",
@@ -316,8 +278,7 @@ impl ::arena_runtime::Arena for KvPool {
             .gated_by("config.num_full_kv_layers() > 0 && !config.is_mla()"),
         ::arena_runtime::BufferDecl::new(
                 "mla_latent",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_full_kv_layers() layers × [blocks, block_tokens, config.full_kv_token_width() * kv_dtype.bytes()]",
                 4usize,
                 "MLA's cache, one latent a token shared by every head: `[blocks, block_tokens,",
@@ -325,8 +286,7 @@ impl ::arena_runtime::Arena for KvPool {
             .gated_by("config.num_full_kv_layers() > 0 && config.is_mla()"),
         ::arena_runtime::BufferDecl::new(
                 "indexer_keys",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_indexer_layers() layers × [blocks, block_tokens, config.indexer_key_token_bytes()]",
                 4usize,
                 "DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·",
@@ -334,8 +294,7 @@ impl ::arena_runtime::Arena for KvPool {
             .gated_by("config.num_indexer_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "sliding",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_sliding_kv_layers() layers × [sliding_blocks, block_tokens, config.sliding_kv_token_width() * kv_dtype.bytes()]",
                 4usize,
                 "K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·",
@@ -343,8 +302,7 @@ impl ::arena_runtime::Arena for KvPool {
             .gated_by("config.num_sliding_kv_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_entries",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_csa_kv_layers() layers × [csa_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()]",
                 4usize,
                 "DeepSeek-V4's CSA entries, one a `index_compress_ratio` tokens of a sequence:",
@@ -352,8 +310,7 @@ impl ::arena_runtime::Arena for KvPool {
             .gated_by("config.num_csa_kv_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_keys",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_csa_kv_layers() layers × [csa_blocks, block_tokens, config.indexer_key_token_bytes()]",
                 4usize,
                 "The indexer's keys of the CSA entries: `[csa_blocks, block_tokens, index_head_dim +",
@@ -361,8 +318,7 @@ impl ::arena_runtime::Arena for KvPool {
             .gated_by("config.num_csa_kv_layers() > 0 && config.has_indexer()"),
         ::arena_runtime::BufferDecl::new(
                 "hca_entries",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_hca_kv_layers() layers × [hca_blocks, block_tokens, config.head_dim() * kv_dtype.bytes()]",
                 4usize,
                 "DeepSeek-V4's HCA entries, one a `hca_compress_ratio` tokens: `[hca_blocks,",

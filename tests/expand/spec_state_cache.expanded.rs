@@ -10,78 +10,31 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct StateCacheSizes {
-    /// Gated DeltaNet's conv state: the last `linear_conv_kernel_dim - 1` inputs of the conv's
-    /// `2·Hk·Dk + Hv·Dv` channels, `[slots, K - 1, conv channels]` BF16 a GDN layer
-    /// (`gated_delta_net_state_shape`: `conv_state_shape`).
-    ///
-    /// Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_conv_kernel_dim - 1, config.gdn_conv_dim()]` of `bf16` · gate `config.has_gdn()` · tracked
+    /// [`StateCache::gdn_conv`]: Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_conv_kernel_dim - 1, config.gdn_conv_dim()]` of `bf16` · gate `config.has_gdn()` · tracked
     pub gdn_conv: usize,
-    /// Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer
-    /// (`gated_delta_net_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
-    ///
-    /// Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]` of `f32` · gate `config.has_gdn() && recurrent_dtype.is_f32()` · tracked
+    /// [`StateCache::gdn_recurrent_f32`]: Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]` of `f32` · gate `config.has_gdn() && recurrent_dtype.is_f32()` · tracked
     pub gdn_recurrent_f32: usize,
-    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
-    ///
-    /// Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]` of `bf16` · gate `config.has_gdn() && !recurrent_dtype.is_f32()` · tracked
+    /// [`StateCache::gdn_recurrent_bf16`]: Shape `config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]` of `bf16` · gate `config.has_gdn() && !recurrent_dtype.is_f32()` · tracked
     pub gdn_recurrent_bf16: usize,
-    /// Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`
-    /// channels (x, B, C), `[slots, K - 1, conv channels]` BF16 a Mamba-2 layer
-    /// (`mamba2_state_shape`: `conv_state_shape`; a rank's groups as `ModelConfig::shard`
-    /// splits them, or one group replicated, where vLLM's `extra_groups_for_head_shards` agrees;
-    /// vLLM also runs `1 < n_groups < tp` by replicating groups, which `shard` refuses).
-    ///
-    /// Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_conv_kernel - 1, config.mamba_conv_dim()]` of `bf16` · gate `config.has_mamba()` · tracked
+    /// [`StateCache::mamba_conv`]: Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_conv_kernel - 1, config.mamba_conv_dim()]` of `bf16` · gate `config.has_mamba()` · tracked
     pub mamba_conv: usize,
-    /// Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer
-    /// (`mamba2_state_shape`: `temporal_state_shape`), when `recurrent_dtype` is FP32.
-    ///
-    /// Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]` of `f32` · gate `config.has_mamba() && recurrent_dtype.is_f32()` · tracked
+    /// [`StateCache::mamba_ssm_f32`]: Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]` of `f32` · gate `config.has_mamba() && recurrent_dtype.is_f32()` · tracked
     pub mamba_ssm_f32: usize,
-    /// The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.
-    ///
-    /// Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]` of `bf16` · gate `config.has_mamba() && !recurrent_dtype.is_f32()` · tracked
+    /// [`StateCache::mamba_ssm_bf16`]: Shape `config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]` of `bf16` · gate `config.has_mamba() && !recurrent_dtype.is_f32()` · tracked
     pub mamba_ssm_bf16: usize,
-    /// LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,
-    /// `[slots, K - 1, channels]` BF16 a short-conv layer (`short_conv_state_shape`).
-    ///
-    /// Shape `config.num_short_conv_layers() layers × [max_batch_size, config.short_conv_kernel - 1, config.short_conv_dim]` of `bf16` · gate `config.has_short_conv()` · tracked
+    /// [`StateCache::short_conv`]: Shape `config.num_short_conv_layers() layers × [max_batch_size, config.short_conv_kernel - 1, config.short_conv_dim]` of `bf16` · gate `config.has_short_conv()` · tracked
     pub short_conv: usize,
-    /// Lightning attention's state, one `[head_dim, head_dim]` matrix a head,
-    /// `[slots, heads, head_dim, head_dim]` BF16 a lightning layer
-    /// (`linear_attention_state_shape`, `linear_attention_state_dtype`).
-    ///
-    /// Shape `config.num_lightning_layers() layers × [max_batch_size, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]` of `bf16` · gate `config.has_lightning()` · tracked
+    /// [`StateCache::lightning`]: Shape `config.num_lightning_layers() layers × [max_batch_size, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]` of `bf16` · gate `config.has_lightning()` · tracked
     pub lightning: usize,
-    /// Kimi delta attention's conv state: the last `short_conv_kernel_size - 1` inputs of q, k
-    /// and v, `[slots, K - 1, 3 · heads · head_dim]` BF16 a KDA layer (`kda_state_shape`:
-    /// `conv_dim = proj_size + 2 · proj_k_size`).
-    ///
-    /// Shape `config.num_kda_layers() layers × [max_batch_size, config.kda_conv_kernel - 1, 3 * config.kda_width()]` of `bf16` · gate `config.has_kda()` · tracked
+    /// [`StateCache::kda_conv`]: Shape `config.num_kda_layers() layers × [max_batch_size, config.kda_conv_kernel - 1, 3 * config.kda_width()]` of `bf16` · gate `config.has_kda()` · tracked
     pub kda_conv: usize,
-    /// Kimi delta attention's recurrent state, `[slots, heads, head_dim, head_dim]` FP32 a KDA
-    /// layer (`kda_state_shape`; `kda_state_dtype` keeps it FP32 whatever the cache dtype).
-    ///
-    /// Shape `config.num_kda_layers() layers × [max_batch_size, config.kda_heads, config.kda_head_dim, config.kda_head_dim]` of `f32` · gate `config.has_kda()` · tracked
+    /// [`StateCache::kda_recurrent`]: Shape `config.num_kda_layers() layers × [max_batch_size, config.kda_heads, config.kda_head_dim, config.kda_head_dim]` of `f32` · gate `config.has_kda()` · tracked
     pub kda_recurrent: usize,
-    /// DeepSeek-V4's CSA compressor state: the kv and score rows of the last `2 · ratio`
-    /// tokens (overlapping windows, `coff = 2`), `[slots, 2 · ratio, 2 · 2 · head_dim]` FP32 a
-    /// CSA layer (vLLM v0.34 `CompressorStateCache`, `deepseek_v4/compressor.py`: 139–192 and
-    /// 297–298: `state_dim = 2 · coff · head_dim`, a window of `coff · compress_ratio` tokens,
-    /// FP32). vLLM keeps it in its KV pool as a sliding-window spec; this plan keeps the window
-    /// a sequence slot, as the other per-sequence states (chosen here).
-    ///
-    /// Shape `config.num_csa_kv_layers() layers × [max_batch_size, 2 * config.index_ratio(), 4 * config.head_dim()]` of `f32` · gate `config.num_csa_kv_layers() > 0` · tracked
+    /// [`StateCache::csa_compressor`]: Shape `config.num_csa_kv_layers() layers × [max_batch_size, 2 * config.index_ratio(), 4 * config.head_dim()]` of `f32` · gate `config.num_csa_kv_layers() > 0` · tracked
     pub csa_compressor: usize,
-    /// The CSA indexer's own compressor state, `[slots, 2 · ratio, 2 · 2 · index_head_dim]`
-    /// FP32 a CSA layer (the indexer's `DeepseekCompressor` at `index_head_dim`).
-    ///
-    /// Shape `config.num_csa_kv_layers() layers × [max_batch_size, 2 * config.index_ratio(), 4 * config.index_head_dim]` of `f32` · gate `config.num_csa_kv_layers() > 0 && config.has_indexer()` · tracked
+    /// [`StateCache::csa_indexer_compressor`]: Shape `config.num_csa_kv_layers() layers × [max_batch_size, 2 * config.index_ratio(), 4 * config.index_head_dim]` of `f32` · gate `config.num_csa_kv_layers() > 0 && config.has_indexer()` · tracked
     pub csa_indexer_compressor: usize,
-    /// DeepSeek-V4's HCA compressor state: the last `ratio` tokens' kv and score rows
-    /// (disjoint windows, `coff = 1`), `[slots, ratio, 2 · head_dim]` FP32 an HCA layer.
-    ///
-    /// Shape `config.num_hca_kv_layers() layers × [max_batch_size, config.hca_compress_ratio, 2 * config.head_dim()]` of `f32` · gate `config.num_hca_kv_layers() > 0` · tracked
+    /// [`StateCache::hca_compressor`]: Shape `config.num_hca_kv_layers() layers × [max_batch_size, config.hca_compress_ratio, 2 * config.head_dim()]` of `f32` · gate `config.num_hca_kv_layers() > 0` · tracked
     pub hca_compressor: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -151,151 +104,131 @@ impl StateCacheSizes {
             __dims: [[0; 5usize]; 13usize],
             __raw: [0; 13usize],
         };
-        __sizes.gdn_conv = {
+        __sizes.gdn_conv = if config.has_gdn() {
             let __f = ::arena_runtime::CheckedArith::new("gdn_conv");
-            if config.has_gdn() {
-                let __d = [
-                    __f.value(config.num_gdn_layers())?,
-                    max_batch_size,
-                    __f.sub(config.linear_conv_kernel_dim, 1)?,
-                    __f.value(config.gdn_conv_dim())?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.value(config.num_gdn_layers())?,
+                max_batch_size,
+                __f.sub(config.linear_conv_kernel_dim, 1)?,
+                __f.value(config.gdn_conv_dim())?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.gdn_recurrent_f32 = {
+        __sizes.gdn_recurrent_f32 = if config.has_gdn() && recurrent_dtype.is_f32() {
             let __f = ::arena_runtime::CheckedArith::new("gdn_recurrent_f32");
-            if config.has_gdn() && recurrent_dtype.is_f32() {
-                let __d = [
-                    __f.value(config.num_gdn_layers())?,
-                    max_batch_size,
-                    config.linear_num_value_heads,
-                    config.linear_value_head_dim,
-                    config.linear_key_head_dim,
-                ];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.value(config.num_gdn_layers())?,
+                max_batch_size,
+                config.linear_num_value_heads,
+                config.linear_value_head_dim,
+                config.linear_key_head_dim,
+            ];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.gdn_recurrent_bf16 = {
+        __sizes.gdn_recurrent_bf16 = if config.has_gdn() && !recurrent_dtype.is_f32() {
             let __f = ::arena_runtime::CheckedArith::new("gdn_recurrent_bf16");
-            if config.has_gdn() && !recurrent_dtype.is_f32() {
-                let __d = [
-                    __f.value(config.num_gdn_layers())?,
-                    max_batch_size,
-                    config.linear_num_value_heads,
-                    config.linear_value_head_dim,
-                    config.linear_key_head_dim,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.value(config.num_gdn_layers())?,
+                max_batch_size,
+                config.linear_num_value_heads,
+                config.linear_value_head_dim,
+                config.linear_key_head_dim,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.mamba_conv = {
+        __sizes.mamba_conv = if config.has_mamba() {
             let __f = ::arena_runtime::CheckedArith::new("mamba_conv");
-            if config.has_mamba() {
-                let __d = [
-                    __f.value(config.num_mamba_layers())?,
-                    max_batch_size,
-                    __f.sub(config.mamba_conv_kernel, 1)?,
-                    __f.value(config.mamba_conv_dim())?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.value(config.num_mamba_layers())?,
+                max_batch_size,
+                __f.sub(config.mamba_conv_kernel, 1)?,
+                __f.value(config.mamba_conv_dim())?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.mamba_ssm_f32 = {
+        __sizes.mamba_ssm_f32 = if config.has_mamba() && recurrent_dtype.is_f32() {
             let __f = ::arena_runtime::CheckedArith::new("mamba_ssm_f32");
-            if config.has_mamba() && recurrent_dtype.is_f32() {
-                let __d = [
-                    __f.value(config.num_mamba_layers())?,
-                    max_batch_size,
-                    config.mamba_num_heads,
-                    config.mamba_head_dim,
-                    config.ssm_state_size,
-                ];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.value(config.num_mamba_layers())?,
+                max_batch_size,
+                config.mamba_num_heads,
+                config.mamba_head_dim,
+                config.ssm_state_size,
+            ];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.mamba_ssm_bf16 = {
+        __sizes.mamba_ssm_bf16 = if config.has_mamba() && !recurrent_dtype.is_f32() {
             let __f = ::arena_runtime::CheckedArith::new("mamba_ssm_bf16");
-            if config.has_mamba() && !recurrent_dtype.is_f32() {
-                let __d = [
-                    __f.value(config.num_mamba_layers())?,
-                    max_batch_size,
-                    config.mamba_num_heads,
-                    config.mamba_head_dim,
-                    config.ssm_state_size,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.value(config.num_mamba_layers())?,
+                max_batch_size,
+                config.mamba_num_heads,
+                config.mamba_head_dim,
+                config.ssm_state_size,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.short_conv = {
+        __sizes.short_conv = if config.has_short_conv() {
             let __f = ::arena_runtime::CheckedArith::new("short_conv");
-            if config.has_short_conv() {
-                let __d = [
-                    __f.value(config.num_short_conv_layers())?,
-                    max_batch_size,
-                    __f.sub(config.short_conv_kernel, 1)?,
-                    config.short_conv_dim,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.value(config.num_short_conv_layers())?,
+                max_batch_size,
+                __f.sub(config.short_conv_kernel, 1)?,
+                config.short_conv_dim,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.lightning = {
+        __sizes.lightning = if config.has_lightning() {
             let __f = ::arena_runtime::CheckedArith::new("lightning");
-            if config.has_lightning() {
-                let __d = [
-                    __f.value(config.num_lightning_layers())?,
-                    max_batch_size,
-                    config.lightning_heads,
-                    config.lightning_head_dim,
-                    config.lightning_head_dim,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.value(config.num_lightning_layers())?,
+                max_batch_size,
+                config.lightning_heads,
+                config.lightning_head_dim,
+                config.lightning_head_dim,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kda_conv = {
+        __sizes.kda_conv = if config.has_kda() {
             let __f = ::arena_runtime::CheckedArith::new("kda_conv");
-            if config.has_kda() {
-                let __d = [
-                    __f.value(config.num_kda_layers())?,
-                    max_batch_size,
-                    __f.sub(config.kda_conv_kernel, 1)?,
-                    __f.mul(3, __f.value(config.kda_width())?)?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.value(config.num_kda_layers())?,
+                max_batch_size,
+                __f.sub(config.kda_conv_kernel, 1)?,
+                __f.mul(3, __f.value(config.kda_width())?)?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kda_recurrent = {
+        __sizes.kda_recurrent = if config.has_kda() {
             let __f = ::arena_runtime::CheckedArith::new("kda_recurrent");
-            if config.has_kda() {
-                let __d = [
-                    __f.value(config.num_kda_layers())?,
-                    max_batch_size,
-                    config.kda_heads,
-                    config.kda_head_dim,
-                    config.kda_head_dim,
-                ];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                __f.value(config.num_kda_layers())?,
+                max_batch_size,
+                config.kda_heads,
+                config.kda_head_dim,
+                config.kda_head_dim,
+            ];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
         __sizes.csa_compressor = {
             let __f = ::arena_runtime::CheckedArith::new("csa_compressor");
@@ -377,8 +310,7 @@ impl ::arena_runtime::Arena for StateCache {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
                 "gdn_conv",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_gdn_layers() layers × [max_batch_size, config.linear_conv_kernel_dim - 1, config.gdn_conv_dim()]",
                 4usize,
                 "Gated DeltaNet's conv state: the last `linear_conv_kernel_dim - 1` inputs of the conv's",
@@ -386,8 +318,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.has_gdn()"),
         ::arena_runtime::BufferDecl::new(
                 "gdn_recurrent_f32",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]",
                 5usize,
                 "Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer",
@@ -395,8 +326,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.has_gdn() && recurrent_dtype.is_f32()"),
         ::arena_runtime::BufferDecl::new(
                 "gdn_recurrent_bf16",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_gdn_layers() layers × [max_batch_size, config.linear_num_value_heads, config.linear_value_head_dim, config.linear_key_head_dim]",
                 5usize,
                 "The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.",
@@ -404,8 +334,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.has_gdn() && !recurrent_dtype.is_f32()"),
         ::arena_runtime::BufferDecl::new(
                 "mamba_conv",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_mamba_layers() layers × [max_batch_size, config.mamba_conv_kernel - 1, config.mamba_conv_dim()]",
                 4usize,
                 "Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`",
@@ -413,8 +342,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.has_mamba()"),
         ::arena_runtime::BufferDecl::new(
                 "mamba_ssm_f32",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]",
                 5usize,
                 "Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer",
@@ -422,8 +350,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.has_mamba() && recurrent_dtype.is_f32()"),
         ::arena_runtime::BufferDecl::new(
                 "mamba_ssm_bf16",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_mamba_layers() layers × [max_batch_size, config.mamba_num_heads, config.mamba_head_dim, config.ssm_state_size]",
                 5usize,
                 "The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.",
@@ -431,8 +358,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.has_mamba() && !recurrent_dtype.is_f32()"),
         ::arena_runtime::BufferDecl::new(
                 "short_conv",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_short_conv_layers() layers × [max_batch_size, config.short_conv_kernel - 1, config.short_conv_dim]",
                 4usize,
                 "LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,",
@@ -440,8 +366,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.has_short_conv()"),
         ::arena_runtime::BufferDecl::new(
                 "lightning",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_lightning_layers() layers × [max_batch_size, config.lightning_heads, config.lightning_head_dim, config.lightning_head_dim]",
                 5usize,
                 "Lightning attention's state, one `[head_dim, head_dim]` matrix a head,",
@@ -449,8 +374,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.has_lightning()"),
         ::arena_runtime::BufferDecl::new(
                 "kda_conv",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [max_batch_size, config.kda_conv_kernel - 1, 3 * config.kda_width()]",
                 4usize,
                 "Kimi delta attention's conv state: the last `short_conv_kernel_size - 1` inputs of q, k",
@@ -458,8 +382,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.has_kda()"),
         ::arena_runtime::BufferDecl::new(
                 "kda_recurrent",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [max_batch_size, config.kda_heads, config.kda_head_dim, config.kda_head_dim]",
                 5usize,
                 "Kimi delta attention's recurrent state, `[slots, heads, head_dim, head_dim]` FP32 a KDA",
@@ -467,8 +390,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.has_kda()"),
         ::arena_runtime::BufferDecl::new(
                 "csa_compressor",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_csa_kv_layers() layers × [max_batch_size, 2 * config.index_ratio(), 4 * config.head_dim()]",
                 4usize,
                 "DeepSeek-V4's CSA compressor state: the kv and score rows of the last `2 · ratio`",
@@ -476,8 +398,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.num_csa_kv_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_compressor",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_csa_kv_layers() layers × [max_batch_size, 2 * config.index_ratio(), 4 * config.index_head_dim]",
                 4usize,
                 "The CSA indexer's own compressor state, `[slots, 2 · ratio, 2 · 2 · index_head_dim]`",
@@ -485,8 +406,7 @@ impl ::arena_runtime::Arena for StateCache {
             .gated_by("config.num_csa_kv_layers() > 0 && config.has_indexer()"),
         ::arena_runtime::BufferDecl::new(
                 "hca_compressor",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_hca_kv_layers() layers × [max_batch_size, config.hca_compress_ratio, 2 * config.head_dim()]",
                 4usize,
                 "DeepSeek-V4's HCA compressor state: the last `ratio` tokens' kv and score rows",

@@ -10,101 +10,53 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct AttentionWeightsSizes {
-    /// `self_attn.q_proj.weight`, `[q, hidden]` a layer (q doubled where the output is gated).
-    ///
-    /// Shape `w.attention.layers layers × [formats.attention.linear_bytes(w.attention.q, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.q > 0` · tracked
+    /// [`AttentionWeights::q_proj`]: Shape `w.attention.layers layers × [formats.attention.linear_bytes(w.attention.q, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.q > 0` · tracked
     pub q_proj: usize,
-    /// `self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.
-    ///
-    /// Shape `w.attention.kv_layers layers × [formats.attention.linear_bytes(w.attention.k, config.hidden_size)]` of `u8` · gate `w.attention.kv_layers > 0 && w.attention.k > 0` · tracked
+    /// [`AttentionWeights::k_proj`]: Shape `w.attention.kv_layers layers × [formats.attention.linear_bytes(w.attention.k, config.hidden_size)]` of `u8` · gate `w.attention.kv_layers > 0 && w.attention.k > 0` · tracked
     pub k_proj: usize,
-    /// `self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.
-    ///
-    /// Shape `w.attention.v_layers layers × [formats.attention.linear_bytes(w.attention.v, config.hidden_size)]` of `u8` · gate `w.attention.v_layers > 0 && w.attention.v > 0` · tracked
+    /// [`AttentionWeights::v_proj`]: Shape `w.attention.v_layers layers × [formats.attention.linear_bytes(w.attention.v, config.hidden_size)]` of `u8` · gate `w.attention.v_layers > 0 && w.attention.v > 0` · tracked
     pub v_proj: usize,
-    /// `self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.
-    ///
-    /// Shape `w.attention.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.attention.o_in)]` of `u8` · gate `w.attention.layers > 0 && w.attention.o_in > 0` · tracked
+    /// [`AttentionWeights::o_proj`]: Shape `w.attention.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.attention.o_in)]` of `u8` · gate `w.attention.layers > 0 && w.attention.o_in > 0` · tracked
     pub o_proj: usize,
-    /// `self_attn.q_proj.bias` where the family biases q.
-    ///
-    /// Shape `w.attention.layers layers × [w.attention.q_bias]` of `bf16` · gate `w.attention.layers > 0 && w.attention.q_bias > 0` · tracked
+    /// [`AttentionWeights::q_bias`]: Shape `w.attention.layers layers × [w.attention.q_bias]` of `bf16` · gate `w.attention.layers > 0 && w.attention.q_bias > 0` · tracked
     pub q_bias: usize,
-    /// `self_attn.k_proj.bias`.
-    ///
-    /// Shape `w.attention.kv_layers layers × [w.attention.k_bias]` of `bf16` · gate `w.attention.kv_layers > 0 && w.attention.k_bias > 0` · tracked
+    /// [`AttentionWeights::k_bias`]: Shape `w.attention.kv_layers layers × [w.attention.k_bias]` of `bf16` · gate `w.attention.kv_layers > 0 && w.attention.k_bias > 0` · tracked
     pub k_bias: usize,
-    /// `self_attn.v_proj.bias`.
-    ///
-    /// Shape `w.attention.v_layers layers × [w.attention.v_bias]` of `bf16` · gate `w.attention.v_layers > 0 && w.attention.v_bias > 0` · tracked
+    /// [`AttentionWeights::v_bias`]: Shape `w.attention.v_layers layers × [w.attention.v_bias]` of `bf16` · gate `w.attention.v_layers > 0 && w.attention.v_bias > 0` · tracked
     pub v_bias: usize,
-    /// `self_attn.o_proj.bias`.
-    ///
-    /// Shape `w.attention.layers layers × [w.attention.o_bias]` of `bf16` · gate `w.attention.layers > 0 && w.attention.o_bias > 0` · tracked
+    /// [`AttentionWeights::o_bias`]: Shape `w.attention.layers layers × [w.attention.o_bias]` of `bf16` · gate `w.attention.layers > 0 && w.attention.o_bias > 0` · tracked
     pub o_bias: usize,
-    /// `self_attn.q_norm.weight`: a head's width, or all heads' (OLMo 3, MiniMax-M2).
-    ///
-    /// Shape `w.attention.layers layers × [w.attention.q_norm]` of `bf16` · gate `w.attention.layers > 0 && w.attention.q_norm > 0` · tracked
+    /// [`AttentionWeights::q_norm`]: Shape `w.attention.layers layers × [w.attention.q_norm]` of `bf16` · gate `w.attention.layers > 0 && w.attention.q_norm > 0` · tracked
     pub q_norm: usize,
-    /// `self_attn.k_norm.weight`, on the layers with their own keys.
-    ///
-    /// Shape `w.attention.kv_layers layers × [w.attention.k_norm]` of `bf16` · gate `w.attention.kv_layers > 0 && w.attention.k_norm > 0` · tracked
+    /// [`AttentionWeights::k_norm`]: Shape `w.attention.kv_layers layers × [w.attention.k_norm]` of `bf16` · gate `w.attention.kv_layers > 0 && w.attention.k_norm > 0` · tracked
     pub k_norm: usize,
-    /// `self_attn.sinks`, one logit a head (gpt-oss).
-    ///
-    /// Shape `w.attention.layers layers × [w.attention.sinks]` of `bf16` · gate `w.attention.layers > 0 && w.attention.sinks > 0` · tracked
+    /// [`AttentionWeights::sinks`]: Shape `w.attention.layers layers × [w.attention.sinks]` of `bf16` · gate `w.attention.layers > 0 && w.attention.sinks > 0` · tracked
     pub sinks: usize,
-    /// `self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.
-    ///
-    /// Shape `w.attention.layers layers × [formats.attention.linear_bytes(w.attention.output_gate, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.output_gate > 0` · tracked
+    /// [`AttentionWeights::g_proj`]: Shape `w.attention.layers layers × [formats.attention.linear_bytes(w.attention.output_gate, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.output_gate > 0` · tracked
     pub g_proj: usize,
-    /// `self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.layers layers × [formats.attention.linear_bytes(w.full.q, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.q > 0` · tracked
+    /// [`AttentionWeights::full_q_proj`]: Shape `w.full.layers layers × [formats.attention.linear_bytes(w.full.q, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.q > 0` · tracked
     pub full_q_proj: usize,
-    /// `self_attn.k_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.kv_layers layers × [formats.attention.linear_bytes(w.full.k, config.hidden_size)]` of `u8` · gate `w.full.kv_layers > 0 && w.full.k > 0` · tracked
+    /// [`AttentionWeights::full_k_proj`]: Shape `w.full.kv_layers layers × [formats.attention.linear_bytes(w.full.k, config.hidden_size)]` of `u8` · gate `w.full.kv_layers > 0 && w.full.k > 0` · tracked
     pub full_k_proj: usize,
-    /// `self_attn.v_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.v_layers layers × [formats.attention.linear_bytes(w.full.v, config.hidden_size)]` of `u8` · gate `w.full.v_layers > 0 && w.full.v > 0` · tracked
+    /// [`AttentionWeights::full_v_proj`]: Shape `w.full.v_layers layers × [formats.attention.linear_bytes(w.full.v, config.hidden_size)]` of `u8` · gate `w.full.v_layers > 0 && w.full.v > 0` · tracked
     pub full_v_proj: usize,
-    /// `self_attn.o_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.full.o_in)]` of `u8` · gate `w.full.layers > 0 && w.full.o_in > 0` · tracked
+    /// [`AttentionWeights::full_o_proj`]: Shape `w.full.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.full.o_in)]` of `u8` · gate `w.full.layers > 0 && w.full.o_in > 0` · tracked
     pub full_o_proj: usize,
-    /// `self_attn.q_proj.bias` where the family biases q of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.layers layers × [w.full.q_bias]` of `bf16` · gate `w.full.layers > 0 && w.full.q_bias > 0` · tracked
+    /// [`AttentionWeights::full_q_bias`]: Shape `w.full.layers layers × [w.full.q_bias]` of `bf16` · gate `w.full.layers > 0 && w.full.q_bias > 0` · tracked
     pub full_q_bias: usize,
-    /// `self_attn.k_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.kv_layers layers × [w.full.k_bias]` of `bf16` · gate `w.full.kv_layers > 0 && w.full.k_bias > 0` · tracked
+    /// [`AttentionWeights::full_k_bias`]: Shape `w.full.kv_layers layers × [w.full.k_bias]` of `bf16` · gate `w.full.kv_layers > 0 && w.full.k_bias > 0` · tracked
     pub full_k_bias: usize,
-    /// `self_attn.v_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.v_layers layers × [w.full.v_bias]` of `bf16` · gate `w.full.v_layers > 0 && w.full.v_bias > 0` · tracked
+    /// [`AttentionWeights::full_v_bias`]: Shape `w.full.v_layers layers × [w.full.v_bias]` of `bf16` · gate `w.full.v_layers > 0 && w.full.v_bias > 0` · tracked
     pub full_v_bias: usize,
-    /// `self_attn.o_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.layers layers × [w.full.o_bias]` of `bf16` · gate `w.full.layers > 0 && w.full.o_bias > 0` · tracked
+    /// [`AttentionWeights::full_o_bias`]: Shape `w.full.layers layers × [w.full.o_bias]` of `bf16` · gate `w.full.layers > 0 && w.full.o_bias > 0` · tracked
     pub full_o_bias: usize,
-    /// `self_attn.q_norm.weight`: a head's width of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.layers layers × [w.full.q_norm]` of `bf16` · gate `w.full.layers > 0 && w.full.q_norm > 0` · tracked
+    /// [`AttentionWeights::full_q_norm`]: Shape `w.full.layers layers × [w.full.q_norm]` of `bf16` · gate `w.full.layers > 0 && w.full.q_norm > 0` · tracked
     pub full_q_norm: usize,
-    /// `self_attn.k_norm.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.kv_layers layers × [w.full.k_norm]` of `bf16` · gate `w.full.kv_layers > 0 && w.full.k_norm > 0` · tracked
+    /// [`AttentionWeights::full_k_norm`]: Shape `w.full.kv_layers layers × [w.full.k_norm]` of `bf16` · gate `w.full.kv_layers > 0 && w.full.k_norm > 0` · tracked
     pub full_k_norm: usize,
-    /// `self_attn.sinks` of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.layers layers × [w.full.sinks]` of `bf16` · gate `w.full.layers > 0 && w.full.sinks > 0` · tracked
+    /// [`AttentionWeights::full_sinks`]: Shape `w.full.layers layers × [w.full.sinks]` of `bf16` · gate `w.full.layers > 0 && w.full.sinks > 0` · tracked
     pub full_sinks: usize,
-    /// `self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).
-    ///
-    /// Shape `w.full.layers layers × [formats.attention.linear_bytes(w.full.output_gate, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.output_gate > 0` · tracked
+    /// [`AttentionWeights::full_g_proj`]: Shape `w.full.layers layers × [formats.attention.linear_bytes(w.full.output_gate, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.output_gate > 0` · tracked
     pub full_g_proj: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -163,288 +115,228 @@ impl AttentionWeightsSizes {
             __dims: [[0; 2usize]; 24usize],
             __raw: [0; 24usize],
         };
-        __sizes.q_proj = {
+        __sizes.q_proj = if w.attention.layers > 0 && w.attention.q > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_proj");
-            if w.attention.layers > 0 && w.attention.q > 0 {
-                let __d = [
-                    w.attention.layers,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(w.attention.q, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.attention.layers,
+                __f
+                    .value(
+                        formats.attention.linear_bytes(w.attention.q, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.k_proj = {
+        __sizes.k_proj = if w.attention.kv_layers > 0 && w.attention.k > 0 {
             let __f = ::arena_runtime::CheckedArith::new("k_proj");
-            if w.attention.kv_layers > 0 && w.attention.k > 0 {
-                let __d = [
-                    w.attention.kv_layers,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(w.attention.k, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.attention.kv_layers,
+                __f
+                    .value(
+                        formats.attention.linear_bytes(w.attention.k, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.v_proj = {
+        __sizes.v_proj = if w.attention.v_layers > 0 && w.attention.v > 0 {
             let __f = ::arena_runtime::CheckedArith::new("v_proj");
-            if w.attention.v_layers > 0 && w.attention.v > 0 {
-                let __d = [
-                    w.attention.v_layers,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(w.attention.v, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.attention.v_layers,
+                __f
+                    .value(
+                        formats.attention.linear_bytes(w.attention.v, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.o_proj = {
+        __sizes.o_proj = if w.attention.layers > 0 && w.attention.o_in > 0 {
             let __f = ::arena_runtime::CheckedArith::new("o_proj");
-            if w.attention.layers > 0 && w.attention.o_in > 0 {
-                let __d = [
-                    w.attention.layers,
-                    __f
-                        .value(
-                            formats.attention_out
-                                .linear_bytes(config.hidden_size, w.attention.o_in),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.attention.layers,
+                __f
+                    .value(
+                        formats.attention_out
+                            .linear_bytes(config.hidden_size, w.attention.o_in),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.q_bias = {
+        __sizes.q_bias = if w.attention.layers > 0 && w.attention.q_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_bias");
-            if w.attention.layers > 0 && w.attention.q_bias > 0 {
-                let __d = [w.attention.layers, w.attention.q_bias];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.attention.layers, w.attention.q_bias];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.k_bias = {
+        __sizes.k_bias = if w.attention.kv_layers > 0 && w.attention.k_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("k_bias");
-            if w.attention.kv_layers > 0 && w.attention.k_bias > 0 {
-                let __d = [w.attention.kv_layers, w.attention.k_bias];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.attention.kv_layers, w.attention.k_bias];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.v_bias = {
+        __sizes.v_bias = if w.attention.v_layers > 0 && w.attention.v_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("v_bias");
-            if w.attention.v_layers > 0 && w.attention.v_bias > 0 {
-                let __d = [w.attention.v_layers, w.attention.v_bias];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.attention.v_layers, w.attention.v_bias];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.o_bias = {
+        __sizes.o_bias = if w.attention.layers > 0 && w.attention.o_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("o_bias");
-            if w.attention.layers > 0 && w.attention.o_bias > 0 {
-                let __d = [w.attention.layers, w.attention.o_bias];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.attention.layers, w.attention.o_bias];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.q_norm = {
+        __sizes.q_norm = if w.attention.layers > 0 && w.attention.q_norm > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_norm");
-            if w.attention.layers > 0 && w.attention.q_norm > 0 {
-                let __d = [w.attention.layers, w.attention.q_norm];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.attention.layers, w.attention.q_norm];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.k_norm = {
+        __sizes.k_norm = if w.attention.kv_layers > 0 && w.attention.k_norm > 0 {
             let __f = ::arena_runtime::CheckedArith::new("k_norm");
-            if w.attention.kv_layers > 0 && w.attention.k_norm > 0 {
-                let __d = [w.attention.kv_layers, w.attention.k_norm];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.attention.kv_layers, w.attention.k_norm];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.sinks = {
+        __sizes.sinks = if w.attention.layers > 0 && w.attention.sinks > 0 {
             let __f = ::arena_runtime::CheckedArith::new("sinks");
-            if w.attention.layers > 0 && w.attention.sinks > 0 {
-                let __d = [w.attention.layers, w.attention.sinks];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.attention.layers, w.attention.sinks];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.g_proj = {
+        __sizes.g_proj = if w.attention.layers > 0 && w.attention.output_gate > 0 {
             let __f = ::arena_runtime::CheckedArith::new("g_proj");
-            if w.attention.layers > 0 && w.attention.output_gate > 0 {
-                let __d = [
-                    w.attention.layers,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(w.attention.output_gate, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.attention.layers,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(w.attention.output_gate, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_q_proj = {
+        __sizes.full_q_proj = if w.full.layers > 0 && w.full.q > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_q_proj");
-            if w.full.layers > 0 && w.full.q > 0 {
-                let __d = [
-                    w.full.layers,
-                    __f
-                        .value(
-                            formats.attention.linear_bytes(w.full.q, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.full.layers,
+                __f.value(formats.attention.linear_bytes(w.full.q, config.hidden_size))?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_k_proj = {
+        __sizes.full_k_proj = if w.full.kv_layers > 0 && w.full.k > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_k_proj");
-            if w.full.kv_layers > 0 && w.full.k > 0 {
-                let __d = [
-                    w.full.kv_layers,
-                    __f
-                        .value(
-                            formats.attention.linear_bytes(w.full.k, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.full.kv_layers,
+                __f.value(formats.attention.linear_bytes(w.full.k, config.hidden_size))?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_v_proj = {
+        __sizes.full_v_proj = if w.full.v_layers > 0 && w.full.v > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_v_proj");
-            if w.full.v_layers > 0 && w.full.v > 0 {
-                let __d = [
-                    w.full.v_layers,
-                    __f
-                        .value(
-                            formats.attention.linear_bytes(w.full.v, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.full.v_layers,
+                __f.value(formats.attention.linear_bytes(w.full.v, config.hidden_size))?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_o_proj = {
+        __sizes.full_o_proj = if w.full.layers > 0 && w.full.o_in > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_o_proj");
-            if w.full.layers > 0 && w.full.o_in > 0 {
-                let __d = [
-                    w.full.layers,
-                    __f
-                        .value(
-                            formats.attention_out
-                                .linear_bytes(config.hidden_size, w.full.o_in),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.full.layers,
+                __f
+                    .value(
+                        formats.attention_out
+                            .linear_bytes(config.hidden_size, w.full.o_in),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_q_bias = {
+        __sizes.full_q_bias = if w.full.layers > 0 && w.full.q_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_q_bias");
-            if w.full.layers > 0 && w.full.q_bias > 0 {
-                let __d = [w.full.layers, w.full.q_bias];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.full.layers, w.full.q_bias];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_k_bias = {
+        __sizes.full_k_bias = if w.full.kv_layers > 0 && w.full.k_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_k_bias");
-            if w.full.kv_layers > 0 && w.full.k_bias > 0 {
-                let __d = [w.full.kv_layers, w.full.k_bias];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.full.kv_layers, w.full.k_bias];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_v_bias = {
+        __sizes.full_v_bias = if w.full.v_layers > 0 && w.full.v_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_v_bias");
-            if w.full.v_layers > 0 && w.full.v_bias > 0 {
-                let __d = [w.full.v_layers, w.full.v_bias];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.full.v_layers, w.full.v_bias];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_o_bias = {
+        __sizes.full_o_bias = if w.full.layers > 0 && w.full.o_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_o_bias");
-            if w.full.layers > 0 && w.full.o_bias > 0 {
-                let __d = [w.full.layers, w.full.o_bias];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.full.layers, w.full.o_bias];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_q_norm = {
+        __sizes.full_q_norm = if w.full.layers > 0 && w.full.q_norm > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_q_norm");
-            if w.full.layers > 0 && w.full.q_norm > 0 {
-                let __d = [w.full.layers, w.full.q_norm];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.full.layers, w.full.q_norm];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_k_norm = {
+        __sizes.full_k_norm = if w.full.kv_layers > 0 && w.full.k_norm > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_k_norm");
-            if w.full.kv_layers > 0 && w.full.k_norm > 0 {
-                let __d = [w.full.kv_layers, w.full.k_norm];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.full.kv_layers, w.full.k_norm];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_sinks = {
+        __sizes.full_sinks = if w.full.layers > 0 && w.full.sinks > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_sinks");
-            if w.full.layers > 0 && w.full.sinks > 0 {
-                let __d = [w.full.layers, w.full.sinks];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.full.layers, w.full.sinks];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.full_g_proj = {
+        __sizes.full_g_proj = if w.full.layers > 0 && w.full.output_gate > 0 {
             let __f = ::arena_runtime::CheckedArith::new("full_g_proj");
-            if w.full.layers > 0 && w.full.output_gate > 0 {
-                let __d = [
-                    w.full.layers,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(w.full.output_gate, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.full.layers,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(w.full.output_gate, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
         (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <AttentionWeights as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
@@ -484,8 +376,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
                 "q_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.layers layers × [formats.attention.linear_bytes(w.attention.q, config.hidden_size)]",
                 2usize,
                 "`self_attn.q_proj.weight`, `[q, hidden]` a layer (q doubled where the output is gated).",
@@ -493,8 +384,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.layers > 0 && w.attention.q > 0"),
         ::arena_runtime::BufferDecl::new(
                 "k_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.kv_layers layers × [formats.attention.linear_bytes(w.attention.k, config.hidden_size)]",
                 2usize,
                 "`self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.",
@@ -502,8 +392,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.kv_layers > 0 && w.attention.k > 0"),
         ::arena_runtime::BufferDecl::new(
                 "v_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.v_layers layers × [formats.attention.linear_bytes(w.attention.v, config.hidden_size)]",
                 2usize,
                 "`self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.",
@@ -511,8 +400,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.v_layers > 0 && w.attention.v > 0"),
         ::arena_runtime::BufferDecl::new(
                 "o_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.attention.o_in)]",
                 2usize,
                 "`self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.",
@@ -520,8 +408,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.layers > 0 && w.attention.o_in > 0"),
         ::arena_runtime::BufferDecl::new(
                 "q_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.layers layers × [w.attention.q_bias]",
                 2usize,
                 "`self_attn.q_proj.bias` where the family biases q.",
@@ -529,8 +416,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.layers > 0 && w.attention.q_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "k_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.kv_layers layers × [w.attention.k_bias]",
                 2usize,
                 "`self_attn.k_proj.bias`.",
@@ -538,8 +424,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.kv_layers > 0 && w.attention.k_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "v_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.v_layers layers × [w.attention.v_bias]",
                 2usize,
                 "`self_attn.v_proj.bias`.",
@@ -547,8 +432,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.v_layers > 0 && w.attention.v_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "o_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.layers layers × [w.attention.o_bias]",
                 2usize,
                 "`self_attn.o_proj.bias`.",
@@ -556,8 +440,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.layers > 0 && w.attention.o_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "q_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.layers layers × [w.attention.q_norm]",
                 2usize,
                 "`self_attn.q_norm.weight`: a head's width, or all heads' (OLMo 3, MiniMax-M2).",
@@ -565,8 +448,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.layers > 0 && w.attention.q_norm > 0"),
         ::arena_runtime::BufferDecl::new(
                 "k_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.kv_layers layers × [w.attention.k_norm]",
                 2usize,
                 "`self_attn.k_norm.weight`, on the layers with their own keys.",
@@ -574,8 +456,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.kv_layers > 0 && w.attention.k_norm > 0"),
         ::arena_runtime::BufferDecl::new(
                 "sinks",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.layers layers × [w.attention.sinks]",
                 2usize,
                 "`self_attn.sinks`, one logit a head (gpt-oss).",
@@ -583,8 +464,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.layers > 0 && w.attention.sinks > 0"),
         ::arena_runtime::BufferDecl::new(
                 "g_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.layers layers × [formats.attention.linear_bytes(w.attention.output_gate, config.hidden_size)]",
                 2usize,
                 "`self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.",
@@ -592,8 +472,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.attention.layers > 0 && w.attention.output_gate > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_q_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.layers layers × [formats.attention.linear_bytes(w.full.q, config.hidden_size)]",
                 2usize,
                 "`self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -601,8 +480,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.layers > 0 && w.full.q > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_k_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.kv_layers layers × [formats.attention.linear_bytes(w.full.k, config.hidden_size)]",
                 2usize,
                 "`self_attn.k_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -610,8 +488,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.kv_layers > 0 && w.full.k > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_v_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.v_layers layers × [formats.attention.linear_bytes(w.full.v, config.hidden_size)]",
                 2usize,
                 "`self_attn.v_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -619,8 +496,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.v_layers > 0 && w.full.v > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_o_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.layers layers × [formats.attention_out.linear_bytes(config.hidden_size, w.full.o_in)]",
                 2usize,
                 "`self_attn.o_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -628,8 +504,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.layers > 0 && w.full.o_in > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_q_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.layers layers × [w.full.q_bias]",
                 2usize,
                 "`self_attn.q_proj.bias` where the family biases q of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -637,8 +512,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.layers > 0 && w.full.q_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_k_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.kv_layers layers × [w.full.k_bias]",
                 2usize,
                 "`self_attn.k_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -646,8 +520,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.kv_layers > 0 && w.full.k_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_v_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.v_layers layers × [w.full.v_bias]",
                 2usize,
                 "`self_attn.v_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -655,8 +528,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.v_layers > 0 && w.full.v_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_o_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.layers layers × [w.full.o_bias]",
                 2usize,
                 "`self_attn.o_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -664,8 +536,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.layers > 0 && w.full.o_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_q_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.layers layers × [w.full.q_norm]",
                 2usize,
                 "`self_attn.q_norm.weight`: a head's width of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -673,8 +544,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.layers > 0 && w.full.q_norm > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_k_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.kv_layers layers × [w.full.k_norm]",
                 2usize,
                 "`self_attn.k_norm.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -682,8 +552,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.kv_layers > 0 && w.full.k_norm > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_sinks",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.layers layers × [w.full.sinks]",
                 2usize,
                 "`self_attn.sinks` of the full-attention layers at their own widths (`WeightLayers::full`).",
@@ -691,8 +560,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             .gated_by("w.full.layers > 0 && w.full.sinks > 0"),
         ::arena_runtime::BufferDecl::new(
                 "full_g_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.full.layers layers × [formats.attention.linear_bytes(w.full.output_gate, config.hidden_size)]",
                 2usize,
                 "`self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",

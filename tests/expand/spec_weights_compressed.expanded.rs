@@ -10,93 +10,49 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct CompressedAttentionWeightsSizes {
-    /// `self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]`.
-    ///
-    /// Shape `w.one_vector layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]` of `u8` · gate `w.one_vector > 0` · tracked
+    /// [`CompressedAttentionWeights::q_a_proj`]: Shape `w.one_vector layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub q_a_proj: usize,
-    /// `self_attn.q_a_norm.weight`, `[q_lora_rank]`.
-    ///
-    /// Shape `w.one_vector layers × [config.q_lora_rank]` of `bf16` · gate `w.one_vector > 0` · tracked
+    /// [`CompressedAttentionWeights::q_a_norm`]: Shape `w.one_vector layers × [config.q_lora_rank]` of `bf16` · gate `w.one_vector > 0` · tracked
     pub q_a_norm: usize,
-    /// `self_attn.q_b_proj.weight`, `[heads · head_dim, q_lora_rank]`.
-    ///
-    /// Shape `w.one_vector layers × [formats.attention.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)]` of `u8` · gate `w.one_vector > 0` · tracked
+    /// [`CompressedAttentionWeights::q_b_proj`]: Shape `w.one_vector layers × [formats.attention.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub q_b_proj: usize,
-    /// `self_attn.kv_proj.weight`, the one K=V head, `[head_dim, hidden]`.
-    ///
-    /// Shape `w.one_vector layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.one_vector > 0` · tracked
+    /// [`CompressedAttentionWeights::kv_proj`]: Shape `w.one_vector layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub kv_proj: usize,
-    /// `self_attn.kv_norm.weight`, `[head_dim]`.
-    ///
-    /// Shape `w.one_vector layers × [config.head_dim()]` of `bf16` · gate `w.one_vector > 0` · tracked
+    /// [`CompressedAttentionWeights::kv_norm`]: Shape `w.one_vector layers × [config.head_dim()]` of `bf16` · gate `w.one_vector > 0` · tracked
     pub kv_norm: usize,
-    /// `self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.
-    ///
-    /// Shape `w.one_vector layers × [formats.attention_out.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]` of `u8` · gate `w.one_vector > 0` · tracked
+    /// [`CompressedAttentionWeights::o_a_proj`]: Shape `w.one_vector layers × [formats.attention_out.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub o_a_proj: usize,
-    /// `self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.
-    ///
-    /// Shape `w.one_vector layers × [formats.attention_out.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)]` of `u8` · gate `w.one_vector > 0` · tracked
+    /// [`CompressedAttentionWeights::o_b_proj`]: Shape `w.one_vector layers × [formats.attention_out.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)]` of `u8` · gate `w.one_vector > 0` · tracked
     pub o_b_proj: usize,
-    /// `self_attn.sinks`, one a head.
-    ///
-    /// Shape `w.one_vector layers × [config.num_attention_heads]` of `bf16` · gate `w.one_vector > 0` · tracked
+    /// [`CompressedAttentionWeights::sinks`]: Shape `w.one_vector layers × [config.num_attention_heads]` of `bf16` · gate `w.one_vector > 0` · tracked
     pub sinks: usize,
-    /// The CSA compressor's `compressor.csa.kv_proj.weight`, overlapping windows, `[2 · head_dim, hidden]`.
-    ///
-    /// Shape `w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]` of `u8` · gate `w.csa > 0` · tracked
+    /// [`CompressedAttentionWeights::csa_kv_proj`]: Shape `w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]` of `u8` · gate `w.csa > 0` · tracked
     pub csa_kv_proj: usize,
-    /// `compressor.csa.gate_proj.weight`, `[2 · head_dim, hidden]`.
-    ///
-    /// Shape `w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]` of `u8` · gate `w.csa > 0` · tracked
+    /// [`CompressedAttentionWeights::csa_gate_proj`]: Shape `w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]` of `u8` · gate `w.csa > 0` · tracked
     pub csa_gate_proj: usize,
-    /// `compressor.csa.kv_norm.weight`, `[head_dim]`.
-    ///
-    /// Shape `w.csa layers × [config.head_dim()]` of `bf16` · gate `w.csa > 0` · tracked
+    /// [`CompressedAttentionWeights::csa_kv_norm`]: Shape `w.csa layers × [config.head_dim()]` of `bf16` · gate `w.csa > 0` · tracked
     pub csa_kv_norm: usize,
-    /// `compressor.csa.position_bias`, a learned bias a window slot, `[ratio, 2 · head_dim]`.
-    ///
-    /// Shape `w.csa layers × [config.index_ratio(), 2 * config.head_dim()]` of `bf16` · gate `w.csa > 0` · tracked
+    /// [`CompressedAttentionWeights::csa_position_bias`]: Shape `w.csa layers × [config.index_ratio(), 2 * config.head_dim()]` of `bf16` · gate `w.csa > 0` · tracked
     pub csa_position_bias: usize,
-    /// The CSA indexer's `compressor.csa.indexer.q_b_proj.weight`, `[index heads · index_head_dim, q_lora_rank]`.
-    ///
-    /// Shape `w.csa_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]` of `u8` · gate `w.csa_indexer > 0` · tracked
+    /// [`CompressedAttentionWeights::csa_indexer_q_b_proj`]: Shape `w.csa_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]` of `u8` · gate `w.csa_indexer > 0` · tracked
     pub csa_indexer_q_b_proj: usize,
-    /// `compressor.csa.indexer.kv_proj.weight`, `[2 · index_head_dim, hidden]`.
-    ///
-    /// Shape `w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]` of `u8` · gate `w.csa_indexer > 0` · tracked
+    /// [`CompressedAttentionWeights::csa_indexer_kv_proj`]: Shape `w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]` of `u8` · gate `w.csa_indexer > 0` · tracked
     pub csa_indexer_kv_proj: usize,
-    /// `compressor.csa.indexer.gate_proj.weight`, `[2 · index_head_dim, hidden]`.
-    ///
-    /// Shape `w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]` of `u8` · gate `w.csa_indexer > 0` · tracked
+    /// [`CompressedAttentionWeights::csa_indexer_gate_proj`]: Shape `w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]` of `u8` · gate `w.csa_indexer > 0` · tracked
     pub csa_indexer_gate_proj: usize,
-    /// `compressor.csa.indexer.kv_norm.weight`, `[index_head_dim]`.
-    ///
-    /// Shape `w.csa_indexer layers × [config.index_head_dim]` of `bf16` · gate `w.csa_indexer > 0` · tracked
+    /// [`CompressedAttentionWeights::csa_indexer_kv_norm`]: Shape `w.csa_indexer layers × [config.index_head_dim]` of `bf16` · gate `w.csa_indexer > 0` · tracked
     pub csa_indexer_kv_norm: usize,
-    /// `compressor.csa.indexer.position_bias`, `[ratio, 2 · index_head_dim]`.
-    ///
-    /// Shape `w.csa_indexer layers × [config.index_ratio(), 2 * config.index_head_dim]` of `bf16` · gate `w.csa_indexer > 0` · tracked
+    /// [`CompressedAttentionWeights::csa_indexer_position_bias`]: Shape `w.csa_indexer layers × [config.index_ratio(), 2 * config.index_head_dim]` of `bf16` · gate `w.csa_indexer > 0` · tracked
     pub csa_indexer_position_bias: usize,
-    /// `compressor.csa.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format.
-    ///
-    /// Shape `w.csa_indexer layers × [config.index_n_heads, config.hidden_size]` of `bf16` · gate `w.csa_indexer > 0` · tracked
+    /// [`CompressedAttentionWeights::csa_indexer_weights_proj`]: Shape `w.csa_indexer layers × [config.index_n_heads, config.hidden_size]` of `bf16` · gate `w.csa_indexer > 0` · tracked
     pub csa_indexer_weights_proj: usize,
-    /// The HCA compressor's `compressor.hca.kv_proj.weight`, disjoint windows, `[head_dim, hidden]`.
-    ///
-    /// Shape `w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.hca > 0` · tracked
+    /// [`CompressedAttentionWeights::hca_kv_proj`]: Shape `w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.hca > 0` · tracked
     pub hca_kv_proj: usize,
-    /// `compressor.hca.gate_proj.weight`, `[head_dim, hidden]`.
-    ///
-    /// Shape `w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.hca > 0` · tracked
+    /// [`CompressedAttentionWeights::hca_gate_proj`]: Shape `w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]` of `u8` · gate `w.hca > 0` · tracked
     pub hca_gate_proj: usize,
-    /// `compressor.hca.kv_norm.weight`, `[head_dim]`.
-    ///
-    /// Shape `w.hca layers × [config.head_dim()]` of `bf16` · gate `w.hca > 0` · tracked
+    /// [`CompressedAttentionWeights::hca_kv_norm`]: Shape `w.hca layers × [config.head_dim()]` of `bf16` · gate `w.hca > 0` · tracked
     pub hca_kv_norm: usize,
-    /// `compressor.hca.position_bias`, `[ratio, head_dim]`.
-    ///
-    /// Shape `w.hca layers × [config.hca_compress_ratio, config.head_dim()]` of `bf16` · gate `w.hca > 0` · tracked
+    /// [`CompressedAttentionWeights::hca_position_bias`]: Shape `w.hca layers × [config.hca_compress_ratio, config.head_dim()]` of `bf16` · gate `w.hca > 0` · tracked
     pub hca_position_bias: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -153,335 +109,287 @@ impl CompressedAttentionWeightsSizes {
             __dims: [[0; 3usize]; 22usize],
             __raw: [0; 22usize],
         };
-        __sizes.q_a_proj = {
+        __sizes.q_a_proj = if w.one_vector > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_a_proj");
-            if w.one_vector > 0 {
-                let __d = [
-                    w.one_vector,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(config.q_lora_rank, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.one_vector,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(config.q_lora_rank, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.q_a_norm = {
+        __sizes.q_a_norm = if w.one_vector > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_a_norm");
-            if w.one_vector > 0 {
-                let __d = [w.one_vector, config.q_lora_rank];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.one_vector, config.q_lora_rank];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.q_b_proj = {
+        __sizes.q_b_proj = if w.one_vector > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_b_proj");
-            if w.one_vector > 0 {
-                let __d = [
-                    w.one_vector,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f
-                                        .mul(
-                                            config.num_attention_heads,
-                                            __f.value(config.head_dim())?,
-                                        )?,
-                                    config.q_lora_rank,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.one_vector,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f
+                                    .mul(
+                                        config.num_attention_heads,
+                                        __f.value(config.head_dim())?,
+                                    )?,
+                                config.q_lora_rank,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kv_proj = {
+        __sizes.kv_proj = if w.one_vector > 0 {
             let __f = ::arena_runtime::CheckedArith::new("kv_proj");
-            if w.one_vector > 0 {
-                let __d = [
-                    w.one_vector,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(config.head_dim(), config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.one_vector,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(config.head_dim(), config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kv_norm = {
+        __sizes.kv_norm = if w.one_vector > 0 {
             let __f = ::arena_runtime::CheckedArith::new("kv_norm");
-            if w.one_vector > 0 {
-                let __d = [w.one_vector, __f.value(config.head_dim())?];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.one_vector, __f.value(config.head_dim())?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.o_a_proj = {
+        __sizes.o_a_proj = if w.one_vector > 0 {
             let __f = ::arena_runtime::CheckedArith::new("o_a_proj");
-            if w.one_vector > 0 {
-                let __d = [
-                    w.one_vector,
-                    __f
-                        .value(
-                            formats.attention_out
-                                .linear_bytes(
-                                    __f.mul(config.o_groups, config.o_lora_rank)?,
-                                    __f
-                                        .div(
-                                            __f
-                                                .mul(
-                                                    config.num_attention_heads,
-                                                    __f.value(config.head_dim())?,
-                                                )?,
-                                            config.o_groups,
-                                        )?,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.one_vector,
+                __f
+                    .value(
+                        formats.attention_out
+                            .linear_bytes(
+                                __f.mul(config.o_groups, config.o_lora_rank)?,
+                                __f
+                                    .div(
+                                        __f
+                                            .mul(
+                                                config.num_attention_heads,
+                                                __f.value(config.head_dim())?,
+                                            )?,
+                                        config.o_groups,
+                                    )?,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.o_b_proj = {
+        __sizes.o_b_proj = if w.one_vector > 0 {
             let __f = ::arena_runtime::CheckedArith::new("o_b_proj");
-            if w.one_vector > 0 {
-                let __d = [
-                    w.one_vector,
-                    __f
-                        .value(
-                            formats.attention_out
-                                .linear_bytes(
-                                    config.hidden_size,
-                                    __f.mul(config.o_groups, config.o_lora_rank)?,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.one_vector,
+                __f
+                    .value(
+                        formats.attention_out
+                            .linear_bytes(
+                                config.hidden_size,
+                                __f.mul(config.o_groups, config.o_lora_rank)?,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.sinks = {
+        __sizes.sinks = if w.one_vector > 0 {
             let __f = ::arena_runtime::CheckedArith::new("sinks");
-            if w.one_vector > 0 {
-                let __d = [w.one_vector, config.num_attention_heads];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.one_vector, config.num_attention_heads];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.csa_kv_proj = {
+        __sizes.csa_kv_proj = if w.csa > 0 {
             let __f = ::arena_runtime::CheckedArith::new("csa_kv_proj");
-            if w.csa > 0 {
-                let __d = [
-                    w.csa,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f.mul(2, __f.value(config.head_dim())?)?,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.csa,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f.mul(2, __f.value(config.head_dim())?)?,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.csa_gate_proj = {
+        __sizes.csa_gate_proj = if w.csa > 0 {
             let __f = ::arena_runtime::CheckedArith::new("csa_gate_proj");
-            if w.csa > 0 {
-                let __d = [
-                    w.csa,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f.mul(2, __f.value(config.head_dim())?)?,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.csa,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f.mul(2, __f.value(config.head_dim())?)?,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.csa_kv_norm = {
+        __sizes.csa_kv_norm = if w.csa > 0 {
             let __f = ::arena_runtime::CheckedArith::new("csa_kv_norm");
-            if w.csa > 0 {
-                let __d = [w.csa, __f.value(config.head_dim())?];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.csa, __f.value(config.head_dim())?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.csa_position_bias = {
+        __sizes.csa_position_bias = if w.csa > 0 {
             let __f = ::arena_runtime::CheckedArith::new("csa_position_bias");
-            if w.csa > 0 {
-                let __d = [
-                    w.csa,
-                    __f.value(config.index_ratio())?,
-                    __f.mul(2, __f.value(config.head_dim())?)?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.csa,
+                __f.value(config.index_ratio())?,
+                __f.mul(2, __f.value(config.head_dim())?)?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.csa_indexer_q_b_proj = {
+        __sizes.csa_indexer_q_b_proj = if w.csa_indexer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_q_b_proj");
-            if w.csa_indexer > 0 {
-                let __d = [
-                    w.csa_indexer,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f.mul(config.index_n_heads, config.index_head_dim)?,
-                                    config.q_lora_rank,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.csa_indexer,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f.mul(config.index_n_heads, config.index_head_dim)?,
+                                config.q_lora_rank,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.csa_indexer_kv_proj = {
+        __sizes.csa_indexer_kv_proj = if w.csa_indexer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_kv_proj");
-            if w.csa_indexer > 0 {
-                let __d = [
-                    w.csa_indexer,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f.mul(2, config.index_head_dim)?,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.csa_indexer,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f.mul(2, config.index_head_dim)?,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.csa_indexer_gate_proj = {
+        __sizes.csa_indexer_gate_proj = if w.csa_indexer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_gate_proj");
-            if w.csa_indexer > 0 {
-                let __d = [
-                    w.csa_indexer,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f.mul(2, config.index_head_dim)?,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.csa_indexer,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f.mul(2, config.index_head_dim)?,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.csa_indexer_kv_norm = {
+        __sizes.csa_indexer_kv_norm = if w.csa_indexer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_kv_norm");
-            if w.csa_indexer > 0 {
-                let __d = [w.csa_indexer, config.index_head_dim];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.csa_indexer, config.index_head_dim];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.csa_indexer_position_bias = {
+        __sizes.csa_indexer_position_bias = if w.csa_indexer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_position_bias");
-            if w.csa_indexer > 0 {
-                let __d = [
-                    w.csa_indexer,
-                    __f.value(config.index_ratio())?,
-                    __f.mul(2, config.index_head_dim)?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.csa_indexer,
+                __f.value(config.index_ratio())?,
+                __f.mul(2, config.index_head_dim)?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.csa_indexer_weights_proj = {
+        __sizes.csa_indexer_weights_proj = if w.csa_indexer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("csa_indexer_weights_proj");
-            if w.csa_indexer > 0 {
-                let __d = [w.csa_indexer, config.index_n_heads, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.csa_indexer, config.index_n_heads, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hca_kv_proj = {
+        __sizes.hca_kv_proj = if w.hca > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hca_kv_proj");
-            if w.hca > 0 {
-                let __d = [
-                    w.hca,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(config.head_dim(), config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.hca,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(config.head_dim(), config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hca_gate_proj = {
+        __sizes.hca_gate_proj = if w.hca > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hca_gate_proj");
-            if w.hca > 0 {
-                let __d = [
-                    w.hca,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(config.head_dim(), config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.hca,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(config.head_dim(), config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hca_kv_norm = {
+        __sizes.hca_kv_norm = if w.hca > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hca_kv_norm");
-            if w.hca > 0 {
-                let __d = [w.hca, __f.value(config.head_dim())?];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.hca, __f.value(config.head_dim())?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hca_position_bias = {
+        __sizes.hca_position_bias = if w.hca > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hca_position_bias");
-            if w.hca > 0 {
-                let __d = [
-                    w.hca,
-                    config.hca_compress_ratio,
-                    __f.value(config.head_dim())?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.hca, config.hca_compress_ratio, __f.value(config.head_dim())?];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
         (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <CompressedAttentionWeights as ::arena_runtime::Arena>::checked_tracked_total(
@@ -523,8 +431,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
                 "q_a_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.one_vector layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]",
                 2usize,
                 "`self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]`.",
@@ -532,8 +439,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.one_vector > 0"),
         ::arena_runtime::BufferDecl::new(
                 "q_a_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.one_vector layers × [config.q_lora_rank]",
                 2usize,
                 "`self_attn.q_a_norm.weight`, `[q_lora_rank]`.",
@@ -541,8 +447,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.one_vector > 0"),
         ::arena_runtime::BufferDecl::new(
                 "q_b_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.one_vector layers × [formats.attention.linear_bytes(config.num_attention_heads * config.head_dim(), config.q_lora_rank)]",
                 2usize,
                 "`self_attn.q_b_proj.weight`, `[heads · head_dim, q_lora_rank]`.",
@@ -550,8 +455,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.one_vector > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kv_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.one_vector layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
                 2usize,
                 "`self_attn.kv_proj.weight`, the one K=V head, `[head_dim, hidden]`.",
@@ -559,8 +463,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.one_vector > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kv_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.one_vector layers × [config.head_dim()]",
                 2usize,
                 "`self_attn.kv_norm.weight`, `[head_dim]`.",
@@ -568,8 +471,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.one_vector > 0"),
         ::arena_runtime::BufferDecl::new(
                 "o_a_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.one_vector layers × [formats.attention_out.linear_bytes(config.o_groups * config.o_lora_rank, config.num_attention_heads * config.head_dim() / config.o_groups)]",
                 2usize,
                 "`self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.",
@@ -577,8 +479,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.one_vector > 0"),
         ::arena_runtime::BufferDecl::new(
                 "o_b_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.one_vector layers × [formats.attention_out.linear_bytes(config.hidden_size, config.o_groups * config.o_lora_rank)]",
                 2usize,
                 "`self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.",
@@ -586,8 +487,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.one_vector > 0"),
         ::arena_runtime::BufferDecl::new(
                 "sinks",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.one_vector layers × [config.num_attention_heads]",
                 2usize,
                 "`self_attn.sinks`, one a head.",
@@ -595,8 +495,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.one_vector > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_kv_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]",
                 2usize,
                 "The CSA compressor's `compressor.csa.kv_proj.weight`, overlapping windows, `[2 · head_dim, hidden]`.",
@@ -604,8 +503,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.csa > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_gate_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.csa layers × [formats.attention.linear_bytes(2 * config.head_dim(), config.hidden_size)]",
                 2usize,
                 "`compressor.csa.gate_proj.weight`, `[2 · head_dim, hidden]`.",
@@ -613,8 +511,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.csa > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_kv_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.csa layers × [config.head_dim()]",
                 2usize,
                 "`compressor.csa.kv_norm.weight`, `[head_dim]`.",
@@ -622,8 +519,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.csa > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_position_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.csa layers × [config.index_ratio(), 2 * config.head_dim()]",
                 3usize,
                 "`compressor.csa.position_bias`, a learned bias a window slot, `[ratio, 2 · head_dim]`.",
@@ -631,8 +527,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.csa > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_q_b_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.csa_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]",
                 2usize,
                 "The CSA indexer's `compressor.csa.indexer.q_b_proj.weight`, `[index heads · index_head_dim, q_lora_rank]`.",
@@ -640,8 +535,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.csa_indexer > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_kv_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]",
                 2usize,
                 "`compressor.csa.indexer.kv_proj.weight`, `[2 · index_head_dim, hidden]`.",
@@ -649,8 +543,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.csa_indexer > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_gate_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.csa_indexer layers × [formats.attention.linear_bytes(2 * config.index_head_dim, config.hidden_size)]",
                 2usize,
                 "`compressor.csa.indexer.gate_proj.weight`, `[2 · index_head_dim, hidden]`.",
@@ -658,8 +551,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.csa_indexer > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_kv_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.csa_indexer layers × [config.index_head_dim]",
                 2usize,
                 "`compressor.csa.indexer.kv_norm.weight`, `[index_head_dim]`.",
@@ -667,8 +559,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.csa_indexer > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_position_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.csa_indexer layers × [config.index_ratio(), 2 * config.index_head_dim]",
                 3usize,
                 "`compressor.csa.indexer.position_bias`, `[ratio, 2 · index_head_dim]`.",
@@ -676,8 +567,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.csa_indexer > 0"),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_weights_proj",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.csa_indexer layers × [config.index_n_heads, config.hidden_size]",
                 3usize,
                 "`compressor.csa.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format.",
@@ -685,8 +575,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.csa_indexer > 0"),
         ::arena_runtime::BufferDecl::new(
                 "hca_kv_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
                 2usize,
                 "The HCA compressor's `compressor.hca.kv_proj.weight`, disjoint windows, `[head_dim, hidden]`.",
@@ -694,8 +583,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.hca > 0"),
         ::arena_runtime::BufferDecl::new(
                 "hca_gate_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.hca layers × [formats.attention.linear_bytes(config.head_dim(), config.hidden_size)]",
                 2usize,
                 "`compressor.hca.gate_proj.weight`, `[head_dim, hidden]`.",
@@ -703,8 +591,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.hca > 0"),
         ::arena_runtime::BufferDecl::new(
                 "hca_kv_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.hca layers × [config.head_dim()]",
                 2usize,
                 "`compressor.hca.kv_norm.weight`, `[head_dim]`.",
@@ -712,8 +599,7 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
             .gated_by("w.hca > 0"),
         ::arena_runtime::BufferDecl::new(
                 "hca_position_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.hca layers × [config.hca_compress_ratio, config.head_dim()]",
                 3usize,
                 "`compressor.hca.position_bias`, `[ratio, head_dim]`.",

@@ -10,141 +10,63 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct FfnWeightsSizes {
-    /// The dense MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
-    ///
-    /// Shape `w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)]` of `u8` · gate `w.dense.layers > 0 && w.gated_ffn > 0` · tracked
+    /// [`FfnWeights::gate_proj`]: Shape `w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)]` of `u8` · gate `w.dense.layers > 0 && w.gated_ffn > 0` · tracked
     pub gate_proj: usize,
-    /// The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.
-    ///
-    /// Shape `w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size)]` of `u8` · gate `w.dense.layers > 0` · tracked
+    /// [`FfnWeights::up_proj`]: Shape `w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size)]` of `u8` · gate `w.dense.layers > 0` · tracked
     pub up_proj: usize,
-    /// The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.
-    ///
-    /// Shape `w.dense.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width)]` of `u8` · gate `w.dense.layers > 0` · tracked
+    /// [`FfnWeights::down_proj`]: Shape `w.dense.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width)]` of `u8` · gate `w.dense.layers > 0` · tracked
     pub down_proj: usize,
-    /// The dense MLP's `mlp.gate_proj.bias`, `[width]` a layer, where it has biases
-    /// (`WeightLayers::dense_bias`; none for a squared-ReLU MLP).
-    ///
-    /// Shape `w.dense.layers layers × [w.dense.width]` of `bf16` · gate `w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0` · tracked
+    /// [`FfnWeights::gate_bias`]: Shape `w.dense.layers layers × [w.dense.width]` of `bf16` · gate `w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0` · tracked
     pub gate_bias: usize,
-    /// The dense MLP's `mlp.up_proj.bias`, `[width]` a layer, where it has biases.
-    ///
-    /// Shape `w.dense.layers layers × [w.dense.width]` of `bf16` · gate `w.dense.layers > 0 && w.dense_bias > 0` · tracked
+    /// [`FfnWeights::up_bias`]: Shape `w.dense.layers layers × [w.dense.width]` of `bf16` · gate `w.dense.layers > 0 && w.dense_bias > 0` · tracked
     pub up_bias: usize,
-    /// The dense MLP's `mlp.down_proj.bias`, `[hidden]` a layer, where it has biases.
-    ///
-    /// Shape `w.dense.layers layers × [config.hidden_size]` of `bf16` · gate `w.dense.layers > 0 && w.dense_bias > 0` · tracked
+    /// [`FfnWeights::down_bias`]: Shape `w.dense.layers layers × [config.hidden_size]` of `bf16` · gate `w.dense.layers > 0 && w.dense_bias > 0` · tracked
     pub down_bias: usize,
-    /// The dense MLP's learned activation scalars, `[n]` a layer (Apertus's xIELU:
-    /// `mlp.act_fn.alpha_p` and `alpha_n`).
-    ///
-    /// Shape `w.dense.layers layers × [w.activation_params]` of `bf16` · gate `w.dense.layers > 0 && w.activation_params > 0` · tracked
+    /// [`FfnWeights::act_fn`]: Shape `w.dense.layers layers × [w.activation_params]` of `bf16` · gate `w.dense.layers > 0 && w.activation_params > 0` · tracked
     pub act_fn: usize,
-    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).
-    ///
-    /// Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)]` of `u8` · gate `w.dense_wide.layers > 0 && w.gated_ffn > 0` · tracked
+    /// [`FfnWeights::wide_gate_proj`]: Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)]` of `u8` · gate `w.dense_wide.layers > 0 && w.gated_ffn > 0` · tracked
     pub wide_gate_proj: usize,
-    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.up_proj.weight`, `[width, hidden]`.
-    ///
-    /// Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width, config.hidden_size)]` of `u8` · gate `w.dense_wide.layers > 0` · tracked
+    /// [`FfnWeights::wide_up_proj`]: Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width, config.hidden_size)]` of `u8` · gate `w.dense_wide.layers > 0` · tracked
     pub wide_up_proj: usize,
-    /// The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.
-    ///
-    /// Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense_wide.width)]` of `u8` · gate `w.dense_wide.layers > 0` · tracked
+    /// [`FfnWeights::wide_down_proj`]: Shape `w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense_wide.width)]` of `u8` · gate `w.dense_wide.layers > 0` · tracked
     pub wide_down_proj: usize,
-    /// DeciLM's `mlp.gate_proj.weight`, `[width, hidden]` a block at the block's width, every
-    /// block's back to back (block `i` at [`FfnBlocks::range`](super::FfnBlocks::range)).
-    ///
-    /// Shape `[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)]` of `u8` · gate `w.ffn_blocks.layers() > 0` · tracked
+    /// [`FfnWeights::block_gate_proj`]: Shape `[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)]` of `u8` · gate `w.ffn_blocks.layers() > 0` · tracked
     pub block_gate_proj: usize,
-    /// DeciLM's `mlp.up_proj.weight`, `[width, hidden]` a block, as `block_gate_proj`.
-    ///
-    /// Shape `[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)]` of `u8` · gate `w.ffn_blocks.layers() > 0` · tracked
+    /// [`FfnWeights::block_up_proj`]: Shape `[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)]` of `u8` · gate `w.ffn_blocks.layers() > 0` · tracked
     pub block_up_proj: usize,
-    /// DeciLM's `mlp.down_proj.weight`, `[hidden, width]` a block, as `block_gate_proj`.
-    ///
-    /// Shape `[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, true)]` of `u8` · gate `w.ffn_blocks.layers() > 0` · tracked
+    /// [`FfnWeights::block_down_proj`]: Shape `[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, true)]` of `u8` · gate `w.ffn_blocks.layers() > 0` · tracked
     pub block_down_proj: usize,
-    /// The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert
-    /// width, hidden]` a layer (the latent width where the experts run in one,
-    /// [`ModelConfig::expert_io_width`]): gate and up each `[local experts, expert width, hidden]`
-    /// with its own scales (a checkpoint's `gate_proj` and `up_proj`; vLLM's `w13` scales
-    /// are `2 · ceil(width / block)` rows), the width padded as the format's engine pads it
-    /// ([`WeightFormat::expert_width`](crate::config::WeightFormat::expert_width)).
-    ///
-    /// Shape `w.moe layers × [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))]` of `u8` · gate `w.moe > 0` · tracked
+    /// [`FfnWeights::experts_gate_up`]: Shape `w.moe layers × [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))]` of `u8` · gate `w.moe > 0` · tracked
     pub experts_gate_up: usize,
-    /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
-    /// format's engine pads them ([`WeightFormat::expert_hidden`](crate::config::WeightFormat::expert_hidden)).
-    ///
-    /// Shape `w.moe layers × [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))]` of `u8` · gate `w.moe > 0` · tracked
+    /// [`FfnWeights::experts_down`]: Shape `w.moe layers × [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))]` of `u8` · gate `w.moe > 0` · tracked
     pub experts_down: usize,
-    /// Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,
-    /// `[latent, hidden]`, the tokens projected into the space the routed experts run in
-    /// (`NemotronHMoE`, whose experts are `[experts, width, latent]` and back); whole on every
-    /// rank (chosen here: a small matrix, kept replicated rather than split).
-    ///
-    /// Shape `w.moe layers × [formats.experts.linear_bytes(config.moe_latent_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && config.moe_latent_size > 0` · tracked
+    /// [`FfnWeights::latent_in_proj`]: Shape `w.moe layers × [formats.experts.linear_bytes(config.moe_latent_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && config.moe_latent_size > 0` · tracked
     pub latent_in_proj: usize,
-    /// `mixer.fc2_latent_proj.weight`, `[hidden, latent]`: the experts' output back to the
-    /// hidden size.
-    ///
-    /// Shape `w.moe layers × [formats.experts.linear_bytes(config.hidden_size, config.moe_latent_size)]` of `u8` · gate `w.moe > 0 && config.moe_latent_size > 0` · tracked
+    /// [`FfnWeights::latent_out_proj`]: Shape `w.moe layers × [formats.experts.linear_bytes(config.hidden_size, config.moe_latent_size)]` of `u8` · gate `w.moe > 0 && config.moe_latent_size > 0` · tracked
     pub latent_out_proj: usize,
-    /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
-    ///
-    /// Shape `w.moe layers × [config.num_experts, config.hidden_size]` of `bf16` · gate `w.moe > 0 && w.scaled_router == 0` · tracked
+    /// [`FfnWeights::router`]: Shape `w.moe layers × [config.num_experts, config.hidden_size]` of `bf16` · gate `w.moe > 0 && w.scaled_router == 0` · tracked
     pub router: usize,
-    /// gpt-oss's `mlp.router.bias`, `[experts]`.
-    ///
-    /// Shape `w.expert_bias layers × [config.num_experts]` of `bf16` · gate `w.expert_bias > 0` · tracked
+    /// [`FfnWeights::router_bias`]: Shape `w.expert_bias layers × [config.num_experts]` of `bf16` · gate `w.expert_bias > 0` · tracked
     pub router_bias: usize,
-    /// gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the
-    /// width padded as the experts').
-    ///
-    /// Shape `w.expert_bias layers × [config.local_experts(), 2 * formats.experts.expert_width(config.moe_intermediate_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
+    /// [`FfnWeights::experts_gate_up_bias`]: Shape `w.expert_bias layers × [config.local_experts(), 2 * formats.experts.expert_width(config.moe_intermediate_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
     pub experts_gate_up_bias: usize,
-    /// gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size
-    /// padded as the experts').
-    ///
-    /// Shape `w.expert_bias layers × [config.local_experts(), formats.experts.expert_hidden(config.hidden_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
+    /// [`FfnWeights::experts_down_bias`]: Shape `w.expert_bias layers × [config.local_experts(), formats.experts.expert_hidden(config.hidden_size)]` of `bf16` · gate `w.expert_bias > 0` · tracked
     pub experts_down_bias: usize,
-    /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
-    ///
-    /// Shape `w.router_bias layers × [config.num_experts]` of `bf16` · gate `w.router_bias > 0` · tracked
+    /// [`FfnWeights::e_score_correction_bias`]: Shape `w.router_bias layers × [config.num_experts]` of `bf16` · gate `w.router_bias > 0` · tracked
     pub e_score_correction_bias: usize,
-    /// The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a
-    /// parameter (DeepSeek-V3 and its kin, GLM-4.5 and GLM-5, Kimi, MiniMax-M2,
-    /// Nemotron-H: transformers' `register_buffer`, the oracle's `buffers_numel`), `[experts]`
-    /// FP32 as checkpoints store it and engines load it. Untracked: allocated in the slab, out
-    /// of `total_bytes`, so the parameter count stays the reference's.
-    ///
-    /// Shape `w.router_bias_buffer layers × [config.num_experts]` of `f32` · gate `w.router_bias_buffer > 0` · untracked (not in `total_bytes`)
+    /// [`FfnWeights::e_score_correction_bias_f32`]: Shape `w.router_bias_buffer layers × [config.num_experts]` of `f32` · gate `w.router_bias_buffer > 0` · untracked (not in `total_bytes`)
     pub e_score_correction_bias_f32: usize,
-    /// Gemma 4's `router.proj.weight`, `[experts, hidden]`.
-    ///
-    /// Shape `w.scaled_router layers × [config.num_experts, config.hidden_size]` of `bf16` · gate `w.scaled_router > 0` · tracked
+    /// [`FfnWeights::scaled_router_proj`]: Shape `w.scaled_router layers × [config.num_experts, config.hidden_size]` of `bf16` · gate `w.scaled_router > 0` · tracked
     pub scaled_router_proj: usize,
-    /// Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.
-    ///
-    /// Shape `w.scaled_router layers × [config.hidden_size + config.num_experts]` of `bf16` · gate `w.scaled_router > 0` · tracked
+    /// [`FfnWeights::scaled_router_scales`]: Shape `w.scaled_router layers × [config.hidden_size + config.num_experts]` of `bf16` · gate `w.scaled_router > 0` · tracked
     pub scaled_router_scales: usize,
-    /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.
-    ///
-    /// Shape `w.moe layers × [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0` · tracked
+    /// [`FfnWeights::shared_gate_proj`]: Shape `w.moe layers × [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0` · tracked
     pub shared_gate_proj: usize,
-    /// `mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.
-    ///
-    /// Shape `w.moe layers × [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && config.shared_expert_intermediate_size > 0` · tracked
+    /// [`FfnWeights::shared_up_proj`]: Shape `w.moe layers × [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && config.shared_expert_intermediate_size > 0` · tracked
     pub shared_up_proj: usize,
-    /// `mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.
-    ///
-    /// Shape `w.moe layers × [formats.shared_experts.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)]` of `u8` · gate `w.moe > 0 && config.shared_expert_intermediate_size > 0` · tracked
+    /// [`FfnWeights::shared_down_proj`]: Shape `w.moe layers × [formats.shared_experts.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)]` of `u8` · gate `w.moe > 0 && config.shared_expert_intermediate_size > 0` · tracked
     pub shared_down_proj: usize,
-    /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in
-    /// every format (vLLM builds it with `quant_config=None`).
-    ///
-    /// Shape `w.shared_expert_gate layers × [1, config.hidden_size]` of `bf16` · gate `w.shared_expert_gate > 0` · tracked
+    /// [`FfnWeights::shared_expert_gate`]: Shape `w.shared_expert_gate layers × [1, config.hidden_size]` of `bf16` · gate `w.shared_expert_gate > 0` · tracked
     pub shared_expert_gate: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -208,143 +130,122 @@ impl FfnWeightsSizes {
             __dims: [[0; 3usize]; 29usize],
             __raw: [0; 29usize],
         };
-        __sizes.gate_proj = {
+        __sizes.gate_proj = if w.dense.layers > 0 && w.gated_ffn > 0 {
             let __f = ::arena_runtime::CheckedArith::new("gate_proj");
-            if w.dense.layers > 0 && w.gated_ffn > 0 {
-                let __d = [
-                    w.dense.layers,
-                    __f
-                        .value(
-                            formats.dense_ffn
-                                .linear_bytes(
-                                    __f.mul(w.dense.width, w.gated_ffn)?,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.dense.layers,
+                __f
+                    .value(
+                        formats.dense_ffn
+                            .linear_bytes(
+                                __f.mul(w.dense.width, w.gated_ffn)?,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.up_proj = {
+        __sizes.up_proj = if w.dense.layers > 0 {
             let __f = ::arena_runtime::CheckedArith::new("up_proj");
-            if w.dense.layers > 0 {
-                let __d = [
-                    w.dense.layers,
-                    __f
-                        .value(
-                            formats.dense_ffn
-                                .linear_bytes(w.dense.width, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.dense.layers,
+                __f
+                    .value(
+                        formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.down_proj = {
+        __sizes.down_proj = if w.dense.layers > 0 {
             let __f = ::arena_runtime::CheckedArith::new("down_proj");
-            if w.dense.layers > 0 {
-                let __d = [
-                    w.dense.layers,
-                    __f
-                        .value(
-                            formats.dense_ffn
-                                .linear_bytes(config.hidden_size, w.dense.width),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.dense.layers,
+                __f
+                    .value(
+                        formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.gate_bias = {
+        __sizes.gate_bias = if w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0
+        {
             let __f = ::arena_runtime::CheckedArith::new("gate_bias");
-            if w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0 {
-                let __d = [w.dense.layers, w.dense.width];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.dense.layers, w.dense.width];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.up_bias = {
+        __sizes.up_bias = if w.dense.layers > 0 && w.dense_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("up_bias");
-            if w.dense.layers > 0 && w.dense_bias > 0 {
-                let __d = [w.dense.layers, w.dense.width];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.dense.layers, w.dense.width];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.down_bias = {
+        __sizes.down_bias = if w.dense.layers > 0 && w.dense_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("down_bias");
-            if w.dense.layers > 0 && w.dense_bias > 0 {
-                let __d = [w.dense.layers, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.dense.layers, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.act_fn = {
+        __sizes.act_fn = if w.dense.layers > 0 && w.activation_params > 0 {
             let __f = ::arena_runtime::CheckedArith::new("act_fn");
-            if w.dense.layers > 0 && w.activation_params > 0 {
-                let __d = [w.dense.layers, w.activation_params];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.dense.layers, w.activation_params];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.wide_gate_proj = {
+        __sizes.wide_gate_proj = if w.dense_wide.layers > 0 && w.gated_ffn > 0 {
             let __f = ::arena_runtime::CheckedArith::new("wide_gate_proj");
-            if w.dense_wide.layers > 0 && w.gated_ffn > 0 {
-                let __d = [
-                    w.dense_wide.layers,
-                    __f
-                        .value(
-                            formats.dense_ffn
-                                .linear_bytes(
-                                    __f.mul(w.dense_wide.width, w.gated_ffn)?,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.dense_wide.layers,
+                __f
+                    .value(
+                        formats.dense_ffn
+                            .linear_bytes(
+                                __f.mul(w.dense_wide.width, w.gated_ffn)?,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.wide_up_proj = {
+        __sizes.wide_up_proj = if w.dense_wide.layers > 0 {
             let __f = ::arena_runtime::CheckedArith::new("wide_up_proj");
-            if w.dense_wide.layers > 0 {
-                let __d = [
-                    w.dense_wide.layers,
-                    __f
-                        .value(
-                            formats.dense_ffn
-                                .linear_bytes(w.dense_wide.width, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.dense_wide.layers,
+                __f
+                    .value(
+                        formats.dense_ffn
+                            .linear_bytes(w.dense_wide.width, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.wide_down_proj = {
+        __sizes.wide_down_proj = if w.dense_wide.layers > 0 {
             let __f = ::arena_runtime::CheckedArith::new("wide_down_proj");
-            if w.dense_wide.layers > 0 {
-                let __d = [
-                    w.dense_wide.layers,
-                    __f
-                        .value(
-                            formats.dense_ffn
-                                .linear_bytes(config.hidden_size, w.dense_wide.width),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.dense_wide.layers,
+                __f
+                    .value(
+                        formats.dense_ffn
+                            .linear_bytes(config.hidden_size, w.dense_wide.width),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
         __sizes.block_gate_proj = {
             let __f = ::arena_runtime::CheckedArith::new("block_gate_proj");
@@ -391,236 +292,209 @@ impl FfnWeightsSizes {
                 __r.closed()
             }
         };
-        __sizes.experts_gate_up = {
+        __sizes.experts_gate_up = if w.moe > 0 {
             let __f = ::arena_runtime::CheckedArith::new("experts_gate_up");
-            if w.moe > 0 {
-                let __d = [
-                    w.moe,
-                    __f.add(1, w.gated_ffn)?,
-                    __f
-                        .value(
-                            formats.experts
-                                .experts_bytes(
-                                    config.local_experts(),
-                                    formats.experts.expert_width(config.moe_intermediate_size),
-                                    formats.experts.expert_hidden(config.expert_io_width()),
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.moe,
+                __f.add(1, w.gated_ffn)?,
+                __f
+                    .value(
+                        formats.experts
+                            .experts_bytes(
+                                config.local_experts(),
+                                formats.experts.expert_width(config.moe_intermediate_size),
+                                formats.experts.expert_hidden(config.expert_io_width()),
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.experts_down = {
+        __sizes.experts_down = if w.moe > 0 {
             let __f = ::arena_runtime::CheckedArith::new("experts_down");
-            if w.moe > 0 {
-                let __d = [
-                    w.moe,
-                    __f
-                        .value(
-                            formats.experts
-                                .experts_bytes(
-                                    config.local_experts(),
-                                    formats.experts.expert_hidden(config.expert_io_width()),
-                                    formats.experts.expert_width(config.moe_intermediate_size),
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.moe,
+                __f
+                    .value(
+                        formats.experts
+                            .experts_bytes(
+                                config.local_experts(),
+                                formats.experts.expert_hidden(config.expert_io_width()),
+                                formats.experts.expert_width(config.moe_intermediate_size),
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.latent_in_proj = {
+        __sizes.latent_in_proj = if w.moe > 0 && config.moe_latent_size > 0 {
             let __f = ::arena_runtime::CheckedArith::new("latent_in_proj");
-            if w.moe > 0 && config.moe_latent_size > 0 {
-                let __d = [
-                    w.moe,
-                    __f
-                        .value(
-                            formats.experts
-                                .linear_bytes(config.moe_latent_size, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.moe,
+                __f
+                    .value(
+                        formats.experts
+                            .linear_bytes(config.moe_latent_size, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.latent_out_proj = {
+        __sizes.latent_out_proj = if w.moe > 0 && config.moe_latent_size > 0 {
             let __f = ::arena_runtime::CheckedArith::new("latent_out_proj");
-            if w.moe > 0 && config.moe_latent_size > 0 {
-                let __d = [
-                    w.moe,
-                    __f
-                        .value(
-                            formats.experts
-                                .linear_bytes(config.hidden_size, config.moe_latent_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.moe,
+                __f
+                    .value(
+                        formats.experts
+                            .linear_bytes(config.hidden_size, config.moe_latent_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.router = {
+        __sizes.router = if w.moe > 0 && w.scaled_router == 0 {
             let __f = ::arena_runtime::CheckedArith::new("router");
-            if w.moe > 0 && w.scaled_router == 0 {
-                let __d = [w.moe, config.num_experts, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.moe, config.num_experts, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.router_bias = {
+        __sizes.router_bias = if w.expert_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("router_bias");
-            if w.expert_bias > 0 {
-                let __d = [w.expert_bias, config.num_experts];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.expert_bias, config.num_experts];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.experts_gate_up_bias = {
+        __sizes.experts_gate_up_bias = if w.expert_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("experts_gate_up_bias");
-            if w.expert_bias > 0 {
-                let __d = [
-                    w.expert_bias,
-                    __f.value(config.local_experts())?,
-                    __f
-                        .mul(
-                            2,
-                            __f
-                                .value(
-                                    formats.experts.expert_width(config.moe_intermediate_size),
-                                )?,
-                        )?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.expert_bias,
+                __f.value(config.local_experts())?,
+                __f
+                    .mul(
+                        2,
+                        __f
+                            .value(
+                                formats.experts.expert_width(config.moe_intermediate_size),
+                            )?,
+                    )?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.experts_down_bias = {
+        __sizes.experts_down_bias = if w.expert_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("experts_down_bias");
-            if w.expert_bias > 0 {
-                let __d = [
-                    w.expert_bias,
-                    __f.value(config.local_experts())?,
-                    __f.value(formats.experts.expert_hidden(config.hidden_size))?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.expert_bias,
+                __f.value(config.local_experts())?,
+                __f.value(formats.experts.expert_hidden(config.hidden_size))?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.e_score_correction_bias = {
+        __sizes.e_score_correction_bias = if w.router_bias > 0 {
             let __f = ::arena_runtime::CheckedArith::new("e_score_correction_bias");
-            if w.router_bias > 0 {
-                let __d = [w.router_bias, config.num_experts];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.router_bias, config.num_experts];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.e_score_correction_bias_f32 = {
+        __sizes.e_score_correction_bias_f32 = if w.router_bias_buffer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("e_score_correction_bias_f32");
-            if w.router_bias_buffer > 0 {
-                let __d = [w.router_bias_buffer, config.num_experts];
-                __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.router_bias_buffer, config.num_experts];
+            __r.shape(__f, &__d, <f32 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.scaled_router_proj = {
+        __sizes.scaled_router_proj = if w.scaled_router > 0 {
             let __f = ::arena_runtime::CheckedArith::new("scaled_router_proj");
-            if w.scaled_router > 0 {
-                let __d = [w.scaled_router, config.num_experts, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.scaled_router, config.num_experts, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.scaled_router_scales = {
+        __sizes.scaled_router_scales = if w.scaled_router > 0 {
             let __f = ::arena_runtime::CheckedArith::new("scaled_router_scales");
-            if w.scaled_router > 0 {
-                let __d = [
-                    w.scaled_router,
-                    __f.add(config.hidden_size, config.num_experts)?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.scaled_router,
+                __f.add(config.hidden_size, config.num_experts)?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.shared_gate_proj = {
+        __sizes.shared_gate_proj = if w.moe > 0 && w.gated_ffn > 0
+            && config.shared_expert_intermediate_size > 0
+        {
             let __f = ::arena_runtime::CheckedArith::new("shared_gate_proj");
-            if w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0
-            {
-                let __d = [
-                    w.moe,
-                    __f
-                        .value(
-                            formats.shared_experts
-                                .linear_bytes(
-                                    __f
-                                        .mul(w.gated_ffn, config.shared_expert_intermediate_size)?,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.moe,
+                __f
+                    .value(
+                        formats.shared_experts
+                            .linear_bytes(
+                                __f
+                                    .mul(w.gated_ffn, config.shared_expert_intermediate_size)?,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.shared_up_proj = {
+        __sizes.shared_up_proj = if w.moe > 0
+            && config.shared_expert_intermediate_size > 0
+        {
             let __f = ::arena_runtime::CheckedArith::new("shared_up_proj");
-            if w.moe > 0 && config.shared_expert_intermediate_size > 0 {
-                let __d = [
-                    w.moe,
-                    __f
-                        .value(
-                            formats.shared_experts
-                                .linear_bytes(
-                                    config.shared_expert_intermediate_size,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.moe,
+                __f
+                    .value(
+                        formats.shared_experts
+                            .linear_bytes(
+                                config.shared_expert_intermediate_size,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.shared_down_proj = {
+        __sizes.shared_down_proj = if w.moe > 0
+            && config.shared_expert_intermediate_size > 0
+        {
             let __f = ::arena_runtime::CheckedArith::new("shared_down_proj");
-            if w.moe > 0 && config.shared_expert_intermediate_size > 0 {
-                let __d = [
-                    w.moe,
-                    __f
-                        .value(
-                            formats.shared_experts
-                                .linear_bytes(
-                                    config.hidden_size,
-                                    config.shared_expert_intermediate_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.moe,
+                __f
+                    .value(
+                        formats.shared_experts
+                            .linear_bytes(
+                                config.hidden_size,
+                                config.shared_expert_intermediate_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.shared_expert_gate = {
+        __sizes.shared_expert_gate = if w.shared_expert_gate > 0 {
             let __f = ::arena_runtime::CheckedArith::new("shared_expert_gate");
-            if w.shared_expert_gate > 0 {
-                let __d = [w.shared_expert_gate, 1, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.shared_expert_gate, 1, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
         (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <FfnWeights as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
@@ -660,8 +534,7 @@ impl ::arena_runtime::Arena for FfnWeights {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
                 "gate_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)]",
                 2usize,
                 "The dense MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).",
@@ -669,8 +542,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.dense.layers > 0 && w.gated_ffn > 0"),
         ::arena_runtime::BufferDecl::new(
                 "up_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.dense.layers layers × [formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size)]",
                 2usize,
                 "The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.",
@@ -678,8 +550,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.dense.layers > 0"),
         ::arena_runtime::BufferDecl::new(
                 "down_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.dense.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width)]",
                 2usize,
                 "The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.",
@@ -687,8 +558,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.dense.layers > 0"),
         ::arena_runtime::BufferDecl::new(
                 "gate_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.dense.layers layers × [w.dense.width]",
                 2usize,
                 "The dense MLP's `mlp.gate_proj.bias`, `[width]` a layer, where it has biases",
@@ -696,8 +566,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "up_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.dense.layers layers × [w.dense.width]",
                 2usize,
                 "The dense MLP's `mlp.up_proj.bias`, `[width]` a layer, where it has biases.",
@@ -705,8 +574,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.dense.layers > 0 && w.dense_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "down_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.dense.layers layers × [config.hidden_size]",
                 2usize,
                 "The dense MLP's `mlp.down_proj.bias`, `[hidden]` a layer, where it has biases.",
@@ -714,8 +582,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.dense.layers > 0 && w.dense_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "act_fn",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.dense.layers layers × [w.activation_params]",
                 2usize,
                 "The dense MLP's learned activation scalars, `[n]` a layer (Apertus's xIELU:",
@@ -723,8 +590,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.dense.layers > 0 && w.activation_params > 0"),
         ::arena_runtime::BufferDecl::new(
                 "wide_gate_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width * w.gated_ffn, config.hidden_size)]",
                 2usize,
                 "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).",
@@ -732,8 +598,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.dense_wide.layers > 0 && w.gated_ffn > 0"),
         ::arena_runtime::BufferDecl::new(
                 "wide_up_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(w.dense_wide.width, config.hidden_size)]",
                 2usize,
                 "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.up_proj.weight`, `[width, hidden]`.",
@@ -741,8 +606,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.dense_wide.layers > 0"),
         ::arena_runtime::BufferDecl::new(
                 "wide_down_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.dense_wide.layers layers × [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense_wide.width)]",
                 2usize,
                 "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.",
@@ -750,8 +614,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.dense_wide.layers > 0"),
         ::arena_runtime::BufferDecl::new(
                 "block_gate_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)]",
                 1usize,
                 "DeciLM's `mlp.gate_proj.weight`, `[width, hidden]` a block at the block's width, every",
@@ -759,8 +622,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.ffn_blocks.layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "block_up_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, false)]",
                 1usize,
                 "DeciLM's `mlp.up_proj.weight`, `[width, hidden]` a block, as `block_gate_proj`.",
@@ -768,8 +630,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.ffn_blocks.layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "block_down_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[w.ffn_blocks.bytes(formats.dense_ffn, config.hidden_size, true)]",
                 1usize,
                 "DeciLM's `mlp.down_proj.weight`, `[hidden, width]` a block, as `block_gate_proj`.",
@@ -777,8 +638,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.ffn_blocks.layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "experts_gate_up",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.moe layers × [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))]",
                 3usize,
                 "The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert",
@@ -786,8 +646,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.moe > 0"),
         ::arena_runtime::BufferDecl::new(
                 "experts_down",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.moe layers × [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))]",
                 2usize,
                 "`mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the",
@@ -795,8 +654,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.moe > 0"),
         ::arena_runtime::BufferDecl::new(
                 "latent_in_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.moe layers × [formats.experts.linear_bytes(config.moe_latent_size, config.hidden_size)]",
                 2usize,
                 "Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,",
@@ -804,8 +662,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.moe > 0 && config.moe_latent_size > 0"),
         ::arena_runtime::BufferDecl::new(
                 "latent_out_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.moe layers × [formats.experts.linear_bytes(config.hidden_size, config.moe_latent_size)]",
                 2usize,
                 "`mixer.fc2_latent_proj.weight`, `[hidden, latent]`: the experts' output back to the",
@@ -813,8 +670,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.moe > 0 && config.moe_latent_size > 0"),
         ::arena_runtime::BufferDecl::new(
                 "router",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.moe layers × [config.num_experts, config.hidden_size]",
                 3usize,
                 "The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).",
@@ -822,8 +678,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.moe > 0 && w.scaled_router == 0"),
         ::arena_runtime::BufferDecl::new(
                 "router_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.expert_bias layers × [config.num_experts]",
                 2usize,
                 "gpt-oss's `mlp.router.bias`, `[experts]`.",
@@ -831,8 +686,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.expert_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "experts_gate_up_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.expert_bias layers × [config.local_experts(), 2 * formats.experts.expert_width(config.moe_intermediate_size)]",
                 3usize,
                 "gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the",
@@ -840,8 +694,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.expert_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "experts_down_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.expert_bias layers × [config.local_experts(), formats.experts.expert_hidden(config.hidden_size)]",
                 3usize,
                 "gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size",
@@ -849,8 +702,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.expert_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "e_score_correction_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.router_bias layers × [config.num_experts]",
                 2usize,
                 "Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.",
@@ -858,8 +710,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.router_bias > 0"),
         ::arena_runtime::BufferDecl::new(
                 "e_score_correction_bias_f32",
-                <f32 as ::arena_runtime::dtype::Element>::NAME,
-                <f32 as ::arena_runtime::dtype::Element>::SIZE,
+                <f32 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.router_bias_buffer layers × [config.num_experts]",
                 2usize,
                 "The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a",
@@ -868,8 +719,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .untracked(),
         ::arena_runtime::BufferDecl::new(
                 "scaled_router_proj",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.scaled_router layers × [config.num_experts, config.hidden_size]",
                 3usize,
                 "Gemma 4's `router.proj.weight`, `[experts, hidden]`.",
@@ -877,8 +727,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.scaled_router > 0"),
         ::arena_runtime::BufferDecl::new(
                 "scaled_router_scales",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.scaled_router layers × [config.hidden_size + config.num_experts]",
                 2usize,
                 "Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.",
@@ -886,8 +735,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.scaled_router > 0"),
         ::arena_runtime::BufferDecl::new(
                 "shared_gate_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.moe layers × [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]",
                 2usize,
                 "The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.",
@@ -897,8 +745,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             ),
         ::arena_runtime::BufferDecl::new(
                 "shared_up_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.moe layers × [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)]",
                 2usize,
                 "`mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.",
@@ -906,8 +753,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.moe > 0 && config.shared_expert_intermediate_size > 0"),
         ::arena_runtime::BufferDecl::new(
                 "shared_down_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.moe layers × [formats.shared_experts.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)]",
                 2usize,
                 "`mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.",
@@ -915,8 +761,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             .gated_by("w.moe > 0 && config.shared_expert_intermediate_size > 0"),
         ::arena_runtime::BufferDecl::new(
                 "shared_expert_gate",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.shared_expert_gate layers × [1, config.hidden_size]",
                 3usize,
                 "`mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in",

@@ -10,53 +10,29 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct LatentAttentionWeightsSizes {
-    /// `self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]` a layer with a low-rank q.
-    ///
-    /// Shape `w.mla_q_lora layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]` of `u8` · gate `w.mla_q_lora > 0` · tracked
+    /// [`LatentAttentionWeights::q_a_proj`]: Shape `w.mla_q_lora layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]` of `u8` · gate `w.mla_q_lora > 0` · tracked
     pub q_a_proj: usize,
-    /// `self_attn.q_a_layernorm.weight`, `[q_lora_rank]`.
-    ///
-    /// Shape `w.mla_q_lora layers × [config.q_lora_rank]` of `bf16` · gate `w.mla_q_lora > 0` · tracked
+    /// [`LatentAttentionWeights::q_a_layernorm`]: Shape `w.mla_q_lora layers × [config.q_lora_rank]` of `bf16` · gate `w.mla_q_lora > 0` · tracked
     pub q_a_layernorm: usize,
-    /// `self_attn.q_b_proj.weight`, `[heads · (nope + rope), q_lora_rank]`.
-    ///
-    /// Shape `w.mla_q_lora layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.q_lora_rank)]` of `u8` · gate `w.mla_q_lora > 0` · tracked
+    /// [`LatentAttentionWeights::q_b_proj`]: Shape `w.mla_q_lora layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.q_lora_rank)]` of `u8` · gate `w.mla_q_lora > 0` · tracked
     pub q_b_proj: usize,
-    /// `self_attn.q_proj.weight`, `[heads · (nope + rope), hidden]` a layer without a low-rank q (Kimi-Linear).
-    ///
-    /// Shape `w.mla_q_direct layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.hidden_size)]` of `u8` · gate `w.mla_q_direct > 0` · tracked
+    /// [`LatentAttentionWeights::q_proj`]: Shape `w.mla_q_direct layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.hidden_size)]` of `u8` · gate `w.mla_q_direct > 0` · tracked
     pub q_proj: usize,
-    /// `self_attn.kv_a_proj_with_mqa.weight`, `[kv_lora_rank + rope, hidden]`.
-    ///
-    /// Shape `w.mla layers × [formats.attention.linear_bytes(config.kv_lora_rank + config.qk_rope_head_dim, config.hidden_size)]` of `u8` · gate `w.mla > 0` · tracked
+    /// [`LatentAttentionWeights::kv_a_proj_with_mqa`]: Shape `w.mla layers × [formats.attention.linear_bytes(config.kv_lora_rank + config.qk_rope_head_dim, config.hidden_size)]` of `u8` · gate `w.mla > 0` · tracked
     pub kv_a_proj_with_mqa: usize,
-    /// `self_attn.kv_a_layernorm.weight`, `[kv_lora_rank]`.
-    ///
-    /// Shape `w.mla layers × [config.kv_lora_rank]` of `bf16` · gate `w.mla > 0` · tracked
+    /// [`LatentAttentionWeights::kv_a_layernorm`]: Shape `w.mla layers × [config.kv_lora_rank]` of `bf16` · gate `w.mla > 0` · tracked
     pub kv_a_layernorm: usize,
-    /// `self_attn.kv_b_proj.weight`, `[heads · (nope + v), kv_lora_rank]`.
-    ///
-    /// Shape `w.mla layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.v_head_dim), config.kv_lora_rank)]` of `u8` · gate `w.mla > 0` · tracked
+    /// [`LatentAttentionWeights::kv_b_proj`]: Shape `w.mla layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.v_head_dim), config.kv_lora_rank)]` of `u8` · gate `w.mla > 0` · tracked
     pub kv_b_proj: usize,
-    /// `self_attn.o_proj.weight`, `[hidden, heads · v]`.
-    ///
-    /// Shape `w.mla layers × [formats.attention_out.linear_bytes(config.hidden_size, config.num_attention_heads * config.v_head_dim)]` of `u8` · gate `w.mla > 0` · tracked
+    /// [`LatentAttentionWeights::o_proj`]: Shape `w.mla layers × [formats.attention_out.linear_bytes(config.hidden_size, config.num_attention_heads * config.v_head_dim)]` of `u8` · gate `w.mla > 0` · tracked
     pub o_proj: usize,
-    /// DeepSeek-V3.2's `self_attn.indexer.wq_b.weight`, `[index heads · index_head_dim, q_lora_rank]`.
-    ///
-    /// Shape `w.mla_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]` of `u8` · gate `w.mla_indexer > 0` · tracked
+    /// [`LatentAttentionWeights::indexer_wq_b`]: Shape `w.mla_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]` of `u8` · gate `w.mla_indexer > 0` · tracked
     pub indexer_wq_b: usize,
-    /// `self_attn.indexer.wk.weight`, `[index_head_dim, hidden]`.
-    ///
-    /// Shape `w.mla_indexer layers × [formats.attention.linear_bytes(config.index_head_dim, config.hidden_size)]` of `u8` · gate `w.mla_indexer > 0` · tracked
+    /// [`LatentAttentionWeights::indexer_wk`]: Shape `w.mla_indexer layers × [formats.attention.linear_bytes(config.index_head_dim, config.hidden_size)]` of `u8` · gate `w.mla_indexer > 0` · tracked
     pub indexer_wk: usize,
-    /// `self_attn.indexer.k_norm` (a LayerNorm): weight and bias, `[2, index_head_dim]`.
-    ///
-    /// Shape `w.mla_indexer layers × [2, config.index_head_dim]` of `bf16` · gate `w.mla_indexer > 0` · tracked
+    /// [`LatentAttentionWeights::indexer_k_norm`]: Shape `w.mla_indexer layers × [2, config.index_head_dim]` of `bf16` · gate `w.mla_indexer > 0` · tracked
     pub indexer_k_norm: usize,
-    /// `self_attn.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format (vLLM and SGLang build it with `quant_config=None`).
-    ///
-    /// Shape `w.mla_indexer layers × [config.index_n_heads, config.hidden_size]` of `bf16` · gate `w.mla_indexer > 0` · tracked
+    /// [`LatentAttentionWeights::indexer_weights_proj`]: Shape `w.mla_indexer layers × [config.index_n_heads, config.hidden_size]` of `bf16` · gate `w.mla_indexer > 0` · tracked
     pub indexer_weights_proj: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -103,199 +79,175 @@ impl LatentAttentionWeightsSizes {
             __dims: [[0; 3usize]; 12usize],
             __raw: [0; 12usize],
         };
-        __sizes.q_a_proj = {
+        __sizes.q_a_proj = if w.mla_q_lora > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_a_proj");
-            if w.mla_q_lora > 0 {
-                let __d = [
-                    w.mla_q_lora,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(config.q_lora_rank, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.mla_q_lora,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(config.q_lora_rank, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.q_a_layernorm = {
+        __sizes.q_a_layernorm = if w.mla_q_lora > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_a_layernorm");
-            if w.mla_q_lora > 0 {
-                let __d = [w.mla_q_lora, config.q_lora_rank];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.mla_q_lora, config.q_lora_rank];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.q_b_proj = {
+        __sizes.q_b_proj = if w.mla_q_lora > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_b_proj");
-            if w.mla_q_lora > 0 {
-                let __d = [
-                    w.mla_q_lora,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f
-                                        .mul(
-                                            config.num_attention_heads,
-                                            __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
-                                        )?,
-                                    config.q_lora_rank,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.mla_q_lora,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f
+                                    .mul(
+                                        config.num_attention_heads,
+                                        __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
+                                    )?,
+                                config.q_lora_rank,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.q_proj = {
+        __sizes.q_proj = if w.mla_q_direct > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_proj");
-            if w.mla_q_direct > 0 {
-                let __d = [
-                    w.mla_q_direct,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f
-                                        .mul(
-                                            config.num_attention_heads,
-                                            __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
-                                        )?,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.mla_q_direct,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f
+                                    .mul(
+                                        config.num_attention_heads,
+                                        __f.add(config.qk_nope_head_dim, config.qk_rope_head_dim)?,
+                                    )?,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kv_a_proj_with_mqa = {
+        __sizes.kv_a_proj_with_mqa = if w.mla > 0 {
             let __f = ::arena_runtime::CheckedArith::new("kv_a_proj_with_mqa");
-            if w.mla > 0 {
-                let __d = [
-                    w.mla,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f.add(config.kv_lora_rank, config.qk_rope_head_dim)?,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.mla,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f.add(config.kv_lora_rank, config.qk_rope_head_dim)?,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kv_a_layernorm = {
+        __sizes.kv_a_layernorm = if w.mla > 0 {
             let __f = ::arena_runtime::CheckedArith::new("kv_a_layernorm");
-            if w.mla > 0 {
-                let __d = [w.mla, config.kv_lora_rank];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.mla, config.kv_lora_rank];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.kv_b_proj = {
+        __sizes.kv_b_proj = if w.mla > 0 {
             let __f = ::arena_runtime::CheckedArith::new("kv_b_proj");
-            if w.mla > 0 {
-                let __d = [
-                    w.mla,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f
-                                        .mul(
-                                            config.num_attention_heads,
-                                            __f.add(config.qk_nope_head_dim, config.v_head_dim)?,
-                                        )?,
-                                    config.kv_lora_rank,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.mla,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f
+                                    .mul(
+                                        config.num_attention_heads,
+                                        __f.add(config.qk_nope_head_dim, config.v_head_dim)?,
+                                    )?,
+                                config.kv_lora_rank,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.o_proj = {
+        __sizes.o_proj = if w.mla > 0 {
             let __f = ::arena_runtime::CheckedArith::new("o_proj");
-            if w.mla > 0 {
-                let __d = [
-                    w.mla,
-                    __f
-                        .value(
-                            formats.attention_out
-                                .linear_bytes(
-                                    config.hidden_size,
-                                    __f.mul(config.num_attention_heads, config.v_head_dim)?,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.mla,
+                __f
+                    .value(
+                        formats.attention_out
+                            .linear_bytes(
+                                config.hidden_size,
+                                __f.mul(config.num_attention_heads, config.v_head_dim)?,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.indexer_wq_b = {
+        __sizes.indexer_wq_b = if w.mla_indexer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("indexer_wq_b");
-            if w.mla_indexer > 0 {
-                let __d = [
-                    w.mla_indexer,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(
-                                    __f.mul(config.index_n_heads, config.index_head_dim)?,
-                                    config.q_lora_rank,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.mla_indexer,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(
+                                __f.mul(config.index_n_heads, config.index_head_dim)?,
+                                config.q_lora_rank,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.indexer_wk = {
+        __sizes.indexer_wk = if w.mla_indexer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("indexer_wk");
-            if w.mla_indexer > 0 {
-                let __d = [
-                    w.mla_indexer,
-                    __f
-                        .value(
-                            formats.attention
-                                .linear_bytes(config.index_head_dim, config.hidden_size),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.mla_indexer,
+                __f
+                    .value(
+                        formats.attention
+                            .linear_bytes(config.index_head_dim, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.indexer_k_norm = {
+        __sizes.indexer_k_norm = if w.mla_indexer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("indexer_k_norm");
-            if w.mla_indexer > 0 {
-                let __d = [w.mla_indexer, 2, config.index_head_dim];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.mla_indexer, 2, config.index_head_dim];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.indexer_weights_proj = {
+        __sizes.indexer_weights_proj = if w.mla_indexer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("indexer_weights_proj");
-            if w.mla_indexer > 0 {
-                let __d = [w.mla_indexer, config.index_n_heads, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.mla_indexer, config.index_n_heads, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
         (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <LatentAttentionWeights as ::arena_runtime::Arena>::checked_tracked_total(
@@ -337,8 +289,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
                 "q_a_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla_q_lora layers × [formats.attention.linear_bytes(config.q_lora_rank, config.hidden_size)]",
                 2usize,
                 "`self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]` a layer with a low-rank q.",
@@ -346,8 +297,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla_q_lora > 0"),
         ::arena_runtime::BufferDecl::new(
                 "q_a_layernorm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla_q_lora layers × [config.q_lora_rank]",
                 2usize,
                 "`self_attn.q_a_layernorm.weight`, `[q_lora_rank]`.",
@@ -355,8 +305,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla_q_lora > 0"),
         ::arena_runtime::BufferDecl::new(
                 "q_b_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla_q_lora layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.q_lora_rank)]",
                 2usize,
                 "`self_attn.q_b_proj.weight`, `[heads · (nope + rope), q_lora_rank]`.",
@@ -364,8 +313,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla_q_lora > 0"),
         ::arena_runtime::BufferDecl::new(
                 "q_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla_q_direct layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.qk_rope_head_dim), config.hidden_size)]",
                 2usize,
                 "`self_attn.q_proj.weight`, `[heads · (nope + rope), hidden]` a layer without a low-rank q (Kimi-Linear).",
@@ -373,8 +321,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla_q_direct > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kv_a_proj_with_mqa",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla layers × [formats.attention.linear_bytes(config.kv_lora_rank + config.qk_rope_head_dim, config.hidden_size)]",
                 2usize,
                 "`self_attn.kv_a_proj_with_mqa.weight`, `[kv_lora_rank + rope, hidden]`.",
@@ -382,8 +329,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kv_a_layernorm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla layers × [config.kv_lora_rank]",
                 2usize,
                 "`self_attn.kv_a_layernorm.weight`, `[kv_lora_rank]`.",
@@ -391,8 +337,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kv_b_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla layers × [formats.attention.linear_bytes(config.num_attention_heads * (config.qk_nope_head_dim + config.v_head_dim), config.kv_lora_rank)]",
                 2usize,
                 "`self_attn.kv_b_proj.weight`, `[heads · (nope + v), kv_lora_rank]`.",
@@ -400,8 +345,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla > 0"),
         ::arena_runtime::BufferDecl::new(
                 "o_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla layers × [formats.attention_out.linear_bytes(config.hidden_size, config.num_attention_heads * config.v_head_dim)]",
                 2usize,
                 "`self_attn.o_proj.weight`, `[hidden, heads · v]`.",
@@ -409,8 +353,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla > 0"),
         ::arena_runtime::BufferDecl::new(
                 "indexer_wq_b",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla_indexer layers × [formats.attention.linear_bytes(config.index_n_heads * config.index_head_dim, config.q_lora_rank)]",
                 2usize,
                 "DeepSeek-V3.2's `self_attn.indexer.wq_b.weight`, `[index heads · index_head_dim, q_lora_rank]`.",
@@ -418,8 +361,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla_indexer > 0"),
         ::arena_runtime::BufferDecl::new(
                 "indexer_wk",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla_indexer layers × [formats.attention.linear_bytes(config.index_head_dim, config.hidden_size)]",
                 2usize,
                 "`self_attn.indexer.wk.weight`, `[index_head_dim, hidden]`.",
@@ -427,8 +369,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla_indexer > 0"),
         ::arena_runtime::BufferDecl::new(
                 "indexer_k_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla_indexer layers × [2, config.index_head_dim]",
                 3usize,
                 "`self_attn.indexer.k_norm` (a LayerNorm): weight and bias, `[2, index_head_dim]`.",
@@ -436,8 +377,7 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
             .gated_by("w.mla_indexer > 0"),
         ::arena_runtime::BufferDecl::new(
                 "indexer_weights_proj",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.mla_indexer layers × [config.index_n_heads, config.hidden_size]",
                 3usize,
                 "`self_attn.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format (vLLM and SGLang build it with `quant_config=None`).",

@@ -10,137 +10,69 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct MixerWeightsSizes {
-    /// GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v
-    /// dim, hidden]` (Qwen3.5 splits the same rows over `in_proj_qkv` and `in_proj_z`): the
-    /// two parts priced apart, each with its own block scales, as Qwen3.5's checkpoints keep
-    /// them (for Qwen3-Next's one tensor, at most a row of scales more).
-    ///
-    /// Shape `config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + formats.mixers.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
+    /// [`MixerWeights::gdn_in_proj_qkvz`]: Shape `config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + formats.mixers.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_in_proj_qkvz: usize,
-    /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`
-    /// (Qwen3.5's `in_proj_b` and `in_proj_a`: priced apart, as above).
-    ///
-    /// Shape `config.num_gdn_layers() layers × [2, formats.mixers.linear_bytes(config.linear_num_value_heads, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
+    /// [`MixerWeights::gdn_in_proj_ba`]: Shape `config.num_gdn_layers() layers × [2, formats.mixers.linear_bytes(config.linear_num_value_heads, config.hidden_size)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_in_proj_ba: usize,
-    /// `linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.
-    ///
-    /// Shape `config.num_gdn_layers() layers × [config.gdn_conv_dim(), 1, config.linear_conv_kernel_dim]` of `bf16` · gate `config.num_gdn_layers() > 0` · tracked
+    /// [`MixerWeights::gdn_conv1d`]: Shape `config.num_gdn_layers() layers × [config.gdn_conv_dim(), 1, config.linear_conv_kernel_dim]` of `bf16` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_conv1d: usize,
-    /// `linear_attn.dt_bias` and `A_log`, a value head each, `[2, v heads]`.
-    ///
-    /// Shape `config.num_gdn_layers() layers × [2, config.linear_num_value_heads]` of `bf16` · gate `config.num_gdn_layers() > 0` · tracked
+    /// [`MixerWeights::gdn_dt_bias_a_log`]: Shape `config.num_gdn_layers() layers × [2, config.linear_num_value_heads]` of `bf16` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_dt_bias_a_log: usize,
-    /// `linear_attn.norm.weight`, the gated norm, `[v dim]`.
-    ///
-    /// Shape `config.num_gdn_layers() layers × [config.linear_value_head_dim]` of `bf16` · gate `config.num_gdn_layers() > 0` · tracked
+    /// [`MixerWeights::gdn_norm`]: Shape `config.num_gdn_layers() layers × [config.linear_value_head_dim]` of `bf16` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_norm: usize,
-    /// `linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.
-    ///
-    /// Shape `config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
+    /// [`MixerWeights::gdn_out_proj`]: Shape `config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)]` of `u8` · gate `config.num_gdn_layers() > 0` · tracked
     pub gdn_out_proj: usize,
-    /// Mamba-2's `mixer.in_proj.weight`: z, x, B, C and dt, `[in_proj width, hidden]`.
-    ///
-    /// Shape `config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)]` of `u8` · gate `config.num_mamba_layers() > 0` · tracked
+    /// [`MixerWeights::mamba_in_proj`]: Shape `config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)]` of `u8` · gate `config.num_mamba_layers() > 0` · tracked
     pub mamba_in_proj: usize,
-    /// `mixer.conv1d.weight` over x, B, C, `[conv channels, 1, kernel]`.
-    ///
-    /// Shape `config.num_mamba_layers() layers × [config.mamba_conv_dim(), 1, config.mamba_conv_kernel]` of `bf16` · gate `config.num_mamba_layers() > 0` · tracked
+    /// [`MixerWeights::mamba_conv1d`]: Shape `config.num_mamba_layers() layers × [config.mamba_conv_dim(), 1, config.mamba_conv_kernel]` of `bf16` · gate `config.num_mamba_layers() > 0` · tracked
     pub mamba_conv1d: usize,
-    /// `mixer.conv1d.bias`, `[conv channels]`.
-    ///
-    /// Shape `config.num_mamba_layers() layers × [config.mamba_conv_dim()]` of `bf16` · gate `config.num_mamba_layers() > 0` · tracked
+    /// [`MixerWeights::mamba_conv1d_bias`]: Shape `config.num_mamba_layers() layers × [config.mamba_conv_dim()]` of `bf16` · gate `config.num_mamba_layers() > 0` · tracked
     pub mamba_conv1d_bias: usize,
-    /// `mixer.dt_bias`, `A_log` and `D`, a head each, `[3, heads]`.
-    ///
-    /// Shape `config.num_mamba_layers() layers × [3, config.mamba_num_heads]` of `bf16` · gate `config.num_mamba_layers() > 0` · tracked
+    /// [`MixerWeights::mamba_dt_bias_a_log_d`]: Shape `config.num_mamba_layers() layers × [3, config.mamba_num_heads]` of `bf16` · gate `config.num_mamba_layers() > 0` · tracked
     pub mamba_dt_bias_a_log_d: usize,
-    /// `mixer.norm.weight`, the gated norm over `d_inner`.
-    ///
-    /// Shape `config.num_mamba_layers() layers × [config.mamba_d_inner()]` of `bf16` · gate `config.num_mamba_layers() > 0` · tracked
+    /// [`MixerWeights::mamba_norm`]: Shape `config.num_mamba_layers() layers × [config.mamba_d_inner()]` of `bf16` · gate `config.num_mamba_layers() > 0` · tracked
     pub mamba_norm: usize,
-    /// `mixer.out_proj.weight`, `[hidden, d_inner]`.
-    ///
-    /// Shape `config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.mamba_d_inner())]` of `u8` · gate `config.num_mamba_layers() > 0` · tracked
+    /// [`MixerWeights::mamba_out_proj`]: Shape `config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.mamba_d_inner())]` of `u8` · gate `config.num_mamba_layers() > 0` · tracked
     pub mamba_out_proj: usize,
-    /// LFM2's `conv.in_proj.weight`, B, C and x, `[3 · channels, hidden]`.
-    ///
-    /// Shape `config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(3 * config.short_conv_dim, config.hidden_size)]` of `u8` · gate `config.num_short_conv_layers() > 0` · tracked
+    /// [`MixerWeights::short_conv_in_proj`]: Shape `config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(3 * config.short_conv_dim, config.hidden_size)]` of `u8` · gate `config.num_short_conv_layers() > 0` · tracked
     pub short_conv_in_proj: usize,
-    /// `conv.conv.weight`, depthwise, no bias, `[channels, 1, kernel]`.
-    ///
-    /// Shape `config.num_short_conv_layers() layers × [config.short_conv_dim, 1, config.short_conv_kernel]` of `bf16` · gate `config.num_short_conv_layers() > 0` · tracked
+    /// [`MixerWeights::short_conv_conv`]: Shape `config.num_short_conv_layers() layers × [config.short_conv_dim, 1, config.short_conv_kernel]` of `bf16` · gate `config.num_short_conv_layers() > 0` · tracked
     pub short_conv_conv: usize,
-    /// `conv.out_proj.weight`, `[hidden, channels]`.
-    ///
-    /// Shape `config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.short_conv_dim)]` of `u8` · gate `config.num_short_conv_layers() > 0` · tracked
+    /// [`MixerWeights::short_conv_out_proj`]: Shape `config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.short_conv_dim)]` of `u8` · gate `config.num_short_conv_layers() > 0` · tracked
     pub short_conv_out_proj: usize,
-    /// Lightning attention's `self_attn.qkv_proj.weight`, `[3 · heads · head_dim, hidden]`.
-    ///
-    /// Shape `config.num_lightning_layers() layers × [formats.mixers.linear_bytes(3 * config.lightning_width(), config.hidden_size)]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
+    /// [`MixerWeights::lightning_qkv_proj`]: Shape `config.num_lightning_layers() layers × [formats.mixers.linear_bytes(3 * config.lightning_width(), config.hidden_size)]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
     pub lightning_qkv_proj: usize,
-    /// `self_attn.output_gate.weight`, `[heads · head_dim, hidden]`.
-    ///
-    /// Shape `config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.lightning_width(), config.hidden_size)]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
+    /// [`MixerWeights::lightning_output_gate`]: Shape `config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.lightning_width(), config.hidden_size)]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
     pub lightning_output_gate: usize,
-    /// `self_attn.out_proj.weight`, `[hidden, heads · head_dim]`.
-    ///
-    /// Shape `config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.lightning_width())]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
+    /// [`MixerWeights::lightning_out_proj`]: Shape `config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.lightning_width())]` of `u8` · gate `config.num_lightning_layers() > 0` · tracked
     pub lightning_out_proj: usize,
-    /// `self_attn.norm.weight`, over the heads' output.
-    ///
-    /// Shape `config.num_lightning_layers() layers × [config.lightning_width()]` of `bf16` · gate `config.num_lightning_layers() > 0` · tracked
+    /// [`MixerWeights::lightning_norm`]: Shape `config.num_lightning_layers() layers × [config.lightning_width()]` of `bf16` · gate `config.num_lightning_layers() > 0` · tracked
     pub lightning_norm: usize,
-    /// KDA's `self_attn.q_proj.weight`, `[heads · head_dim, hidden]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_q_proj`]: Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_q_proj: usize,
-    /// KDA's `self_attn.k_proj.weight`, `[heads · head_dim, hidden]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_k_proj`]: Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_k_proj: usize,
-    /// KDA's `self_attn.v_proj.weight`, `[heads · head_dim, hidden]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_v_proj`]: Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_v_proj: usize,
-    /// `self_attn.o_proj.weight`, `[hidden, heads · head_dim]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.kda_width())]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_o_proj`]: Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.kda_width())]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_o_proj: usize,
-    /// `self_attn.b_proj.weight`, `[heads, hidden]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_heads, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_b_proj`]: Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_heads, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_b_proj: usize,
-    /// `self_attn.q_conv1d`, `k_conv1d` and `v_conv1d` weights, no bias, `[3 · heads · head_dim, 1, kernel]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [3 * config.kda_width(), 1, config.kda_conv_kernel]` of `bf16` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_conv1d`]: Shape `config.num_kda_layers() layers × [3 * config.kda_width(), 1, config.kda_conv_kernel]` of `bf16` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_conv1d: usize,
-    /// The forget gate's `self_attn.f_a_proj.weight`, `[head_dim, hidden]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_f_a_proj`]: Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_f_a_proj: usize,
-    /// `self_attn.f_b_proj.weight`, `[heads · head_dim, head_dim]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_f_b_proj`]: Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_f_b_proj: usize,
-    /// `self_attn.A_log`, a head.
-    ///
-    /// Shape `config.num_kda_layers() layers × [config.kda_heads]` of `bf16` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_a_log`]: Shape `config.num_kda_layers() layers × [config.kda_heads]` of `bf16` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_a_log: usize,
-    /// `self_attn.dt_bias`, a channel.
-    ///
-    /// Shape `config.num_kda_layers() layers × [config.kda_width()]` of `bf16` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_dt_bias`]: Shape `config.num_kda_layers() layers × [config.kda_width()]` of `bf16` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_dt_bias: usize,
-    /// The output gate's `self_attn.g_a_proj.weight`, `[head_dim, hidden]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_g_a_proj`]: Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_g_a_proj: usize,
-    /// `self_attn.g_b_proj.weight`, `[heads · head_dim, head_dim]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_g_b_proj`]: Shape `config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]` of `u8` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_g_b_proj: usize,
-    /// `self_attn.o_norm.weight`, `[head_dim]`.
-    ///
-    /// Shape `config.num_kda_layers() layers × [config.kda_head_dim]` of `bf16` · gate `config.num_kda_layers() > 0` · tracked
+    /// [`MixerWeights::kda_o_norm`]: Shape `config.num_kda_layers() layers × [config.kda_head_dim]` of `bf16` · gate `config.num_kda_layers() > 0` · tracked
     pub kda_o_norm: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -744,8 +676,7 @@ impl ::arena_runtime::Arena for MixerWeights {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
                 "gdn_in_proj_qkvz",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + formats.mixers.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)]",
                 2usize,
                 "GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v",
@@ -753,8 +684,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_gdn_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "gdn_in_proj_ba",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_gdn_layers() layers × [2, formats.mixers.linear_bytes(config.linear_num_value_heads, config.hidden_size)]",
                 3usize,
                 "`linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`",
@@ -762,8 +692,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_gdn_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "gdn_conv1d",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_gdn_layers() layers × [config.gdn_conv_dim(), 1, config.linear_conv_kernel_dim]",
                 4usize,
                 "`linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.",
@@ -771,8 +700,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_gdn_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "gdn_dt_bias_a_log",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_gdn_layers() layers × [2, config.linear_num_value_heads]",
                 3usize,
                 "`linear_attn.dt_bias` and `A_log`, a value head each, `[2, v heads]`.",
@@ -780,8 +708,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_gdn_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "gdn_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_gdn_layers() layers × [config.linear_value_head_dim]",
                 2usize,
                 "`linear_attn.norm.weight`, the gated norm, `[v dim]`.",
@@ -789,8 +716,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_gdn_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "gdn_out_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_gdn_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)]",
                 2usize,
                 "`linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.",
@@ -798,8 +724,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_gdn_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "mamba_in_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.mamba_in_proj_width(), config.hidden_size)]",
                 2usize,
                 "Mamba-2's `mixer.in_proj.weight`: z, x, B, C and dt, `[in_proj width, hidden]`.",
@@ -807,8 +732,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_mamba_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "mamba_conv1d",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_mamba_layers() layers × [config.mamba_conv_dim(), 1, config.mamba_conv_kernel]",
                 4usize,
                 "`mixer.conv1d.weight` over x, B, C, `[conv channels, 1, kernel]`.",
@@ -816,8 +740,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_mamba_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "mamba_conv1d_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_mamba_layers() layers × [config.mamba_conv_dim()]",
                 2usize,
                 "`mixer.conv1d.bias`, `[conv channels]`.",
@@ -825,8 +748,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_mamba_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "mamba_dt_bias_a_log_d",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_mamba_layers() layers × [3, config.mamba_num_heads]",
                 3usize,
                 "`mixer.dt_bias`, `A_log` and `D`, a head each, `[3, heads]`.",
@@ -834,8 +756,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_mamba_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "mamba_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_mamba_layers() layers × [config.mamba_d_inner()]",
                 2usize,
                 "`mixer.norm.weight`, the gated norm over `d_inner`.",
@@ -843,8 +764,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_mamba_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "mamba_out_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_mamba_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.mamba_d_inner())]",
                 2usize,
                 "`mixer.out_proj.weight`, `[hidden, d_inner]`.",
@@ -852,8 +772,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_mamba_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "short_conv_in_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(3 * config.short_conv_dim, config.hidden_size)]",
                 2usize,
                 "LFM2's `conv.in_proj.weight`, B, C and x, `[3 · channels, hidden]`.",
@@ -861,8 +780,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_short_conv_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "short_conv_conv",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_short_conv_layers() layers × [config.short_conv_dim, 1, config.short_conv_kernel]",
                 4usize,
                 "`conv.conv.weight`, depthwise, no bias, `[channels, 1, kernel]`.",
@@ -870,8 +788,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_short_conv_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "short_conv_out_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_short_conv_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.short_conv_dim)]",
                 2usize,
                 "`conv.out_proj.weight`, `[hidden, channels]`.",
@@ -879,8 +796,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_short_conv_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "lightning_qkv_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(3 * config.lightning_width(), config.hidden_size)]",
                 2usize,
                 "Lightning attention's `self_attn.qkv_proj.weight`, `[3 · heads · head_dim, hidden]`.",
@@ -888,8 +804,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_lightning_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "lightning_output_gate",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.lightning_width(), config.hidden_size)]",
                 2usize,
                 "`self_attn.output_gate.weight`, `[heads · head_dim, hidden]`.",
@@ -897,8 +812,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_lightning_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "lightning_out_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_lightning_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.lightning_width())]",
                 2usize,
                 "`self_attn.out_proj.weight`, `[hidden, heads · head_dim]`.",
@@ -906,8 +820,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_lightning_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "lightning_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_lightning_layers() layers × [config.lightning_width()]",
                 2usize,
                 "`self_attn.norm.weight`, over the heads' output.",
@@ -915,8 +828,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_lightning_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_q_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
                 2usize,
                 "KDA's `self_attn.q_proj.weight`, `[heads · head_dim, hidden]`.",
@@ -924,8 +836,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_k_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
                 2usize,
                 "KDA's `self_attn.k_proj.weight`, `[heads · head_dim, hidden]`.",
@@ -933,8 +844,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_v_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.hidden_size)]",
                 2usize,
                 "KDA's `self_attn.v_proj.weight`, `[heads · head_dim, hidden]`.",
@@ -942,8 +852,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_o_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.hidden_size, config.kda_width())]",
                 2usize,
                 "`self_attn.o_proj.weight`, `[hidden, heads · head_dim]`.",
@@ -951,8 +860,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_b_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_heads, config.hidden_size)]",
                 2usize,
                 "`self_attn.b_proj.weight`, `[heads, hidden]`.",
@@ -960,8 +868,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_conv1d",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [3 * config.kda_width(), 1, config.kda_conv_kernel]",
                 4usize,
                 "`self_attn.q_conv1d`, `k_conv1d` and `v_conv1d` weights, no bias, `[3 · heads · head_dim, 1, kernel]`.",
@@ -969,8 +876,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_f_a_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]",
                 2usize,
                 "The forget gate's `self_attn.f_a_proj.weight`, `[head_dim, hidden]`.",
@@ -978,8 +884,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_f_b_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]",
                 2usize,
                 "`self_attn.f_b_proj.weight`, `[heads · head_dim, head_dim]`.",
@@ -987,8 +892,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_a_log",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [config.kda_heads]",
                 2usize,
                 "`self_attn.A_log`, a head.",
@@ -996,8 +900,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_dt_bias",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [config.kda_width()]",
                 2usize,
                 "`self_attn.dt_bias`, a channel.",
@@ -1005,8 +908,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_g_a_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_head_dim, config.hidden_size)]",
                 2usize,
                 "The output gate's `self_attn.g_a_proj.weight`, `[head_dim, hidden]`.",
@@ -1014,8 +916,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_g_b_proj",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [formats.mixers.linear_bytes(config.kda_width(), config.kda_head_dim)]",
                 2usize,
                 "`self_attn.g_b_proj.weight`, `[heads · head_dim, head_dim]`.",
@@ -1023,8 +924,7 @@ impl ::arena_runtime::Arena for MixerWeights {
             .gated_by("config.num_kda_layers() > 0"),
         ::arena_runtime::BufferDecl::new(
                 "kda_o_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "config.num_kda_layers() layers × [config.kda_head_dim]",
                 2usize,
                 "`self_attn.o_norm.weight`, `[head_dim]`.",

@@ -10,74 +10,37 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct ModelWeightsSizes {
-    /// `model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows).
-    ///
-    /// Shape `w.embedding layers × [w.vocab_rows, config.hidden_size]` of `bf16` · gate `w.embedding > 0` · tracked
+    /// [`ModelWeights::embed_tokens`]: Shape `w.embedding layers × [w.vocab_rows, config.hidden_size]` of `bf16` · gate `w.embedding > 0` · tracked
     pub embed_tokens: usize,
-    /// `lm_head.weight`, `[vocabulary rows, hidden]`; none where tied to the embedding.
-    ///
-    /// Shape `w.lm_head layers × [w.vocab_rows, config.hidden_size]` of `bf16` · gate `w.lm_head > 0` · tracked
+    /// [`ModelWeights::lm_head`]: Shape `w.lm_head layers × [w.vocab_rows, config.hidden_size]` of `bf16` · gate `w.lm_head > 0` · tracked
     pub lm_head: usize,
-    /// `model.norm.weight`, `[hidden]`.
-    ///
-    /// Shape `w.final_norm layers × [config.hidden_size]` of `bf16` · gate `w.final_norm > 0` · tracked
+    /// [`ModelWeights::norm`]: Shape `w.final_norm layers × [config.hidden_size]` of `bf16` · gate `w.final_norm > 0` · tracked
     pub norm: usize,
-    /// Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,
-    /// `post_attention_layernorm`, and the family's others: `WeightLayers::norms_per_layer`).
-    ///
-    /// Shape `w.layers layers × [w.norms_per_layer, config.hidden_size]` of `bf16` · gate `w.layers > 0 && w.norms_per_layer > 0` · tracked
+    /// [`ModelWeights::layer_norms`]: Shape `w.layers layers × [w.norms_per_layer, config.hidden_size]` of `bf16` · gate `w.layers > 0 && w.norms_per_layer > 0` · tracked
     pub layer_norms: usize,
-    /// DeciLM's norms, `[hidden]` each, in block order, a block's `input_layernorm` (where
-    /// its attention is not a no-op) before its `post_attention_layernorm` (where its FFN is
-    /// not).
-    ///
-    /// Shape `w.block_norms layers × [config.hidden_size]` of `bf16` · gate `w.block_norms > 0` · tracked
+    /// [`ModelWeights::block_norms`]: Shape `w.block_norms layers × [config.hidden_size]` of `bf16` · gate `w.block_norms > 0` · tracked
     pub block_norms: usize,
-    /// Gemma 4's `model.embed_tokens_per_layer.weight`, `[vocabulary rows, layers · P]`.
-    ///
-    /// Shape `w.per_layer_embedding layers × [w.vocab_rows, config.per_layer_inputs_width]` of `bf16` · gate `w.per_layer_embedding > 0` · tracked
+    /// [`ModelWeights::embed_tokens_per_layer`]: Shape `w.per_layer_embedding layers × [w.vocab_rows, config.per_layer_inputs_width]` of `bf16` · gate `w.per_layer_embedding > 0` · tracked
     pub embed_tokens_per_layer: usize,
-    /// Gemma 4's `model.per_layer_model_projection.weight`, `[layers · P, hidden]`.
-    ///
-    /// Shape `w.per_layer_embedding layers × [formats.other.linear_bytes(config.per_layer_inputs_width, config.hidden_size)]` of `u8` · gate `w.per_layer_embedding > 0` · tracked
+    /// [`ModelWeights::per_layer_model_projection`]: Shape `w.per_layer_embedding layers × [formats.other.linear_bytes(config.per_layer_inputs_width, config.hidden_size)]` of `u8` · gate `w.per_layer_embedding > 0` · tracked
     pub per_layer_model_projection: usize,
-    /// Gemma 4's `model.per_layer_projection_norm.weight`, `[P]`.
-    ///
-    /// Shape `w.per_layer_embedding layers × [config.per_layer_input_dim]` of `bf16` · gate `w.per_layer_embedding > 0` · tracked
+    /// [`ModelWeights::per_layer_projection_norm`]: Shape `w.per_layer_embedding layers × [config.per_layer_input_dim]` of `bf16` · gate `w.per_layer_embedding > 0` · tracked
     pub per_layer_projection_norm: usize,
-    /// Gemma 4's `layers.*.per_layer_input_gate.weight`, `[P, hidden]` a layer.
-    ///
-    /// Shape `w.per_layer_inputs layers × [formats.other.linear_bytes(config.per_layer_input_dim, config.hidden_size)]` of `u8` · gate `w.per_layer_inputs > 0` · tracked
+    /// [`ModelWeights::per_layer_input_gate`]: Shape `w.per_layer_inputs layers × [formats.other.linear_bytes(config.per_layer_input_dim, config.hidden_size)]` of `u8` · gate `w.per_layer_inputs > 0` · tracked
     pub per_layer_input_gate: usize,
-    /// Gemma 4's `layers.*.per_layer_projection.weight`, `[hidden, P]` a layer.
-    ///
-    /// Shape `w.per_layer_inputs layers × [formats.other.linear_bytes(config.hidden_size, config.per_layer_input_dim)]` of `u8` · gate `w.per_layer_inputs > 0` · tracked
+    /// [`ModelWeights::per_layer_projection`]: Shape `w.per_layer_inputs layers × [formats.other.linear_bytes(config.hidden_size, config.per_layer_input_dim)]` of `u8` · gate `w.per_layer_inputs > 0` · tracked
     pub per_layer_projection: usize,
-    /// DeepSeek-V4's hyper-connections around each layer's attention and FFN
-    /// (`DeepseekV4HyperConnection`, `attn_hc` and `ffn_hc`): the mixing base, `[2, (2 + hc)
-    /// · hc]` a layer…
-    ///
-    /// Shape `w.hyper layers × [2, (2 + config.hc_mult) * config.hc_mult]` of `bf16` · gate `w.hyper > 0` · tracked
+    /// [`ModelWeights::hc_base`]: Shape `w.hyper layers × [2, (2 + config.hc_mult) * config.hc_mult]` of `bf16` · gate `w.hyper > 0` · tracked
     pub hc_base: usize,
-    /// …the projection from the `hc` streams, `[(2 + hc) · hc, hc · hidden]` twice a layer…
-    ///
-    /// Shape `w.hyper layers × [2, formats.other.linear_bytes((2 + config.hc_mult) * config.hc_mult, config.hc_mult * config.hidden_size)]` of `u8` · gate `w.hyper > 0` · tracked
+    /// [`ModelWeights::hc_fn`]: Shape `w.hyper layers × [2, formats.other.linear_bytes((2 + config.hc_mult) * config.hc_mult, config.hc_mult * config.hidden_size)]` of `u8` · gate `w.hyper > 0` · tracked
     pub hc_fn: usize,
-    /// …and three scales, `[2, 3]` a layer.
-    ///
-    /// Shape `w.hyper layers × [2, 3]` of `bf16` · gate `w.hyper > 0` · tracked
+    /// [`ModelWeights::hc_scale`]: Shape `w.hyper layers × [2, 3]` of `bf16` · gate `w.hyper > 0` · tracked
     pub hc_scale: usize,
-    /// The head's hyper-connection (`model.hc_head`): `hc_base`, `[hc]`…
-    ///
-    /// Shape `w.hyper_head layers × [config.hc_mult]` of `bf16` · gate `w.hyper_head > 0` · tracked
+    /// [`ModelWeights::hc_head_base`]: Shape `w.hyper_head layers × [config.hc_mult]` of `bf16` · gate `w.hyper_head > 0` · tracked
     pub hc_head_base: usize,
-    /// …`hc_scale`, `[1]`…
-    ///
-    /// Shape `w.hyper_head layers × [1]` of `bf16` · gate `w.hyper_head > 0` · tracked
+    /// [`ModelWeights::hc_head_scale`]: Shape `w.hyper_head layers × [1]` of `bf16` · gate `w.hyper_head > 0` · tracked
     pub hc_head_scale: usize,
-    /// …and `hc_fn`, `[hc, hc · hidden]`.
-    ///
-    /// Shape `w.hyper_head layers × [formats.other.linear_bytes(config.hc_mult, config.hc_mult * config.hidden_size)]` of `u8` · gate `w.hyper_head > 0` · tracked
+    /// [`ModelWeights::hc_head_fn`]: Shape `w.hyper_head layers × [formats.other.linear_bytes(config.hc_mult, config.hc_mult * config.hidden_size)]` of `u8` · gate `w.hyper_head > 0` · tracked
     pub hc_head_fn: usize,
     /// Each buffer's shape at these sizes, in field order (`BufferDecl::rank` numbers,
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
@@ -128,208 +91,170 @@ impl ModelWeightsSizes {
             __dims: [[0; 3usize]; 16usize],
             __raw: [0; 16usize],
         };
-        __sizes.embed_tokens = {
+        __sizes.embed_tokens = if w.embedding > 0 {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens");
-            if w.embedding > 0 {
-                let __d = [w.embedding, w.vocab_rows, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.embedding, w.vocab_rows, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.lm_head = {
+        __sizes.lm_head = if w.lm_head > 0 {
             let __f = ::arena_runtime::CheckedArith::new("lm_head");
-            if w.lm_head > 0 {
-                let __d = [w.lm_head, w.vocab_rows, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.lm_head, w.vocab_rows, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.norm = {
+        __sizes.norm = if w.final_norm > 0 {
             let __f = ::arena_runtime::CheckedArith::new("norm");
-            if w.final_norm > 0 {
-                let __d = [w.final_norm, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.final_norm, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.layer_norms = {
+        __sizes.layer_norms = if w.layers > 0 && w.norms_per_layer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("layer_norms");
-            if w.layers > 0 && w.norms_per_layer > 0 {
-                let __d = [w.layers, w.norms_per_layer, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.layers, w.norms_per_layer, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.block_norms = {
+        __sizes.block_norms = if w.block_norms > 0 {
             let __f = ::arena_runtime::CheckedArith::new("block_norms");
-            if w.block_norms > 0 {
-                let __d = [w.block_norms, config.hidden_size];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.block_norms, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.embed_tokens_per_layer = {
+        __sizes.embed_tokens_per_layer = if w.per_layer_embedding > 0 {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens_per_layer");
-            if w.per_layer_embedding > 0 {
-                let __d = [
-                    w.per_layer_embedding,
-                    w.vocab_rows,
-                    config.per_layer_inputs_width,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.per_layer_embedding,
+                w.vocab_rows,
+                config.per_layer_inputs_width,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.per_layer_model_projection = {
+        __sizes.per_layer_model_projection = if w.per_layer_embedding > 0 {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_model_projection");
-            if w.per_layer_embedding > 0 {
-                let __d = [
-                    w.per_layer_embedding,
-                    __f
-                        .value(
-                            formats.other
-                                .linear_bytes(
-                                    config.per_layer_inputs_width,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.per_layer_embedding,
+                __f
+                    .value(
+                        formats.other
+                            .linear_bytes(
+                                config.per_layer_inputs_width,
+                                config.hidden_size,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.per_layer_projection_norm = {
+        __sizes.per_layer_projection_norm = if w.per_layer_embedding > 0 {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_projection_norm");
-            if w.per_layer_embedding > 0 {
-                let __d = [w.per_layer_embedding, config.per_layer_input_dim];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.per_layer_embedding, config.per_layer_input_dim];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.per_layer_input_gate = {
+        __sizes.per_layer_input_gate = if w.per_layer_inputs > 0 {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_input_gate");
-            if w.per_layer_inputs > 0 {
-                let __d = [
-                    w.per_layer_inputs,
-                    __f
-                        .value(
-                            formats.other
-                                .linear_bytes(
-                                    config.per_layer_input_dim,
-                                    config.hidden_size,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.per_layer_inputs,
+                __f
+                    .value(
+                        formats.other
+                            .linear_bytes(config.per_layer_input_dim, config.hidden_size),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.per_layer_projection = {
+        __sizes.per_layer_projection = if w.per_layer_inputs > 0 {
             let __f = ::arena_runtime::CheckedArith::new("per_layer_projection");
-            if w.per_layer_inputs > 0 {
-                let __d = [
-                    w.per_layer_inputs,
-                    __f
-                        .value(
-                            formats.other
-                                .linear_bytes(
-                                    config.hidden_size,
-                                    config.per_layer_input_dim,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.per_layer_inputs,
+                __f
+                    .value(
+                        formats.other
+                            .linear_bytes(config.hidden_size, config.per_layer_input_dim),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hc_base = {
+        __sizes.hc_base = if w.hyper > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hc_base");
-            if w.hyper > 0 {
-                let __d = [
-                    w.hyper,
-                    2,
-                    __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
-                ];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.hyper,
+                2,
+                __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
+            ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hc_fn = {
+        __sizes.hc_fn = if w.hyper > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hc_fn");
-            if w.hyper > 0 {
-                let __d = [
-                    w.hyper,
-                    2,
-                    __f
-                        .value(
-                            formats.other
-                                .linear_bytes(
-                                    __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
-                                    __f.mul(config.hc_mult, config.hidden_size)?,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.hyper,
+                2,
+                __f
+                    .value(
+                        formats.other
+                            .linear_bytes(
+                                __f.mul(__f.add(2, config.hc_mult)?, config.hc_mult)?,
+                                __f.mul(config.hc_mult, config.hidden_size)?,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hc_scale = {
+        __sizes.hc_scale = if w.hyper > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hc_scale");
-            if w.hyper > 0 {
-                let __d = [w.hyper, 2, 3];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.hyper, 2, 3];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hc_head_base = {
+        __sizes.hc_head_base = if w.hyper_head > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_base");
-            if w.hyper_head > 0 {
-                let __d = [w.hyper_head, config.hc_mult];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.hyper_head, config.hc_mult];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hc_head_scale = {
+        __sizes.hc_head_scale = if w.hyper_head > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_scale");
-            if w.hyper_head > 0 {
-                let __d = [w.hyper_head, 1];
-                __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [w.hyper_head, 1];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
-        __sizes.hc_head_fn = {
+        __sizes.hc_head_fn = if w.hyper_head > 0 {
             let __f = ::arena_runtime::CheckedArith::new("hc_head_fn");
-            if w.hyper_head > 0 {
-                let __d = [
-                    w.hyper_head,
-                    __f
-                        .value(
-                            formats.other
-                                .linear_bytes(
-                                    config.hc_mult,
-                                    __f.mul(config.hc_mult, config.hidden_size)?,
-                                ),
-                        )?,
-                ];
-                __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
-            } else {
-                __r.closed()
-            }
+            let __d = [
+                w.hyper_head,
+                __f
+                    .value(
+                        formats.other
+                            .linear_bytes(
+                                config.hc_mult,
+                                __f.mul(config.hc_mult, config.hidden_size)?,
+                            ),
+                    )?,
+            ];
+            __r.shape(__f, &__d, <u8 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
         };
         (__sizes.__dims, __sizes.__raw) = __r.into_parts();
         <ModelWeights as ::arena_runtime::Arena>::checked_tracked_total(&__sizes)?;
@@ -369,8 +294,7 @@ impl ::arena_runtime::Arena for ModelWeights {
     const BUFFERS: &'static [::arena_runtime::BufferDecl] = &[
         ::arena_runtime::BufferDecl::new(
                 "embed_tokens",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.embedding layers × [w.vocab_rows, config.hidden_size]",
                 3usize,
                 "`model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows).",
@@ -378,8 +302,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.embedding > 0"),
         ::arena_runtime::BufferDecl::new(
                 "lm_head",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.lm_head layers × [w.vocab_rows, config.hidden_size]",
                 3usize,
                 "`lm_head.weight`, `[vocabulary rows, hidden]`; none where tied to the embedding.",
@@ -387,8 +310,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.lm_head > 0"),
         ::arena_runtime::BufferDecl::new(
                 "norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.final_norm layers × [config.hidden_size]",
                 2usize,
                 "`model.norm.weight`, `[hidden]`.",
@@ -396,8 +318,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.final_norm > 0"),
         ::arena_runtime::BufferDecl::new(
                 "layer_norms",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.layers layers × [w.norms_per_layer, config.hidden_size]",
                 3usize,
                 "Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,",
@@ -405,8 +326,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.layers > 0 && w.norms_per_layer > 0"),
         ::arena_runtime::BufferDecl::new(
                 "block_norms",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.block_norms layers × [config.hidden_size]",
                 2usize,
                 "DeciLM's norms, `[hidden]` each, in block order, a block's `input_layernorm` (where",
@@ -414,8 +334,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.block_norms > 0"),
         ::arena_runtime::BufferDecl::new(
                 "embed_tokens_per_layer",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.per_layer_embedding layers × [w.vocab_rows, config.per_layer_inputs_width]",
                 3usize,
                 "Gemma 4's `model.embed_tokens_per_layer.weight`, `[vocabulary rows, layers · P]`.",
@@ -423,8 +342,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.per_layer_embedding > 0"),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_model_projection",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.per_layer_embedding layers × [formats.other.linear_bytes(config.per_layer_inputs_width, config.hidden_size)]",
                 2usize,
                 "Gemma 4's `model.per_layer_model_projection.weight`, `[layers · P, hidden]`.",
@@ -432,8 +350,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.per_layer_embedding > 0"),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_projection_norm",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.per_layer_embedding layers × [config.per_layer_input_dim]",
                 2usize,
                 "Gemma 4's `model.per_layer_projection_norm.weight`, `[P]`.",
@@ -441,8 +358,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.per_layer_embedding > 0"),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_input_gate",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.per_layer_inputs layers × [formats.other.linear_bytes(config.per_layer_input_dim, config.hidden_size)]",
                 2usize,
                 "Gemma 4's `layers.*.per_layer_input_gate.weight`, `[P, hidden]` a layer.",
@@ -450,8 +366,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.per_layer_inputs > 0"),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_projection",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.per_layer_inputs layers × [formats.other.linear_bytes(config.hidden_size, config.per_layer_input_dim)]",
                 2usize,
                 "Gemma 4's `layers.*.per_layer_projection.weight`, `[hidden, P]` a layer.",
@@ -459,8 +374,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.per_layer_inputs > 0"),
         ::arena_runtime::BufferDecl::new(
                 "hc_base",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.hyper layers × [2, (2 + config.hc_mult) * config.hc_mult]",
                 3usize,
                 "DeepSeek-V4's hyper-connections around each layer's attention and FFN",
@@ -468,8 +382,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.hyper > 0"),
         ::arena_runtime::BufferDecl::new(
                 "hc_fn",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.hyper layers × [2, formats.other.linear_bytes((2 + config.hc_mult) * config.hc_mult, config.hc_mult * config.hidden_size)]",
                 3usize,
                 "…the projection from the `hc` streams, `[(2 + hc) · hc, hc · hidden]` twice a layer…",
@@ -477,8 +390,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.hyper > 0"),
         ::arena_runtime::BufferDecl::new(
                 "hc_scale",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.hyper layers × [2, 3]",
                 3usize,
                 "…and three scales, `[2, 3]` a layer.",
@@ -486,8 +398,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.hyper > 0"),
         ::arena_runtime::BufferDecl::new(
                 "hc_head_base",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.hyper_head layers × [config.hc_mult]",
                 2usize,
                 "The head's hyper-connection (`model.hc_head`): `hc_base`, `[hc]`…",
@@ -495,8 +406,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.hyper_head > 0"),
         ::arena_runtime::BufferDecl::new(
                 "hc_head_scale",
-                <bf16 as ::arena_runtime::dtype::Element>::NAME,
-                <bf16 as ::arena_runtime::dtype::Element>::SIZE,
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.hyper_head layers × [1]",
                 2usize,
                 "…`hc_scale`, `[1]`…",
@@ -504,8 +414,7 @@ impl ::arena_runtime::Arena for ModelWeights {
             .gated_by("w.hyper_head > 0"),
         ::arena_runtime::BufferDecl::new(
                 "hc_head_fn",
-                <u8 as ::arena_runtime::dtype::Element>::NAME,
-                <u8 as ::arena_runtime::dtype::Element>::SIZE,
+                <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.hyper_head layers × [formats.other.linear_bytes(config.hc_mult, config.hc_mult * config.hidden_size)]",
                 2usize,
                 "…and `hc_fn`, `[hc, hc · hidden]`.",

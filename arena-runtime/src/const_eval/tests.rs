@@ -60,11 +60,12 @@ fn a_failed_operation_panics_with_its_formulas_message() {
 
 #[test]
 fn the_tables_read_the_declarations() {
+    use crate::dtype::{bf16, Element};
     use crate::BufferDecl;
     let decls = [
-        BufferDecl::new("a", "bf16", 2, "[m]", 1, ""),
-        BufferDecl::new("b", "u8", 1, "7", 0, "").untracked(),
-        BufferDecl::new("c", "f32", 4, "[m, 2]", 2, "").gated_by("g"),
+        BufferDecl::new("a", bf16::DTYPE, "[m]", 1, ""),
+        BufferDecl::new("b", u8::DTYPE, "7", 0, "").untracked(),
+        BufferDecl::new("c", f32::DTYPE, "[m, 2]", 2, "").gated_by("g"),
     ];
     let bytes = [10, 7, usize::MAX];
     assert_eq!(tracked::<3>(&decls), [true, false, true]);

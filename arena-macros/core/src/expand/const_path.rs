@@ -8,7 +8,7 @@
 //! `::arena_runtime::__private::{Konst, konst}`.
 
 use super::items::Item;
-use super::parts::{by_name_args, elem_size, input_decls, ref_input_decls};
+use super::parts::{by_name_args, elem_size, input_decls, mentions, ref_input_decls};
 use crate::model::{Buffer, Container, Size};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -17,15 +17,6 @@ use quote::{format_ident, quote};
 /// the failed operation's own figures (`: 2147483648 * 1099511627776 overflows usize`).
 fn message(arena: &str, what: &str, formula: &str) -> String {
     format!("arena `{arena}`, const sizing: {what} = `{formula}`")
-}
-
-/// Whether `tree` is, or holds, the identifier `name`.
-fn mentions(tree: &proc_macro2::TokenTree, name: &proc_macro2::Ident) -> bool {
-    match tree {
-        proc_macro2::TokenTree::Ident(i) => i == name,
-        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions(&t, name)),
-        _ => false,
-    }
 }
 
 /// `let name: usize = ...;` for each derived value, in order.

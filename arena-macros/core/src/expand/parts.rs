@@ -181,3 +181,12 @@ pub fn raw_bytes(b: &Buffer) -> TokenStream {
         Size::Bytes(formula) => formula.checked(&f),
     }
 }
+
+/// Whether `tree` is, or holds, the identifier `name`.
+pub fn mentions(tree: &proc_macro2::TokenTree, name: &proc_macro2::Ident) -> bool {
+    match tree {
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions(&t, name)),
+        _ => false,
+    }
+}
