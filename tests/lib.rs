@@ -51,7 +51,7 @@ pub mod docs {
     #[doc = include_str!("../docs/parallel.md")]
     pub struct Parallel;
     #[doc = include_str!("../docs/reuse.md")]
-    pub struct Sharing;
+    pub struct Reuse;
     #[doc = include_str!("../docs/gpu.md")]
     pub struct Gpu;
 }

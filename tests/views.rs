@@ -134,5 +134,20 @@ fn a_gated_off_buffer_has_an_empty_view_without_a_shape() {
     assert_eq!(v.gate_logits_f32.len(), 64);
     let report = arena_runtime::ArenaReport::new::<BufferArena>(&sizes).unwrap();
     assert!(report.buffers[2].shape.is_empty() && report.buffers[2].off);
+    // The sizes say the same through the trait: no shape for the closed gate, the declared one
+    // for the buffer held at its floor, whose bytes before the floor are 0.
+    let index = |name| {
+        BufferArena::BUFFERS
+            .iter()
+            .position(|d| d.name == name)
+            .unwrap()
+    };
+    assert!(BufferArena::shape(&sizes, index("lora_xa")).is_empty());
+    assert_eq!(
+        BufferArena::shape(&sizes, index("gate_logits_f32")),
+        [16, 0]
+    );
+    assert_eq!(BufferArena::raw_bytes(&sizes, index("gate_logits_f32")), 0);
+    assert_eq!(sizes.gate_logits_f32, 256);
     arena.release().unwrap();
 }

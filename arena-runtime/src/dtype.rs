@@ -24,7 +24,8 @@ pub trait Element: Copy + 'static {
     };
 }
 
-/// An element type's name and bytes (`Element::NAME`, `Element::SIZE`): `bf16::DTYPE`.
+/// An element type's name and bytes (`Element::NAME`, `Element::SIZE`): `bf16::DTYPE` with
+/// [`Element`] in scope (`use arena_runtime::dtype::{bf16, Element};`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dtype {
     pub name: &'static str,

@@ -85,6 +85,27 @@ impl<const R: usize, const N: usize> Recorder<R, N> {
     }
 }
 
+/// Buffer `i`'s shape as [`Recorder`] kept it: its declaration's `rank` numbers, or none for a
+/// byte formula or a closed gate (a gated buffer recorded with no bytes and no dims).
+pub fn recorded_shape<'s, const R: usize>(
+    dims: &'s [[usize; R]],
+    raw: &[usize],
+    decls: &[crate::BufferDecl],
+    i: usize,
+) -> &'s [usize] {
+    match (dims.get(i), decls.get(i)) {
+        (Some(row), Some(decl)) => {
+            let closed = decl.gated() && raw.get(i) == Some(&0) && row.iter().all(|&d| d == 0);
+            if closed {
+                &[]
+            } else {
+                &row[..decl.rank.min(R)]
+            }
+        }
+        _ => &[],
+    }
+}
+
 /// The final size: at least `floor` bytes, and not 0 unless the buffer is gated.
 pub fn finish(
     f: CheckedArith,
@@ -179,6 +200,22 @@ mod tests {
             finish(F, 0, 0, false),
             Err(SizeError::Zero { buffer: "buf" })
         );
+    }
+
+    #[test]
+    fn a_closed_gate_has_no_shape_and_an_open_one_keeps_its_zeros() {
+        use crate::dtype::{bf16, Element};
+        let decls = [
+            crate::BufferDecl::new("closed", bf16::DTYPE, "[m]", 1, "").gated_by("g"),
+            crate::BufferDecl::new("open", bf16::DTYPE, "[m, 0]", 2, "").gated_by("g"),
+            crate::BufferDecl::new("plain", bf16::DTYPE, "[m, n]", 2, ""),
+        ];
+        let dims = [[0, 0], [16, 0], [4, 8]];
+        let raw = [0, 0, 64];
+        assert_eq!(recorded_shape(&dims, &raw, &decls, 0), &[] as &[usize]);
+        assert_eq!(recorded_shape(&dims, &raw, &decls, 1), [16, 0]);
+        assert_eq!(recorded_shape(&dims, &raw, &decls, 2), [4, 8]);
+        assert_eq!(recorded_shape(&dims, &raw, &decls, 3), &[] as &[usize]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The per-buffer report of any arena at its sizes: what `arena plan` prints for the engine's
-//! arena, for an author's arena too. One row per buffer (name, dtype, dims, bytes, phase,
+//! arena, for an author's arena too. One row per buffer (name, dtype, shape, bytes, phase,
 //! gate, floor, tracking), the totals, and the reuse slab's footprint and lower bound; a text
 //! table (`Display`), and with the `serde` feature a `Serialize` document.
 
@@ -13,7 +13,7 @@ use crate::reuse::Live;
 pub struct BufferRow {
     pub name: &'static str,
     pub dtype: &'static str,
-    /// The dims as numbers (empty for a byte formula or a closed gate).
+    /// The shape as numbers (empty for a byte formula or a closed gate).
     pub shape: Vec<usize>,
     /// The formula as declared.
     pub formula: &'static str,

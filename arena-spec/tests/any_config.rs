@@ -139,8 +139,9 @@ fn a_file_is_read_by_its_class_where_its_model_type_is_no_rows() {
     }
 }
 
-/// A file nothing here sizes is refused in one line naming its `model_type`, its class, and
-/// that its modeling code is the vendor's own where it says so (`auto_map`).
+/// A file nothing here sizes is refused in one line naming its `model_type`, its class, that
+/// its modeling code is the vendor's own where it says so (`auto_map`), and the sized family
+/// closest to it.
 #[test]
 fn a_file_of_no_sized_class_is_refused_naming_its_class() {
     let mut step = shipped("qwen2.5-7b");
@@ -163,6 +164,8 @@ fn a_file_of_no_sized_class_is_refused_naming_its_class() {
         "\"step3p7\"",
         "Step3p7ForCausalLM",
         "remote code",
+        // Qwen2.5's keys are a dense decoder's; no row's name shares four letters.
+        "closest sized family: llama (by layer shape)",
         "supported: llama",
     ] {
         assert!(msg.contains(part), "{part}: {msg}");
@@ -171,6 +174,20 @@ fn a_file_of_no_sized_class_is_refused_naming_its_class() {
     let wrapper = json!({"model_type": "some_vlm", "text_config": {"model_type": "gpt_neox"}});
     let e = load(&wrapper).unwrap_err();
     assert!(matches!(e, ConfigError::UnsupportedModelType { .. }), "{e}");
+    // A remote-code successor of a sized family is sent to it by name, its experts agreeing.
+    let mut m3 = shipped("minimax-m2.7");
+    m3["model_type"] = json!("minimax_m3");
+    m3["architectures"] = json!(["MiniMaxM3ForCausalLM"]);
+    m3["auto_map"] = json!({"AutoModelForCausalLM": "modeling_minimax_m3.MiniMaxM3ForCausalLM"});
+    let e = load(&m3).unwrap_err();
+    let closest = match &e {
+        ConfigError::UnsupportedModelType { closest, .. } => *closest,
+        _ => panic!("{e}"),
+    };
+    assert_eq!(
+        closest.map(|c| (c.model_type, c.by)),
+        Some(("minimax_m2", arena_spec::config::ClosestBy::Name { prefix: 9 }))
+    );
 }
 
 /// A feature a row cannot count is refused in one line naming its key: ERNIE 4.5's

@@ -619,15 +619,12 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
     }
     #[inline]
     fn shape(sizes: &CompressedAttentionWeightsSizes, buffer: usize) -> &[usize] {
-        match (
-            sizes.__dims.get(buffer),
-            <Self as ::arena_runtime::Arena>::BUFFERS.get(buffer),
-        ) {
-            (::core::option::Option::Some(dims), ::core::option::Option::Some(decl)) => {
-                &dims[..decl.rank.min(dims.len())]
-            }
-            _ => &[],
-        }
+        ::arena_runtime::__private::recorded_shape(
+            &sizes.__dims,
+            &sizes.__raw,
+            <Self as ::arena_runtime::Arena>::BUFFERS,
+            buffer,
+        )
     }
     #[inline]
     fn raw_bytes(sizes: &CompressedAttentionWeightsSizes, buffer: usize) -> usize {

@@ -394,15 +394,12 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
     }
     #[inline]
     fn shape(sizes: &LatentAttentionWeightsSizes, buffer: usize) -> &[usize] {
-        match (
-            sizes.__dims.get(buffer),
-            <Self as ::arena_runtime::Arena>::BUFFERS.get(buffer),
-        ) {
-            (::core::option::Option::Some(dims), ::core::option::Option::Some(decl)) => {
-                &dims[..decl.rank.min(dims.len())]
-            }
-            _ => &[],
-        }
+        ::arena_runtime::__private::recorded_shape(
+            &sizes.__dims,
+            &sizes.__raw,
+            <Self as ::arena_runtime::Arena>::BUFFERS,
+            buffer,
+        )
     }
     #[inline]
     fn raw_bytes(sizes: &LatentAttentionWeightsSizes, buffer: usize) -> usize {

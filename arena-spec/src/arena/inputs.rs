@@ -17,7 +17,7 @@ pub const DEFAULT_MAX_BATCH_SIZE: usize = 128;
 // `inputs(...)` (`inputs_struct(BufferArenaInputs, ...)`), so the input list is written once.
 impl BufferArenaInputs {
     /// The defaults at a 128K context (M 8192, max_seq_len 131072, block 16, batch 128): the
-    /// inputs the compile-time budgets, the phase-sharing table and the GPU tests are stated at.
+    /// inputs the compile-time budgets, the phase-reuse table and the GPU tests are stated at.
     pub const AT_128K: BufferArenaInputs = BufferArenaInputs {
         max_batch_tokens: DEFAULT_MAX_BATCH_TOKENS,
         max_seq_len: DEFAULT_MAX_SEQ_LEN_CAP,

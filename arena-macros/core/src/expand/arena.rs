@@ -394,10 +394,7 @@ fn layout_items<'a>(cont: &'a Container) -> Vec<Item<'a>> {
             quote!(#[inline] fn shape(sizes: &#sizes, buffer: usize) -> &[usize]),
             move || {
                 quote! {
-                    match (sizes.__dims.get(buffer), <Self as ::arena_runtime::Arena>::BUFFERS.get(buffer)) {
-                        (::core::option::Option::Some(dims), ::core::option::Option::Some(decl)) => &dims[..decl.rank.min(dims.len())],
-                        _ => &[],
-                    }
+                    ::arena_runtime::__private::recorded_shape(&sizes.__dims, &sizes.__raw, <Self as ::arena_runtime::Arena>::BUFFERS, buffer)
                 }
             },
         ),

@@ -63,8 +63,9 @@ pub enum ConfigError {
     /// Neither the file's `model_type`, nor its `architectures[0]`, nor a text model under
     /// one of the wrapper keys is a sized family's (`config/resolve.rs`).
     #[error(
-        "{path}: unsupported model_type {model_type:?}{}; supported: {}",
+        "{path}: unsupported model_type {model_type:?}{}{}; supported: {}",
         unsupported_class(architecture, *remote_code),
+        closest.map(|c| format!("; closest sized family: {c}")).unwrap_or_default(),
         Family::model_types_of(Family::ALL).join(", ")
     )]
     UnsupportedModelType {
@@ -75,6 +76,9 @@ pub enum ConfigError {
         architecture: Option<String>,
         /// The file names its own modeling code (`auto_map`): remote code.
         remote_code: bool,
+        /// The sized family closest to it (`config::closest_family`): a starting point, not
+        /// a size.
+        closest: Option<super::closest::Closest>,
     },
 }
 

@@ -13,6 +13,7 @@
 
 mod attention_widths;
 mod blocks;
+mod closest;
 mod compressed;
 mod const_item;
 mod error;
@@ -41,6 +42,7 @@ mod towers;
 mod weight_bytes;
 
 pub use blocks::Block;
+pub use closest::{closest_family, Closest, ClosestBy, MIN_PREFIX};
 pub use const_item::const_name;
 pub use error::{ConfigError, MAX_CONFIG_BYTES, MAX_DIM, MAX_EXTENT};
 pub use family::{Family, FamilyRules};

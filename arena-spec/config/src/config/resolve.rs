@@ -299,6 +299,7 @@ pub(super) fn resolve<'a>(outer: &Fields<'a>) -> Result<Resolved<'a>, ConfigErro
             model_type: model_type.unwrap_or("(none)").to_string(),
             architecture: class.map(str::to_string),
             remote_code: outer.obj.contains_key("auto_map"),
+            closest: super::closest::closest_family(model_type, outer.obj),
         }),
     }
 }
