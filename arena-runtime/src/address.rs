@@ -124,4 +124,20 @@ mod tests {
         let written = unsafe { d.write(a, &[1]) };
         assert!(matches!(written, Err(DeviceError::Unsupported(_))));
     }
+
+    /// Each extent is rounded up to the alignment and no further, so consecutive allocations
+    /// pack as a CUDA allocator's pages would; no address is NULL; the device names itself.
+    #[test]
+    fn extents_round_up_to_the_alignment_exactly() {
+        let d = AddressDevice::new();
+        assert_eq!(
+            (d.name(), d.alignment()),
+            (AddressDevice::NAME.to_string(), 256)
+        );
+        let a = d.alloc(256).unwrap();
+        let b = d.alloc(255).unwrap();
+        let c = d.alloc(1).unwrap();
+        assert_ne!(a, 0, "no address is NULL");
+        assert_eq!((b - a, c - b), (256, 256));
+    }
 }

@@ -186,7 +186,10 @@ fn a_file_of_no_sized_class_is_refused_naming_its_class() {
     };
     assert_eq!(
         closest.map(|c| (c.model_type, c.by)),
-        Some(("minimax_m2", arena_spec::config::ClosestBy::Name { prefix: 9 }))
+        Some((
+            "minimax_m2",
+            arena_spec::config::ClosestBy::Name { prefix: 9 }
+        ))
     );
 }
 

@@ -18,10 +18,10 @@ use crate::config::ModelConfig;
 use arena_runtime::{Arena, ArenaReport, SizeError};
 use serde::Serialize;
 
-/// Bytes in binary units and a row's shape as text: the runtime's report functions.
-pub use arena_runtime::report::{human_bytes, shape_text};
 /// One buffer of a report: the runtime's, which any arena's report has.
 pub use arena_runtime::BufferRow;
+/// Bytes in binary units and a row's shape as text: the runtime's report functions.
+pub use arena_runtime::{human_bytes, shape_text};
 
 /// A sized arena.
 #[derive(Debug, Clone, Serialize)]
@@ -113,7 +113,7 @@ impl SizeReport {
 
 /// `whole step`, `ffn` or `gdn..=mamba2`, by the engine arena's phase names.
 pub fn phase_text(live: arena_runtime::Live) -> String {
-    arena_runtime::report::phase_text(live, <BufferArena as Arena>::PHASES)
+    arena_runtime::phase_text(live, <BufferArena as Arena>::PHASES)
 }
 
 /// Parses a byte count: `20GiB`, `1.5 GB`, `512MiB`, `4096`.
