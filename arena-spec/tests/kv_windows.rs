@@ -226,3 +226,31 @@ fn llama4_without_a_chunk_is_full_and_an_empty_rope_list_is_the_intervals() {
     let listed = with("no_rope_layers", serde_json::json!(vec![1; 48]));
     assert_eq!(listed.num_chunked_kv_layers(), 48);
 }
+
+/// Granite-SWA without `layer_types`: the first of every four layers attends to the whole
+/// sequence, the other three slide (`GraniteSWAConfig.__post_init__`: full where `i % 4 ==
+/// 0`), as the class writes the list its census file carries; with the list, the list.
+#[test]
+fn granite_swa_without_layer_types_opens_each_four_with_a_full_layer() {
+    use arena_spec::KvLayer;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/census/configs/granite_swa.json"
+    );
+    let listed: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let load = |v: &Value| ModelConfig::from_json_str(&v.to_string(), "granite_swa.json").unwrap();
+    let mut unlisted = listed.clone();
+    unlisted.as_object_mut().unwrap().remove("layer_types");
+    let (with, without) = (load(&listed), load(&unlisted));
+    assert_eq!(with.kv_layers, without.kv_layers);
+    let kinds = &without.kv_layers;
+    assert_eq!(kinds.len(), 24);
+    for (i, kind) in kinds.iter().enumerate() {
+        let want = if i % 4 == 0 {
+            KvLayer::Full
+        } else {
+            KvLayer::Sliding
+        };
+        assert_eq!(*kind, want, "layer {i}");
+    }
+}

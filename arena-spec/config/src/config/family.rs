@@ -87,6 +87,8 @@ families! {
     Olmoe,
     GraniteMoe,
     GraniteMoeShared,
+    GraniteSwa,
+    GraniteMoeSwa,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

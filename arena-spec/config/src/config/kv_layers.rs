@@ -110,7 +110,13 @@ fn unlisted_spans(k: &Keys, n: usize, window: usize) -> Result<Vec<Span>, Config
     let rules = k.rules.kv_layers;
     let slide_if = |b: bool| if b { Span::Window } else { Span::Whole };
     if let Some(pattern) = rules.window_pattern {
-        let slides = all_but_every_nth(k, pattern, n)?;
+        let slides = if rules.full_first {
+            // The same period with its full layer first.
+            let every = period(k, pattern)?;
+            (0..n).map(|i| i % every != 0).collect()
+        } else {
+            all_but_every_nth(k, pattern, n)?
+        };
         return Ok(slides.into_iter().map(slide_if).collect());
     }
     if let Some((list_key, _)) = rules.listed_by {
@@ -145,9 +151,18 @@ fn all_but_every_nth(
     (key, default): (&'static str, usize),
     n: usize,
 ) -> Result<Vec<bool>, ConfigError> {
+    let every = period(k, (key, default))?;
+    Ok((0..n).map(|i| (i + 1) % every != 0).collect())
+}
+
+/// A period read from `key`, else `default`; an empty key: `default`, fixed by the class.
+fn period(k: &Keys, (key, default): (&'static str, usize)) -> Result<usize, ConfigError> {
+    if key.is_empty() {
+        return Ok(default);
+    }
     let every = k.dim_or(key, default)?;
     if every == 0 {
         return Err(k.f.invalid(key, "is 0, but must be at least 1"));
     }
-    Ok((0..n).map(|i| (i + 1) % every != 0).collect())
+    Ok(every)
 }

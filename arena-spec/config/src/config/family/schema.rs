@@ -92,8 +92,12 @@ pub struct LayerWidths {
 pub struct KvLayers {
     /// Where the file has no `layer_types`: every layer slides but each `n`-th, `n` the key's
     /// value or its class default (Gemma 3's `sliding_window_pattern`, 6:
-    /// `Gemma3TextConfig.__post_init__`).
+    /// `Gemma3TextConfig.__post_init__`); an empty key: the default, which no key changes.
     pub window_pattern: Option<(&'static str, usize)>,
+    /// With `window_pattern`: the full layer opens each period (Granite-SWA: layer `i` is full
+    /// where `i % n == 0`, `GraniteSWAConfig.__post_init__`) rather than closing it (Gemma 3:
+    /// `(i + 1) % n == 0`).
+    pub full_first: bool,
     /// Where the file has no `layer_types`: every attention layer slides by `sliding_window`
     /// when the file sets one (Mistral, Mixtral, Phi-3: their attention modules pass
     /// `config.sliding_window` on every layer, and vLLM gives every layer a
@@ -117,6 +121,7 @@ impl KvLayers {
     /// its own cache.
     pub const AS_LISTED: KvLayers = KvLayers {
         window_pattern: None,
+        full_first: false,
         all_slide: false,
         listed_by: None,
         chunked: None,

@@ -104,6 +104,8 @@ impl Family {
             Family::Olmoe => &moe::OLMOE,
             Family::GraniteMoe => &moe::GRANITEMOE,
             Family::GraniteMoeShared => &moe::GRANITEMOESHARED,
+            Family::GraniteSwa => &dense::GRANITE_SWA,
+            Family::GraniteMoeSwa => &moe::GRANITEMOE_SWA,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
             Family::Glm4MoeLite => &latent::GLM4_MOE_LITE,
             Family::Cohere2 => &dense::COHERE2,

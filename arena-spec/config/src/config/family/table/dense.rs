@@ -361,6 +361,28 @@ pub(super) const GRANITE: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// Granite with sliding windows (granite_swa/modeling_granite_swa.py): Granite's attention
+// (`GraniteSWAAttention`: q, k, v and o of `head_dim`, read with `getattr`, else H / nH,
+// 131–148) with a learned sink a head (`sinks`, 153) on every layer, and `layer_types`;
+// without it each fourth layer, the first of its four, attends to the whole sequence
+// (`GraniteSWAConfig.__post_init__`, configuration: 104–107). Granite's MLP and multipliers.
+pub(super) const GRANITE_SWA: FamilyRules = FamilyRules {
+    model_type: "granite_swa",
+    reference: reference!("granite_swa", "GraniteSWAConfig", "GraniteSWAForCausalLM"),
+    kv_layers: KvLayers {
+        // No key names the period: 4, fixed by the class.
+        window_pattern: Some(("", 4)),
+        full_first: true,
+        ..KvLayers::AS_LISTED
+    },
+    weights: Some(WeightRules {
+        mlp_bias: Bias::MlpBias,
+        sinks: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // Qwen2-VL's and Qwen2.5-VL's text models (`Qwen2VLTextConfig`, `Qwen2_5_VLTextConfig` under
 // `text_config`): Qwen2's attention (q, k and v biased, o not; hd = H / nH:
 // modeling_qwen2_vl.py 491–507, modeling_qwen2_5_vl.py 593–628) and MLP, M-RoPE's three

@@ -325,6 +325,25 @@ pub(super) const GRANITEMOESHARED: FamilyRules = FamilyRules {
     ..GRANITEMOE
 };
 
+// Granite MoE with sliding windows (granitemoe_swa/modeling_granitemoe_swa.py): Granite MoE
+// with the shared MLP (`GraniteMoeSWAMLP`, 304–320; none at `shared_intermediate_size` 0,
+// 360), each attention with a learned sink a head (`sinks`, 233), and Granite-SWA's
+// `layer_types` (the first of each four layers full without it, configuration: 109–112).
+pub(super) const GRANITEMOE_SWA: FamilyRules = FamilyRules {
+    model_type: "granitemoe_swa",
+    reference: reference!(
+        "granitemoe_swa",
+        "GraniteMoeSWAConfig",
+        "GraniteMoeSWAForCausalLM",
+    ),
+    kv_layers: super::dense::GRANITE_SWA.kv_layers,
+    weights: Some(WeightRules {
+        sinks: true,
+        ..WeightRules::LLAMA
+    }),
+    ..GRANITEMOESHARED
+};
+
 // GLM-4.5V's text model (`Glm4vMoeTextConfig` under `text_config`;
 // glm4v_moe/modeling_glm4v_moe.py): GLM-4.5's experts and router (a bias buffer, 282) and
 // attention without q/k norms (`Glm4vMoeTextAttention`, 200–222), M-RoPE's three streams.
