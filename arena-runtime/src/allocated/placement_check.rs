@@ -130,6 +130,26 @@ mod tests {
         a
     }
 
+    /// What an arena written by hand gets from the trait's defaults and the runtime: no
+    /// shapes, its bytes as the bytes before any floor, a byte view a buffer (empty for the
+    /// empty one), and per-buffer allocations that guard only the buffers they allocate.
+    #[test]
+    fn a_hand_written_arena_gets_the_defaults() {
+        let sizes = [300, 0, 700];
+        assert!((0..3).all(|i| Three::shape(&sizes, i).is_empty()));
+        assert_eq!([0, 1, 2].map(|i| Three::raw_bytes(&sizes, i)), sizes);
+        let a = arena();
+        let lens: Vec<usize> = a.byte_views().iter().map(|v| v.len()).collect();
+        assert_eq!(lens, sizes);
+        a.release().unwrap();
+        let guarded = AllocOptions {
+            mode: crate::AllocMode::PerBuffer,
+            guard_bytes: 64,
+            ..AllocOptions::default()
+        };
+        assert_eq!(Three::slab_bytes(&sizes, guarded), Ok(300 + 64 + 700 + 64));
+    }
+
     #[test]
     fn every_breach_is_named() {
         let mut a = arena();
