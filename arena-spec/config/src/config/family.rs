@@ -89,6 +89,8 @@ families! {
     GraniteMoeShared,
     GraniteSwa,
     GraniteMoeSwa,
+    GlmOcr,
+    Cosmos3Edge,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

@@ -106,6 +106,8 @@ impl Family {
             Family::GraniteMoeShared => &moe::GRANITEMOESHARED,
             Family::GraniteSwa => &dense::GRANITE_SWA,
             Family::GraniteMoeSwa => &moe::GRANITEMOE_SWA,
+            Family::GlmOcr => &dense::GLM_OCR,
+            Family::Cosmos3Edge => &dense::COSMOS3_EDGE,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
             Family::Glm4MoeLite => &latent::GLM4_MOE_LITE,
             Family::Cohere2 => &dense::COHERE2,

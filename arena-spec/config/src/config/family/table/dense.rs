@@ -453,6 +453,51 @@ pub(super) const GLM4V: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// GLM-OCR's text model (`GlmOcrTextConfig` under `text_config`; glm_ocr/modeling_glm_ocr.py):
+// GLM-4.1V's layers (four norms, a fused gate/up MLP: `GlmOcrTextMLP`, 243–249; M-RoPE) with
+// no bias on q, k, v or o whatever the file says (`GlmOcrTextAttention`, 193–196) and the
+// head size of `head_dim`, read with `getattr`, else hidden / heads (186).
+pub(super) const GLM_OCR: FamilyRules = FamilyRules {
+    model_type: "glm_ocr",
+    text_model_type: Some("glm_ocr_text"),
+    reference: reference!(
+        "glm_ocr",
+        "GlmOcrTextConfig",
+        "GlmOcrForConditionalGeneration"
+    ),
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Never,
+        o_bias: Bias::Never,
+        norms_per_layer: 4,
+        ..WeightRules::LLAMA
+    }),
+    ..GLM4V
+};
+
+// Cosmos 3 Edge's text model (`Cosmos3EdgeTextConfig` under `text_config`;
+// cosmos3_edge/modeling_cosmos3_edge.py): Llama's attention (`Cosmos3EdgeTextAttention`,
+// 191–214, `attention_bias` on all four) at `head_dim` (class default 128, configuration: 78)
+// and an MLP without a gate (`Cosmos3EdgeTextMLP`: `fc1` hidden → I and `fc2` back through
+// ReLU², `mlp_bias` on both, 259–268), which the arena's gated-MLP buffers hold (wider than
+// it needs); M-RoPE where the file's `rope_parameters` has `mrope_section` (its class sets
+// one, 84–89).
+pub(super) const COSMOS3_EDGE: FamilyRules = FamilyRules {
+    model_type: "cosmos3_edge",
+    text_model_type: Some("cosmos3_edge_text"),
+    reference: reference!(
+        "cosmos3_edge",
+        "Cosmos3EdgeTextConfig",
+        "Cosmos3EdgeForConditionalGeneration",
+    ),
+    defaults: &[("head_dim", 128)],
+    weights: Some(WeightRules {
+        mlp_bias: Bias::MlpBias,
+        gated_ffn: false,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // ERNIE 4.5 dense (ernie4_5/modeling_ernie4_5.py): Llama's attention (185–202) and MLP (90–99),
 // the head size of `head_dim` (class default 128, configuration: 80–86), tied embeddings by
 // default (77).
