@@ -150,6 +150,41 @@ mod tests {
         assert_eq!(Three::slab_bytes(&sizes, guarded), Ok(300 + 64 + 700 + 64));
     }
 
+    /// A gated buffer with a numeric floor: 0 bytes is its closed gate, not a breach of the
+    /// floor; open, it is held to the floor.
+    #[test]
+    fn a_closed_gate_is_not_below_its_floor() {
+        struct Floored;
+        const FLOORED: [BufferDecl; 1] = [BufferDecl::new(
+            "f",
+            crate::dtype::Dtype {
+                name: "u8",
+                size: 1,
+            },
+            "[n]",
+            0,
+            "",
+        )
+        .gated_by("n > 0")
+        .floored_at("256")];
+        impl Arena for Floored {
+            type Sizes = [usize; 1];
+            type Phase = crate::NoPhases;
+            const NAME: &'static str = "Floored";
+            const BUFFERS: &'static [BufferDecl] = &FLOORED;
+            fn byte_sizes(sizes: &[usize; 1]) -> Vec<usize> {
+                sizes.to_vec()
+            }
+            fn from_addresses(_: &[u64], _: &[usize]) -> Self {
+                Floored
+            }
+        }
+        assert_eq!(Floored::check_sizes(&[0]), Ok(()));
+        assert_eq!(Floored::check_sizes(&[256]), Ok(()));
+        let below = Floored::check_sizes(&[100]).unwrap_err();
+        assert_eq!((below.buffer, below.bytes), ("f", 100));
+    }
+
     #[test]
     fn every_breach_is_named() {
         let mut a = arena();
