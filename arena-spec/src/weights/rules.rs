@@ -56,7 +56,12 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
         },
         norms_per_layer: w.norms_per_layer
             + usize::from(w.per_layer_input_norm && c.per_layer_input_dim > 0)
-            + if c.is_moe() { w.moe_norms } else { 0 },
+            + if c.is_moe() { w.moe_norms } else { 0 }
+            + if w.post_norms_switched && c.post_norms {
+                2
+            } else {
+                0
+            },
         gated_ffn: w.gated_ffn,
         activation_params: w.activation_params,
         ffn_every_layer: w.ffn_every_layer,

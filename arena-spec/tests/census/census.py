@@ -48,6 +48,8 @@ VARIANTS = [
      "MLP biases (`mlp_bias`)"),
     ("minicpm3.mlp_bias", "minicpm3", "MiniCPM3ForCausalLM", {"mlp_bias": True},
      "MLP biases (`mlp_bias`)"),
+    ("hyperclovax.no_post_norm", "hyperclovax", "HyperCLOVAXForCausalLM", {"use_post_norm": False},
+     "no post-norms (`use_post_norm` false; the default has them)"),
     ("lfm2_moe.layers", "lfm2_moe", "Lfm2MoeForCausalLM",
      {"layer_types": ["full_attention" if i in (2, 6, 10, 14, 18, 21, 24, 28) else "conv"
                       for i in range(32)]},

@@ -47,6 +47,7 @@ impl ModelConfig {
             attention_bias,
             mlp_bias,
             use_qk_norm,
+            post_norms,
             sliding_window,
             attention_chunk_size,
             hca_compress_ratio,
@@ -161,6 +162,7 @@ impl ModelConfig {
         field("attention_bias", attention_bias.to_string());
         field("mlp_bias", mlp_bias.to_string());
         field("use_qk_norm", use_qk_norm.to_string());
+        field("post_norms", post_norms.to_string());
         field("sliding_window", sliding_window.to_string());
         field("attention_chunk_size", attention_chunk_size.to_string());
         field("hca_compress_ratio", hca_compress_ratio.to_string());

@@ -91,6 +91,7 @@ families! {
     GraniteMoeSwa,
     GlmOcr,
     Cosmos3Edge,
+    HyperClovaX,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

@@ -227,6 +227,7 @@ pub(super) fn from_value(
         attention_bias: k.flag("attention_bias")?,
         mlp_bias: k.flag("mlp_bias")?,
         use_qk_norm: f.opt_bool("use_qk_norm")?.unwrap_or(false),
+        post_norms: k.flag("use_post_norm")?,
         sliding_window: kv_layout.window,
         attention_chunk_size: kv_layout.chunk,
         hca_compress_ratio: compressed.as_ref().map_or(0, |c| c.hca_ratio),

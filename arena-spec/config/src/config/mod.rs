@@ -269,6 +269,10 @@ pub struct ModelConfig {
     /// The file's `use_qk_norm` (absent: false), for families where it switches the q and k
     /// norms. Read by the weights only (`crate::weights`).
     pub use_qk_norm: bool,
+    /// The file's `use_post_norm` (absent: the row's default, else false), for families where
+    /// it adds a norm after the attention and one after the MLP (HyperCLOVA X's `post_norm1`
+    /// and `post_norm2`). Read by the weights only (`crate::weights`).
+    pub post_norms: bool,
 
     /// The tokens a sliding-window layer attends to (`sliding_window`; 0 where no layer
     /// slides). It sizes no activation buffer: it caps the KV pool's sliding layers.

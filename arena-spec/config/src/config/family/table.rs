@@ -108,6 +108,7 @@ impl Family {
             Family::GraniteMoeSwa => &moe::GRANITEMOE_SWA,
             Family::GlmOcr => &dense::GLM_OCR,
             Family::Cosmos3Edge => &dense::COSMOS3_EDGE,
+            Family::HyperClovaX => &dense::HYPERCLOVAX,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
             Family::Glm4MoeLite => &latent::GLM4_MOE_LITE,
             Family::Cohere2 => &dense::COHERE2,

@@ -46,6 +46,9 @@ pub struct WeightRules {
     /// The q and k norms exist only where the file's `use_qk_norm` is true (Cohere,
     /// GLM-4 MoE).
     pub qk_norm_switched: bool,
+    /// Two more norms a layer where the file's `use_post_norm` is true (HyperCLOVA X's
+    /// `post_norm1` and `post_norm2`: `ModelConfig::post_norms`).
+    pub post_norms_switched: bool,
     /// Norm weights of `hidden_size` a layer: input and post-attention (2); Gemma's pre- and
     /// post-FFN too (4); Nemotron-H's one a block (1); Cohere's parallel block's one.
     pub norms_per_layer: usize,
@@ -95,6 +98,7 @@ impl WeightRules {
         mlp_bias: Bias::Never,
         qk_norm: QkNorm::None,
         qk_norm_switched: false,
+        post_norms_switched: false,
         norms_per_layer: 2,
         per_layer_input_norm: false,
         moe_norms: 0,

@@ -361,6 +361,23 @@ pub(super) const GRANITE: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// HyperCLOVA X (hyperclovax/modeling_hyperclovax.py): Granite's attention (181–205, the head
+// size of `head_dim`, else hidden / heads: configuration 113–114) and MLP (`mlp_bias`, 249–257),
+// and where `use_post_norm` is true (class default, configuration: 107) a norm after each of
+// them (`post_norm1`, `post_norm2`: peri-layer normalization, 275–281). Its multipliers change
+// no width.
+pub(super) const HYPERCLOVAX: FamilyRules = FamilyRules {
+    model_type: "hyperclovax",
+    reference: reference!("hyperclovax", "HyperCLOVAXConfig", "HyperCLOVAXForCausalLM"),
+    defaults: &[("use_post_norm", 1)],
+    weights: Some(WeightRules {
+        mlp_bias: Bias::MlpBias,
+        post_norms_switched: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // Granite with sliding windows (granite_swa/modeling_granite_swa.py): Granite's attention
 // (`GraniteSWAAttention`: q, k, v and o of `head_dim`, read with `getattr`, else H / nH,
 // 131–148) with a learned sink a head (`sinks`, 153) on every layer, and `layer_types`;
