@@ -60,6 +60,8 @@ pub struct FfnWeightsSizes {
     pub scaled_router_proj: usize,
     /// [`FfnWeights::scaled_router_scales`]: Shape `w.scaled_router layers × [config.hidden_size + config.num_experts]` of `bf16` · gate `w.scaled_router > 0` · tracked
     pub scaled_router_scales: usize,
+    /// [`FfnWeights::moe_post_norm`]: Shape `w.moe_post_norm layers × [config.hidden_size]` of `bf16` · gate `w.moe_post_norm > 0` · tracked
+    pub moe_post_norm: usize,
     /// [`FfnWeights::shared_gate_proj`]: Shape `w.moe layers × [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0` · tracked
     pub shared_gate_proj: usize,
     /// [`FfnWeights::shared_up_proj`]: Shape `w.moe layers × [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)]` of `u8` · gate `w.moe > 0 && config.shared_expert_intermediate_size > 0` · tracked
@@ -72,11 +74,11 @@ pub struct FfnWeightsSizes {
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
-    pub __dims: [[usize; 3usize]; 29usize],
+    pub __dims: [[usize; 3usize]; 30usize],
     /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
     /// what `Arena::raw_bytes` reads. Set by the constructors.
     #[doc(hidden)]
-    pub __raw: [usize; 29usize],
+    pub __raw: [usize; 30usize],
 }
 impl FfnWeightsSizes {
     /// Each FFN tensor's size, in bytes.
@@ -96,7 +98,7 @@ impl FfnWeightsSizes {
         formats: &WeightFormats,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         use ::arena_runtime::dtype::Element as __E;
-        let mut __r = ::arena_runtime::__private::Recorder::<3usize, 29usize>::default();
+        let mut __r = ::arena_runtime::__private::Recorder::<3usize, 30usize>::default();
         let mut __sizes = Self {
             gate_proj: 0,
             up_proj: 0,
@@ -123,12 +125,13 @@ impl FfnWeightsSizes {
             e_score_correction_bias_f32: 0,
             scaled_router_proj: 0,
             scaled_router_scales: 0,
+            moe_post_norm: 0,
             shared_gate_proj: 0,
             shared_up_proj: 0,
             shared_down_proj: 0,
             shared_expert_gate: 0,
-            __dims: [[0; 3usize]; 29usize],
-            __raw: [0; 29usize],
+            __dims: [[0; 3usize]; 30usize],
+            __raw: [0; 30usize],
         };
         __sizes.gate_proj = if w.dense.layers > 0 && w.gated_ffn > 0 {
             let __f = ::arena_runtime::CheckedArith::new("gate_proj");
@@ -427,6 +430,13 @@ impl FfnWeightsSizes {
                 w.scaled_router,
                 __f.add(config.hidden_size, config.num_experts)?,
             ];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
+        };
+        __sizes.moe_post_norm = if w.moe_post_norm > 0 {
+            let __f = ::arena_runtime::CheckedArith::new("moe_post_norm");
+            let __d = [w.moe_post_norm, config.hidden_size];
             __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
         } else {
             __r.closed()
@@ -734,6 +744,14 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by("w.scaled_router > 0"),
         ::arena_runtime::BufferDecl::new(
+                "moe_post_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
+                "w.moe_post_norm layers × [config.hidden_size]",
+                2usize,
+                "A.X-K1's `mlp.post_mlp_layernorm.weight`, `[hidden]` a MoE layer: a norm of the routed",
+            )
+            .gated_by("w.moe_post_norm > 0"),
+        ::arena_runtime::BufferDecl::new(
                 "shared_gate_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.moe layers × [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)]",
@@ -777,8 +795,9 @@ impl ::arena_runtime::Arena for FfnWeights {
             .experts_down, sizes.latent_in_proj, sizes.latent_out_proj, sizes.router,
             sizes.router_bias, sizes.experts_gate_up_bias, sizes.experts_down_bias, sizes
             .e_score_correction_bias, sizes.e_score_correction_bias_f32, sizes
-            .scaled_router_proj, sizes.scaled_router_scales, sizes.shared_gate_proj,
-            sizes.shared_up_proj, sizes.shared_down_proj, sizes.shared_expert_gate
+            .scaled_router_proj, sizes.scaled_router_scales, sizes.moe_post_norm, sizes
+            .shared_gate_proj, sizes.shared_up_proj, sizes.shared_down_proj, sizes
+            .shared_expert_gate
         ]
     }
     #[inline]
@@ -822,6 +841,7 @@ impl ::arena_runtime::Arena for FfnWeights {
             e_score_correction_bias_f32: __p.next_ptr(),
             scaled_router_proj: __p.next_ptr(),
             scaled_router_scales: __p.next_ptr(),
+            moe_post_norm: __p.next_ptr(),
             shared_gate_proj: __p.next_ptr(),
             shared_up_proj: __p.next_ptr(),
             shared_down_proj: __p.next_ptr(),
@@ -908,6 +928,8 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
     pub scaled_router_proj: ::arena_runtime::View<'a, bf16, D>,
     /// [`FfnWeights::scaled_router_scales`]'s view.
     pub scaled_router_scales: ::arena_runtime::View<'a, bf16, D>,
+    /// [`FfnWeights::moe_post_norm`]'s view.
+    pub moe_post_norm: ::arena_runtime::View<'a, bf16, D>,
     /// [`FfnWeights::shared_gate_proj`]'s view.
     pub shared_gate_proj: ::arena_runtime::View<'a, u8, D>,
     /// [`FfnWeights::shared_up_proj`]'s view.
@@ -952,10 +974,11 @@ impl<'a, D: ::arena_runtime::Device> FfnWeightsViews<'a, D> {
                 .view(22usize, arena.e_score_correction_bias_f32),
             scaled_router_proj: __source.view(23usize, arena.scaled_router_proj),
             scaled_router_scales: __source.view(24usize, arena.scaled_router_scales),
-            shared_gate_proj: __source.view(25usize, arena.shared_gate_proj),
-            shared_up_proj: __source.view(26usize, arena.shared_up_proj),
-            shared_down_proj: __source.view(27usize, arena.shared_down_proj),
-            shared_expert_gate: __source.view(28usize, arena.shared_expert_gate),
+            moe_post_norm: __source.view(25usize, arena.moe_post_norm),
+            shared_gate_proj: __source.view(26usize, arena.shared_gate_proj),
+            shared_up_proj: __source.view(27usize, arena.shared_up_proj),
+            shared_down_proj: __source.view(28usize, arena.shared_down_proj),
+            shared_expert_gate: __source.view(29usize, arena.shared_expert_gate),
             __device: ::core::marker::PhantomData,
         }
     }
@@ -1012,6 +1035,8 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub scaled_router_proj: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`FfnWeights::scaled_router_scales`]'s view.
     pub scaled_router_scales: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// [`FfnWeights::moe_post_norm`]'s view.
+    pub moe_post_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`FfnWeights::shared_gate_proj`]'s view.
     pub shared_gate_proj: ::arena_runtime::ViewMut<'a, u8, D>,
     /// [`FfnWeights::shared_up_proj`]'s view.
@@ -1064,10 +1089,11 @@ impl<'a, D: ::arena_runtime::Device> FfnWeightsViewsMut<'a, D> {
                 .view_mut(22usize, arena.e_score_correction_bias_f32),
             scaled_router_proj: __source.view_mut(23usize, arena.scaled_router_proj),
             scaled_router_scales: __source.view_mut(24usize, arena.scaled_router_scales),
-            shared_gate_proj: __source.view_mut(25usize, arena.shared_gate_proj),
-            shared_up_proj: __source.view_mut(26usize, arena.shared_up_proj),
-            shared_down_proj: __source.view_mut(27usize, arena.shared_down_proj),
-            shared_expert_gate: __source.view_mut(28usize, arena.shared_expert_gate),
+            moe_post_norm: __source.view_mut(25usize, arena.moe_post_norm),
+            shared_gate_proj: __source.view_mut(26usize, arena.shared_gate_proj),
+            shared_up_proj: __source.view_mut(27usize, arena.shared_up_proj),
+            shared_down_proj: __source.view_mut(28usize, arena.shared_down_proj),
+            shared_expert_gate: __source.view_mut(29usize, arena.shared_expert_gate),
             __device: ::core::marker::PhantomData,
         })
     }

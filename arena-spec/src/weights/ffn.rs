@@ -179,6 +179,10 @@ pub struct FfnWeights {
     /// Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.
     #[buffer(per_layer = w.scaled_router, shape = [config.hidden_size + config.num_experts], gate = w.scaled_router > 0)]
     pub scaled_router_scales: DevicePtr<bf16>,
+    /// A.X-K1's `mlp.post_mlp_layernorm.weight`, `[hidden]` a MoE layer: a norm of the routed
+    /// block's output (`AXK1MoE`).
+    #[buffer(per_layer = w.moe_post_norm, shape = [config.hidden_size], gate = w.moe_post_norm > 0)]
+    pub moe_post_norm: DevicePtr<bf16>,
     /// The shared experts' `mlp.shared_experts.gate_proj.weight`, `[shared width, hidden]`; Gemma 4's `mlp.gate_proj.weight` where its MoE block runs beside the MLP (the config's shared expert, `ModelConfig::shared_expert_intermediate_size`), and so `up_proj` and `down_proj` below.
     #[buffer(
         per_layer = w.moe,

@@ -91,6 +91,8 @@ pub struct WeightLayers {
     /// Of those, with `e_score_correction_bias` as a buffer of the reference (DeepSeek-V3
     /// and its kin, GLM, Kimi, MiniMax-M2, Nemotron-H), kept in FP32 beside the weights.
     pub router_bias_buffer: usize,
+    /// Of those, with a norm of the routed block's output (A.X-K1).
+    pub moe_post_norm: usize,
     /// Of those, with Gemma 4's router (`router.proj`, `scale`, `per_expert_scale`) in place
     /// of the plain `gate`.
     pub scaled_router: usize,
@@ -446,6 +448,7 @@ impl WeightLayers {
             expert_bias: with(rules.expert_bias, moe),
             router_bias: with(rules.router_bias, moe),
             router_bias_buffer: with(rules.router_bias_buffer, moe.saturating_sub(hash_layers)),
+            moe_post_norm: with(rules.moe_post_norm, moe),
             scaled_router: with(rules.moe_beside_dense, moe),
         })
     }

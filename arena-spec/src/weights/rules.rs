@@ -34,6 +34,7 @@ pub(super) struct Rules {
     pub(super) expert_bias: bool,
     pub(super) router_bias: bool,
     pub(super) router_bias_buffer: bool,
+    pub(super) moe_post_norm: bool,
 }
 
 /// `None` where the family's row does not count its weights.
@@ -72,5 +73,6 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
         expert_bias: w.expert_bias,
         router_bias: w.router_bias,
         router_bias_buffer: w.router_bias_buffer,
+        moe_post_norm: w.moe_post_norm,
     })
 }

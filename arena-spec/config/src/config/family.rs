@@ -92,6 +92,7 @@ families! {
     GlmOcr,
     Cosmos3Edge,
     HyperClovaX,
+    Axk1,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

@@ -109,6 +109,7 @@ impl Family {
             Family::GlmOcr => &dense::GLM_OCR,
             Family::Cosmos3Edge => &dense::COSMOS3_EDGE,
             Family::HyperClovaX => &dense::HYPERCLOVAX,
+            Family::Axk1 => &latent::AXK1,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
             Family::Glm4MoeLite => &latent::GLM4_MOE_LITE,
             Family::Cohere2 => &dense::COHERE2,

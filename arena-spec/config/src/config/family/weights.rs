@@ -86,6 +86,9 @@ pub struct WeightRules {
     /// `KimiLinear`'s, `MiniMaxM2SparseMoeBlock`, `NemotronHTopkRouter`), kept in FP32
     /// beside the weights.
     pub router_bias_buffer: bool,
+    /// A norm of the routed block's output on each MoE layer (A.X-K1's
+    /// `mlp.post_mlp_layernorm`).
+    pub moe_post_norm: bool,
 }
 
 impl WeightRules {
@@ -112,5 +115,6 @@ impl WeightRules {
         expert_bias: false,
         router_bias: false,
         router_bias_buffer: false,
+        moe_post_norm: false,
     };
 }

@@ -19,6 +19,37 @@ pub(super) const DEEPSEEK_V3: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// A.X-K1 (axk1/modeling_axk1.py): DeepSeek-V3's MLA (`AXK1Attention`, 366; q always through
+// its low rank) and MoE (`AXK1MoE`, 215–239: the grouped sigmoid router with its correction
+// bias a buffer), and a norm of the MoE block's output on each MoE layer
+// (`post_mlp_layernorm`, 230); dense layers by `mlp_layer_types`, else the first
+// `first_k_dense_replace` (class default 1, `AXK1Config.__post_init__`).
+pub(super) const AXK1: FamilyRules = FamilyRules {
+    model_type: "axk1",
+    reference: reference!("axk1", "AXK1Config", "AXK1ForCausalLM"),
+    mla: true,
+    moe: Some(MoeKeys {
+        dense_layers: DenseLayers::FirstKOrTypes,
+        ..DEEPSEEK_V3_MOE
+    }),
+    // AXK1Config: DeepSeek-V3's ranks and head dims, one dense layer.
+    defaults: &[
+        ("q_lora_rank", 1536),
+        ("kv_lora_rank", 512),
+        ("qk_nope_head_dim", 128),
+        ("qk_rope_head_dim", 64),
+        ("v_head_dim", 128),
+        ("n_shared_experts", 1),
+        ("first_k_dense_replace", 1),
+    ],
+    weights: Some(WeightRules {
+        router_bias_buffer: true,
+        moe_post_norm: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 pub(super) const DEEPSEEK_V32: FamilyRules = FamilyRules {
     model_type: "deepseek_v32",
     reference: reference!(
