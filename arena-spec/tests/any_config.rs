@@ -211,3 +211,30 @@ fn a_row_refuses_a_key_it_cannot_count() {
         "{e}"
     );
 }
+
+/// ERNIE 4.5 MoE's routed layers: every `moe_layer_interval`-th from `moe_layer_start_index`
+/// to `moe_layer_end_index`, -1 (what its class and files write) the last layer
+/// (`Ernie4_5_MoeDecoderLayer`: `(i + 1) % interval == 0 and start <= i <= end`).
+#[test]
+fn ernie_moe_routes_its_start_end_and_interval() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/census/configs/ernie4_5_moe.json"
+    );
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    file["num_hidden_layers"] = json!(8);
+    file["moe_layer_start_index"] = json!(2);
+    file["moe_layer_end_index"] = json!(-1);
+    file["moe_layer_interval"] = json!(2);
+    let c = load(&file).unwrap();
+    assert_eq!(c.family, Family::Ernie45Moe);
+    let routed: Vec<usize> = (0..8).filter(|&i| !c.dense_ffn_layers[i]).collect();
+    assert_eq!(routed, [3, 5, 7]);
+    file["moe_layer_end_index"] = json!(5);
+    let c = load(&file).unwrap();
+    let routed: Vec<usize> = (0..8).filter(|&i| !c.dense_ffn_layers[i]).collect();
+    assert_eq!(routed, [3, 5]);
+    file["moe_layer_interval"] = json!(0);
+    let e = load(&file).unwrap_err().to_string();
+    assert!(e.contains("moe_layer_interval"), "{e}");
+}

@@ -93,6 +93,7 @@ families! {
     Cosmos3Edge,
     HyperClovaX,
     Axk1,
+    Ernie45Moe,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

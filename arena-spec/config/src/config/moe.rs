@@ -148,6 +148,21 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
             (0..n).map(|i| !routed.contains(&i)).collect()
         }
         DenseLayers::PerLayer => layers.iter().map(|&l| l == LayerKind::Mlp).collect(),
+        DenseLayers::StartEndInterval => {
+            let start = k.dim_or("moe_layer_start_index", 0)?;
+            let interval = k.dim_or("moe_layer_interval", 1)?;
+            if interval == 0 {
+                return Err(f.invalid("moe_layer_interval", "is 0, but must be at least 1"));
+            }
+            // -1 (the class default, and what files write) is the last layer.
+            let end = match f.obj.get("moe_layer_end_index").and_then(|v| v.as_i64()) {
+                Some(-1) | None => n.saturating_sub(1),
+                Some(_) => k.dim_or("moe_layer_end_index", 0)?,
+            };
+            (0..n)
+                .map(|i| !((i + 1) % interval == 0 && start <= i && i <= end))
+                .collect()
+        }
     };
     let dense_layers = dense_ffn.iter().filter(|&&d| d).count();
     // The width the dense layers run at; a MoE model without dense layers keeps the file's

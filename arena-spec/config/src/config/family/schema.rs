@@ -221,6 +221,10 @@ pub enum DenseLayers {
     Interleaved,
     /// Nemotron-H: the `mlp` (`-`) layers.
     PerLayer,
+    /// ERNIE 4.5 MoE: layer `i` routes where `(i + 1) % moe_layer_interval == 0` and
+    /// `moe_layer_start_index <= i <= moe_layer_end_index` (-1: the last layer;
+    /// `Ernie4_5_MoeDecoderLayer`, `Ernie4_5_MoeConfig.__post_init__`).
+    StartEndInterval,
 }
 
 /// How a MoE family names its experts, their widths and its shared expert.

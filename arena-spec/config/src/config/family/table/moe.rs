@@ -325,6 +325,45 @@ pub(super) const GRANITEMOESHARED: FamilyRules = FamilyRules {
     ..GRANITEMOE
 };
 
+// ERNIE 4.5 MoE (ernie4_5_moe/modeling_ernie4_5_moe.py): ERNIE 4.5's attention and dense MLP
+// (its `intermediate_size` on the dense layers), routed experts of `moe_intermediate_size`
+// (`Ernie4_5_MoeExperts`, 297–306) behind a router whose `e_score_correction_bias` is a
+// parameter (`Ernie4_5_MoeStatics`, 282), a shared MLP of `moe_num_shared_experts` experts'
+// width (`Ernie4_5_MoeSparseMoeBlock`, 369–371), the routed layers by start, end and interval
+// (398–400); tied embeddings by default (configuration: 104).
+pub(super) const ERNIE4_5_MOE: FamilyRules = FamilyRules {
+    model_type: "ernie4_5_moe",
+    reference: reference!(
+        "ernie4_5_moe",
+        "Ernie4_5_MoeConfig",
+        "Ernie4_5_MoeForCausalLM"
+    ),
+    moe: Some(MoeKeys {
+        // `attribute_map`: num_experts → moe_num_experts, num_experts_per_tok → moe_k.
+        experts: &["num_experts", "moe_num_experts"],
+        experts_field: "moe_num_experts",
+        expert_width: "moe_intermediate_size",
+        shared: SharedExpert::CountOfTimesExpertWidth(&["moe_num_shared_experts"]),
+        dense_layers: DenseLayers::StartEndInterval,
+        top_k: &["num_experts_per_tok", "moe_k"],
+        enabled_by: None,
+        latent: None,
+    }),
+    // Ernie4_5_MoeConfig (configuration: 108–113).
+    defaults: &[
+        ("moe_k", 6),
+        ("moe_num_experts", 64),
+        ("moe_num_shared_experts", 2),
+        ("moe_layer_start_index", 1),
+        ("moe_layer_interval", 1),
+    ],
+    weights: Some(WeightRules {
+        router_bias: true,
+        ..WeightRules::LLAMA
+    }),
+    ..super::dense::ERNIE4_5
+};
+
 // Granite MoE with sliding windows (granitemoe_swa/modeling_granitemoe_swa.py): Granite MoE
 // with the shared MLP (`GraniteMoeSWAMLP`, 304–320; none at `shared_intermediate_size` 0,
 // 360), each attention with a learned sink a head (`sinks`, 233), and Granite-SWA's
