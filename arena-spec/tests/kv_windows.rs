@@ -254,3 +254,27 @@ fn granite_swa_without_layer_types_opens_each_four_with_a_full_layer() {
         assert_eq!(*kind, want, "layer {i}");
     }
 }
+
+/// Cohere 2 MoE without `layer_types`: the first `first_k_dense_replace` layers follow
+/// `prefix_dense_sliding_window_pattern` (default 1: every one full) and the window pattern
+/// starts again after them (`Cohere2MoeConfig.__post_init__`), as its class writes the list.
+#[test]
+fn cohere2_moe_without_layer_types_restarts_its_pattern_after_the_dense_prefix() {
+    use arena_spec::KvLayer::{Full, Sliding};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/census/configs/cohere2_moe.shared_dense.json"
+    );
+    let listed: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let load = |v: &Value| ModelConfig::from_json_str(&v.to_string(), "cohere2_moe.json").unwrap();
+    let mut unlisted = listed.clone();
+    let obj = unlisted.as_object_mut().unwrap();
+    obj.remove("layer_types");
+    obj.insert("first_k_dense_replace".into(), serde_json::json!(2));
+    let (with, without) = (load(&listed), load(&unlisted));
+    assert_eq!(with.kv_layers, without.kv_layers);
+    assert_eq!(
+        without.kv_layers[..7],
+        [Full, Full, Sliding, Sliding, Sliding, Full, Sliding]
+    );
+}

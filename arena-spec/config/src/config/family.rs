@@ -94,6 +94,7 @@ families! {
     HyperClovaX,
     Axk1,
     Ernie45Moe,
+    Cohere2Moe,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

@@ -114,6 +114,15 @@ fn unlisted_spans(k: &Keys, n: usize, window: usize) -> Result<Vec<Span>, Config
             // The same period with its full layer first.
             let every = period(k, pattern)?;
             (0..n).map(|i| i % every != 0).collect()
+        } else if let Some(prefix) = rules.dense_prefix_pattern {
+            let dense = k.dim_or("first_k_dense_replace", 0)?.min(n);
+            let (first, every) = (period(k, prefix)?, period(k, pattern)?);
+            (0..n)
+                .map(|i| match i.checked_sub(dense) {
+                    None => (i + 1) % first != 0,
+                    Some(j) => (j + 1) % every != 0,
+                })
+                .collect()
         } else {
             all_but_every_nth(k, pattern, n)?
         };

@@ -98,6 +98,10 @@ pub struct KvLayers {
     /// where `i % n == 0`, `GraniteSWAConfig.__post_init__`) rather than closing it (Gemma 3:
     /// `(i + 1) % n == 0`).
     pub full_first: bool,
+    /// With `window_pattern`: the first `first_k_dense_replace` layers follow this period
+    /// (key, class default) and the pattern starts again after them (Cohere 2 MoE's
+    /// `prefix_dense_sliding_window_pattern`, `Cohere2MoeConfig.__post_init__`).
+    pub dense_prefix_pattern: Option<(&'static str, usize)>,
     /// Where the file has no `layer_types`: every attention layer slides by `sliding_window`
     /// when the file sets one (Mistral, Mixtral, Phi-3: their attention modules pass
     /// `config.sliding_window` on every layer, and vLLM gives every layer a
@@ -122,6 +126,7 @@ impl KvLayers {
     pub const AS_LISTED: KvLayers = KvLayers {
         window_pattern: None,
         full_first: false,
+        dense_prefix_pattern: None,
         all_slide: false,
         listed_by: None,
         chunked: None,

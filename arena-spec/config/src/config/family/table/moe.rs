@@ -364,6 +364,36 @@ pub(super) const ERNIE4_5_MOE: FamilyRules = FamilyRules {
     ..super::dense::ERNIE4_5
 };
 
+// Cohere 2 MoE (cohere2_moe/modeling_cohere2_moe.py): Cohere 2's parallel block (one norm a
+// layer, 358–360; attention at `head_dim`, read with `getattr`, 280) with routed experts as
+// wide as `intermediate_size` (`Cohere2MoeExperts`, 102–111), a shared MLP of
+// `num_shared_experts` experts' width (none at 0, the class default: 176–179), and dense
+// layers by `mlp_layer_types`, else the first `first_k_dense_replace`, at
+// `prefix_dense_intermediate_size` (353; configuration: 139–160). Without `layer_types` the
+// first `first_k_dense_replace` layers follow `prefix_dense_sliding_window_pattern` (class
+// default 1: all full) and every `sliding_window_pattern`-th layer after them is full
+// (configuration: 142–152).
+pub(super) const COHERE2_MOE: FamilyRules = FamilyRules {
+    model_type: "cohere2_moe",
+    reference: reference!("cohere2_moe", "Cohere2MoeConfig", "Cohere2MoeForCausalLM"),
+    moe: Some(MoeKeys {
+        experts: &["num_experts"],
+        experts_field: "num_experts",
+        expert_width: "intermediate_size",
+        shared: SharedExpert::CountOfTimesExpertWidth(&["num_shared_experts"]),
+        dense_layers: DenseLayers::FirstKOrTypes,
+        top_k: &["num_experts_per_tok"],
+        enabled_by: None,
+        latent: None,
+    }),
+    dense_width_key: "prefix_dense_intermediate_size",
+    kv_layers: KvLayers {
+        dense_prefix_pattern: Some(("prefix_dense_sliding_window_pattern", 1)),
+        ..super::dense::COHERE2.kv_layers
+    },
+    ..super::dense::COHERE2
+};
+
 // Granite MoE with sliding windows (granitemoe_swa/modeling_granitemoe_swa.py): Granite MoE
 // with the shared MLP (`GraniteMoeSWAMLP`, 304–320; none at `shared_intermediate_size` 0,
 // 360), each attention with a learned sink a head (`sinks`, 233), and Granite-SWA's
