@@ -238,3 +238,21 @@ fn ernie_moe_routes_its_start_end_and_interval() {
     let e = load(&file).unwrap_err().to_string();
     assert!(e.contains("moe_layer_interval"), "{e}");
 }
+
+/// StableLM's defaults are sized (LayerNorm biases counted); the three keys that change its
+/// weights beyond what is declared are refused, each naming itself.
+#[test]
+fn stablelm_refuses_each_key_it_cannot_count() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/census/configs/stablelm.json"
+    );
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(load(&file).unwrap().family, Family::StableLm);
+    for key in ["use_qkv_bias", "qk_layernorm", "use_parallel_residual"] {
+        let mut f = file.clone();
+        f[key] = json!(true);
+        let e = load(&f).unwrap_err().to_string();
+        assert!(e.contains(&format!("`{key}` is true")), "{key}: {e}");
+    }
+}

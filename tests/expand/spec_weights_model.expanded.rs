@@ -18,6 +18,10 @@ pub struct ModelWeightsSizes {
     pub norm: usize,
     /// [`ModelWeights::layer_norms`]: Shape `w.layers layers × [w.norms_per_layer, config.hidden_size]` of `bf16` · gate `w.layers > 0 && w.norms_per_layer > 0` · tracked
     pub layer_norms: usize,
+    /// [`ModelWeights::norm_bias`]: Shape `w.final_norm_bias layers × [config.hidden_size]` of `bf16` · gate `w.final_norm_bias > 0` · tracked
+    pub norm_bias: usize,
+    /// [`ModelWeights::layer_norm_biases`]: Shape `w.layers layers × [w.norms_per_layer, config.hidden_size]` of `bf16` · gate `w.layers > 0 && w.norms_per_layer > 0 && w.layer_norm_bias > 0` · tracked
+    pub layer_norm_biases: usize,
     /// [`ModelWeights::block_norms`]: Shape `w.block_norms layers × [config.hidden_size]` of `bf16` · gate `w.block_norms > 0` · tracked
     pub block_norms: usize,
     /// [`ModelWeights::embed_tokens_per_layer`]: Shape `w.per_layer_embedding layers × [w.vocab_rows, config.per_layer_inputs_width]` of `bf16` · gate `w.per_layer_embedding > 0` · tracked
@@ -46,11 +50,11 @@ pub struct ModelWeightsSizes {
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
-    pub __dims: [[usize; 3usize]; 16usize],
+    pub __dims: [[usize; 3usize]; 18usize],
     /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
     /// what `Arena::raw_bytes` reads. Set by the constructors.
     #[doc(hidden)]
-    pub __raw: [usize; 16usize],
+    pub __raw: [usize; 18usize],
 }
 impl ModelWeightsSizes {
     /// Each tensor's size, in bytes, every layer's copy together.
@@ -70,12 +74,14 @@ impl ModelWeightsSizes {
         formats: &WeightFormats,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         use ::arena_runtime::dtype::Element as __E;
-        let mut __r = ::arena_runtime::__private::Recorder::<3usize, 16usize>::default();
+        let mut __r = ::arena_runtime::__private::Recorder::<3usize, 18usize>::default();
         let mut __sizes = Self {
             embed_tokens: 0,
             lm_head: 0,
             norm: 0,
             layer_norms: 0,
+            norm_bias: 0,
+            layer_norm_biases: 0,
             block_norms: 0,
             embed_tokens_per_layer: 0,
             per_layer_model_projection: 0,
@@ -88,8 +94,8 @@ impl ModelWeightsSizes {
             hc_head_base: 0,
             hc_head_scale: 0,
             hc_head_fn: 0,
-            __dims: [[0; 3usize]; 16usize],
-            __raw: [0; 16usize],
+            __dims: [[0; 3usize]; 18usize],
+            __raw: [0; 18usize],
         };
         __sizes.embed_tokens = if w.embedding > 0 {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens");
@@ -114,6 +120,22 @@ impl ModelWeightsSizes {
         };
         __sizes.layer_norms = if w.layers > 0 && w.norms_per_layer > 0 {
             let __f = ::arena_runtime::CheckedArith::new("layer_norms");
+            let __d = [w.layers, w.norms_per_layer, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
+        };
+        __sizes.norm_bias = if w.final_norm_bias > 0 {
+            let __f = ::arena_runtime::CheckedArith::new("norm_bias");
+            let __d = [w.final_norm_bias, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
+        };
+        __sizes.layer_norm_biases = if w.layers > 0 && w.norms_per_layer > 0
+            && w.layer_norm_bias > 0
+        {
+            let __f = ::arena_runtime::CheckedArith::new("layer_norm_biases");
             let __d = [w.layers, w.norms_per_layer, config.hidden_size];
             __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
         } else {
@@ -325,6 +347,22 @@ impl ::arena_runtime::Arena for ModelWeights {
             )
             .gated_by("w.layers > 0 && w.norms_per_layer > 0"),
         ::arena_runtime::BufferDecl::new(
+                "norm_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
+                "w.final_norm_bias layers × [config.hidden_size]",
+                2usize,
+                "`model.norm.bias`, `[hidden]`, where the norms are LayerNorms with a bias (StableLM).",
+            )
+            .gated_by("w.final_norm_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "layer_norm_biases",
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
+                "w.layers layers × [w.norms_per_layer, config.hidden_size]",
+                3usize,
+                "Every layer's norm biases, `[norms a layer, hidden]` a layer, beside `layer_norms`",
+            )
+            .gated_by("w.layers > 0 && w.norms_per_layer > 0 && w.layer_norm_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
                 "block_norms",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.block_norms layers × [config.hidden_size]",
@@ -424,8 +462,9 @@ impl ::arena_runtime::Arena for ModelWeights {
     fn byte_sizes(sizes: &ModelWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
             sizes.embed_tokens, sizes.lm_head, sizes.norm, sizes.layer_norms, sizes
-            .block_norms, sizes.embed_tokens_per_layer, sizes.per_layer_model_projection,
-            sizes.per_layer_projection_norm, sizes.per_layer_input_gate, sizes
+            .norm_bias, sizes.layer_norm_biases, sizes.block_norms, sizes
+            .embed_tokens_per_layer, sizes.per_layer_model_projection, sizes
+            .per_layer_projection_norm, sizes.per_layer_input_gate, sizes
             .per_layer_projection, sizes.hc_base, sizes.hc_fn, sizes.hc_scale, sizes
             .hc_head_base, sizes.hc_head_scale, sizes.hc_head_fn
         ]
@@ -450,6 +489,8 @@ impl ::arena_runtime::Arena for ModelWeights {
             lm_head: __p.next_ptr(),
             norm: __p.next_ptr(),
             layer_norms: __p.next_ptr(),
+            norm_bias: __p.next_ptr(),
+            layer_norm_biases: __p.next_ptr(),
             block_norms: __p.next_ptr(),
             embed_tokens_per_layer: __p.next_ptr(),
             per_layer_model_projection: __p.next_ptr(),
@@ -502,6 +543,10 @@ pub struct ModelWeightsViews<'a, D: ::arena_runtime::Device> {
     pub norm: ::arena_runtime::View<'a, bf16, D>,
     /// [`ModelWeights::layer_norms`]'s view.
     pub layer_norms: ::arena_runtime::View<'a, bf16, D>,
+    /// [`ModelWeights::norm_bias`]'s view.
+    pub norm_bias: ::arena_runtime::View<'a, bf16, D>,
+    /// [`ModelWeights::layer_norm_biases`]'s view.
+    pub layer_norm_biases: ::arena_runtime::View<'a, bf16, D>,
     /// [`ModelWeights::block_norms`]'s view.
     pub block_norms: ::arena_runtime::View<'a, bf16, D>,
     /// [`ModelWeights::embed_tokens_per_layer`]'s view.
@@ -539,20 +584,22 @@ impl<'a, D: ::arena_runtime::Device> ModelWeightsViews<'a, D> {
             lm_head: __source.view(1usize, arena.lm_head),
             norm: __source.view(2usize, arena.norm),
             layer_norms: __source.view(3usize, arena.layer_norms),
-            block_norms: __source.view(4usize, arena.block_norms),
-            embed_tokens_per_layer: __source.view(5usize, arena.embed_tokens_per_layer),
+            norm_bias: __source.view(4usize, arena.norm_bias),
+            layer_norm_biases: __source.view(5usize, arena.layer_norm_biases),
+            block_norms: __source.view(6usize, arena.block_norms),
+            embed_tokens_per_layer: __source.view(7usize, arena.embed_tokens_per_layer),
             per_layer_model_projection: __source
-                .view(6usize, arena.per_layer_model_projection),
+                .view(8usize, arena.per_layer_model_projection),
             per_layer_projection_norm: __source
-                .view(7usize, arena.per_layer_projection_norm),
-            per_layer_input_gate: __source.view(8usize, arena.per_layer_input_gate),
-            per_layer_projection: __source.view(9usize, arena.per_layer_projection),
-            hc_base: __source.view(10usize, arena.hc_base),
-            hc_fn: __source.view(11usize, arena.hc_fn),
-            hc_scale: __source.view(12usize, arena.hc_scale),
-            hc_head_base: __source.view(13usize, arena.hc_head_base),
-            hc_head_scale: __source.view(14usize, arena.hc_head_scale),
-            hc_head_fn: __source.view(15usize, arena.hc_head_fn),
+                .view(9usize, arena.per_layer_projection_norm),
+            per_layer_input_gate: __source.view(10usize, arena.per_layer_input_gate),
+            per_layer_projection: __source.view(11usize, arena.per_layer_projection),
+            hc_base: __source.view(12usize, arena.hc_base),
+            hc_fn: __source.view(13usize, arena.hc_fn),
+            hc_scale: __source.view(14usize, arena.hc_scale),
+            hc_head_base: __source.view(15usize, arena.hc_head_base),
+            hc_head_scale: __source.view(16usize, arena.hc_head_scale),
+            hc_head_fn: __source.view(17usize, arena.hc_head_fn),
             __device: ::core::marker::PhantomData,
         }
     }
@@ -567,6 +614,10 @@ pub struct ModelWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub norm: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`ModelWeights::layer_norms`]'s view.
     pub layer_norms: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// [`ModelWeights::norm_bias`]'s view.
+    pub norm_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// [`ModelWeights::layer_norm_biases`]'s view.
+    pub layer_norm_biases: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`ModelWeights::block_norms`]'s view.
     pub block_norms: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`ModelWeights::embed_tokens_per_layer`]'s view.
@@ -612,21 +663,23 @@ impl<'a, D: ::arena_runtime::Device> ModelWeightsViewsMut<'a, D> {
             lm_head: __source.view_mut(1usize, arena.lm_head),
             norm: __source.view_mut(2usize, arena.norm),
             layer_norms: __source.view_mut(3usize, arena.layer_norms),
-            block_norms: __source.view_mut(4usize, arena.block_norms),
+            norm_bias: __source.view_mut(4usize, arena.norm_bias),
+            layer_norm_biases: __source.view_mut(5usize, arena.layer_norm_biases),
+            block_norms: __source.view_mut(6usize, arena.block_norms),
             embed_tokens_per_layer: __source
-                .view_mut(5usize, arena.embed_tokens_per_layer),
+                .view_mut(7usize, arena.embed_tokens_per_layer),
             per_layer_model_projection: __source
-                .view_mut(6usize, arena.per_layer_model_projection),
+                .view_mut(8usize, arena.per_layer_model_projection),
             per_layer_projection_norm: __source
-                .view_mut(7usize, arena.per_layer_projection_norm),
-            per_layer_input_gate: __source.view_mut(8usize, arena.per_layer_input_gate),
-            per_layer_projection: __source.view_mut(9usize, arena.per_layer_projection),
-            hc_base: __source.view_mut(10usize, arena.hc_base),
-            hc_fn: __source.view_mut(11usize, arena.hc_fn),
-            hc_scale: __source.view_mut(12usize, arena.hc_scale),
-            hc_head_base: __source.view_mut(13usize, arena.hc_head_base),
-            hc_head_scale: __source.view_mut(14usize, arena.hc_head_scale),
-            hc_head_fn: __source.view_mut(15usize, arena.hc_head_fn),
+                .view_mut(9usize, arena.per_layer_projection_norm),
+            per_layer_input_gate: __source.view_mut(10usize, arena.per_layer_input_gate),
+            per_layer_projection: __source.view_mut(11usize, arena.per_layer_projection),
+            hc_base: __source.view_mut(12usize, arena.hc_base),
+            hc_fn: __source.view_mut(13usize, arena.hc_fn),
+            hc_scale: __source.view_mut(14usize, arena.hc_scale),
+            hc_head_base: __source.view_mut(15usize, arena.hc_head_base),
+            hc_head_scale: __source.view_mut(16usize, arena.hc_head_scale),
+            hc_head_fn: __source.view_mut(17usize, arena.hc_head_fn),
             __device: ::core::marker::PhantomData,
         })
     }

@@ -23,12 +23,16 @@ pub struct WeightLayers {
     pub lm_head: usize,
     /// 1 where this rank holds the final norm (the last stage), else 0.
     pub final_norm: usize,
+    /// The final norm's bias: 1 where it has one (`WeightRules::norm_bias`) on the last stage.
+    pub final_norm_bias: usize,
     /// Decoder layers on this rank.
     pub layers: usize,
     /// Norm weights of `hidden_size` a layer (input and post-attention: 2; Gemma's pre- and
     /// post-FFN: 4; Gemma 4's per-layer-input norm and MoE norms more; Nemotron-H's 1;
     /// DeciLM's differ by block: [`Self::block_norms`]).
     pub norms_per_layer: usize,
+    /// 1 where each of those norms has a bias too (`WeightRules::norm_bias`).
+    pub layer_norm_bias: usize,
     /// DeciLM's norms, one a block's attention and one its FFN where that part is not a
     /// no-op (`input_layernorm`, `post_attention_layernorm`); 0 elsewhere.
     pub block_norms: usize,
@@ -414,8 +418,10 @@ impl WeightLayers {
             embedding: usize::from(first_stage),
             lm_head: usize::from(last_stage && !(c.tie_word_embeddings && first_stage)),
             final_norm: usize::from(last_stage),
+            final_norm_bias: usize::from(last_stage && rules.norm_bias),
             layers,
             norms_per_layer: if blocks { 0 } else { rules.norms_per_layer },
+            layer_norm_bias: usize::from(rules.norm_bias),
             block_norms: c
                 .blocks
                 .iter()

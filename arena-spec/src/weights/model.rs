@@ -45,6 +45,17 @@ pub struct ModelWeights {
         gate = w.layers > 0 && w.norms_per_layer > 0
     )]
     pub layer_norms: DevicePtr<bf16>,
+    /// `model.norm.bias`, `[hidden]`, where the norms are LayerNorms with a bias (StableLM).
+    #[buffer(per_layer = w.final_norm_bias, shape = [config.hidden_size], gate = w.final_norm_bias > 0)]
+    pub norm_bias: DevicePtr<bf16>,
+    /// Every layer's norm biases, `[norms a layer, hidden]` a layer, beside `layer_norms`
+    /// where the norms are LayerNorms with a bias (StableLM).
+    #[buffer(
+        per_layer = w.layers,
+        shape = [w.norms_per_layer, config.hidden_size],
+        gate = w.layers > 0 && w.norms_per_layer > 0 && w.layer_norm_bias > 0
+    )]
+    pub layer_norm_biases: DevicePtr<bf16>,
     /// DeciLM's norms, `[hidden]` each, in block order, a block's `input_layernorm` (where
     /// its attention is not a no-op) before its `post_attention_layernorm` (where its FFN is
     /// not).

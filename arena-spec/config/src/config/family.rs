@@ -95,6 +95,7 @@ families! {
     Axk1,
     Ernie45Moe,
     Cohere2Moe,
+    StableLm,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

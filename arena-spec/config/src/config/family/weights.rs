@@ -89,6 +89,9 @@ pub struct WeightRules {
     /// A norm of the routed block's output on each MoE layer (A.X-K1's
     /// `mlp.post_mlp_layernorm`).
     pub moe_post_norm: bool,
+    /// The norms are LayerNorms with a bias beside each weight (StableLM's `nn.LayerNorm`):
+    /// every norm a layer and the final one.
+    pub norm_bias: bool,
 }
 
 impl WeightRules {
@@ -116,5 +119,6 @@ impl WeightRules {
         router_bias: false,
         router_bias_buffer: false,
         moe_post_norm: false,
+        norm_bias: false,
     };
 }

@@ -378,6 +378,42 @@ pub(super) const HYPERCLOVAX: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// StableLM (stablelm/modeling_stablelm.py): Llama's attention at hd = H / nH (226) without
+// biases where `use_qkv_bias` is false (239–242) and its MLP (140–148), LayerNorms with a bias
+// for the two norms a layer and the final one (327–331, `StableLmModel.norm`); RoPE on a part
+// of each head (`partial_rotary_factor`) changes no width. The keys that change the weights
+// otherwise are refused, each naming itself: `use_qkv_bias` (q, k and v biased),
+// `qk_layernorm` (a LayerNorm a head, 244–249) and `use_parallel_residual` (one norm a layer).
+pub(super) const STABLELM: FamilyRules = FamilyRules {
+    model_type: "stablelm",
+    reference: reference!("stablelm", "StableLmConfig", "StableLmForCausalLM"),
+    refusals: &[
+        Refusal {
+            key: "use_qkv_bias",
+            scope: RefusalScope::AnyModel,
+            reason: "biases on q, k and v (use_qkv_bias) are not counted here",
+        },
+        Refusal {
+            key: "qk_layernorm",
+            scope: RefusalScope::AnyModel,
+            reason: "a LayerNorm a head on q and k (qk_layernorm) is not counted here",
+        },
+        Refusal {
+            key: "use_parallel_residual",
+            scope: RefusalScope::AnyModel,
+            reason:
+                "the parallel block's one norm a layer (use_parallel_residual) is not counted here",
+        },
+    ],
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Never,
+        o_bias: Bias::Never,
+        norm_bias: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // Granite with sliding windows (granite_swa/modeling_granite_swa.py): Granite's attention
 // (`GraniteSWAAttention`: q, k, v and o of `head_dim`, read with `getattr`, else H / nH,
 // 131–148) with a learned sink a head (`sinks`, 153) on every layer, and `layer_types`;
