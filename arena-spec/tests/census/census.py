@@ -51,6 +51,8 @@ VARIANTS = [
     ("cohere2_moe.shared_dense", "cohere2_moe", "Cohere2MoeForCausalLM",
      {"num_shared_experts": 1, "first_k_dense_replace": 2, "prefix_dense_intermediate_size": 4096},
      "a shared MLP and two dense layers first (the default has neither)"),
+    ("nemotron.kv_heads", "nemotron", "NemotronForCausalLM", {"num_key_value_heads": 8},
+     "8 kv heads (the default's null kv heads cannot be built by transformers)"),
     ("hyperclovax.no_post_norm", "hyperclovax", "HyperCLOVAXForCausalLM", {"use_post_norm": False},
      "no post-norms (`use_post_norm` false; the default has them)"),
     ("lfm2_moe.layers", "lfm2_moe", "Lfm2MoeForCausalLM",

@@ -96,6 +96,7 @@ families! {
     Ernie45Moe,
     Cohere2Moe,
     StableLm,
+    Nemotron,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

@@ -113,6 +113,7 @@ impl Family {
             Family::Ernie45Moe => &moe::ERNIE4_5_MOE,
             Family::Cohere2Moe => &moe::COHERE2_MOE,
             Family::StableLm => &dense::STABLELM,
+            Family::Nemotron => &dense::NEMOTRON,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
             Family::Glm4MoeLite => &latent::GLM4_MOE_LITE,
             Family::Cohere2 => &dense::COHERE2,

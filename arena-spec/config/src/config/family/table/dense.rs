@@ -378,6 +378,23 @@ pub(super) const HYPERCLOVAX: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// Nemotron-4 (nemotron/modeling_nemotron.py): Llama's attention at `head_dim` (`attention_bias`
+// on all four, 244–247), an MLP without a gate (`NemotronMLP`: up and down through ReLU²,
+// `mlp_bias` on both, 172–179), which the arena's gated-MLP buffers hold (wider than it
+// needs), and LayerNorms with a bias (`NemotronLayerNorm1P`, 62; two a layer, 299–300, and the
+// final one, 380); RoPE on half of each head by default changes no width.
+pub(super) const NEMOTRON: FamilyRules = FamilyRules {
+    model_type: "nemotron",
+    reference: reference!("nemotron", "NemotronConfig", "NemotronForCausalLM"),
+    weights: Some(WeightRules {
+        mlp_bias: Bias::MlpBias,
+        gated_ffn: false,
+        norm_bias: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // StableLM (stablelm/modeling_stablelm.py): Llama's attention at hd = H / nH (226) without
 // biases where `use_qkv_bias` is false (239–242) and its MLP (140–148), LayerNorms with a bias
 // for the two norms a layer and the final one (327–331, `StableLmModel.norm`); RoPE on a part
