@@ -35,10 +35,13 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
         );
         check("q projection (q_b_proj out)", c.q_proj_width(), Some(q_b));
     }
+    // An output gate of its own (AFMoE's `self_attn.gate_proj`, hidden → heads · head_dim)
+    // is what a doubled q holds (Qwen3-Next's): the arena's q width is the two together.
+    let own_gate = b.widest_out("self_attn.gate_proj").unwrap_or(0);
     check(
         "q projection (q_proj out)",
         c.q_proj_width(),
-        b.out("q_proj", not_attention),
+        b.out("q_proj", not_attention).map(|q| q + own_gate),
     );
     if let Some(kv_a) = b.out("kv_a_proj_with_mqa", not_attention) {
         check(
@@ -160,8 +163,10 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
         );
     }
 
-    // Dense FFN (not experts, not shared experts, not the Mamba mixer's own projections).
+    // Dense FFN (not experts, not shared experts, not the Mamba mixer's own projections, not
+    // an attention's output gate: AFMoE's `self_attn.gate_proj`).
     let not_dense = &[
+        "self_attn",
         "experts",
         "shared_expert",
         "compressor",

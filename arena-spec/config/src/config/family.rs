@@ -97,6 +97,7 @@ families! {
     Cohere2Moe,
     StableLm,
     Nemotron,
+    Afmoe,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

@@ -114,6 +114,7 @@ impl Family {
             Family::Cohere2Moe => &moe::COHERE2_MOE,
             Family::StableLm => &dense::STABLELM,
             Family::Nemotron => &dense::NEMOTRON,
+            Family::Afmoe => &moe::AFMOE,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
             Family::Glm4MoeLite => &latent::GLM4_MOE_LITE,
             Family::Cohere2 => &dense::COHERE2,

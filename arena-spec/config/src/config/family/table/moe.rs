@@ -394,6 +394,39 @@ pub(super) const COHERE2_MOE: FamilyRules = FamilyRules {
     ..super::dense::COHERE2
 };
 
+// AFMoE (afmoe/modeling_afmoe.py): attention with q/k norms of `head_dim` and an output gate
+// (`AfmoeAttention.gate_proj`, hidden → heads · head_dim, 334–336: the weights of a doubled q,
+// as Qwen3-Next's), four norms a layer (`AfmoeDecoderLayer`, 405–410), routed experts of
+// `moe_intermediate_size` behind a router whose `expert_bias` is a parameter (211), a shared
+// MLP of `num_shared_experts` experts' width (209), the first `num_dense_layers` dense; every
+// `global_attn_every_n_layers`-th layer full without `layer_types` (configuration: 106–110).
+pub(super) const AFMOE: FamilyRules = FamilyRules {
+    model_type: "afmoe",
+    reference: reference!("afmoe", "AfmoeConfig", "AfmoeForCausalLM"),
+    output_gate: Some(true),
+    moe: Some(MoeKeys {
+        experts: &["num_experts"],
+        experts_field: "num_experts",
+        expert_width: "moe_intermediate_size",
+        shared: SharedExpert::CountOfTimesExpertWidth(&["num_shared_experts"]),
+        dense_layers: DenseLayers::FirstKOf("num_dense_layers"),
+        top_k: &["num_experts_per_tok"],
+        enabled_by: None,
+        latent: None,
+    }),
+    kv_layers: KvLayers {
+        window_pattern: Some(("global_attn_every_n_layers", 4)),
+        ..KvLayers::AS_LISTED
+    },
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        norms_per_layer: 4,
+        router_bias: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // Granite MoE with sliding windows (granitemoe_swa/modeling_granitemoe_swa.py): Granite MoE
 // with the shared MLP (`GraniteMoeSWAMLP`, 304–320; none at `shared_intermediate_size` 0,
 // 360), each attention with a learned sink a head (`sinks`, 233), and Granite-SWA's
