@@ -278,3 +278,26 @@ fn cohere2_moe_without_layer_types_restarts_its_pattern_after_the_dense_prefix()
         [Full, Full, Sliding, Sliding, Sliding, Full, Sliding]
     );
 }
+
+/// Muse Glimmer's text model without `layer_types`: each fourth layer counted back from the
+/// last is full (`MuseGlimmerTextConfig.__post_init__`: `(layers - 1 - i) % 4 == 0`), as its
+/// class writes the list its census file carries.
+#[test]
+fn muse_glimmer_without_layer_types_counts_its_full_layers_from_the_last() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/census/configs/muse_glimmer.json"
+    );
+    let listed: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let load = |v: &Value| ModelConfig::from_json_str(&v.to_string(), "muse_glimmer.json").unwrap();
+    let mut unlisted = listed.clone();
+    unlisted["text_config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("layer_types");
+    let (with, without) = (load(&listed), load(&unlisted));
+    assert_eq!(with.kv_layers, without.kv_layers);
+    let n = without.kv_layers.len();
+    assert_eq!(without.kv_layers[n - 1], arena_spec::KvLayer::Full);
+    assert_eq!(without.num_full_kv_layers(), n.div_ceil(4));
+}

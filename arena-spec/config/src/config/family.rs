@@ -98,6 +98,7 @@ families! {
     StableLm,
     Nemotron,
     Afmoe,
+    MuseGlimmer,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

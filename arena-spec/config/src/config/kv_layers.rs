@@ -2,6 +2,7 @@
 //! `layer_types` and the family's [`KvLayers`](super::family::KvLayers) rules.
 
 use super::error::{ConfigError, MAX_EXTENT};
+use super::family::FullAt;
 use super::keys::Keys;
 use super::{KvLayer, LayerKind};
 
@@ -110,10 +111,13 @@ fn unlisted_spans(k: &Keys, n: usize, window: usize) -> Result<Vec<Span>, Config
     let rules = k.rules.kv_layers;
     let slide_if = |b: bool| if b { Span::Window } else { Span::Whole };
     if let Some(pattern) = rules.window_pattern {
-        let slides = if rules.full_first {
-            // The same period with its full layer first.
+        let slides = if rules.full_at != FullAt::PeriodEnd {
             let every = period(k, pattern)?;
-            (0..n).map(|i| i % every != 0).collect()
+            let full = |i: usize| match rules.full_at {
+                FullAt::PeriodStart => i.is_multiple_of(every),
+                _ => (n - 1 - i).is_multiple_of(every),
+            };
+            (0..n).map(|i| !full(i)).collect()
         } else if let Some(prefix) = rules.dense_prefix_pattern {
             let dense = k.dim_or("first_k_dense_replace", 0)?.min(n);
             let (first, every) = (period(k, prefix)?, period(k, pattern)?);

@@ -94,10 +94,8 @@ pub struct KvLayers {
     /// value or its class default (Gemma 3's `sliding_window_pattern`, 6:
     /// `Gemma3TextConfig.__post_init__`); an empty key: the default, which no key changes.
     pub window_pattern: Option<(&'static str, usize)>,
-    /// With `window_pattern`: the full layer opens each period (Granite-SWA: layer `i` is full
-    /// where `i % n == 0`, `GraniteSWAConfig.__post_init__`) rather than closing it (Gemma 3:
-    /// `(i + 1) % n == 0`).
-    pub full_first: bool,
+    /// With `window_pattern`: where in each period the full layer sits.
+    pub full_at: FullAt,
     /// With `window_pattern`: the first `first_k_dense_replace` layers follow this period
     /// (key, class default) and the pattern starts again after them (Cohere 2 MoE's
     /// `prefix_dense_sliding_window_pattern`, `Cohere2MoeConfig.__post_init__`).
@@ -125,13 +123,26 @@ impl KvLayers {
     /// its own cache.
     pub const AS_LISTED: KvLayers = KvLayers {
         window_pattern: None,
-        full_first: false,
+        full_at: FullAt::PeriodEnd,
         dense_prefix_pattern: None,
         all_slide: false,
         listed_by: None,
         chunked: None,
         shared_count: None,
     };
+}
+
+/// Where a `window_pattern`'s full layer sits in each period of `n` layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FullAt {
+    /// Closing it: layer `i` is full where `(i + 1) % n == 0` (Gemma 3's
+    /// `Gemma3TextConfig.__post_init__`).
+    PeriodEnd,
+    /// Opening it: `i % n == 0` (`GraniteSWAConfig.__post_init__`).
+    PeriodStart,
+    /// Counted back from the last layer: `(layers - 1 - i) % n == 0` (Muse Glimmer's
+    /// `MuseGlimmerTextConfig.__post_init__`).
+    FromLast,
 }
 
 /// Llama 4's chunked local attention: every layer with RoPE attends within chunks of

@@ -10,7 +10,7 @@ use super::shared_keys::{
     MIXTRAL_MOE, NEMOTRON_MAMBA, QWEN2_MOE,
 };
 use super::{
-    reference, Bias, ChunkedLayers, CompressedAttention, DenseLayers, Family, FamilyRules,
+    reference, Bias, ChunkedLayers, CompressedAttention, DenseLayers, Family, FamilyRules, FullAt,
     GlobalLayers, HeadDim, KvLayers, LayerWidths, LinearMixer, MambaKeys, Mixers, MoeKeys, Mrope,
     QkNorm, Reference, Refusal, RefusalScope, SharedExpert, WeightRules,
 };
@@ -115,6 +115,7 @@ impl Family {
             Family::StableLm => &dense::STABLELM,
             Family::Nemotron => &dense::NEMOTRON,
             Family::Afmoe => &moe::AFMOE,
+            Family::MuseGlimmer => &dense::MUSE_GLIMMER,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
             Family::Glm4MoeLite => &latent::GLM4_MOE_LITE,
             Family::Cohere2 => &dense::COHERE2,

@@ -395,6 +395,33 @@ pub(super) const NEMOTRON: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// Muse Glimmer's text model (`MuseGlimmerTextConfig` under `text_config`;
+// muse_glimmer/modeling_muse_glimmer.py): attention at `head_dim` (read with `getattr`, 275)
+// with a weightless q/k norm (298) and an output gate of its own (`gate_proj`, hidden →
+// heads · head_dim, 297: held as a doubled q), four centered norms a layer (357–360), a gated
+// MLP (129–141); without `layer_types` each fourth layer counted back from the last is full
+// (configuration: 147–151). Its embedding norm has no weight (420).
+pub(super) const MUSE_GLIMMER: FamilyRules = FamilyRules {
+    model_type: "muse_glimmer",
+    text_model_type: Some("muse_glimmer_text"),
+    reference: reference!(
+        "muse_glimmer",
+        "MuseGlimmerTextConfig",
+        "MuseGlimmerForConditionalGeneration",
+    ),
+    output_gate: Some(true),
+    kv_layers: KvLayers {
+        window_pattern: Some(("", 4)),
+        full_at: FullAt::FromLast,
+        ..KvLayers::AS_LISTED
+    },
+    weights: Some(WeightRules {
+        norms_per_layer: 4,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // StableLM (stablelm/modeling_stablelm.py): Llama's attention at hd = H / nH (226) without
 // biases where `use_qkv_bias` is false (239–242) and its MLP (140–148), LayerNorms with a bias
 // for the two norms a layer and the final one (327–331, `StableLmModel.norm`); RoPE on a part
@@ -442,7 +469,7 @@ pub(super) const GRANITE_SWA: FamilyRules = FamilyRules {
     kv_layers: KvLayers {
         // No key names the period: 4, fixed by the class.
         window_pattern: Some(("", 4)),
-        full_first: true,
+        full_at: FullAt::PeriodStart,
         ..KvLayers::AS_LISTED
     },
     weights: Some(WeightRules {
