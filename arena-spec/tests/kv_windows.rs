@@ -301,3 +301,21 @@ fn muse_glimmer_without_layer_types_counts_its_full_layers_from_the_last() {
     assert_eq!(without.kv_layers[n - 1], arena_spec::KvLayer::Full);
     assert_eq!(without.num_full_kv_layers(), n.div_ceil(4));
 }
+
+/// Beam without `layer_types`: every sixth layer and the last are full
+/// (`BeamConfig.__post_init__`), as its class writes the list its census file carries.
+#[test]
+fn beam_without_layer_types_keeps_every_sixth_and_the_last_layer_whole() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/census/configs/beam.json"
+    );
+    let listed: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let load = |v: &Value| ModelConfig::from_json_str(&v.to_string(), "beam.json").unwrap();
+    let mut unlisted = listed.clone();
+    unlisted.as_object_mut().unwrap().remove("layer_types");
+    let (with, without) = (load(&listed), load(&unlisted));
+    assert_eq!(with.kv_layers, without.kv_layers);
+    // 52 layers: 5, 11, …, 47 and 51.
+    assert_eq!(without.num_full_kv_layers(), 9);
+}

@@ -32,6 +32,8 @@ pub struct AttentionWeightsSizes {
     pub k_norm: usize,
     /// [`AttentionWeights::sinks`]: Shape `w.attention.layers layers × [w.attention.sinks]` of `bf16` · gate `w.attention.layers > 0 && w.attention.sinks > 0` · tracked
     pub sinks: usize,
+    /// [`AttentionWeights::gate_bias`]: Shape `w.attention.layers layers × [w.attention.gate_bias]` of `bf16` · gate `w.attention.layers > 0 && w.attention.gate_bias > 0` · tracked
+    pub gate_bias: usize,
     /// [`AttentionWeights::g_proj`]: Shape `w.attention.layers layers × [formats.attention.linear_bytes(w.attention.output_gate, config.hidden_size)]` of `u8` · gate `w.attention.layers > 0 && w.attention.output_gate > 0` · tracked
     pub g_proj: usize,
     /// [`AttentionWeights::full_q_proj`]: Shape `w.full.layers layers × [formats.attention.linear_bytes(w.full.q, config.hidden_size)]` of `u8` · gate `w.full.layers > 0 && w.full.q > 0` · tracked
@@ -62,11 +64,11 @@ pub struct AttentionWeightsSizes {
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
-    pub __dims: [[usize; 2usize]; 24usize],
+    pub __dims: [[usize; 2usize]; 25usize],
     /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
     /// what `Arena::raw_bytes` reads. Set by the constructors.
     #[doc(hidden)]
-    pub __raw: [usize; 24usize],
+    pub __raw: [usize; 25usize],
 }
 impl AttentionWeightsSizes {
     /// Each attention tensor's size, in bytes.
@@ -86,7 +88,7 @@ impl AttentionWeightsSizes {
         formats: &WeightFormats,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         use ::arena_runtime::dtype::Element as __E;
-        let mut __r = ::arena_runtime::__private::Recorder::<2usize, 24usize>::default();
+        let mut __r = ::arena_runtime::__private::Recorder::<2usize, 25usize>::default();
         let mut __sizes = Self {
             q_proj: 0,
             k_proj: 0,
@@ -99,6 +101,7 @@ impl AttentionWeightsSizes {
             q_norm: 0,
             k_norm: 0,
             sinks: 0,
+            gate_bias: 0,
             g_proj: 0,
             full_q_proj: 0,
             full_k_proj: 0,
@@ -112,8 +115,8 @@ impl AttentionWeightsSizes {
             full_k_norm: 0,
             full_sinks: 0,
             full_g_proj: 0,
-            __dims: [[0; 2usize]; 24usize],
-            __raw: [0; 24usize],
+            __dims: [[0; 2usize]; 25usize],
+            __raw: [0; 25usize],
         };
         __sizes.q_proj = if w.attention.layers > 0 && w.attention.q > 0 {
             let __f = ::arena_runtime::CheckedArith::new("q_proj");
@@ -213,6 +216,13 @@ impl AttentionWeightsSizes {
         __sizes.sinks = if w.attention.layers > 0 && w.attention.sinks > 0 {
             let __f = ::arena_runtime::CheckedArith::new("sinks");
             let __d = [w.attention.layers, w.attention.sinks];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
+        };
+        __sizes.gate_bias = if w.attention.layers > 0 && w.attention.gate_bias > 0 {
+            let __f = ::arena_runtime::CheckedArith::new("gate_bias");
+            let __d = [w.attention.layers, w.attention.gate_bias];
             __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
         } else {
             __r.closed()
@@ -463,6 +473,14 @@ impl ::arena_runtime::Arena for AttentionWeights {
             )
             .gated_by("w.attention.layers > 0 && w.attention.sinks > 0"),
         ::arena_runtime::BufferDecl::new(
+                "gate_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
+                "w.attention.layers layers × [w.attention.gate_bias]",
+                2usize,
+                "`self_attn.gate_bias`, one a head: Beam's bias on its output gate.",
+            )
+            .gated_by("w.attention.layers > 0 && w.attention.gate_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
                 "g_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
                 "w.attention.layers layers × [formats.attention.linear_bytes(w.attention.output_gate, config.hidden_size)]",
@@ -571,10 +589,10 @@ impl ::arena_runtime::Arena for AttentionWeights {
         ::std::vec![
             sizes.q_proj, sizes.k_proj, sizes.v_proj, sizes.o_proj, sizes.q_bias, sizes
             .k_bias, sizes.v_bias, sizes.o_bias, sizes.q_norm, sizes.k_norm, sizes.sinks,
-            sizes.g_proj, sizes.full_q_proj, sizes.full_k_proj, sizes.full_v_proj, sizes
-            .full_o_proj, sizes.full_q_bias, sizes.full_k_bias, sizes.full_v_bias, sizes
-            .full_o_bias, sizes.full_q_norm, sizes.full_k_norm, sizes.full_sinks, sizes
-            .full_g_proj
+            sizes.gate_bias, sizes.g_proj, sizes.full_q_proj, sizes.full_k_proj, sizes
+            .full_v_proj, sizes.full_o_proj, sizes.full_q_bias, sizes.full_k_bias, sizes
+            .full_v_bias, sizes.full_o_bias, sizes.full_q_norm, sizes.full_k_norm, sizes
+            .full_sinks, sizes.full_g_proj
         ]
     }
     #[inline]
@@ -604,6 +622,7 @@ impl ::arena_runtime::Arena for AttentionWeights {
             q_norm: __p.next_ptr(),
             k_norm: __p.next_ptr(),
             sinks: __p.next_ptr(),
+            gate_bias: __p.next_ptr(),
             g_proj: __p.next_ptr(),
             full_q_proj: __p.next_ptr(),
             full_k_proj: __p.next_ptr(),
@@ -671,6 +690,8 @@ pub struct AttentionWeightsViews<'a, D: ::arena_runtime::Device> {
     pub k_norm: ::arena_runtime::View<'a, bf16, D>,
     /// [`AttentionWeights::sinks`]'s view.
     pub sinks: ::arena_runtime::View<'a, bf16, D>,
+    /// [`AttentionWeights::gate_bias`]'s view.
+    pub gate_bias: ::arena_runtime::View<'a, bf16, D>,
     /// [`AttentionWeights::g_proj`]'s view.
     pub g_proj: ::arena_runtime::View<'a, u8, D>,
     /// [`AttentionWeights::full_q_proj`]'s view.
@@ -717,19 +738,20 @@ impl<'a, D: ::arena_runtime::Device> AttentionWeightsViews<'a, D> {
             q_norm: __source.view(8usize, arena.q_norm),
             k_norm: __source.view(9usize, arena.k_norm),
             sinks: __source.view(10usize, arena.sinks),
-            g_proj: __source.view(11usize, arena.g_proj),
-            full_q_proj: __source.view(12usize, arena.full_q_proj),
-            full_k_proj: __source.view(13usize, arena.full_k_proj),
-            full_v_proj: __source.view(14usize, arena.full_v_proj),
-            full_o_proj: __source.view(15usize, arena.full_o_proj),
-            full_q_bias: __source.view(16usize, arena.full_q_bias),
-            full_k_bias: __source.view(17usize, arena.full_k_bias),
-            full_v_bias: __source.view(18usize, arena.full_v_bias),
-            full_o_bias: __source.view(19usize, arena.full_o_bias),
-            full_q_norm: __source.view(20usize, arena.full_q_norm),
-            full_k_norm: __source.view(21usize, arena.full_k_norm),
-            full_sinks: __source.view(22usize, arena.full_sinks),
-            full_g_proj: __source.view(23usize, arena.full_g_proj),
+            gate_bias: __source.view(11usize, arena.gate_bias),
+            g_proj: __source.view(12usize, arena.g_proj),
+            full_q_proj: __source.view(13usize, arena.full_q_proj),
+            full_k_proj: __source.view(14usize, arena.full_k_proj),
+            full_v_proj: __source.view(15usize, arena.full_v_proj),
+            full_o_proj: __source.view(16usize, arena.full_o_proj),
+            full_q_bias: __source.view(17usize, arena.full_q_bias),
+            full_k_bias: __source.view(18usize, arena.full_k_bias),
+            full_v_bias: __source.view(19usize, arena.full_v_bias),
+            full_o_bias: __source.view(20usize, arena.full_o_bias),
+            full_q_norm: __source.view(21usize, arena.full_q_norm),
+            full_k_norm: __source.view(22usize, arena.full_k_norm),
+            full_sinks: __source.view(23usize, arena.full_sinks),
+            full_g_proj: __source.view(24usize, arena.full_g_proj),
             __device: ::core::marker::PhantomData,
         }
     }
@@ -758,6 +780,8 @@ pub struct AttentionWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub k_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`AttentionWeights::sinks`]'s view.
     pub sinks: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// [`AttentionWeights::gate_bias`]'s view.
+    pub gate_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`AttentionWeights::g_proj`]'s view.
     pub g_proj: ::arena_runtime::ViewMut<'a, u8, D>,
     /// [`AttentionWeights::full_q_proj`]'s view.
@@ -812,19 +836,20 @@ impl<'a, D: ::arena_runtime::Device> AttentionWeightsViewsMut<'a, D> {
             q_norm: __source.view_mut(8usize, arena.q_norm),
             k_norm: __source.view_mut(9usize, arena.k_norm),
             sinks: __source.view_mut(10usize, arena.sinks),
-            g_proj: __source.view_mut(11usize, arena.g_proj),
-            full_q_proj: __source.view_mut(12usize, arena.full_q_proj),
-            full_k_proj: __source.view_mut(13usize, arena.full_k_proj),
-            full_v_proj: __source.view_mut(14usize, arena.full_v_proj),
-            full_o_proj: __source.view_mut(15usize, arena.full_o_proj),
-            full_q_bias: __source.view_mut(16usize, arena.full_q_bias),
-            full_k_bias: __source.view_mut(17usize, arena.full_k_bias),
-            full_v_bias: __source.view_mut(18usize, arena.full_v_bias),
-            full_o_bias: __source.view_mut(19usize, arena.full_o_bias),
-            full_q_norm: __source.view_mut(20usize, arena.full_q_norm),
-            full_k_norm: __source.view_mut(21usize, arena.full_k_norm),
-            full_sinks: __source.view_mut(22usize, arena.full_sinks),
-            full_g_proj: __source.view_mut(23usize, arena.full_g_proj),
+            gate_bias: __source.view_mut(11usize, arena.gate_bias),
+            g_proj: __source.view_mut(12usize, arena.g_proj),
+            full_q_proj: __source.view_mut(13usize, arena.full_q_proj),
+            full_k_proj: __source.view_mut(14usize, arena.full_k_proj),
+            full_v_proj: __source.view_mut(15usize, arena.full_v_proj),
+            full_o_proj: __source.view_mut(16usize, arena.full_o_proj),
+            full_q_bias: __source.view_mut(17usize, arena.full_q_bias),
+            full_k_bias: __source.view_mut(18usize, arena.full_k_bias),
+            full_v_bias: __source.view_mut(19usize, arena.full_v_bias),
+            full_o_bias: __source.view_mut(20usize, arena.full_o_bias),
+            full_q_norm: __source.view_mut(21usize, arena.full_q_norm),
+            full_k_norm: __source.view_mut(22usize, arena.full_k_norm),
+            full_sinks: __source.view_mut(23usize, arena.full_sinks),
+            full_g_proj: __source.view_mut(24usize, arena.full_g_proj),
             __device: ::core::marker::PhantomData,
         })
     }

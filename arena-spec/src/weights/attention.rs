@@ -100,6 +100,13 @@ pub struct AttentionWeights {
         gate = w.attention.layers > 0 && w.attention.sinks > 0
     )]
     pub sinks: DevicePtr<bf16>,
+    /// `self_attn.gate_bias`, one a head: Beam's bias on its output gate.
+    #[buffer(
+        per_layer = w.attention.layers,
+        shape = [w.attention.gate_bias],
+        gate = w.attention.layers > 0 && w.attention.gate_bias > 0
+    )]
+    pub gate_bias: DevicePtr<bf16>,
     /// `self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.
     #[buffer(
         per_layer = w.attention.layers,

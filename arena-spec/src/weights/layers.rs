@@ -135,6 +135,8 @@ pub struct AttentionGroup {
     pub sinks: usize,
     /// Laguna's output gate's width (0: none).
     pub output_gate: usize,
+    /// The output gate's bias, one a head (Beam; 0: none).
+    pub gate_bias: usize,
 }
 
 /// Dense FFN layers of one width.
@@ -306,6 +308,7 @@ impl WeightLayers {
                 k_norm: kn,
                 sinks: if rules.sinks { heads } else { 0 },
                 output_gate: heads.saturating_mul(c.attention_gate_per_head),
+                gate_bias: if rules.output_gate_bias { heads } else { 0 },
             }
         };
         let mut attention = group(

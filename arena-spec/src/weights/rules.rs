@@ -36,6 +36,7 @@ pub(super) struct Rules {
     pub(super) router_bias_buffer: bool,
     pub(super) moe_post_norm: bool,
     pub(super) norm_bias: bool,
+    pub(super) output_gate_bias: bool,
 }
 
 /// `None` where the family's row does not count its weights.
@@ -76,5 +77,6 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
         router_bias_buffer: w.router_bias_buffer,
         moe_post_norm: w.moe_post_norm,
         norm_bias: w.norm_bias,
+        output_gate_bias: w.output_gate_bias,
     })
 }

@@ -99,6 +99,7 @@ families! {
     Nemotron,
     Afmoe,
     MuseGlimmer,
+    Beam,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

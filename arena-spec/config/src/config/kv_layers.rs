@@ -115,6 +115,7 @@ fn unlisted_spans(k: &Keys, n: usize, window: usize) -> Result<Vec<Span>, Config
             let every = period(k, pattern)?;
             let full = |i: usize| match rules.full_at {
                 FullAt::PeriodStart => i.is_multiple_of(every),
+                FullAt::PeriodEndAndLast => (i + 1).is_multiple_of(every) || i + 1 == n,
                 _ => (n - 1 - i).is_multiple_of(every),
             };
             (0..n).map(|i| !full(i)).collect()

@@ -143,6 +143,8 @@ pub enum FullAt {
     /// Counted back from the last layer: `(layers - 1 - i) % n == 0` (Muse Glimmer's
     /// `MuseGlimmerTextConfig.__post_init__`).
     FromLast,
+    /// Closing it, and the last layer full too (`BeamConfig.__post_init__`).
+    PeriodEndAndLast,
 }
 
 /// Llama 4's chunked local attention: every layer with RoPE attends within chunks of

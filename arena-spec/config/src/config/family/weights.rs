@@ -92,6 +92,8 @@ pub struct WeightRules {
     /// The norms are LayerNorms with a bias beside each weight (StableLM's `nn.LayerNorm`):
     /// every norm a layer and the final one.
     pub norm_bias: bool,
+    /// A bias a head on the attention's output gate (Beam's `self_attn.gate_bias`).
+    pub output_gate_bias: bool,
 }
 
 impl WeightRules {
@@ -120,5 +122,6 @@ impl WeightRules {
         router_bias_buffer: false,
         moe_post_norm: false,
         norm_bias: false,
+        output_gate_bias: false,
     };
 }

@@ -364,6 +364,43 @@ pub(super) const ERNIE4_5_MOE: FamilyRules = FamilyRules {
     ..super::dense::ERNIE4_5
 };
 
+// Beam (beam/modeling_beam.py): attention with q/k norms of `head_dim` and an output gate of
+// its own (`gate_proj`, hidden → heads · head_dim, held as a doubled q) with a bias a head
+// (`gate_bias`, 202–233), four norms a layer, DeepSeek-V3's grouped router (its correction
+// bias a buffer) over routed experts of `moe_intermediate_size` and no shared expert, dense
+// layers by `mlp_layer_types` (else the first `first_k_dense_replace`, three by the class:
+// configuration 31–33); without `layer_types` every sixth layer and the last are full
+// (configuration: 112–117).
+pub(super) const BEAM: FamilyRules = FamilyRules {
+    model_type: "beam",
+    reference: reference!("beam", "BeamConfig", "BeamForCausalLM"),
+    output_gate: Some(true),
+    moe: Some(MoeKeys {
+        experts: &["num_experts"],
+        experts_field: "num_experts",
+        expert_width: "moe_intermediate_size",
+        shared: SharedExpert::None,
+        dense_layers: DenseLayers::FirstKOrTypes,
+        top_k: &["num_experts_per_tok"],
+        enabled_by: None,
+        latent: None,
+    }),
+    defaults: &[("first_k_dense_replace", 3)],
+    kv_layers: KvLayers {
+        window_pattern: Some(("", 6)),
+        full_at: FullAt::PeriodEndAndLast,
+        ..KvLayers::AS_LISTED
+    },
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        norms_per_layer: 4,
+        router_bias_buffer: true,
+        output_gate_bias: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // Cohere 2 MoE (cohere2_moe/modeling_cohere2_moe.py): Cohere 2's parallel block (one norm a
 // layer, 358–360; attention at `head_dim`, read with `getattr`, 280) with routed experts as
 // wide as `intermediate_size` (`Cohere2MoeExperts`, 102–111), a shared MLP of
