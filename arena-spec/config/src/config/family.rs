@@ -100,6 +100,7 @@ families! {
     Afmoe,
     MuseGlimmer,
     Beam,
+    PaddleOcrVl,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

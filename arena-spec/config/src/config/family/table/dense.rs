@@ -614,6 +614,23 @@ pub(super) const ERNIE4_5: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// PaddleOCR-VL's text model (`PaddleOCRTextConfig` under `text_config`;
+// paddleocr_vl/modeling_paddleocr_vl.py): ERNIE 4.5's layers (`PaddleOCRAttention`, 312–342,
+// `PaddleOCRMLP`, 224–233: `use_bias` on every projection, refused as ERNIE's is; two norms a
+// layer, 423–424), `head_dim` 128 by default (configuration: 130), tied embeddings (127) and
+// M-RoPE's three position streams always (`mrope_section`, default [16, 24, 24]: 182).
+pub(super) const PADDLEOCR_VL: FamilyRules = FamilyRules {
+    model_type: "paddleocr_vl",
+    text_model_type: Some("paddleocr_vl_text"),
+    reference: reference!(
+        "paddleocr_vl",
+        "PaddleOCRTextConfig",
+        "PaddleOCRVLForConditionalGeneration",
+    ),
+    mrope: Mrope::Always,
+    ..ERNIE4_5
+};
+
 // Apertus (apertus/modeling_apertus.py): Llama's attention with q/k norms of `head_dim`
 // (197–223) and an MLP without a gate (`ApertusMLP`: up and down through xIELU, whose
 // `alpha_p` and `alpha_n` are learned a layer, 43–50); the arena's gated-MLP buffers hold it
