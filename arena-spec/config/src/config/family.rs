@@ -101,6 +101,7 @@ families! {
     MuseGlimmer,
     Beam,
     PaddleOcrVl,
+    Aria,
     DeepseekV2,
     Glm4MoeLite,
     Cohere2,

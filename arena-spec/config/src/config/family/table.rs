@@ -118,6 +118,7 @@ impl Family {
             Family::MuseGlimmer => &dense::MUSE_GLIMMER,
             Family::Beam => &moe::BEAM,
             Family::PaddleOcrVl => &dense::PADDLEOCR_VL,
+            Family::Aria => &moe::ARIA,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
             Family::Glm4MoeLite => &latent::GLM4_MOE_LITE,
             Family::Cohere2 => &dense::COHERE2,

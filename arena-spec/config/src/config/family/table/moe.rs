@@ -364,6 +364,42 @@ pub(super) const ERNIE4_5_MOE: FamilyRules = FamilyRules {
     ..super::dense::ERNIE4_5
 };
 
+// Aria's text model (`AriaTextConfig` under `text_config`; aria/modeling_aria.py): Llama's
+// attention (`AriaTextAttention`, 408–432) and a MoE on every layer (`AriaTextMoELayer`,
+// 319–334, 494): `moe_num_experts` routed experts as wide as `intermediate_size`
+// (`AriaExperts`, 275–288), `moe_topk` of them a token, and a shared MLP of
+// `moe_num_shared_experts` experts' width (`AriaSharedExpertsMLP`, 227–245). `mlp_bias` would
+// bias the shared MLP, which the weights do not declare: refused.
+pub(super) const ARIA: FamilyRules = FamilyRules {
+    model_type: "aria",
+    text_model_type: Some("aria_text"),
+    reference: reference!("aria", "AriaTextConfig", "AriaForConditionalGeneration"),
+    moe: Some(MoeKeys {
+        experts: &["moe_num_experts"],
+        experts_field: "moe_num_experts",
+        expert_width: "intermediate_size",
+        shared: SharedExpert::CountOfTimesExpertWidth(&["moe_num_shared_experts"]),
+        dense_layers: DenseLayers::None,
+        top_k: &["moe_topk"],
+        enabled_by: None,
+        latent: None,
+    }),
+    // AriaTextConfig (configuration: 88–90).
+    defaults: &[
+        ("moe_num_experts", 8),
+        ("moe_topk", 2),
+        ("moe_num_shared_experts", 2),
+    ],
+    refusals: &[Refusal {
+        key: "mlp_bias",
+        scope: RefusalScope::AnyModel,
+        reason:
+            "biases on the shared experts' projections (mlp_bias) are not declared in the weights",
+    }],
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
 // Beam (beam/modeling_beam.py): attention with q/k norms of `head_dim` and an output gate of
 // its own (`gate_proj`, hidden → heads · head_dim, held as a doubled q) with a bias a head
 // (`gate_bias`, 202–233), four norms a layer, DeepSeek-V3's grouped router (its correction
