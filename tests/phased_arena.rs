@@ -156,3 +156,85 @@ fn an_authors_arena_reports_what_arena_plan_prints() {
     assert_eq!(json["buffers"][6]["shape"], serde_json::json!([4, 1000]));
     assert_eq!(json["reuse_bytes"], 18048);
 }
+
+/// The report's text, pinned: each row's share of the tracked total and its marks, the
+/// totals, and the reuse line's saving and ratio against the lower bound — the figures the
+/// test above works by hand — for this arena of phases; and the largest byte count names its
+/// unit.
+#[test]
+fn the_report_prints_each_buffers_share_and_the_reuse_saving() {
+    let report = arena_runtime::ArenaReport::new::<StepArena>(&sizes()).unwrap();
+    let text = report.to_string();
+    assert_eq!(text, PHASED_REPORT);
+    assert_eq!(arena_runtime::human_bytes(1 << 60), "1024.00 PiB");
+}
+
+/// 7 buffers of the figures above: shares of 41,856 tracked bytes; the reuse slab at its lower
+/// bound, 56.9% under the plain one.
+const PHASED_REPORT: &str = "\
+buffer                 dtype     shape            bytes   share  phase            marks
+hidden_states          bf16      [16, 64]      2.00 KiB    4.9%  whole step
+qkv                    bf16      [16, 192]     6.00 KiB   14.7%  attention
+attn_out               bf16      [16, 64]      2.00 KiB    4.9%  attention
+expert_ids             u32       [16]             256 B    0.6%  attention..=ffn  floor
+gate_up                bf16      [16, 320]    10.00 KiB   24.5%  ffn
+act                    bf16      [16, 160]     5.00 KiB   12.2%  ffn
+logits                 f32       [4, 1000]    15.62 KiB   38.2%  lm_head
+
+total_bytes 40.88 KiB (41856 B)
+reuse       17.62 KiB (18048 B) when buffers of disjoint phases reuse bytes: -56.9% against the plain slab 40.88 KiB; lower bound 17.62 KiB (1.000×)
+";
+
+/// A report written by hand, for what the arena above lacks: an untracked buffer (no share,
+/// named under the totals), a closed gate, a reuse slab above its lower bound (1,536 B against
+/// 1,024: 1.500×; against the plain 3,840 B: -60.0%).
+#[test]
+fn the_report_marks_untracked_and_closed_buffers_and_the_ratio_to_the_bound() {
+    use arena_runtime::{ArenaReport, BufferRow};
+    let row = |name, bytes, tracked, off| BufferRow {
+        name,
+        dtype: "u8",
+        shape: if off { vec![] } else { vec![bytes] },
+        formula: "[n]",
+        bytes,
+        gated: off,
+        tracked,
+        off,
+        at_floor: false,
+        phase: "whole step".to_string(),
+    };
+    let report = ArenaReport {
+        arena: "Hand",
+        phases: vec!["a", "b"],
+        total_bytes: 3000,
+        untracked_bytes: 512,
+        slab_bytes: 3840,
+        reuse_bytes: 1536,
+        reuse_lower_bound: 1024,
+        buffers: vec![
+            row("x", 1000, true, false),
+            row("y", 2000, true, false),
+            row("scratch", 512, false, false),
+            row("lora", 0, true, true),
+        ],
+    };
+    let totals = report.totals();
+    assert_eq!(
+        totals,
+        "total_bytes 2.93 KiB (3000 B)\n\
+         untracked   512 B (scratch)\n\
+         reuse       1.50 KiB (1536 B) when buffers of disjoint phases reuse bytes: -60.0% against the plain slab 3.75 KiB; lower bound 1.00 KiB (1.500×)\n"
+    );
+    // Shares of the 3,000 tracked bytes; none for the untracked buffer; no shape for the
+    // closed gate.
+    assert_eq!(
+        report.table(),
+        "\
+buffer                 dtype     shape         bytes   share  phase         marks
+x                      u8        [1000]       1000 B   33.3%  whole step
+y                      u8        [2000]     1.95 KiB   66.7%  whole step
+scratch                u8        [512]         512 B       -  whole step    untracked
+lora                   u8        -               0 B    0.0%  whole step    gated off (NULL)
+"
+    );
+}

@@ -42,6 +42,12 @@ fn a_failed_formula_panics_with_its_message_and_figures() {
 }
 
 #[test]
+#[should_panic(expected = "buffer `x` = `m / d`: 7 / 0 divides by zero")]
+fn a_division_by_zero_panics_with_its_formulas_message_and_figures() {
+    Konst(F.div(7, 0)).get("buffer `x` = `m / d`");
+}
+
+#[test]
 #[should_panic(
     expected = "arena `A`, const sizing: buffer `z` is not gated but its formula gives 0 bytes"
 )]

@@ -145,3 +145,32 @@ fn a_writable_view_narrows_and_reads_the_same_bytes() {
     assert_eq!(w.reborrow().into_rows(4).unwrap().len(), 12);
     assert!(w.rows(5).is_err());
 }
+
+/// A writable view consumed into its rows or a layer keeps the narrowed shape and address,
+/// reads back what it wrote, and names its buffer when debug-printed.
+#[test]
+fn a_consumed_writable_view_narrows_its_shape_and_address_and_reads_back() {
+    use crate::Device;
+    let device = HostDevice::new();
+    let addr = device.alloc(3 * 4 * 4).unwrap();
+    let mut w = ViewMut::<f32, _>::from_parts(
+        "layers",
+        DevicePtr::from_raw_parts(addr, 12),
+        &[3, 4],
+        &device,
+    );
+    assert!(format!("{w:?}").contains("layers") && format!("{:?}", w.as_view()).contains("layers"));
+    let rows = w.reborrow().into_rows(2).unwrap();
+    assert_eq!(rows.shape(), [2, 4]);
+    assert_eq!(rows.as_raw(), addr);
+    let layer = w.reborrow().into_layer(2).unwrap();
+    assert_eq!(layer.shape(), [4]);
+    assert_eq!(layer.as_raw(), addr + 2 * 16);
+    let data: Vec<u8> = (0..48).collect();
+    w.write_bytes(&data).unwrap();
+    let mut back = vec![0u8; 48];
+    w.read_bytes(&mut back).unwrap();
+    assert_eq!(back, data);
+    // SAFETY: the view is done with; the allocation is this test's.
+    unsafe { device.free(addr, 48) }.unwrap();
+}
