@@ -225,6 +225,33 @@ fn the_report_marks_untracked_and_closed_buffers_and_the_ratio_to_the_bound() {
          untracked   512 B (scratch)\n\
          reuse       1.50 KiB (1536 B) when buffers of disjoint phases reuse bytes: -60.0% against the plain slab 3.75 KiB; lower bound 1.00 KiB (1.500×)\n"
     );
+    // Nothing to divide by: no share, no saving, the ratio 1.
+    let empty = ArenaReport {
+        total_bytes: 0,
+        untracked_bytes: 0,
+        slab_bytes: 0,
+        reuse_bytes: 0,
+        reuse_lower_bound: 0,
+        buffers: vec![row("lora", 0, true, true)],
+        ..report.clone()
+    };
+    assert!(
+        empty
+            .table()
+            .lines()
+            .nth(1)
+            .unwrap()
+            .contains("0 B       -"),
+        "{}",
+        empty.table()
+    );
+    assert!(
+        empty
+            .totals()
+            .contains("-0.0% against the plain slab 0 B; lower bound 0 B (1.000×)"),
+        "{}",
+        empty.totals()
+    );
     // Shares of the 3,000 tracked bytes; none for the untracked buffer; no shape for the
     // closed gate.
     assert_eq!(

@@ -162,7 +162,7 @@ fn a_consumed_writable_view_narrows_its_shape_and_address_and_reads_back() {
     assert!(format!("{w:?}").contains("layers") && format!("{:?}", w.as_view()).contains("layers"));
     let rows = w.reborrow().into_rows(2).unwrap();
     assert_eq!(rows.shape(), [2, 4]);
-    assert_eq!(rows.as_raw(), addr);
+    assert_eq!((rows.as_raw(), rows.len()), (addr, 8));
     let layer = w.reborrow().into_layer(2).unwrap();
     assert_eq!(layer.shape(), [4]);
     assert_eq!(layer.as_raw(), addr + 2 * 16);
