@@ -96,7 +96,8 @@ def report():
                 reasons[name] = why
     rows, survivors, timeouts = [], [], set()
     for crate in CRATES:
-        shards = sorted((BENCH / "mutants").glob(f"{crate}-*/summary.json"))
+        shards = sorted((BENCH / "mutants").glob(f"{crate}-*/summary.json"),
+                        key=lambda p: int(p.parent.name.split("-")[1].split("of")[0]))
         if not shards:
             continue
         totals = {k: 0 for k in KINDS}
