@@ -261,3 +261,42 @@ const fn lower_bound(
     }
     (bound, fullest)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::cmp::Ordering;
+
+    /// The four orders the planner tries, each pinned on buffers that tell them apart: by
+    /// size (ties by field order), by live length, by first phase (ties by size), by field
+    /// order; and a live range's span.
+    #[test]
+    fn each_order_sorts_as_documented() {
+        let reserved = [256, 512, 512, 1024];
+        let live = [
+            Live::WholeStep,
+            Live::Phases { first: 1, last: 1 },
+            Live::Phases { first: 0, last: 1 },
+            Live::Phases { first: 2, last: 2 },
+        ];
+        let order = |kind: usize| {
+            let mut v = vec![0, 1, 2, 3];
+            v.sort_by(|&a, &b| {
+                if before(kind, a, b, &live, 3, &reserved) {
+                    Ordering::Less
+                } else if before(kind, b, a, &live, 3, &reserved) {
+                    Ordering::Greater
+                } else {
+                    Ordering::Equal
+                }
+            });
+            v
+        };
+        assert_eq!(order(0), [3, 1, 2, 0]);
+        assert_eq!(order(1), [0, 2, 3, 1]);
+        assert_eq!(order(2), [2, 0, 1, 3]);
+        assert_eq!(order(3), [0, 1, 2, 3]);
+        assert_eq!(span(Live::WholeStep, 3), (0, 3));
+        assert_eq!(span(Live::Phases { first: 1, last: 2 }, 3), (1, 2));
+    }
+}
