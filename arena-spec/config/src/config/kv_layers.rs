@@ -111,26 +111,22 @@ fn unlisted_spans(k: &Keys, n: usize, window: usize) -> Result<Vec<Span>, Config
     let rules = k.rules.kv_layers;
     let slide_if = |b: bool| if b { Span::Window } else { Span::Whole };
     if let Some(pattern) = rules.window_pattern {
-        let slides = if rules.full_at != FullAt::PeriodEnd {
-            let every = period(k, pattern)?;
-            let full = |i: usize| match rules.full_at {
-                FullAt::PeriodStart => i.is_multiple_of(every),
-                FullAt::PeriodEndAndLast => (i + 1).is_multiple_of(every) || i + 1 == n,
-                _ => (n - 1 - i).is_multiple_of(every),
-            };
-            (0..n).map(|i| !full(i)).collect()
-        } else if let Some(prefix) = rules.dense_prefix_pattern {
-            let dense = k.dim_or("first_k_dense_replace", 0)?.min(n);
-            let (first, every) = (period(k, prefix)?, period(k, pattern)?);
-            (0..n)
-                .map(|i| match i.checked_sub(dense) {
-                    None => (i + 1) % first != 0,
-                    Some(j) => (j + 1) % every != 0,
-                })
-                .collect()
-        } else {
-            all_but_every_nth(k, pattern, n)?
+        let every = period(k, pattern)?;
+        // A dense prefix with its own period (Cohere 2 MoE), the pattern starting again after
+        // it; none elsewhere.
+        let (dense, first) = match rules.dense_prefix_pattern {
+            Some(prefix) => (
+                k.dim_or("first_k_dense_replace", 0)?.min(n),
+                period(k, prefix)?,
+            ),
+            None => (0, every),
         };
+        let slides: Vec<bool> = (0..n)
+            .map(|i| match i.checked_sub(dense) {
+                None => !FullAt::PeriodEnd.is_full(i, dense, first),
+                Some(j) => !rules.full_at.is_full(j, n - dense, every),
+            })
+            .collect();
         return Ok(slides.into_iter().map(slide_if).collect());
     }
     if let Some((list_key, _)) = rules.listed_by {
@@ -166,7 +162,9 @@ fn all_but_every_nth(
     n: usize,
 ) -> Result<Vec<bool>, ConfigError> {
     let every = period(k, (key, default))?;
-    Ok((0..n).map(|i| (i + 1) % every != 0).collect())
+    Ok((0..n)
+        .map(|i| !FullAt::PeriodEnd.is_full(i, n, every))
+        .collect())
 }
 
 /// A period read from `key`, else `default`; an empty key: `default`, fixed by the class.

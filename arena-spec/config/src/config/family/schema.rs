@@ -147,6 +147,18 @@ pub enum FullAt {
     PeriodEndAndLast,
 }
 
+impl FullAt {
+    /// Whether layer `i` of `n` is full, in periods of `every` layers.
+    pub fn is_full(self, i: usize, n: usize, every: usize) -> bool {
+        match self {
+            FullAt::PeriodEnd => (i + 1).is_multiple_of(every),
+            FullAt::PeriodStart => i.is_multiple_of(every),
+            FullAt::FromLast => (n - 1 - i).is_multiple_of(every),
+            FullAt::PeriodEndAndLast => (i + 1).is_multiple_of(every) || i + 1 == n,
+        }
+    }
+}
+
 /// Llama 4's chunked local attention: every layer with RoPE attends within chunks of
 /// `attention_chunk_size` tokens, each NoPE layer to the whole sequence (transformers'
 /// `Llama4TextConfig`: `no_rope_layers`, one a layer, 0 for NoPE, else every

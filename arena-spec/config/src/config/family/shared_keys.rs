@@ -46,6 +46,21 @@ pub(super) const DEEPSEEK_V3_MOE: MoeKeys = MoeKeys {
     latent: None,
 };
 
+/// The spelling of most MoE classes without an alias (Qwen3.5-MoE, LFM2-MoE, Laguna, AFMoE,
+/// Beam, Cohere 2 MoE): `num_experts` routed experts of `moe_intermediate_size`,
+/// `num_experts_per_tok` a token; every layer routes and no expert is shared unless the row
+/// says otherwise.
+pub(super) const NUM_EXPERTS_MOE: MoeKeys = MoeKeys {
+    experts: &["num_experts"],
+    experts_field: "num_experts",
+    expert_width: "moe_intermediate_size",
+    shared: SharedExpert::None,
+    dense_layers: DenseLayers::None,
+    top_k: &["num_experts_per_tok"],
+    enabled_by: None,
+    latent: None,
+};
+
 /// MixtralConfig, GptOssConfig and MiniMaxM2Config map `num_experts` onto
 /// `num_local_experts`; the alias wins when a file has both. Every layer routes, with no
 /// shared expert, each expert `intermediate_size` wide.

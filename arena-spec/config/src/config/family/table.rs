@@ -7,7 +7,7 @@
 
 use super::shared_keys::{
     DEEPSEEK_V3_DEFAULTS, DEEPSEEK_V3_MOE, DSA_MOE, LFM2_DEFAULTS, LFM2_FFN, MINISTRAL3_DEFAULTS,
-    MIXTRAL_MOE, NEMOTRON_MAMBA, QWEN2_MOE,
+    MIXTRAL_MOE, NEMOTRON_MAMBA, NUM_EXPERTS_MOE, QWEN2_MOE,
 };
 use super::{
     reference, Bias, ChunkedLayers, CompressedAttention, DenseLayers, Family, FamilyRules, FullAt,

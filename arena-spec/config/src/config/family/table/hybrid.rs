@@ -62,14 +62,8 @@ pub(super) const QWEN35_MOE: FamilyRules = FamilyRules {
     mixers: Mixers::GatedDeltaNetHybrid,
     // Qwen3_5MoeDecoderLayer routes in every layer.
     moe: Some(MoeKeys {
-        experts: &["num_experts"],
-        experts_field: "num_experts",
-        expert_width: "moe_intermediate_size",
         shared: SharedExpert::Width("shared_expert_intermediate_size"),
-        dense_layers: DenseLayers::None,
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
+        ..NUM_EXPERTS_MOE
     }),
     // Qwen3_5MoeAttention: q_proj is heads · head_dim · 2 (modeling: 771–773).
     output_gate: Some(true),
@@ -366,14 +360,8 @@ pub(super) const LFM2_MOE: FamilyRules = FamilyRules {
     text_model_type: None,
     reference: reference!("lfm2_moe", "Lfm2MoeConfig", "Lfm2MoeForCausalLM"),
     moe: Some(MoeKeys {
-        experts: &["num_experts"],
-        experts_field: "num_experts",
-        expert_width: "moe_intermediate_size",
-        shared: SharedExpert::None,
         dense_layers: DenseLayers::FirstKOf("num_dense_layers"),
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
+        ..NUM_EXPERTS_MOE
     }),
     // Lfm2MoeConfig (configuration: 77–80). Its `conv_L_cache` (3) is not defaulted here:
     // without a layer list the loader reads every layer as attention, as LFM2's class does

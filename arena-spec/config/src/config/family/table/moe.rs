@@ -212,14 +212,9 @@ pub(super) const LAGUNA: FamilyRules = FamilyRules {
     model_type: "laguna",
     reference: reference!("laguna", "LagunaConfig", "LagunaForCausalLM"),
     moe: Some(MoeKeys {
-        experts: &["num_experts"],
-        experts_field: "num_experts",
-        expert_width: "moe_intermediate_size",
         shared: SharedExpert::Width("shared_expert_intermediate_size"),
         dense_layers: DenseLayers::FirstKOrTypes,
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
+        ..NUM_EXPERTS_MOE
     }),
     // LagunaConfig (configuration: 96, 107, 118).
     defaults: &[
@@ -412,14 +407,8 @@ pub(super) const BEAM: FamilyRules = FamilyRules {
     reference: reference!("beam", "BeamConfig", "BeamForCausalLM"),
     output_gate: Some(true),
     moe: Some(MoeKeys {
-        experts: &["num_experts"],
-        experts_field: "num_experts",
-        expert_width: "moe_intermediate_size",
-        shared: SharedExpert::None,
         dense_layers: DenseLayers::FirstKOrTypes,
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
+        ..NUM_EXPERTS_MOE
     }),
     defaults: &[("first_k_dense_replace", 3)],
     kv_layers: KvLayers {
@@ -450,14 +439,10 @@ pub(super) const COHERE2_MOE: FamilyRules = FamilyRules {
     model_type: "cohere2_moe",
     reference: reference!("cohere2_moe", "Cohere2MoeConfig", "Cohere2MoeForCausalLM"),
     moe: Some(MoeKeys {
-        experts: &["num_experts"],
-        experts_field: "num_experts",
         expert_width: "intermediate_size",
         shared: SharedExpert::CountOfTimesExpertWidth(&["num_shared_experts"]),
         dense_layers: DenseLayers::FirstKOrTypes,
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
+        ..NUM_EXPERTS_MOE
     }),
     dense_width_key: "prefix_dense_intermediate_size",
     kv_layers: KvLayers {
@@ -478,14 +463,9 @@ pub(super) const AFMOE: FamilyRules = FamilyRules {
     reference: reference!("afmoe", "AfmoeConfig", "AfmoeForCausalLM"),
     output_gate: Some(true),
     moe: Some(MoeKeys {
-        experts: &["num_experts"],
-        experts_field: "num_experts",
-        expert_width: "moe_intermediate_size",
         shared: SharedExpert::CountOfTimesExpertWidth(&["num_shared_experts"]),
         dense_layers: DenseLayers::FirstKOf("num_dense_layers"),
-        top_k: &["num_experts_per_tok"],
-        enabled_by: None,
-        latent: None,
+        ..NUM_EXPERTS_MOE
     }),
     kv_layers: KvLayers {
         window_pattern: Some(("global_attn_every_n_layers", 4)),
