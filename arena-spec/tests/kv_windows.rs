@@ -227,21 +227,34 @@ fn llama4_without_a_chunk_is_full_and_an_empty_rope_list_is_the_intervals() {
     assert_eq!(listed.num_chunked_kv_layers(), 48);
 }
 
+/// A census file as its class wrote it (`layer_types` listed) and the same with `layer_types`
+/// removed from `text` (the top level, or a wrapper's `text_config`) and `edit` applied, both
+/// loaded: the loader must write the list the class writes.
+fn listed_and_unlisted(
+    file: &str,
+    text: Option<&str>,
+    edit: impl FnOnce(&mut serde_json::Map<String, Value>),
+) -> (ModelConfig, ModelConfig) {
+    let path = format!("{}/tests/census/configs/{file}", env!("CARGO_MANIFEST_DIR"));
+    let listed: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut unlisted = listed.clone();
+    let obj = match text {
+        Some(key) => unlisted[key].as_object_mut().unwrap(),
+        None => unlisted.as_object_mut().unwrap(),
+    };
+    obj.remove("layer_types");
+    edit(obj);
+    let load = |v: &Value| ModelConfig::from_json_str(&v.to_string(), file).unwrap();
+    (load(&listed), load(&unlisted))
+}
+
 /// Granite-SWA without `layer_types`: the first of every four layers attends to the whole
 /// sequence, the other three slide (`GraniteSWAConfig.__post_init__`: full where `i % 4 ==
 /// 0`), as the class writes the list its census file carries; with the list, the list.
 #[test]
 fn granite_swa_without_layer_types_opens_each_four_with_a_full_layer() {
     use arena_spec::KvLayer;
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/census/configs/granite_swa.json"
-    );
-    let listed: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let load = |v: &Value| ModelConfig::from_json_str(&v.to_string(), "granite_swa.json").unwrap();
-    let mut unlisted = listed.clone();
-    unlisted.as_object_mut().unwrap().remove("layer_types");
-    let (with, without) = (load(&listed), load(&unlisted));
+    let (with, without) = listed_and_unlisted("granite_swa.json", None, |_| {});
     assert_eq!(with.kv_layers, without.kv_layers);
     let kinds = &without.kv_layers;
     assert_eq!(kinds.len(), 24);
@@ -261,17 +274,9 @@ fn granite_swa_without_layer_types_opens_each_four_with_a_full_layer() {
 #[test]
 fn cohere2_moe_without_layer_types_restarts_its_pattern_after_the_dense_prefix() {
     use arena_spec::KvLayer::{Full, Sliding};
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/census/configs/cohere2_moe.shared_dense.json"
-    );
-    let listed: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let load = |v: &Value| ModelConfig::from_json_str(&v.to_string(), "cohere2_moe.json").unwrap();
-    let mut unlisted = listed.clone();
-    let obj = unlisted.as_object_mut().unwrap();
-    obj.remove("layer_types");
-    obj.insert("first_k_dense_replace".into(), serde_json::json!(2));
-    let (with, without) = (load(&listed), load(&unlisted));
+    let (with, without) = listed_and_unlisted("cohere2_moe.shared_dense.json", None, |obj| {
+        obj.insert("first_k_dense_replace".into(), serde_json::json!(2));
+    });
     assert_eq!(with.kv_layers, without.kv_layers);
     assert_eq!(
         without.kv_layers[..7],
@@ -284,18 +289,7 @@ fn cohere2_moe_without_layer_types_restarts_its_pattern_after_the_dense_prefix()
 /// class writes the list its census file carries.
 #[test]
 fn muse_glimmer_without_layer_types_counts_its_full_layers_from_the_last() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/census/configs/muse_glimmer.json"
-    );
-    let listed: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let load = |v: &Value| ModelConfig::from_json_str(&v.to_string(), "muse_glimmer.json").unwrap();
-    let mut unlisted = listed.clone();
-    unlisted["text_config"]
-        .as_object_mut()
-        .unwrap()
-        .remove("layer_types");
-    let (with, without) = (load(&listed), load(&unlisted));
+    let (with, without) = listed_and_unlisted("muse_glimmer.json", Some("text_config"), |_| {});
     assert_eq!(with.kv_layers, without.kv_layers);
     let n = without.kv_layers.len();
     assert_eq!(without.kv_layers[n - 1], arena_spec::KvLayer::Full);
@@ -306,15 +300,7 @@ fn muse_glimmer_without_layer_types_counts_its_full_layers_from_the_last() {
 /// (`BeamConfig.__post_init__`), as its class writes the list its census file carries.
 #[test]
 fn beam_without_layer_types_keeps_every_sixth_and_the_last_layer_whole() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/census/configs/beam.json"
-    );
-    let listed: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let load = |v: &Value| ModelConfig::from_json_str(&v.to_string(), "beam.json").unwrap();
-    let mut unlisted = listed.clone();
-    unlisted.as_object_mut().unwrap().remove("layer_types");
-    let (with, without) = (load(&listed), load(&unlisted));
+    let (with, without) = listed_and_unlisted("beam.json", None, |_| {});
     assert_eq!(with.kv_layers, without.kv_layers);
     // 52 layers: 5, 11, …, 47 and 51.
     assert_eq!(without.num_full_kv_layers(), 9);
