@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The peer the shared slab is held against: PyTorch's eager forward pass, whose caching
+"""The peer the reuse slab is held against: PyTorch's eager forward pass, whose caching
 allocator frees each tensor when it dies, measured as a profile-based engine measures it.
 
 For every shipped config (`arena-spec/config/models/*.json`) that transformers can build, the model
@@ -12,7 +12,7 @@ The figure is `torch.cuda.max_memory_allocated()` during the forward minus what 
 before it (the weights and the input ids): the activations' peak.
 
 Run on the GPU machine: `python3 arena-spec/measurements/eager_peak.py OUT.json [MODEL...]`;
-`phase_sharing.md` holds the committed table beside the arena's shared slab.
+`reuse.md` holds the committed table beside the arena's reuse slab.
 """
 
 import json

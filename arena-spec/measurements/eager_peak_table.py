@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The table of `phase_sharing.md`'s eager-peak section: each model's eager activation peak
+"""The table of `reuse.md`'s eager-peak section: each model's eager activation peak
 (`eager_peak.json`, written by `eager_peak.py` on the GPU) beside the arena's slabs as
 `arena plan MODEL --json` gives them at its defaults (M = 8192, the model's context, block 16,
-batch 128, levers off), and the shared slab again with the `scratch_by_format` lever on (the
+batch 128, levers off), and the reuse slab again with the `scratch_by_format` lever on (the
 quantized paths' activation scratch sized for the checkpoint's format only). Run from the
 repository root after `cargo build --release` (or name another binary in `ARENA_BIN`):
 `python3 arena-spec/measurements/eager_peak_table.py`."""
@@ -26,19 +26,19 @@ doc = json.loads((HERE / "eager_peak.json").read_text())
 print(f"Eager: torch {doc['torch']}, transformers {doc['transformers']}, {doc['device']}, "
       f"M = {doc['max_batch_tokens']}, batch 1, logits_to_keep={doc['logits_to_keep']}, "
       "use_cache=False.\n")
-print("| model | transformers class (layers kept) | eager peak | arena shared slab | shared / eager "
-      "| shared slab, scratch by format | that / eager | arena unshared slab |")
+print("| model | transformers class (layers kept) | eager peak | arena reuse slab | reuse / eager "
+      "| reuse slab, scratch by format | that / eager | arena plain slab |")
 print("|---|---|---|---|---|---|---|---|")
 for row in doc["rows"]:
     doc = plan(row["model"])
-    shared, unshared = doc["shared_bytes"], doc["unshared_slab_bytes"]
-    by_format = plan(row["model"], "scratch_by_format=1")["shared_bytes"]
+    reuse, plain = doc["reuse_bytes"], doc["slab_bytes"]
+    by_format = plan(row["model"], "scratch_by_format=1")["reuse_bytes"]
     if "error" in row:
         reason = row["error"].split(":")[0] + ": " + row["error"].split(":", 1)[1].strip()[:90]
-        print(f"| {row['model']} | not run: {reason} | – | {shared / MIB:.1f} MiB | – "
-              f"| {by_format / MIB:.1f} MiB | – | {unshared / MIB:.1f} MiB |")
+        print(f"| {row['model']} | not run: {reason} | – | {reuse / MIB:.1f} MiB | – "
+              f"| {by_format / MIB:.1f} MiB | – | {plain / MIB:.1f} MiB |")
         continue
     eager = row["eager_peak_bytes"]
     print(f"| {row['model']} | {row['class']} ({row['layers']}) | {eager / MIB:.1f} MiB "
-          f"| {shared / MIB:.1f} MiB | {shared / eager:.2f}× | {by_format / MIB:.1f} MiB "
-          f"| {by_format / eager:.2f}× | {unshared / MIB:.1f} MiB |")
+          f"| {reuse / MIB:.1f} MiB | {reuse / eager:.2f}× | {by_format / MIB:.1f} MiB "
+          f"| {by_format / eager:.2f}× | {plain / MIB:.1f} MiB |")
