@@ -15,7 +15,7 @@ mod greedy;
 /// When a buffer is live during a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Live {
-    /// Every phase: the buffer's bytes are never reuse (the default).
+    /// Every phase: the buffer's bytes are never reused (the default).
     WholeStep,
     /// Phases `first..=last` of the arena's list.
     Phases { first: usize, last: usize },
