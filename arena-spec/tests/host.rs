@@ -17,6 +17,7 @@ mod golden_sizes;
 mod gpu_plan_host;
 mod host_allocation;
 mod hostile_configs;
+mod house;
 mod kv_pool;
 mod kv_sweep;
 mod kv_windows;

@@ -49,6 +49,7 @@ const DECODER: FamilyRules = FamilyRules {
 };
 
 mod dense;
+mod gemma;
 mod hybrid;
 mod latent;
 mod moe;
@@ -81,9 +82,9 @@ impl Family {
             Family::GlmMoeDsa => &latent::GLM_MOE_DSA,
             Family::GptOss => &moe::GPT_OSS,
             Family::Llama4 => &moe::LLAMA4,
-            Family::Gemma3 => &dense::GEMMA3,
+            Family::Gemma3 => &gemma::GEMMA3,
             Family::Phi3 => &dense::PHI3,
-            Family::Gemma4 => &dense::GEMMA4,
+            Family::Gemma4 => &gemma::GEMMA4,
             Family::MimoV2Flash => &moe::MIMO_V2_FLASH,
             Family::Laguna => &moe::LAGUNA,
             Family::Olmo3 => &dense::OLMO3,
@@ -95,8 +96,8 @@ impl Family {
             Family::NemotronH => &hybrid::NEMOTRON_H,
             Family::NemotronNas => &hybrid::NEMOTRON_NAS,
             Family::Mamba2 => &hybrid::MAMBA2,
-            Family::Gemma => &dense::GEMMA,
-            Family::Gemma2 => &dense::GEMMA2,
+            Family::Gemma => &gemma::GEMMA,
+            Family::Gemma2 => &gemma::GEMMA2,
             Family::Glm4 => &dense::GLM4,
             Family::Granite => &dense::GRANITE,
             Family::Qwen2Vl => &dense::QWEN2_VL,

@@ -154,6 +154,11 @@ pub(super) const LLAMA4: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// MiMo-V2-Flash (mimo_v2_flash/modeling_mimo_v2_flash.py): q and k of `head_dim` (192),
+// v and the O projection's input of `v_head_dim` (128, 352–357); sliding layers hold
+// twice the kv heads (341); layer 0 dense, the rest routed, no shared expert
+// (`mlp_layer_types`, configuration: 119–120); `num_local_experts` is the
+// attribute_map alias of `n_routed_experts` (74).
 pub(super) const MIMO_V2_FLASH: FamilyRules = FamilyRules {
     model_type: "mimo_v2_flash",
     reference: reference!(
