@@ -416,4 +416,21 @@ mod tests {
         assert_eq!(place(6, &sizes, &live, 0, &mut s), Ok(1280));
         assert_eq!(s.current, &[0, 256, 512, 768, 1024, 256]);
     }
+
+    /// The lower bound is the phase whose live buffers need the most, less the largest padding
+    /// among them, and names the first such phase: a phase of more reserved bytes but more
+    /// padding does not win, and a tie keeps the earlier phase.
+    #[test]
+    fn the_lower_bound_is_the_fullest_phase_less_its_padding() {
+        let p = |first, last| Live::Phases { first, last };
+        // Phase 0: 1024 bytes, no padding. Phase 1: 1024 reserved, 24 of them padding.
+        let (sizes, live, reserved) = ([1024, 1000], [p(0, 0), p(1, 1)], [1024, 1024]);
+        assert_eq!(lower_bound(&sizes, &live, 2, 0, &reserved), (1024, Some(0)));
+        let live = [p(1, 1), p(0, 0)];
+        assert_eq!(lower_bound(&sizes, &live, 2, 0, &reserved), (1024, Some(1)));
+        // Equal phases: the first is named.
+        let (sizes, live, reserved) = ([512, 512], [p(0, 0), p(1, 1)], [512, 512]);
+        assert_eq!(lower_bound(&sizes, &live, 2, 0, &reserved), (512, Some(0)));
+        assert_eq!(lower_bound(&sizes, &live, 0, 0, &reserved), (1024, None));
+    }
 }

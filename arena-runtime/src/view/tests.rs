@@ -174,3 +174,14 @@ fn a_consumed_writable_view_narrows_its_shape_and_address_and_reads_back() {
     // SAFETY: the view is done with; the allocation is this test's.
     unsafe { device.free(addr, 48) }.unwrap();
 }
+
+#[test]
+fn a_shape_equals_arrays_and_slices_of_its_numbers_and_prints_as_them() {
+    let device = HostDevice::new();
+    let shape = view(&[16, 64], &device).shape();
+    assert!(shape == [16, 64] && shape != [16, 65] && shape != [16]);
+    let (same, other): (&[usize], &[usize]) = (&[16, 64], &[64, 16]);
+    assert!(shape == *same && shape != *other);
+    assert!(shape == same && shape != other);
+    assert_eq!(format!("{shape:?}"), "[16, 64]");
+}
