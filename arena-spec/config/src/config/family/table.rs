@@ -53,6 +53,7 @@ mod gemma;
 mod hybrid;
 mod latent;
 mod moe;
+mod moe_windowed;
 
 impl Family {
     /// The family's row: every per-family answer the loader reads.
@@ -81,11 +82,11 @@ impl Family {
             Family::Glm4Moe => &moe::GLM4_MOE,
             Family::GlmMoeDsa => &latent::GLM_MOE_DSA,
             Family::GptOss => &moe::GPT_OSS,
-            Family::Llama4 => &moe::LLAMA4,
+            Family::Llama4 => &moe_windowed::LLAMA4,
             Family::Gemma3 => &gemma::GEMMA3,
             Family::Phi3 => &dense::PHI3,
             Family::Gemma4 => &gemma::GEMMA4,
-            Family::MimoV2Flash => &moe::MIMO_V2_FLASH,
+            Family::MimoV2Flash => &moe_windowed::MIMO_V2_FLASH,
             Family::Laguna => &moe::LAGUNA,
             Family::Olmo3 => &dense::OLMO3,
             Family::Exaone4 => &dense::EXAONE4,
@@ -106,18 +107,18 @@ impl Family {
             Family::GraniteMoe => &moe::GRANITEMOE,
             Family::GraniteMoeShared => &moe::GRANITEMOESHARED,
             Family::GraniteSwa => &dense::GRANITE_SWA,
-            Family::GraniteMoeSwa => &moe::GRANITEMOE_SWA,
+            Family::GraniteMoeSwa => &moe_windowed::GRANITEMOE_SWA,
             Family::GlmOcr => &dense::GLM_OCR,
             Family::Cosmos3Edge => &dense::COSMOS3_EDGE,
             Family::HyperClovaX => &dense::HYPERCLOVAX,
             Family::Axk1 => &latent::AXK1,
             Family::Ernie45Moe => &moe::ERNIE4_5_MOE,
-            Family::Cohere2Moe => &moe::COHERE2_MOE,
+            Family::Cohere2Moe => &moe_windowed::COHERE2_MOE,
             Family::StableLm => &dense::STABLELM,
             Family::Nemotron => &dense::NEMOTRON,
-            Family::Afmoe => &moe::AFMOE,
+            Family::Afmoe => &moe_windowed::AFMOE,
             Family::MuseGlimmer => &dense::MUSE_GLIMMER,
-            Family::Beam => &moe::BEAM,
+            Family::Beam => &moe_windowed::BEAM,
             Family::PaddleOcrVl => &dense::PADDLEOCR_VL,
             Family::Aria => &moe::ARIA,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
