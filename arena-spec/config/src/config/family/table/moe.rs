@@ -1,7 +1,7 @@
-//! The rows of the families whose layers are softmax attention with routed experts: Mixtral, Qwen2-MoE, Qwen3-MoE and Qwen3-VL-MoE, GLM-4 MoE, gpt-oss, Laguna,
-//! MiniMax-M2, OLMoE, Granite MoE and its shared-expert kin, ERNIE 4.5 MoE, Aria, GLM-4.5V,
-//! EXAONE MoE and Hunyuan v3 (`moe_windowed.rs` holds those whose local layers follow a rule of
-//! their own).
+//! The rows of the families whose layers are softmax attention with routed experts: Mixtral,
+//! Qwen2-MoE, Qwen3-MoE and Qwen3-VL-MoE, GLM-4 MoE, gpt-oss, Laguna, MiniMax-M2, OLMoE,
+//! Granite MoE and its shared-expert kin, ERNIE 4.5 MoE, Aria, GLM-4.5V, EXAONE MoE and
+//! Hunyuan v3 (`moe_windowed.rs` holds those whose local layers follow a rule of their own).
 
 use super::*;
 
