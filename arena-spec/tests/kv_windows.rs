@@ -305,3 +305,24 @@ fn beam_without_layer_types_keeps_every_sixth_and_the_last_layer_whole() {
     // 52 layers: 5, 11, …, 47 and 51.
     assert_eq!(without.num_full_kv_layers(), 9);
 }
+
+/// Flint without `layer_types` or `mlp_only_layers`: the first two layers, each `i % 4 == 1`
+/// and the last are full, and layers 0 and 1 run the dense MLP (`FlintConfig.__post_init__`),
+/// as its class writes the lists its census file carries.
+#[test]
+fn flint_without_its_lists_keeps_its_classs_full_and_dense_layers() {
+    use arena_spec::KvLayer;
+    let (with, without) = listed_and_unlisted("flint.json", None, |obj| {
+        obj.remove("mlp_only_layers");
+    });
+    assert_eq!(with.kv_layers, without.kv_layers);
+    assert_eq!(with.dense_ffn_layers, without.dense_ffn_layers);
+    let n = without.kv_layers.len();
+    assert_eq!(n, 49);
+    for (i, kind) in without.kv_layers.iter().enumerate() {
+        let full = i < 2 || i % 4 == 1 || i == n - 1;
+        let want = if full { KvLayer::Full } else { KvLayer::Sliding };
+        assert_eq!(*kind, want, "layer {i}");
+        assert_eq!(without.dense_ffn_layers[i], i < 2, "layer {i}");
+    }
+}

@@ -27,6 +27,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
+# A key a variant's file leaves out, so the reference derives it from its class's defaults
+# when it reads the file (as a file written without it would be read).
+DROP = "<left out of the file>"
+
 # Variants of a class's defaults, for what the defaults leave unexercised or cannot run:
 # (file stem, model_type, class, overrides, why). Chosen here; each is a real model's shape.
 VARIANTS = [
@@ -55,6 +59,10 @@ VARIANTS = [
      "8 kv heads (the default's null kv heads cannot be built by transformers)"),
     ("hyperclovax.no_post_norm", "hyperclovax", "HyperCLOVAXForCausalLM", {"use_post_norm": False},
      "no post-norms (`use_post_norm` false; the default has them)"),
+    ("flint.no_lists", "flint", "FlintForCausalLM",
+     {"layer_types": DROP, "mlp_only_layers": DROP},
+     "no `layer_types` and no `mlp_only_layers` (the class's defaults: the first two layers, "
+     "each `i % 4 == 1` and the last full; layers 0 and 1 dense)"),
     ("lfm2_moe.layers", "lfm2_moe", "Lfm2MoeForCausalLM",
      {"layer_types": ["full_attention" if i in (2, 6, 10, 14, 18, 21, 24, 28) else "conv"
                       for i in range(32)]},
@@ -127,7 +135,10 @@ def main():
         census.append(entry)
     variants = []
     for stem, model_type, cls, overrides, why in VARIANTS:
-        d = CONFIG_MAPPING[model_type](**overrides).to_dict()
+        kept = {k: v for k, v in overrides.items() if v != DROP}
+        d = CONFIG_MAPPING[model_type](**kept).to_dict()
+        for k in overrides.keys() - kept.keys():
+            d.pop(k)
         d["architectures"] = [cls]
         d.pop("transformers_version", None)
         (out_dir / f"{stem}.json").write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")

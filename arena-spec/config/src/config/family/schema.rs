@@ -145,6 +145,9 @@ pub enum FullAt {
     FromLast,
     /// Closing it, and the last layer full too (`BeamConfig.__post_init__`).
     PeriodEndAndLast,
+    /// The first two layers, the second of each period (`i % n == 1`) and the last
+    /// (`FlintConfig.__post_init__`).
+    FirstTwoSecondOfPeriodAndLast,
 }
 
 impl FullAt {
@@ -155,6 +158,7 @@ impl FullAt {
             FullAt::PeriodStart => i.is_multiple_of(every),
             FullAt::FromLast => (n - 1 - i).is_multiple_of(every),
             FullAt::PeriodEndAndLast => (i + 1).is_multiple_of(every) || i + 1 == n,
+            FullAt::FirstTwoSecondOfPeriodAndLast => i < 2 || i % every == 1 || i + 1 == n,
         }
     }
 }
@@ -246,6 +250,9 @@ pub enum DenseLayers {
     /// Qwen: layer `i` routes unless it is in `mlp_only_layers` or `(i + 1) %
     /// decoder_sparse_step != 0`.
     SparseStep,
+    /// The same, with `mlp_only_layers` this list where the file has none (Flint's `[0, 1]`,
+    /// `FlintConfig.__post_init__`).
+    SparseStepOr(&'static [usize]),
     /// Llama 4: the layers not in `moe_layers` (default: every `interleave_moe_layer_step`-th
     /// layer routes).
     Interleaved,

@@ -119,6 +119,7 @@ impl Family {
             Family::Afmoe => &moe_windowed::AFMOE,
             Family::MuseGlimmer => &dense::MUSE_GLIMMER,
             Family::Beam => &moe_windowed::BEAM,
+            Family::Flint => &moe_windowed::FLINT,
             Family::PaddleOcrVl => &dense::PADDLEOCR_VL,
             Family::Aria => &moe::ARIA,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,

@@ -194,3 +194,39 @@ pub(super) const GRANITEMOE_SWA: FamilyRules = FamilyRules {
     }),
     ..super::moe::GRANITEMOESHARED
 };
+
+// Flint (flint/modeling_flint.py): Qwen3-MoE's attention (q/k norms per head) with a
+// sink a head (`FlintAttention.sinks`, 264; sliding layers rotary, full ones NoPE, which
+// changes no width); routed experts as Qwen3-MoE's and a shared expert always added, without a
+// gate (`FlintSparseMoeBlock`, 145–150); dense MLPs on `mlp_only_layers` (315–320). Without
+// the lists, `FlintConfig.__post_init__` (configuration: 74–80) makes the first two layers, each
+// layer `i % 4 == 1` and the last full, and layers 0 and 1 dense. Its router and sinks are FP32
+// in transformers (`_keep_in_fp32_modules_strict`, 376); priced in the checkpoint's dtype as
+// every other family's router.
+pub(super) const FLINT: FamilyRules = FamilyRules {
+    model_type: "flint",
+    reference: reference!("flint", "FlintConfig", "FlintForCausalLM"),
+    moe: Some(MoeKeys {
+        dense_layers: DenseLayers::SparseStepOr(&[0, 1]),
+        ..QWEN2_MOE
+    }),
+    // FlintConfig (configuration: 42–70): `head_dim` 128, not hidden / heads.
+    defaults: &[
+        ("decoder_sparse_step", 1),
+        ("head_dim", 128),
+        ("sliding_window", 513),
+        ("shared_expert_intermediate_size", 1024),
+    ],
+    kv_layers: KvLayers {
+        window_pattern: Some(("", 4)),
+        full_at: FullAt::FirstTwoSecondOfPeriodAndLast,
+        ..KvLayers::AS_LISTED
+    },
+    // FlintAttention: Qwen3-MoE's (`attention_bias` on all four, class default false).
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        sinks: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
