@@ -321,7 +321,11 @@ fn flint_without_its_lists_keeps_its_classs_full_and_dense_layers() {
     assert_eq!(n, 49);
     for (i, kind) in without.kv_layers.iter().enumerate() {
         let full = i < 2 || i % 4 == 1 || i == n - 1;
-        let want = if full { KvLayer::Full } else { KvLayer::Sliding };
+        let want = if full {
+            KvLayer::Full
+        } else {
+            KvLayer::Sliding
+        };
         assert_eq!(*kind, want, "layer {i}");
         assert_eq!(without.dense_ffn_layers[i], i < 2, "layer {i}");
     }
