@@ -256,3 +256,53 @@ fn stablelm_refuses_each_key_it_cannot_count() {
         assert!(e.contains(&format!("`{key}` is true")), "{key}: {e}");
     }
 }
+
+/// GPT-2's files spell the common keys the class's own way (`attribute_map`): read under the
+/// common names, an FFN of 4 · hidden where `n_inner` is null and of `n_inner` where set, a
+/// common name the file writes itself winning over the class's key, cross-attention refused.
+#[test]
+fn gpt2_reads_its_own_key_names() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/census/configs/gpt2.json"
+    );
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(file.get("hidden_size").is_none() && file["n_inner"].is_null());
+    let c = load(&file).unwrap();
+    assert_eq!(c.family, Family::Gpt2);
+    assert_eq!(
+        (c.hidden_size, c.num_attention_heads, c.num_hidden_layers),
+        (768, 12, 12)
+    );
+    assert_eq!((c.num_key_value_heads, c.head_dim()), (12, 64));
+    assert_eq!(
+        (c.intermediate_size, c.max_position_embeddings),
+        (3072, 1024)
+    );
+    assert!(c.tie_word_embeddings);
+    // 124,439,808 in transformers: the learned position embedding's 1024 · 768 among them.
+    assert_eq!(parameters(&c).unwrap(), 124_439_808);
+
+    let mut f = file.clone();
+    f["n_inner"] = json!(1024);
+    f["n_positions"] = json!(2048);
+    let wider = load(&f).unwrap();
+    assert_eq!(
+        (wider.intermediate_size, wider.max_position_embeddings),
+        (1024, 2048)
+    );
+    assert_eq!(
+        parameters(&wider).unwrap(),
+        124_439_808 - 12 * 2 * (3072 - 1024) * 768 - 12 * (3072 - 1024) + 1024 * 768
+    );
+
+    let mut f = file.clone();
+    f["hidden_size"] = json!(1024);
+    f["n_head"] = json!(16);
+    assert_eq!(load(&f).unwrap().hidden_size, 1024);
+
+    let mut f = file;
+    f["add_cross_attention"] = json!(true);
+    let e = load(&f).unwrap_err().to_string();
+    assert!(e.contains("`add_cross_attention` is true"), "{e}");
+}

@@ -67,6 +67,20 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
             Some(qkv),
         );
     }
+    // GPT-2's fused, biased `attn.c_attn` and its output `attn.c_proj` (transformers'
+    // `Conv1D`, recorded as linear layers).
+    if let Some(qkv) = b.out("c_attn", not_attention) {
+        check(
+            "fused c_attn out",
+            c.q_proj_width() + c.kv_proj_width(),
+            Some(qkv),
+        );
+        check(
+            "attention output (attn.c_proj in)",
+            c.attn_output_width(),
+            b.input("c_proj", &["mlp"]),
+        );
+    }
     check(
         "attention output (o_proj in)",
         c.attn_output_width(),
@@ -178,8 +192,14 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
         .out("gate_proj", not_dense)
         .or(b.out("w1", not_dense))
         .or(b.out("gate_up_proj", not_dense).map(|w| w / 2))
-        .or(b.out("up_proj", not_dense));
+        .or(b.out("up_proj", not_dense))
+        .or(b.out("c_fc", not_dense));
     check("dense FFN width", c.intermediate_size, dense_up);
+    check(
+        "dense FFN width (mlp.c_proj in)",
+        c.intermediate_size,
+        b.input("c_proj", &["attn"]),
+    );
 
     // Experts: fused [E, 2I, H] / [E, H, 2I] (or Nemotron-H's up-only [E, I, H]).
     if let Some(shape) = b.param("experts.gate_up_proj") {

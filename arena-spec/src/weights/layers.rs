@@ -21,6 +21,9 @@ pub struct WeightLayers {
     /// 1 where this rank holds an output head of its own (the last stage, unless the head is
     /// the embedding's matrix on this rank: `tie_word_embeddings`), else 0.
     pub lm_head: usize,
+    /// Rows of the learned position embedding where this rank holds the input embedding and
+    /// the model has one (GPT-2's `wpe`), else 0.
+    pub position_rows: usize,
     /// 1 where this rank holds the final norm (the last stage), else 0.
     pub final_norm: usize,
     /// The final norm's bias: 1 where it has one (`WeightRules::norm_bias`) on the last stage.
@@ -420,6 +423,7 @@ impl WeightLayers {
             vocab_rows: vocab_rows(c.vocab_size, tp, padded),
             embedding: usize::from(first_stage),
             lm_head: usize::from(last_stage && !(c.tie_word_embeddings && first_stage)),
+            position_rows: with(first_stage, rules.position_rows),
             final_norm: usize::from(last_stage),
             final_norm_bias: usize::from(last_stage && rules.norm_bias),
             layers,

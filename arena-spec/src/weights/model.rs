@@ -34,6 +34,10 @@ pub struct ModelWeights {
         gate = w.lm_head > 0
     )]
     pub lm_head: DevicePtr<bf16>,
+    /// The learned position embedding (GPT-2's `transformer.wpe.weight`), `[positions,
+    /// hidden]`; none where positions are rotary or absent.
+    #[buffer(shape = [w.position_rows, config.hidden_size], gate = w.position_rows > 0)]
+    pub embed_positions: DevicePtr<bf16>,
     /// `model.norm.weight`, `[hidden]`.
     #[buffer(per_layer = w.final_norm, shape = [config.hidden_size], gate = w.final_norm > 0)]
     pub norm: DevicePtr<bf16>,

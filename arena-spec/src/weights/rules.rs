@@ -37,6 +37,8 @@ pub(super) struct Rules {
     pub(super) moe_post_norm: bool,
     pub(super) norm_bias: bool,
     pub(super) output_gate_bias: bool,
+    /// Rows of the learned position embedding (0: none).
+    pub(super) position_rows: usize,
 }
 
 /// `None` where the family's row does not count its weights.
@@ -78,5 +80,8 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
         moe_post_norm: w.moe_post_norm,
         norm_bias: w.norm_bias,
         output_gate_bias: w.output_gate_bias,
+        position_rows: w
+            .position_rows_beyond_context
+            .map_or(0, |beyond| c.max_position_embeddings.saturating_add(beyond)),
     })
 }

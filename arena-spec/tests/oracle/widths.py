@@ -41,7 +41,7 @@ where pattern is the module/parameter path with every purely numeric
 component replaced by "*"; where modules of two classes sit at one path (the
 mixers of a hybrid model's layers), the path of what they own names the owner's
 class: "model.layers.*.self_attn[KimiLinearDeltaAttention].q_proj".  "params" lists only parameters of >= 2 dims that
-are not the weight/bias of a Linear, Conv1d or Embedding module.
+are not the weight/bias of a Linear (transformers' Conv1D included), Conv1d or Embedding module.
 "param_count" is the number of parameter elements, each tensor counted once (tied
 embeddings once); "param_numel" splits it by (owner-qualified) parameter pattern and
 sums to it; "buffers_numel" does the same for persistent buffers; "tied_embeddings"
@@ -219,6 +219,10 @@ def describe(model, keep_prefixes):
     for name, m in model.named_modules():
         if isinstance(m, nn.Linear):
             rec = {"kind": "Linear", "in": m.in_features, "out": m.out_features}
+        elif type(m).__name__ == "Conv1D" and hasattr(m, "nf"):
+            # transformers' `Conv1D` (GPT-2's projections): a linear layer whose weight is
+            # stored transposed, [in, out].
+            rec = {"kind": "Linear", "in": m.weight.shape[0], "out": m.nf}
         elif isinstance(m, nn.Conv1d):
             k = m.kernel_size
             rec = {"kind": "Conv1d", "in": m.in_channels, "out": m.out_channels,

@@ -114,6 +114,7 @@ families! {
     Apertus,
     Lfm2Moe,
     Flint,
+    Gpt2,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its
@@ -182,6 +183,13 @@ pub struct FamilyRules {
     /// `embed_tokens_per_layer`, `per_layer_model_projection`, each layer's
     /// `per_layer_input_gate` and `per_layer_projection`); 0 or null: none.
     pub per_layer_inputs: Option<&'static str>,
+    /// The class's `attribute_map`: (the name the loader reads, the file's own key), for
+    /// classes whose files spell the common keys their own way (GPT-2's `n_embd` for
+    /// `hidden_size`). A file without the name takes its own key's value.
+    pub aliases: &'static [(&'static str, &'static str)],
+    /// Where the dense FFN width key is absent or null, the FFN is this many times
+    /// `hidden_size` (GPT-2's `n_inner` null: `4 · n_embd`, `GPT2Block`); 0: no such rule.
+    pub ffn_times_hidden: usize,
     /// The spellings of the context length, first present wins (`max_position_embeddings`;
     /// Kimi-Linear's `attribute_map` points it at `model_max_length`, which its files write).
     pub context_keys: &'static [&'static str],

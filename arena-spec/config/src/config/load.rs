@@ -63,6 +63,13 @@ pub(super) fn from_value(
             .collect::<Vec<_>>()
             .into(),
     };
+    // The class's `attribute_map`: a file spelling a common key its own way (GPT-2's
+    // `n_embd`) is read under the common name.
+    let aliased = with_aliases(f.obj, family.rules().aliases);
+    let f = match &aliased {
+        Some(obj) => Fields { obj, ..f },
+        None => f,
+    };
     let recurrent_state_dtype = recurrent_state_dtype(family, &f)?;
     let k = Keys::new(f, family, asked);
     let f = &k.f;
@@ -140,6 +147,11 @@ pub(super) fn from_value(
     let dense_width = blocks.as_ref().map_or(moe.dense_width, |b| b.ffn_width);
     // LFM2: the MLP's width is derived from the width key (`Lfm2MLP`).
     let dense_width = dense_ffn_width(&k, dense_width)?;
+    // GPT-2: without a width, a multiple of the hidden size.
+    let dense_width = match dense_width {
+        0 => hidden_size.saturating_mul(rules.ffn_times_hidden),
+        w => w,
+    };
     let linear_mixer = linear_mixer_shape(
         &k,
         &layers,
@@ -511,4 +523,24 @@ pub fn keys_asked(text: &str) -> Result<BTreeSet<String>, ConfigError> {
     let asked = RefCell::new(BTreeSet::new());
     from_value(&value, path, None, Some(&asked))?;
     Ok(asked.into_inner().into_iter().map(String::from).collect())
+}
+
+/// `obj` with each alias's common name added where the file has only its own key; `None`
+/// where nothing is added.
+fn with_aliases(
+    obj: &serde_json::Map<String, Value>,
+    aliases: &[(&str, &str)],
+) -> Option<serde_json::Map<String, Value>> {
+    let missing: Vec<_> = aliases
+        .iter()
+        .filter(|(name, own)| !obj.contains_key(*name) && obj.contains_key(*own))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut out = obj.clone();
+    for (name, own) in missing {
+        out.insert(name.to_string(), obj[*own].clone());
+    }
+    Some(out)
 }

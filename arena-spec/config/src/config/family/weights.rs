@@ -94,6 +94,9 @@ pub struct WeightRules {
     pub norm_bias: bool,
     /// A bias a head on the attention's output gate (Beam's `self_attn.gate_bias`).
     pub output_gate_bias: bool,
+    /// A learned absolute position embedding of `max_position_embeddings` plus this many rows
+    /// (GPT-2's `wpe`: 0); `None` for a model without one.
+    pub position_rows_beyond_context: Option<usize>,
 }
 
 impl WeightRules {
@@ -123,5 +126,6 @@ impl WeightRules {
         moe_post_norm: false,
         norm_bias: false,
         output_gate_bias: false,
+        position_rows_beyond_context: None,
     };
 }

@@ -493,3 +493,42 @@ pub(super) const APERTUS: FamilyRules = FamilyRules {
     }),
     ..DECODER
 };
+
+// GPT-2 (gpt2/modeling_gpt2.py): the common keys under the class's own names
+// (`attribute_map`: `n_embd`, `n_positions`, `n_head`, `n_layer`; configuration 70–75); one
+// fused, biased `c_attn` of 3 · hidden (`Conv1D`, 107) and a biased `c_proj` (108), heads of
+// hidden / heads, every head its own keys and values; an MLP without a gate (`c_fc`, `c_proj`,
+// biased: `GPT2MLP`, 231–236) of `n_inner`, else 4 · hidden (`GPT2Block`, 252), which the
+// arena's gated-MLP buffers hold; LayerNorms with a bias (254, 256, 496); a learned position
+// embedding `wpe` of `n_positions` rows (492); the head tied to `wte` by default
+// (configuration: 102). Cross-attention layers (`add_cross_attention`) are not sized.
+pub(super) const GPT2: FamilyRules = FamilyRules {
+    model_type: "gpt2",
+    reference: reference!("gpt2", "GPT2Config", "GPT2LMHeadModel"),
+    aliases: &[
+        ("hidden_size", "n_embd"),
+        ("max_position_embeddings", "n_positions"),
+        ("num_attention_heads", "n_head"),
+        ("num_hidden_layers", "n_layer"),
+        ("intermediate_size", "n_inner"),
+    ],
+    ffn_times_hidden: 4,
+    // GPT2Config (configuration: 77–79).
+    defaults: &[("max_position_embeddings", 1024)],
+    refusals: &[Refusal {
+        key: "add_cross_attention",
+        scope: RefusalScope::AnyModel,
+        reason: "cross-attention layers (add_cross_attention) are not sized here",
+    }],
+    tied_embeddings: true,
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Always,
+        o_bias: Bias::Always,
+        mlp_bias: Bias::Always,
+        gated_ffn: false,
+        norm_bias: true,
+        position_rows_beyond_context: Some(0),
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
