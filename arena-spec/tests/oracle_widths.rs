@@ -81,6 +81,15 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
             b.input("c_proj", &["mlp"]),
         );
     }
+    // `out_proj` where there is no `o_proj` (GPT-J's `attn.out_proj`, OPT's
+    // `self_attn.out_proj`).
+    if b.input("o_proj", not_attention).is_none() {
+        check(
+            "attention output (attn.out_proj in)",
+            c.attn_output_width(),
+            b.widest_in("attn.out_proj"),
+        );
+    }
     check(
         "attention output (o_proj in)",
         c.attn_output_width(),
@@ -193,7 +202,8 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
         .or(b.out("w1", not_dense))
         .or(b.out("gate_up_proj", not_dense).map(|w| w / 2))
         .or(b.out("up_proj", not_dense))
-        .or(b.out("c_fc", not_dense));
+        .or(b.out("c_fc", not_dense))
+        .or(b.out("fc_in", not_dense));
     check("dense FFN width", c.intermediate_size, dense_up);
     check(
         "dense FFN width (mlp.c_proj in)",

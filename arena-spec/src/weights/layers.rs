@@ -21,6 +21,8 @@ pub struct WeightLayers {
     /// 1 where this rank holds an output head of its own (the last stage, unless the head is
     /// the embedding's matrix on this rank: `tie_word_embeddings`), else 0.
     pub lm_head: usize,
+    /// 1 where this rank holds the output head and the head has a bias (GPT-J), tied or not.
+    pub head_bias: usize,
     /// Rows of the learned position embedding where this rank holds the input embedding and
     /// the model has one (GPT-2's `wpe`), else 0.
     pub position_rows: usize,
@@ -423,6 +425,7 @@ impl WeightLayers {
             vocab_rows: vocab_rows(c.vocab_size, tp, padded),
             embedding: usize::from(first_stage),
             lm_head: usize::from(last_stage && !(c.tie_word_embeddings && first_stage)),
+            head_bias: usize::from(last_stage && rules.head_bias),
             position_rows: with(first_stage, rules.position_rows),
             final_norm: usize::from(last_stage),
             final_norm_bias: usize::from(last_stage && rules.norm_bias),

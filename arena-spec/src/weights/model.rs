@@ -34,6 +34,9 @@ pub struct ModelWeights {
         gate = w.lm_head > 0
     )]
     pub lm_head: DevicePtr<bf16>,
+    /// `lm_head.bias`, `[vocabulary rows]`, where the head has a bias (GPT-J).
+    #[buffer(shape = [w.vocab_rows], gate = w.head_bias > 0)]
+    pub lm_head_bias: DevicePtr<bf16>,
     /// The learned position embedding (GPT-2's `transformer.wpe.weight`), `[positions,
     /// hidden]`; none where positions are rotary or absent.
     #[buffer(shape = [w.position_rows, config.hidden_size], gate = w.position_rows > 0)]

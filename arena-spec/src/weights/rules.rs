@@ -39,6 +39,7 @@ pub(super) struct Rules {
     pub(super) output_gate_bias: bool,
     /// Rows of the learned position embedding (0: none).
     pub(super) position_rows: usize,
+    pub(super) head_bias: bool,
 }
 
 /// `None` where the family's row does not count its weights.
@@ -83,5 +84,6 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
         position_rows: w
             .position_rows_beyond_context
             .map_or(0, |beyond| c.max_position_embeddings.saturating_add(beyond)),
+        head_bias: w.head_bias,
     })
 }

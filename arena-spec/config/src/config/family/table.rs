@@ -123,6 +123,7 @@ impl Family {
             Family::Beam => &moe_windowed::BEAM,
             Family::Flint => &moe_windowed::FLINT,
             Family::Gpt2 => &dense::GPT2,
+            Family::Gptj => &dense::GPTJ,
             Family::PaddleOcrVl => &dense::PADDLEOCR_VL,
             Family::Aria => &moe::ARIA,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,

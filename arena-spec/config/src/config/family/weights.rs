@@ -97,6 +97,8 @@ pub struct WeightRules {
     /// A learned absolute position embedding of `max_position_embeddings` plus this many rows
     /// (GPT-2's `wpe`: 0); `None` for a model without one.
     pub position_rows_beyond_context: Option<usize>,
+    /// The output head has a bias (GPT-J's `lm_head`, an `nn.Linear` with its default bias).
+    pub head_bias: bool,
 }
 
 impl WeightRules {
@@ -127,5 +129,6 @@ impl WeightRules {
         norm_bias: false,
         output_gate_bias: false,
         position_rows_beyond_context: None,
+        head_bias: false,
     };
 }

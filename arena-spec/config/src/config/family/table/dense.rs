@@ -532,3 +532,29 @@ pub(super) const GPT2: FamilyRules = FamilyRules {
     }),
     ..DECODER
 };
+
+// GPT-J (gptj/modeling_gptj.py): GPT-2's key names (`attribute_map`, configuration 45–50)
+// and FFN rule (`n_inner`, else 4 · hidden: `GPTJBlock`, 212); q, k, v and `out_proj` without
+// biases (124–127), heads of hidden / heads; one LayerNorm a layer read by the attention and
+// the MLP side by side (`ln_1`, 213) and `ln_f` (276), with biases; a biased MLP without a
+// gate (`fc_in`, `fc_out`, 195–196); a biased head (`lm_head`, 375), not tied by default.
+// Rotary positions on `rotary_dim` of each head change no width.
+pub(super) const GPTJ: FamilyRules = FamilyRules {
+    model_type: "gptj",
+    reference: reference!("gptj", "GPTJConfig", "GPTJForCausalLM"),
+    aliases: GPT2.aliases,
+    ffn_times_hidden: 4,
+    // GPTJConfig (configuration: 68).
+    defaults: &[("max_position_embeddings", 2048)],
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Never,
+        o_bias: Bias::Never,
+        mlp_bias: Bias::Always,
+        gated_ffn: false,
+        norm_bias: true,
+        norms_per_layer: 1,
+        head_bias: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
