@@ -206,3 +206,25 @@ fn the_inputs_struct_is_copy_only_when_every_input_is_a_plain_number() {
         "{none}"
     );
 }
+
+/// A buffer without a shape whose other key is misspelt gets one error, the misspelling's,
+/// not a second one saying it has no shape; without the misspelling it gets that one.
+#[test]
+fn a_misspelt_key_is_one_error() {
+    let arena = |buffer: TokenStream| {
+        quote::quote! {
+            #[derive(Arena)]
+            #[arena(inputs(m: usize))]
+            pub struct A {
+                #[buffer(#buffer)]
+                pub x: DevicePtr<u8>,
+            }
+        }
+    };
+    let errors = errors_of(arena(quote::quote!(gat = m > 0)));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("unknown key `gat`"), "{errors:?}");
+    let errors = errors_of(arena(quote::quote!(gate = m > 0)));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("needs exactly one of"), "{errors:?}");
+}
