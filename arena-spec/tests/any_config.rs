@@ -306,3 +306,44 @@ fn gpt2_reads_its_own_key_names() {
     let e = load(&f).unwrap_err().to_string();
     assert!(e.contains("`add_cross_attention` is true"), "{e}");
 }
+
+/// OPT: `enable_bias` (class default true) is the biases of q, k, v, `out_proj`, `fc1` and
+/// `fc2`; the position table holds 2 rows beyond the context; each layout the arena does not
+/// size is refused naming its key.
+#[test]
+fn opt_reads_enable_bias_and_refuses_the_layouts_it_does_not_size() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/census/configs/opt.json");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let c = load(&file).unwrap();
+    assert_eq!(c.family, Family::Opt);
+    assert_eq!(
+        (c.intermediate_size, c.max_position_embeddings),
+        (3072, 2048)
+    );
+    // 125,239,296 in transformers, with 2050 · 768 of positions.
+    assert_eq!(parameters(&c).unwrap(), 125_239_296);
+    let mut f = file.clone();
+    f.as_object_mut().unwrap().remove("enable_bias");
+    assert_eq!(parameters(&load(&f).unwrap()).unwrap(), 125_239_296);
+    f["enable_bias"] = json!(false);
+    let biases = 12 * (4 * 768 + 3072 + 768);
+    assert_eq!(
+        parameters(&load(&f).unwrap()).unwrap(),
+        125_239_296 - biases
+    );
+    for (key, value, says) in [
+        (
+            "word_embed_proj_dim",
+            json!(512),
+            "`word_embed_proj_dim` is 512",
+        ),
+        ("layer_norm_elementwise_affine", json!(false), "is false"),
+        ("do_layer_norm_before", json!(false), "is false"),
+        ("_remove_final_layer_norm", json!(true), "is true"),
+    ] {
+        let mut f = file.clone();
+        f[key] = value;
+        let e = load(&f).unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains(says), "{key}: {e}");
+    }
+}

@@ -203,7 +203,8 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
         .or(b.out("gate_up_proj", not_dense).map(|w| w / 2))
         .or(b.out("up_proj", not_dense))
         .or(b.out("c_fc", not_dense))
-        .or(b.out("fc_in", not_dense));
+        .or(b.out("fc_in", not_dense))
+        .or(b.out("fc1", not_dense));
     check("dense FFN width", c.intermediate_size, dense_up);
     check(
         "dense FFN width (mlp.c_proj in)",

@@ -93,6 +93,19 @@ pub(super) fn from_value(
     }
 
     let hidden_size = k.positive("hidden_size", MAX_DIM)?;
+    for refusal in rules.refusals {
+        match refusal.scope {
+            RefusalScope::AnyModelWhenFalse if f.opt_bool(refusal.key)? == Some(false) => {
+                return Err(f.invalid(refusal.key, format!("is false: {}", refusal.reason)));
+            }
+            RefusalScope::UnlessHidden => {
+                if let Some(value) = k.file_dim(refusal.key)?.filter(|&v| v != hidden_size) {
+                    return Err(f.invalid(refusal.key, refusal.reason_for(value)));
+                }
+            }
+            _ => {}
+        }
+    }
     let vocab_size = k.positive("vocab_size", MAX_EXTENT)?;
     let max_position_embeddings = k.dim_any(rules.context_keys, MAX_EXTENT)?.unwrap_or(4096);
     let layers = layer_layout(&k)?;

@@ -65,7 +65,9 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
                 }
             }
             // Checked for every file as it loads (`load.rs`).
-            RefusalScope::AnyModel => {}
+            RefusalScope::AnyModel
+            | RefusalScope::AnyModelWhenFalse
+            | RefusalScope::UnlessHidden => {}
         }
     }
     let experts = k.positive_any(keys.experts, MAX_DIM)?;

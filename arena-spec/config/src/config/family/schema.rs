@@ -379,6 +379,12 @@ pub enum RefusalScope {
     /// Any model of the family: a value above 0, or `true`, refuses the file (the row's default
     /// counts where the file has no value).
     AnyModel,
+    /// Any model of the family whose file sets the key `false` (absent: the class's default,
+    /// true; OPT's `do_layer_norm_before`).
+    AnyModelWhenFalse,
+    /// Any model of the family whose file sets the key to a value other than `hidden_size`
+    /// (absent or null: the same; OPT's `word_embed_proj_dim`).
+    UnlessHidden,
 }
 
 impl Refusal {

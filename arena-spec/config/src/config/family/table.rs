@@ -50,6 +50,7 @@ const DECODER: FamilyRules = FamilyRules {
     weights: None,
 };
 
+mod classic;
 mod dense;
 mod gemma;
 mod hybrid;
@@ -122,8 +123,9 @@ impl Family {
             Family::MuseGlimmer => &dense::MUSE_GLIMMER,
             Family::Beam => &moe_windowed::BEAM,
             Family::Flint => &moe_windowed::FLINT,
-            Family::Gpt2 => &dense::GPT2,
-            Family::Gptj => &dense::GPTJ,
+            Family::Gpt2 => &classic::GPT2,
+            Family::Gptj => &classic::GPTJ,
+            Family::Opt => &classic::OPT,
             Family::PaddleOcrVl => &dense::PADDLEOCR_VL,
             Family::Aria => &moe::ARIA,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
