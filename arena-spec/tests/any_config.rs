@@ -347,3 +347,33 @@ fn opt_reads_enable_bias_and_refuses_the_layouts_it_does_not_size() {
         assert!(e.contains(key) && e.contains(says), "{key}: {e}");
     }
 }
+
+/// BLOOM: `n_layer` and `n_head` (and `n_embed`, older files' `hidden_size`) read under the
+/// common names, an MLP of 4 · hidden, the embedding's LayerNorm among the parameters.
+#[test]
+fn bloom_reads_its_own_key_names() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/census/configs/bloom.json"
+    );
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let c = load(&file).unwrap();
+    assert_eq!(c.family, Family::Bloom);
+    assert_eq!(
+        (
+            c.hidden_size,
+            c.num_attention_heads,
+            c.num_hidden_layers,
+            c.intermediate_size
+        ),
+        (64, 8, 2, 256)
+    );
+    // 16,156,544 in transformers.
+    assert_eq!(parameters(&c).unwrap(), 16_156_544);
+    let mut f = file;
+    let obj = f.as_object_mut().unwrap();
+    obj.remove("hidden_size");
+    obj.insert("n_embed".into(), json!(128));
+    let wider = load(&f).unwrap();
+    assert_eq!((wider.hidden_size, wider.intermediate_size), (128, 512));
+}

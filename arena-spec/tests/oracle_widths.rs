@@ -56,9 +56,11 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
     ) {
         check("k + v projections", c.kv_proj_width(), Some(k + v));
     }
-    // (MiniMax's lightning layers also have a `qkv_proj`, checked with their kind below.)
+    // (MiniMax's lightning layers also have a `qkv_proj`, checked with their kind below;
+    // BLOOM calls it `query_key_value`.)
     if let Some(qkv) = b
         .out("qkv_proj", not_attention)
+        .or(b.out("query_key_value", not_attention))
         .filter(|_| !c.has_lightning())
     {
         check(
@@ -83,6 +85,11 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
     }
     // `out_proj` where there is no `o_proj` (GPT-J's `attn.out_proj`, OPT's
     // `self_attn.out_proj`).
+    check(
+        "attention output (self_attention.dense in)",
+        c.attn_output_width(),
+        b.widest_in("self_attention.dense"),
+    );
     if b.input("o_proj", not_attention).is_none() {
         check(
             "attention output (attn.out_proj in)",
@@ -204,7 +211,8 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
         .or(b.out("up_proj", not_dense))
         .or(b.out("c_fc", not_dense))
         .or(b.out("fc_in", not_dense))
-        .or(b.out("fc1", not_dense));
+        .or(b.out("fc1", not_dense))
+        .or(b.out("dense_h_to_4h", not_dense));
     check("dense FFN width", c.intermediate_size, dense_up);
     check(
         "dense FFN width (mlp.c_proj in)",

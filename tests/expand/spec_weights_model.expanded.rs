@@ -14,6 +14,10 @@ pub struct ModelWeightsSizes {
     pub embed_tokens: usize,
     /// [`ModelWeights::lm_head`]: Shape `w.lm_head layers × [w.vocab_rows, config.hidden_size]` of `bf16` · gate `w.lm_head > 0` · tracked
     pub lm_head: usize,
+    /// [`ModelWeights::embed_norm`]: Shape `[config.hidden_size]` of `bf16` · gate `w.embedding_norm > 0` · tracked
+    pub embed_norm: usize,
+    /// [`ModelWeights::embed_norm_bias`]: Shape `[config.hidden_size]` of `bf16` · gate `w.embedding_norm > 0 && w.layer_norm_bias > 0` · tracked
+    pub embed_norm_bias: usize,
     /// [`ModelWeights::lm_head_bias`]: Shape `[w.vocab_rows]` of `bf16` · gate `w.head_bias > 0` · tracked
     pub lm_head_bias: usize,
     /// [`ModelWeights::embed_positions`]: Shape `[w.position_rows, config.hidden_size]` of `bf16` · gate `w.position_rows > 0` · tracked
@@ -54,11 +58,11 @@ pub struct ModelWeightsSizes {
     /// zeros past them; zeros for a byte formula or a closed gate): what the views read
     /// through `Arena::shape`. Set by the constructors.
     #[doc(hidden)]
-    pub __dims: [[usize; 3usize]; 20usize],
+    pub __dims: [[usize; 3usize]; 22usize],
     /// Each buffer's bytes before its floor, in field order (0 for a closed gate):
     /// what `Arena::raw_bytes` reads. Set by the constructors.
     #[doc(hidden)]
-    pub __raw: [usize; 20usize],
+    pub __raw: [usize; 22usize],
 }
 impl ModelWeightsSizes {
     /// Each tensor's size, in bytes, every layer's copy together.
@@ -78,10 +82,12 @@ impl ModelWeightsSizes {
         formats: &WeightFormats,
     ) -> ::core::result::Result<Self, ::arena_runtime::SizeError> {
         use ::arena_runtime::dtype::Element as __E;
-        let mut __r = ::arena_runtime::__private::Recorder::<3usize, 20usize>::default();
+        let mut __r = ::arena_runtime::__private::Recorder::<3usize, 22usize>::default();
         let mut __sizes = Self {
             embed_tokens: 0,
             lm_head: 0,
+            embed_norm: 0,
+            embed_norm_bias: 0,
             lm_head_bias: 0,
             embed_positions: 0,
             norm: 0,
@@ -100,8 +106,8 @@ impl ModelWeightsSizes {
             hc_head_base: 0,
             hc_head_scale: 0,
             hc_head_fn: 0,
-            __dims: [[0; 3usize]; 20usize],
-            __raw: [0; 20usize],
+            __dims: [[0; 3usize]; 22usize],
+            __raw: [0; 22usize],
         };
         __sizes.embed_tokens = if w.embedding > 0 {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens");
@@ -113,6 +119,20 @@ impl ModelWeightsSizes {
         __sizes.lm_head = if w.lm_head > 0 {
             let __f = ::arena_runtime::CheckedArith::new("lm_head");
             let __d = [w.lm_head, w.vocab_rows, config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
+        };
+        __sizes.embed_norm = if w.embedding_norm > 0 {
+            let __f = ::arena_runtime::CheckedArith::new("embed_norm");
+            let __d = [config.hidden_size];
+            __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
+        } else {
+            __r.closed()
+        };
+        __sizes.embed_norm_bias = if w.embedding_norm > 0 && w.layer_norm_bias > 0 {
+            let __f = ::arena_runtime::CheckedArith::new("embed_norm_bias");
+            let __d = [config.hidden_size];
             __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
         } else {
             __r.closed()
@@ -351,6 +371,22 @@ impl ::arena_runtime::Arena for ModelWeights {
             )
             .gated_by("w.lm_head > 0"),
         ::arena_runtime::BufferDecl::new(
+                "embed_norm",
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
+                "[config.hidden_size]",
+                1usize,
+                "The embedding's norm (BLOOM's `word_embeddings_layernorm.weight`), `[hidden]`.",
+            )
+            .gated_by("w.embedding_norm > 0"),
+        ::arena_runtime::BufferDecl::new(
+                "embed_norm_bias",
+                <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
+                "[config.hidden_size]",
+                1usize,
+                "Its bias, `[hidden]`, where the norms have biases.",
+            )
+            .gated_by("w.embedding_norm > 0 && w.layer_norm_bias > 0"),
+        ::arena_runtime::BufferDecl::new(
                 "lm_head_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
                 "[w.vocab_rows]",
@@ -497,13 +533,13 @@ impl ::arena_runtime::Arena for ModelWeights {
     ];
     fn byte_sizes(sizes: &ModelWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![
-            sizes.embed_tokens, sizes.lm_head, sizes.lm_head_bias, sizes.embed_positions,
-            sizes.norm, sizes.layer_norms, sizes.norm_bias, sizes.layer_norm_biases,
-            sizes.block_norms, sizes.embed_tokens_per_layer, sizes
-            .per_layer_model_projection, sizes.per_layer_projection_norm, sizes
-            .per_layer_input_gate, sizes.per_layer_projection, sizes.hc_base, sizes
-            .hc_fn, sizes.hc_scale, sizes.hc_head_base, sizes.hc_head_scale, sizes
-            .hc_head_fn
+            sizes.embed_tokens, sizes.lm_head, sizes.embed_norm, sizes.embed_norm_bias,
+            sizes.lm_head_bias, sizes.embed_positions, sizes.norm, sizes.layer_norms,
+            sizes.norm_bias, sizes.layer_norm_biases, sizes.block_norms, sizes
+            .embed_tokens_per_layer, sizes.per_layer_model_projection, sizes
+            .per_layer_projection_norm, sizes.per_layer_input_gate, sizes
+            .per_layer_projection, sizes.hc_base, sizes.hc_fn, sizes.hc_scale, sizes
+            .hc_head_base, sizes.hc_head_scale, sizes.hc_head_fn
         ]
     }
     #[inline]
@@ -524,6 +560,8 @@ impl ::arena_runtime::Arena for ModelWeights {
         Self {
             embed_tokens: __p.next_ptr(),
             lm_head: __p.next_ptr(),
+            embed_norm: __p.next_ptr(),
+            embed_norm_bias: __p.next_ptr(),
             lm_head_bias: __p.next_ptr(),
             embed_positions: __p.next_ptr(),
             norm: __p.next_ptr(),
@@ -578,6 +616,10 @@ pub struct ModelWeightsViews<'a, D: ::arena_runtime::Device> {
     pub embed_tokens: ::arena_runtime::View<'a, bf16, D>,
     /// [`ModelWeights::lm_head`]'s view.
     pub lm_head: ::arena_runtime::View<'a, bf16, D>,
+    /// [`ModelWeights::embed_norm`]'s view.
+    pub embed_norm: ::arena_runtime::View<'a, bf16, D>,
+    /// [`ModelWeights::embed_norm_bias`]'s view.
+    pub embed_norm_bias: ::arena_runtime::View<'a, bf16, D>,
     /// [`ModelWeights::lm_head_bias`]'s view.
     pub lm_head_bias: ::arena_runtime::View<'a, bf16, D>,
     /// [`ModelWeights::embed_positions`]'s view.
@@ -625,26 +667,28 @@ impl<'a, D: ::arena_runtime::Device> ModelWeightsViews<'a, D> {
         Self {
             embed_tokens: __source.view(0usize, arena.embed_tokens),
             lm_head: __source.view(1usize, arena.lm_head),
-            lm_head_bias: __source.view(2usize, arena.lm_head_bias),
-            embed_positions: __source.view(3usize, arena.embed_positions),
-            norm: __source.view(4usize, arena.norm),
-            layer_norms: __source.view(5usize, arena.layer_norms),
-            norm_bias: __source.view(6usize, arena.norm_bias),
-            layer_norm_biases: __source.view(7usize, arena.layer_norm_biases),
-            block_norms: __source.view(8usize, arena.block_norms),
-            embed_tokens_per_layer: __source.view(9usize, arena.embed_tokens_per_layer),
+            embed_norm: __source.view(2usize, arena.embed_norm),
+            embed_norm_bias: __source.view(3usize, arena.embed_norm_bias),
+            lm_head_bias: __source.view(4usize, arena.lm_head_bias),
+            embed_positions: __source.view(5usize, arena.embed_positions),
+            norm: __source.view(6usize, arena.norm),
+            layer_norms: __source.view(7usize, arena.layer_norms),
+            norm_bias: __source.view(8usize, arena.norm_bias),
+            layer_norm_biases: __source.view(9usize, arena.layer_norm_biases),
+            block_norms: __source.view(10usize, arena.block_norms),
+            embed_tokens_per_layer: __source.view(11usize, arena.embed_tokens_per_layer),
             per_layer_model_projection: __source
-                .view(10usize, arena.per_layer_model_projection),
+                .view(12usize, arena.per_layer_model_projection),
             per_layer_projection_norm: __source
-                .view(11usize, arena.per_layer_projection_norm),
-            per_layer_input_gate: __source.view(12usize, arena.per_layer_input_gate),
-            per_layer_projection: __source.view(13usize, arena.per_layer_projection),
-            hc_base: __source.view(14usize, arena.hc_base),
-            hc_fn: __source.view(15usize, arena.hc_fn),
-            hc_scale: __source.view(16usize, arena.hc_scale),
-            hc_head_base: __source.view(17usize, arena.hc_head_base),
-            hc_head_scale: __source.view(18usize, arena.hc_head_scale),
-            hc_head_fn: __source.view(19usize, arena.hc_head_fn),
+                .view(13usize, arena.per_layer_projection_norm),
+            per_layer_input_gate: __source.view(14usize, arena.per_layer_input_gate),
+            per_layer_projection: __source.view(15usize, arena.per_layer_projection),
+            hc_base: __source.view(16usize, arena.hc_base),
+            hc_fn: __source.view(17usize, arena.hc_fn),
+            hc_scale: __source.view(18usize, arena.hc_scale),
+            hc_head_base: __source.view(19usize, arena.hc_head_base),
+            hc_head_scale: __source.view(20usize, arena.hc_head_scale),
+            hc_head_fn: __source.view(21usize, arena.hc_head_fn),
             __device: ::core::marker::PhantomData,
         }
     }
@@ -655,6 +699,10 @@ pub struct ModelWeightsViewsMut<'a, D: ::arena_runtime::Device> {
     pub embed_tokens: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`ModelWeights::lm_head`]'s view.
     pub lm_head: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// [`ModelWeights::embed_norm`]'s view.
+    pub embed_norm: ::arena_runtime::ViewMut<'a, bf16, D>,
+    /// [`ModelWeights::embed_norm_bias`]'s view.
+    pub embed_norm_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`ModelWeights::lm_head_bias`]'s view.
     pub lm_head_bias: ::arena_runtime::ViewMut<'a, bf16, D>,
     /// [`ModelWeights::embed_positions`]'s view.
@@ -710,27 +758,29 @@ impl<'a, D: ::arena_runtime::Device> ModelWeightsViewsMut<'a, D> {
         ::core::result::Result::Ok(Self {
             embed_tokens: __source.view_mut(0usize, arena.embed_tokens),
             lm_head: __source.view_mut(1usize, arena.lm_head),
-            lm_head_bias: __source.view_mut(2usize, arena.lm_head_bias),
-            embed_positions: __source.view_mut(3usize, arena.embed_positions),
-            norm: __source.view_mut(4usize, arena.norm),
-            layer_norms: __source.view_mut(5usize, arena.layer_norms),
-            norm_bias: __source.view_mut(6usize, arena.norm_bias),
-            layer_norm_biases: __source.view_mut(7usize, arena.layer_norm_biases),
-            block_norms: __source.view_mut(8usize, arena.block_norms),
+            embed_norm: __source.view_mut(2usize, arena.embed_norm),
+            embed_norm_bias: __source.view_mut(3usize, arena.embed_norm_bias),
+            lm_head_bias: __source.view_mut(4usize, arena.lm_head_bias),
+            embed_positions: __source.view_mut(5usize, arena.embed_positions),
+            norm: __source.view_mut(6usize, arena.norm),
+            layer_norms: __source.view_mut(7usize, arena.layer_norms),
+            norm_bias: __source.view_mut(8usize, arena.norm_bias),
+            layer_norm_biases: __source.view_mut(9usize, arena.layer_norm_biases),
+            block_norms: __source.view_mut(10usize, arena.block_norms),
             embed_tokens_per_layer: __source
-                .view_mut(9usize, arena.embed_tokens_per_layer),
+                .view_mut(11usize, arena.embed_tokens_per_layer),
             per_layer_model_projection: __source
-                .view_mut(10usize, arena.per_layer_model_projection),
+                .view_mut(12usize, arena.per_layer_model_projection),
             per_layer_projection_norm: __source
-                .view_mut(11usize, arena.per_layer_projection_norm),
-            per_layer_input_gate: __source.view_mut(12usize, arena.per_layer_input_gate),
-            per_layer_projection: __source.view_mut(13usize, arena.per_layer_projection),
-            hc_base: __source.view_mut(14usize, arena.hc_base),
-            hc_fn: __source.view_mut(15usize, arena.hc_fn),
-            hc_scale: __source.view_mut(16usize, arena.hc_scale),
-            hc_head_base: __source.view_mut(17usize, arena.hc_head_base),
-            hc_head_scale: __source.view_mut(18usize, arena.hc_head_scale),
-            hc_head_fn: __source.view_mut(19usize, arena.hc_head_fn),
+                .view_mut(13usize, arena.per_layer_projection_norm),
+            per_layer_input_gate: __source.view_mut(14usize, arena.per_layer_input_gate),
+            per_layer_projection: __source.view_mut(15usize, arena.per_layer_projection),
+            hc_base: __source.view_mut(16usize, arena.hc_base),
+            hc_fn: __source.view_mut(17usize, arena.hc_fn),
+            hc_scale: __source.view_mut(18usize, arena.hc_scale),
+            hc_head_base: __source.view_mut(19usize, arena.hc_head_base),
+            hc_head_scale: __source.view_mut(20usize, arena.hc_head_scale),
+            hc_head_fn: __source.view_mut(21usize, arena.hc_head_fn),
             __device: ::core::marker::PhantomData,
         })
     }

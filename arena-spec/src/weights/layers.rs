@@ -23,6 +23,9 @@ pub struct WeightLayers {
     pub lm_head: usize,
     /// 1 where this rank holds the output head and the head has a bias (GPT-J), tied or not.
     pub head_bias: usize,
+    /// 1 where this rank holds the input embedding and a norm follows it (BLOOM's
+    /// `word_embeddings_layernorm`), else 0.
+    pub embedding_norm: usize,
     /// Rows of the learned position embedding where this rank holds the input embedding and
     /// the model has one (GPT-2's `wpe`), else 0.
     pub position_rows: usize,
@@ -426,6 +429,7 @@ impl WeightLayers {
             embedding: usize::from(first_stage),
             lm_head: usize::from(last_stage && !(c.tie_word_embeddings && first_stage)),
             head_bias: usize::from(last_stage && rules.head_bias),
+            embedding_norm: usize::from(first_stage && rules.embedding_norm),
             position_rows: with(first_stage, rules.position_rows),
             final_norm: usize::from(last_stage),
             final_norm_bias: usize::from(last_stage && rules.norm_bias),

@@ -34,6 +34,12 @@ pub struct ModelWeights {
         gate = w.lm_head > 0
     )]
     pub lm_head: DevicePtr<bf16>,
+    /// The embedding's norm (BLOOM's `word_embeddings_layernorm.weight`), `[hidden]`.
+    #[buffer(shape = [config.hidden_size], gate = w.embedding_norm > 0)]
+    pub embed_norm: DevicePtr<bf16>,
+    /// Its bias, `[hidden]`, where the norms have biases.
+    #[buffer(shape = [config.hidden_size], gate = w.embedding_norm > 0 && w.layer_norm_bias > 0)]
+    pub embed_norm_bias: DevicePtr<bf16>,
     /// `lm_head.bias`, `[vocabulary rows]`, where the head has a bias (GPT-J).
     #[buffer(shape = [w.vocab_rows], gate = w.head_bias > 0)]
     pub lm_head_bias: DevicePtr<bf16>,

@@ -40,6 +40,7 @@ pub(super) struct Rules {
     /// Rows of the learned position embedding (0: none).
     pub(super) position_rows: usize,
     pub(super) head_bias: bool,
+    pub(super) embedding_norm: bool,
 }
 
 /// `None` where the family's row does not count its weights.
@@ -85,5 +86,6 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
             .position_rows_beyond_context
             .map_or(0, |beyond| c.max_position_embeddings.saturating_add(beyond)),
         head_bias: w.head_bias,
+        embedding_norm: w.embedding_norm,
     })
 }

@@ -107,6 +107,8 @@ pub(super) fn from_value(
         }
     }
     let vocab_size = k.positive("vocab_size", MAX_EXTENT)?;
+    // A file with no context length (BLOOM's ALiBi files) gets 4096: chosen here, the
+    // context a plan uses unless it is given one (`docs/seeds.md`).
     let max_position_embeddings = k.dim_any(rules.context_keys, MAX_EXTENT)?.unwrap_or(4096);
     let layers = layer_layout(&k)?;
     let num_hidden_layers = layers.len();

@@ -126,6 +126,7 @@ impl Family {
             Family::Gpt2 => &classic::GPT2,
             Family::Gptj => &classic::GPTJ,
             Family::Opt => &classic::OPT,
+            Family::Bloom => &classic::BLOOM,
             Family::PaddleOcrVl => &dense::PADDLEOCR_VL,
             Family::Aria => &moe::ARIA,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,

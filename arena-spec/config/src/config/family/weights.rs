@@ -99,6 +99,9 @@ pub struct WeightRules {
     pub position_rows_beyond_context: Option<usize>,
     /// The output head has a bias (GPT-J's `lm_head`, an `nn.Linear` with its default bias).
     pub head_bias: bool,
+    /// A norm of the embedding's output before the first layer (BLOOM's
+    /// `word_embeddings_layernorm`), with a bias where `norm_bias`.
+    pub embedding_norm: bool,
 }
 
 impl WeightRules {
@@ -130,5 +133,6 @@ impl WeightRules {
         output_gate_bias: false,
         position_rows_beyond_context: None,
         head_bias: false,
+        embedding_norm: false,
     };
 }

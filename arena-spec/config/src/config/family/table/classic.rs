@@ -1,5 +1,5 @@
 //! The rows of the decoders from before Llama's layout: LayerNorms with biases, MLPs without a
-//! gate, biased projections, learned positions or none (GPT-2, GPT-J, OPT).
+//! gate, biased projections, learned positions or none (GPT-2, GPT-J, OPT, BLOOM).
 
 use super::*;
 
@@ -120,6 +120,35 @@ pub(super) const OPT: FamilyRules = FamilyRules {
         gated_ffn: false,
         norm_bias: true,
         position_rows_beyond_context: Some(2),
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
+// BLOOM (bloom/modeling_bloom.py): `n_layer` and `n_head` for the common names (`attribute_map`,
+// configuration 52–55; `n_embed` for `hidden_size` in older files, 75–77); one fused, biased
+// `query_key_value` of 3 · hidden (197) and a biased `dense` (198), heads of hidden / heads;
+// an MLP without a gate of 4 · hidden, biased (`dense_h_to_4h`, `dense_4h_to_h`, 321–323);
+// LayerNorms with biases: two a layer (350, 353), the embedding's (425) and `ln_f` (431); the
+// head tied by default. ALiBi positions: no position weights, and no context in the file
+// (the loader's default context applies).
+pub(super) const BLOOM: FamilyRules = FamilyRules {
+    model_type: "bloom",
+    reference: reference!("bloom", "BloomConfig", "BloomForCausalLM"),
+    aliases: &[
+        ("num_hidden_layers", "n_layer"),
+        ("num_attention_heads", "n_head"),
+        ("hidden_size", "n_embed"),
+    ],
+    ffn_times_hidden: 4,
+    tied_embeddings: true,
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Always,
+        o_bias: Bias::Always,
+        mlp_bias: Bias::Always,
+        gated_ffn: false,
+        norm_bias: true,
+        embedding_norm: true,
         ..WeightRules::LLAMA
     }),
     ..DECODER
