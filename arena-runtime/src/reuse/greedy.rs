@@ -300,6 +300,24 @@ mod tests {
         assert_eq!(span(Live::Phases { first: 1, last: 2 }, 3), (1, 2));
     }
 
+    /// The seven slices a [`Scratch`] for `n` buffers borrows.
+    fn slices(n: usize) -> [Vec<usize>; 7] {
+        core::array::from_fn(|_| vec![0; n])
+    }
+
+    fn scratch(v: &mut [Vec<usize>; 7]) -> Scratch<'_> {
+        let [reserved, order, placed_offset, placed_end, placed_index, current, best] = v;
+        Scratch {
+            reserved,
+            order,
+            placed_offset,
+            placed_end,
+            placed_index,
+            current,
+            best,
+        }
+    }
+
     /// Runs `plan` and returns (offsets, reserved extents, bounds).
     fn run(
         sizes: &[usize],
@@ -310,17 +328,8 @@ mod tests {
     ) -> (Vec<usize>, Vec<usize>, Bounds) {
         let n = sizes.len();
         let names = vec!["b"; n];
-        let mut v: [Vec<usize>; 7] = core::array::from_fn(|_| vec![0; n]);
-        let [reserved, order, po, pe, pi, current, best] = &mut v;
-        let mut s = Scratch {
-            reserved,
-            order,
-            placed_offset: po,
-            placed_end: pe,
-            placed_index: pi,
-            current,
-            best,
-        };
+        let mut v = slices(n);
+        let mut s = scratch(&mut v);
         let bounds = plan(&names, sizes, live, phases, align, guard, &mut s).unwrap();
         (s.best.to_vec(), s.reserved.to_vec(), bounds)
     }
@@ -400,19 +409,10 @@ mod tests {
             Live::WholeStep,
             p(1, 1),
         ];
-        let mut v: [Vec<usize>; 7] = core::array::from_fn(|_| vec![0; 6]);
-        let [reserved, order, po, pe, pi, current, best] = &mut v;
-        reserved.fill(256);
-        order.copy_from_slice(&[0, 1, 2, 3, 4, 5]);
-        let mut s = Scratch {
-            reserved,
-            order,
-            placed_offset: po,
-            placed_end: pe,
-            placed_index: pi,
-            current,
-            best,
-        };
+        let mut v = slices(6);
+        let mut s = scratch(&mut v);
+        s.reserved.fill(256);
+        s.order.copy_from_slice(&[0, 1, 2, 3, 4, 5]);
         assert_eq!(place(6, &sizes, &live, 0, &mut s), Ok(1280));
         assert_eq!(s.current, &[0, 256, 512, 768, 1024, 256]);
     }

@@ -3,6 +3,18 @@
 
 use super::*;
 
+/// What these decoders' layers hold where a row says nothing else: biases on q, k, v, the
+/// output projection and the MLP, an MLP without a gate, LayerNorms with biases (GPT-2's and
+/// BLOOM's layers exactly).
+const BIASED_LAYERNORM: WeightRules = WeightRules {
+    qkv_bias: Bias::Always,
+    o_bias: Bias::Always,
+    mlp_bias: Bias::Always,
+    gated_ffn: false,
+    norm_bias: true,
+    ..WeightRules::LLAMA
+};
+
 // GPT-2 (gpt2/modeling_gpt2.py): the common keys under the class's own names
 // (`attribute_map`: `n_embd`, `n_positions`, `n_head`, `n_layer`; configuration 70–75); one
 // fused, biased `c_attn` of 3 · hidden (`Conv1D`, 107) and a biased `c_proj` (108), heads of
@@ -31,13 +43,8 @@ pub(super) const GPT2: FamilyRules = FamilyRules {
     }],
     tied_embeddings: true,
     weights: Some(WeightRules {
-        qkv_bias: Bias::Always,
-        o_bias: Bias::Always,
-        mlp_bias: Bias::Always,
-        gated_ffn: false,
-        norm_bias: true,
         position_rows_beyond_context: Some(0),
-        ..WeightRules::LLAMA
+        ..BIASED_LAYERNORM
     }),
     ..DECODER
 };
@@ -58,12 +65,9 @@ pub(super) const GPTJ: FamilyRules = FamilyRules {
     weights: Some(WeightRules {
         qkv_bias: Bias::Never,
         o_bias: Bias::Never,
-        mlp_bias: Bias::Always,
-        gated_ffn: false,
-        norm_bias: true,
         norms_per_layer: 1,
         head_bias: true,
-        ..WeightRules::LLAMA
+        ..BIASED_LAYERNORM
     }),
     ..DECODER
 };
@@ -117,10 +121,8 @@ pub(super) const OPT: FamilyRules = FamilyRules {
         qkv_bias: Bias::AttentionBias,
         o_bias: Bias::AttentionBias,
         mlp_bias: Bias::MlpBias,
-        gated_ffn: false,
-        norm_bias: true,
         position_rows_beyond_context: Some(2),
-        ..WeightRules::LLAMA
+        ..BIASED_LAYERNORM
     }),
     ..DECODER
 };
@@ -143,13 +145,8 @@ pub(super) const BLOOM: FamilyRules = FamilyRules {
     ffn_times_hidden: 4,
     tied_embeddings: true,
     weights: Some(WeightRules {
-        qkv_bias: Bias::Always,
-        o_bias: Bias::Always,
-        mlp_bias: Bias::Always,
-        gated_ffn: false,
-        norm_bias: true,
         embedding_norm: true,
-        ..WeightRules::LLAMA
+        ..BIASED_LAYERNORM
     }),
     ..DECODER
 };
