@@ -59,6 +59,10 @@ VARIANTS = [
      "8 kv heads (the default's null kv heads cannot be built by transformers)"),
     ("hyperclovax.no_post_norm", "hyperclovax", "HyperCLOVAXForCausalLM", {"use_post_norm": False},
      "no post-norms (`use_post_norm` false; the default has them)"),
+    ("granite4_vision.deepstack", "granite4_vision", "Granite4VisionForConditionalGeneration",
+     {"deepstack_layer_map": [[-19, 9], [-13, 6], [-7, 3], [-1, 0]], "downsample_rate": "4/8"},
+     "four deepstack layers and a Q-Former downsampling of 4/8 (the default's null "
+     "`deepstack_layer_map` and `downsample_rate` cannot be built by transformers)"),
     ("flint.no_lists", "flint", "FlintForCausalLM",
      {"layer_types": DROP, "mlp_only_layers": DROP},
      "no `layer_types` and no `mlp_only_layers` (the class's defaults: the first two layers, "

@@ -127,6 +127,7 @@ impl Family {
             Family::Gptj => &classic::GPTJ,
             Family::Opt => &classic::OPT,
             Family::Bloom => &classic::BLOOM,
+            Family::Granite4Vision => &dense::GRANITE4_VISION,
             Family::PaddleOcrVl => &dense::PADDLEOCR_VL,
             Family::Aria => &moe::ARIA,
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,

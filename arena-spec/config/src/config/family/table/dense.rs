@@ -208,6 +208,22 @@ pub(super) const GRANITE: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// Granite 4 Vision (granite4_vision/modular_granite4_vision.py): its text model is Granite's
+// (`Granite4VisionTextConfig(GraniteConfig)`, `Granite4VisionTextDecoderLayer(GraniteDecoderLayer)`,
+// 102–103, 346–356) under `text_config`; the deepstack features it adds into the hidden
+// states before chosen layers (`Granite4VisionTextModel.forward`) change no width. The vision
+// tower and its window Q-Former are not the text arena's.
+pub(super) const GRANITE4_VISION: FamilyRules = FamilyRules {
+    model_type: "granite4_vision",
+    text_model_type: Some("granite4_vision_text"),
+    reference: reference!(
+        "granite4_vision",
+        "Granite4VisionTextConfig",
+        "Granite4VisionForConditionalGeneration",
+    ),
+    ..GRANITE
+};
+
 // HyperCLOVA X (hyperclovax/modeling_hyperclovax.py): Granite's attention (181–205, the head
 // size of `head_dim`, else hidden / heads: configuration 113–114) and MLP (`mlp_bias`, 249–257),
 // and where `use_post_norm` is true (class default, configuration: 107) a norm after each of
