@@ -110,11 +110,15 @@ def report():
         viable = totals["caught"] + totals["missed"] + totals["timeout"]
         pct = 100.0 * totals["caught"] / viable if viable else 0.0
         detected = 100.0 * (totals["caught"] + totals["timeout"]) / viable if viable else 0.0
+        # Survivors a test added after their shard kills (re-run the shard to confirm).
+        later = sum(1 for d in (json.loads(s.read_text()) for s in shards) for m in d["missed"]
+                    if m not in d["timeout"] and reasons.get(m, "").startswith(("fixed", "a test was added")))
+        with_later = 100.0 * (totals["caught"] + later) / viable if viable else 0.0
         runs = [json.loads(s.read_text()) for s in shards]
         done = ", ".join(f"{d['shard']} ({d['minutes']} min)" if "minutes" in d else d["shard"] for d in runs)
         rows.append(f"| {crate} | {len(runs)} of {SHARDS[crate]}: {done} | "
                     f"{totals['caught']} | {totals['missed']} | {totals['unviable']} | {totals['timeout']} | "
-                    f"{pct:.1f}% | {detected:.1f}% |")
+                    f"{pct:.1f}% | {detected:.1f}% | {later}: {with_later:.1f}% |")
     lines = ["# Mutation testing", "",
              "Run by hand: `python3 arena-spec/measurements/mutants.py run <runtime|macros|spec> --shard k/n` (k from 0), then",
              "`python3 arena-spec/measurements/mutants.py report` (this file). cargo-mutants 27.1, 2 cores.",
@@ -128,8 +132,8 @@ def report():
              "in 24; each shard's time is beside it. This round re-runs them after the expansion moved into",
              "the runtime's helpers; the previous round's summaries (runtime 97.1%, macros 91.3%, spec 92.7%",
              "caught of viable, at 4, 8 and 3-of-24 shards) are kept in `mutants/previous/`.", "",
-             "| crate | shards run | caught | missed | unviable | timeout | caught of viable | detected of viable |",
-             "|---|---|---|---|---|---|---|---|"] + rows + ["", "## Surviving mutants", "",
+             "| crate | shards run | caught | missed | unviable | timeout | caught of viable | detected of viable | survivors a later test kills: caught of viable with them |",
+             "|---|---|---|---|---|---|---|---|---|"] + rows + ["", "## Surviving mutants", "",
              "| crate | shard | mutant | reason |", "|---|---|---|---|"]
     for crate, shard, m in survivors:
         if m in timeouts:
