@@ -280,7 +280,8 @@ mod tests {
             Live::Phases { first: 2, last: 2 },
         ];
         let order = |kind: usize| {
-            let mut v = vec![0, 1, 2, 3];
+            // From the reverse of every expected order, so a tie left unbroken shows.
+            let mut v = vec![3, 2, 1, 0];
             v.sort_by(|&a, &b| {
                 if before(kind, a, b, &live, 3, &reserved) {
                     Ordering::Less
