@@ -153,27 +153,11 @@ impl ReusePlan {
         debug_assert!(names.len() == sizes.len() && sizes.len() == live.len());
         let slab = crate::slab::SlabPlan::new(names, sizes, align, guard)?.total;
         let n = sizes.len();
-        let mut scratch = [(); 7].map(|_| vec![0usize; n]);
-        let [reserved, order, placed_offset, placed_end, placed_index, current, best] =
-            &mut scratch;
-        let bounds = greedy::plan(
-            names,
-            sizes,
-            live,
-            phases,
-            align,
-            guard,
-            &mut greedy::Scratch {
-                reserved,
-                order,
-                placed_offset,
-                placed_end,
-                placed_index,
-                current,
-                best,
-            },
-        )?;
-        let offsets = best
+        let mut scratch = greedy::Scratch::vectors(n);
+        let mut s = greedy::Scratch::over(&mut scratch);
+        let bounds = greedy::plan(names, sizes, live, phases, align, guard, &mut s)?;
+        let offsets = s
+            .best
             .iter()
             .map(|&o| (o != greedy::NONE).then_some(o))
             .collect();

@@ -31,6 +31,28 @@ pub(crate) struct Scratch<'a> {
     pub best: &'a mut [usize],
 }
 
+impl<'a> Scratch<'a> {
+    /// Seven vectors of `n` zeros: the run-time planner's storage for [`Scratch::over`] (the
+    /// const path borrows arrays instead).
+    pub(crate) fn vectors(n: usize) -> [Vec<usize>; 7] {
+        core::array::from_fn(|_| vec![0; n])
+    }
+
+    /// Scratch borrowing [`Scratch::vectors`].
+    pub(crate) fn over(v: &'a mut [Vec<usize>; 7]) -> Self {
+        let [reserved, order, placed_offset, placed_end, placed_index, current, best] = v;
+        Scratch {
+            reserved,
+            order,
+            placed_offset,
+            placed_end,
+            placed_index,
+            current,
+            best,
+        }
+    }
+}
+
 /// What a plan needs and could need at best.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Bounds {
@@ -301,24 +323,6 @@ mod tests {
         assert_eq!(span(Live::Phases { first: 1, last: 2 }, 3), (1, 2));
     }
 
-    /// The seven slices a [`Scratch`] for `n` buffers borrows.
-    fn slices(n: usize) -> [Vec<usize>; 7] {
-        core::array::from_fn(|_| vec![0; n])
-    }
-
-    fn scratch(v: &mut [Vec<usize>; 7]) -> Scratch<'_> {
-        let [reserved, order, placed_offset, placed_end, placed_index, current, best] = v;
-        Scratch {
-            reserved,
-            order,
-            placed_offset,
-            placed_end,
-            placed_index,
-            current,
-            best,
-        }
-    }
-
     /// Runs `plan` and returns (offsets, reserved extents, bounds).
     fn run(
         sizes: &[usize],
@@ -329,8 +333,8 @@ mod tests {
     ) -> (Vec<usize>, Vec<usize>, Bounds) {
         let n = sizes.len();
         let names = vec!["b"; n];
-        let mut v = slices(n);
-        let mut s = scratch(&mut v);
+        let mut v = Scratch::vectors(n);
+        let mut s = Scratch::over(&mut v);
         let bounds = plan(&names, sizes, live, phases, align, guard, &mut s).unwrap();
         (s.best.to_vec(), s.reserved.to_vec(), bounds)
     }
@@ -410,8 +414,8 @@ mod tests {
             Live::WholeStep,
             p(1, 1),
         ];
-        let mut v = slices(6);
-        let mut s = scratch(&mut v);
+        let mut v = Scratch::vectors(6);
+        let mut s = Scratch::over(&mut v);
         s.reserved.fill(256);
         s.order.copy_from_slice(&[0, 1, 2, 3, 4, 5]);
         assert_eq!(place(6, &sizes, &live, 0, &mut s), Ok(1280));
