@@ -120,18 +120,14 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
             Some(types) => types.iter().map(|&t| t == "dense").collect(),
             None => first_k(k)?,
         },
-        DenseLayers::SparseStep | DenseLayers::SparseStepOr(_) => {
+        DenseLayers::SparseStep(default) => {
             let step = k.dim_or("decoder_sparse_step", 1)?;
             if step == 0 {
                 return Err(f.invalid("decoder_sparse_step", "is 0, but must be at least 1"));
             }
-            let default = match keys.dense_layers {
-                DenseLayers::SparseStepOr(list) => list.to_vec(),
-                _ => Vec::new(),
-            };
             let mlp_only: std::collections::BTreeSet<usize> = k
                 .indices("mlp_only_layers")?
-                .unwrap_or(default)
+                .unwrap_or_else(|| default.to_vec())
                 .into_iter()
                 .collect();
             (0..n)

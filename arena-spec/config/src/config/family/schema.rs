@@ -248,11 +248,9 @@ pub enum DenseLayers {
     /// when present, else the first `first_k_dense_replace` layers.
     FirstKOrTypes,
     /// Qwen: layer `i` routes unless it is in `mlp_only_layers` or `(i + 1) %
-    /// decoder_sparse_step != 0`.
-    SparseStep,
-    /// The same, with `mlp_only_layers` this list where the file has none (Flint's `[0, 1]`,
-    /// `FlintConfig.__post_init__`).
-    SparseStepOr(&'static [usize]),
+    /// decoder_sparse_step != 0`; where the file has no `mlp_only_layers`, this list (Qwen's
+    /// classes: none; Flint's `[0, 1]`, `FlintConfig.__post_init__`).
+    SparseStep(&'static [usize]),
     /// Llama 4: the layers not in `moe_layers` (default: every `interleave_moe_layer_step`-th
     /// layer routes).
     Interleaved,

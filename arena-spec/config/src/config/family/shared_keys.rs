@@ -82,7 +82,7 @@ pub(super) const QWEN2_MOE: MoeKeys = MoeKeys {
     experts_field: "num_experts",
     expert_width: "moe_intermediate_size",
     shared: SharedExpert::Width("shared_expert_intermediate_size"),
-    dense_layers: DenseLayers::SparseStep,
+    dense_layers: DenseLayers::SparseStep(&[]),
     top_k: &["num_experts_per_tok"],
     enabled_by: None,
     latent: None,

@@ -207,7 +207,7 @@ pub(super) const FLINT: FamilyRules = FamilyRules {
     model_type: "flint",
     reference: reference!("flint", "FlintConfig", "FlintForCausalLM"),
     moe: Some(MoeKeys {
-        dense_layers: DenseLayers::SparseStepOr(&[0, 1]),
+        dense_layers: DenseLayers::SparseStep(&[0, 1]),
         ..QWEN2_MOE
     }),
     // FlintConfig (configuration: 42–70): `head_dim` 128, not hidden / heads.
