@@ -24,6 +24,15 @@ fn sizes(c: &ModelConfig) -> BufferSizes {
     BufferSizes::from_config(c, 8192, 131072, 16, 128)
 }
 
+/// A census config (`tests/census/configs/<name>.json`), as its class wrote it.
+fn census_file(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/census/configs/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// `c` sizes as the shipped `name` does: its family, arena and parameters.
 fn same_as_shipped(c: &ModelConfig, name: &str) {
     let base = load(&shipped(name)).unwrap();
@@ -198,11 +207,7 @@ fn a_file_of_no_sized_class_is_refused_naming_its_class() {
 /// default, false, is sized (the census).
 #[test]
 fn a_row_refuses_a_key_it_cannot_count() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/census/configs/ernie4_5.json"
-    );
-    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut file = census_file("ernie4_5");
     assert_eq!(load(&file).unwrap().family, Family::Ernie45);
     file["use_bias"] = json!(true);
     let e = load(&file).unwrap_err().to_string();
@@ -217,11 +222,7 @@ fn a_row_refuses_a_key_it_cannot_count() {
 /// (`Ernie4_5_MoeDecoderLayer`: `(i + 1) % interval == 0 and start <= i <= end`).
 #[test]
 fn ernie_moe_routes_its_start_end_and_interval() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/census/configs/ernie4_5_moe.json"
-    );
-    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut file = census_file("ernie4_5_moe");
     file["num_hidden_layers"] = json!(8);
     file["moe_layer_start_index"] = json!(2);
     file["moe_layer_end_index"] = json!(-1);
@@ -243,11 +244,7 @@ fn ernie_moe_routes_its_start_end_and_interval() {
 /// weights beyond what is declared are refused, each naming itself.
 #[test]
 fn stablelm_refuses_each_key_it_cannot_count() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/census/configs/stablelm.json"
-    );
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let file = census_file("stablelm");
     assert_eq!(load(&file).unwrap().family, Family::StableLm);
     for key in ["use_qkv_bias", "qk_layernorm", "use_parallel_residual"] {
         let mut f = file.clone();
@@ -262,11 +259,7 @@ fn stablelm_refuses_each_key_it_cannot_count() {
 /// common name the file writes itself winning over the class's key, cross-attention refused.
 #[test]
 fn gpt2_reads_its_own_key_names() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/census/configs/gpt2.json"
-    );
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let file = census_file("gpt2");
     assert!(file.get("hidden_size").is_none() && file["n_inner"].is_null());
     let c = load(&file).unwrap();
     assert_eq!(c.family, Family::Gpt2);
@@ -312,8 +305,7 @@ fn gpt2_reads_its_own_key_names() {
 /// size is refused naming its key.
 #[test]
 fn opt_reads_enable_bias_and_refuses_the_layouts_it_does_not_size() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/census/configs/opt.json");
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let file = census_file("opt");
     let c = load(&file).unwrap();
     assert_eq!(c.family, Family::Opt);
     assert_eq!(
@@ -352,11 +344,7 @@ fn opt_reads_enable_bias_and_refuses_the_layouts_it_does_not_size() {
 /// common names, an MLP of 4 · hidden, the embedding's LayerNorm among the parameters.
 #[test]
 fn bloom_reads_its_own_key_names() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/census/configs/bloom.json"
-    );
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let file = census_file("bloom");
     let c = load(&file).unwrap();
     assert_eq!(c.family, Family::Bloom);
     assert_eq!(

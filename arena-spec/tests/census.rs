@@ -138,17 +138,15 @@ fn table() -> String {
     let oracle: Option<Value> = std::fs::read_to_string(dir().join("widths.json"))
         .ok()
         .map(|t| serde_json::from_str(&t).unwrap());
-    // Each exact variant's file stem, by the class it builds: a default transformers cannot
-    // build is exact by such a variant (a real model's shape of the same class).
-    let exact_variants: Vec<(String, String)> = census["variants"]
+    // Each variant's cell, once: its row below, and (by the class it builds) the exactness of
+    // a default transformers cannot build (a real model's shape of the same class).
+    let variant_cells: Vec<(&Value, String, bool)> = census["variants"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|v| {
-            let file = v["file"].as_str()?;
-            let (_, _, exact) = cell(file, oracle.as_ref());
-            let class = v["class"].as_str()?.to_string();
-            exact.then(|| (class, file.trim_end_matches(".json").to_string()))
+        .map(|v| {
+            let (here, _, exact) = cell(v["file"].as_str().unwrap_or_default(), oracle.as_ref());
+            (v, here, exact)
         })
         .collect();
     let (mut lines, mut sized, mut exact) = (Vec::new(), 0, 0);
@@ -160,7 +158,14 @@ fn table() -> String {
                 let (mut here, is_sized, mut is_exact) = cell(file, oracle.as_ref());
                 if here.contains("transformers does not build its default config") {
                     let class = row["class"].as_str().unwrap_or_default();
-                    if let Some((_, stem)) = exact_variants.iter().find(|(c, _)| c == class) {
+                    let by = variant_cells
+                        .iter()
+                        .find(|(v, _, exact)| *exact && v["class"].as_str() == Some(class));
+                    if let Some((v, _, _)) = by {
+                        let stem = v["file"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .trim_end_matches(".json");
                         here.push_str(&format!("; exact by its variant `{stem}`"));
                         is_exact = true;
                     }
@@ -179,10 +184,9 @@ fn table() -> String {
     }
     // Variants of a default, for what the defaults leave unexercised or cannot run.
     let mut variants = Vec::new();
-    for v in census["variants"].as_array().into_iter().flatten() {
+    for (v, here, _) in &variant_cells {
         let s = |k: &str| v[k].as_str().unwrap_or_default().replace('|', "\\|");
         let file = s("file");
-        let (here, _, _) = cell(&file, oracle.as_ref());
         variants.push(format!(
             "| `{}` | `{}`: {} (`{}`) | {here} |",
             file.trim_end_matches(".json"),
