@@ -100,9 +100,9 @@ def report():
                         key=lambda p: int(p.parent.name.split("-")[1].split("of")[0]))
         if not shards:
             continue
+        runs = [json.loads(s.read_text()) for s in shards]
         totals = {k: 0 for k in KINDS}
-        for s in shards:
-            d = json.loads(s.read_text())
+        for d in runs:
             for k in KINDS:
                 totals[k] += len(d[k])
             survivors += [(crate, d["shard"], m) for m in d["missed"]]
@@ -111,10 +111,9 @@ def report():
         pct = 100.0 * totals["caught"] / viable if viable else 0.0
         detected = 100.0 * (totals["caught"] + totals["timeout"]) / viable if viable else 0.0
         # Survivors a test added after their shard kills (re-run the shard to confirm).
-        later = sum(1 for d in (json.loads(s.read_text()) for s in shards) for m in d["missed"]
+        later = sum(1 for d in runs for m in d["missed"]
                     if m not in d["timeout"] and reasons.get(m, "").startswith(("fixed", "a test was added")))
         with_later = 100.0 * (totals["caught"] + later) / viable if viable else 0.0
-        runs = [json.loads(s.read_text()) for s in shards]
         done = ", ".join(f"{d['shard']} ({d['minutes']} min)" if "minutes" in d else d["shard"] for d in runs)
         rows.append(f"| {crate} | {len(runs)} of {SHARDS[crate]}: {done} | "
                     f"{totals['caught']} | {totals['missed']} | {totals['unviable']} | {totals['timeout']} | "
