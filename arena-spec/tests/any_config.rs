@@ -365,3 +365,57 @@ fn bloom_reads_its_own_key_names() {
     let wider = load(&f).unwrap();
     assert_eq!((wider.hidden_size, wider.intermediate_size), (128, 512));
 }
+
+/// Gemma 4 Unified: the full layers' widths from `per_layer_config` (or, without one, from
+/// `global_head_dim` as its class builds one), and a file whose overrides the arena cannot
+/// hold refused naming the layer.
+#[test]
+fn gemma4_unified_reads_its_full_layers_from_per_layer_config() {
+    let file = census_file("gemma4_unified");
+    let c = load(&file).unwrap();
+    assert_eq!(c.family, Family::Gemma4Unified);
+    assert_eq!(
+        (c.head_dim(), c.global_head_dim, c.global_kv_heads),
+        (256, 512, 0)
+    );
+    // 3,010,758,400 in transformers.
+    assert_eq!(parameters(&c).unwrap(), 3_010_758_400);
+    let full = ["05", "11", "17", "23", "29"];
+    let with = |overrides: Value| {
+        let mut f = file.clone();
+        f["text_config"]["per_layer_config"] = overrides;
+        load(&f)
+    };
+    // No `per_layer_config`: the class writes one from `global_head_dim` (512 by default).
+    let mut f = file.clone();
+    f["text_config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("per_layer_config");
+    assert_eq!(parameters(&load(&f).unwrap()).unwrap(), 3_010_758_400);
+    let each = |v: Value| Value::Object(full.iter().map(|i| (i.to_string(), v.clone())).collect());
+    let narrow = with(each(json!({"head_dim": 256}))).unwrap();
+    assert_eq!(narrow.global_head_dim, 256);
+    assert!(parameters(&narrow).unwrap() < 3_010_758_400);
+    let kv = with(each(json!({"head_dim": 512, "num_key_value_heads": 2}))).unwrap();
+    assert_eq!((kv.global_head_dim, kv.global_kv_heads), (512, 2));
+    for (overrides, says) in [
+        (json!({"00": {"head_dim": 512}}), "layer 0 has"),
+        (
+            json!({"05": {"head_dim": 256}, "11": {"head_dim": 512}}),
+            "layer 11 has",
+        ),
+        (
+            json!({"05": {"intermediate_size": 1}}),
+            "`intermediate_size`",
+        ),
+        (json!({"30": {"head_dim": 512}}), "not one of 0..30"),
+        (json!({"05": {"head_dim": 0}}), "positive integer"),
+    ] {
+        let e = with(overrides).unwrap_err().to_string();
+        assert!(
+            e.contains("text_config.per_layer_config") && e.contains(says),
+            "{says}: {e}"
+        );
+    }
+}

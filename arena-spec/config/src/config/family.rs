@@ -119,6 +119,7 @@ families! {
     Opt,
     Bloom,
     Granite4Vision,
+    Gemma4Unified,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its

@@ -35,6 +35,7 @@ pub(super) fn widest(
     (heads, kv_heads, head_dim): (usize, usize, usize),
 ) -> Result<Widest, ConfigError> {
     let f = &k.f;
+    let model_kv_heads = kv_heads;
     let types = k.strings("layer_types")?;
     let (heads, full_heads) = match rules.heads_per_layer {
         Some(key) => match k.indices(key)? {
@@ -86,7 +87,16 @@ pub(super) fn widest(
                 None => layers > 0,
             };
             let k_eq_v = f.opt_bool(g.k_eq_v)?.unwrap_or(false);
+            let overrides = if g.per_layer_config {
+                per_layer_config(k, types.as_deref(), layers, (model_kv_heads, head_dim))?
+            } else {
+                None
+            };
             match (any_full, k.dim(g.head_dim, MAX_DIM)?) {
+                (true, _) if overrides.is_some() => {
+                    let (dim, kv) = overrides.unwrap_or_default();
+                    (dim, if kv == model_kv_heads { 0 } else { kv }, k_eq_v)
+                }
                 (true, Some(dim)) if dim > 0 => {
                     // The full layers' kv heads are their own only where their keys are values
                     // (configuration_gemma4.py: 214–219).
@@ -122,6 +132,90 @@ pub(super) fn widest(
         ffn_factor,
         full_heads,
     })
+}
+
+/// The full-attention layers' head size and kv heads from a file's `per_layer_config`
+/// (transformers' per-layer overrides: a layer index, written as a string, to the config
+/// keys that differ in that layer), or `None` where the file has none. Sized where every
+/// full-attention layer ends with the same two values and every other layer with the model's
+/// (`base`: kv heads, head size), which is what `Gemma4UnifiedTextConfig` writes; any other
+/// key, or layers of one kind that differ, is refused naming the layer.
+fn per_layer_config(
+    k: &Keys,
+    types: Option<&[&str]>,
+    layers: usize,
+    base: (usize, usize),
+) -> Result<Option<(usize, usize)>, ConfigError> {
+    const KEY: &str = "per_layer_config";
+    let f = &k.f;
+    let entries = match f.obj.get(KEY) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(entries)) => entries,
+        Some(_) => return Err(f.invalid(KEY, "must be an object of layer indices")),
+    };
+    let Some(types) = types else {
+        return Err(f.invalid(
+            KEY,
+            "is given without `layer_types`: which layers are full is unknown",
+        ));
+    };
+    let mut each = vec![base; layers];
+    for (index, overrides) in entries {
+        let layer = index
+            .parse::<usize>()
+            .ok()
+            .filter(|&i| i < layers)
+            .ok_or_else(|| {
+                f.invalid(
+                    KEY,
+                    format!("names layer {index:?}, not one of 0..{layers}"),
+                )
+            })?;
+        let Value::Object(overrides) = overrides else {
+            return Err(f.invalid(KEY, format!("layer {index}: must be an object of keys")));
+        };
+        for (key, value) in overrides {
+            let slot = match key.as_str() {
+                "num_key_value_heads" => &mut each[layer].0,
+                "head_dim" => &mut each[layer].1,
+                _ => {
+                    return Err(f.invalid(
+                        KEY,
+                        format!("layer {index} sets `{key}`: only `head_dim` and `num_key_value_heads` may differ by layer here"),
+                    ))
+                }
+            };
+            *slot = value
+                .as_u64()
+                .and_then(|v| usize::try_from(v).ok())
+                .filter(|&v| (1..=MAX_DIM).contains(&v))
+                .ok_or_else(|| {
+                    f.invalid(
+                        KEY,
+                        format!("layer {index}: `{key}` must be a positive integer"),
+                    )
+                })?;
+        }
+    }
+    let is_full = |i: usize| types.get(i) == Some(&"full_attention");
+    let full = (0..layers).find(|&i| is_full(i)).map(|i| each[i]);
+    for (i, &widths) in each.iter().enumerate() {
+        let want = if is_full(i) {
+            full.unwrap_or(base)
+        } else {
+            base
+        };
+        if widths != want {
+            return Err(f.invalid(
+                KEY,
+                format!(
+                    "layer {i} has {} kv heads of {} (its kind's other layers: {} of {}): sized only where the layers of one kind agree",
+                    widths.0, widths.1, want.0, want.1
+                ),
+            ));
+        }
+    }
+    Ok(full.map(|(kv, dim)| (dim, kv)))
 }
 
 /// The full-attention layers' heads where a per-layer list gives them fewer than the widest

@@ -187,6 +187,12 @@ pub struct GlobalLayers {
     pub kv_heads: &'static str,
     /// Their keys are also their values: no v projection (`attention_k_eq_v`).
     pub k_eq_v: &'static str,
+    /// A file's `per_layer_config` (transformers' per-layer overrides, `PreTrainedConfig`'s
+    /// `HeterogeneousConfigMixin`) gives the full layers' `head_dim` and `num_key_value_heads`
+    /// where it is present, instead of the two keys above, whatever `k_eq_v` says
+    /// (`Gemma4UnifiedTextConfig`, which writes one; the keys above are what its
+    /// `__post_init__` builds one from where a file has none).
+    pub per_layer_config: bool,
 }
 
 /// A family whose attention layers each compress their keys by a per-layer ratio

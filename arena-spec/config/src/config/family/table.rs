@@ -89,6 +89,7 @@ impl Family {
             Family::Gemma3 => &gemma::GEMMA3,
             Family::Phi3 => &dense::PHI3,
             Family::Gemma4 => &gemma::GEMMA4,
+            Family::Gemma4Unified => &gemma::GEMMA4_UNIFIED,
             Family::MimoV2Flash => &moe_windowed::MIMO_V2_FLASH,
             Family::Laguna => &moe::LAGUNA,
             Family::Olmo3 => &dense::OLMO3,

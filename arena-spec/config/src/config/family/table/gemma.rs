@@ -79,6 +79,25 @@ pub(super) const GEMMA3: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+/// Gemma 4's full layers: their own head size and kv heads, keys equal to values where set.
+const GEMMA4_GLOBAL: GlobalLayers = GlobalLayers {
+    head_dim: "global_head_dim",
+    kv_heads: "num_global_key_value_heads",
+    k_eq_v: "attention_k_eq_v",
+    per_layer_config: false,
+};
+
+/// Gemma 4's per-layer widths: the full layers' (`GEMMA4_GLOBAL`), and the KV-shared
+/// layers' double-wide MLP.
+const GEMMA4_WIDTHS: LayerWidths = LayerWidths {
+    value_head_dim: None,
+    sliding_kv_factor: 1,
+    heads_per_layer: None,
+    gate: None,
+    global: Some(GEMMA4_GLOBAL),
+    double_wide_ffn: Some(("use_double_wide_mlp", "num_kv_shared_layers")),
+};
+
 // Gemma 4 (gemma4/modeling_gemma4.py), the text model under `text_config`: sliding
 // layers of `head_dim`, full layers of `global_head_dim` whose kv heads are
 // `num_global_key_value_heads` and whose keys are their values where
@@ -124,18 +143,7 @@ pub(super) const GEMMA4: FamilyRules = FamilyRules {
         shared_count: Some("num_kv_shared_layers"),
         ..KvLayers::AS_LISTED
     },
-    layer_widths: Some(LayerWidths {
-        value_head_dim: None,
-        sliding_kv_factor: 1,
-        heads_per_layer: None,
-        gate: None,
-        global: Some(GlobalLayers {
-            head_dim: "global_head_dim",
-            kv_heads: "num_global_key_value_heads",
-            k_eq_v: "attention_k_eq_v",
-        }),
-        double_wide_ffn: Some(("use_double_wide_mlp", "num_kv_shared_layers")),
-    }),
+    layer_widths: Some(GEMMA4_WIDTHS),
     // Gemma4TextAttention: q/k norms of the layer's head size (its v norm has no weight),
     // `attention_bias`; `Gemma4TextDecoderLayer`'s four norms, with `post_per_layer_input_norm`
     // where the model has per-layer inputs and `pre_feedforward_layernorm_2`,
@@ -150,4 +158,43 @@ pub(super) const GEMMA4: FamilyRules = FamilyRules {
         ..WeightRules::LLAMA
     }),
     ..DECODER
+};
+
+// Gemma 4 Unified's text model (`Gemma4UnifiedTextConfig` under `text_config`;
+// gemma4_unified/modeling_gemma4_unified.py): Gemma 4's attention (per-head q/k norms, a
+// weightless v norm, KV-shared layers, k = v on full layers: 325–370) and MLP (its double-wide
+// form on KV-shared layers: 436–447) in Gemma 2's four-norm layer (`Gemma4UnifiedTextDecoderLayer`)
+// with no per-layer inputs and no MoE block. Full layers take their head size and kv heads
+// from the file's `per_layer_config`, which the configuration class writes from
+// `global_head_dim` (512) and, where `attention_k_eq_v`, `num_global_key_value_heads` where a
+// file has none (configuration_gemma4_unified.py: 176–189).
+pub(super) const GEMMA4_UNIFIED: FamilyRules = FamilyRules {
+    model_type: "gemma4_unified",
+    text_model_type: Some("gemma4_unified_text"),
+    reference: reference!(
+        "gemma4_unified",
+        "Gemma4UnifiedTextConfig",
+        "Gemma4UnifiedForCausalLM",
+    ),
+    moe: None,
+    // Gemma4UnifiedTextConfig (configuration_gemma4_unified.py: 124–130, 176).
+    defaults: &[
+        ("num_key_value_heads", 4),
+        ("head_dim", 256),
+        ("global_head_dim", 512),
+    ],
+    per_layer_inputs: None,
+    layer_widths: Some(LayerWidths {
+        global: Some(GlobalLayers {
+            per_layer_config: true,
+            ..GEMMA4_GLOBAL
+        }),
+        ..GEMMA4_WIDTHS
+    }),
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        norms_per_layer: 4,
+        ..WeightRules::LLAMA
+    }),
+    ..GEMMA4
 };
