@@ -7,8 +7,8 @@
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanError, GpuPlanInputs};
 use arena_spec::weights::parameters;
 use arena_spec::{
-    models, BufferArenaInputs, BufferSizes, ConfigError, Family, ModelConfig, ParallelLayout,
-    Resolution,
+    models, BufferArenaInputs, BufferSizes, ConfigError, Family, KvLayer, ModelConfig,
+    ParallelLayout, Resolution,
 };
 use serde_json::{json, Value};
 
@@ -418,4 +418,31 @@ fn gemma4_unified_reads_its_full_layers_from_per_layer_config() {
             "{says}: {e}"
         );
     }
+}
+
+/// Cohere Compass: Cohere 2's layers, all full without `layer_types`, and M-RoPE's three
+/// position streams where a layer type's `rope_parameters` hold `mrope_section`.
+#[test]
+fn cohere_compass_reads_its_rope_per_layer_type() {
+    let file = census_file("cohere_compass.rope");
+    let c = load(&file).unwrap();
+    assert_eq!(c.family, Family::CohereCompass);
+    assert!(!c.mrope);
+    // 34,980,831,232 in transformers (its text model, tied as the text config says).
+    assert_eq!(parameters(&c).unwrap(), 34_980_831_232);
+    let mut f = file.clone();
+    f["text_config"]["rope_parameters"]["full_attention"]["mrope_section"] = json!([16, 24, 24]);
+    assert!(load(&f).unwrap().mrope);
+    let mut f = file;
+    f["text_config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("layer_types");
+    f["text_config"]["sliding_window"] = json!(4096);
+    let c = load(&f).unwrap();
+    assert!(
+        c.kv_layers.iter().all(|&l| l == KvLayer::Full),
+        "every layer full: {:?}",
+        c.kv_layers
+    );
 }

@@ -72,6 +72,11 @@ VARIANTS = [
                       for i in range(32)]},
      "its layers listed (the default's `layer_types` is null, which the reference cannot "
      "build): attention at 2, 6, 10, 14, 18, 21, 24 and 28, short convolutions elsewhere"),
+    ("cohere_compass.rope", "cohere_compass", "CohereCompassForConditionalGeneration",
+     {"text_config": {"rope_parameters": {"full_attention": {"rope_type": "default",
+                                                              "rope_theta": 10000.0}}}},
+     "a RoPE for its full-attention layers (the default's empty `rope_parameters` cannot be "
+     "built by transformers: its rotary embedding looks up `full_attention`)"),
     ("glm4v_moe.head_dim", "glm4v_moe", "Glm4vMoeForConditionalGeneration",
      {"text_config": {"head_dim": 128}}, "GLM-4.5V's head_dim 128 (as glm4_moe's)"),
 ]

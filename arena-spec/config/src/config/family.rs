@@ -120,6 +120,7 @@ families! {
     Bloom,
     Granite4Vision,
     Gemma4Unified,
+    CohereCompass,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its

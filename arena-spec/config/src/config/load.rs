@@ -415,7 +415,13 @@ fn has_mrope(f: &Fields) -> bool {
         obj.and_then(|v| v.get("mrope_section"))
             .is_some_and(|v| !v.is_null())
     };
-    has(f.obj.get("rope_parameters")) || has(f.obj.get("rope_scaling"))
+    // Per layer type (`{"full_attention": {...}}`: Cohere Compass, Gemma 4): any type's.
+    let any_type = |obj: Option<&Value>| match obj {
+        Some(Value::Object(types)) => types.values().any(|t| has(Some(t))),
+        _ => false,
+    };
+    let rope = f.obj.get("rope_parameters");
+    has(rope) || any_type(rope) || has(f.obj.get("rope_scaling"))
 }
 
 /// Rules across fields, each naming the field at fault.

@@ -134,6 +134,7 @@ impl Family {
             Family::DeepseekV2 => &latent::DEEPSEEK_V2,
             Family::Glm4MoeLite => &latent::GLM4_MOE_LITE,
             Family::Cohere2 => &dense::COHERE2,
+            Family::CohereCompass => &dense::COHERE_COMPASS,
             Family::Glm4v => &dense::GLM4V,
             Family::Glm4vMoe => &moe::GLM4V_MOE,
             Family::Ernie45 => &dense::ERNIE4_5,

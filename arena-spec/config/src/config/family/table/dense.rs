@@ -396,6 +396,24 @@ pub(super) const COHERE2: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// Cohere Compass's text model (`CohereCompassTextConfig` under `text_config`;
+// cohere_compass/modeling_cohere_compass.py): Cohere 2's layer (one `input_layernorm`, 323–329;
+// q, k, v and o biased by `attention_bias`, 266–276; hd = H / nH whatever `head_dim` says,
+// configuration: 119), but every layer full where the file lists no `layer_types`
+// (configuration: 113–114: its `sliding_window_pattern` fallback is never reached). Its
+// `rope_parameters` are per layer type, M-RoPE's sections inside them.
+pub(super) const COHERE_COMPASS: FamilyRules = FamilyRules {
+    model_type: "cohere_compass",
+    text_model_type: Some("cohere_compass_text"),
+    reference: reference!(
+        "cohere_compass",
+        "CohereCompassTextConfig",
+        "CohereCompassForCausalLM",
+    ),
+    kv_layers: KvLayers::AS_LISTED,
+    ..COHERE2
+};
+
 // GLM-4.1V's text model (`Glm4vTextConfig` under `text_config`; glm4v/modeling_glm4v.py):
 // q, k and v always biased, o not, hd = H / nH (`Glm4vTextAttention`, 536–560), GLM-4's
 // fused MLP (612–613) and four norms a layer (631–634), M-RoPE's three position streams.
