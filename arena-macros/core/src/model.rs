@@ -241,3 +241,23 @@ pub fn phase_variant(phase: &Ident) -> Ident {
     };
     Ident::new(&text, phase.span())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::phase_variant;
+    use proc_macro2::{Ident, Span};
+
+    fn variant(name: &str) -> String {
+        phase_variant(&Ident::new(name, Span::call_site())).to_string()
+    }
+
+    #[test]
+    fn a_phase_becomes_its_camel_case_variant() {
+        assert_eq!(variant("lm_head"), "LmHead");
+        assert_eq!(variant("attn__out_"), "AttnOut");
+        // Nothing but underscores: its own spelling (an empty name is no identifier).
+        assert_eq!(variant("__"), "__");
+        // `self_` would be the keyword `Self`.
+        assert_eq!(variant("self_"), "SelfPhase");
+    }
+}
