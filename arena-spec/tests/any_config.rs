@@ -446,3 +446,50 @@ fn cohere_compass_reads_its_rope_per_layer_type() {
         c.kv_layers
     );
 }
+
+/// DBRX: its widths under its own names, two of them inside `attn_config` and `ffn_config`
+/// (read through dotted aliases), the class's defaults where a nested config is absent, and
+/// tied embeddings refused as its class refuses them.
+#[test]
+fn dbrx_reads_its_nested_configs() {
+    let file = census_file("dbrx.rope_theta");
+    let c = load(&file).unwrap();
+    assert_eq!(c.family, Family::Dbrx);
+    assert_eq!(
+        (c.hidden_size, c.num_attention_heads, c.num_key_value_heads),
+        (2048, 16, 1)
+    );
+    assert_eq!(
+        (
+            c.num_experts,
+            c.num_experts_per_tok,
+            c.moe_intermediate_size
+        ),
+        (4, 1, 3584)
+    );
+    // 2,459,207,680 in transformers.
+    assert_eq!(parameters(&c).unwrap(), 2_459_207_680);
+    // A real file has no top-level `num_key_value_heads` (the class writes one on saving).
+    let mut f = file.clone();
+    f.as_object_mut().unwrap().remove("num_key_value_heads");
+    f["attn_config"]["kv_n_heads"] = json!(8);
+    f["ffn_config"]["moe_num_experts"] = json!(16);
+    f["ffn_config"]["moe_top_k"] = json!(4);
+    let c = load(&f).unwrap();
+    assert_eq!(
+        (c.num_key_value_heads, c.num_experts, c.num_experts_per_tok),
+        (8, 16, 4)
+    );
+    let obj = f.as_object_mut().unwrap();
+    obj.remove("attn_config");
+    obj.remove("ffn_config");
+    let c = load(&f).unwrap();
+    assert_eq!((c.num_key_value_heads, c.num_experts), (1, 4));
+    let mut f = file;
+    f["tie_word_embeddings"] = json!(true);
+    let e = load(&f).unwrap_err().to_string();
+    assert!(
+        e.contains("tie_word_embeddings") && e.contains("refuses tied"),
+        "{e}"
+    );
+}

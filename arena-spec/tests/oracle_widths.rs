@@ -57,10 +57,11 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
         check("k + v projections", c.kv_proj_width(), Some(k + v));
     }
     // (MiniMax's lightning layers also have a `qkv_proj`, checked with their kind below;
-    // BLOOM calls it `query_key_value`.)
+    // BLOOM calls it `query_key_value`, DBRX `Wqkv`.)
     if let Some(qkv) = b
         .out("qkv_proj", not_attention)
         .or(b.out("query_key_value", not_attention))
+        .or(b.out("Wqkv", not_attention))
         .filter(|_| !c.has_lightning())
     {
         check(
@@ -241,6 +242,14 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
             Some(shape[1]),
         );
     }
+    // DBRX's `DbrxExpertGLU`: w1, v1 and w2 each [experts · width, hidden].
+    if let Some(shape) = b.param("experts.mlp.w1") {
+        check(
+            "routed experts · width (w1 rows)",
+            c.num_experts * c.moe_intermediate_size,
+            Some(shape[0]),
+        );
+    }
     // Latent MoE (Nemotron-3, `NemotronHMoE`): the routed experts read and write
     // `moe_latent_size` between fc1_latent_proj and fc2_latent_proj; a config with a latent
     // must find those projections in the reference.
@@ -273,7 +282,8 @@ pub(crate) fn width_checks(c: &ModelConfig, b: &Built) -> Vec<(&'static str, usi
         .param("gate.weight")
         .or(b.param("router.weight"))
         .map(|s| s[0])
-        .or(b.out("router", &[]));
+        .or(b.out("router", &[]))
+        .or(b.widest_out("ffn.router.layer"));
     check("router columns", c.num_experts, router);
     let shared = b
         .modules

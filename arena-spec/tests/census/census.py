@@ -77,6 +77,10 @@ VARIANTS = [
                                                               "rope_theta": 10000.0}}}},
      "a RoPE for its full-attention layers (the default's empty `rope_parameters` cannot be "
      "built by transformers: its rotary embedding looks up `full_attention`)"),
+    ("dbrx.rope_theta", "dbrx", "DbrxForCausalLM",
+     {"attn_config": {"kv_n_heads": 1, "rope_theta": 500000.0}},
+     "DBRX's `attn_config.rope_theta` (the default's attention config has none, and "
+     "transformers' attention reads it)"),
     ("glm4v_moe.head_dim", "glm4v_moe", "Glm4vMoeForConditionalGeneration",
      {"text_config": {"head_dim": 128}}, "GLM-4.5V's head_dim 128 (as glm4_moe's)"),
 ]

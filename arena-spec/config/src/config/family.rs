@@ -121,6 +121,7 @@ families! {
     Granite4Vision,
     Gemma4Unified,
     CohereCompass,
+    Dbrx,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its
@@ -191,7 +192,8 @@ pub struct FamilyRules {
     pub per_layer_inputs: Option<&'static str>,
     /// The class's `attribute_map`: (the name the loader reads, the file's own key), for
     /// classes whose files spell the common keys their own way (GPT-2's `n_embd` for
-    /// `hidden_size`). A file without the name takes its own key's value.
+    /// `hidden_size`). A file without the name takes its own key's value; a dotted key names
+    /// one inside a nested object (DBRX's `attn_config.kv_n_heads`).
     pub aliases: &'static [(&'static str, &'static str)],
     /// Where the dense FFN width key is absent or null, the FFN is this many times
     /// `hidden_size` (GPT-2's `n_inner` null: `4 · n_embd`, `GPT2Block`); 0: no such rule.

@@ -552,16 +552,24 @@ fn with_aliases(
     obj: &serde_json::Map<String, Value>,
     aliases: &[(&str, &str)],
 ) -> Option<serde_json::Map<String, Value>> {
-    let missing: Vec<_> = aliases
+    // The file's own key may sit in a nested object, named by a dotted path (DBRX's
+    // `attn_config.kv_n_heads`).
+    let own_value = |own: &str| {
+        let mut parts = own.split('.');
+        let first = obj.get(parts.next()?)?;
+        parts.try_fold(first, |v, part| v.get(part))
+    };
+    let found: Vec<_> = aliases
         .iter()
-        .filter(|(name, own)| !obj.contains_key(*name) && obj.contains_key(*own))
+        .filter(|(name, _)| !obj.contains_key(*name))
+        .filter_map(|(name, own)| Some((name, own_value(own)?)))
         .collect();
-    if missing.is_empty() {
+    if found.is_empty() {
         return None;
     }
     let mut out = obj.clone();
-    for (name, own) in missing {
-        out.insert(name.to_string(), obj[*own].clone());
+    for (name, value) in found {
+        out.insert(name.to_string(), value.clone());
     }
     Some(out)
 }

@@ -68,6 +68,7 @@ impl Family {
             Family::Ministral3 => &dense::MINISTRAL3,
             Family::Mistral3 => &dense::MISTRAL3,
             Family::Mixtral => &moe::MIXTRAL,
+            Family::Dbrx => &moe::DBRX,
             Family::Qwen2 => &dense::QWEN2,
             Family::Qwen2Moe => &moe::QWEN2_MOE,
             Family::Qwen3 => &dense::QWEN3,

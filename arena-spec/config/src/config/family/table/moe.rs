@@ -1,4 +1,4 @@
-//! The rows of the families whose layers are softmax attention with routed experts: Mixtral,
+//! The rows of the families whose layers are softmax attention with routed experts: Mixtral, DBRX,
 //! Qwen2-MoE, Qwen3-MoE and Qwen3-VL-MoE, GLM-4 MoE, gpt-oss, Laguna, MiniMax-M2, OLMoE,
 //! Granite MoE and its shared-expert kin, ERNIE 4.5 MoE, Aria, GLM-4.5V, EXAONE MoE and
 //! Hunyuan v3 (`moe_windowed.rs` holds those whose local layers follow a rule of their own).
@@ -14,6 +14,47 @@ pub(super) const MIXTRAL: FamilyRules = FamilyRules {
         ..KvLayers::AS_LISTED
     },
     // MixtralAttention: as Llama's.
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
+// DBRX (dbrx/modeling_dbrx.py): Mixtral's shape under its own names. The attention's q, k
+// and v are one `Wqkv` (hidden + 2 · kv heads · head size out, 187–189) and its output
+// `out_proj`, no biases; every layer a MoE of `DbrxExpertGLU`'s w1, v1 and w2, each
+// `[experts · ffn_hidden_size, hidden]` (247–256: gate, up and down), a bias-free router
+// (316); the three norms a layer and the final one `nn.LayerNorm(bias=False)` (360–365,
+// 475). The widths sit in `attn_config` and `ffn_config` (configuration_dbrx.py: 30–80),
+// the rest under the `attribute_map` names (115–120); an untied head, which the class
+// insists on (156–159).
+pub(super) const DBRX: FamilyRules = FamilyRules {
+    model_type: "dbrx",
+    reference: reference!("dbrx", "DbrxConfig", "DbrxForCausalLM"),
+    moe: Some(MIXTRAL_MOE),
+    aliases: &[
+        ("hidden_size", "d_model"),
+        ("num_attention_heads", "n_heads"),
+        ("num_hidden_layers", "n_layers"),
+        ("max_position_embeddings", "max_seq_len"),
+        ("num_key_value_heads", "attn_config.kv_n_heads"),
+        ("num_local_experts", "ffn_config.moe_num_experts"),
+        ("num_experts_per_tok", "ffn_config.moe_top_k"),
+        ("intermediate_size", "ffn_config.ffn_hidden_size"),
+    ],
+    // DbrxAttentionConfig and DbrxFFNConfig, where a file has no `attn_config` or
+    // `ffn_config` (configuration_dbrx.py: 40, 72–74).
+    defaults: &[
+        ("num_key_value_heads", 1),
+        ("num_local_experts", 4),
+        ("num_experts_per_tok", 1),
+        ("intermediate_size", 3584),
+    ],
+    refusals: &[Refusal {
+        key: "tie_word_embeddings",
+        scope: RefusalScope::AnyModel,
+        reason:
+            "DBRX's configuration class refuses tied embeddings (DbrxConfig.validate_architecture)",
+    }],
+    // One norm before the attention and one after it (`norm_1`, `norm_2`), without bias.
     weights: Some(WeightRules::LLAMA),
     ..DECODER
 };
