@@ -1,7 +1,7 @@
 // A const arena sizing a buffer from a `Regions` layout: `layout` is not const (it returns the
 // layout, a run-time value), so the const path takes `bytes`; and `bytes` exists as a
-// `const fn` only under `#[regions(const)]`. `.min(..)` is `Ord::min`, not const: the
-// built-in `min(a, b)` is.
+// `const fn` only under `#[regions(const)]`. `.min(..)`, `.max(..)` and `.clamp(..)`
+// are `Ord`'s, not const: the built-in `min(a, b)` and `max(a, b)` are.
 use arena_runtime::{dtype::bf16, Arena, DevicePtr, Regions};
 
 #[derive(Regions)]
@@ -37,6 +37,10 @@ pub struct UsesRunTimeBytes {
 pub struct UsesMethodMin {
     #[buffer(shape = [m.min(cap), 16])]
     pub rows: DevicePtr<bf16>,
+    #[buffer(shape = [m.max(cap), 16])]
+    pub wide: DevicePtr<bf16>,
+    #[buffer(shape = [m.clamp(1, cap), 16])]
+    pub held: DevicePtr<bf16>,
 }
 
 fn main() {}

@@ -28,6 +28,12 @@ pub struct MissingFieldComma {
 pub struct HelperArity {
     #[buffer(shape = [max(m), config.hidden_size])]
     pub hidden: DevicePtr<bf16>,
+    #[buffer(shape = [ceil16(m, 2), config.hidden_size])]
+    pub padded: DevicePtr<bf16>,
+    #[buffer(shape = [round_up(m), config.hidden_size])]
+    pub rounded: DevicePtr<bf16>,
+    #[buffer(shape = [ceil_div(m), config.hidden_size])]
+    pub blocks: DevicePtr<bf16>,
 }
 
 #[derive(Arena)]
