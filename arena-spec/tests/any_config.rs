@@ -493,3 +493,21 @@ fn dbrx_reads_its_nested_configs() {
         "{e}"
     );
 }
+
+/// Molmo2: the embedding's `additional_vocab_size` rows beyond the head's vocabulary, and q
+/// and k normed a head (`qk_norm_type` "qwen3") or across the projection ("olmo").
+#[test]
+fn molmo2_counts_its_extra_embedding_rows_and_its_qk_norm_type() {
+    let file = census_file("molmo2");
+    let c = load(&file).unwrap();
+    assert_eq!(c.family, Family::Molmo2);
+    assert_eq!((c.vocab_size, c.embedding_extra_rows), (151_936, 128));
+    // 8,191,259,648 in transformers.
+    assert_eq!(parameters(&c).unwrap(), 8_191_259_648);
+    let mut f = file;
+    f["text_config"]["qk_norm_type"] = json!("olmo");
+    f["text_config"]["additional_vocab_size"] = json!(0);
+    // 8,190,910,464 in transformers (its meta-device build of this file): 36 layers of
+    // q and k norms 4096 + 1024 wide, not 128 + 128, and 128 · 4096 embedding rows fewer.
+    assert_eq!(parameters(&load(&f).unwrap()).unwrap(), 8_190_910_464);
+}

@@ -10,7 +10,7 @@
 )]
 #[must_use = "the sizes are what `allocate` and `total_bytes` read; computing them alone does nothing"]
 pub struct ModelWeightsSizes {
-    /// [`ModelWeights::embed_tokens`]: Shape `w.embedding layers × [w.vocab_rows, config.hidden_size]` of `bf16` · gate `w.embedding > 0` · tracked
+    /// [`ModelWeights::embed_tokens`]: Shape `w.embedding layers × [w.embedding_rows, config.hidden_size]` of `bf16` · gate `w.embedding > 0` · tracked
     pub embed_tokens: usize,
     /// [`ModelWeights::lm_head`]: Shape `w.lm_head layers × [w.vocab_rows, config.hidden_size]` of `bf16` · gate `w.lm_head > 0` · tracked
     pub lm_head: usize,
@@ -111,7 +111,7 @@ impl ModelWeightsSizes {
         };
         __sizes.embed_tokens = if w.embedding > 0 {
             let __f = ::arena_runtime::CheckedArith::new("embed_tokens");
-            let __d = [w.embedding, w.vocab_rows, config.hidden_size];
+            let __d = [w.embedding, w.embedding_rows, config.hidden_size];
             __r.shape(__f, &__d, <bf16 as __E>::SIZE, 0, true)?
         } else {
             __r.closed()
@@ -357,9 +357,9 @@ impl ::arena_runtime::Arena for ModelWeights {
         ::arena_runtime::BufferDecl::new(
                 "embed_tokens",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
-                "w.embedding layers × [w.vocab_rows, config.hidden_size]",
+                "w.embedding layers × [w.embedding_rows, config.hidden_size]",
                 3usize,
-                "`model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows).",
+                "`model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows; Molmo2's",
             )
             .gated_by("w.embedding > 0"),
         ::arena_runtime::BufferDecl::new(

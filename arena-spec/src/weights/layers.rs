@@ -14,8 +14,13 @@ use std::ops::Range;
 /// `ModelConfig::shard` splits them, the layers of its stage).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct WeightLayers {
-    /// Vocabulary rows of the embedding and output head on this rank.
+    /// Vocabulary rows of the output head on this rank (and of the embedding, but for
+    /// `embedding_rows`).
     pub vocab_rows: usize,
+    /// Rows of the input embedding on this rank: the vocabulary's, and the rows a family
+    /// reads beyond it (Molmo2's `additional_vocab_size`: `ModelConfig::embedding_extra_rows`),
+    /// split and padded as the vocabulary is.
+    pub embedding_rows: usize,
     /// 1 where this rank holds the input embedding (the first stage), else 0.
     pub embedding: usize,
     /// 1 where this rank holds an output head of its own (the last stage, unless the head is
@@ -426,6 +431,11 @@ impl WeightLayers {
         let per_layer_inputs = c.per_layer_input_dim > 0;
         Ok(WeightLayers {
             vocab_rows: vocab_rows(c.vocab_size, tp, padded),
+            embedding_rows: vocab_rows(
+                c.vocab_size.saturating_add(c.embedding_extra_rows),
+                tp,
+                padded,
+            ),
             embedding: usize::from(first_stage),
             lm_head: usize::from(last_stage && !(c.tie_word_embeddings && first_stage)),
             head_bias: usize::from(last_stage && rules.head_bias),

@@ -20,10 +20,11 @@ use arena_runtime::{Arena, DevicePtr};
     )
 )]
 pub struct ModelWeights {
-    /// `model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows).
+    /// `model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows; Molmo2's
+    /// hold its `additional_vocab_size` rows too).
     #[buffer(
         per_layer = w.embedding,
-        shape = [w.vocab_rows, config.hidden_size],
+        shape = [w.embedding_rows, config.hidden_size],
         gate = w.embedding > 0
     )]
     pub embed_tokens: DevicePtr<bf16>,

@@ -56,10 +56,11 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
         qkv_bias: bias(w.qkv_bias),
         o_bias: bias(w.o_bias),
         mlp_bias: bias(w.mlp_bias),
-        qk_norm: if w.qk_norm_switched && !c.use_qk_norm {
-            QkNorm::None
-        } else {
-            w.qk_norm
+        qk_norm: match w.qk_norm {
+            _ if w.qk_norm_switched && !c.use_qk_norm => QkNorm::None,
+            // Molmo2's `qk_norm_type: "olmo"`: the norms span the whole projection.
+            QkNorm::PerHead if c.qk_norm_whole => QkNorm::Whole,
+            norm => norm,
         },
         norms_per_layer: w.norms_per_layer
             + usize::from(w.per_layer_input_norm && c.per_layer_input_dim > 0)

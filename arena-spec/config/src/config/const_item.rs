@@ -47,6 +47,8 @@ impl ModelConfig {
             attention_bias,
             mlp_bias,
             use_qk_norm,
+            qk_norm_whole,
+            embedding_extra_rows,
             post_norms,
             sliding_window,
             attention_chunk_size,
@@ -162,6 +164,8 @@ impl ModelConfig {
         field("attention_bias", attention_bias.to_string());
         field("mlp_bias", mlp_bias.to_string());
         field("use_qk_norm", use_qk_norm.to_string());
+        field("qk_norm_whole", qk_norm_whole.to_string());
+        field("embedding_extra_rows", embedding_extra_rows.to_string());
         field("post_norms", post_norms.to_string());
         field("sliding_window", sliding_window.to_string());
         field("attention_chunk_size", attention_chunk_size.to_string());

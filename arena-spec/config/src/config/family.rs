@@ -122,6 +122,7 @@ families! {
     Gemma4Unified,
     CohereCompass,
     Dbrx,
+    Molmo2,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its
@@ -195,6 +196,9 @@ pub struct FamilyRules {
     /// `hidden_size`). A file without the name takes its own key's value; a dotted key names
     /// one inside a nested object (DBRX's `attn_config.kv_n_heads`).
     pub aliases: &'static [(&'static str, &'static str)],
+    /// The key of the rows the input embedding holds beyond `vocab_size` (Molmo2's
+    /// `additional_vocab_size`); `None`: the embedding has `vocab_size` rows.
+    pub embedding_extra_rows: Option<&'static str>,
     /// Where the dense FFN width key is absent or null, the FFN is this many times
     /// `hidden_size` (GPT-2's `n_inner` null: `4 · n_embd`, `GPT2Block`); 0: no such rule.
     pub ffn_times_hidden: usize,

@@ -254,6 +254,11 @@ pub(super) fn from_value(
         attention_bias: k.flag("attention_bias")?,
         mlp_bias: k.flag("mlp_bias")?,
         use_qk_norm: f.opt_bool("use_qk_norm")?.unwrap_or(false),
+        qk_norm_whole: f.opt_str("qk_norm_type")? == Some("olmo"),
+        embedding_extra_rows: match rules.embedding_extra_rows {
+            Some(key) => k.dim_or(key, 0)?,
+            None => 0,
+        },
         post_norms: k.flag("use_post_norm")?,
         sliding_window: kv_layout.window,
         attention_chunk_size: kv_layout.chunk,

@@ -269,6 +269,14 @@ pub struct ModelConfig {
     /// The file's `use_qk_norm` (absent: false), for families where it switches the q and k
     /// norms. Read by the weights only (`crate::weights`).
     pub use_qk_norm: bool,
+    /// The file's `qk_norm_type` is `"olmo"`: q and k are normed across the whole projection
+    /// rather than a head (Molmo2's `Molmo2Attention`); false for every other value and
+    /// family. Read by the weights only (`crate::weights`).
+    pub qk_norm_whole: bool,
+    /// Rows the input embedding holds beyond `vocab_size` (Molmo2's `additional_vocab_size`:
+    /// tokens the model reads but never predicts, so the output head keeps `vocab_size`);
+    /// 0 for every other family. Read by the weights only (`crate::weights`).
+    pub embedding_extra_rows: usize,
     /// The file's `use_post_norm` (absent: the row's default, else false), for families where
     /// it adds a norm after the attention and one after the MLP (HyperCLOVA X's `post_norm1`
     /// and `post_norm2`). Read by the weights only (`crate::weights`).

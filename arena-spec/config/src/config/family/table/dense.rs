@@ -414,6 +414,32 @@ pub(super) const COHERE_COMPASS: FamilyRules = FamilyRules {
     ..COHERE2
 };
 
+// Molmo2's text model (`Molmo2TextConfig` under `text_config`; molmo2/modeling_molmo2.py):
+// Llama's layer (`Molmo2DecoderLayer`, 330–340: two norms, after rather than before the
+// attention and MLP where `norm_after`, the same count) with OLMo 2's attention, q, k and v
+// biased by `attention_bias` and o never (238–247), q and k normed a head where `qk_norm_type`
+// is "qwen3" (the class default) and across the whole projection where "olmo" (248–256). The
+// embedding holds `additional_vocab_size` rows beyond the vocabulary, which the untied head
+// does not predict (`Molmo2TextModel`, 629–637; the head: 911).
+pub(super) const MOLMO2: FamilyRules = FamilyRules {
+    model_type: "molmo2",
+    text_model_type: Some("molmo2_text"),
+    reference: reference!(
+        "molmo2",
+        "Molmo2TextConfig",
+        "Molmo2ForConditionalGeneration",
+    ),
+    // Molmo2TextConfig (configuration_molmo2.py: 137, 139).
+    defaults: &[("head_dim", 128), ("additional_vocab_size", 128)],
+    embedding_extra_rows: Some("additional_vocab_size"),
+    weights: Some(WeightRules {
+        o_bias: Bias::Never,
+        qk_norm: QkNorm::PerHead,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // GLM-4.1V's text model (`Glm4vTextConfig` under `text_config`; glm4v/modeling_glm4v.py):
 // q, k and v always biased, o not, hd = H / nH (`Glm4vTextAttention`, 536–560), GLM-4's
 // fused MLP (612–613) and four norms a layer (631–634), M-RoPE's three position streams.
