@@ -34,6 +34,8 @@ pub struct HelperArity {
     pub rounded: DevicePtr<bf16>,
     #[buffer(shape = [ceil_div(m), config.hidden_size])]
     pub blocks: DevicePtr<bf16>,
+    #[buffer(shape = [min(m, 2, 3), config.hidden_size])]
+    pub least: DevicePtr<bf16>,
 }
 
 #[derive(Arena)]
