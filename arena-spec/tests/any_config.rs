@@ -7,7 +7,7 @@
 use arena_spec::gpu_plan::{plan_gpu, GpuPlanError, GpuPlanInputs};
 use arena_spec::weights::parameters;
 use arena_spec::{
-    models, BufferArenaInputs, BufferSizes, ConfigError, Family, KvLayer, ModelConfig,
+    models, BufferArenaInputs, BufferSizes, ConfigError, Family, KvLayer, LayerKind, ModelConfig,
     ParallelLayout, Resolution,
 };
 use serde_json::{json, Value};
@@ -510,4 +510,27 @@ fn molmo2_counts_its_extra_embedding_rows_and_its_qk_norm_type() {
     // 8,190,910,464 in transformers (its meta-device build of this file): 36 layers of
     // q and k norms 4096 + 1024 wide, not 128 + 128, and 128 · 4096 embedding rows fewer.
     assert_eq!(parameters(&load(&f).unwrap()).unwrap(), 8_190_910_464);
+}
+
+/// OLMo Hybrid: Gated DeltaNet layers and full attention every fourth layer where the file
+/// lists no `layer_types` (its class's rule), the same model either way.
+#[test]
+fn olmo_hybrid_puts_every_fourth_layer_full_without_layer_types() {
+    let file = census_file("olmo_hybrid");
+    let c = load(&file).unwrap();
+    assert_eq!(c.family, Family::OlmoHybrid);
+    // 7,430,870,688 in transformers.
+    assert_eq!(parameters(&c).unwrap(), 7_430_870_688);
+    let mut f = file;
+    f.as_object_mut().unwrap().remove("layer_types");
+    let without = load(&f).unwrap();
+    assert_eq!(without.layers, c.layers);
+    assert_eq!(
+        c.layers
+            .iter()
+            .filter(|&&l| l == LayerKind::Attention)
+            .count(),
+        8
+    );
+    assert_eq!(c.layers[3], LayerKind::Attention);
 }

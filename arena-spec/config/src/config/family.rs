@@ -123,6 +123,7 @@ families! {
     CohereCompass,
     Dbrx,
     Molmo2,
+    OlmoHybrid,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its

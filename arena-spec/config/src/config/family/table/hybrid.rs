@@ -51,6 +51,28 @@ pub(super) const QWEN35: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// OLMo Hybrid (olmo_hybrid/modeling_olmo_hybrid.py): Qwen3.5's layout of Gated DeltaNet and
+// full-attention layers, a dense MLP in every layer. Its Gated DeltaNet splits what Qwen3-Next
+// fuses (q, k, v, g, a and b projections, 270–330: the same widths, 2 · k + 2 · v and 2 · nV,
+// a bias-free conv of 2 · k + v channels, a gated norm a value head wide); its attention
+// layers are OLMo 3's (q and k normed across the whole projection, no output gate), with the
+// norms after the attention and MLP (`post_attention_layernorm`, `post_feedforward_layernorm`),
+// the linear layers' before (`input_layernorm`, `post_attention_layernorm`): two a layer
+// either way (454–466). Every fourth layer full where the file lists no `layer_types`
+// (configuration_olmo_hybrid.py: 121–129).
+pub(super) const OLMO_HYBRID: FamilyRules = FamilyRules {
+    model_type: "olmo_hybrid",
+    reference: reference!("olmo_hybrid", "OlmoHybridConfig", "OlmoHybridForCausalLM"),
+    mixers: Mixers::GatedDeltaNetHybrid,
+    output_gate: Some(false),
+    defaults: &[("full_attention_interval", 4)],
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::WholeUnsplit,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 pub(super) const QWEN35_MOE: FamilyRules = FamilyRules {
     model_type: "qwen3_5_moe",
     text_model_type: Some("qwen3_5_moe_text"),
