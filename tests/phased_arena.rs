@@ -265,3 +265,34 @@ lora                   u8        -               0 B    0.0%  whole step    gate
 "
     );
 }
+
+/// A const arena whose inputs are all by value: `const_from_inputs` takes them by name, in
+/// the inputs struct, as `const_from_config` takes them in order. Its floor is arithmetic
+/// (checked on the const path as a shape is).
+mod by_value_inputs {
+    use arena_runtime::{dtype::bf16, Arena, DevicePtr};
+
+    #[derive(Arena)]
+    #[arena(const, sizes = GridSizes, inputs(rows: usize, cols: usize))]
+    pub struct Grid {
+        #[buffer(shape = [rows, cols])]
+        pub cells: DevicePtr<bf16>,
+        #[buffer(shape = [cols])]
+        pub column_sums: DevicePtr<f32>,
+        #[buffer(shape = [rows], min_bytes = 64 * cols)]
+        pub row_flags: DevicePtr<u8>,
+    }
+
+    const BY_NAME: GridSizes = GridSizes::const_from_inputs(&GridInputs { rows: 3, cols: 500 });
+
+    #[test]
+    fn const_from_inputs_reads_each_input_by_name() {
+        let in_order = GridSizes::const_from_config(3, 500);
+        assert_eq!(BY_NAME.cells, in_order.cells);
+        assert_eq!(BY_NAME.cells, 3 * 500 * 2);
+        assert_eq!(BY_NAME.column_sums, 500 * 4);
+        // 3 bytes of flags, raised to the floor of 64 · 500.
+        assert_eq!(BY_NAME.row_flags, 32_000);
+        assert_eq!(BY_NAME.total_bytes(), in_order.total_bytes());
+    }
+}

@@ -61,6 +61,9 @@ pub struct NoPhaseList {
 pub struct TooManyDims {
     #[buffer(shape = [m, 2, 2, 2, 2, 2, 2, 2, 2])]
     pub deep: DevicePtr<bf16>,
+    // Eight: as many as a view keeps, no error.
+    #[buffer(shape = [m, 2, 2, 2, 2, 2, 2, 2])]
+    pub eight: DevicePtr<bf16>,
 }
 
 fn main() {
