@@ -534,3 +534,57 @@ fn olmo_hybrid_puts_every_fourth_layer_full_without_layer_types() {
     );
     assert_eq!(c.layers[3], LayerKind::Attention);
 }
+
+/// Granite 4.0-H: Mamba-2 or attention in each layer (`layers_block_type`, the alias older
+/// files use), the FFN after either; without experts the shared MLP is the layer's FFN. (Its
+/// files write Mamba-2's `time_step_limit` as `Infinity`, which the loader reads and
+/// `serde_json` does not: they are edited as text.)
+#[test]
+fn granitemoehybrid_reads_its_layers_and_its_dense_form() {
+    let text = |name: &str| {
+        let path = format!(
+            "{}/tests/census/configs/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(path).unwrap()
+    };
+    let from = |t: &str| ModelConfig::from_json_str(t, "built.json");
+    let file = text("granitemoehybrid.attention");
+    let c = from(&file).unwrap();
+    assert_eq!(c.family, Family::GraniteMoeHybrid);
+    assert_eq!(
+        c.layers
+            .iter()
+            .filter(|&&l| l == LayerKind::Attention)
+            .count(),
+        3
+    );
+    // 38,416,883,072 in transformers.
+    assert_eq!(parameters(&c).unwrap(), 38_416_883_072);
+    let aliased = file.replace("\"layer_types\"", "\"layers_block_type\"");
+    assert_eq!(from(&aliased).unwrap().layers, c.layers);
+    let dense = from(&text("granitemoehybrid.dense")).unwrap();
+    assert_eq!((dense.num_experts, dense.intermediate_size), (0, 8192));
+    // 6,681,730,432 in transformers.
+    assert_eq!(parameters(&dense).unwrap(), 6_681_730_432);
+    for (from_text, to_text, says) in [
+        (
+            "\"mamba_proj_bias\": false",
+            "\"mamba_proj_bias\": true",
+            "is true",
+        ),
+        (
+            "\"mamba_conv_bias\": true",
+            "\"mamba_conv_bias\": false",
+            "is false",
+        ),
+        ("\"mamba_expand\": 2", "\"mamba_expand\": 3", "mamba_expand"),
+    ] {
+        assert!(file.contains(from_text), "{from_text}");
+        let e = from(&file.replace(from_text, to_text))
+            .unwrap_err()
+            .to_string();
+        let key = from_text.split('"').nth(1).unwrap();
+        assert!(e.contains(key) && e.contains(says), "{key}: {e}");
+    }
+}

@@ -81,6 +81,16 @@ VARIANTS = [
      {"attn_config": {"kv_n_heads": 1, "rope_theta": 500000.0}},
      "DBRX's `attn_config.rope_theta` (the default's attention config has none, and "
      "transformers' attention reads it)"),
+    ("granitemoehybrid.attention", "granitemoehybrid", "GraniteMoeHybridForCausalLM",
+     {"layer_types": ["attention" if i in (5, 15, 25) else "linear_attention" for i in range(32)],
+      "num_key_value_heads": 8},
+     "attention layers among the Mamba-2 ones (5, 15 and 25, 8 kv heads), as Granite 4.0-H "
+     "mixes them (the default's layers are all Mamba-2)"),
+    ("granitemoehybrid.dense", "granitemoehybrid", "GraniteMoeHybridForCausalLM",
+     {"layer_types": ["attention" if i in (5, 15, 25) else "linear_attention" for i in range(32)],
+      "num_local_experts": 0, "shared_intermediate_size": 8192},
+     "no experts: each layer's FFN is its shared MLP alone (8192 wide), as in Granite 4.0-H's "
+     "dense models"),
     ("glm4v_moe.head_dim", "glm4v_moe", "Glm4vMoeForConditionalGeneration",
      {"text_config": {"head_dim": 128}}, "GLM-4.5V's head_dim 128 (as glm4_moe's)"),
 ]

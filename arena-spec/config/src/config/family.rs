@@ -124,6 +124,7 @@ families! {
     Dbrx,
     Molmo2,
     OlmoHybrid,
+    GraniteMoeHybrid,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its
@@ -360,7 +361,7 @@ mod tests {
             // A row with Mamba-2 layers names their keys, and only such a row.
             let mamba_layers = matches!(
                 r.mixers,
-                Mixers::Mamba2 | Mixers::NemotronHybrid | Mixers::AnyKind
+                Mixers::Mamba2 | Mixers::Mamba2Hybrid | Mixers::NemotronHybrid | Mixers::AnyKind
             );
             assert_eq!(r.mamba.is_some(), mamba_layers, "{f:?}");
             assert_eq!(r.mixer_only, r.mixers == Mixers::Mamba2, "{f:?}");

@@ -27,6 +27,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
         k.one_per_layer("layer_types", types.len(), layers)?;
         let gdn = matches!(rules.mixers, Mixers::GatedDeltaNetHybrid | Mixers::AnyKind);
         let mamba = matches!(rules.mixers, Mixers::Mamba2 | Mixers::AnyKind);
+        let mamba_hybrid = rules.mixers == Mixers::Mamba2Hybrid;
         let short_conv = rules.mixers == Mixers::ShortConvHybrid;
         let kda = rules.mixers == Mixers::KdaHybrid;
         return types
@@ -41,6 +42,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 | "compressed_sparse_attention"
                 | "heavily_compressed_attention" => Ok(LayerKind::Attention),
                 "linear_attention" if gdn => Ok(LayerKind::GatedDeltaNet),
+                "linear_attention" if mamba_hybrid => Ok(LayerKind::Mamba2),
                 "mamba" | "mamba2" if mamba => Ok(LayerKind::Mamba2),
                 "conv" if short_conv => Ok(LayerKind::ShortConv),
                 "linear_attention" if kda => Ok(LayerKind::Kda),
@@ -55,7 +57,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
             .collect();
     }
     match rules.mixers {
-        Mixers::Mamba2 => Ok(vec![LayerKind::Mamba2; layers]),
+        Mixers::Mamba2 | Mixers::Mamba2Hybrid => Ok(vec![LayerKind::Mamba2; layers]),
         Mixers::GatedDeltaNetHybrid => {
             let interval = match k.dim("full_attention_interval", MAX_DIM)? {
                 Some(0) => {

@@ -31,7 +31,8 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         shared_width: 0,
         latent_width: 0,
         dense_ffn: vec![false; layers.len()],
-        dense_width: k.dim_or("intermediate_size", 0)?,
+        // The row's dense width key: GraniteMoeHybrid's shared MLP is its FFN without experts.
+        dense_width: k.dim_or(rules.dense_width_key, 0)?,
     };
     let Some(keys) = rules.moe else {
         return Ok(dense);

@@ -77,6 +77,7 @@ impl Family {
             Family::Qwen3Next => &hybrid::QWEN3_NEXT,
             Family::Qwen35 => &hybrid::QWEN35,
             Family::OlmoHybrid => &hybrid::OLMO_HYBRID,
+            Family::GraniteMoeHybrid => &hybrid::GRANITEMOEHYBRID,
             Family::Qwen35Moe => &hybrid::QWEN35_MOE,
             Family::Qwen3Vl => &dense::QWEN3_VL,
             Family::Qwen3VlMoe => &moe::QWEN3_VL_MOE,

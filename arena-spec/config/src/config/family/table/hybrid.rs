@@ -298,6 +298,66 @@ pub(super) const NEMOTRON_H: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// Granite 4.0 hybrid (granitemoehybrid/modeling_granitemoehybrid.py): each layer a Mamba-2
+// mixer (`GraniteMoeHybridMambaLayer`, Bamba's: `in_proj` of d_inner + conv channels + heads,
+// a conv over x, B and C with a bias by `mamba_conv_bias`, the gated norm, `out_proj`) or
+// Granite's attention, then in the same layer the MoE block where `num_local_experts` > 0
+// (router, experts of `intermediate_size`) and always a shared MLP of
+// `shared_intermediate_size` (`GraniteMoeHybridDecoderLayer`, 943–965): with no experts the
+// shared MLP is the layer's dense FFN. Two norms a layer; the multipliers change no width.
+pub(super) const GRANITEMOEHYBRID: FamilyRules = FamilyRules {
+    model_type: "granitemoehybrid",
+    reference: reference!(
+        "granitemoehybrid",
+        "GraniteMoeHybridConfig",
+        "GraniteMoeHybridForCausalLM",
+    ),
+    mixers: Mixers::Mamba2Hybrid,
+    moe: Some(MoeKeys {
+        experts: &["num_local_experts"],
+        shared: SharedExpert::Width("shared_intermediate_size"),
+        ..MIXTRAL_MOE
+    }),
+    mamba: Some(MambaKeys {
+        heads: "mamba_n_heads",
+        head_dim: "mamba_d_head",
+        state: "mamba_d_state",
+        n_groups: &["mamba_n_groups"],
+        conv_kernel: &["mamba_d_conv"],
+        chunk_size: &["mamba_chunk_size"],
+        expand: Some("mamba_expand"),
+    }),
+    // The dense FFN where the model routes to no experts: the shared MLP.
+    dense_width_key: "shared_intermediate_size",
+    // GraniteMoeHybridConfig (configuration_granitemoehybrid.py: 88–102).
+    defaults: &[
+        ("num_local_experts", 8),
+        ("num_experts_per_tok", 2),
+        ("shared_intermediate_size", 1024),
+        ("mamba_n_heads", 128),
+        ("mamba_n_groups", 1),
+        ("mamba_d_state", 256),
+        ("mamba_d_conv", 4),
+        ("mamba_expand", 2),
+        ("mamba_chunk_size", 256),
+    ],
+    refusals: &[
+        Refusal {
+            key: "mamba_proj_bias",
+            scope: RefusalScope::AnyModel,
+            reason: "biases on the Mamba-2 in and out projections are not declared in the weights",
+        },
+        Refusal {
+            key: "mamba_conv_bias",
+            scope: RefusalScope::AnyModelWhenFalse,
+            reason: "the weights declare the Mamba-2 conv's bias",
+        },
+    ],
+    aliases: &[("layer_types", "layers_block_type")],
+    weights: Some(WeightRules::LLAMA),
+    ..DECODER
+};
+
 // Llama-Nemotron NAS (DeciLM): no transformers class; NVIDIA's `modeling_decilm.py`
 // is the reference (`config/blocks.rs`). Its attention is Llama's with per-block kv
 // heads; head_dim is hidden / heads (`DeciLMAttention`).
