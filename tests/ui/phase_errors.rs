@@ -1,5 +1,5 @@
 // Phases: an unknown phase (with a suggestion, or the list of phases when none is close), a
-// range that runs backwards, a phase no buffer is live in, a phase named where the arena
+// range that runs backwards, ranges spelled otherwise than `..=`, a phase no buffer is live in, a phase named where the arena
 // declares none, and a phase listed twice.
 use arena_runtime::{dtype::bf16, Arena, DevicePtr};
 
@@ -18,6 +18,10 @@ pub struct WithPhases {
     pub half_open: DevicePtr<bf16>,
     #[buffer(shape = [m, config.hidden_size], phase = decode)]
     pub far_off: DevicePtr<bf16>,
+    #[buffer(shape = [m, config.hidden_size], phase = attention -> ffn)]
+    pub arrow: DevicePtr<bf16>,
+    #[buffer(shape = [m, config.hidden_size], phase = attention <== ffn)]
+    pub not_a_range: DevicePtr<bf16>,
 }
 
 #[derive(Arena)]
