@@ -11,6 +11,7 @@ mod any_config;
 mod census;
 mod const_sizes;
 mod dependencies;
+mod family_files;
 mod family_rules;
 mod family_table;
 mod golden_sizes;

@@ -91,6 +91,10 @@ VARIANTS = [
       "num_local_experts": 0, "shared_intermediate_size": 8192},
      "no experts: each layer's FFN is its shared MLP alone (8192 wide), as in Granite 4.0-H's "
      "dense models"),
+    ("minimax_m3_vl.dense_first", "minimax_m3_vl", "MiniMaxM3SparseForConditionalGeneration",
+     {"text_config": {"mlp_layer_types": ["dense"] * 3 + ["sparse"] * 57}},
+     "MiniMax-M3's first three layers dense (its `moe_layer_freq`), the default routes in "
+     "every layer"),
     ("glm4v_moe.head_dim", "glm4v_moe", "Glm4vMoeForConditionalGeneration",
      {"text_config": {"head_dim": 128}}, "GLM-4.5V's head_dim 128 (as glm4_moe's)"),
 ]

@@ -125,6 +125,7 @@ families! {
     Molmo2,
     OlmoHybrid,
     GraniteMoeHybrid,
+    MinimaxM3Vl,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its

@@ -49,7 +49,7 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 other => Err(f.invalid(
                     "layer_types",
                     format!(
-                        "has layer type {other:?}, which a {} model does not have",
+                        "has layer type {other:?}, which the arena does not size in a {} model",
                         rules.model_type
                     ),
                 )),

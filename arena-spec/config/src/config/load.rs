@@ -77,6 +77,11 @@ pub(super) fn from_value(
     // The row's refusals of a feature any of its models may have: `true`, or a value above
     // 0 (the row's default where the file has none).
     for refusal in rules.refusals {
+        if refusal.scope == RefusalScope::Present
+            && f.obj.get(refusal.key).is_some_and(|v| !v.is_null())
+        {
+            return Err(f.invalid(refusal.key, format!("is set: {}", refusal.reason)));
+        }
         if refusal.scope == RefusalScope::AnyModel {
             match f.obj.get(refusal.key) {
                 Some(Value::Bool(true)) => {

@@ -68,7 +68,8 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
             // Checked for every file as it loads (`load.rs`).
             RefusalScope::AnyModel
             | RefusalScope::AnyModelWhenFalse
-            | RefusalScope::UnlessHidden => {}
+            | RefusalScope::UnlessHidden
+            | RefusalScope::Present => {}
         }
     }
     let experts = k.positive_any(keys.experts, MAX_DIM)?;
@@ -151,6 +152,28 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
             (0..n).map(|i| !routed.contains(&i)).collect()
         }
         DenseLayers::PerLayer => layers.iter().map(|&l| l == LayerKind::Mlp).collect(),
+        DenseLayers::TypesOrFrequency => {
+            let per_layer = |key: &'static str, listed: usize| {
+                if listed != n {
+                    return Err(f.invalid(
+                        key,
+                        format!("has {listed} entries but there are {n} layers"),
+                    ));
+                }
+                Ok(())
+            };
+            match (k.strings("mlp_layer_types")?, k.indices("moe_layer_freq")?) {
+                (Some(types), _) => {
+                    per_layer("mlp_layer_types", types.len())?;
+                    types.iter().map(|&t| t == "dense").collect()
+                }
+                (None, Some(freq)) => {
+                    per_layer("moe_layer_freq", freq.len())?;
+                    freq.iter().map(|&routes| routes == 0).collect()
+                }
+                (None, None) => vec![false; n],
+            }
+        }
         DenseLayers::StartEndInterval => {
             let start = k.dim_or("moe_layer_start_index", 0)?;
             let interval = k.dim_or("moe_layer_interval", 1)?;

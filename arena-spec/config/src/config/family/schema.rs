@@ -267,6 +267,10 @@ pub enum DenseLayers {
     Interleaved,
     /// Nemotron-H: the `mlp` (`-`) layers.
     PerLayer,
+    /// MiniMax-M3: `mlp_layer_types` (`"dense"` / `"sparse"` per layer), else `moe_layer_freq`
+    /// (0 a dense layer, 1 a routed one), else every layer routes
+    /// (`MiniMaxM3VLTextConfig.__post_init__`).
+    TypesOrFrequency,
     /// ERNIE 4.5 MoE: layer `i` routes where `(i + 1) % moe_layer_interval == 0` and
     /// `moe_layer_start_index <= i <= moe_layer_end_index` (-1: the last layer;
     /// `Ernie4_5_MoeDecoderLayer`, `Ernie4_5_MoeConfig.__post_init__`).
@@ -394,6 +398,10 @@ pub enum RefusalScope {
     /// Any model of the family whose file sets the key to a value other than `hidden_size`
     /// (absent or null: the same; OPT's `word_embed_proj_dim`).
     UnlessHidden,
+    /// Any model of the family whose file has the key at all, whatever its value (null:
+    /// absent): a nested config of a feature the arena does not size (MiniMax-M3's
+    /// `sparse_attention_config`).
+    Present,
 }
 
 impl Refusal {

@@ -99,6 +99,7 @@ impl Family {
             Family::Olmo3 => &dense::OLMO3,
             Family::Exaone4 => &dense::EXAONE4,
             Family::MinimaxM2 => &moe::MINIMAX_M2,
+            Family::MinimaxM3Vl => &moe::MINIMAX_M3_VL,
             Family::MinimaxM1 => &hybrid::MINIMAX_M1,
             Family::KimiLinear => &hybrid::KIMI_LINEAR,
             Family::Lfm2 => &hybrid::LFM2,

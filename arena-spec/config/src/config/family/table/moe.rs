@@ -223,6 +223,50 @@ pub(super) const MINIMAX_M2: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// MiniMax-M3's text model (`MiniMaxM3VLTextConfig` under `text_config`;
+// minimax_m3_vl/modeling_minimax_m3_vl.py): Llama's attention without biases, q and k normed a
+// head (408–427); on each `"sparse"` layer routed experts of `intermediate_size` (194–203)
+// behind a router whose `e_score_correction_bias` is a buffer, and always a shared MLP of
+// `shared_intermediate_size` (`MiniMaxM3VLSparseMoeBlock`, 255–261); on each `"dense"` one an
+// MLP of `dense_intermediate_size` (640–650). Its sparse-attention layers (an indexer beside the
+// attention, `"minimax_m3_sparse"`, or listed in `sparse_attention_config`) are not sized.
+pub(super) const MINIMAX_M3_VL: FamilyRules = FamilyRules {
+    model_type: "minimax_m3_vl",
+    text_model_type: Some("minimax_m3_vl_text"),
+    reference: reference!(
+        "minimax_m3_vl",
+        "MiniMaxM3VLTextConfig",
+        "MiniMaxM3VLForCausalLM",
+    ),
+    moe: Some(MoeKeys {
+        shared: SharedExpert::Width("shared_intermediate_size"),
+        dense_layers: DenseLayers::TypesOrFrequency,
+        ..MIXTRAL_MOE
+    }),
+    dense_width_key: "dense_intermediate_size",
+    // MiniMaxM3VLTextConfig (configuration_minimax_m3_vl.py).
+    defaults: &[
+        ("num_key_value_heads", 4),
+        ("head_dim", 128),
+        ("dense_intermediate_size", 12288),
+        ("shared_intermediate_size", 3072),
+    ],
+    refusals: &[Refusal {
+        key: "sparse_attention_config",
+        scope: RefusalScope::Present,
+        reason: "MiniMax-M3's sparse attention (a Lightning indexer beside the attention on the \
+                 layers it lists) is not sized here",
+    }],
+    weights: Some(WeightRules {
+        qkv_bias: Bias::Never,
+        o_bias: Bias::Never,
+        qk_norm: QkNorm::PerHead,
+        router_bias_buffer: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // OLMoE (olmoe/modeling_olmoe.py): Llama's attention with q and k normed whole (`q_norm` over
 // `hidden_size`, `k_norm` over nKV · hd: 222–225) and routed experts of `intermediate_size`
 // (`OlmoeExperts`, 279–288; `OlmoeTopKRouter`, 318–325), no shared expert.
