@@ -149,6 +149,23 @@ fn malformed_attribute_syntax_is_one_error_saying_what_was_expected() {
             quote::quote!(shape = (m)),
             "`shape = [d0, d1, ...]`",
         ),
+        // `key =` with nothing after it.
+        (
+            ok_container.clone(),
+            quote::quote!(shape = [m, k], gate =),
+            "`gate` needs a value: `gate = condition`",
+        ),
+        // A phase range is `first..=last`: dots then `=`, nothing else between the names.
+        (
+            quote::quote!(inputs(m: usize), phases(a, b)),
+            quote::quote!(shape = [m], phase = a .<= b),
+            "is a phase name or an inclusive range of them",
+        ),
+        (
+            quote::quote!(inputs(m: usize), phases(a, b)),
+            quote::quote!(shape = [m], phase = a .> b),
+            "is a phase name or an inclusive range of them",
+        ),
     ] {
         let errors = errors_of(arena(container.clone(), buffer.clone()));
         assert!(
