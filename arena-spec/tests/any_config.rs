@@ -153,11 +153,11 @@ fn a_file_is_read_by_its_class_where_its_model_type_is_no_rows() {
 /// closest to it.
 #[test]
 fn a_file_of_no_sized_class_is_refused_naming_its_class() {
-    let mut step = shipped("qwen2.5-7b");
-    step["model_type"] = json!("step3p7");
-    step["architectures"] = json!(["Step3p7ForCausalLM"]);
-    step["auto_map"] = json!({"AutoModelForCausalLM": "modeling_step.Step3p7ForCausalLM"});
-    let e = load(&step).unwrap_err();
+    let mut dots = shipped("qwen2.5-7b");
+    dots["model_type"] = json!("dots3_note");
+    dots["architectures"] = json!(["Dots3NoteForCausalLM"]);
+    dots["auto_map"] = json!({"AutoModelForCausalLM": "modeling_dots.Dots3NoteForCausalLM"});
+    let e = load(&dots).unwrap_err();
     assert!(
         matches!(
             &e,
@@ -170,8 +170,8 @@ fn a_file_of_no_sized_class_is_refused_naming_its_class() {
     );
     let msg = e.to_string();
     for part in [
-        "\"step3p7\"",
-        "Step3p7ForCausalLM",
+        "\"dots3_note\"",
+        "Dots3NoteForCausalLM",
         "remote code",
         // Qwen2.5's keys are a dense decoder's; no row's name shares four letters.
         "closest sized family: llama (by layer shape)",

@@ -409,3 +409,39 @@ fn minimax_m3_reads_its_dense_layers_and_refuses_sparse_attention() {
         "{e}"
     );
 }
+
+/// Step-3.7's text model: its experts under any of its class's names, dense layers first, and
+/// what it does not size refused naming the key.
+#[test]
+fn step3p7_reads_its_aliases_and_refuses_what_it_does_not_size() {
+    let file = census_file("step3p7");
+    let c = load(&file).unwrap();
+    assert_eq!(c.family, Family::Step3p7);
+    assert_eq!(
+        (c.num_experts, c.shared_expert_intermediate_size),
+        (288, 1280)
+    );
+    assert_eq!(c.dense_ffn_layers.iter().filter(|&&d| d).count(), 3);
+    // 195,843,833,088 in transformers.
+    assert_eq!(parameters(&c).unwrap(), 195_843_833_088);
+    let mut f = file.clone();
+    let text = f["text_config"].as_object_mut().unwrap();
+    text.remove("n_routed_experts");
+    text.insert("moe_num_experts".into(), json!(64));
+    assert_eq!(load(&f).unwrap().num_experts, 64);
+    for (key, value, says) in [
+        ("num_sliding_attention_heads", json!(32), "is 32"),
+        (
+            "attention_other_setting",
+            json!({"num_attention_heads": 32}),
+            "is set",
+        ),
+        ("moe_layers_enum", json!("3,4,5"), "is set"),
+        ("sparse_attention_config", json!({}), "is set"),
+    ] {
+        let mut f = file.clone();
+        f["text_config"][key] = value;
+        let e = load(&f).unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains(says), "{key}: {e}");
+    }
+}

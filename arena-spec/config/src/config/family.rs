@@ -126,6 +126,7 @@ families! {
     OlmoHybrid,
     GraniteMoeHybrid,
     MinimaxM3Vl,
+    Step3p7,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its

@@ -108,6 +108,12 @@ pub(super) fn from_value(
                     return Err(f.invalid(refusal.key, refusal.reason_for(value)));
                 }
             }
+            RefusalScope::UnlessSameAs(other) => {
+                let same = k.dim(other, MAX_DIM)?;
+                if let Some(value) = k.file_dim(refusal.key)?.filter(|&v| Some(v) != same) {
+                    return Err(f.invalid(refusal.key, refusal.reason_for(value)));
+                }
+            }
             _ => {}
         }
     }

@@ -69,6 +69,7 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
             RefusalScope::AnyModel
             | RefusalScope::AnyModelWhenFalse
             | RefusalScope::UnlessHidden
+            | RefusalScope::UnlessSameAs(_)
             | RefusalScope::Present => {}
         }
     }

@@ -398,6 +398,10 @@ pub enum RefusalScope {
     /// Any model of the family whose file sets the key to a value other than `hidden_size`
     /// (absent or null: the same; OPT's `word_embed_proj_dim`).
     UnlessHidden,
+    /// Any model of the family whose file sets the key to a value other than that of the
+    /// key named here (absent or null: the same; Step-3.7's `num_sliding_attention_heads`
+    /// against `num_attention_heads`).
+    UnlessSameAs(&'static str),
     /// Any model of the family whose file has the key at all, whatever its value (null:
     /// absent): a nested config of a feature the arena does not size (MiniMax-M3's
     /// `sparse_attention_config`).

@@ -100,6 +100,7 @@ impl Family {
             Family::Exaone4 => &dense::EXAONE4,
             Family::MinimaxM2 => &moe::MINIMAX_M2,
             Family::MinimaxM3Vl => &moe::MINIMAX_M3_VL,
+            Family::Step3p7 => &moe::STEP3P7,
             Family::MinimaxM1 => &hybrid::MINIMAX_M1,
             Family::KimiLinear => &hybrid::KIMI_LINEAR,
             Family::Lfm2 => &hybrid::LFM2,

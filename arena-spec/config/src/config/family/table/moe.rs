@@ -201,6 +201,87 @@ pub(super) const LAGUNA: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+// Step-3.7's text model (`Step3p7TextConfig`, `model_type` "step3p5", under `text_config`;
+// step3p7/modeling_step3p7.py): Laguna's attention (q and k normed a head, no biases, a
+// sigmoid gate a head, `g_proj`: `Step3p7Attention`, 872) in a decoder whose `"dense"` layers
+// (by `mlp_layer_types`, else the first three) run an MLP of `intermediate_size` and whose
+// `"sparse"` ones route to `n_routed_experts` experts of `moe_intermediate_size` behind a router
+// whose `e_score_correction_bias` is a buffer (MiniMax-M3's), beside a shared MLP of
+// `share_expert_dim`. Its legacy spellings (`moe_layers_enum`, `attention_other_setting`),
+// sliding layers of their own head count and sparse attention are refused by name.
+pub(super) const STEP3P7: FamilyRules = FamilyRules {
+    model_type: "step3p7",
+    text_model_type: Some("step3p5"),
+    reference: reference!(
+        "step3p7",
+        "Step3p7TextConfig",
+        "Step3p7ForConditionalGeneration",
+    ),
+    moe: Some(MoeKeys {
+        // `attribute_map` (configuration_step3p7.py: 134–141): `num_local_experts` and
+        // `moe_num_experts` are `n_routed_experts`, `moe_top_k` `num_experts_per_tok`,
+        // `share_expert_dims` `share_expert_dim`.
+        experts: &["num_local_experts", "moe_num_experts", "n_routed_experts"],
+        experts_field: "n_routed_experts",
+        expert_width: "moe_intermediate_size",
+        shared: SharedExpert::Width("share_expert_dim"),
+        dense_layers: DenseLayers::FirstKOrTypes,
+        top_k: &["moe_top_k", "num_experts_per_tok"],
+        enabled_by: None,
+        latent: None,
+    }),
+    // Step3p7TextConfig (configuration_step3p7.py: 150–175); its default `mlp_layer_types`
+    // makes the first three layers dense (configuration: 226–231).
+    defaults: &[
+        ("num_key_value_heads", 8),
+        ("head_dim", 128),
+        ("n_routed_experts", 288),
+        ("num_experts_per_tok", 8),
+        ("moe_intermediate_size", 1280),
+        ("share_expert_dim", 1280),
+        ("first_k_dense_replace", 3),
+    ],
+    refusals: &[
+        Refusal {
+            key: "num_sliding_attention_heads",
+            scope: RefusalScope::UnlessSameAs("num_attention_heads"),
+            reason: "sliding-attention layers with a head count of their own are not sized here",
+        },
+        Refusal {
+            key: "attention_other_setting",
+            scope: RefusalScope::Present,
+            reason: "the legacy per-type attention override is not read here: resave the file \
+                     with transformers (it writes `num_sliding_attention_heads`)",
+        },
+        Refusal {
+            key: "moe_layers_enum",
+            scope: RefusalScope::Present,
+            reason: "the legacy list of routed layers is not read here: resave the file with \
+                     transformers (it writes `mlp_layer_types`)",
+        },
+        Refusal {
+            key: "sparse_attention_config",
+            scope: RefusalScope::Present,
+            reason: "sparse attention (a Lightning indexer beside the attention) is not sized here",
+        },
+    ],
+    aliases: &[("share_expert_dim", "share_expert_dims")],
+    layer_widths: Some(LayerWidths {
+        value_head_dim: None,
+        sliding_kv_factor: 1,
+        heads_per_layer: None,
+        gate: Some("gating"),
+        global: None,
+        double_wide_ffn: None,
+    }),
+    weights: Some(WeightRules {
+        qk_norm: QkNorm::PerHead,
+        router_bias_buffer: true,
+        ..WeightRules::LLAMA
+    }),
+    ..DECODER
+};
+
 // MiniMax-M2 (minimax_m2/modeling_minimax_m2.py): every layer routes; an expert's width
 // is `intermediate_size` (MiniMaxM2Experts, 76–77); no shared expert; q/k RMSNorm over
 // the whole projection (292–293); `num_experts` is the attribute_map alias of
