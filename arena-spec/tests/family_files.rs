@@ -353,6 +353,12 @@ fn granitemoehybrid_reads_its_layers_and_its_dense_form() {
     assert_eq!(parameters(&c).unwrap(), 38_416_883_072);
     let aliased = file.replace("\"layer_types\"", "\"layers_block_type\"");
     assert_eq!(from(&aliased).unwrap().layers, c.layers);
+    // Granite 4.0-H's own files spell the kinds `"mamba"` and `"attention"`.
+    let legacy = file
+        .replace("\"linear_attention\"", "\"mamba\"")
+        .replace("\"full_attention\"", "\"attention\"");
+    assert!(legacy.contains("\"mamba\"") && legacy.contains("\"attention\""));
+    assert_eq!(from(&legacy).unwrap().layers, c.layers);
     let dense = from(&text("granitemoehybrid.dense")).unwrap();
     assert_eq!((dense.num_experts, dense.intermediate_size), (0, 8192));
     // 6,681,730,432 in transformers.

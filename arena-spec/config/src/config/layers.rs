@@ -43,7 +43,10 @@ pub(super) fn layer_layout(k: &Keys) -> Result<Vec<LayerKind>, ConfigError> {
                 | "heavily_compressed_attention" => Ok(LayerKind::Attention),
                 "linear_attention" if gdn => Ok(LayerKind::GatedDeltaNet),
                 "linear_attention" if mamba_hybrid => Ok(LayerKind::Mamba2),
-                "mamba" | "mamba2" if mamba => Ok(LayerKind::Mamba2),
+                // transformers reads a legacy `"mamba"` as `"linear_attention"`
+                // (`configuration_utils.py`: `_LEGACY_LAYER_TYPE_REMAP`), which Granite 4.0-H's
+                // files write.
+                "mamba" | "mamba2" if mamba || mamba_hybrid => Ok(LayerKind::Mamba2),
                 "conv" if short_conv => Ok(LayerKind::ShortConv),
                 "linear_attention" if kda => Ok(LayerKind::Kda),
                 other => Err(f.invalid(

@@ -225,8 +225,9 @@ pub enum Mixers {
     /// Every layer a Mamba-2 mixer.
     Mamba2,
     /// Mamba-2 and attention layers, each followed by the FFN (GraniteMoeHybrid):
-    /// `layer_types` (its `attribute_map` alias `layers_block_type`), `"linear_attention"` a
-    /// Mamba-2 layer and any attention type attention; no list, every layer Mamba-2
+    /// `layer_types` (its `attribute_map` alias `layers_block_type`), `"linear_attention"` (or
+    /// the legacy `"mamba"` its files write) a Mamba-2 layer and any attention type
+    /// attention; no list, every layer Mamba-2
     /// (`GraniteMoeHybridConfig.__post_init__`).
     Mamba2Hybrid,
     /// Synthetic: `layer_types` may name attention, linear attention and Mamba-2 layers.
