@@ -259,10 +259,12 @@ fn dbrx_reads_its_nested_configs() {
     );
     // 2,459,207,680 in transformers.
     assert_eq!(parameters(&c).unwrap(), 2_459_207_680);
-    // A real file has no top-level `num_key_value_heads` (the class writes one on saving).
+    // A real file has no top-level `num_key_value_heads` (the class writes one on saving,
+    // from `attn_config`, which wins where the two disagree).
     let mut f = file.clone();
-    f.as_object_mut().unwrap().remove("num_key_value_heads");
     f["attn_config"]["kv_n_heads"] = json!(8);
+    assert_eq!(load(&f).unwrap().num_key_value_heads, 8);
+    f.as_object_mut().unwrap().remove("num_key_value_heads");
     f["ffn_config"]["moe_num_experts"] = json!(16);
     f["ffn_config"]["moe_top_k"] = json!(4);
     let c = load(&f).unwrap();

@@ -198,7 +198,8 @@ pub struct FamilyRules {
     /// The class's `attribute_map`: (the name the loader reads, the file's own key), for
     /// classes whose files spell the common keys their own way (GPT-2's `n_embd` for
     /// `hidden_size`). A file without the name takes its own key's value; a dotted key names
-    /// one inside a nested object (DBRX's `attn_config.kv_n_heads`).
+    /// one inside a nested object (DBRX's `attn_config.kv_n_heads`), which wins over the
+    /// name at the top level, as the class copies it up.
     pub aliases: &'static [(&'static str, &'static str)],
     /// The key of the rows the input embedding holds beyond `vocab_size` (Molmo2's
     /// `additional_vocab_size`); `None`: the embedding has `vocab_size` rows.

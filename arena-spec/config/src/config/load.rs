@@ -569,7 +569,9 @@ fn with_aliases(
     aliases: &[(&str, &str)],
 ) -> Option<serde_json::Map<String, Value>> {
     // The file's own key may sit in a nested object, named by a dotted path (DBRX's
-    // `attn_config.kv_n_heads`).
+    // `attn_config.kv_n_heads`). A nested key wins over the top level's: its class copies it up
+    // whatever the top level says (`DbrxConfig.__post_init__`: `num_key_value_heads =
+    // attn_config.kv_n_heads`); a plain alias only fills a name the file leaves out.
     let own_value = |own: &str| {
         let mut parts = own.split('.');
         let first = obj.get(parts.next()?)?;
@@ -577,7 +579,7 @@ fn with_aliases(
     };
     let found: Vec<_> = aliases
         .iter()
-        .filter(|(name, _)| !obj.contains_key(*name))
+        .filter(|(name, own)| own.contains('.') || !obj.contains_key(*name))
         .filter_map(|(name, own)| Some((name, own_value(own)?)))
         .collect();
     if found.is_empty() {
