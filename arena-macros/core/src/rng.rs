@@ -22,13 +22,17 @@ impl Rng {
 mod tests {
     use super::Rng;
 
-    /// Xorshift64 (13, 7, 17) from state 1, worked by hand: 1 ^ 1 << 13 = 8193;
-    /// 8193 ^ 8193 >> 7 = 8257; 8257 ^ 8257 << 17 = 1082269761. A weaker step would still
-    /// drive the tests that use it, so its sequence is pinned here.
+    /// Xorshift64 (13, 7, 17) from state 1: its first three outputs, computed independently
+    /// (the first by hand: 1 ^ 1 << 13 = 8193; 8193 ^ 8193 >> 7 = 8257; 8257 ^ 8257 << 17 =
+    /// 1082269761). The first alone would not do: an OR for an XOR gives it too, as no bits
+    /// overlap yet. A weaker step would still drive the tests that use it, so the sequence is
+    /// pinned here.
     #[test]
     fn the_sequence_from_one_is_xorshift64s() {
         let mut r = Rng(1);
         assert_eq!(r.next_u64(), 1_082_269_761);
+        assert_eq!(r.next_u64(), 1_152_992_998_833_853_505);
+        assert_eq!(r.next_u64(), 11_177_516_664_432_764_457);
         assert_eq!(Rng(7).below(1), 0);
     }
 }
