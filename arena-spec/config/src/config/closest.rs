@@ -188,9 +188,10 @@ mod tests {
 
     #[test]
     fn a_family_of_the_same_name_and_shape_is_closest() {
-        let m3 = json!({"model_type": "minimax_m3", "num_local_experts": 256});
+        // `minimax_m` is shared with two rows (`minimax_m2`, `minimax_m3_vl`): the first.
+        let m4 = json!({"model_type": "minimax_m4", "num_local_experts": 256});
         assert_eq!(
-            closest(m3),
+            closest(m4),
             Some(("minimax_m2", ClosestBy::Name { prefix: 9 }))
         );
         let v4 = json!({"model_type": "deepseek_v5", "kv_lora_rank": 512, "n_routed_experts": 8});
@@ -213,7 +214,7 @@ mod tests {
         assert_eq!(closest(mamba), Some(("mamba2", ClosestBy::Shape)));
         let gdn = json!({"model_type": "x", "linear_num_value_heads": 32});
         assert_eq!(closest(gdn), Some(("qwen3_next", ClosestBy::Shape)));
-        let moe = json!({"model_type": "dbrx", "num_experts": 0, "moe_num_experts": 16});
+        let moe = json!({"model_type": "arctic", "num_experts": 0, "moe_num_experts": 16});
         assert_eq!(closest(moe), Some(("qwen3_moe", ClosestBy::Shape)));
         let mla = json!({"model_type": "x", "kv_lora_rank": 256});
         assert_eq!(closest(mla), Some(("minicpm3", ClosestBy::Shape)));
