@@ -294,5 +294,11 @@ mod by_value_inputs {
         // 3 bytes of flags, raised to the floor of 64 · 500.
         assert_eq!(BY_NAME.row_flags, 32_000);
         assert_eq!(BY_NAME.total_bytes(), in_order.total_bytes());
+        // Allocated from the const sizes: each buffer where its size says, the flags at the floor.
+        let arena = Grid::allocate(arena_runtime::HostDevice::new(), &BY_NAME).unwrap();
+        let cells = arena.cells.as_raw();
+        assert!(cells != 0 && arena.column_sums.as_raw() > cells);
+        assert!(arena.row_flags.as_raw() >= arena.column_sums.as_raw() + 500 * 4);
+        arena.release().unwrap();
     }
 }
