@@ -453,3 +453,34 @@ fn step3p7_reads_its_aliases_and_refuses_what_it_does_not_size() {
         assert!(e.contains(key) && e.contains(says), "{key}: {e}");
     }
 }
+
+/// Falcon: the kv heads and LayerNorms a layer by its switches, one census file a layout.
+#[test]
+fn falcon_reads_its_three_layouts() {
+    for (name, kv, norms, params) in [
+        // 6,921,720,704 / 41,303,293,952 / 1,311,625,216 in transformers.
+        ("falcon", 1, 1, 6_921_720_704u64),
+        ("falcon.new_decoder", 8, 2, 41_303_293_952),
+        ("falcon.rw", 32, 2, 1_311_625_216),
+    ] {
+        let c = load(&census_file(name)).unwrap();
+        assert_eq!(c.family, Family::Falcon, "{name}");
+        assert_eq!(
+            (c.num_key_value_heads, c.layer_norms),
+            (kv, Some(norms)),
+            "{name}"
+        );
+        assert_eq!(parameters(&c).unwrap(), params, "{name}");
+    }
+    // Falcon-7B's own file writes no `num_ln_in_parallel_attn`, and `num_kv_heads` as the q
+    // heads: multi-query still wins.
+    let mut f = census_file("falcon");
+    f.as_object_mut().unwrap().remove("num_ln_in_parallel_attn");
+    assert_eq!(load(&f).unwrap().num_key_value_heads, 1);
+    f["num_ln_in_parallel_attn"] = json!(3);
+    let e = load(&f).unwrap_err().to_string();
+    assert!(
+        e.contains("num_ln_in_parallel_attn") && e.contains("is 3"),
+        "{e}"
+    );
+}

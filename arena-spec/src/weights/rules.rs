@@ -62,7 +62,7 @@ pub(super) fn rules(c: &ModelConfig) -> Option<Rules> {
             QkNorm::PerHead if c.qk_norm_whole => QkNorm::Whole,
             norm => norm,
         },
-        norms_per_layer: w.norms_per_layer
+        norms_per_layer: c.layer_norms.unwrap_or(w.norms_per_layer)
             + usize::from(w.per_layer_input_norm && c.per_layer_input_dim > 0)
             + if c.is_moe() { w.moe_norms } else { 0 }
             + if w.post_norms_switched && c.post_norms {

@@ -95,6 +95,17 @@ VARIANTS = [
      {"text_config": {"mlp_layer_types": ["dense"] * 3 + ["sparse"] * 57}},
      "MiniMax-M3's first three layers dense (its `moe_layer_freq`), the default routes in "
      "every layer"),
+    ("falcon.new_decoder", "falcon", "FalconForCausalLM",
+     {"new_decoder_architecture": True, "num_kv_heads": 8, "num_attention_heads": 128,
+      "hidden_size": 8192, "num_hidden_layers": 60},
+     "Falcon-40B's shape: the new decoder architecture, 8 kv heads, two LayerNorms a layer (the "
+     "default is Falcon-7B's multi-query layer with one)"),
+    ("falcon.rw", "falcon", "FalconForCausalLM",
+     {"parallel_attn": False, "multi_query": False, "bias": True, "alibi": True,
+      "hidden_size": 2048, "num_attention_heads": 32, "num_hidden_layers": 24,
+      "vocab_size": 50304},
+     "Falcon-RW-1B's shape: sequential attention and MLP, every head its own keys and values, "
+     "biases, ALiBi"),
     ("glm4v_moe.head_dim", "glm4v_moe", "Glm4vMoeForConditionalGeneration",
      {"text_config": {"head_dim": 128}}, "GLM-4.5V's head_dim 128 (as glm4_moe's)"),
 ]

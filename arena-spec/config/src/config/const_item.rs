@@ -50,6 +50,7 @@ impl ModelConfig {
             qk_norm_whole,
             embedding_extra_rows,
             post_norms,
+            layer_norms,
             sliding_window,
             attention_chunk_size,
             hca_compress_ratio,
@@ -167,6 +168,7 @@ impl ModelConfig {
         field("qk_norm_whole", qk_norm_whole.to_string());
         field("embedding_extra_rows", embedding_extra_rows.to_string());
         field("post_norms", post_norms.to_string());
+        field("layer_norms", format!("{layer_norms:?}"));
         field("sliding_window", sliding_window.to_string());
         field("attention_chunk_size", attention_chunk_size.to_string());
         field("hca_compress_ratio", hca_compress_ratio.to_string());

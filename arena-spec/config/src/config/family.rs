@@ -127,6 +127,7 @@ families! {
     GraniteMoeHybrid,
     MinimaxM3Vl,
     Step3p7,
+    Falcon,
     /// Not a published family: the shipped `synthetic-*` configs, which turn on every
     /// feature the arena sizes at once (MLA, experts, Gated DeltaNet, Mamba-2, the
     /// synthetic hyper-connection and grouped-O features) so each formula runs above its
@@ -177,6 +178,8 @@ pub struct FamilyRules {
     /// The configuration class refuses a file whose `hidden_size` is not a multiple of
     /// `num_attention_heads`, even with an explicit `head_dim` (`validate_architecture`).
     pub heads_divide_hidden: bool,
+    /// Where the kv head count and the norms a layer holds come from.
+    pub layout_keys: LayoutKeys,
     /// Whether positions carry three streams (multimodal RoPE).
     pub mrope: Mrope,
     /// The key of the dense FFN width (`intermediate_size` but for Llama 4).

@@ -4,16 +4,18 @@
 //! modeling file); where a file's keys disagree in a way the reference would reject, the
 //! file is refused naming both keys.
 
+use super::aliases::with_aliases;
 use super::blocks::blocks;
 use super::compressed::compressed_attention;
 use super::error::{ConfigError, MAX_DIM, MAX_EXTENT};
-use super::family::{HeadDim, Mixers, Mrope, RefusalScope};
+use super::family::{HeadDim, LayoutKeys, Mixers, Mrope, RefusalScope};
 use super::fields::{json_kind, Fields};
 use super::indexer_layers::indexer_layers;
 use super::keys::Keys;
 use super::kv_layers::kv_layers;
 use super::layer_widths::widest;
 use super::layers::layer_layout;
+use super::layout_keys::{falcon_kv_heads, falcon_layer_norms};
 use super::levers::Levers;
 use super::linear_mixers::{dense_ffn_width, linear_mixer_shape};
 use super::mamba::mamba_shape;
@@ -127,10 +129,15 @@ pub(super) fn from_value(
 
     let (num_attention_heads, num_key_value_heads) = if has_attention {
         let heads = k.positive("num_attention_heads", MAX_DIM)?;
-        let kv = match k.dim("num_key_value_heads", MAX_DIM)? {
-            Some(0) => return Err(f.invalid("num_key_value_heads", "is 0, but must be at least 1")),
-            Some(kv) => kv,
-            None => heads,
+        let kv = match rules.layout_keys {
+            LayoutKeys::Falcon => falcon_kv_heads(&k, heads)?,
+            LayoutKeys::Common => match k.dim("num_key_value_heads", MAX_DIM)? {
+                Some(0) => {
+                    return Err(f.invalid("num_key_value_heads", "is 0, but must be at least 1"))
+                }
+                Some(kv) => kv,
+                None => heads,
+            },
         };
         (heads, kv)
     } else {
@@ -271,6 +278,10 @@ pub(super) fn from_value(
             None => 0,
         },
         post_norms: k.flag("use_post_norm")?,
+        layer_norms: match rules.layout_keys {
+            LayoutKeys::Falcon => Some(falcon_layer_norms(&k)?),
+            LayoutKeys::Common => None,
+        },
         sliding_window: kv_layout.window,
         attention_chunk_size: kv_layout.chunk,
         hca_compress_ratio: compressed.as_ref().map_or(0, |c| c.hca_ratio),
@@ -560,34 +571,4 @@ pub fn keys_asked(text: &str) -> Result<BTreeSet<String>, ConfigError> {
     let asked = RefCell::new(BTreeSet::new());
     from_value(&value, path, None, Some(&asked))?;
     Ok(asked.into_inner().into_iter().map(String::from).collect())
-}
-
-/// `obj` with each alias's common name added where the file has only its own key; `None`
-/// where nothing is added.
-fn with_aliases(
-    obj: &serde_json::Map<String, Value>,
-    aliases: &[(&str, &str)],
-) -> Option<serde_json::Map<String, Value>> {
-    // The file's own key may sit in a nested object, named by a dotted path (DBRX's
-    // `attn_config.kv_n_heads`). A nested key wins over the top level's: its class copies it up
-    // whatever the top level says (`DbrxConfig.__post_init__`: `num_key_value_heads =
-    // attn_config.kv_n_heads`); a plain alias only fills a name the file leaves out.
-    let own_value = |own: &str| {
-        let mut parts = own.split('.');
-        let first = obj.get(parts.next()?)?;
-        parts.try_fold(first, |v, part| v.get(part))
-    };
-    let found: Vec<_> = aliases
-        .iter()
-        .filter(|(name, own)| own.contains('.') || !obj.contains_key(*name))
-        .filter_map(|(name, own)| Some((name, own_value(own)?)))
-        .collect();
-    if found.is_empty() {
-        return None;
-    }
-    let mut out = obj.clone();
-    for (name, value) in found {
-        out.insert(name.to_string(), value.clone());
-    }
-    Some(out)
 }

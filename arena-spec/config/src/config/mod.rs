@@ -11,6 +11,7 @@
 //! holds the engine's levers, `shard.rs` one GPU's config of a parallel layout,
 //! `const_item.rs` writes a config as a `const` item.
 
+mod aliases;
 mod attention_widths;
 mod blocks;
 mod closest;
@@ -26,6 +27,7 @@ mod keys;
 mod kv_layers;
 mod layer_widths;
 mod layers;
+mod layout_keys;
 pub mod levers;
 mod linear_mixers;
 mod load;
@@ -281,6 +283,10 @@ pub struct ModelConfig {
     /// it adds a norm after the attention and one after the MLP (HyperCLOVA X's `post_norm1`
     /// and `post_norm2`). Read by the weights only (`crate::weights`).
     pub post_norms: bool,
+    /// The norms a layer holds where the file's switches decide it (Falcon's one or two
+    /// LayerNorms: `FalconDecoderLayer`); `None`: the family's rule. Read by the weights only
+    /// (`crate::weights`).
+    pub layer_norms: Option<usize>,
 
     /// The tokens a sliding-window layer attends to (`sliding_window`; 0 where no layer
     /// slides). It sizes no activation buffer: it caps the KV pool's sliding layers.

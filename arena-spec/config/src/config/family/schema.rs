@@ -418,3 +418,17 @@ impl Refusal {
         )
     }
 }
+
+/// Where a family's kv head count and norms a layer come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutKeys {
+    /// `num_key_value_heads` (absent: the q heads); the norms are the row's
+    /// ([`WeightRules::norms_per_layer`](super::WeightRules)).
+    Common,
+    /// Falcon's switches (`FalconAttention`, 230–241; `FalconDecoderLayer`, 552–565): kv heads
+    /// `num_kv_heads` under `new_decoder_architecture`, else one where `multi_query` (class
+    /// default true), else the q heads; two LayerNorms a layer where `parallel_attn` is false
+    /// or `num_ln_in_parallel_attn` is 2 (its default under `new_decoder_architecture`), else
+    /// one.
+    Falcon,
+}

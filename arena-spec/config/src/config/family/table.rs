@@ -11,8 +11,8 @@ use super::shared_keys::{
 };
 use super::{
     reference, Bias, ChunkedLayers, CompressedAttention, DenseLayers, Family, FamilyRules, FullAt,
-    GlobalLayers, HeadDim, KvLayers, LayerWidths, LinearMixer, MambaKeys, Mixers, MoeKeys, Mrope,
-    QkNorm, Reference, Refusal, RefusalScope, SharedExpert, WeightRules,
+    GlobalLayers, HeadDim, KvLayers, LayerWidths, LayoutKeys, LinearMixer, MambaKeys, Mixers,
+    MoeKeys, Mrope, QkNorm, Reference, Refusal, RefusalScope, SharedExpert, WeightRules,
 };
 
 /// What a row does not say: a decoder of softmax attention and a dense MLP, its head size from
@@ -32,6 +32,7 @@ const DECODER: FamilyRules = FamilyRules {
     head_dim: HeadDim::Key,
     output_gate: Some(false),
     heads_divide_hidden: false,
+    layout_keys: LayoutKeys::Common,
     mrope: Mrope::FromFile,
     dense_width_key: "intermediate_size",
     mixer_only: false,
@@ -132,6 +133,7 @@ impl Family {
             Family::Flint => &moe_windowed::FLINT,
             Family::Gpt2 => &classic::GPT2,
             Family::Gptj => &classic::GPTJ,
+            Family::Falcon => &classic::FALCON,
             Family::Opt => &classic::OPT,
             Family::Bloom => &classic::BLOOM,
             Family::Granite4Vision => &dense::GRANITE4_VISION,

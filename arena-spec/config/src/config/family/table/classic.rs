@@ -150,3 +150,33 @@ pub(super) const BLOOM: FamilyRules = FamilyRules {
     }),
     ..DECODER
 };
+
+// Falcon (falcon/modeling_falcon.py): one fused `query_key_value` of q heads + 2 · kv heads
+// (230–236; the kv heads and the norms by its switches: `LayoutKeys::Falcon`), heads of
+// hidden / heads, `dense` out; an MLP without a gate of `ffn_hidden_size` (absent or null:
+// 4 · hidden, configuration: 95–96; `dense_h_to_4h`, `dense_4h_to_h`, 520–522); every linear
+// layer biased by `bias` (class default false); LayerNorms with biases (one or two a layer,
+// `ln_f`: 672); the head tied by default (configuration: 88). ALiBi (`alibi`) and rotary
+// positions change no width.
+pub(super) const FALCON: FamilyRules = FamilyRules {
+    model_type: "falcon",
+    reference: reference!("falcon", "FalconConfig", "FalconForCausalLM"),
+    layout_keys: LayoutKeys::Falcon,
+    aliases: &[
+        // `n_embed`: FalconConfig.__post_init__'s older name for it (configuration: 91–93).
+        ("hidden_size", "n_embed"),
+        ("intermediate_size", "ffn_hidden_size"),
+        ("attention_bias", "bias"),
+        ("mlp_bias", "bias"),
+    ],
+    ffn_times_hidden: 4,
+    tied_embeddings: true,
+    weights: Some(WeightRules {
+        qkv_bias: Bias::AttentionBias,
+        o_bias: Bias::AttentionBias,
+        mlp_bias: Bias::MlpBias,
+        norms_per_layer: 1,
+        ..BIASED_LAYERNORM
+    }),
+    ..DECODER
+};
