@@ -199,6 +199,10 @@ fn a_recipe_without_a_formula_is_refused_naming_its_key_and_format() {
             "quantization_config.quant_method is \"bitsandbytes\"",
         ),
         (
+            r#"{"group_size": 64, "bits": 4}"#,
+            "has `bits` and no quant_method (MLX's quantization)",
+        ),
+        (
             r#"{"quant_method": "gptq", "bits": 3, "group_size": 128}"#,
             "GPTQ without 4 or 8 bits",
         ),

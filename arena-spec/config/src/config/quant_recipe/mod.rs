@@ -172,6 +172,12 @@ fn from_quantization_config(
         "awq" => integer::awq(q, key, c),
         "gptq" => integer::gptq(q, key, c),
         _ if q.contains_key("quant_algo") => modelopt(q, key, c),
+        // MLX's `quantization` block (`bits`, `group_size`, no `quant_method`), which its
+        // converter also writes as `quantization_config`.
+        "" if q.contains_key("bits") => Ok(unplanned(format!(
+            "{key} has `bits` and no quant_method (MLX's quantization): its bytes are not \
+             planned here (planned: fp8, mxfp4, modelopt, compressed-tensors, awq, gptq)"
+        ))),
         other => Ok(unplanned(format!(
             "{key}.quant_method is {other:?}: its bytes are not planned here (planned: fp8, \
              mxfp4, modelopt, compressed-tensors, awq, gptq)"
