@@ -92,12 +92,11 @@ pub(super) fn widest(
             } else {
                 None
             };
-            match (any_full, k.dim(g.head_dim, MAX_DIM)?) {
-                (true, _) if overrides.is_some() => {
-                    let (dim, kv) = overrides.unwrap_or_default();
+            match (any_full, overrides, k.dim(g.head_dim, MAX_DIM)?) {
+                (true, Some((dim, kv)), _) => {
                     (dim, if kv == model_kv_heads { 0 } else { kv }, k_eq_v)
                 }
-                (true, Some(dim)) if dim > 0 => {
+                (true, None, Some(dim)) if dim > 0 => {
                     // The full layers' kv heads are their own only where their keys are values
                     // (configuration_gemma4.py: 214–219).
                     let kv = if k_eq_v {

@@ -114,13 +114,10 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         DenseLayers::FirstK => first_k(k)?,
         DenseLayers::FirstKOf(key) => first_k_of(k, key)?,
         DenseLayers::FirstKOrTypes => match k.strings("mlp_layer_types")? {
-            Some(types) if types.len() != n => {
-                return Err(f.invalid(
-                    "mlp_layer_types",
-                    format!("has {} entries but there are {n} layers", types.len()),
-                ))
+            Some(types) => {
+                k.one_per_layer("mlp_layer_types", types.len(), n)?;
+                types.iter().map(|&t| t == "dense").collect()
             }
-            Some(types) => types.iter().map(|&t| t == "dense").collect(),
             None => first_k(k)?,
         },
         DenseLayers::SparseStep(default) => {
@@ -154,22 +151,13 @@ pub(super) fn moe_shape(k: &Keys, layers: &[LayerKind]) -> Result<MoeShape, Conf
         }
         DenseLayers::PerLayer => layers.iter().map(|&l| l == LayerKind::Mlp).collect(),
         DenseLayers::TypesOrFrequency => {
-            let per_layer = |key: &'static str, listed: usize| {
-                if listed != n {
-                    return Err(f.invalid(
-                        key,
-                        format!("has {listed} entries but there are {n} layers"),
-                    ));
-                }
-                Ok(())
-            };
             match (k.strings("mlp_layer_types")?, k.indices("moe_layer_freq")?) {
                 (Some(types), _) => {
-                    per_layer("mlp_layer_types", types.len())?;
+                    k.one_per_layer("mlp_layer_types", types.len(), n)?;
                     types.iter().map(|&t| t == "dense").collect()
                 }
                 (None, Some(freq)) => {
-                    per_layer("moe_layer_freq", freq.len())?;
+                    k.one_per_layer("moe_layer_freq", freq.len(), n)?;
                     freq.iter().map(|&routes| routes == 0).collect()
                 }
                 (None, None) => vec![false; n],
