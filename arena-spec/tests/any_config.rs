@@ -24,13 +24,18 @@ fn sizes(c: &ModelConfig) -> BufferSizes {
     BufferSizes::from_config(c, 8192, 131072, 16, 128)
 }
 
-/// A census config (`tests/census/configs/<name>.json`), as its class wrote it.
-pub(crate) fn census_file(name: &str) -> Value {
+/// A census config's text (`tests/census/configs/<name>.json`), as its class wrote it.
+pub(crate) fn census_text(name: &str) -> String {
     let path = format!(
         "{}/tests/census/configs/{name}.json",
         env!("CARGO_MANIFEST_DIR")
     );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// A census config, parsed (a file with a non-finite value needs `census_text`).
+pub(crate) fn census_file(name: &str) -> Value {
+    serde_json::from_str(&census_text(name)).unwrap()
 }
 
 /// `c` sizes as the shipped `name` does: its family, arena and parameters.

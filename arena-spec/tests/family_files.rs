@@ -2,7 +2,7 @@
 //! names, nested configs and switches, its refusals in one line naming the key, and its
 //! parameter count against transformers' (on the meta device) where a test changes the file.
 
-use crate::any_config::{census_file, load};
+use crate::any_config::{census_file, census_text, load};
 use arena_spec::weights::parameters;
 use arena_spec::{Family, KvLayer, LayerKind, ModelConfig};
 use serde_json::{json, Value};
@@ -333,15 +333,8 @@ fn olmo_hybrid_puts_every_fourth_layer_full_without_layer_types() {
 /// `serde_json` does not: they are edited as text.)
 #[test]
 fn granitemoehybrid_reads_its_layers_and_its_dense_form() {
-    let text = |name: &str| {
-        let path = format!(
-            "{}/tests/census/configs/{name}.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read_to_string(path).unwrap()
-    };
     let from = |t: &str| ModelConfig::from_json_str(t, "built.json");
-    let file = text("granitemoehybrid.attention");
+    let file = census_text("granitemoehybrid.attention");
     let c = from(&file).unwrap();
     assert_eq!(c.family, Family::GraniteMoeHybrid);
     assert_eq!(
@@ -361,7 +354,7 @@ fn granitemoehybrid_reads_its_layers_and_its_dense_form() {
         .replace("\"full_attention\"", "\"attention\"");
     assert!(legacy.contains("\"mamba\"") && legacy.contains("\"attention\""));
     assert_eq!(from(&legacy).unwrap().layers, c.layers);
-    let dense = from(&text("granitemoehybrid.dense")).unwrap();
+    let dense = from(&census_text("granitemoehybrid.dense")).unwrap();
     assert_eq!((dense.num_experts, dense.intermediate_size), (0, 8192));
     // 6,681,730,432 in transformers.
     assert_eq!(parameters(&dense).unwrap(), 6_681_730_432);
