@@ -29,6 +29,13 @@ pub struct BufferDecl {
     /// The phases of the step it is live in (`#[buffer(phase = ...)]`; the whole step by
     /// default). Only an arena allocated with `AllocOptions::reuse()` acts on it.
     pub live: crate::Live,
+    /// The checkpoint tensors it holds, as written (`#[buffer(tensor = ...)]`): one name, or
+    /// one a row of its first dimension after the layers (a layer's norms, an expert
+    /// block's gate and up), with `{placeholder}`s a loader fills in (`{expert}`, and a
+    /// layer group's name). Empty where none is named.
+    pub tensors: &'static [&'static str],
+    /// `#[buffer(per_layer = ...)]`: the first dimension counts layers, one slot a layer.
+    pub per_layer: bool,
 }
 
 impl BufferDecl {
@@ -60,7 +67,21 @@ impl BufferDecl {
             tracked: true,
             doc,
             live: crate::Live::WholeStep,
+            tensors: &[],
+            per_layer: false,
         }
+    }
+
+    /// The same, its first dimension a layer count (`per_layer`).
+    pub const fn per_layer(mut self) -> Self {
+        self.per_layer = true;
+        self
+    }
+
+    /// The same, holding the checkpoint tensors `names` (`tensor = ...`).
+    pub const fn holds(mut self, names: &'static [&'static str]) -> Self {
+        self.tensors = names;
+        self
     }
 
     /// The same, gated by `gate` (as written).

@@ -9,6 +9,7 @@ mod vllm_pages;
 
 mod any_config;
 mod census;
+mod checkpoint_files;
 mod const_sizes;
 mod dependencies;
 mod family_files;

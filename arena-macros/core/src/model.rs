@@ -57,6 +57,7 @@ impl Kind {
                 "min_bytes",
                 "untracked",
                 "phase",
+                "tensor",
             ],
             Kind::Regions => &["shape", "bytes"],
         }
@@ -138,6 +139,11 @@ pub struct Buffer {
     pub tracked: bool,
     /// `phase = name` or `phase = first..=last`; `None`: the whole step.
     pub phase: Option<PhaseRange>,
+    /// `per_layer = count` was given (its count is the shape's first dimension).
+    pub per_layer: bool,
+    /// `tensor = "name"` or `tensor = ["row 0", "row 1", ...]`: the checkpoint tensors the
+    /// buffer holds, checked for their placeholders by `ast`.
+    pub tensors: Vec<String>,
 }
 
 /// The phases a buffer is live in, as written (checked against the container's list in

@@ -224,6 +224,8 @@ fn buffer(cx: &Ctxt, field: &syn::Field, kind: Kind) -> Buffer {
         min_bytes: None,
         tracked: true,
         phase: None,
+        per_layer: false,
+        tensors: Vec::new(),
     };
     let name = kind.field_attr();
     let attrs: Vec<&syn::Attribute> = field
@@ -291,6 +293,12 @@ fn buffer(cx: &Ctxt, field: &syn::Field, kind: Kind) -> Buffer {
                         .and_then(|ts| Formula::parse(ts, &what, cx))
                 }
                 "untracked" => buffer.tracked = !entry.flag(cx),
+                "tensor" => {
+                    let usage = "tensor = \"name\" or tensor = [\"row 0\", \"row 1\", ...]";
+                    if let Some(ts) = entry.assigned(usage, cx) {
+                        buffer.tensors = tensor_names(ts, &buffer.ident, usage, cx);
+                    }
+                }
                 "phase" => {
                     buffer.phase = entry
                         .assigned("phase = name or phase = first..=last", cx)
@@ -320,6 +328,8 @@ fn buffer(cx: &Ctxt, field: &syn::Field, kind: Kind) -> Buffer {
     }
     // `per_layer = count`: one `shape` a layer, `count` of them back to back, so the buffer
     // is `[count, ...shape]` and `view.layer(i)` is layer i's.
+    buffer.per_layer = per_layer.is_some();
+    check_placeholders(&buffer, cx);
     if let Some((key, count)) = per_layer {
         match &mut buffer.size {
             Some(Size::Shape { dims, text }) => {
@@ -338,6 +348,88 @@ fn buffer(cx: &Ctxt, field: &syn::Field, kind: Kind) -> Buffer {
         }
     }
     buffer
+}
+
+/// `"name"` or `["row 0", "row 1", ...]`: string literals, at least one.
+fn tensor_names(tokens: TokenStream, buffer: &Ident, usage: &str, cx: &Ctxt) -> Vec<String> {
+    let literal = |tt: &TokenTree| match syn::parse2::<syn::LitStr>(tt.clone().into()) {
+        Ok(lit) if !lit.value().trim().is_empty() => Some(lit.value()),
+        _ => None,
+    };
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let names = match trees.as_slice() {
+        [one] => match one {
+            TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Bracket => {
+                let rows = attr::split_commas(g.stream());
+                let parsed: Vec<Option<String>> = rows
+                    .into_iter()
+                    .map(|row| match row.into_iter().collect::<Vec<_>>().as_slice() {
+                        [tt] => literal(tt),
+                        _ => None,
+                    })
+                    .collect();
+                if !parsed.is_empty() && parsed.iter().all(Option::is_some) {
+                    Some(parsed.into_iter().flatten().collect())
+                } else {
+                    None
+                }
+            }
+            other => literal(other).map(|n| vec![n]),
+        },
+        _ => None,
+    };
+    names.unwrap_or_else(|| {
+        cx.error_spanned_by(
+            tokens,
+            format!("`tensor` of `{buffer}` is one or more non-empty string literals: `{usage}`"),
+        );
+        Vec::new()
+    })
+}
+
+/// A tensor name's `{placeholder}`s: each an identifier, `{expert}` an expert's index, any
+/// other a layer group's — at most one, and only in a per-layer buffer (whose names without
+/// one fit a buffer of at most one layer, as the embedding on its stage).
+fn check_placeholders(buffer: &Buffer, cx: &Ctxt) {
+    for name in &buffer.tensors {
+        let mut groups = Vec::new();
+        let mut rest = name.as_str();
+        let mut well_formed = true;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else {
+                well_formed = false;
+                break;
+            };
+            let inner = &rest[open + 1..open + close];
+            let ident = !inner.is_empty()
+                && inner.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+                && !inner.starts_with(|c: char| c.is_ascii_digit());
+            if !ident {
+                well_formed = false;
+                break;
+            }
+            if inner != "expert" {
+                groups.push(inner);
+            }
+            rest = &rest[open + close + 1..];
+        }
+        if !well_formed || rest.contains('}') {
+            cx.error_spanned_by(
+                &buffer.ident,
+                format!("`tensor` of `{}`: `{name}` has a `{{` or `}}` that does not enclose a placeholder name (`{{layer}}`, `{{expert}}`)", buffer.ident),
+            );
+        } else if groups.len() > 1 {
+            cx.error_spanned_by(
+                &buffer.ident,
+                format!("`tensor` of `{}`: `{name}` names {} layer groups; a tensor names at most one (`{{layer}}`, or a group's name), the layer its slot holds", buffer.ident, groups.len()),
+            );
+        } else if !buffer.per_layer && !groups.is_empty() {
+            cx.error_spanned_by(
+                &buffer.ident,
+                format!("`tensor` of `{}`: `{name}` names a layer (`{{{}}}`), but the buffer is not `per_layer`", buffer.ident, groups[0]),
+            );
+        }
+    }
 }
 
 /// `name` or `first..=last`.

@@ -104,6 +104,8 @@ mod tests {
             tracked: true,
             doc: "",
             live: crate::Live::WholeStep,
+            tensors: &[],
+            per_layer: false,
         }
     }
     impl Arena for Three {

@@ -27,77 +27,88 @@ pub struct AttentionWeights {
     #[buffer(
         per_layer = w.attention.layers,
         shape = [formats.attention.linear_bytes(w.attention.q, config.hidden_size)],
-        gate = w.attention.layers > 0 && w.attention.q > 0
+        gate = w.attention.layers > 0 && w.attention.q > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.q_proj.weight"
     )]
     pub q_proj: DevicePtr<u8>,
     /// `self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.
     #[buffer(
         per_layer = w.attention.kv_layers,
         shape = [formats.attention.linear_bytes(w.attention.k, config.hidden_size)],
-        gate = w.attention.kv_layers > 0 && w.attention.k > 0
+        gate = w.attention.kv_layers > 0 && w.attention.k > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.k_proj.weight"
     )]
     pub k_proj: DevicePtr<u8>,
     /// `self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.
     #[buffer(
         per_layer = w.attention.v_layers,
         shape = [formats.attention.linear_bytes(w.attention.v, config.hidden_size)],
-        gate = w.attention.v_layers > 0 && w.attention.v > 0
+        gate = w.attention.v_layers > 0 && w.attention.v > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.v_proj.weight"
     )]
     pub v_proj: DevicePtr<u8>,
     /// `self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.
     #[buffer(
         per_layer = w.attention.layers,
         shape = [formats.attention_out.linear_bytes(config.hidden_size, w.attention.o_in)],
-        gate = w.attention.layers > 0 && w.attention.o_in > 0
+        gate = w.attention.layers > 0 && w.attention.o_in > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.o_proj.weight"
     )]
     pub o_proj: DevicePtr<u8>,
     /// `self_attn.q_proj.bias` where the family biases q.
     #[buffer(
         per_layer = w.attention.layers,
         shape = [w.attention.q_bias],
-        gate = w.attention.layers > 0 && w.attention.q_bias > 0
+        gate = w.attention.layers > 0 && w.attention.q_bias > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.q_proj.bias"
     )]
     pub q_bias: DevicePtr<bf16>,
     /// `self_attn.k_proj.bias`.
     #[buffer(
         per_layer = w.attention.kv_layers,
         shape = [w.attention.k_bias],
-        gate = w.attention.kv_layers > 0 && w.attention.k_bias > 0
+        gate = w.attention.kv_layers > 0 && w.attention.k_bias > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.k_proj.bias"
     )]
     pub k_bias: DevicePtr<bf16>,
     /// `self_attn.v_proj.bias`.
     #[buffer(
         per_layer = w.attention.v_layers,
         shape = [w.attention.v_bias],
-        gate = w.attention.v_layers > 0 && w.attention.v_bias > 0
+        gate = w.attention.v_layers > 0 && w.attention.v_bias > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.v_proj.bias"
     )]
     pub v_bias: DevicePtr<bf16>,
     /// `self_attn.o_proj.bias`.
     #[buffer(
         per_layer = w.attention.layers,
         shape = [w.attention.o_bias],
-        gate = w.attention.layers > 0 && w.attention.o_bias > 0
+        gate = w.attention.layers > 0 && w.attention.o_bias > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.o_proj.bias"
     )]
     pub o_bias: DevicePtr<bf16>,
     /// `self_attn.q_norm.weight`: a head's width, or all heads' (OLMo 3, MiniMax-M2).
     #[buffer(
         per_layer = w.attention.layers,
         shape = [w.attention.q_norm],
-        gate = w.attention.layers > 0 && w.attention.q_norm > 0
+        gate = w.attention.layers > 0 && w.attention.q_norm > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.q_norm.weight"
     )]
     pub q_norm: DevicePtr<bf16>,
     /// `self_attn.k_norm.weight`, on the layers with their own keys.
     #[buffer(
         per_layer = w.attention.kv_layers,
         shape = [w.attention.k_norm],
-        gate = w.attention.kv_layers > 0 && w.attention.k_norm > 0
+        gate = w.attention.kv_layers > 0 && w.attention.k_norm > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.k_norm.weight"
     )]
     pub k_norm: DevicePtr<bf16>,
     /// `self_attn.sinks`, one logit a head (gpt-oss).
     #[buffer(
         per_layer = w.attention.layers,
         shape = [w.attention.sinks],
-        gate = w.attention.layers > 0 && w.attention.sinks > 0
+        gate = w.attention.layers > 0 && w.attention.sinks > 0,
+        tensor = "model.layers.{attention_layer}.self_attn.sinks"
     )]
     pub sinks: DevicePtr<bf16>,
     /// `self_attn.gate_bias`, one a head: Beam's bias on its output gate.

@@ -24,21 +24,24 @@ pub struct FfnWeights {
     #[buffer(
         per_layer = w.dense.layers,
         shape = [formats.dense_ffn.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)],
-        gate = w.dense.layers > 0 && w.gated_ffn > 0
+        gate = w.dense.layers > 0 && w.gated_ffn > 0,
+        tensor = "model.layers.{dense_layer}.mlp.gate_proj.weight"
     )]
     pub gate_proj: DevicePtr<u8>,
     /// The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.
     #[buffer(
         per_layer = w.dense.layers,
         shape = [formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size)],
-        gate = w.dense.layers > 0
+        gate = w.dense.layers > 0,
+        tensor = "model.layers.{dense_layer}.mlp.up_proj.weight"
     )]
     pub up_proj: DevicePtr<u8>,
     /// The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.
     #[buffer(
         per_layer = w.dense.layers,
         shape = [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width)],
-        gate = w.dense.layers > 0
+        gate = w.dense.layers > 0,
+        tensor = "model.layers.{dense_layer}.mlp.down_proj.weight"
     )]
     pub down_proj: DevicePtr<u8>,
     /// The dense MLP's `mlp.gate_proj.bias`, `[width]` a layer, where it has biases
@@ -46,21 +49,24 @@ pub struct FfnWeights {
     #[buffer(
         per_layer = w.dense.layers,
         shape = [w.dense.width],
-        gate = w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0
+        gate = w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0,
+        tensor = "model.layers.{dense_layer}.mlp.gate_proj.bias"
     )]
     pub gate_bias: DevicePtr<bf16>,
     /// The dense MLP's `mlp.up_proj.bias`, `[width]` a layer, where it has biases.
     #[buffer(
         per_layer = w.dense.layers,
         shape = [w.dense.width],
-        gate = w.dense.layers > 0 && w.dense_bias > 0
+        gate = w.dense.layers > 0 && w.dense_bias > 0,
+        tensor = "model.layers.{dense_layer}.mlp.up_proj.bias"
     )]
     pub up_bias: DevicePtr<bf16>,
     /// The dense MLP's `mlp.down_proj.bias`, `[hidden]` a layer, where it has biases.
     #[buffer(
         per_layer = w.dense.layers,
         shape = [config.hidden_size],
-        gate = w.dense.layers > 0 && w.dense_bias > 0
+        gate = w.dense.layers > 0 && w.dense_bias > 0,
+        tensor = "model.layers.{dense_layer}.mlp.down_proj.bias"
     )]
     pub down_bias: DevicePtr<bf16>,
     /// The dense MLP's learned activation scalars, `[n]` a layer (Apertus's xIELU:
@@ -120,7 +126,8 @@ pub struct FfnWeights {
     #[buffer(
         per_layer = w.moe,
         shape = [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))],
-        gate = w.moe > 0
+        gate = w.moe > 0,
+        tensor = ["model.layers.{moe_layer}.mlp.experts.{expert}.gate_proj.weight", "model.layers.{moe_layer}.mlp.experts.{expert}.up_proj.weight"]
     )]
     pub experts_gate_up: DevicePtr<u8>,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
@@ -128,7 +135,8 @@ pub struct FfnWeights {
     #[buffer(
         per_layer = w.moe,
         shape = [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))],
-        gate = w.moe > 0
+        gate = w.moe > 0,
+        tensor = "model.layers.{moe_layer}.mlp.experts.{expert}.down_proj.weight"
     )]
     pub experts_down: DevicePtr<u8>,
     /// Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,
@@ -150,7 +158,7 @@ pub struct FfnWeights {
     )]
     pub latent_out_proj: DevicePtr<u8>,
     /// The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).
-    #[buffer(per_layer = w.moe, shape = [config.num_experts, config.hidden_size], gate = w.moe > 0 && w.scaled_router == 0)]
+    #[buffer(per_layer = w.moe, shape = [config.num_experts, config.hidden_size], gate = w.moe > 0 && w.scaled_router == 0, tensor = "model.layers.{moe_layer}.mlp.gate.weight")]
     pub router: DevicePtr<bf16>,
     /// gpt-oss's `mlp.router.bias`, `[experts]`.
     #[buffer(per_layer = w.expert_bias, shape = [config.num_experts], gate = w.expert_bias > 0)]
@@ -187,21 +195,24 @@ pub struct FfnWeights {
     #[buffer(
         per_layer = w.moe,
         shape = [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)],
-        gate = w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0
+        gate = w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0,
+        tensor = "model.layers.{moe_layer}.mlp.shared_expert.gate_proj.weight"
     )]
     pub shared_gate_proj: DevicePtr<u8>,
     /// `mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.
     #[buffer(
         per_layer = w.moe,
         shape = [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)],
-        gate = w.moe > 0 && config.shared_expert_intermediate_size > 0
+        gate = w.moe > 0 && config.shared_expert_intermediate_size > 0,
+        tensor = "model.layers.{moe_layer}.mlp.shared_expert.up_proj.weight"
     )]
     pub shared_up_proj: DevicePtr<u8>,
     /// `mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.
     #[buffer(
         per_layer = w.moe,
         shape = [formats.shared_experts.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)],
-        gate = w.moe > 0 && config.shared_expert_intermediate_size > 0
+        gate = w.moe > 0 && config.shared_expert_intermediate_size > 0,
+        tensor = "model.layers.{moe_layer}.mlp.shared_expert.down_proj.weight"
     )]
     pub shared_down_proj: DevicePtr<u8>,
     /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in
@@ -209,7 +220,8 @@ pub struct FfnWeights {
     #[buffer(
         per_layer = w.shared_expert_gate,
         shape = [1, config.hidden_size],
-        gate = w.shared_expert_gate > 0
+        gate = w.shared_expert_gate > 0,
+        tensor = "model.layers.{moe_layer}.mlp.shared_expert_gate.weight"
     )]
     pub shared_expert_gate: DevicePtr<bf16>,
 }

@@ -36,6 +36,7 @@
 
 mod allocated;
 mod attention;
+pub mod checkpoint;
 mod compressed;
 mod ffn;
 mod latent;

@@ -25,14 +25,16 @@ pub struct ModelWeights {
     #[buffer(
         per_layer = w.embedding,
         shape = [w.embedding_rows, config.hidden_size],
-        gate = w.embedding > 0
+        gate = w.embedding > 0,
+        tensor = "model.embed_tokens.weight"
     )]
     pub embed_tokens: DevicePtr<bf16>,
     /// `lm_head.weight`, `[vocabulary rows, hidden]`; none where tied to the embedding.
     #[buffer(
         per_layer = w.lm_head,
         shape = [w.vocab_rows, config.hidden_size],
-        gate = w.lm_head > 0
+        gate = w.lm_head > 0,
+        tensor = "lm_head.weight"
     )]
     pub lm_head: DevicePtr<bf16>,
     /// The embedding's norm (BLOOM's `word_embeddings_layernorm.weight`), `[hidden]`.
@@ -49,25 +51,27 @@ pub struct ModelWeights {
     #[buffer(shape = [w.position_rows, config.hidden_size], gate = w.position_rows > 0)]
     pub embed_positions: DevicePtr<bf16>,
     /// `model.norm.weight`, `[hidden]`.
-    #[buffer(per_layer = w.final_norm, shape = [config.hidden_size], gate = w.final_norm > 0)]
+    #[buffer(per_layer = w.final_norm, shape = [config.hidden_size], gate = w.final_norm > 0, tensor = "model.norm.weight")]
     pub norm: DevicePtr<bf16>,
     /// Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,
     /// `post_attention_layernorm`, and the family's others: `WeightLayers::norms_per_layer`).
     #[buffer(
         per_layer = w.layers,
         shape = [w.norms_per_layer, config.hidden_size],
-        gate = w.layers > 0 && w.norms_per_layer > 0
+        gate = w.layers > 0 && w.norms_per_layer > 0,
+        tensor = ["model.layers.{layer}.input_layernorm.weight", "model.layers.{layer}.post_attention_layernorm.weight"]
     )]
     pub layer_norms: DevicePtr<bf16>,
     /// `model.norm.bias`, `[hidden]`, where the norms are LayerNorms with a bias (StableLM).
-    #[buffer(per_layer = w.final_norm_bias, shape = [config.hidden_size], gate = w.final_norm_bias > 0)]
+    #[buffer(per_layer = w.final_norm_bias, shape = [config.hidden_size], gate = w.final_norm_bias > 0, tensor = "model.norm.bias")]
     pub norm_bias: DevicePtr<bf16>,
     /// Every layer's norm biases, `[norms a layer, hidden]` a layer, beside `layer_norms`
     /// where the norms are LayerNorms with a bias (StableLM).
     #[buffer(
         per_layer = w.layers,
         shape = [w.norms_per_layer, config.hidden_size],
-        gate = w.layers > 0 && w.norms_per_layer > 0 && w.layer_norm_bias > 0
+        gate = w.layers > 0 && w.norms_per_layer > 0 && w.layer_norm_bias > 0,
+        tensor = ["model.layers.{layer}.input_layernorm.bias", "model.layers.{layer}.post_attention_layernorm.bias"]
     )]
     pub layer_norm_biases: DevicePtr<bf16>,
     /// DeciLM's norms, `[hidden]` each, in block order, a block's `input_layernorm` (where

@@ -445,6 +445,13 @@ fn buffer_decls(cont: &Container) -> Vec<TokenStream> {
             if !b.tracked {
                 decl.extend(quote!(.untracked()));
             }
+            if b.per_layer {
+                decl.extend(quote!(.per_layer()));
+            }
+            if !b.tensors.is_empty() {
+                let names = &b.tensors;
+                decl.extend(quote!(.holds(&[#(#names),*])));
+            }
             if let Some(r) = &b.phase {
                 let position = |id: &proc_macro2::Ident| {
                     cont.phases.iter().position(|p| p == id).expect("checked")

@@ -102,6 +102,14 @@ pub struct WeightRules {
     /// A norm of the embedding's output before the first layer (BLOOM's
     /// `word_embeddings_layernorm`), with a bias where `norm_bias`.
     pub embedding_norm: bool,
+    /// How the family's checkpoints name their tensors against the names the weight
+    /// declarations give (`#[buffer(tensor = ...)]`: the names of transformers' Llama, Qwen
+    /// and Qwen-MoE modules in their `save_pretrained` checkpoints): `None` where the
+    /// family's names are not declared yet, so its checkpoints are refused by name rather
+    /// than read with names that may be wrong; else the renames, each `(declared, stored)`
+    /// a piece of a declared name and what the family's checkpoints write in its place,
+    /// applied in order (`&[]`: the declared names as they are).
+    pub checkpoint_names: Option<&'static [(&'static str, &'static str)]>,
 }
 
 impl WeightRules {
@@ -134,5 +142,6 @@ impl WeightRules {
         position_rows_beyond_context: None,
         head_bias: false,
         embedding_norm: false,
+        checkpoint_names: None,
     };
 }

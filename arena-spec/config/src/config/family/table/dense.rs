@@ -13,6 +13,7 @@ pub(super) const LLAMA: FamilyRules = FamilyRules {
     // LlamaAttention: `attention_bias` on q, k, v and o; LlamaMLP: `mlp_bias` on its three.
     weights: Some(WeightRules {
         mlp_bias: Bias::MlpBias,
+        checkpoint_names: Some(&[]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
@@ -49,7 +50,10 @@ pub(super) const MISTRAL: FamilyRules = FamilyRules {
         ..KvLayers::AS_LISTED
     },
     // MistralAttention: `bias=config.attention_bias` on q, k, v and o (no key: false).
-    weights: Some(WeightRules::LLAMA),
+    weights: Some(WeightRules {
+        checkpoint_names: Some(&[]),
+        ..WeightRules::LLAMA
+    }),
     ..DECODER
 };
 
@@ -89,6 +93,7 @@ pub(super) const QWEN2: FamilyRules = FamilyRules {
     weights: Some(WeightRules {
         qkv_bias: Bias::Always,
         o_bias: Bias::Never,
+        checkpoint_names: Some(&[]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
@@ -102,6 +107,7 @@ pub(super) const QWEN3: FamilyRules = FamilyRules {
     // Qwen3Attention: `attention_bias` on all four, q_norm and k_norm of `head_dim`.
     weights: Some(WeightRules {
         qk_norm: QkNorm::PerHead,
+        checkpoint_names: Some(&[]),
         ..WeightRules::LLAMA
     }),
     ..DECODER

@@ -13,8 +13,20 @@ pub(super) const MIXTRAL: FamilyRules = FamilyRules {
         all_slide: true,
         ..KvLayers::AS_LISTED
     },
-    // MixtralAttention: as Llama's.
-    weights: Some(WeightRules::LLAMA),
+    // MixtralAttention: as Llama's. Its checkpoints keep the names of the classes before
+    // transformers 5 fused the experts (`block_sparse_moe`, an expert's `w1`, `w3` and `w2`
+    // for gate, up and down: the `mixtral` entry of transformers' `conversion_mapping.py`,
+    // which renames them back when it loads one).
+    weights: Some(WeightRules {
+        checkpoint_names: Some(&[
+            (".mlp.experts.", ".block_sparse_moe.experts."),
+            (".mlp.gate.", ".block_sparse_moe.gate."),
+            (".gate_proj.weight", ".w1.weight"),
+            (".up_proj.weight", ".w3.weight"),
+            (".down_proj.weight", ".w2.weight"),
+        ]),
+        ..WeightRules::LLAMA
+    }),
     ..DECODER
 };
 
@@ -92,6 +104,7 @@ pub(super) const QWEN3_MOE: FamilyRules = FamilyRules {
     // Qwen3MoeAttention: Qwen3's.
     weights: Some(WeightRules {
         qk_norm: QkNorm::PerHead,
+        checkpoint_names: Some(&[]),
         ..WeightRules::LLAMA
     }),
     ..DECODER

@@ -1,0 +1,199 @@
+//! Weights in from a checkpoint: the six weight arenas filled from safetensors files, every
+//! tensor checked against the place its declaration gives it before any byte is copied.
+//!
+//! Three steps, each usable alone:
+//!
+//! 1. [`tensor_table`]: every tensor the arenas hold, from the names the fields declare
+//!    (`#[buffer(tensor = "model.layers.{attention_layer}.self_attn.q_proj.weight")]`, the
+//!    names of transformers' modules in a `save_pretrained` checkpoint), renamed as the
+//!    family's checkpoints name them (`WeightRules::checkpoint_names`), each with its arena,
+//!    buffer, layer, expert, byte offset and bytes. `{layer}` is every layer of the config,
+//!    `{attention_layer}`, `{dense_layer}` and `{moe_layer}` the layers of that kind, in
+//!    order (a buffer's slot `i` is its group's `i`-th layer), `{expert}` each local
+//!    expert.
+//! 2. [`Checkpoint::open`] maps the files and reads their headers; [`LoadPlan::new`] matches
+//!    the stored tensors to the table: a missing tensor, one no place claims (and no rule
+//!    skips), a wrong dtype, shape or byte count is a [`Problem`] naming the tensor, its file
+//!    and its place. Vision and audio towers, multi-token-prediction layers and RoPE's
+//!    stored `inv_freq` are skipped and listed with their reason, never silently.
+//! 3. [`load`] copies each placed tensor from the mapped file into its place, in chunks of
+//!    at most [`CHUNK_BYTES`] through [`Device::write`](arena_runtime::Device::write) (no
+//!    device memory beyond the arenas), and sets the vocabulary's padding rows to zero.
+//!
+//! What a place holds: a 16-bit tensor (norms, biases, embeddings, routers) at its shape; a
+//! matrix (a `u8` buffer, bytes in its format) its elements, then its scales — BF16 or F16
+//! elements alone, or block FP8 (`F8_E4M3`, and its `weight_scale_inv` F32 blocks after
+//! them); an expert's matrices one after another in expert order within their row. Other
+//! stored formats (FP8 per tensor or channel, NVFP4, MXFP4, integer groups, FP32
+//! checkpoints) are [`Problem::Dtype`]: the plan prices them, this loader does not convert
+//! or place them yet.
+//!
+//! Not yet: a tensor-parallel or expert-parallel rank's share ([`CheckpointError::RankSplit`]),
+//! families whose checkpoint names are not declared ([`CheckpointError::NamesNotDeclared`]),
+//! stored fused tensors (Phi-3's `qkv_proj`) and 3-D expert stacks.
+
+mod files;
+mod plan;
+mod table;
+
+pub use files::{read_index, Checkpoint, StoredTensor, INDEX_FILE, SINGLE_FILE};
+pub use plan::{LoadPlan, Part, Placed, Problem, Skipped};
+pub use table::{tensor_table, TensorSlot};
+
+use super::AllocatedWeights;
+use crate::config::Family;
+use arena_runtime::{Arena, Device, DeviceError, Placement};
+use std::path::PathBuf;
+
+/// The most bytes one [`Device::write`](arena_runtime::Device::write) call copies: a
+/// tensor larger than it (an embedding of 1 GB) goes in pieces, so a backend's staging
+/// buffer stays bounded. Chosen here.
+pub const CHUNK_BYTES: usize = 64 << 20;
+
+/// Why a checkpoint could not be matched or loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The family's checkpoint names are not declared (`WeightRules::checkpoint_names`).
+    #[error("{model}: the checkpoint tensor names of a {family:?} model are not declared yet")]
+    NamesNotDeclared { model: String, family: Family },
+    /// A rank's share would need the tensors split.
+    #[error("{model}: loading the share of a rank at tp {tp}, ep {ep} is not implemented: load a whole model (tp 1, ep 1)")]
+    RankSplit { model: String, tp: usize, ep: usize },
+    /// A buffer with bytes declares no checkpoint tensor.
+    #[error("{model}: {buffer} holds {bytes} bytes but declares no checkpoint tensor (`#[buffer(tensor = ...)]`)")]
+    BufferUnnamed {
+        model: String,
+        buffer: String,
+        bytes: usize,
+    },
+    /// A buffer's declared names do not fit its shape or the config's layers.
+    #[error("{model}: the names {buffer} declares do not fit it: {why}")]
+    NamesMisfit {
+        model: String,
+        buffer: String,
+        why: String,
+    },
+    #[error("{}: {source}", file.display())]
+    Io {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    /// A header (or index) that does not parse, or a file shorter than its header says.
+    #[error("{}: {why}", file.display())]
+    Header { file: PathBuf, why: String },
+    /// The index and the shards disagree.
+    #[error("{}: {why}", file.display())]
+    IndexMismatch { file: PathBuf, why: String },
+    /// The checkpoint does not match the declarations: every problem, the first shown.
+    #[error("the checkpoint does not match the weight declarations ({} problem{}): {}", problems.len(), if problems.len() == 1 { "" } else { "s" }, problems.first().map(ToString::to_string).unwrap_or_default())]
+    Mismatch { problems: Vec<Problem> },
+    /// A copy to the device failed.
+    #[error("copying `{tensor}` into {place}: {source}")]
+    Device {
+        tensor: String,
+        place: String,
+        source: DeviceError,
+    },
+}
+
+/// What [`load`] copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Loaded {
+    /// Stored tensors copied (scales counted apart from their matrices).
+    pub tensors: usize,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Padding bytes set to zero.
+    pub zeroed: u64,
+}
+
+/// Copies every tensor `plan` places from `checkpoint` into `weights` (allocated at the sizes
+/// the plan's table was built from). Refused, with nothing copied, where the plan has
+/// problems. `progress` is called after each piece with the bytes copied and the total.
+///
+/// The files are read through their memory maps: a checkpoint rewritten while it loads
+/// gives whatever bytes it then holds (never memory outside the maps or the arenas).
+pub fn load<D: Device>(
+    checkpoint: &Checkpoint,
+    plan: &LoadPlan,
+    weights: &mut AllocatedWeights<D>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Loaded, CheckpointError> {
+    if !plan.problems.is_empty() {
+        return Err(CheckpointError::Mismatch {
+            problems: plan.problems.clone(),
+        });
+    }
+    let arenas: [(&str, &[Placement], &D); 6] = [
+        arena_of(&weights.model),
+        arena_of(&weights.attention),
+        arena_of(&weights.latent),
+        arena_of(&weights.compressed),
+        arena_of(&weights.mixers),
+        arena_of(&weights.ffn),
+    ];
+    let total = plan.stored_bytes;
+    let mut done = Loaded {
+        tensors: 0,
+        bytes: 0,
+        zeroed: 0,
+    };
+    for placed in &plan.placed {
+        let slot = &placed.slot;
+        let place = slot.place();
+        let device_error = |tensor: &str, source| CheckpointError::Device {
+            tensor: tensor.to_string(),
+            place: place.clone(),
+            source,
+        };
+        let target = arenas
+            .iter()
+            .find(|(name, _, _)| *name == slot.arena)
+            .and_then(|(_, placements, device)| {
+                placements
+                    .iter()
+                    .find(|p| p.decl.name == slot.buffer)
+                    .map(|p| (p, *device))
+            });
+        // The place must lie inside its buffer: weights allocated at other sizes than the
+        // table's are refused here, not written past.
+        let (placement, device) = match target {
+            Some((p, d)) if slot.offset + slot.bytes <= p.bytes && p.addr != 0 => (p, d),
+            _ => {
+                return Err(device_error(
+                    &slot.name,
+                    DeviceError::Unsupported("a place outside its buffer: the weights were allocated at other sizes than the plan's"),
+                ))
+            }
+        };
+        let base = placement.addr + slot.offset as u64;
+        for part in &placed.parts {
+            let stored = &checkpoint.tensors()[&part.tensor];
+            let bytes = checkpoint.bytes(stored);
+            for (k, piece) in bytes.chunks(CHUNK_BYTES).enumerate() {
+                let at = base + (part.offset + k * CHUNK_BYTES) as u64;
+                // SAFETY: `part.offset + bytes.len() <= slot.bytes` (the plan's matching
+                // gives the parts' bytes the place's exactly, padding aside) and the place
+                // lies inside its buffer's live allocation (checked above).
+                unsafe { device.write(at, piece) }.map_err(|e| device_error(&part.tensor, e))?;
+                done.bytes += piece.len() as u64;
+                progress(done.bytes, total);
+            }
+            done.tensors += 1;
+        }
+        if placed.zero_fill > 0 {
+            let filled: usize = placed.parts.iter().map(|p| p.bytes).sum();
+            // SAFETY: the padding ends where the place ends, inside its buffer.
+            unsafe { device.fill(base + filled as u64, placed.zero_fill, 0) }
+                .map_err(|e| device_error(&slot.name, e))?;
+            done.zeroed += placed.zero_fill as u64;
+        }
+    }
+    Ok(done)
+}
+
+fn arena_of<A: Arena, D: Device>(
+    a: &arena_runtime::Allocated<A, D>,
+) -> (&'static str, &[Placement], &D) {
+    (A::NAME, a.placements(), a.device())
+}

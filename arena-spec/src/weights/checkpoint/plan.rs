@@ -1,0 +1,351 @@
+//! Matching a checkpoint's tensors to the name table, before any byte is copied: every
+//! declared tensor found with its dtype, shape and bytes, every stored tensor claimed by one
+//! place or skipped with its reason, and every problem named with its tensor, file and place.
+
+use super::files::StoredTensor;
+use super::table::TensorSlot;
+use crate::config::{ModelConfig, WeightFormat, WeightFormats};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One stored tensor copied into a place: at `offset` bytes into the place, `bytes` long.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Part {
+    pub tensor: String,
+    pub offset: usize,
+    pub bytes: usize,
+}
+
+/// A place of the name table with the stored tensors that fill it (a matrix and its scales;
+/// a 16-bit tensor alone), and the bytes after them the loader sets to zero (the
+/// vocabulary's padding rows).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Placed {
+    pub slot: TensorSlot,
+    pub parts: Vec<Part>,
+    pub zero_fill: usize,
+}
+
+/// A stored tensor the weight arenas do not hold, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Skipped {
+    pub tensor: String,
+    pub bytes: usize,
+    pub reason: &'static str,
+}
+
+/// What stops a checkpoint from loading.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+pub enum Problem {
+    /// A declared tensor the checkpoint lacks.
+    Missing { tensor: String, place: String },
+    /// A stored tensor no place claims and no rule skips.
+    Unexpected { tensor: String, file: String },
+    /// Stored in another dtype than its place holds.
+    Dtype {
+        tensor: String,
+        file: String,
+        stored: String,
+        expected: String,
+        place: String,
+    },
+    /// Stored at another shape than its place holds.
+    Shape {
+        tensor: String,
+        file: String,
+        stored: Vec<usize>,
+        expected: Vec<usize>,
+        place: String,
+    },
+    /// A matrix whose stored bytes (with its scales) are not its place's.
+    Bytes {
+        tensor: String,
+        file: String,
+        stored: usize,
+        expected: usize,
+        place: String,
+    },
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Missing { tensor, place } => {
+                write!(f, "`{tensor}` is missing (it fills {place})")
+            }
+            Problem::Unexpected { tensor, file } => write!(
+                f,
+                "`{tensor}` ({file}) is no tensor of the declared weights and no rule skips it"
+            ),
+            Problem::Dtype {
+                tensor,
+                file,
+                stored,
+                expected,
+                place,
+            } => write!(
+                f,
+                "`{tensor}` ({file}) is {stored}; {place} holds {expected}"
+            ),
+            Problem::Shape {
+                tensor,
+                file,
+                stored,
+                expected,
+                place,
+            } => write!(
+                f,
+                "`{tensor}` ({file}) has shape {stored:?}; {place} holds {expected:?}"
+            ),
+            Problem::Bytes {
+                tensor,
+                file,
+                stored,
+                expected,
+                place,
+            } => write!(
+                f,
+                "`{tensor}` ({file}) is {stored} bytes with its scales; {place} holds {expected}"
+            ),
+        }
+    }
+}
+
+/// A checkpoint matched to the weight arenas: what [`super::load`] copies, and what
+/// `arena weights check` prints.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LoadPlan {
+    pub placed: Vec<Placed>,
+    pub skipped: Vec<Skipped>,
+    pub problems: Vec<Problem>,
+    /// Bytes of the stored tensors placed.
+    pub stored_bytes: u64,
+    /// Bytes of the places (`WeightsSizes::total_bytes` where every place is named).
+    pub planned_bytes: u64,
+}
+
+/// Why a stored tensor is not the text model's, by its name (`None`: it should be).
+fn skip_reason(name: &str, c: &ModelConfig) -> Option<&'static str> {
+    const TOWERS: [&str; 10] = [
+        "visual.",
+        "model.visual.",
+        "vision_tower.",
+        "model.vision_tower.",
+        "vision_model.",
+        "model.vision_model.",
+        "multi_modal_projector.",
+        "model.multi_modal_projector.",
+        "audio_tower.",
+        "model.audio_tower.",
+    ];
+    if TOWERS.iter().any(|p| name.starts_with(p)) {
+        return Some("a vision or audio tower's (the text model's weights are declared)");
+    }
+    if name.starts_with("mtp.") || name.starts_with("model.mtp.") {
+        return Some("a multi-token-prediction layer's (loaded only to draft)");
+    }
+    if name.ends_with(".rotary_emb.inv_freq") {
+        return Some("RoPE's inverse frequencies, a buffer the model recomputes from its config");
+    }
+    let layer = name
+        .strip_prefix("model.layers.")
+        .and_then(|rest| rest.split('.').next())
+        .and_then(|i| i.parse::<usize>().ok());
+    if let Some(i) = layer {
+        if i >= c.num_hidden_layers {
+            return Some("a layer past num_hidden_layers (a multi-token-prediction layer)");
+        }
+        if let Some(s) = &c.shard {
+            if !s.layers.contains(&i) {
+                return Some("another pipeline stage's layer");
+            }
+        }
+    }
+    None
+}
+
+/// The 16-bit dtypes a place of 16-bit elements takes.
+fn sixteen_bit(dtype: &str) -> bool {
+    dtype == "BF16" || dtype == "F16"
+}
+
+impl LoadPlan {
+    /// Matches `stored` (a checkpoint's tensors by name, with the file each lies in) to
+    /// `table` at `formats` (the block size of FP8 scales).
+    pub fn new(
+        config: &ModelConfig,
+        table: &[TensorSlot],
+        stored: &BTreeMap<String, StoredTensor>,
+        files: &[std::path::PathBuf],
+        formats: &WeightFormats,
+    ) -> LoadPlan {
+        let file_of = |t: &StoredTensor| {
+            files
+                .get(t.file)
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        let block = [
+            formats.attention,
+            formats.attention_out,
+            formats.dense_ffn,
+            formats.experts,
+            formats.shared_experts,
+            formats.other,
+        ]
+        .into_iter()
+        .find_map(|f| match f {
+            WeightFormat::Fp8Block { rows, cols } => Some((rows, cols)),
+            _ => None,
+        });
+        let mut claimed: BTreeSet<String> = BTreeSet::new();
+        let mut plan = LoadPlan {
+            placed: Vec::new(),
+            skipped: Vec::new(),
+            problems: Vec::new(),
+            stored_bytes: 0,
+            planned_bytes: 0,
+        };
+        for slot in table {
+            plan.planned_bytes += slot.bytes as u64;
+            let place = slot.place();
+            let Some(t) = stored.get(&slot.name) else {
+                plan.problems.push(Problem::Missing {
+                    tensor: slot.name.clone(),
+                    place,
+                });
+                continue;
+            };
+            claimed.insert(slot.name.clone());
+            let file = file_of(t);
+            let mut parts = vec![Part {
+                tensor: slot.name.clone(),
+                offset: 0,
+                bytes: t.bytes(),
+            }];
+            let mut zero_fill = 0;
+            let problem = match &slot.shape {
+                // A 16-bit tensor: its dtype and shape; the embedding and head may hold
+                // padding rows past the vocabulary (vLLM's `VocabParallelEmbedding`).
+                Some(shape) => {
+                    let padded = shape.len() == 2
+                        && t.shape.len() == 2
+                        && t.shape[1] == shape[1]
+                        && t.shape[0] < shape[0]
+                        && t.shape[0] >= config.vocab_size
+                        && t.shape[0].div_ceil(64) * 64 == shape[0];
+                    if !sixteen_bit(&t.dtype) {
+                        Some(Problem::Dtype {
+                            tensor: slot.name.clone(),
+                            file,
+                            stored: t.dtype.clone(),
+                            expected: "BF16 or F16".into(),
+                            place,
+                        })
+                    } else if &t.shape != shape && !padded {
+                        Some(Problem::Shape {
+                            tensor: slot.name.clone(),
+                            file,
+                            stored: t.shape.clone(),
+                            expected: shape.clone(),
+                            place,
+                        })
+                    } else {
+                        zero_fill = slot.bytes.saturating_sub(t.bytes());
+                        None
+                    }
+                }
+                // A matrix: 16-bit elements alone, or FP8 elements and their block scales.
+                None => {
+                    let scale_name = slot
+                        .name
+                        .strip_suffix(".weight")
+                        .map(|stem| format!("{stem}.weight_scale_inv"));
+                    let scale = scale_name
+                        .as_ref()
+                        .and_then(|n| stored.get(n).map(|s| (n, s)));
+                    let mut total = t.bytes();
+                    let mut wrong = None;
+                    match (t.dtype.as_str(), scale, block) {
+                        (d, None, _) if sixteen_bit(d) => {}
+                        ("F8_E4M3", Some((n, s)), Some((rows, cols))) => {
+                            claimed.insert(n.clone());
+                            let expected = match t.shape.as_slice() {
+                                [o, i] => vec![o.div_ceil(rows), i.div_ceil(cols)],
+                                _ => vec![],
+                            };
+                            if s.dtype != "F32" || s.shape != expected {
+                                wrong = Some(Problem::Shape {
+                                    tensor: n.clone(),
+                                    file: file_of(s),
+                                    stored: s.shape.clone(),
+                                    expected,
+                                    place: place.clone(),
+                                });
+                            }
+                            parts.push(Part {
+                                tensor: n.clone(),
+                                offset: t.bytes(),
+                                bytes: s.bytes(),
+                            });
+                            total += s.bytes();
+                        }
+                        (d, _, _) => wrong = Some(Problem::Dtype {
+                            tensor: slot.name.clone(),
+                            file: file.clone(),
+                            stored: match scale {
+                                Some(_) => format!("{d} with a weight_scale_inv"),
+                                None => d.to_string(),
+                            },
+                            expected: match block {
+                                Some((r, c)) => format!(
+                                    "BF16, F16, or F8_E4M3 with {r}×{c}-block F32 weight_scale_inv"
+                                ),
+                                None => "BF16 or F16".into(),
+                            },
+                            place: place.clone(),
+                        }),
+                    }
+                    wrong.or_else(|| {
+                        (total != slot.bytes).then(|| Problem::Bytes {
+                            tensor: slot.name.clone(),
+                            file,
+                            stored: total,
+                            expected: slot.bytes,
+                            place,
+                        })
+                    })
+                }
+            };
+            match problem {
+                Some(p) => plan.problems.push(p),
+                None => {
+                    plan.stored_bytes += parts.iter().map(|p| p.bytes as u64).sum::<u64>();
+                    plan.placed.push(Placed {
+                        slot: slot.clone(),
+                        parts,
+                        zero_fill,
+                    });
+                }
+            }
+        }
+        for (name, t) in stored {
+            if claimed.contains(name) {
+                continue;
+            }
+            match skip_reason(name, config) {
+                Some(reason) => plan.skipped.push(Skipped {
+                    tensor: name.clone(),
+                    bytes: t.bytes(),
+                    reason,
+                }),
+                None => plan.problems.push(Problem::Unexpected {
+                    tensor: name.clone(),
+                    file: file_of(t),
+                }),
+            }
+        }
+        plan
+    }
+}

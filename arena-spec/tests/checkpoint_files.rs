@@ -1,0 +1,491 @@
+//! Checkpoints written here in transformers' names (tiny Qwen3, Qwen3-MoE and Mixtral
+//! configs) loaded into the six weight arenas on the host: every byte lands in its declared
+//! place, and each way a checkpoint can be wrong is an error naming the tensor, its file and
+//! its place, found before any byte is copied.
+
+use arena_runtime::{Arena, HostDevice};
+use arena_spec::weights::checkpoint::{
+    load, tensor_table, Checkpoint, CheckpointError, LoadPlan, Problem,
+};
+use arena_spec::weights::{AllocatedWeights, WeightLayers, WeightsSizes};
+use arena_spec::ModelConfig;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A tiny Qwen3 (2 layers, hidden 64, 4 heads of 16, 2 kv heads), `extra` merged in.
+fn qwen3(extra: Value) -> ModelConfig {
+    let mut c = json!({
+        "model_type": "qwen3", "hidden_size": 64, "intermediate_size": 96,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+        "num_hidden_layers": 2, "vocab_size": 250, "max_position_embeddings": 128,
+        "tie_word_embeddings": false, "torch_dtype": "bfloat16"
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        c[k] = v.clone();
+    }
+    ModelConfig::from_json_str(&c.to_string(), "tiny.json").unwrap()
+}
+
+/// A tensor to write: dtype, shape, bytes.
+struct T {
+    dtype: &'static str,
+    shape: Vec<usize>,
+    data: Vec<u8>,
+}
+
+/// Distinct bytes for each tensor, so a misplaced one is seen.
+fn filled(seed: usize, n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 31 + seed * 17 + 1) as u8).collect()
+}
+
+/// Writes a safetensors file (its 8-byte length, the JSON header, the data in name order).
+fn write(path: &Path, tensors: &BTreeMap<String, T>) {
+    let mut header = serde_json::Map::new();
+    let mut data = Vec::new();
+    for (name, t) in tensors {
+        let start = data.len();
+        data.extend_from_slice(&t.data);
+        header.insert(
+            name.clone(),
+            json!({"dtype": t.dtype, "shape": t.shape, "data_offsets": [start, data.len()]}),
+        );
+    }
+    let header = Value::Object(header).to_string();
+    let mut out = (header.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(&data);
+    std::fs::write(path, out).unwrap();
+}
+
+/// A fresh directory for one test.
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("arena-ckpt-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The reference's own vocabulary (no padding rows).
+fn sizes(c: &ModelConfig) -> WeightsSizes {
+    WeightsSizes::with_layers(c, &WeightLayers::of(c, false).unwrap(), &c.weight_formats).unwrap()
+}
+
+/// Every tensor the table names, in BF16 at the shapes a matrix's bytes give (`[bytes / 2 /
+/// in, in]` with `in` the hidden size or the width its place divides by).
+fn bf16_checkpoint(c: &ModelConfig, s: &WeightsSizes) -> BTreeMap<String, T> {
+    let mut out = BTreeMap::new();
+    for (k, slot) in tensor_table(c, s).unwrap().into_iter().enumerate() {
+        let shape = slot.shape.clone().unwrap_or_else(|| {
+            let elements = slot.bytes / 2;
+            let inner = if elements % c.hidden_size == 0 {
+                c.hidden_size
+            } else {
+                1
+            };
+            vec![elements / inner, inner]
+        });
+        out.insert(
+            slot.name,
+            T {
+                dtype: "BF16",
+                shape,
+                data: filled(k, slot.bytes),
+            },
+        );
+    }
+    out
+}
+
+fn open_plan(c: &ModelConfig, s: &WeightsSizes, path: &Path) -> (Checkpoint, LoadPlan) {
+    let ckpt = Checkpoint::open(path).unwrap();
+    let table = tensor_table(c, s).unwrap();
+    let plan = LoadPlan::new(c, &table, ckpt.tensors(), ckpt.files(), &c.weight_formats);
+    (ckpt, plan)
+}
+
+/// Loads `path` into freshly allocated host weights and checks every place holds its
+/// tensors' bytes.
+fn load_and_compare(c: &ModelConfig, s: &WeightsSizes, path: &Path) -> usize {
+    let (ckpt, plan) = open_plan(c, s, path);
+    assert!(plan.problems.is_empty(), "{:?}", plan.problems);
+    let mut weights = AllocatedWeights::allocate(HostDevice::new(), s).unwrap();
+    let mut calls = 0;
+    let loaded = load(&ckpt, &plan, &mut weights, &mut |done, total| {
+        assert!(done <= total);
+        calls += 1;
+    })
+    .unwrap();
+    assert_eq!(loaded.bytes, plan.stored_bytes);
+    assert!(calls >= loaded.tensors);
+    for placed in &plan.placed {
+        let views = match placed.slot.arena {
+            "ModelWeights" => weights.model.byte_views(),
+            "AttentionWeights" => weights.attention.byte_views(),
+            "FfnWeights" => weights.ffn.byte_views(),
+            other => panic!("{other}"),
+        };
+        let index = match placed.slot.arena {
+            "ModelWeights" => position::<arena_spec::weights::ModelWeights>(placed.slot.buffer),
+            "AttentionWeights" => {
+                position::<arena_spec::weights::AttentionWeights>(placed.slot.buffer)
+            }
+            _ => position::<arena_spec::weights::FfnWeights>(placed.slot.buffer),
+        };
+        let mut buffer = vec![0u8; views[index].len()];
+        views[index].read_bytes(&mut buffer).unwrap();
+        for part in &placed.parts {
+            let at = placed.slot.offset + part.offset;
+            let stored = &ckpt.tensors()[&part.tensor];
+            assert_eq!(
+                &buffer[at..at + part.bytes],
+                ckpt.bytes(stored),
+                "{} at {}",
+                part.tensor,
+                placed.slot.place()
+            );
+        }
+        let end = placed.slot.offset + placed.slot.bytes;
+        assert!(buffer[end - placed.zero_fill..end].iter().all(|&b| b == 0));
+    }
+    weights.release().unwrap();
+    plan.placed.len()
+}
+
+fn position<A: Arena>(buffer: &str) -> usize {
+    A::BUFFERS.iter().position(|d| d.name == buffer).unwrap()
+}
+
+#[test]
+fn a_single_file_loads_every_tensor_into_its_declared_place() {
+    let c = qwen3(json!({}));
+    let s = sizes(&c);
+    let d = dir("single");
+    write(&d.join("model.safetensors"), &bf16_checkpoint(&c, &s));
+    // Embedding, head, final norm; a layer's 2 norms, q, k, v, o, q and k norms, 3 MLPs.
+    assert_eq!(load_and_compare(&c, &s, &d), 3 + 2 * (2 + 4 + 2 + 3));
+}
+
+#[test]
+fn a_sharded_checkpoint_loads_through_its_index() {
+    let c = qwen3(json!({}));
+    let s = sizes(&c);
+    let d = dir("sharded");
+    let all = bf16_checkpoint(&c, &s);
+    let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
+    let mut map = serde_json::Map::new();
+    for (i, (name, t)) in all.into_iter().enumerate() {
+        let shard = if i % 2 == 0 {
+            "model-00001-of-00002.safetensors"
+        } else {
+            "model-00002-of-00002.safetensors"
+        };
+        map.insert(name.clone(), json!(shard));
+        if i % 2 == 0 {
+            a.insert(name, t)
+        } else {
+            b.insert(name, t)
+        };
+    }
+    write(&d.join("model-00001-of-00002.safetensors"), &a);
+    write(&d.join("model-00002-of-00002.safetensors"), &b);
+    std::fs::write(
+        d.join("model.safetensors.index.json"),
+        json!({"metadata": {"total_size": 0}, "weight_map": map}).to_string(),
+    )
+    .unwrap();
+    assert_eq!(load_and_compare(&c, &s, &d), 25);
+}
+
+/// Mixtral's checkpoints keep `block_sparse_moe` and `w1`/`w3`/`w2` (transformers'
+/// `conversion_mapping.py`): each expert lands at its index in the gate/up and down rows.
+#[test]
+fn experts_load_by_index_under_the_family_s_own_names() {
+    let c = ModelConfig::from_json_str(
+        &json!({
+            "model_type": "mixtral", "hidden_size": 64, "intermediate_size": 32,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
+            "vocab_size": 256, "num_local_experts": 4, "num_experts_per_tok": 2,
+            "max_position_embeddings": 128
+        })
+        .to_string(),
+        "tiny-mixtral.json",
+    )
+    .unwrap();
+    let s = sizes(&c);
+    let table = tensor_table(&c, &s).unwrap();
+    let w3 = table
+        .iter()
+        .find(|t| t.name == "model.layers.1.block_sparse_moe.experts.2.w3.weight")
+        .unwrap();
+    // Row 1 (up) of layer 1, expert 2: each expert 32 × 64 × 2 bytes.
+    let expert = 32 * 64 * 2;
+    assert_eq!(
+        (w3.buffer, w3.layer, w3.expert),
+        ("experts_gate_up", Some(1), Some(2))
+    );
+    assert_eq!(w3.offset, 2 * 4 * expert + 4 * expert + 2 * expert);
+    assert!(table
+        .iter()
+        .any(|t| t.name == "model.layers.0.block_sparse_moe.gate.weight"));
+    let d = dir("mixtral");
+    write(&d.join("model.safetensors"), &bf16_checkpoint(&c, &s));
+    load_and_compare(&c, &s, &d);
+}
+
+/// Block FP8 (`weight_block_size` 128 × 128): a matrix's E4M3 elements, then its
+/// `weight_scale_inv` blocks, fill its place; norms and the embedding stay 16-bit.
+#[test]
+fn block_fp8_matrices_load_with_their_scales_after_their_elements() {
+    let c = qwen3(json!({
+        "hidden_size": 256, "intermediate_size": 384, "num_attention_heads": 4, "head_dim": 64,
+        "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}
+    }));
+    let s = sizes(&c);
+    let mut file = BTreeMap::new();
+    for (k, slot) in tensor_table(&c, &s).unwrap().into_iter().enumerate() {
+        match slot.shape {
+            Some(shape) => {
+                file.insert(
+                    slot.name,
+                    T {
+                        dtype: "BF16",
+                        shape,
+                        data: filled(k, slot.bytes),
+                    },
+                );
+            }
+            None => {
+                // [out, 256] elements, then ceil(out / 128) × 2 F32 scales.
+                // o reads the 4 heads of 64; down the MLP's 384; the rest the hidden 256.
+                let inner: usize = if slot.buffer == "down_proj" { 384 } else { 256 };
+                let out = (1..4096usize)
+                    .find(|o| o * inner + o.div_ceil(128) * inner.div_ceil(128) * 4 == slot.bytes)
+                    .unwrap();
+                let stem = slot.name.strip_suffix(".weight").unwrap().to_string();
+                file.insert(
+                    slot.name,
+                    T {
+                        dtype: "F8_E4M3",
+                        shape: vec![out, inner],
+                        data: filled(k, out * inner),
+                    },
+                );
+                let scales = vec![out.div_ceil(128), inner.div_ceil(128)];
+                let n = scales[0] * scales[1] * 4;
+                file.insert(
+                    format!("{stem}.weight_scale_inv"),
+                    T {
+                        dtype: "F32",
+                        shape: scales,
+                        data: filled(k + 1000, n),
+                    },
+                );
+            }
+        }
+    }
+    let d = dir("fp8");
+    write(&d.join("model.safetensors"), &file);
+    load_and_compare(&c, &s, &d);
+}
+
+/// Sized as an engine allocates them (the vocabulary padded to 64 rows, `WeightsSizes::new`),
+/// the embedding's and head's padding rows are set to zero.
+#[test]
+fn the_vocabulary_s_padding_rows_are_zeroed() {
+    let c = qwen3(json!({}));
+    let padded = WeightsSizes::new(&c, &c.weight_formats).unwrap();
+    let d = dir("padded");
+    write(
+        &d.join("model.safetensors"),
+        &bf16_checkpoint(&c, &sizes(&c)),
+    );
+    let (_, plan) = open_plan(&c, &padded, &d);
+    let embed = plan
+        .placed
+        .iter()
+        .find(|p| p.slot.buffer == "embed_tokens")
+        .unwrap();
+    assert_eq!(embed.zero_fill, (256 - 250) * 64 * 2);
+    assert_eq!(load_and_compare(&c, &padded, &d), 25);
+}
+
+/// A tower's tensors, a layer past `num_hidden_layers` and RoPE's stored `inv_freq` are
+/// listed with their reason, never loaded and never an error.
+#[test]
+fn what_a_text_engine_does_not_hold_is_skipped_by_name() {
+    let c = qwen3(json!({}));
+    let s = sizes(&c);
+    let mut file = bf16_checkpoint(&c, &s);
+    for name in [
+        "model.visual.blocks.0.attn.qkv.weight",
+        "model.layers.2.mlp.gate_proj.weight",
+        "model.layers.0.self_attn.rotary_emb.inv_freq",
+    ] {
+        file.insert(
+            name.into(),
+            T {
+                dtype: "BF16",
+                shape: vec![4],
+                data: vec![0; 8],
+            },
+        );
+    }
+    let d = dir("skipped");
+    write(&d.join("model.safetensors"), &file);
+    let (_, plan) = open_plan(&c, &s, &d);
+    assert!(plan.problems.is_empty(), "{:?}", plan.problems);
+    let reasons: Vec<(&str, &str)> = plan
+        .skipped
+        .iter()
+        .map(|k| (k.tensor.as_str(), k.reason))
+        .collect();
+    assert_eq!(reasons.len(), 3);
+    assert!(reasons
+        .iter()
+        .any(|(t, r)| t.starts_with("model.visual") && r.contains("tower")));
+    assert!(reasons
+        .iter()
+        .any(|(t, r)| t.starts_with("model.layers.2") && r.contains("num_hidden_layers")));
+    assert!(reasons
+        .iter()
+        .any(|(t, r)| t.ends_with("inv_freq") && r.contains("RoPE")));
+}
+
+/// Writes the Qwen3 checkpoint changed by `change` and returns the plan's problems, and the
+/// error `load` gives (nothing copied).
+fn problems(name: &str, change: impl FnOnce(&mut BTreeMap<String, T>)) -> (Vec<String>, String) {
+    let c = qwen3(json!({}));
+    let s = sizes(&c);
+    let mut file = bf16_checkpoint(&c, &s);
+    change(&mut file);
+    let d = dir(name);
+    write(&d.join("model.safetensors"), &file);
+    let (ckpt, plan) = open_plan(&c, &s, &d);
+    let mut weights = AllocatedWeights::allocate(HostDevice::new(), &s).unwrap();
+    let err = load(&ckpt, &plan, &mut weights, &mut |_, _| {
+        panic!("nothing is copied")
+    })
+    .unwrap_err();
+    assert!(matches!(err, CheckpointError::Mismatch { .. }));
+    (
+        plan.problems.iter().map(ToString::to_string).collect(),
+        err.to_string(),
+    )
+}
+
+#[test]
+fn a_missing_tensor_names_its_place() {
+    let (p, err) = problems("missing", |f| {
+        f.remove("model.layers.1.self_attn.k_norm.weight");
+    });
+    assert_eq!(p, ["`model.layers.1.self_attn.k_norm.weight` is missing (it fills AttentionWeights.k_norm layer 1)"]);
+    assert!(err.contains("(1 problem)"), "{err}");
+}
+
+#[test]
+fn an_unexpected_tensor_names_its_file() {
+    let (p, _) = problems("extra", |f| {
+        f.insert(
+            "model.layers.0.mlp.experts.0.up_proj.weight".into(),
+            T {
+                dtype: "BF16",
+                shape: vec![2],
+                data: vec![0; 4],
+            },
+        );
+    });
+    assert_eq!(p, ["`model.layers.0.mlp.experts.0.up_proj.weight` (model.safetensors) is no tensor of the declared weights and no rule skips it"]);
+}
+
+#[test]
+fn a_wrong_shape_names_both_shapes() {
+    let (p, _) = problems("shape", |f| {
+        let t = f.get_mut("model.norm.weight").unwrap();
+        t.shape = vec![32, 2];
+    });
+    assert_eq!(p, ["`model.norm.weight` (model.safetensors) has shape [32, 2]; ModelWeights.norm holds [64]"]);
+}
+
+#[test]
+fn a_wrong_dtype_names_what_the_place_holds() {
+    let (p, _) = problems("dtype", |f| {
+        let t = f.get_mut("model.layers.0.self_attn.o_proj.weight").unwrap();
+        t.dtype = "F32";
+        t.shape = vec![64, 32];
+    });
+    assert_eq!(p, ["`model.layers.0.self_attn.o_proj.weight` (model.safetensors) is F32; AttentionWeights.o_proj layer 0 holds BF16 or F16"]);
+}
+
+#[test]
+fn a_matrix_of_the_wrong_width_names_its_bytes() {
+    let (p, _) = problems("bytes", |f| {
+        let t = f.get_mut("model.layers.1.mlp.up_proj.weight").unwrap();
+        t.shape = vec![95, 64];
+        t.data.truncate(95 * 64 * 2);
+    });
+    assert_eq!(p, ["`model.layers.1.mlp.up_proj.weight` (model.safetensors) is 12160 bytes with its scales; FfnWeights.up_proj layer 1 holds 12288"]);
+}
+
+#[test]
+fn a_truncated_file_is_refused_when_opened() {
+    let c = qwen3(json!({}));
+    let d = dir("truncated");
+    let path = d.join("model.safetensors");
+    write(&path, &bf16_checkpoint(&c, &sizes(&c)));
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() - 100]).unwrap();
+    let err = Checkpoint::open(&d).unwrap_err().to_string();
+    assert!(err.starts_with(&path.display().to_string()), "{err}");
+    assert!(err.contains("incomplete"), "{err}");
+}
+
+#[test]
+fn an_index_naming_a_missing_shard_is_refused() {
+    let d = dir("noshard");
+    std::fs::write(
+        d.join("model.safetensors.index.json"),
+        json!({"weight_map": {"model.norm.weight": "model-00001-of-00002.safetensors"}})
+            .to_string(),
+    )
+    .unwrap();
+    let err = Checkpoint::open(&d).unwrap_err().to_string();
+    assert!(err.contains("model-00001-of-00002.safetensors"), "{err}");
+    assert!(err.contains("No such file"), "{err}");
+}
+
+#[test]
+fn an_index_and_a_shard_that_disagree_are_refused() {
+    let c = qwen3(json!({}));
+    let d = dir("disagree");
+    write(&d.join("a.safetensors"), &bf16_checkpoint(&c, &sizes(&c)));
+    std::fs::write(
+        d.join("model.safetensors.index.json"),
+        json!({"weight_map": {"model.norm.weight": "a.safetensors"}}).to_string(),
+    )
+    .unwrap();
+    let err = Checkpoint::open(&d).unwrap_err().to_string();
+    assert!(err.contains("which the index does not list"), "{err}");
+}
+
+#[test]
+fn a_family_without_declared_names_is_refused_by_name() {
+    let c = crate::shipped::config("gemma-3-1b-it");
+    let err = tensor_table(&c, &sizes(&c)).unwrap_err().to_string();
+    assert!(
+        err.contains("the checkpoint tensor names of a Gemma3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn problems_serialise_with_their_kind() {
+    let p = Problem::Missing {
+        tensor: "a".into(),
+        place: "b".into(),
+    };
+    assert_eq!(
+        serde_json::to_value(&p).unwrap(),
+        json!({"problem": "missing", "tensor": "a", "place": "b"})
+    );
+}
