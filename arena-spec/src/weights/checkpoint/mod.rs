@@ -37,7 +37,7 @@ mod plan;
 mod table;
 
 pub use files::{read_index, Checkpoint, StoredTensor, INDEX_FILE, SINGLE_FILE};
-pub use plan::{LoadPlan, Part, Placed, Problem, Skipped};
+pub use plan::{skip_reason, LoadPlan, Part, Placed, Problem, Skipped};
 pub use table::{tensor_table, TensorSlot};
 
 use super::AllocatedWeights;

@@ -124,8 +124,10 @@ pub struct LoadPlan {
     pub planned_bytes: u64,
 }
 
-/// Why a stored tensor is not the text model's, by its name (`None`: it should be).
-fn skip_reason(name: &str, c: &ModelConfig) -> Option<&'static str> {
+/// Why a stored tensor is not one the weight arenas hold, by its name alone (`None`: it
+/// should be one): a vision or audio tower's, a multi-token-prediction layer's, RoPE's
+/// stored `inv_freq`, another pipeline stage's layer. The reasons are [`Skipped::reason`].
+pub fn skip_reason(name: &str, c: &ModelConfig) -> Option<&'static str> {
     const TOWERS: [&str; 10] = [
         "visual.",
         "model.visual.",
@@ -291,21 +293,23 @@ impl LoadPlan {
                             });
                             total += s.bytes();
                         }
-                        (d, _, _) => wrong = Some(Problem::Dtype {
-                            tensor: slot.name.clone(),
-                            file: file.clone(),
-                            stored: match scale {
-                                Some(_) => format!("{d} with a weight_scale_inv"),
-                                None => d.to_string(),
-                            },
-                            expected: match block {
-                                Some((r, c)) => format!(
+                        (d, _, _) => {
+                            wrong = Some(Problem::Dtype {
+                                tensor: slot.name.clone(),
+                                file: file.clone(),
+                                stored: match scale {
+                                    Some(_) => format!("{d} with a weight_scale_inv"),
+                                    None => d.to_string(),
+                                },
+                                expected: match block {
+                                    Some((r, c)) => format!(
                                     "BF16, F16, or F8_E4M3 with {r}×{c}-block F32 weight_scale_inv"
                                 ),
-                                None => "BF16 or F16".into(),
-                            },
-                            place: place.clone(),
-                        }),
+                                    None => "BF16 or F16".into(),
+                                },
+                                place: place.clone(),
+                            })
+                        }
                     }
                     wrong.or_else(|| {
                         (total != slot.bytes).then(|| Problem::Bytes {

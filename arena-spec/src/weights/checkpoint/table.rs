@@ -204,10 +204,12 @@ impl Expand<'_> {
         let row_dims = match rows {
             1 => slot_dims,
             _ if slot_dims.first() == Some(&rows) => &slot_dims[1..],
-            _ => return Err(misfit(format!(
+            _ => {
+                return Err(misfit(format!(
                 "it names {rows} tensors a layer, one a row, but holds {} rows (shape {dims:?})",
                 slot_dims.first().copied().unwrap_or(1)
-            ))),
+            )))
+            }
         };
         let slot_bytes = total / slots.max(1);
         let row_bytes = slot_bytes / rows;
