@@ -1,7 +1,7 @@
 //! The command line: the subcommands and their dispatch.
 
 pub use crate::common::CliError;
-use crate::{const_config, diff, fit, gpu_plan, models, plan, sweep};
+use crate::{const_config, diff, fit, gpu_plan, models, plan, sweep, weights};
 use clap::{Parser, Subcommand};
 
 /// Size, allocate and budget the engine's buffer arena for a model.
@@ -29,6 +29,8 @@ enum Command {
     Models(models::ModelsArgs),
     /// Print a model's config as a Rust `const`, for sizing it at compile time.
     ConstConfig(const_config::ConstConfigArgs),
+    /// Check a checkpoint's tensors against the weight declarations, or load it into them.
+    Weights(weights::WeightsArgs),
 }
 
 pub fn run(cli: Cli) -> Result<(), CliError> {
@@ -40,5 +42,6 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Diff(a) => diff::run(a),
         Command::Models(a) => models::run(a),
         Command::ConstConfig(a) => const_config::run(a),
+        Command::Weights(a) => weights::run(a),
     }
 }

@@ -44,6 +44,9 @@ pub enum CliError {
     /// An allocated arena that breaks its placement contract.
     #[error("invariant broken: {0}")]
     Placement(#[from] PlacementError),
+    /// A checkpoint that could not be read or does not match the weight declarations.
+    #[error("{0}")]
+    Checkpoint(String),
     /// An output file that could not be written.
     #[error("writing {path}: {reason}")]
     Output { path: String, reason: String },

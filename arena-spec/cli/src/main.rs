@@ -12,6 +12,7 @@ mod gpu_plan_plot;
 mod models;
 mod plan;
 mod sweep;
+mod weights;
 
 use clap::Parser;
 use std::process::ExitCode;
