@@ -54,4 +54,6 @@ pub mod docs {
     pub struct Reuse;
     #[doc = include_str!("../docs/gpu.md")]
     pub struct Gpu;
+    #[doc = include_str!("../docs/checkpoints.md")]
+    pub struct Checkpoints;
 }

@@ -259,6 +259,10 @@ impl Device for CudaDevice {
         self.stream.synchronize().map_err(driver)
     }
 
+    fn upload(&self, staging_bytes: usize) -> Result<Box<dyn crate::Upload + '_>, DeviceError> {
+        Ok(Box::new(PinnedUpload::new(self, staging_bytes)?))
+    }
+
     unsafe fn fill(&self, addr: u64, bytes: usize, value: u8) -> Result<(), DeviceError> {
         self.bind()?;
         // SAFETY: as `write`, for `addr .. addr + bytes`. Asynchronous on the device's
@@ -266,6 +270,96 @@ impl Device for CudaDevice {
         // after; no host memory is involved, so nothing must outlive the call.
         unsafe { result::memset_d8_async(addr, value, bytes, self.stream.cu_stream()) }
             .map_err(driver)
+    }
+}
+
+/// [`CudaDevice::upload`]: the staging memory cut into [`PinnedUpload::SLOTS`] pinned host
+/// buffers used in turn. A piece is copied into a free buffer by up to
+/// [`PinnedUpload::THREADS`] threads (one thread's `memcpy` from a memory-mapped file is
+/// bounded by its page faults, not by the copy) and sent on the device's stream; the event
+/// recorded after it says when the buffer is free again, so staging a piece overlaps the
+/// transfer of the ones before it.
+struct PinnedUpload<'a> {
+    device: &'a CudaDevice,
+    slots: Vec<(
+        cudarc::driver::PinnedHostSlice<u8>,
+        cudarc::driver::CudaEvent,
+    )>,
+    next: usize,
+}
+
+impl<'a> PinnedUpload<'a> {
+    /// Buffers the staging memory is cut into. Chosen here: four keep the copy engine fed
+    /// while the host stages the next piece.
+    const SLOTS: usize = 4;
+    /// Most threads that stage one piece. Chosen here.
+    const THREADS: usize = 8;
+
+    fn new(device: &'a CudaDevice, staging_bytes: usize) -> Result<Self, DeviceError> {
+        let each = (staging_bytes / Self::SLOTS).max(1 << 20);
+        let mut slots = Vec::with_capacity(Self::SLOTS);
+        for _ in 0..Self::SLOTS {
+            // SAFETY: the buffer is written before any byte of it is read (`copy`).
+            let slice =
+                unsafe { device.ctx.alloc_pinned_with_flags::<u8>(each, 0) }.map_err(driver)?;
+            let event = device.ctx.new_event(None).map_err(driver)?;
+            slots.push((slice, event));
+        }
+        Ok(Self {
+            device,
+            slots,
+            next: 0,
+        })
+    }
+}
+
+impl crate::Upload for PinnedUpload<'_> {
+    unsafe fn copy(&mut self, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
+        self.device.bind()?;
+        let mut done = 0;
+        while done < data.len() {
+            let (slice, event) = &mut self.slots[self.next];
+            // Waits for the transfer that last read this buffer (an event never recorded
+            // returns at once).
+            event.synchronize().map_err(driver)?;
+            let buffer = slice.as_mut_slice().map_err(driver)?;
+            let n = (data.len() - done).min(buffer.len());
+            let (src, dst) = (&data[done..done + n], &mut buffer[..n]);
+            let threads = (n >> 22).clamp(1, Self::THREADS);
+            let part = n.div_ceil(threads);
+            std::thread::scope(|s| {
+                for (d, s_) in dst.chunks_mut(part).zip(src.chunks(part)) {
+                    s.spawn(move || d.copy_from_slice(s_));
+                }
+            });
+            // SAFETY: `addr + done .. + n` lies in a live allocation (the caller's promise);
+            // the pinned buffer is not written again before `event` says the transfer read
+            // it, nor freed before the stream is synchronised (`finish`, or `Drop`).
+            unsafe {
+                result::memcpy_htod_async(
+                    addr + done as u64,
+                    &buffer[..n],
+                    self.device.stream.cu_stream(),
+                )
+            }
+            .map_err(driver)?;
+            event.record(&self.device.stream).map_err(driver)?;
+            done += n;
+            self.next = (self.next + 1) % self.slots.len();
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), DeviceError> {
+        self.device.stream.synchronize().map_err(driver)
+    }
+}
+
+impl Drop for PinnedUpload<'_> {
+    /// Transfers still reading the pinned buffers finish before the buffers are freed
+    /// (dropped after an error, or without `finish`).
+    fn drop(&mut self) {
+        let _ = self.device.stream.synchronize();
     }
 }
 

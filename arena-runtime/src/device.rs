@@ -9,6 +9,35 @@ pub struct MemInfo {
     pub total: usize,
 }
 
+/// Host-to-device copies in order through a backend's staging memory ([`Device::upload`]).
+pub trait Upload {
+    /// Copies `data` to `addr`. It may return before the bytes reach the device, but after
+    /// `data` was read: the caller may reuse it at once. An error of an earlier copy may be
+    /// returned by a later call or by [`Self::finish`].
+    ///
+    /// # Safety
+    /// `addr .. addr + data.len()` lies inside a live allocation of this device, and stays
+    /// live until [`Self::finish`] returns.
+    unsafe fn copy(&mut self, addr: u64, data: &[u8]) -> Result<(), DeviceError>;
+
+    /// Waits until every copy has reached the device.
+    fn finish(self: Box<Self>) -> Result<(), DeviceError>;
+}
+
+/// [`Device::upload`]'s default: each copy one [`Device::write`].
+struct WriteEach<'a, D: Device + ?Sized>(&'a D);
+
+impl<D: Device + ?Sized> Upload for WriteEach<'_, D> {
+    unsafe fn copy(&mut self, addr: u64, data: &[u8]) -> Result<(), DeviceError> {
+        // SAFETY: the caller's promise (`Upload::copy`) is `Device::write`'s.
+        unsafe { self.0.write(addr, data) }
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), DeviceError> {
+        Ok(())
+    }
+}
+
 /// A memory backend: raw byte allocations at device addresses.
 ///
 /// The arena calls `alloc` only while it is being constructed and `free` only on release,
@@ -53,6 +82,15 @@ pub trait Device {
     unsafe fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), DeviceError> {
         let _ = (addr, out);
         Err(DeviceError::Unsupported("reading memory"))
+    }
+
+    /// A sequence of host-to-device copies (a checkpoint's tensors into the weight arenas)
+    /// through staging memory of at most `staging_bytes` that the backend owns for the
+    /// upload's lifetime. By default each copy is a [`Self::write`]; the CUDA backend stages
+    /// through pinned host buffers, so the copy of one piece overlaps the staging of the next.
+    fn upload(&self, staging_bytes: usize) -> Result<Box<dyn Upload + '_>, DeviceError> {
+        let _ = staging_bytes;
+        Ok(Box::new(WriteEach(self)))
     }
 
     /// Sets `bytes` bytes at `addr` to `value` (poison mode). By default through
@@ -101,6 +139,10 @@ impl<D: Device + ?Sized> Device for &D {
         // SAFETY: forwarded with the caller's promise unchanged.
         unsafe { (**self).read(addr, out) }
     }
+    fn upload(&self, staging_bytes: usize) -> Result<Box<dyn Upload + '_>, DeviceError> {
+        (**self).upload(staging_bytes)
+    }
+
     unsafe fn fill(&self, addr: u64, bytes: usize, value: u8) -> Result<(), DeviceError> {
         // SAFETY: forwarded with the caller's promise unchanged.
         unsafe { (**self).fill(addr, bytes, value) }

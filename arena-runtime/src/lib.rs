@@ -72,7 +72,7 @@ pub use arena_macros::Arena;
 pub use arena_macros::Regions;
 pub use checked::{checked_total, saturating_sum, CheckedArith, IntoSize};
 pub use counting::CountingDevice;
-pub use device::{Device, MemInfo};
+pub use device::{Device, MemInfo, Upload};
 pub use error::{
     ArenaError, CarveError, DeviceError, GuardError, ImpossibleSize, PlacementError, SizeError,
 };

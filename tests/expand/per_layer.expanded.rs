@@ -127,7 +127,8 @@ impl ::arena_runtime::Arena for StateCache {
                 4usize,
                 "The causal conv's last `conv_taps - 1` inputs of each channel, BF16.",
             )
-            .gated_by("config.recurrent_layers > 0"),
+            .gated_by("config.recurrent_layers > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "recurrent_state",
                 <f32 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -135,7 +136,8 @@ impl ::arena_runtime::Arena for StateCache {
                 5usize,
                 "The recurrent state, one `[head_dim, head_dim]` matrix a head, FP32.",
             )
-            .gated_by("config.recurrent_layers > 0"),
+            .gated_by("config.recurrent_layers > 0")
+            .per_layer(),
     ];
     fn byte_sizes(sizes: &StateSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![sizes.conv_state, sizes.recurrent_state]

@@ -275,7 +275,8 @@ impl ::arena_runtime::Arena for KvPool {
                 4usize,
                 "K and V of a full-length attention layer: `[blocks, block_tokens, 2 · kv_heads ·",
             )
-            .gated_by("config.num_full_kv_layers() > 0 && !config.is_mla()"),
+            .gated_by("config.num_full_kv_layers() > 0 && !config.is_mla()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "mla_latent",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -283,7 +284,8 @@ impl ::arena_runtime::Arena for KvPool {
                 4usize,
                 "MLA's cache, one latent a token shared by every head: `[blocks, block_tokens,",
             )
-            .gated_by("config.num_full_kv_layers() > 0 && config.is_mla()"),
+            .gated_by("config.num_full_kv_layers() > 0 && config.is_mla()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "indexer_keys",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -291,7 +293,8 @@ impl ::arena_runtime::Arena for KvPool {
                 4usize,
                 "DeepSeek-V3.2's indexer keys: `[blocks, block_tokens, index_head_dim + 4 ·",
             )
-            .gated_by("config.num_indexer_layers() > 0"),
+            .gated_by("config.num_indexer_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "sliding",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -299,7 +302,8 @@ impl ::arena_runtime::Arena for KvPool {
                 4usize,
                 "K and V of a sliding-window layer: `[sliding_blocks, block_tokens, 2 · kv_heads ·",
             )
-            .gated_by("config.num_sliding_kv_layers() > 0"),
+            .gated_by("config.num_sliding_kv_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_entries",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -307,7 +311,8 @@ impl ::arena_runtime::Arena for KvPool {
                 4usize,
                 "DeepSeek-V4's CSA entries, one a `index_compress_ratio` tokens of a sequence:",
             )
-            .gated_by("config.num_csa_kv_layers() > 0"),
+            .gated_by("config.num_csa_kv_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_keys",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -315,7 +320,8 @@ impl ::arena_runtime::Arena for KvPool {
                 4usize,
                 "The indexer's keys of the CSA entries: `[csa_blocks, block_tokens, index_head_dim +",
             )
-            .gated_by("config.num_csa_kv_layers() > 0 && config.has_indexer()"),
+            .gated_by("config.num_csa_kv_layers() > 0 && config.has_indexer()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hca_entries",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -323,7 +329,8 @@ impl ::arena_runtime::Arena for KvPool {
                 4usize,
                 "DeepSeek-V4's HCA entries, one a `hca_compress_ratio` tokens: `[hca_blocks,",
             )
-            .gated_by("config.num_hca_kv_layers() > 0"),
+            .gated_by("config.num_hca_kv_layers() > 0")
+            .per_layer(),
     ];
     fn byte_sizes(sizes: &KvPoolSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![

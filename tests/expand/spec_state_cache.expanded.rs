@@ -315,7 +315,8 @@ impl ::arena_runtime::Arena for StateCache {
                 4usize,
                 "Gated DeltaNet's conv state: the last `linear_conv_kernel_dim - 1` inputs of the conv's",
             )
-            .gated_by("config.has_gdn()"),
+            .gated_by("config.has_gdn()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "gdn_recurrent_f32",
                 <f32 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -323,7 +324,8 @@ impl ::arena_runtime::Arena for StateCache {
                 5usize,
                 "Gated DeltaNet's recurrent state, `[slots, Hv, Dv, Dk]` FP32 a GDN layer",
             )
-            .gated_by("config.has_gdn() && recurrent_dtype.is_f32()"),
+            .gated_by("config.has_gdn() && recurrent_dtype.is_f32()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "gdn_recurrent_bf16",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -331,7 +333,8 @@ impl ::arena_runtime::Arena for StateCache {
                 5usize,
                 "The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.",
             )
-            .gated_by("config.has_gdn() && !recurrent_dtype.is_f32()"),
+            .gated_by("config.has_gdn() && !recurrent_dtype.is_f32()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "mamba_conv",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -339,7 +342,8 @@ impl ::arena_runtime::Arena for StateCache {
                 4usize,
                 "Mamba-2's conv state: the last `conv_kernel - 1` inputs of its `d_inner + 2·g·N`",
             )
-            .gated_by("config.has_mamba()"),
+            .gated_by("config.has_mamba()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "mamba_ssm_f32",
                 <f32 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -347,7 +351,8 @@ impl ::arena_runtime::Arena for StateCache {
                 5usize,
                 "Mamba-2's SSM state, `[slots, heads, head_dim, state]` FP32 a Mamba-2 layer",
             )
-            .gated_by("config.has_mamba() && recurrent_dtype.is_f32()"),
+            .gated_by("config.has_mamba() && recurrent_dtype.is_f32()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "mamba_ssm_bf16",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -355,7 +360,8 @@ impl ::arena_runtime::Arena for StateCache {
                 5usize,
                 "The same in the model's dtype (BF16), when `recurrent_dtype` is not FP32.",
             )
-            .gated_by("config.has_mamba() && !recurrent_dtype.is_f32()"),
+            .gated_by("config.has_mamba() && !recurrent_dtype.is_f32()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "short_conv",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -363,7 +369,8 @@ impl ::arena_runtime::Arena for StateCache {
                 4usize,
                 "LFM2's short-conv state: the last `conv_L_cache - 1` inputs of its channels,",
             )
-            .gated_by("config.has_short_conv()"),
+            .gated_by("config.has_short_conv()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "lightning",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -371,7 +378,8 @@ impl ::arena_runtime::Arena for StateCache {
                 5usize,
                 "Lightning attention's state, one `[head_dim, head_dim]` matrix a head,",
             )
-            .gated_by("config.has_lightning()"),
+            .gated_by("config.has_lightning()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_conv",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -379,7 +387,8 @@ impl ::arena_runtime::Arena for StateCache {
                 4usize,
                 "Kimi delta attention's conv state: the last `short_conv_kernel_size - 1` inputs of q, k",
             )
-            .gated_by("config.has_kda()"),
+            .gated_by("config.has_kda()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_recurrent",
                 <f32 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -387,7 +396,8 @@ impl ::arena_runtime::Arena for StateCache {
                 5usize,
                 "Kimi delta attention's recurrent state, `[slots, heads, head_dim, head_dim]` FP32 a KDA",
             )
-            .gated_by("config.has_kda()"),
+            .gated_by("config.has_kda()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_compressor",
                 <f32 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -395,7 +405,8 @@ impl ::arena_runtime::Arena for StateCache {
                 4usize,
                 "DeepSeek-V4's CSA compressor state: the kv and score rows of the last `2 · ratio`",
             )
-            .gated_by("config.num_csa_kv_layers() > 0"),
+            .gated_by("config.num_csa_kv_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_compressor",
                 <f32 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -403,7 +414,8 @@ impl ::arena_runtime::Arena for StateCache {
                 4usize,
                 "The CSA indexer's own compressor state, `[slots, 2 · ratio, 2 · 2 · index_head_dim]`",
             )
-            .gated_by("config.num_csa_kv_layers() > 0 && config.has_indexer()"),
+            .gated_by("config.num_csa_kv_layers() > 0 && config.has_indexer()")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hca_compressor",
                 <f32 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -411,7 +423,8 @@ impl ::arena_runtime::Arena for StateCache {
                 4usize,
                 "DeepSeek-V4's HCA compressor state: the last `ratio` tokens' kv and score rows",
             )
-            .gated_by("config.num_hca_kv_layers() > 0"),
+            .gated_by("config.num_hca_kv_layers() > 0")
+            .per_layer(),
     ];
     fn byte_sizes(sizes: &StateCacheSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![

@@ -391,7 +391,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.q_proj.weight`, `[q, hidden]` a layer (q doubled where the output is gated).",
             )
-            .gated_by("w.attention.layers > 0 && w.attention.q > 0"),
+            .gated_by("w.attention.layers > 0 && w.attention.q > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.q_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "k_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -399,7 +401,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.",
             )
-            .gated_by("w.attention.kv_layers > 0 && w.attention.k > 0"),
+            .gated_by("w.attention.kv_layers > 0 && w.attention.k > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.k_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "v_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -407,7 +411,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.",
             )
-            .gated_by("w.attention.v_layers > 0 && w.attention.v > 0"),
+            .gated_by("w.attention.v_layers > 0 && w.attention.v > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.v_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "o_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -415,7 +421,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.",
             )
-            .gated_by("w.attention.layers > 0 && w.attention.o_in > 0"),
+            .gated_by("w.attention.layers > 0 && w.attention.o_in > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.o_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "q_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -423,7 +431,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.q_proj.bias` where the family biases q.",
             )
-            .gated_by("w.attention.layers > 0 && w.attention.q_bias > 0"),
+            .gated_by("w.attention.layers > 0 && w.attention.q_bias > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.q_proj.bias"]),
         ::arena_runtime::BufferDecl::new(
                 "k_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -431,7 +441,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.k_proj.bias`.",
             )
-            .gated_by("w.attention.kv_layers > 0 && w.attention.k_bias > 0"),
+            .gated_by("w.attention.kv_layers > 0 && w.attention.k_bias > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.k_proj.bias"]),
         ::arena_runtime::BufferDecl::new(
                 "v_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -439,7 +451,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.v_proj.bias`.",
             )
-            .gated_by("w.attention.v_layers > 0 && w.attention.v_bias > 0"),
+            .gated_by("w.attention.v_layers > 0 && w.attention.v_bias > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.v_proj.bias"]),
         ::arena_runtime::BufferDecl::new(
                 "o_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -447,7 +461,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.o_proj.bias`.",
             )
-            .gated_by("w.attention.layers > 0 && w.attention.o_bias > 0"),
+            .gated_by("w.attention.layers > 0 && w.attention.o_bias > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.o_proj.bias"]),
         ::arena_runtime::BufferDecl::new(
                 "q_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -455,7 +471,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.q_norm.weight`: a head's width, or all heads' (OLMo 3, MiniMax-M2).",
             )
-            .gated_by("w.attention.layers > 0 && w.attention.q_norm > 0"),
+            .gated_by("w.attention.layers > 0 && w.attention.q_norm > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.q_norm.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "k_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -463,7 +481,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.k_norm.weight`, on the layers with their own keys.",
             )
-            .gated_by("w.attention.kv_layers > 0 && w.attention.k_norm > 0"),
+            .gated_by("w.attention.kv_layers > 0 && w.attention.k_norm > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.k_norm.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "sinks",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -471,7 +491,9 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.sinks`, one logit a head (gpt-oss).",
             )
-            .gated_by("w.attention.layers > 0 && w.attention.sinks > 0"),
+            .gated_by("w.attention.layers > 0 && w.attention.sinks > 0")
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.sinks"]),
         ::arena_runtime::BufferDecl::new(
                 "gate_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -479,7 +501,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.gate_bias`, one a head: Beam's bias on its output gate.",
             )
-            .gated_by("w.attention.layers > 0 && w.attention.gate_bias > 0"),
+            .gated_by("w.attention.layers > 0 && w.attention.gate_bias > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "g_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -487,7 +510,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.g_proj.weight`, Laguna's output gate, `[heads · gate a head, hidden]`.",
             )
-            .gated_by("w.attention.layers > 0 && w.attention.output_gate > 0"),
+            .gated_by("w.attention.layers > 0 && w.attention.output_gate > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_q_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -495,7 +519,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.q_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.layers > 0 && w.full.q > 0"),
+            .gated_by("w.full.layers > 0 && w.full.q > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_k_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -503,7 +528,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.k_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.kv_layers > 0 && w.full.k > 0"),
+            .gated_by("w.full.kv_layers > 0 && w.full.k > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_v_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -511,7 +537,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.v_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.v_layers > 0 && w.full.v > 0"),
+            .gated_by("w.full.v_layers > 0 && w.full.v > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_o_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -519,7 +546,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.o_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.layers > 0 && w.full.o_in > 0"),
+            .gated_by("w.full.layers > 0 && w.full.o_in > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_q_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -527,7 +555,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.q_proj.bias` where the family biases q of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.layers > 0 && w.full.q_bias > 0"),
+            .gated_by("w.full.layers > 0 && w.full.q_bias > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_k_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -535,7 +564,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.k_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.kv_layers > 0 && w.full.k_bias > 0"),
+            .gated_by("w.full.kv_layers > 0 && w.full.k_bias > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_v_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -543,7 +573,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.v_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.v_layers > 0 && w.full.v_bias > 0"),
+            .gated_by("w.full.v_layers > 0 && w.full.v_bias > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_o_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -551,7 +582,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.o_proj.bias` of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.layers > 0 && w.full.o_bias > 0"),
+            .gated_by("w.full.layers > 0 && w.full.o_bias > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_q_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -559,7 +591,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.q_norm.weight`: a head's width of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.layers > 0 && w.full.q_norm > 0"),
+            .gated_by("w.full.layers > 0 && w.full.q_norm > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_k_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -567,7 +600,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.k_norm.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.kv_layers > 0 && w.full.k_norm > 0"),
+            .gated_by("w.full.kv_layers > 0 && w.full.k_norm > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_sinks",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -575,7 +609,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.sinks` of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.layers > 0 && w.full.sinks > 0"),
+            .gated_by("w.full.layers > 0 && w.full.sinks > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "full_g_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -583,7 +618,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
                 2usize,
                 "`self_attn.g_proj.weight` of the full-attention layers at their own widths (`WeightLayers::full`).",
             )
-            .gated_by("w.full.layers > 0 && w.full.output_gate > 0"),
+            .gated_by("w.full.layers > 0 && w.full.output_gate > 0")
+            .per_layer(),
     ];
     fn byte_sizes(sizes: &AttentionWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![

@@ -436,7 +436,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]`.",
             )
-            .gated_by("w.one_vector > 0"),
+            .gated_by("w.one_vector > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "q_a_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -444,7 +445,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`self_attn.q_a_norm.weight`, `[q_lora_rank]`.",
             )
-            .gated_by("w.one_vector > 0"),
+            .gated_by("w.one_vector > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "q_b_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -452,7 +454,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`self_attn.q_b_proj.weight`, `[heads · head_dim, q_lora_rank]`.",
             )
-            .gated_by("w.one_vector > 0"),
+            .gated_by("w.one_vector > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kv_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -460,7 +463,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`self_attn.kv_proj.weight`, the one K=V head, `[head_dim, hidden]`.",
             )
-            .gated_by("w.one_vector > 0"),
+            .gated_by("w.one_vector > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kv_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -468,7 +472,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`self_attn.kv_norm.weight`, `[head_dim]`.",
             )
-            .gated_by("w.one_vector > 0"),
+            .gated_by("w.one_vector > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "o_a_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -476,7 +481,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`self_attn.o_a_proj.weight`, each group's heads to its rank, `[groups · o_lora_rank, heads · head_dim / groups]`.",
             )
-            .gated_by("w.one_vector > 0"),
+            .gated_by("w.one_vector > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "o_b_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -484,7 +490,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`self_attn.o_b_proj.weight`, `[hidden, groups · o_lora_rank]`.",
             )
-            .gated_by("w.one_vector > 0"),
+            .gated_by("w.one_vector > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "sinks",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -492,7 +499,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`self_attn.sinks`, one a head.",
             )
-            .gated_by("w.one_vector > 0"),
+            .gated_by("w.one_vector > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_kv_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -500,7 +508,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "The CSA compressor's `compressor.csa.kv_proj.weight`, overlapping windows, `[2 · head_dim, hidden]`.",
             )
-            .gated_by("w.csa > 0"),
+            .gated_by("w.csa > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_gate_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -508,7 +517,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`compressor.csa.gate_proj.weight`, `[2 · head_dim, hidden]`.",
             )
-            .gated_by("w.csa > 0"),
+            .gated_by("w.csa > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_kv_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -516,7 +526,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`compressor.csa.kv_norm.weight`, `[head_dim]`.",
             )
-            .gated_by("w.csa > 0"),
+            .gated_by("w.csa > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_position_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -524,7 +535,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 3usize,
                 "`compressor.csa.position_bias`, a learned bias a window slot, `[ratio, 2 · head_dim]`.",
             )
-            .gated_by("w.csa > 0"),
+            .gated_by("w.csa > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_q_b_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -532,7 +544,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "The CSA indexer's `compressor.csa.indexer.q_b_proj.weight`, `[index heads · index_head_dim, q_lora_rank]`.",
             )
-            .gated_by("w.csa_indexer > 0"),
+            .gated_by("w.csa_indexer > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_kv_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -540,7 +553,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`compressor.csa.indexer.kv_proj.weight`, `[2 · index_head_dim, hidden]`.",
             )
-            .gated_by("w.csa_indexer > 0"),
+            .gated_by("w.csa_indexer > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_gate_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -548,7 +562,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`compressor.csa.indexer.gate_proj.weight`, `[2 · index_head_dim, hidden]`.",
             )
-            .gated_by("w.csa_indexer > 0"),
+            .gated_by("w.csa_indexer > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_kv_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -556,7 +571,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`compressor.csa.indexer.kv_norm.weight`, `[index_head_dim]`.",
             )
-            .gated_by("w.csa_indexer > 0"),
+            .gated_by("w.csa_indexer > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_position_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -564,7 +580,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 3usize,
                 "`compressor.csa.indexer.position_bias`, `[ratio, 2 · index_head_dim]`.",
             )
-            .gated_by("w.csa_indexer > 0"),
+            .gated_by("w.csa_indexer > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "csa_indexer_weights_proj",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -572,7 +589,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 3usize,
                 "`compressor.csa.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format.",
             )
-            .gated_by("w.csa_indexer > 0"),
+            .gated_by("w.csa_indexer > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hca_kv_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -580,7 +598,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "The HCA compressor's `compressor.hca.kv_proj.weight`, disjoint windows, `[head_dim, hidden]`.",
             )
-            .gated_by("w.hca > 0"),
+            .gated_by("w.hca > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hca_gate_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -588,7 +607,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`compressor.hca.gate_proj.weight`, `[head_dim, hidden]`.",
             )
-            .gated_by("w.hca > 0"),
+            .gated_by("w.hca > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hca_kv_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -596,7 +616,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 2usize,
                 "`compressor.hca.kv_norm.weight`, `[head_dim]`.",
             )
-            .gated_by("w.hca > 0"),
+            .gated_by("w.hca > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hca_position_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -604,7 +625,8 @@ impl ::arena_runtime::Arena for CompressedAttentionWeights {
                 3usize,
                 "`compressor.hca.position_bias`, `[ratio, head_dim]`.",
             )
-            .gated_by("w.hca > 0"),
+            .gated_by("w.hca > 0")
+            .per_layer(),
     ];
     fn byte_sizes(sizes: &CompressedAttentionWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![

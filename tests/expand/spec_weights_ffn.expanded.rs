@@ -549,7 +549,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "The dense MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).",
             )
-            .gated_by("w.dense.layers > 0 && w.gated_ffn > 0"),
+            .gated_by("w.dense.layers > 0 && w.gated_ffn > 0")
+            .per_layer()
+            .holds(&["model.layers.{dense_layer}.mlp.gate_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "up_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -557,7 +559,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.",
             )
-            .gated_by("w.dense.layers > 0"),
+            .gated_by("w.dense.layers > 0")
+            .per_layer()
+            .holds(&["model.layers.{dense_layer}.mlp.up_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "down_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -565,7 +569,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.",
             )
-            .gated_by("w.dense.layers > 0"),
+            .gated_by("w.dense.layers > 0")
+            .per_layer()
+            .holds(&["model.layers.{dense_layer}.mlp.down_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "gate_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -573,7 +579,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "The dense MLP's `mlp.gate_proj.bias`, `[width]` a layer, where it has biases",
             )
-            .gated_by("w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0"),
+            .gated_by("w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0")
+            .per_layer()
+            .holds(&["model.layers.{dense_layer}.mlp.gate_proj.bias"]),
         ::arena_runtime::BufferDecl::new(
                 "up_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -581,7 +589,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "The dense MLP's `mlp.up_proj.bias`, `[width]` a layer, where it has biases.",
             )
-            .gated_by("w.dense.layers > 0 && w.dense_bias > 0"),
+            .gated_by("w.dense.layers > 0 && w.dense_bias > 0")
+            .per_layer()
+            .holds(&["model.layers.{dense_layer}.mlp.up_proj.bias"]),
         ::arena_runtime::BufferDecl::new(
                 "down_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -589,7 +599,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "The dense MLP's `mlp.down_proj.bias`, `[hidden]` a layer, where it has biases.",
             )
-            .gated_by("w.dense.layers > 0 && w.dense_bias > 0"),
+            .gated_by("w.dense.layers > 0 && w.dense_bias > 0")
+            .per_layer()
+            .holds(&["model.layers.{dense_layer}.mlp.down_proj.bias"]),
         ::arena_runtime::BufferDecl::new(
                 "act_fn",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -597,7 +609,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "The dense MLP's learned activation scalars, `[n]` a layer (Apertus's xIELU:",
             )
-            .gated_by("w.dense.layers > 0 && w.activation_params > 0"),
+            .gated_by("w.dense.layers > 0 && w.activation_params > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "wide_gate_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -605,7 +618,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.gate_proj.weight`, `[width, hidden]` (none for a squared-ReLU MLP).",
             )
-            .gated_by("w.dense_wide.layers > 0 && w.gated_ffn > 0"),
+            .gated_by("w.dense_wide.layers > 0 && w.gated_ffn > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "wide_up_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -613,7 +627,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.up_proj.weight`, `[width, hidden]`.",
             )
-            .gated_by("w.dense_wide.layers > 0"),
+            .gated_by("w.dense_wide.layers > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "wide_down_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -621,7 +636,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "The Gemma 4's double-wide (KV-shared layers') MLP's `mlp.down_proj.weight`, `[hidden, width]`.",
             )
-            .gated_by("w.dense_wide.layers > 0"),
+            .gated_by("w.dense_wide.layers > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "block_gate_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -653,7 +669,14 @@ impl ::arena_runtime::Arena for FfnWeights {
                 3usize,
                 "The routed experts' `mlp.experts.gate_up_proj`, `[local experts, (1 + gated) · expert",
             )
-            .gated_by("w.moe > 0"),
+            .gated_by("w.moe > 0")
+            .per_layer()
+            .holds(
+                &[
+                    "model.layers.{moe_layer}.mlp.experts.{expert}.gate_proj.weight",
+                    "model.layers.{moe_layer}.mlp.experts.{expert}.up_proj.weight",
+                ],
+            ),
         ::arena_runtime::BufferDecl::new(
                 "experts_down",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -661,7 +684,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "`mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the",
             )
-            .gated_by("w.moe > 0"),
+            .gated_by("w.moe > 0")
+            .per_layer()
+            .holds(&["model.layers.{moe_layer}.mlp.experts.{expert}.down_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "latent_in_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -669,7 +694,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,",
             )
-            .gated_by("w.moe > 0 && config.moe_latent_size > 0"),
+            .gated_by("w.moe > 0 && config.moe_latent_size > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "latent_out_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -677,7 +703,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "`mixer.fc2_latent_proj.weight`, `[hidden, latent]`: the experts' output back to the",
             )
-            .gated_by("w.moe > 0 && config.moe_latent_size > 0"),
+            .gated_by("w.moe > 0 && config.moe_latent_size > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "router",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -685,7 +712,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 3usize,
                 "The router's `mlp.gate.weight`, `[experts, hidden]` (every expert's row on every rank).",
             )
-            .gated_by("w.moe > 0 && w.scaled_router == 0"),
+            .gated_by("w.moe > 0 && w.scaled_router == 0")
+            .per_layer()
+            .holds(&["model.layers.{moe_layer}.mlp.gate.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "router_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -693,7 +722,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "gpt-oss's `mlp.router.bias`, `[experts]`.",
             )
-            .gated_by("w.expert_bias > 0"),
+            .gated_by("w.expert_bias > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "experts_gate_up_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -701,7 +731,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 3usize,
                 "gpt-oss's `mlp.experts.gate_up_proj_bias`, `[local experts, 2 · expert width]` (the",
             )
-            .gated_by("w.expert_bias > 0"),
+            .gated_by("w.expert_bias > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "experts_down_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -709,7 +740,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 3usize,
                 "gpt-oss's `mlp.experts.down_proj_bias`, `[local experts, hidden]` (the hidden size",
             )
-            .gated_by("w.expert_bias > 0"),
+            .gated_by("w.expert_bias > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "e_score_correction_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -717,7 +749,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.",
             )
-            .gated_by("w.router_bias > 0"),
+            .gated_by("w.router_bias > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "e_score_correction_bias_f32",
                 <f32 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -726,7 +759,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 "The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a",
             )
             .gated_by("w.router_bias_buffer > 0")
-            .untracked(),
+            .untracked()
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "scaled_router_proj",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -734,7 +768,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 3usize,
                 "Gemma 4's `router.proj.weight`, `[experts, hidden]`.",
             )
-            .gated_by("w.scaled_router > 0"),
+            .gated_by("w.scaled_router > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "scaled_router_scales",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -742,7 +777,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "Gemma 4's `router.scale`, `[hidden]`, and `router.per_expert_scale`, `[experts]`, together.",
             )
-            .gated_by("w.scaled_router > 0"),
+            .gated_by("w.scaled_router > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "moe_post_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -750,7 +786,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "A.X-K1's `mlp.post_mlp_layernorm.weight`, `[hidden]` a MoE layer: a norm of the routed",
             )
-            .gated_by("w.moe_post_norm > 0"),
+            .gated_by("w.moe_post_norm > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "shared_gate_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -760,7 +797,9 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by(
                 "w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0",
-            ),
+            )
+            .per_layer()
+            .holds(&["model.layers.{moe_layer}.mlp.shared_expert.gate_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "shared_up_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -768,7 +807,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "`mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.",
             )
-            .gated_by("w.moe > 0 && config.shared_expert_intermediate_size > 0"),
+            .gated_by("w.moe > 0 && config.shared_expert_intermediate_size > 0")
+            .per_layer()
+            .holds(&["model.layers.{moe_layer}.mlp.shared_expert.up_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "shared_down_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -776,7 +817,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 2usize,
                 "`mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.",
             )
-            .gated_by("w.moe > 0 && config.shared_expert_intermediate_size > 0"),
+            .gated_by("w.moe > 0 && config.shared_expert_intermediate_size > 0")
+            .per_layer()
+            .holds(&["model.layers.{moe_layer}.mlp.shared_expert.down_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "shared_expert_gate",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -784,7 +827,9 @@ impl ::arena_runtime::Arena for FfnWeights {
                 3usize,
                 "`mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in",
             )
-            .gated_by("w.shared_expert_gate > 0"),
+            .gated_by("w.shared_expert_gate > 0")
+            .per_layer()
+            .holds(&["model.layers.{moe_layer}.mlp.shared_expert_gate.weight"]),
     ];
     fn byte_sizes(sizes: &FfnWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![

@@ -294,7 +294,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 2usize,
                 "`self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]` a layer with a low-rank q.",
             )
-            .gated_by("w.mla_q_lora > 0"),
+            .gated_by("w.mla_q_lora > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "q_a_layernorm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -302,7 +303,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 2usize,
                 "`self_attn.q_a_layernorm.weight`, `[q_lora_rank]`.",
             )
-            .gated_by("w.mla_q_lora > 0"),
+            .gated_by("w.mla_q_lora > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "q_b_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -310,7 +312,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 2usize,
                 "`self_attn.q_b_proj.weight`, `[heads · (nope + rope), q_lora_rank]`.",
             )
-            .gated_by("w.mla_q_lora > 0"),
+            .gated_by("w.mla_q_lora > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "q_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -318,7 +321,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 2usize,
                 "`self_attn.q_proj.weight`, `[heads · (nope + rope), hidden]` a layer without a low-rank q (Kimi-Linear).",
             )
-            .gated_by("w.mla_q_direct > 0"),
+            .gated_by("w.mla_q_direct > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kv_a_proj_with_mqa",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -326,7 +330,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 2usize,
                 "`self_attn.kv_a_proj_with_mqa.weight`, `[kv_lora_rank + rope, hidden]`.",
             )
-            .gated_by("w.mla > 0"),
+            .gated_by("w.mla > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kv_a_layernorm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -334,7 +339,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 2usize,
                 "`self_attn.kv_a_layernorm.weight`, `[kv_lora_rank]`.",
             )
-            .gated_by("w.mla > 0"),
+            .gated_by("w.mla > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kv_b_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -342,7 +348,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 2usize,
                 "`self_attn.kv_b_proj.weight`, `[heads · (nope + v), kv_lora_rank]`.",
             )
-            .gated_by("w.mla > 0"),
+            .gated_by("w.mla > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "o_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -350,7 +357,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 2usize,
                 "`self_attn.o_proj.weight`, `[hidden, heads · v]`.",
             )
-            .gated_by("w.mla > 0"),
+            .gated_by("w.mla > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "indexer_wq_b",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -358,7 +366,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 2usize,
                 "DeepSeek-V3.2's `self_attn.indexer.wq_b.weight`, `[index heads · index_head_dim, q_lora_rank]`.",
             )
-            .gated_by("w.mla_indexer > 0"),
+            .gated_by("w.mla_indexer > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "indexer_wk",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -366,7 +375,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 2usize,
                 "`self_attn.indexer.wk.weight`, `[index_head_dim, hidden]`.",
             )
-            .gated_by("w.mla_indexer > 0"),
+            .gated_by("w.mla_indexer > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "indexer_k_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -374,7 +384,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 3usize,
                 "`self_attn.indexer.k_norm` (a LayerNorm): weight and bias, `[2, index_head_dim]`.",
             )
-            .gated_by("w.mla_indexer > 0"),
+            .gated_by("w.mla_indexer > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "indexer_weights_proj",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -382,7 +393,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 3usize,
                 "`self_attn.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format (vLLM and SGLang build it with `quant_config=None`).",
             )
-            .gated_by("w.mla_indexer > 0"),
+            .gated_by("w.mla_indexer > 0")
+            .per_layer(),
     ];
     fn byte_sizes(sizes: &LatentAttentionWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![

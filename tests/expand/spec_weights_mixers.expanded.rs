@@ -681,7 +681,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v",
             )
-            .gated_by("config.num_gdn_layers() > 0"),
+            .gated_by("config.num_gdn_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "gdn_in_proj_ba",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -689,7 +690,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 3usize,
                 "`linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`",
             )
-            .gated_by("config.num_gdn_layers() > 0"),
+            .gated_by("config.num_gdn_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "gdn_conv1d",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -697,7 +699,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 4usize,
                 "`linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.",
             )
-            .gated_by("config.num_gdn_layers() > 0"),
+            .gated_by("config.num_gdn_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "gdn_dt_bias_a_log",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -705,7 +708,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 3usize,
                 "`linear_attn.dt_bias` and `A_log`, a value head each, `[2, v heads]`.",
             )
-            .gated_by("config.num_gdn_layers() > 0"),
+            .gated_by("config.num_gdn_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "gdn_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -713,7 +717,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`linear_attn.norm.weight`, the gated norm, `[v dim]`.",
             )
-            .gated_by("config.num_gdn_layers() > 0"),
+            .gated_by("config.num_gdn_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "gdn_out_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -721,7 +726,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.",
             )
-            .gated_by("config.num_gdn_layers() > 0"),
+            .gated_by("config.num_gdn_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "mamba_in_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -729,7 +735,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "Mamba-2's `mixer.in_proj.weight`: z, x, B, C and dt, `[in_proj width, hidden]`.",
             )
-            .gated_by("config.num_mamba_layers() > 0"),
+            .gated_by("config.num_mamba_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "mamba_conv1d",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -737,7 +744,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 4usize,
                 "`mixer.conv1d.weight` over x, B, C, `[conv channels, 1, kernel]`.",
             )
-            .gated_by("config.num_mamba_layers() > 0"),
+            .gated_by("config.num_mamba_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "mamba_conv1d_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -745,7 +753,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`mixer.conv1d.bias`, `[conv channels]`.",
             )
-            .gated_by("config.num_mamba_layers() > 0"),
+            .gated_by("config.num_mamba_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "mamba_dt_bias_a_log_d",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -753,7 +762,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 3usize,
                 "`mixer.dt_bias`, `A_log` and `D`, a head each, `[3, heads]`.",
             )
-            .gated_by("config.num_mamba_layers() > 0"),
+            .gated_by("config.num_mamba_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "mamba_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -761,7 +771,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`mixer.norm.weight`, the gated norm over `d_inner`.",
             )
-            .gated_by("config.num_mamba_layers() > 0"),
+            .gated_by("config.num_mamba_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "mamba_out_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -769,7 +780,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`mixer.out_proj.weight`, `[hidden, d_inner]`.",
             )
-            .gated_by("config.num_mamba_layers() > 0"),
+            .gated_by("config.num_mamba_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "short_conv_in_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -777,7 +789,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "LFM2's `conv.in_proj.weight`, B, C and x, `[3 · channels, hidden]`.",
             )
-            .gated_by("config.num_short_conv_layers() > 0"),
+            .gated_by("config.num_short_conv_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "short_conv_conv",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -785,7 +798,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 4usize,
                 "`conv.conv.weight`, depthwise, no bias, `[channels, 1, kernel]`.",
             )
-            .gated_by("config.num_short_conv_layers() > 0"),
+            .gated_by("config.num_short_conv_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "short_conv_out_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -793,7 +807,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`conv.out_proj.weight`, `[hidden, channels]`.",
             )
-            .gated_by("config.num_short_conv_layers() > 0"),
+            .gated_by("config.num_short_conv_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "lightning_qkv_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -801,7 +816,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "Lightning attention's `self_attn.qkv_proj.weight`, `[3 · heads · head_dim, hidden]`.",
             )
-            .gated_by("config.num_lightning_layers() > 0"),
+            .gated_by("config.num_lightning_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "lightning_output_gate",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -809,7 +825,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`self_attn.output_gate.weight`, `[heads · head_dim, hidden]`.",
             )
-            .gated_by("config.num_lightning_layers() > 0"),
+            .gated_by("config.num_lightning_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "lightning_out_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -817,7 +834,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`self_attn.out_proj.weight`, `[hidden, heads · head_dim]`.",
             )
-            .gated_by("config.num_lightning_layers() > 0"),
+            .gated_by("config.num_lightning_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "lightning_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -825,7 +843,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`self_attn.norm.weight`, over the heads' output.",
             )
-            .gated_by("config.num_lightning_layers() > 0"),
+            .gated_by("config.num_lightning_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_q_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -833,7 +852,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "KDA's `self_attn.q_proj.weight`, `[heads · head_dim, hidden]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_k_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -841,7 +861,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "KDA's `self_attn.k_proj.weight`, `[heads · head_dim, hidden]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_v_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -849,7 +870,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "KDA's `self_attn.v_proj.weight`, `[heads · head_dim, hidden]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_o_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -857,7 +879,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`self_attn.o_proj.weight`, `[hidden, heads · head_dim]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_b_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -865,7 +888,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`self_attn.b_proj.weight`, `[heads, hidden]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_conv1d",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -873,7 +897,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 4usize,
                 "`self_attn.q_conv1d`, `k_conv1d` and `v_conv1d` weights, no bias, `[3 · heads · head_dim, 1, kernel]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_f_a_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -881,7 +906,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "The forget gate's `self_attn.f_a_proj.weight`, `[head_dim, hidden]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_f_b_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -889,7 +915,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`self_attn.f_b_proj.weight`, `[heads · head_dim, head_dim]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_a_log",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -897,7 +924,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`self_attn.A_log`, a head.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_dt_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -905,7 +933,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`self_attn.dt_bias`, a channel.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_g_a_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -913,7 +942,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "The output gate's `self_attn.g_a_proj.weight`, `[head_dim, hidden]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_g_b_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -921,7 +951,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`self_attn.g_b_proj.weight`, `[heads · head_dim, head_dim]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "kda_o_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -929,7 +960,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 2usize,
                 "`self_attn.o_norm.weight`, `[head_dim]`.",
             )
-            .gated_by("config.num_kda_layers() > 0"),
+            .gated_by("config.num_kda_layers() > 0")
+            .per_layer(),
     ];
     fn byte_sizes(sizes: &MixerWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![

@@ -361,7 +361,9 @@ impl ::arena_runtime::Arena for ModelWeights {
                 3usize,
                 "`model.embed_tokens.weight`, `[vocabulary rows, hidden]` (the rank's rows; Molmo2's",
             )
-            .gated_by("w.embedding > 0"),
+            .gated_by("w.embedding > 0")
+            .per_layer()
+            .holds(&["model.embed_tokens.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "lm_head",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -369,7 +371,9 @@ impl ::arena_runtime::Arena for ModelWeights {
                 3usize,
                 "`lm_head.weight`, `[vocabulary rows, hidden]`; none where tied to the embedding.",
             )
-            .gated_by("w.lm_head > 0"),
+            .gated_by("w.lm_head > 0")
+            .per_layer()
+            .holds(&["lm_head.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "embed_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -409,7 +413,9 @@ impl ::arena_runtime::Arena for ModelWeights {
                 2usize,
                 "`model.norm.weight`, `[hidden]`.",
             )
-            .gated_by("w.final_norm > 0"),
+            .gated_by("w.final_norm > 0")
+            .per_layer()
+            .holds(&["model.norm.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "layer_norms",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -417,7 +423,14 @@ impl ::arena_runtime::Arena for ModelWeights {
                 3usize,
                 "Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,",
             )
-            .gated_by("w.layers > 0 && w.norms_per_layer > 0"),
+            .gated_by("w.layers > 0 && w.norms_per_layer > 0")
+            .per_layer()
+            .holds(
+                &[
+                    "model.layers.{layer}.input_layernorm.weight",
+                    "model.layers.{layer}.post_attention_layernorm.weight",
+                ],
+            ),
         ::arena_runtime::BufferDecl::new(
                 "norm_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -425,7 +438,9 @@ impl ::arena_runtime::Arena for ModelWeights {
                 2usize,
                 "`model.norm.bias`, `[hidden]`, where the norms are LayerNorms with a bias (StableLM).",
             )
-            .gated_by("w.final_norm_bias > 0"),
+            .gated_by("w.final_norm_bias > 0")
+            .per_layer()
+            .holds(&["model.norm.bias"]),
         ::arena_runtime::BufferDecl::new(
                 "layer_norm_biases",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -433,7 +448,14 @@ impl ::arena_runtime::Arena for ModelWeights {
                 3usize,
                 "Every layer's norm biases, `[norms a layer, hidden]` a layer, beside `layer_norms`",
             )
-            .gated_by("w.layers > 0 && w.norms_per_layer > 0 && w.layer_norm_bias > 0"),
+            .gated_by("w.layers > 0 && w.norms_per_layer > 0 && w.layer_norm_bias > 0")
+            .per_layer()
+            .holds(
+                &[
+                    "model.layers.{layer}.input_layernorm.bias",
+                    "model.layers.{layer}.post_attention_layernorm.bias",
+                ],
+            ),
         ::arena_runtime::BufferDecl::new(
                 "block_norms",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -441,7 +463,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 2usize,
                 "DeciLM's norms, `[hidden]` each, in block order, a block's `input_layernorm` (where",
             )
-            .gated_by("w.block_norms > 0"),
+            .gated_by("w.block_norms > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "embed_tokens_per_layer",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -449,7 +472,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 3usize,
                 "Gemma 4's `model.embed_tokens_per_layer.weight`, `[vocabulary rows, layers · P]`.",
             )
-            .gated_by("w.per_layer_embedding > 0"),
+            .gated_by("w.per_layer_embedding > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_model_projection",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -457,7 +481,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 2usize,
                 "Gemma 4's `model.per_layer_model_projection.weight`, `[layers · P, hidden]`.",
             )
-            .gated_by("w.per_layer_embedding > 0"),
+            .gated_by("w.per_layer_embedding > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_projection_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -465,7 +490,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 2usize,
                 "Gemma 4's `model.per_layer_projection_norm.weight`, `[P]`.",
             )
-            .gated_by("w.per_layer_embedding > 0"),
+            .gated_by("w.per_layer_embedding > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_input_gate",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -473,7 +499,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 2usize,
                 "Gemma 4's `layers.*.per_layer_input_gate.weight`, `[P, hidden]` a layer.",
             )
-            .gated_by("w.per_layer_inputs > 0"),
+            .gated_by("w.per_layer_inputs > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "per_layer_projection",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -481,7 +508,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 2usize,
                 "Gemma 4's `layers.*.per_layer_projection.weight`, `[hidden, P]` a layer.",
             )
-            .gated_by("w.per_layer_inputs > 0"),
+            .gated_by("w.per_layer_inputs > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hc_base",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -489,7 +517,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 3usize,
                 "DeepSeek-V4's hyper-connections around each layer's attention and FFN",
             )
-            .gated_by("w.hyper > 0"),
+            .gated_by("w.hyper > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hc_fn",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -497,7 +526,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 3usize,
                 "…the projection from the `hc` streams, `[(2 + hc) · hc, hc · hidden]` twice a layer…",
             )
-            .gated_by("w.hyper > 0"),
+            .gated_by("w.hyper > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hc_scale",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -505,7 +535,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 3usize,
                 "…and three scales, `[2, 3]` a layer.",
             )
-            .gated_by("w.hyper > 0"),
+            .gated_by("w.hyper > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hc_head_base",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -513,7 +544,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 2usize,
                 "The head's hyper-connection (`model.hc_head`): `hc_base`, `[hc]`…",
             )
-            .gated_by("w.hyper_head > 0"),
+            .gated_by("w.hyper_head > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hc_head_scale",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -521,7 +553,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 2usize,
                 "…`hc_scale`, `[1]`…",
             )
-            .gated_by("w.hyper_head > 0"),
+            .gated_by("w.hyper_head > 0")
+            .per_layer(),
         ::arena_runtime::BufferDecl::new(
                 "hc_head_fn",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -529,7 +562,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 2usize,
                 "…and `hc_fn`, `[hc, hc · hidden]`.",
             )
-            .gated_by("w.hyper_head > 0"),
+            .gated_by("w.hyper_head > 0")
+            .per_layer(),
     ];
     fn byte_sizes(sizes: &ModelWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![

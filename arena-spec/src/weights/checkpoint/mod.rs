@@ -16,9 +16,10 @@
 //!    skips), a wrong dtype, shape or byte count is a [`Problem`] naming the tensor, its file
 //!    and its place. Vision and audio towers, multi-token-prediction layers and RoPE's
 //!    stored `inv_freq` are skipped and listed with their reason, never silently.
-//! 3. [`load`] copies each placed tensor from the mapped file into its place, in chunks of
-//!    at most [`CHUNK_BYTES`] through [`Device::write`](arena_runtime::Device::write) (no
-//!    device memory beyond the arenas), and sets the vocabulary's padding rows to zero.
+//! 3. [`load`] copies each placed tensor from the mapped file into its place through the
+//!    device's upload ([`Device::upload`](arena_runtime::Device::upload): on CUDA, pinned
+//!    host buffers of [`STAGING_BYTES`] in all, no device memory beyond the arenas), and
+//!    sets the vocabulary's padding rows to zero.
 //!
 //! What a place holds: a 16-bit tensor (norms, biases, embeddings, routers) at its shape; a
 //! matrix (a `u8` buffer, bytes in its format) its elements, then its scales — BF16 or F16
@@ -45,10 +46,14 @@ use crate::config::Family;
 use arena_runtime::{Arena, Device, DeviceError, Placement};
 use std::path::PathBuf;
 
-/// The most bytes one [`Device::write`](arena_runtime::Device::write) call copies: a
-/// tensor larger than it (an embedding of 1 GB) goes in pieces, so a backend's staging
-/// buffer stays bounded. Chosen here.
+/// The most bytes one copy hands the device's upload: a tensor larger than it (an embedding
+/// of 1 GB) goes in pieces. Chosen here.
 pub const CHUNK_BYTES: usize = 64 << 20;
+
+/// The staging memory the device's upload may hold ([`Device::upload`](arena_runtime::Device::upload):
+/// pinned host buffers on CUDA). Chosen here: 64 MiB in four buffers kept the H200's
+/// host-to-device copy fed (`measurements/checkpoint_load.md`).
+pub const STAGING_BYTES: usize = 64 << 20;
 
 /// Why a checkpoint could not be matched or loaded.
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +143,16 @@ pub fn load<D: Device>(
         bytes: 0,
         zeroed: 0,
     };
+    // One upload a device: the weight arenas share theirs (`AllocatedWeights::allocate`
+    // clones one device into all six), so the model arena's stages every copy.
+    let device = arenas[0].2;
+    let mut upload = device
+        .upload(STAGING_BYTES)
+        .map_err(|source| CheckpointError::Device {
+            tensor: String::new(),
+            place: "the staging buffers".into(),
+            source,
+        })?;
     for placed in &plan.placed {
         let slot = &placed.slot;
         let place = slot.place();
@@ -149,16 +164,11 @@ pub fn load<D: Device>(
         let target = arenas
             .iter()
             .find(|(name, _, _)| *name == slot.arena)
-            .and_then(|(_, placements, device)| {
-                placements
-                    .iter()
-                    .find(|p| p.decl.name == slot.buffer)
-                    .map(|p| (p, *device))
-            });
+            .and_then(|(_, placements, _)| placements.iter().find(|p| p.decl.name == slot.buffer));
         // The place must lie inside its buffer: weights allocated at other sizes than the
         // table's are refused here, not written past.
-        let (placement, device) = match target {
-            Some((p, d)) if slot.offset + slot.bytes <= p.bytes && p.addr != 0 => (p, d),
+        let placement = match target {
+            Some(p) if slot.offset + slot.bytes <= p.bytes && p.addr != 0 => p,
             _ => {
                 return Err(device_error(
                     &slot.name,
@@ -173,9 +183,10 @@ pub fn load<D: Device>(
             for (k, piece) in bytes.chunks(CHUNK_BYTES).enumerate() {
                 let at = base + (part.offset + k * CHUNK_BYTES) as u64;
                 // SAFETY: `part.offset + bytes.len() <= slot.bytes` (the plan's matching
-                // gives the parts' bytes the place's exactly, padding aside) and the place
-                // lies inside its buffer's live allocation (checked above).
-                unsafe { device.write(at, piece) }.map_err(|e| device_error(&part.tensor, e))?;
+                // gives the parts' bytes the place's exactly, padding aside), the place lies
+                // inside its buffer's live allocation (checked above), and `weights` is
+                // borrowed until the upload finishes.
+                unsafe { upload.copy(at, piece) }.map_err(|e| device_error(&part.tensor, e))?;
                 done.bytes += piece.len() as u64;
                 progress(done.bytes, total);
             }
@@ -189,6 +200,11 @@ pub fn load<D: Device>(
             done.zeroed += placed.zero_fill as u64;
         }
     }
+    upload.finish().map_err(|source| CheckpointError::Device {
+        tensor: String::new(),
+        place: "the last pieces".into(),
+        source,
+    })?;
     Ok(done)
 }
 
