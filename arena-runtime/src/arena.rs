@@ -36,6 +36,9 @@ pub struct BufferDecl {
     pub tensors: &'static [&'static str],
     /// `#[buffer(per_layer = ...)]`: the first dimension counts layers, one slot a layer.
     pub per_layer: bool,
+    /// `#[buffer(split = name)]`: how a parallel rank's share of those tensors is cut, as
+    /// written (a loader's word: arena-spec's weights use `out`, `in`, `kv_out`, `vocab`).
+    pub split: Option<&'static str>,
 }
 
 impl BufferDecl {
@@ -69,7 +72,14 @@ impl BufferDecl {
             live: crate::Live::WholeStep,
             tensors: &[],
             per_layer: false,
+            split: None,
         }
+    }
+
+    /// The same, its tensors cut for a parallel rank as `split` says (`split = ...`).
+    pub const fn split_by(mut self, split: &'static str) -> Self {
+        self.split = Some(split);
+        self
     }
 
     /// The same, its first dimension a layer count (`per_layer`).

@@ -71,19 +71,17 @@ fn sizes(c: &ModelConfig) -> WeightsSizes {
     WeightsSizes::with_layers(c, &WeightLayers::of(c, false).unwrap(), &c.weight_formats).unwrap()
 }
 
-/// Every tensor the table names, in BF16 at the shapes a matrix's bytes give (`[bytes / 2 /
-/// in, in]` with `in` the hidden size or the width its place divides by).
+/// Every tensor the table names, in BF16; a matrix `[out, in]` as transformers stores it: o
+/// and the down projections read a width and write the hidden size, the others read it.
 fn bf16_checkpoint(c: &ModelConfig, s: &WeightsSizes) -> BTreeMap<String, T> {
     let mut out = BTreeMap::new();
     for (k, slot) in tensor_table(c, s).unwrap().into_iter().enumerate() {
         let shape = slot.shape.clone().unwrap_or_else(|| {
-            let elements = slot.bytes / 2;
-            let inner = if elements % c.hidden_size == 0 {
-                c.hidden_size
-            } else {
-                1
-            };
-            vec![elements / inner, inner]
+            let (h, n) = (c.hidden_size, slot.bytes / 2);
+            match slot.buffer.contains("down") || slot.buffer == "o_proj" {
+                true => vec![h, n / h],
+                false => vec![n / h, h],
+            }
         });
         out.insert(
             slot.name,
@@ -488,4 +486,129 @@ fn problems_serialise_with_their_kind() {
         serde_json::to_value(&p).unwrap(),
         json!({"problem": "missing", "tensor": "a", "place": "b"})
     );
+}
+
+/// A rank's place, read back from host weights loaded at that rank's sizes.
+fn rank_places(c: &ModelConfig, path: &Path) -> BTreeMap<String, Vec<u8>> {
+    let s = WeightsSizes::new(c, &c.weight_formats).unwrap();
+    let (ckpt, plan) = open_plan(c, &s, path);
+    assert!(plan.problems.is_empty(), "{:?}", plan.problems);
+    let mut weights = AllocatedWeights::allocate(HostDevice::new(), &s).unwrap();
+    load(&ckpt, &plan, &mut weights, &mut |_, _| {}).unwrap();
+    let mut out = BTreeMap::new();
+    for placed in &plan.placed {
+        let (views, index) = match placed.slot.arena {
+            "ModelWeights" => (
+                weights.model.byte_views(),
+                position::<arena_spec::weights::ModelWeights>(placed.slot.buffer),
+            ),
+            "AttentionWeights" => (
+                weights.attention.byte_views(),
+                position::<arena_spec::weights::AttentionWeights>(placed.slot.buffer),
+            ),
+            _ => (
+                weights.ffn.byte_views(),
+                position::<arena_spec::weights::FfnWeights>(placed.slot.buffer),
+            ),
+        };
+        let mut buffer = vec![0u8; views[index].len()];
+        views[index].read_bytes(&mut buffer).unwrap();
+        let at = placed.slot.offset;
+        out.insert(
+            placed.slot.name.clone(),
+            buffer[at..at + placed.slot.bytes].to_vec(),
+        );
+    }
+    weights.release().unwrap();
+    out
+}
+
+/// Rows `rows` of a row-major `[_, cols]` BF16 tensor's bytes, columns `from..to`.
+fn block(t: &T, rows: std::ops::Range<usize>, from: usize, to: usize) -> Vec<u8> {
+    let cols = t.shape[1];
+    rows.flat_map(|r| t.data[(r * cols + from) * 2..(r * cols + to) * 2].to_vec())
+        .collect()
+}
+
+/// tp 2 and tp 4 of the tiny Qwen3 (4 heads, 2 kv heads): q and the MLP's gate and up by output
+/// rows, o and down by input columns, k and v by kv head (at tp 4 each kv head on two ranks),
+/// the embedding and head by the padded vocabulary's rows (256 of them: rank 1 of 2 holds
+/// 128..250 and six rows of zeros), norms whole — vLLM's column-, row- and vocab-parallel
+/// layers' cuts.
+#[test]
+fn a_tensor_parallel_rank_loads_its_share_of_each_tensor() {
+    let c = qwen3(json!({}));
+    let file = bf16_checkpoint(&c, &sizes(&c));
+    let d = dir("tp");
+    write(&d.join("model.safetensors"), &file);
+    let t = |n: &str| &file[n];
+    let layout = arena_spec::ParallelLayout::new(2, 1, 1).unwrap();
+    let r1 = rank_places(&c.shard(&layout.rank(1).unwrap()).unwrap(), &d);
+    let q = "model.layers.1.self_attn.q_proj.weight";
+    assert_eq!(r1[q], block(t(q), 32..64, 0, 64));
+    let o = "model.layers.0.self_attn.o_proj.weight";
+    assert_eq!(r1[o], block(t(o), 0..64, 32, 64));
+    let k = "model.layers.0.self_attn.k_proj.weight";
+    assert_eq!(r1[k], block(t(k), 16..32, 0, 64));
+    let down = "model.layers.1.mlp.down_proj.weight";
+    assert_eq!(r1[down], block(t(down), 0..64, 48, 96));
+    let up = "model.layers.1.mlp.up_proj.weight";
+    assert_eq!(r1[up], block(t(up), 48..96, 0, 64));
+    let mut embed = block(t("model.embed_tokens.weight"), 128..250, 0, 64);
+    embed.resize(128 * 64 * 2, 0);
+    assert_eq!(r1["model.embed_tokens.weight"], embed);
+    let norm = "model.layers.0.input_layernorm.weight";
+    assert_eq!(r1[norm], t(norm).data);
+    let qn = "model.layers.0.self_attn.q_norm.weight";
+    assert_eq!(r1[qn], t(qn).data);
+
+    let layout = arena_spec::ParallelLayout::new(4, 1, 1).unwrap();
+    for (rank, head) in [(0, 0), (1, 0), (2, 1), (3, 1)] {
+        let places = rank_places(&c.shard(&layout.rank(rank).unwrap()).unwrap(), &d);
+        let v = "model.layers.1.self_attn.v_proj.weight";
+        assert_eq!(
+            places[v],
+            block(t(v), head * 16..head * 16 + 16, 0, 64),
+            "rank {rank}"
+        );
+        assert_eq!(
+            places[q],
+            block(t(q), rank * 16..rank * 16 + 16, 0, 64),
+            "rank {rank}"
+        );
+    }
+}
+
+/// Mixtral at tp 2, ep 2: rank 1 holds experts 2 and 3 whole (the expert tensor-parallel group
+/// is one rank), and the other rank's experts are skipped by name.
+#[test]
+fn an_expert_parallel_rank_loads_its_experts_and_skips_the_others() {
+    let c = ModelConfig::from_json_str(
+        &json!({
+            "model_type": "mixtral", "hidden_size": 64, "intermediate_size": 32,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1,
+            "vocab_size": 256, "num_local_experts": 4, "num_experts_per_tok": 2,
+            "max_position_embeddings": 128
+        })
+        .to_string(),
+        "tiny-mixtral.json",
+    )
+    .unwrap();
+    let file = bf16_checkpoint(&c, &sizes(&c));
+    let d = dir("ep");
+    write(&d.join("model.safetensors"), &file);
+    let layout = arena_spec::ParallelLayout::new(2, 2, 1).unwrap();
+    let rank = c.shard(&layout.rank(1).unwrap()).unwrap();
+    let places = rank_places(&rank, &d);
+    let w1 = "model.layers.0.block_sparse_moe.experts.3.w1.weight";
+    assert_eq!(places[w1], file[w1].data);
+    assert!(!places.contains_key("model.layers.0.block_sparse_moe.experts.1.w1.weight"));
+    let s = WeightsSizes::new(&rank, &rank.weight_formats).unwrap();
+    let (_, plan) = open_plan(&rank, &s, &d);
+    let skipped: Vec<&str> = plan.skipped.iter().map(|k| k.tensor.as_str()).collect();
+    assert_eq!(skipped.len(), 2 * 3, "{skipped:?}");
+    assert!(plan
+        .skipped
+        .iter()
+        .all(|k| k.reason == "another expert-parallel rank's expert"));
 }

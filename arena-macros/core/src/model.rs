@@ -58,6 +58,7 @@ impl Kind {
                 "untracked",
                 "phase",
                 "tensor",
+                "split",
             ],
             Kind::Regions => &["shape", "bytes"],
         }
@@ -144,6 +145,9 @@ pub struct Buffer {
     /// `tensor = "name"` or `tensor = ["row 0", "row 1", ...]`: the checkpoint tensors the
     /// buffer holds, checked for their placeholders by `ast`.
     pub tensors: Vec<String>,
+    /// `split = name`: how a parallel rank's share of those tensors is cut, for the loader
+    /// to read (an identifier, recorded as written).
+    pub split: Option<Ident>,
 }
 
 /// The phases a buffer is live in, as written (checked against the container's list in

@@ -226,6 +226,7 @@ fn buffer(cx: &Ctxt, field: &syn::Field, kind: Kind) -> Buffer {
         phase: None,
         per_layer: false,
         tensors: Vec::new(),
+        split: None,
     };
     let name = kind.field_attr();
     let attrs: Vec<&syn::Attribute> = field
@@ -299,6 +300,24 @@ fn buffer(cx: &Ctxt, field: &syn::Field, kind: Kind) -> Buffer {
                         buffer.tensors = tensor_names(ts, &buffer.ident, usage, cx);
                     }
                 }
+                "split" => {
+                    let usage = "split = name";
+                    buffer.split = entry.assigned(usage, cx).and_then(|ts| {
+                        match ts.clone().into_iter().collect::<Vec<_>>().as_slice() {
+                            [TokenTree::Ident(id)] => Some(id.clone()),
+                            _ => {
+                                cx.error_spanned_by(
+                                    ts,
+                                    format!(
+                                        "`split` of `{}` is one identifier: `{usage}`",
+                                        buffer.ident
+                                    ),
+                                );
+                                None
+                            }
+                        }
+                    });
+                }
                 "phase" => {
                     buffer.phase = entry
                         .assigned("phase = name or phase = first..=last", cx)
@@ -330,6 +349,9 @@ fn buffer(cx: &Ctxt, field: &syn::Field, kind: Kind) -> Buffer {
     // is `[count, ...shape]` and `view.layer(i)` is layer i's.
     buffer.per_layer = per_layer.is_some();
     check_placeholders(&buffer, cx);
+    if let (Some(split), true) = (&buffer.split, buffer.tensors.is_empty()) {
+        cx.error_spanned_by(split, format!("`split` of `{}` says how its checkpoint tensors are cut: name them with `tensor = ...`", buffer.ident));
+    }
     if let Some((key, count)) = per_layer {
         match &mut buffer.size {
             Some(Size::Shape { dims, text }) => {

@@ -106,6 +106,7 @@ mod tests {
             live: crate::Live::WholeStep,
             tensors: &[],
             per_layer: false,
+            split: None,
         }
     }
     impl Arena for Three {

@@ -2,7 +2,7 @@
 //! the weight declarations (headers only, no weight byte read), and loaded into the six
 //! weight arenas on a device with a progress bar.
 
-use crate::common::CliError;
+use crate::common::{CliError, LayoutArgs};
 use crate::device::DeviceChoice;
 use arena_runtime::Device;
 use arena_spec::weights::checkpoint::{
@@ -39,6 +39,9 @@ struct CheckArgs {
     /// problems, stored_bytes, planned_bytes)
     #[arg(long)]
     json: bool,
+    /// The rank whose share is matched (`--rank` defaults to 0 here)
+    #[command(flatten)]
+    layout: LayoutArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -48,6 +51,9 @@ struct LoadArgs {
     /// Where the weights are allocated: host or cuda:N
     #[arg(long, default_value = "host")]
     device: DeviceChoice,
+    /// The rank whose share is loaded (`--rank` defaults to 0 here)
+    #[command(flatten)]
+    layout: LayoutArgs,
 }
 
 pub fn run(args: WeightsArgs) -> Result<(), CliError> {
@@ -57,10 +63,18 @@ pub fn run(args: WeightsArgs) -> Result<(), CliError> {
     }
 }
 
-/// The config, the sizes an engine allocates (the vocabulary padded), the checkpoint opened
-/// and matched.
-fn matched(dir: &Path) -> Result<(ModelConfig, WeightsSizes, Checkpoint, LoadPlan), CliError> {
-    let config = ModelConfig::load(dir.join("config.json"))?;
+/// The rank's config, the sizes an engine allocates (the vocabulary padded), the checkpoint
+/// opened and matched.
+fn matched(
+    dir: &Path,
+    layout: &LayoutArgs,
+) -> Result<(ModelConfig, WeightsSizes, Checkpoint, LoadPlan), CliError> {
+    let whole = ModelConfig::load(dir.join("config.json"))?;
+    let parallel = layout.layout()?;
+    let config = match parallel.tp * parallel.pp {
+        1 => whole,
+        _ => whole.shard(&parallel.rank(layout.rank.unwrap_or(0))?)?,
+    };
     let sizes = WeightsSizes::new(&config, &config.weight_formats)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     let table = tensor_table(&config, &sizes).map_err(checkpoint)?;
@@ -80,7 +94,7 @@ fn checkpoint(e: CheckpointError) -> CliError {
 }
 
 fn check(args: CheckArgs) -> Result<(), CliError> {
-    let (config, sizes, ckpt, plan) = matched(&args.dir)?;
+    let (config, sizes, ckpt, plan) = matched(&args.dir, &args.layout)?;
     if args.json {
         #[derive(serde::Serialize)]
         struct CheckReport<'a> {
@@ -123,6 +137,9 @@ fn print_table(config: &ModelConfig, sizes: &WeightsSizes, ckpt: &Checkpoint, pl
         if ckpt.files().len() == 1 { "" } else { "s" },
         ckpt.tensors().len()
     );
+    if let Some(rank) = crate::common::rank_line(config) {
+        println!("{rank}");
+    }
     println!("\n{:<64} {:<8} {:<18} place", "tensor", "dtype", "shape");
     for placed in &plan.placed {
         for part in &placed.parts {
@@ -162,12 +179,12 @@ fn print_table(config: &ModelConfig, sizes: &WeightsSizes, ckpt: &Checkpoint, pl
 
 fn load_on(args: LoadArgs) -> Result<(), CliError> {
     match args.device {
-        DeviceChoice::Host => load_into(arena_runtime::HostDevice::new(), &args.dir),
+        DeviceChoice::Host => load_into(arena_runtime::HostDevice::new(), &args.dir, &args.layout),
         #[cfg(feature = "cuda")]
         DeviceChoice::Cuda(ref gpus) if gpus.len() == 1 => {
             let device = arena_runtime::CudaDevice::new(gpus[0])
                 .map_err(|e| CliError::Device(format!("cuda:{}: {e}", gpus[0])))?;
-            load_into(device, &args.dir)
+            load_into(device, &args.dir, &args.layout)
         }
         #[cfg(feature = "cuda")]
         _ => Err(CliError::Usage(
@@ -180,8 +197,12 @@ fn load_on(args: LoadArgs) -> Result<(), CliError> {
     }
 }
 
-fn load_into<D: Device + Clone>(device: D, dir: &Path) -> Result<(), CliError> {
-    let (config, sizes, ckpt, plan) = matched(dir)?;
+fn load_into<D: Device + Clone>(
+    device: D,
+    dir: &Path,
+    layout: &LayoutArgs,
+) -> Result<(), CliError> {
+    let (config, sizes, ckpt, plan) = matched(dir, layout)?;
     if !plan.problems.is_empty() {
         for p in &plan.problems {
             eprintln!("  {p}");

@@ -150,3 +150,21 @@ fn a_directory_without_a_checkpoint_is_one_line() {
         "{err}"
     );
 }
+
+/// `--tp 2 --rank 1`: the rank's share of each tensor, its places and bytes.
+#[test]
+fn check_matches_a_rank_s_share() {
+    let dir = checkpoint("rank", None);
+    let out = stdout(&["weights", "check", path(&dir), "--tp", "2", "--rank", "1"]);
+    let o = out
+        .lines()
+        .find(|l| l.starts_with("model.layers.0.self_attn.o_proj.weight"))
+        .unwrap();
+    // The whole [64, 64] stored; this rank's 32 input columns, 4096 bytes a layer.
+    assert!(
+        o.contains("[64, 64]") && o.ends_with("AttentionWeights.o_proj layer 0 +0"),
+        "{o}"
+    );
+    // Half of every split tensor, the norms whole, 128 of the 256 padded vocabulary rows.
+    assert!(out.contains("bytes: checkpoint 93440 placed + 0 skipped; plan 94976 (1536 the vocabulary's padding rows, zeroed)"), "{out}");
+}

@@ -28,7 +28,8 @@ pub struct AttentionWeights {
         per_layer = w.attention.layers,
         shape = [formats.attention.linear_bytes(w.attention.q, config.hidden_size)],
         gate = w.attention.layers > 0 && w.attention.q > 0,
-        tensor = "model.layers.{attention_layer}.self_attn.q_proj.weight"
+        tensor = "model.layers.{attention_layer}.self_attn.q_proj.weight",
+        split = out
     )]
     pub q_proj: DevicePtr<u8>,
     /// `self_attn.k_proj.weight`, `[kv heads · head_dim, hidden]` a layer with its own keys.
@@ -36,7 +37,8 @@ pub struct AttentionWeights {
         per_layer = w.attention.kv_layers,
         shape = [formats.attention.linear_bytes(w.attention.k, config.hidden_size)],
         gate = w.attention.kv_layers > 0 && w.attention.k > 0,
-        tensor = "model.layers.{attention_layer}.self_attn.k_proj.weight"
+        tensor = "model.layers.{attention_layer}.self_attn.k_proj.weight",
+        split = kv_out
     )]
     pub k_proj: DevicePtr<u8>,
     /// `self_attn.v_proj.weight`, `[kv heads · value head, hidden]` a layer with its own values.
@@ -44,7 +46,8 @@ pub struct AttentionWeights {
         per_layer = w.attention.v_layers,
         shape = [formats.attention.linear_bytes(w.attention.v, config.hidden_size)],
         gate = w.attention.v_layers > 0 && w.attention.v > 0,
-        tensor = "model.layers.{attention_layer}.self_attn.v_proj.weight"
+        tensor = "model.layers.{attention_layer}.self_attn.v_proj.weight",
+        split = kv_out
     )]
     pub v_proj: DevicePtr<u8>,
     /// `self_attn.o_proj.weight`, `[hidden, heads · value head]` a layer.
@@ -52,7 +55,8 @@ pub struct AttentionWeights {
         per_layer = w.attention.layers,
         shape = [formats.attention_out.linear_bytes(config.hidden_size, w.attention.o_in)],
         gate = w.attention.layers > 0 && w.attention.o_in > 0,
-        tensor = "model.layers.{attention_layer}.self_attn.o_proj.weight"
+        tensor = "model.layers.{attention_layer}.self_attn.o_proj.weight",
+        split = in
     )]
     pub o_proj: DevicePtr<u8>,
     /// `self_attn.q_proj.bias` where the family biases q.
@@ -60,7 +64,8 @@ pub struct AttentionWeights {
         per_layer = w.attention.layers,
         shape = [w.attention.q_bias],
         gate = w.attention.layers > 0 && w.attention.q_bias > 0,
-        tensor = "model.layers.{attention_layer}.self_attn.q_proj.bias"
+        tensor = "model.layers.{attention_layer}.self_attn.q_proj.bias",
+        split = out
     )]
     pub q_bias: DevicePtr<bf16>,
     /// `self_attn.k_proj.bias`.
@@ -68,7 +73,8 @@ pub struct AttentionWeights {
         per_layer = w.attention.kv_layers,
         shape = [w.attention.k_bias],
         gate = w.attention.kv_layers > 0 && w.attention.k_bias > 0,
-        tensor = "model.layers.{attention_layer}.self_attn.k_proj.bias"
+        tensor = "model.layers.{attention_layer}.self_attn.k_proj.bias",
+        split = kv_out
     )]
     pub k_bias: DevicePtr<bf16>,
     /// `self_attn.v_proj.bias`.
@@ -76,7 +82,8 @@ pub struct AttentionWeights {
         per_layer = w.attention.v_layers,
         shape = [w.attention.v_bias],
         gate = w.attention.v_layers > 0 && w.attention.v_bias > 0,
-        tensor = "model.layers.{attention_layer}.self_attn.v_proj.bias"
+        tensor = "model.layers.{attention_layer}.self_attn.v_proj.bias",
+        split = kv_out
     )]
     pub v_bias: DevicePtr<bf16>,
     /// `self_attn.o_proj.bias`.

@@ -25,7 +25,8 @@ pub struct FfnWeights {
         per_layer = w.dense.layers,
         shape = [formats.dense_ffn.linear_bytes(w.dense.width * w.gated_ffn, config.hidden_size)],
         gate = w.dense.layers > 0 && w.gated_ffn > 0,
-        tensor = "model.layers.{dense_layer}.mlp.gate_proj.weight"
+        tensor = "model.layers.{dense_layer}.mlp.gate_proj.weight",
+        split = out
     )]
     pub gate_proj: DevicePtr<u8>,
     /// The dense MLP's `mlp.up_proj.weight`, `[width, hidden]`.
@@ -33,7 +34,8 @@ pub struct FfnWeights {
         per_layer = w.dense.layers,
         shape = [formats.dense_ffn.linear_bytes(w.dense.width, config.hidden_size)],
         gate = w.dense.layers > 0,
-        tensor = "model.layers.{dense_layer}.mlp.up_proj.weight"
+        tensor = "model.layers.{dense_layer}.mlp.up_proj.weight",
+        split = out
     )]
     pub up_proj: DevicePtr<u8>,
     /// The dense MLP's `mlp.down_proj.weight`, `[hidden, width]`.
@@ -41,7 +43,8 @@ pub struct FfnWeights {
         per_layer = w.dense.layers,
         shape = [formats.dense_ffn.linear_bytes(config.hidden_size, w.dense.width)],
         gate = w.dense.layers > 0,
-        tensor = "model.layers.{dense_layer}.mlp.down_proj.weight"
+        tensor = "model.layers.{dense_layer}.mlp.down_proj.weight",
+        split = in
     )]
     pub down_proj: DevicePtr<u8>,
     /// The dense MLP's `mlp.gate_proj.bias`, `[width]` a layer, where it has biases
@@ -50,7 +53,8 @@ pub struct FfnWeights {
         per_layer = w.dense.layers,
         shape = [w.dense.width],
         gate = w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0,
-        tensor = "model.layers.{dense_layer}.mlp.gate_proj.bias"
+        tensor = "model.layers.{dense_layer}.mlp.gate_proj.bias",
+        split = out
     )]
     pub gate_bias: DevicePtr<bf16>,
     /// The dense MLP's `mlp.up_proj.bias`, `[width]` a layer, where it has biases.
@@ -58,7 +62,8 @@ pub struct FfnWeights {
         per_layer = w.dense.layers,
         shape = [w.dense.width],
         gate = w.dense.layers > 0 && w.dense_bias > 0,
-        tensor = "model.layers.{dense_layer}.mlp.up_proj.bias"
+        tensor = "model.layers.{dense_layer}.mlp.up_proj.bias",
+        split = out
     )]
     pub up_bias: DevicePtr<bf16>,
     /// The dense MLP's `mlp.down_proj.bias`, `[hidden]` a layer, where it has biases.
@@ -127,7 +132,8 @@ pub struct FfnWeights {
         per_layer = w.moe,
         shape = [1 + w.gated_ffn, formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_width(config.moe_intermediate_size), formats.experts.expert_hidden(config.expert_io_width()))],
         gate = w.moe > 0,
-        tensor = ["model.layers.{moe_layer}.mlp.experts.{expert}.gate_proj.weight", "model.layers.{moe_layer}.mlp.experts.{expert}.up_proj.weight"]
+        tensor = ["model.layers.{moe_layer}.mlp.experts.{expert}.gate_proj.weight", "model.layers.{moe_layer}.mlp.experts.{expert}.up_proj.weight"],
+        split = out
     )]
     pub experts_gate_up: DevicePtr<u8>,
     /// `mlp.experts.down_proj`, `[local experts, hidden, expert width]`, both padded as the
@@ -136,7 +142,8 @@ pub struct FfnWeights {
         per_layer = w.moe,
         shape = [formats.experts.experts_bytes(config.local_experts(), formats.experts.expert_hidden(config.expert_io_width()), formats.experts.expert_width(config.moe_intermediate_size))],
         gate = w.moe > 0,
-        tensor = "model.layers.{moe_layer}.mlp.experts.{expert}.down_proj.weight"
+        tensor = "model.layers.{moe_layer}.mlp.experts.{expert}.down_proj.weight",
+        split = in
     )]
     pub experts_down: DevicePtr<u8>,
     /// Latent MoE (Nemotron-3's `moe_latent_size`): `mixer.fc1_latent_proj.weight`,
@@ -196,7 +203,8 @@ pub struct FfnWeights {
         per_layer = w.moe,
         shape = [formats.shared_experts.linear_bytes(w.gated_ffn * config.shared_expert_intermediate_size, config.hidden_size)],
         gate = w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0,
-        tensor = "model.layers.{moe_layer}.mlp.shared_expert.gate_proj.weight"
+        tensor = "model.layers.{moe_layer}.mlp.shared_expert.gate_proj.weight",
+        split = out
     )]
     pub shared_gate_proj: DevicePtr<u8>,
     /// `mlp.shared_experts.up_proj.weight`, `[shared width, hidden]`.
@@ -204,7 +212,8 @@ pub struct FfnWeights {
         per_layer = w.moe,
         shape = [formats.shared_experts.linear_bytes(config.shared_expert_intermediate_size, config.hidden_size)],
         gate = w.moe > 0 && config.shared_expert_intermediate_size > 0,
-        tensor = "model.layers.{moe_layer}.mlp.shared_expert.up_proj.weight"
+        tensor = "model.layers.{moe_layer}.mlp.shared_expert.up_proj.weight",
+        split = out
     )]
     pub shared_up_proj: DevicePtr<u8>,
     /// `mlp.shared_experts.down_proj.weight`, `[hidden, shared width]`.
@@ -212,7 +221,8 @@ pub struct FfnWeights {
         per_layer = w.moe,
         shape = [formats.shared_experts.linear_bytes(config.hidden_size, config.shared_expert_intermediate_size)],
         gate = w.moe > 0 && config.shared_expert_intermediate_size > 0,
-        tensor = "model.layers.{moe_layer}.mlp.shared_expert.down_proj.weight"
+        tensor = "model.layers.{moe_layer}.mlp.shared_expert.down_proj.weight",
+        split = in
     )]
     pub shared_down_proj: DevicePtr<u8>,
     /// `mlp.shared_expert_gate.weight`, `[1, hidden]` (Qwen3-Next, Qwen3.5-MoE), 16-bit in

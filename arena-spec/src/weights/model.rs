@@ -26,7 +26,8 @@ pub struct ModelWeights {
         per_layer = w.embedding,
         shape = [w.embedding_rows, config.hidden_size],
         gate = w.embedding > 0,
-        tensor = "model.embed_tokens.weight"
+        tensor = "model.embed_tokens.weight",
+        split = vocab
     )]
     pub embed_tokens: DevicePtr<bf16>,
     /// `lm_head.weight`, `[vocabulary rows, hidden]`; none where tied to the embedding.
@@ -34,7 +35,8 @@ pub struct ModelWeights {
         per_layer = w.lm_head,
         shape = [w.vocab_rows, config.hidden_size],
         gate = w.lm_head > 0,
-        tensor = "lm_head.weight"
+        tensor = "lm_head.weight",
+        split = vocab
     )]
     pub lm_head: DevicePtr<bf16>,
     /// The embedding's norm (BLOOM's `word_embeddings_layernorm.weight`), `[hidden]`.

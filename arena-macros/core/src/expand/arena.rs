@@ -452,6 +452,10 @@ fn buffer_decls(cont: &Container) -> Vec<TokenStream> {
                 let names = &b.tensors;
                 decl.extend(quote!(.holds(&[#(#names),*])));
             }
+            if let Some(split) = &b.split {
+                let split = split.to_string();
+                decl.extend(quote!(.split_by(#split)));
+            }
             if let Some(r) = &b.phase {
                 let position = |id: &proc_macro2::Ident| {
                     cont.phases.iter().position(|p| p == id).expect("checked")

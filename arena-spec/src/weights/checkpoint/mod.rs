@@ -29,9 +29,17 @@
 //! checkpoints) are [`Problem::Dtype`]: the plan prices them, this loader does not convert
 //! or place them yet.
 //!
-//! Not yet: a tensor-parallel or expert-parallel rank's share ([`CheckpointError::RankSplit`]),
-//! families whose checkpoint names are not declared ([`CheckpointError::NamesNotDeclared`]),
-//! stored fused tensors (Phi-3's `qkv_proj`) and 3-D expert stacks.
+//! A rank's config (`ModelConfig::shard`) gets the rank's share of each tensor, cut as the
+//! field's `split` says and vLLM's parallel layers cut theirs ([`Cut`]): q, gate and up by
+//! output rows, o and down by input columns, k and v by kv head (replicated where there are
+//! fewer heads than ranks), the embedding and head by the padded vocabulary's rows, an
+//! expert's matrices over the expert tensor-parallel group and the experts by expert-parallel
+//! rank; norms and routers whole. A cut along the input columns is gathered a row at a time
+//! into a host buffer of at most [`CHUNK_BYTES`].
+//!
+//! Not yet: families whose checkpoint names are not declared
+//! ([`CheckpointError::NamesNotDeclared`]), stored fused tensors (Phi-3's `qkv_proj`) and 3-D
+//! expert stacks.
 
 mod files;
 mod plan;
@@ -39,7 +47,7 @@ mod table;
 
 pub use files::{read_index, Checkpoint, StoredTensor, INDEX_FILE, SINGLE_FILE};
 pub use plan::{skip_reason, LoadPlan, Part, Placed, Problem, Skipped};
-pub use table::{tensor_table, TensorSlot};
+pub use table::{tensor_table, Cut, Share, TensorSlot};
 
 use super::AllocatedWeights;
 use crate::config::Family;
@@ -61,9 +69,6 @@ pub enum CheckpointError {
     /// The family's checkpoint names are not declared (`WeightRules::checkpoint_names`).
     #[error("{model}: the checkpoint tensor names of a {family:?} model are not declared yet")]
     NamesNotDeclared { model: String, family: Family },
-    /// A rank's share would need the tensors split.
-    #[error("{model}: loading the share of a rank at tp {tp}, ep {ep} is not implemented: load a whole model (tp 1, ep 1)")]
-    RankSplit { model: String, tp: usize, ep: usize },
     /// A buffer with bytes declares no checkpoint tensor.
     #[error("{model}: {buffer} holds {bytes} bytes but declares no checkpoint tensor (`#[buffer(tensor = ...)]`)")]
     BufferUnnamed {
@@ -153,6 +158,7 @@ pub fn load<D: Device>(
             place: "the staging buffers".into(),
             source,
         })?;
+    let mut gather: Vec<u8> = Vec::new();
     for placed in &plan.placed {
         let slot = &placed.slot;
         let place = slot.place();
@@ -180,15 +186,34 @@ pub fn load<D: Device>(
         for part in &placed.parts {
             let stored = &checkpoint.tensors()[&part.tensor];
             let bytes = checkpoint.bytes(stored);
-            for (k, piece) in bytes.chunks(CHUNK_BYTES).enumerate() {
-                let at = base + (part.offset + k * CHUNK_BYTES) as u64;
-                // SAFETY: `part.offset + bytes.len() <= slot.bytes` (the plan's matching
-                // gives the parts' bytes the place's exactly, padding aside), the place lies
-                // inside its buffer's live allocation (checked above), and `weights` is
-                // borrowed until the upload finishes.
-                unsafe { upload.copy(at, piece) }.map_err(|e| device_error(&part.tensor, e))?;
+            let mut at = base + part.offset as u64;
+            let mut send = |piece: &[u8], at: &mut u64| -> Result<(), CheckpointError> {
+                // SAFETY: a part's pieces fill `part.offset .. part.offset + part.bytes` of
+                // its place (`Part::of`), which lies inside its buffer's live allocation
+                // (checked above); `weights` is borrowed until the upload finishes.
+                unsafe { upload.copy(*at, piece) }.map_err(|e| device_error(&part.tensor, e))?;
+                *at += piece.len() as u64;
                 done.bytes += piece.len() as u64;
                 progress(done.bytes, total);
+                Ok(())
+            };
+            if part.rows <= 1 || part.take == part.stride {
+                // One run: the share is contiguous in the file.
+                let run = &bytes[part.skip..part.skip + part.bytes];
+                for piece in run.chunks(CHUNK_BYTES) {
+                    send(piece, &mut at)?;
+                }
+            } else {
+                // A cut along dimension 1: each row's run gathered into a bounded buffer.
+                gather.clear();
+                for r in 0..part.rows {
+                    let from = r * part.stride + part.skip;
+                    gather.extend_from_slice(&bytes[from..from + part.take]);
+                    if gather.len() + part.take > CHUNK_BYTES || r + 1 == part.rows {
+                        send(&gather, &mut at)?;
+                        gather.clear();
+                    }
+                }
             }
             done.tensors += 1;
         }

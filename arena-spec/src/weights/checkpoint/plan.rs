@@ -3,16 +3,47 @@
 //! place or skipped with its reason, and every problem named with its tensor, file and place.
 
 use super::files::StoredTensor;
-use super::table::TensorSlot;
+use super::table::{Cut, Share, TensorSlot};
 use crate::config::{ModelConfig, WeightFormat, WeightFormats};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// One stored tensor copied into a place: at `offset` bytes into the place, `bytes` long.
+/// One stored tensor's share copied into a place: at `offset` bytes into the place, `bytes`
+/// long, from `share` of the stored tensor (`rows` rows of `row_bytes` each in the file,
+/// of which each copies `take` bytes from `skip` into it: all of each row but for a cut
+/// along dimension 1).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Part {
     pub tensor: String,
     pub offset: usize,
     pub bytes: usize,
+    pub share: Share,
+    /// Where its share's bytes lie in the stored tensor's: `rows` runs of `take` bytes, the
+    /// first `skip` bytes in, one every `stride` bytes.
+    pub rows: usize,
+    pub skip: usize,
+    pub take: usize,
+    pub stride: usize,
+}
+
+impl Part {
+    /// The share `share` of stored tensor `t`, at `offset` in its place.
+    fn of(name: &str, t: &StoredTensor, share: Share, offset: usize) -> Part {
+        let outer: usize = t.shape.get(..share.dim).unwrap_or(&[]).iter().product();
+        let along = t.shape.get(share.dim).copied().unwrap_or(1).max(1);
+        let stride = t.bytes() / outer.max(1);
+        let unit = stride / along;
+        let (skip, take) = (share.start * unit, share.len * unit);
+        Part {
+            tensor: name.to_string(),
+            offset,
+            bytes: outer * take,
+            share,
+            rows: outer,
+            skip,
+            take,
+            stride,
+        }
+    }
 }
 
 /// A place of the name table with the stored tensors that fill it (a matrix and its scales;
@@ -57,6 +88,13 @@ pub enum Problem {
         expected: Vec<usize>,
         place: String,
     },
+    /// A share this rank cannot cut from the stored tensor.
+    Cut {
+        tensor: String,
+        file: String,
+        why: String,
+        place: String,
+    },
     /// A matrix whose stored bytes (with its scales) are not its place's.
     Bytes {
         tensor: String,
@@ -97,6 +135,12 @@ impl std::fmt::Display for Problem {
                 f,
                 "`{tensor}` ({file}) has shape {stored:?}; {place} holds {expected:?}"
             ),
+            Problem::Cut {
+                tensor,
+                file,
+                why,
+                place,
+            } => write!(f, "`{tensor}` ({file}) cannot be cut for {place}: {why}"),
             Problem::Bytes {
                 tensor,
                 file,
@@ -153,6 +197,12 @@ pub fn skip_reason(name: &str, c: &ModelConfig) -> Option<&'static str> {
         .strip_prefix("model.layers.")
         .and_then(|rest| rest.split('.').next())
         .and_then(|i| i.parse::<usize>().ok());
+    if let (Some(shard), Some(e)) = (&c.shard, expert_of(name)) {
+        let first = shard.rank.ep_rank() * shard.local_experts;
+        if shard.rank.layout.ep > 1 && !(first..first + shard.local_experts).contains(&e) {
+            return Some("another expert-parallel rank's expert");
+        }
+    }
     if let Some(i) = layer {
         if i >= c.num_hidden_layers {
             return Some("a layer past num_hidden_layers (a multi-token-prediction layer)");
@@ -164,6 +214,12 @@ pub fn skip_reason(name: &str, c: &ModelConfig) -> Option<&'static str> {
         }
     }
     None
+}
+
+/// The expert a name's `.experts.<e>.` names.
+fn expert_of(name: &str) -> Option<usize> {
+    let (_, rest) = name.split_once(".experts.")?;
+    rest.split('.').next()?.parse().ok()
 }
 
 /// The 16-bit dtypes a place of 16-bit elements takes.
@@ -221,40 +277,45 @@ impl LoadPlan {
             };
             claimed.insert(slot.name.clone());
             let file = file_of(t);
-            let mut parts = vec![Part {
+            let shape_problem = |stored: Vec<usize>, expected: Vec<usize>| Problem::Shape {
                 tensor: slot.name.clone(),
-                offset: 0,
-                bytes: t.bytes(),
-            }];
-            let mut zero_fill = 0;
+                file: file.clone(),
+                stored,
+                expected,
+                place: place.clone(),
+            };
+            let share = match Cut::share(slot.cut.as_ref(), &t.shape) {
+                Ok(share) => share,
+                Err(why) => {
+                    plan.problems.push(Problem::Cut {
+                        tensor: slot.name.clone(),
+                        file: file.clone(),
+                        why,
+                        place,
+                    });
+                    continue;
+                }
+            };
+            let weight = Part::of(&slot.name, t, share, 0);
+            let mut parts = vec![weight.clone()];
             let problem = match &slot.shape {
-                // A 16-bit tensor: its dtype and shape; the embedding and head may hold
-                // padding rows past the vocabulary (vLLM's `VocabParallelEmbedding`).
+                // A 16-bit tensor: its dtype, and its share's shape the place's.
                 Some(shape) => {
-                    let padded = shape.len() == 2
-                        && t.shape.len() == 2
-                        && t.shape[1] == shape[1]
-                        && t.shape[0] < shape[0]
-                        && t.shape[0] >= config.vocab_size
-                        && t.shape[0].div_ceil(64) * 64 == shape[0];
+                    let mut cut = t.shape.clone();
+                    if let Some(d) = cut.get_mut(share.dim) {
+                        *d = share.len + share.zero_rows;
+                    }
                     if !sixteen_bit(&t.dtype) {
                         Some(Problem::Dtype {
                             tensor: slot.name.clone(),
-                            file,
+                            file: file.clone(),
                             stored: t.dtype.clone(),
                             expected: "BF16 or F16".into(),
-                            place,
+                            place: place.clone(),
                         })
-                    } else if &t.shape != shape && !padded {
-                        Some(Problem::Shape {
-                            tensor: slot.name.clone(),
-                            file,
-                            stored: t.shape.clone(),
-                            expected: shape.clone(),
-                            place,
-                        })
+                    } else if &cut != shape {
+                        Some(shape_problem(t.shape.clone(), shape.clone()))
                     } else {
-                        zero_fill = slot.bytes.saturating_sub(t.bytes());
                         None
                     }
                 }
@@ -267,7 +328,6 @@ impl LoadPlan {
                     let scale = scale_name
                         .as_ref()
                         .and_then(|n| stored.get(n).map(|s| (n, s)));
-                    let mut total = t.bytes();
                     let mut wrong = None;
                     match (t.dtype.as_str(), scale, block) {
                         (d, None, _) if sixteen_bit(d) => {}
@@ -277,6 +337,7 @@ impl LoadPlan {
                                 [o, i] => vec![o.div_ceil(rows), i.div_ceil(cols)],
                                 _ => vec![],
                             };
+                            let b = if share.dim == 0 { rows } else { cols };
                             if s.dtype != "F32" || s.shape != expected {
                                 wrong = Some(Problem::Shape {
                                     tensor: n.clone(),
@@ -285,39 +346,49 @@ impl LoadPlan {
                                     expected,
                                     place: place.clone(),
                                 });
+                            } else if share.start % b != 0
+                                || (share.len % b != 0
+                                    && share.start + share.len != t.shape[share.dim])
+                            {
+                                wrong = Some(Problem::Cut {
+                                    tensor: slot.name.clone(),
+                                    file: file.clone(),
+                                    why: format!("its share {}..{} of dimension {} is not in whole {b}-blocks of its scales", share.start, share.start + share.len, share.dim),
+                                    place: place.clone(),
+                                });
+                            } else {
+                                let blocks = Share {
+                                    start: share.start / b,
+                                    len: share.len.div_ceil(b),
+                                    ..share
+                                };
+                                parts.push(Part::of(n, s, blocks, weight.bytes));
                             }
-                            parts.push(Part {
-                                tensor: n.clone(),
-                                offset: t.bytes(),
-                                bytes: s.bytes(),
-                            });
-                            total += s.bytes();
                         }
-                        (d, _, _) => {
-                            wrong = Some(Problem::Dtype {
-                                tensor: slot.name.clone(),
-                                file: file.clone(),
-                                stored: match scale {
-                                    Some(_) => format!("{d} with a weight_scale_inv"),
-                                    None => d.to_string(),
-                                },
-                                expected: match block {
-                                    Some((r, c)) => format!(
+                        (d, _, _) => wrong = Some(Problem::Dtype {
+                            tensor: slot.name.clone(),
+                            file: file.clone(),
+                            stored: match scale {
+                                Some(_) => format!("{d} with a weight_scale_inv"),
+                                None => d.to_string(),
+                            },
+                            expected: match block {
+                                Some((r, c)) => format!(
                                     "BF16, F16, or F8_E4M3 with {r}×{c}-block F32 weight_scale_inv"
                                 ),
-                                    None => "BF16 or F16".into(),
-                                },
-                                place: place.clone(),
-                            })
-                        }
+                                None => "BF16 or F16".into(),
+                            },
+                            place: place.clone(),
+                        }),
                     }
+                    let total: usize = parts.iter().map(|p| p.bytes).sum();
                     wrong.or_else(|| {
                         (total != slot.bytes).then(|| Problem::Bytes {
                             tensor: slot.name.clone(),
-                            file,
+                            file: file.clone(),
                             stored: total,
                             expected: slot.bytes,
-                            place,
+                            place: place.clone(),
                         })
                     })
                 }
@@ -325,11 +396,12 @@ impl LoadPlan {
             match problem {
                 Some(p) => plan.problems.push(p),
                 None => {
-                    plan.stored_bytes += parts.iter().map(|p| p.bytes as u64).sum::<u64>();
+                    let copied: usize = parts.iter().map(|p| p.bytes).sum();
+                    plan.stored_bytes += copied as u64;
                     plan.placed.push(Placed {
                         slot: slot.clone(),
                         parts,
-                        zero_fill,
+                        zero_fill: slot.bytes.saturating_sub(copied),
                     });
                 }
             }

@@ -9,7 +9,7 @@ use crate::weights::{
     AttentionWeights, CompressedAttentionWeights, FfnWeights, LatentAttentionWeights, MixerWeights,
     ModelWeights, WeightsSizes,
 };
-use crate::LayerKind;
+use crate::{LayerKind, Rank};
 use arena_runtime::{Arena, BufferDecl};
 
 /// One checkpoint tensor's place in the weight arenas.
@@ -30,9 +30,120 @@ pub struct TensorSlot {
     /// The bytes its place holds: a matrix's elements and then its scales
     /// (`weight_scale_inv`) in its format, or a 16-bit tensor's elements.
     pub bytes: usize,
-    /// A 16-bit tensor's shape (`None` for a matrix, whose buffer is bytes in its format:
-    /// its stored elements and scales must fill `bytes` exactly).
+    /// A 16-bit tensor's shape in its place: this rank's share (`None` for a matrix, whose
+    /// buffer is bytes in its format: its share of the stored elements and scales must fill
+    /// `bytes` exactly).
     pub shape: Option<Vec<usize>>,
+    /// This rank's share of the stored tensor (`None`: all of it).
+    pub cut: Option<Cut>,
+}
+
+/// How a parallel rank's share of a stored tensor is cut (the field's `split`), as vLLM's
+/// parallel layers cut theirs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "cut", rename_all = "snake_case")]
+pub enum Cut {
+    /// `parts` equal shares along `dim`, this rank's the `index`-th: dim 0 for a
+    /// column-parallel layer's output rows (`ColumnParallelLinear`: q, gate, up), dim 1 for a
+    /// row-parallel layer's input columns (`RowParallelLinear`: o, down). An expert's share
+    /// is of the expert tensor-parallel group (`tp / ep`).
+    Even {
+        dim: usize,
+        parts: usize,
+        index: usize,
+    },
+    /// k or v (`QKVParallelLinear`): `head_dim` rows a head, the heads split over `tp`
+    /// ranks, or, with fewer heads than ranks, head `index / (tp / heads)` on rank `index`.
+    KvHeads {
+        head_dim: usize,
+        tp: usize,
+        index: usize,
+    },
+    /// The vocabulary (`VocabParallelEmbedding`): `rows` rows from `start`, the padded
+    /// vocabulary's share; rows past the stored ones are zeros.
+    Vocab { start: usize, rows: usize },
+}
+
+/// A stored tensor's share: `len` of its extent along `dim` from `start`, then `zero_rows`
+/// rows of zeros (the vocabulary's padding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Share {
+    pub dim: usize,
+    pub start: usize,
+    pub len: usize,
+    pub zero_rows: usize,
+}
+
+impl Cut {
+    /// This rank's share of a tensor stored at `shape`, or why there is none.
+    pub fn share(cut: Option<&Cut>, shape: &[usize]) -> Result<Share, String> {
+        let extent = |dim: usize| {
+            shape
+                .get(dim)
+                .copied()
+                .ok_or_else(|| format!("shape {shape:?} has no dimension {dim} to cut"))
+        };
+        match cut {
+            None => Ok(Share {
+                dim: 0,
+                start: 0,
+                len: shape.first().copied().unwrap_or(1),
+                zero_rows: 0,
+            }),
+            Some(&Cut::Even { dim, parts, index }) => {
+                let n = extent(dim)?;
+                if n % parts != 0 {
+                    return Err(format!(
+                        "dimension {dim} of {shape:?} does not split into {parts}"
+                    ));
+                }
+                Ok(Share {
+                    dim,
+                    start: index * n / parts,
+                    len: n / parts,
+                    zero_rows: 0,
+                })
+            }
+            Some(&Cut::KvHeads {
+                head_dim,
+                tp,
+                index,
+            }) => {
+                let n = extent(0)?;
+                let heads = n / head_dim.max(1);
+                if heads == 0 || n % head_dim != 0 {
+                    return Err(format!("{n} rows are not heads of {head_dim}"));
+                }
+                let (start, len) = if heads >= tp {
+                    if heads % tp != 0 {
+                        return Err(format!("{heads} kv heads do not split over tp {tp}"));
+                    }
+                    (index * n / tp, n / tp)
+                } else {
+                    if tp % heads != 0 {
+                        return Err(format!("{heads} kv heads do not replicate over tp {tp}"));
+                    }
+                    (index / (tp / heads) * head_dim, head_dim)
+                };
+                Ok(Share {
+                    dim: 0,
+                    start,
+                    len,
+                    zero_rows: 0,
+                })
+            }
+            Some(&Cut::Vocab { start, rows }) => {
+                let n = extent(0)?;
+                let len = n.saturating_sub(start).min(rows);
+                Ok(Share {
+                    dim: 0,
+                    start,
+                    len,
+                    zero_rows: rows - len,
+                })
+            }
+        }
+    }
 }
 
 impl TensorSlot {
@@ -68,20 +179,11 @@ pub fn tensor_table(
             model: model.clone(),
             family: config.family,
         })?;
-    if let Some(shard) = &config.shard {
-        let layout = &shard.rank.layout;
-        if layout.tp > 1 || layout.ep > 1 {
-            return Err(CheckpointError::RankSplit {
-                model,
-                tp: layout.tp,
-                ep: layout.ep,
-            });
-        }
-    }
     let groups = LayerGroups::of(config);
     let mut table = Vec::new();
     let mut cx = Expand {
         config,
+        rank: config.shard.as_ref().map(|s| &s.rank),
         renames,
         groups: &groups,
         table: &mut table,
@@ -157,12 +259,67 @@ fn placeholders(name: &str) -> impl Iterator<Item = &str> {
 
 struct Expand<'a> {
     config: &'a ModelConfig,
+    /// The rank, for a config of one (`ModelConfig::shard`).
+    rank: Option<&'a Rank>,
     renames: &'static [(&'static str, &'static str)],
     groups: &'a LayerGroups,
     table: &'a mut Vec<TensorSlot>,
 }
 
 impl Expand<'_> {
+    /// The cut of a buffer's tensors on this rank (`None`: whole; a single GPU, or a
+    /// replicated tensor).
+    fn cut(
+        &self,
+        decl: &BufferDecl,
+        by_expert: bool,
+        shape: Option<&[usize]>,
+    ) -> Result<Option<Cut>, String> {
+        let Some(rank) = self.rank else {
+            return Ok(match (decl.split, shape) {
+                // One GPU holds the whole vocabulary, its padding rows as they are sized.
+                (Some("vocab"), Some(&[rows, ..])) => Some(Cut::Vocab { start: 0, rows }),
+                _ => None,
+            });
+        };
+        let tp = rank.layout.tp;
+        let (parts, index) = match by_expert {
+            true => (rank.layout.moe_tp(), rank.tp_rank() % rank.layout.moe_tp()),
+            false => (tp, rank.tp_rank()),
+        };
+        Ok(match decl.split {
+            None => None,
+            Some(_) if parts == 1 && decl.split != Some("vocab") => None,
+            Some("out") => Some(Cut::Even {
+                dim: 0,
+                parts,
+                index,
+            }),
+            Some("in") => Some(Cut::Even {
+                dim: 1,
+                parts,
+                index,
+            }),
+            Some("kv_out") => Some(Cut::KvHeads {
+                head_dim: self.config.head_dim(),
+                tp,
+                index,
+            }),
+            Some("vocab") => match shape {
+                Some(&[rows, ..]) => Some(Cut::Vocab {
+                    start: index * rows,
+                    rows,
+                }),
+                _ => return Err("a vocabulary split needs a shape of rows".into()),
+            },
+            Some(other) => {
+                return Err(format!(
+                    "`split = {other}` is no cut the loader knows (out, in, kv_out, vocab)"
+                ))
+            }
+        })
+    }
+
     fn arena<A: Arena>(&mut self, sizes: &A::Sizes) -> Result<(), CheckpointError> {
         let bytes = A::byte_sizes(sizes);
         for (i, decl) in A::BUFFERS.iter().enumerate() {
@@ -253,9 +410,13 @@ impl Expand<'_> {
                 true => row_dims.get(1..).unwrap_or(&[]).to_vec(),
                 false => row_dims.to_vec(),
             });
+            let cut = self
+                .cut(decl, by_expert, shape.as_deref())
+                .map_err(misfit)?;
+            let first_expert = self.rank.map_or(0, |r| r.ep_rank() * experts);
             for (slot, layer) in layers.iter().enumerate() {
                 for e in 0..count {
-                    let mut name = renamed.replace("{expert}", &e.to_string());
+                    let mut name = renamed.replace("{expert}", &(first_expert + e).to_string());
                     if let (Some(group), Some(l)) = (group_of(declared), layer) {
                         name = name.replace(&format!("{{{group}}}"), &l.to_string());
                     }
@@ -264,10 +425,11 @@ impl Expand<'_> {
                         arena: A::NAME,
                         buffer: decl.name,
                         layer: *layer,
-                        expert: by_expert.then_some(e),
+                        expert: by_expert.then_some(first_expert + e),
                         offset: slot * slot_bytes + row * row_bytes + e * each,
                         bytes: each,
                         shape: shape.clone(),
+                        cut,
                     });
                 }
             }
