@@ -9,7 +9,9 @@
 //! `metadata.total_size`; a format the project does not price is refused by name, and a
 //! family whose names are not declared is refused by name.
 
-use arena_spec::weights::checkpoint::{read_index, skip_reason, tensor_table, CheckpointError};
+use arena_spec::weights::checkpoint::{
+    read_index, skip_reason, tensor_table, with_stored_names, CheckpointError,
+};
 use arena_spec::weights::{WeightLayers, WeightsError, WeightsSizes};
 use arena_spec::ModelConfig;
 use std::collections::BTreeMap;
@@ -71,9 +73,15 @@ fn expected(id: &str) -> Outcome {
             FormatRefused("bitsandbytes")
         }
         "qwen-qwen3-14b-mlx-4bit" => FormatRefused("MLX"),
+        // Its SigLIP tower and projector (439 tensors, skipped): 423,060,336 parameters in
+        // BF16, as transformers 5.24 builds Gemma3ForConditionalGeneration from this config
+        // on the meta device.
+        "google-medgemma-27b-it" => Exact {
+            skipped_bytes: 423_060_336 * 2,
+            stored_per_planned_byte: 1,
+        },
         "bryce-hoehn-qwen3.5-18b-reap-a3b-coding"
         | "bryce-hoehn-qwen3.5-25b-reap-a3b-coding"
-        | "google-medgemma-27b-it"
         | "yourilalain-3prymmal-phi3-3b-slerp"
         | "qwen-qwen3-vl-30b-a3b-thinking" => NamesNotDeclared,
         other => panic!("{other}: a checkpoint this test does not know; add what it should give"),
@@ -103,6 +111,8 @@ fn outcome(id: &str) -> Outcome {
     )
     .unwrap();
     let map = read_index(&dir.join(format!("{id}.index.json"))).unwrap();
+    let mut table = table;
+    with_stored_names(&mut table, |n| map.contains_key(n));
     let mut claims: BTreeMap<&str, usize> = map.keys().map(|n| (n.as_str(), 0)).collect();
     for slot in &table {
         match claims.get_mut(slot.name.as_str()) {
@@ -159,7 +169,7 @@ fn every_index_file_is_placed_or_skipped_and_its_bytes_are_the_plan_s() {
         assert_eq!(got, expected(id), "{id}");
         exact += usize::from(matches!(got, Outcome::Exact { .. }));
     }
-    assert_eq!(exact, 11);
+    assert_eq!(exact, 12);
 }
 
 /// Qwen3-VL-30B-A3B's FP8 copy has no index: the repository keeps a log of every tensor's

@@ -56,12 +56,19 @@ pub struct ModelWeights {
     #[buffer(per_layer = w.final_norm, shape = [config.hidden_size], gate = w.final_norm > 0, tensor = "model.norm.weight")]
     pub norm: DevicePtr<bf16>,
     /// Every layer's norm weights, `[norms a layer, hidden]` a layer (`input_layernorm`,
-    /// `post_attention_layernorm`, and the family's others: `WeightLayers::norms_per_layer`).
+    /// `post_attention_layernorm`, and the family's others: `WeightLayers::norms_per_layer`);
+    /// a model of fewer norms than the names holds the first names' (Llama's two of Gemma's
+    /// four).
     #[buffer(
         per_layer = w.layers,
         shape = [w.norms_per_layer, config.hidden_size],
         gate = w.layers > 0 && w.norms_per_layer > 0,
-        tensor = ["model.layers.{layer}.input_layernorm.weight", "model.layers.{layer}.post_attention_layernorm.weight"]
+        tensor = [
+            "model.layers.{layer}.input_layernorm.weight",
+            "model.layers.{layer}.post_attention_layernorm.weight",
+            "model.layers.{layer}.pre_feedforward_layernorm.weight",
+            "model.layers.{layer}.post_feedforward_layernorm.weight"
+        ]
     )]
     pub layer_norms: DevicePtr<bf16>,
     /// `model.norm.bias`, `[hidden]`, where the norms are LayerNorms with a bias (StableLM).

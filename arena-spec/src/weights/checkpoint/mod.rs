@@ -47,7 +47,7 @@ mod table;
 
 pub use files::{read_index, Checkpoint, StoredTensor, INDEX_FILE, SINGLE_FILE};
 pub use plan::{skip_reason, LoadPlan, Part, Placed, Problem, Skipped};
-pub use table::{tensor_table, Cut, Share, TensorSlot};
+pub use table::{tensor_table, with_stored_names, Cut, Share, TensorSlot, TEXT_PREFIXES};
 
 use super::AllocatedWeights;
 use crate::config::Family;

@@ -193,8 +193,9 @@ pub fn skip_reason(name: &str, c: &ModelConfig) -> Option<&'static str> {
     if name.ends_with(".rotary_emb.inv_freq") {
         return Some("RoPE's inverse frequencies, a buffer the model recomputes from its config");
     }
-    let layer = name
-        .strip_prefix("model.layers.")
+    let layer = super::table::TEXT_PREFIXES
+        .iter()
+        .find_map(|p| name.strip_prefix(p)?.strip_prefix("layers."))
         .and_then(|rest| rest.split('.').next())
         .and_then(|i| i.parse::<usize>().ok());
     if let (Some(shard), Some(e)) = (&c.shard, expert_of(name)) {
@@ -265,7 +266,9 @@ impl LoadPlan {
             stored_bytes: 0,
             planned_bytes: 0,
         };
-        for slot in table {
+        let mut table = table.to_vec();
+        super::table::with_stored_names(&mut table, |n| stored.contains_key(n));
+        for slot in &table {
             plan.planned_bytes += slot.bytes as u64;
             let place = slot.place();
             let Some(t) = stored.get(&slot.name) else {
@@ -365,21 +368,23 @@ impl LoadPlan {
                                 parts.push(Part::of(n, s, blocks, weight.bytes));
                             }
                         }
-                        (d, _, _) => wrong = Some(Problem::Dtype {
-                            tensor: slot.name.clone(),
-                            file: file.clone(),
-                            stored: match scale {
-                                Some(_) => format!("{d} with a weight_scale_inv"),
-                                None => d.to_string(),
-                            },
-                            expected: match block {
-                                Some((r, c)) => format!(
+                        (d, _, _) => {
+                            wrong = Some(Problem::Dtype {
+                                tensor: slot.name.clone(),
+                                file: file.clone(),
+                                stored: match scale {
+                                    Some(_) => format!("{d} with a weight_scale_inv"),
+                                    None => d.to_string(),
+                                },
+                                expected: match block {
+                                    Some((r, c)) => format!(
                                     "BF16, F16, or F8_E4M3 with {r}×{c}-block F32 weight_scale_inv"
                                 ),
-                                None => "BF16 or F16".into(),
-                            },
-                            place: place.clone(),
-                        }),
+                                    None => "BF16 or F16".into(),
+                                },
+                                place: place.clone(),
+                            })
+                        }
                     }
                     let total: usize = parts.iter().map(|p| p.bytes).sum();
                     wrong.or_else(|| {

@@ -197,6 +197,34 @@ pub fn tensor_table(
     Ok(table)
 }
 
+/// The prefixes a checkpoint's text model has, for the declared names' `model.`: a text
+/// model's own, transformers 5's multimodal classes' `model.language_model.`, and the 4.x
+/// classes' `language_model.model.` (vLLM's per-model `WeightsMapper`s map the same ones).
+pub const TEXT_PREFIXES: [&str; 3] = ["model.", "model.language_model.", "language_model.model."];
+
+/// The table's names as a checkpoint that stores names `stored` writes them: `model.` replaced
+/// by the first of [`TEXT_PREFIXES`] under which it stores its text model's embedding or final
+/// norm, and the head under `language_model.` where it stores it there (a 4.x multimodal
+/// class's). The names are kept where none is found (the missing tensors are then named as
+/// declared).
+pub fn with_stored_names(table: &mut [TensorSlot], stored: impl Fn(&str) -> bool) {
+    let prefix = TEXT_PREFIXES
+        .into_iter()
+        .find(|p| stored(&format!("{p}embed_tokens.weight")) || stored(&format!("{p}norm.weight")))
+        .unwrap_or("model.");
+    let head = match stored("lm_head.weight") || !stored("language_model.lm_head.weight") {
+        true => "lm_head.",
+        false => "language_model.lm_head.",
+    };
+    for slot in table {
+        if let Some(rest) = slot.name.strip_prefix("model.") {
+            slot.name = format!("{prefix}{rest}");
+        } else if let Some(rest) = slot.name.strip_prefix("lm_head.") {
+            slot.name = format!("{head}{rest}");
+        }
+    }
+}
+
 /// The model layers of each group a declared name may place (`{layer}`,
 /// `{attention_layer}`, `{dense_layer}`, `{moe_layer}`), as the config's indices.
 struct LayerGroups {
@@ -357,21 +385,24 @@ impl Expand<'_> {
             ),
             false => (1, dims),
         };
-        let rows = decl.tensors.len();
-        let row_dims = match rows {
-            1 => slot_dims,
-            _ if slot_dims.first() == Some(&rows) => &slot_dims[1..],
-            _ => {
-                return Err(misfit(format!(
-                "it names {rows} tensors a layer, one a row, but holds {} rows (shape {dims:?})",
-                slot_dims.first().copied().unwrap_or(1)
-            )))
-            }
+        // One name a row: a buffer of fewer rows than names holds the first names'.
+        let (names, row_dims) = match decl.tensors.len() {
+            1 => (decl.tensors, slot_dims),
+            named => match slot_dims.first() {
+                Some(&rows) if rows <= named => (&decl.tensors[..rows], &slot_dims[1..]),
+                _ => {
+                    return Err(misfit(format!(
+                        "it names {named} tensors a layer, one a row, but holds {} rows (shape {dims:?})",
+                        slot_dims.first().copied().unwrap_or(1)
+                    )))
+                }
+            },
         };
+        let rows = names.len();
         let slot_bytes = total / slots.max(1);
         let row_bytes = slot_bytes / rows;
         let experts = self.config.local_experts();
-        for (row, declared) in decl.tensors.iter().enumerate() {
+        for (row, declared) in names.iter().enumerate() {
             let layers: Vec<Option<usize>> = match group_of(declared) {
                 Some(group) => {
                     let ids = self.groups.get(group).ok_or_else(|| {

@@ -131,6 +131,7 @@ pub(super) const QWEN3_VL: FamilyRules = FamilyRules {
     // Qwen3-VL's text attention: Qwen3's.
     weights: Some(WeightRules {
         qk_norm: QkNorm::PerHead,
+        checkpoint_names: Some(&[]),
         ..WeightRules::LLAMA
     }),
     ..DECODER

@@ -74,6 +74,7 @@ pub(super) const GEMMA3: FamilyRules = FamilyRules {
     weights: Some(WeightRules {
         qk_norm: QkNorm::PerHead,
         norms_per_layer: 4,
+        checkpoint_names: Some(&[]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
