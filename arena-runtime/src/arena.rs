@@ -351,3 +351,26 @@ pub(crate) fn check_byte_sizes<A: Arena>(
 fn numeric_floor(text: &str) -> Option<usize> {
     text.trim().replace('_', "").parse().ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::BufferDecl;
+    use crate::dtype::{bf16, Element};
+
+    /// The builder methods the derive calls set what they say and nothing else.
+    #[test]
+    fn a_declaration_states_its_tensors_layers_and_split() {
+        const NAMES: &[&str] = &["model.layers.{layer}.a", "model.layers.{layer}.b"];
+        let plain = BufferDecl::new("w", bf16::DTYPE, "[2, 8]", 2, "doc");
+        assert_eq!(
+            (plain.tensors.len(), plain.per_layer, plain.split),
+            (0, false, None)
+        );
+        let d = plain.per_layer().holds(NAMES).split_by("out");
+        assert_eq!(
+            (d.tensors, d.per_layer, d.split),
+            (NAMES, true, Some("out"))
+        );
+        assert_eq!((d.name, d.rank, d.tracked, d.gate), ("w", 2, true, None));
+    }
+}

@@ -175,4 +175,25 @@ mod tests {
         assert_eq!(inner.live_allocations(), 0);
         assert_eq!(Device::mem_info(&by_ref), inner.mem_info());
     }
+
+    /// The default upload writes each copy where it is asked, in order, through a reference
+    /// to the device too.
+    #[test]
+    fn an_upload_copies_each_piece_to_its_address() {
+        let device = HostDevice::new();
+        let addr = device.alloc(64).unwrap();
+        let by_ref = &device;
+        let mut upload = Device::upload(&by_ref, 16).unwrap();
+        let mut back = [0u8; 64];
+        // SAFETY: every copy lies inside the live 64-byte allocation, freed after `finish`.
+        unsafe {
+            upload.copy(addr, &[1; 40]).unwrap();
+            upload.copy(addr + 32, &[2; 32]).unwrap();
+            upload.finish().unwrap();
+            device.read(addr, &mut back).unwrap();
+            device.free(addr, 64).unwrap();
+        }
+        assert_eq!(back[..32], [1; 32]);
+        assert_eq!(back[32..], [2; 32]);
+    }
 }

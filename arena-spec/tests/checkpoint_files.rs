@@ -27,6 +27,17 @@ fn qwen3(extra: Value) -> ModelConfig {
     ModelConfig::from_json_str(&c.to_string(), "tiny.json").unwrap()
 }
 
+/// A tiny Mixtral (hidden 64, 4 experts of 32, 4 heads of 16, 2 kv heads) of `layers` layers.
+fn mixtral(layers: usize) -> ModelConfig {
+    let c = json!({
+        "model_type": "mixtral", "hidden_size": 64, "intermediate_size": 32,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": layers,
+        "vocab_size": 256, "num_local_experts": 4, "num_experts_per_tok": 2,
+        "max_position_embeddings": 128
+    });
+    ModelConfig::from_json_str(&c.to_string(), "tiny-mixtral.json").unwrap()
+}
+
 /// A tensor to write: dtype, shape, bytes.
 struct T {
     dtype: &'static str,
@@ -199,17 +210,7 @@ fn a_sharded_checkpoint_loads_through_its_index() {
 /// `conversion_mapping.py`): each expert lands at its index in the gate/up and down rows.
 #[test]
 fn experts_load_by_index_under_the_family_s_own_names() {
-    let c = ModelConfig::from_json_str(
-        &json!({
-            "model_type": "mixtral", "hidden_size": 64, "intermediate_size": 32,
-            "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2,
-            "vocab_size": 256, "num_local_experts": 4, "num_experts_per_tok": 2,
-            "max_position_embeddings": 128
-        })
-        .to_string(),
-        "tiny-mixtral.json",
-    )
-    .unwrap();
+    let c = mixtral(2);
     let s = sizes(&c);
     let table = tensor_table(&c, &s).unwrap();
     let w3 = table
@@ -585,17 +586,7 @@ fn a_tensor_parallel_rank_loads_its_share_of_each_tensor() {
 /// is one rank), and the other rank's experts are skipped by name.
 #[test]
 fn an_expert_parallel_rank_loads_its_experts_and_skips_the_others() {
-    let c = ModelConfig::from_json_str(
-        &json!({
-            "model_type": "mixtral", "hidden_size": 64, "intermediate_size": 32,
-            "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1,
-            "vocab_size": 256, "num_local_experts": 4, "num_experts_per_tok": 2,
-            "max_position_embeddings": 128
-        })
-        .to_string(),
-        "tiny-mixtral.json",
-    )
-    .unwrap();
+    let c = mixtral(1);
     let file = bf16_checkpoint(&c, &sizes(&c));
     let d = dir("ep");
     write(&d.join("model.safetensors"), &file);

@@ -65,14 +65,17 @@ pub struct Skipped {
 }
 
 /// What stops a checkpoint from loading.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, thiserror::Error)]
 #[serde(tag = "problem", rename_all = "snake_case")]
 pub enum Problem {
     /// A declared tensor the checkpoint lacks.
+    #[error("`{tensor}` is missing (it fills {place})")]
     Missing { tensor: String, place: String },
     /// A stored tensor no place claims and no rule skips.
+    #[error("`{tensor}` ({file}) is no tensor of the declared weights and no rule skips it")]
     Unexpected { tensor: String, file: String },
     /// Stored in another dtype than its place holds.
+    #[error("`{tensor}` ({file}) is {stored}; {place} holds {expected}")]
     Dtype {
         tensor: String,
         file: String,
@@ -81,6 +84,7 @@ pub enum Problem {
         place: String,
     },
     /// Stored at another shape than its place holds.
+    #[error("`{tensor}` ({file}) has shape {stored:?}; {place} holds {expected:?}")]
     Shape {
         tensor: String,
         file: String,
@@ -89,6 +93,7 @@ pub enum Problem {
         place: String,
     },
     /// A share this rank cannot cut from the stored tensor.
+    #[error("`{tensor}` ({file}) cannot be cut for {place}: {why}")]
     Cut {
         tensor: String,
         file: String,
@@ -96,6 +101,7 @@ pub enum Problem {
         place: String,
     },
     /// A matrix whose stored bytes (with its scales) are not its place's.
+    #[error("`{tensor}` ({file}) is {stored} bytes with its scales; {place} holds {expected}")]
     Bytes {
         tensor: String,
         file: String,
@@ -103,56 +109,6 @@ pub enum Problem {
         expected: usize,
         place: String,
     },
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Problem::Missing { tensor, place } => {
-                write!(f, "`{tensor}` is missing (it fills {place})")
-            }
-            Problem::Unexpected { tensor, file } => write!(
-                f,
-                "`{tensor}` ({file}) is no tensor of the declared weights and no rule skips it"
-            ),
-            Problem::Dtype {
-                tensor,
-                file,
-                stored,
-                expected,
-                place,
-            } => write!(
-                f,
-                "`{tensor}` ({file}) is {stored}; {place} holds {expected}"
-            ),
-            Problem::Shape {
-                tensor,
-                file,
-                stored,
-                expected,
-                place,
-            } => write!(
-                f,
-                "`{tensor}` ({file}) has shape {stored:?}; {place} holds {expected:?}"
-            ),
-            Problem::Cut {
-                tensor,
-                file,
-                why,
-                place,
-            } => write!(f, "`{tensor}` ({file}) cannot be cut for {place}: {why}"),
-            Problem::Bytes {
-                tensor,
-                file,
-                stored,
-                expected,
-                place,
-            } => write!(
-                f,
-                "`{tensor}` ({file}) is {stored} bytes with its scales; {place} holds {expected}"
-            ),
-        }
-    }
 }
 
 /// A checkpoint matched to the weight arenas: what [`super::load`] copies, and what
@@ -349,8 +305,8 @@ impl LoadPlan {
                                     expected,
                                     place: place.clone(),
                                 });
-                            } else if share.start % b != 0
-                                || (share.len % b != 0
+                            } else if !share.start.is_multiple_of(b)
+                                || (!share.len.is_multiple_of(b)
                                     && share.start + share.len != t.shape[share.dim])
                             {
                                 wrong = Some(Problem::Cut {

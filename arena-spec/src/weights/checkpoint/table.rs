@@ -92,7 +92,7 @@ impl Cut {
             }),
             Some(&Cut::Even { dim, parts, index }) => {
                 let n = extent(dim)?;
-                if n % parts != 0 {
+                if !n.is_multiple_of(parts) {
                     return Err(format!(
                         "dimension {dim} of {shape:?} does not split into {parts}"
                     ));
@@ -111,16 +111,16 @@ impl Cut {
             }) => {
                 let n = extent(0)?;
                 let heads = n / head_dim.max(1);
-                if heads == 0 || n % head_dim != 0 {
+                if heads == 0 || !n.is_multiple_of(head_dim) {
                     return Err(format!("{n} rows are not heads of {head_dim}"));
                 }
                 let (start, len) = if heads >= tp {
-                    if heads % tp != 0 {
+                    if !heads.is_multiple_of(tp) {
                         return Err(format!("{heads} kv heads do not split over tp {tp}"));
                     }
                     (index * n / tp, n / tp)
                 } else {
-                    if tp % heads != 0 {
+                    if !tp.is_multiple_of(heads) {
                         return Err(format!("{heads} kv heads do not replicate over tp {tp}"));
                     }
                     (index / (tp / heads) * head_dim, head_dim)
@@ -425,7 +425,9 @@ impl Expand<'_> {
             };
             let by_expert = declared.contains("{expert}");
             let (count, each) = match by_expert {
-                true if experts > 0 && row_bytes % experts == 0 => (experts, row_bytes / experts),
+                true if experts > 0 && row_bytes.is_multiple_of(experts) => {
+                    (experts, row_bytes / experts)
+                }
                 true => {
                     return Err(misfit(format!(
                         "a row of {row_bytes} bytes does not split into {experts} experts"
