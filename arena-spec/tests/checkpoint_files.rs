@@ -413,7 +413,7 @@ fn a_wrong_dtype_names_what_the_place_holds() {
         t.dtype = "F32";
         t.shape = vec![64, 32];
     });
-    assert_eq!(p, ["`model.layers.0.self_attn.o_proj.weight` (model.safetensors) is F32; AttentionWeights.o_proj layer 0 holds BF16 or F16"]);
+    assert_eq!(p, ["`model.layers.0.self_attn.o_proj.weight` (model.safetensors) is F32; AttentionWeights.o_proj layer 0 holds BF16 or F16 alone, or a quantized format's elements with their scales"]);
 }
 
 #[test]
@@ -680,4 +680,181 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
             "qwen3-vl-32b-instruct"
         ]
     );
+}
+
+/// Writes every tensor of `c`'s table as `quantized` says a matrix is stored (its elements'
+/// dtype and shape, then its scale tensors), 16-bit tensors as they are.
+fn quantized_checkpoint(
+    c: &ModelConfig,
+    s: &WeightsSizes,
+    matrix: impl Fn(&str, usize, usize) -> Vec<(String, T)>,
+) -> BTreeMap<String, T> {
+    let mut out = BTreeMap::new();
+    for (k, slot) in tensor_table(c, s).unwrap().into_iter().enumerate() {
+        match slot.shape {
+            Some(shape) => {
+                out.insert(
+                    slot.name,
+                    T {
+                        dtype: "BF16",
+                        shape,
+                        data: filled(k, slot.bytes),
+                    },
+                );
+            }
+            None => {
+                let h = c.hidden_size;
+                let (o, i) = match slot.buffer {
+                    "o_proj" => (h, c.num_attention_heads * c.head_dim()),
+                    "down_proj" => (h, c.intermediate_size),
+                    "gate_proj" | "up_proj" => (c.intermediate_size, h),
+                    "q_proj" => (c.num_attention_heads * c.head_dim(), h),
+                    _ => (c.num_key_value_heads * c.head_dim(), h),
+                };
+                let stem = slot.name.strip_suffix(".weight").unwrap().to_string();
+                for (j, (suffix, t)) in matrix(&slot.name, o, i).into_iter().enumerate() {
+                    let t = T {
+                        data: filled(k * 7 + j, t.data.len()),
+                        ..t
+                    };
+                    out.insert(format!("{stem}{suffix}"), t);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// ModelOpt FP8 (`quant_algo: FP8`, `ModelOptFp8LinearMethod`): a matrix's E4M3 elements,
+/// its F32 `weight_scale`, its `input_scale`, and zeros to the plan's 24-byte bound.
+#[test]
+fn a_modelopt_fp8_matrix_loads_with_its_scalar_scales() {
+    let c =
+        qwen3(json!({"quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8"}}));
+    let s = sizes(&c);
+    let file = quantized_checkpoint(&c, &s, |_, o, i| {
+        vec![
+            (
+                ".weight".into(),
+                T {
+                    dtype: "F8_E4M3",
+                    shape: vec![o, i],
+                    data: vec![0; o * i],
+                },
+            ),
+            (
+                ".weight_scale".into(),
+                T {
+                    dtype: "F32",
+                    shape: vec![],
+                    data: vec![0; 4],
+                },
+            ),
+            (
+                ".input_scale".into(),
+                T {
+                    dtype: "F32",
+                    shape: vec![],
+                    data: vec![0; 4],
+                },
+            ),
+        ]
+    });
+    let d = dir("modelopt-fp8");
+    write(&d.join("model.safetensors"), &file);
+    load_and_compare(&c, &s, &d);
+    let (_, plan) = open_plan(&c, &s, &d);
+    let q = plan
+        .placed
+        .iter()
+        .find(|p| p.slot.name == "model.layers.0.self_attn.q_proj.weight")
+        .unwrap();
+    let parts: Vec<(&str, usize, usize)> = q
+        .parts
+        .iter()
+        .map(|p| (p.tensor.rsplit('.').next().unwrap(), p.offset, p.bytes))
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            ("weight", 0, 4096),
+            ("weight_scale", 4096, 4),
+            ("input_scale", 4100, 4)
+        ]
+    );
+    assert_eq!(q.zero_fill, 16);
+}
+
+/// NVFP4 (`quant_algo: NVFP4`, groups of 16, `ModelOptNvFp4LinearMethod`): the packed
+/// elements, an E4M3 scale a group, then `weight_scale_2` and `input_scale`; at tp 2 the
+/// row-parallel o projection's elements and group scales are cut along the input together.
+#[test]
+fn an_nvfp4_matrix_loads_with_its_group_and_global_scales() {
+    let c = qwen3(
+        json!({"quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16}}),
+    );
+    let s = sizes(&c);
+    let nvfp4 = |_: &str, o: usize, i: usize| {
+        vec![
+            (
+                ".weight".into(),
+                T {
+                    dtype: "U8",
+                    shape: vec![o, i / 2],
+                    data: vec![0; o * i / 2],
+                },
+            ),
+            (
+                ".weight_scale".into(),
+                T {
+                    dtype: "F8_E4M3",
+                    shape: vec![o, i / 16],
+                    data: vec![0; o * i / 16],
+                },
+            ),
+            (
+                ".weight_scale_2".into(),
+                T {
+                    dtype: "F32",
+                    shape: vec![],
+                    data: vec![0; 4],
+                },
+            ),
+            (
+                ".input_scale".into(),
+                T {
+                    dtype: "F32",
+                    shape: vec![],
+                    data: vec![0; 4],
+                },
+            ),
+        ]
+    };
+    let file = quantized_checkpoint(&c, &s, nvfp4);
+    let d = dir("nvfp4");
+    write(&d.join("model.safetensors"), &file);
+    load_and_compare(&c, &s, &d);
+
+    let layout = arena_spec::ParallelLayout::new(2, 1, 1).unwrap();
+    let r1 = rank_places(&c.shard(&layout.rank(1).unwrap()).unwrap(), &d);
+    let o = "model.layers.1.self_attn.o_proj";
+    let (w, sc) = (
+        &file[&format!("{o}.weight")],
+        &file[&format!("{o}.weight_scale")],
+    );
+    // [64, 32] packed bytes: columns 16..32; [64, 4] group scales: columns 2..4; the scalars.
+    let mut expected = block1(w, 16, 32);
+    expected.extend(block1(sc, 2, 4));
+    expected.extend(&file[&format!("{o}.weight_scale_2")].data);
+    expected.extend(&file[&format!("{o}.input_scale")].data);
+    expected.resize(r1[&format!("{o}.weight")].len(), 0);
+    assert_eq!(r1[&format!("{o}.weight")], expected);
+}
+
+/// Columns `from..to` of a one-byte `[rows, cols]` tensor.
+fn block1(t: &T, from: usize, to: usize) -> Vec<u8> {
+    let cols = t.shape[1];
+    (0..t.shape[0])
+        .flat_map(|r| t.data[r * cols + from..r * cols + to].to_vec())
+        .collect()
 }

@@ -22,12 +22,11 @@
 //!    sets the vocabulary's padding rows to zero.
 //!
 //! What a place holds: a 16-bit tensor (norms, biases, embeddings, routers) at its shape; a
-//! matrix (a `u8` buffer, bytes in its format) its elements, then its scales — BF16 or F16
-//! elements alone, or block FP8 (`F8_E4M3`, and its `weight_scale_inv` F32 blocks after
-//! them); an expert's matrices one after another in expert order within their row. Other
-//! stored formats (FP8 per tensor or channel, NVFP4, MXFP4, integer groups, FP32
-//! checkpoints) are [`Problem::Dtype`]: the plan prices them, this loader does not convert
-//! or place them yet.
+//! matrix (a `u8` buffer, bytes in its format) its elements, then the scales stored beside
+//! it (`matrix.rs`: block FP8, ModelOpt FP8 per tensor or channel, NVFP4, MXFP8), then zeros
+//! where the plan bounds its scalar scales; an expert's matrices one after another in expert
+//! order within their row. MXFP4 experts, integer groups and FP32 checkpoints are
+//! [`Problem::Dtype`]: the plan prices them, this loader does not place or convert them yet.
 //!
 //! A rank's config (`ModelConfig::shard`) gets the rank's share of each tensor, cut as the
 //! field's `split` says and vLLM's parallel layers cut theirs ([`Cut`]): q, gate and up by
@@ -42,6 +41,7 @@
 //! expert stacks.
 
 mod files;
+mod matrix;
 mod plan;
 mod table;
 

@@ -3,8 +3,9 @@
 //! place or skipped with its reason, and every problem named with its tensor, file and place.
 
 use super::files::StoredTensor;
+use super::matrix::{self, Issue};
 use super::table::{Cut, Share, TensorSlot};
-use crate::config::{ModelConfig, WeightFormat, WeightFormats};
+use crate::config::{ModelConfig, WeightFormats};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One stored tensor's share copied into a place: at `offset` bytes into the place, `bytes`
@@ -201,19 +202,7 @@ impl LoadPlan {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default()
         };
-        let block = [
-            formats.attention,
-            formats.attention_out,
-            formats.dense_ffn,
-            formats.experts,
-            formats.shared_experts,
-            formats.other,
-        ]
-        .into_iter()
-        .find_map(|f| match f {
-            WeightFormat::Fp8Block { rows, cols } => Some((rows, cols)),
-            _ => None,
-        });
+        let stored_file = |n: &str| stored.get(n).map(file_of).unwrap_or_default();
         let mut claimed: BTreeSet<String> = BTreeSet::new();
         let mut plan = LoadPlan {
             placed: Vec::new(),
@@ -278,81 +267,51 @@ impl LoadPlan {
                         None
                     }
                 }
-                // A matrix: 16-bit elements alone, or FP8 elements and their block scales.
-                None => {
-                    let scale_name = slot
-                        .name
-                        .strip_suffix(".weight")
-                        .map(|stem| format!("{stem}.weight_scale_inv"));
-                    let scale = scale_name
-                        .as_ref()
-                        .and_then(|n| stored.get(n).map(|s| (n, s)));
-                    let mut wrong = None;
-                    match (t.dtype.as_str(), scale, block) {
-                        (d, None, _) if sixteen_bit(d) => {}
-                        ("F8_E4M3", Some((n, s)), Some((rows, cols))) => {
+                // A matrix: its elements, then the scales its format stores beside it.
+                None => match matrix::scales(&slot.name, t, share, stored, formats) {
+                    Err(issue) => Some(match issue {
+                        Issue::Dtype { stored, expected } => Problem::Dtype {
+                            tensor: slot.name.clone(),
+                            file: file.clone(),
+                            stored,
+                            expected,
+                            place: place.clone(),
+                        },
+                        Issue::Scale {
+                            tensor,
+                            stored,
+                            expected,
+                        } => Problem::Shape {
+                            file: stored_file(&tensor),
+                            tensor,
+                            stored,
+                            expected,
+                            place: place.clone(),
+                        },
+                        Issue::Cut(why) => Problem::Cut {
+                            tensor: slot.name.clone(),
+                            file: file.clone(),
+                            why,
+                            place: place.clone(),
+                        },
+                    }),
+                    Ok(scales) => {
+                        for (n, s, cut) in scales.parts {
                             claimed.insert(n.clone());
-                            let expected = match t.shape.as_slice() {
-                                [o, i] => vec![o.div_ceil(rows), i.div_ceil(cols)],
-                                _ => vec![],
-                            };
-                            let b = if share.dim == 0 { rows } else { cols };
-                            if s.dtype != "F32" || s.shape != expected {
-                                wrong = Some(Problem::Shape {
-                                    tensor: n.clone(),
-                                    file: file_of(s),
-                                    stored: s.shape.clone(),
-                                    expected,
-                                    place: place.clone(),
-                                });
-                            } else if !share.start.is_multiple_of(b)
-                                || (!share.len.is_multiple_of(b)
-                                    && share.start + share.len != t.shape[share.dim])
-                            {
-                                wrong = Some(Problem::Cut {
-                                    tensor: slot.name.clone(),
-                                    file: file.clone(),
-                                    why: format!("its share {}..{} of dimension {} is not in whole {b}-blocks of its scales", share.start, share.start + share.len, share.dim),
-                                    place: place.clone(),
-                                });
-                            } else {
-                                let blocks = Share {
-                                    start: share.start / b,
-                                    len: share.len.div_ceil(b),
-                                    ..share
-                                };
-                                parts.push(Part::of(n, s, blocks, weight.bytes));
-                            }
+                            let at: usize = parts.iter().map(|p| p.bytes).sum();
+                            parts.push(Part::of(&n, s, cut, at));
                         }
-                        (d, _, _) => {
-                            wrong = Some(Problem::Dtype {
-                                tensor: slot.name.clone(),
-                                file: file.clone(),
-                                stored: match scale {
-                                    Some(_) => format!("{d} with a weight_scale_inv"),
-                                    None => d.to_string(),
-                                },
-                                expected: match block {
-                                    Some((r, c)) => format!(
-                                    "BF16, F16, or F8_E4M3 with {r}×{c}-block F32 weight_scale_inv"
-                                ),
-                                    None => "BF16 or F16".into(),
-                                },
-                                place: place.clone(),
-                            })
-                        }
-                    }
-                    let total: usize = parts.iter().map(|p| p.bytes).sum();
-                    wrong.or_else(|| {
-                        (total != slot.bytes).then(|| Problem::Bytes {
+                        let total: usize = parts.iter().map(|p| p.bytes).sum();
+                        let fits = total <= slot.bytes && slot.bytes - total <= scales.tail;
+                        (!fits).then(|| Problem::Bytes {
                             tensor: slot.name.clone(),
                             file: file.clone(),
                             stored: total,
                             expected: slot.bytes,
                             place: place.clone(),
                         })
-                    })
-                }
+                    }
+                },
             };
             match problem {
                 Some(p) => plan.problems.push(p),
