@@ -17,7 +17,7 @@
 //!    and its place. Vision and audio towers, multi-token-prediction layers and RoPE's
 //!    stored `inv_freq` are skipped and listed with their reason, never silently.
 //! 3. [`load`] copies each placed tensor from the mapped file into its place through the
-//!    device's upload ([`Device::upload`](arena_runtime::Device::upload): on CUDA, pinned
+//!    device's upload ([`Device::upload`]: on CUDA, pinned
 //!    host buffers of [`STAGING_BYTES`] in all, no device memory beyond the arenas), and
 //!    sets the vocabulary's padding rows to zero.
 //!
@@ -58,7 +58,7 @@ use std::path::PathBuf;
 /// of 1 GB) goes in pieces. Chosen here.
 pub const CHUNK_BYTES: usize = 64 << 20;
 
-/// The staging memory the device's upload may hold ([`Device::upload`](arena_runtime::Device::upload):
+/// The staging memory the device's upload may hold ([`Device::upload`]:
 /// pinned host buffers on CUDA). Chosen here: 64 MiB in four buffers kept the H200's
 /// host-to-device copy fed (`measurements/checkpoint_load.md`).
 pub const STAGING_BYTES: usize = 64 << 20;
