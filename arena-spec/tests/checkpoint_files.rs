@@ -89,15 +89,17 @@ fn bf16_checkpoint(c: &ModelConfig, s: &WeightsSizes) -> BTreeMap<String, T> {
     for (k, slot) in tensor_table(c, s).unwrap().into_iter().enumerate() {
         let shape = slot.shape.clone().unwrap_or_else(|| {
             let (h, n) = (c.hidden_size, slot.bytes / 2);
-            match slot.buffer.contains("down") || slot.buffer == "o_proj" {
-                true => vec![h, n / h],
-                false => vec![n / h, h],
+            match slot.buffer {
+                "q_b_proj" | "indexer_wq_b" => vec![n / c.q_lora_rank, c.q_lora_rank],
+                "kv_b_proj" => vec![n / c.kv_lora_rank, c.kv_lora_rank],
+                b if b.contains("down") || b == "o_proj" => vec![h, n / h],
+                _ => vec![n / h, h],
             }
         });
         out.insert(
             slot.name,
             T {
-                dtype: "BF16",
+                dtype: if slot.dtype == "f32" { "F32" } else { "BF16" },
                 shape,
                 data: filled(k, slot.bytes),
             },
@@ -128,21 +130,7 @@ fn load_and_compare(c: &ModelConfig, s: &WeightsSizes, path: &Path) -> usize {
     assert_eq!(loaded.bytes, plan.stored_bytes);
     assert!(calls >= loaded.tensors);
     for placed in &plan.placed {
-        let views = match placed.slot.arena {
-            "ModelWeights" => weights.model.byte_views(),
-            "AttentionWeights" => weights.attention.byte_views(),
-            "FfnWeights" => weights.ffn.byte_views(),
-            other => panic!("{other}"),
-        };
-        let index = match placed.slot.arena {
-            "ModelWeights" => position::<arena_spec::weights::ModelWeights>(placed.slot.buffer),
-            "AttentionWeights" => {
-                position::<arena_spec::weights::AttentionWeights>(placed.slot.buffer)
-            }
-            _ => position::<arena_spec::weights::FfnWeights>(placed.slot.buffer),
-        };
-        let mut buffer = vec![0u8; views[index].len()];
-        views[index].read_bytes(&mut buffer).unwrap();
+        let buffer = buffer_bytes(&weights, placed.slot.arena, placed.slot.buffer);
         for part in &placed.parts {
             let at = placed.slot.offset + part.offset;
             let stored = &ckpt.tensors()[&part.tensor];
@@ -161,8 +149,23 @@ fn load_and_compare(c: &ModelConfig, s: &WeightsSizes, path: &Path) -> usize {
     plan.placed.len()
 }
 
-fn position<A: Arena>(buffer: &str) -> usize {
-    A::BUFFERS.iter().position(|d| d.name == buffer).unwrap()
+/// Buffer `buffer` of weight arena `arena`, read back from the host.
+fn buffer_bytes(w: &AllocatedWeights<HostDevice>, arena: &str, buffer: &str) -> Vec<u8> {
+    fn read<A: Arena>(a: &arena_runtime::Allocated<A, HostDevice>, buffer: &str) -> Vec<u8> {
+        let i = A::BUFFERS.iter().position(|d| d.name == buffer).unwrap();
+        let view = a.byte_views().swap_remove(i);
+        let mut out = vec![0u8; view.len()];
+        view.read_bytes(&mut out).unwrap();
+        out
+    }
+    match arena {
+        "ModelWeights" => read(&w.model, buffer),
+        "AttentionWeights" => read(&w.attention, buffer),
+        "LatentAttentionWeights" => read(&w.latent, buffer),
+        "CompressedAttentionWeights" => read(&w.compressed, buffer),
+        "MixerWeights" => read(&w.mixers, buffer),
+        _ => read(&w.ffn, buffer),
+    }
 }
 
 #[test]
@@ -500,22 +503,7 @@ fn rank_places(c: &ModelConfig, path: &Path) -> BTreeMap<String, Vec<u8>> {
     load(&ckpt, &plan, &mut weights, &mut |_, _| {}).unwrap();
     let mut out = BTreeMap::new();
     for placed in &plan.placed {
-        let (views, index) = match placed.slot.arena {
-            "ModelWeights" => (
-                weights.model.byte_views(),
-                position::<arena_spec::weights::ModelWeights>(placed.slot.buffer),
-            ),
-            "AttentionWeights" => (
-                weights.attention.byte_views(),
-                position::<arena_spec::weights::AttentionWeights>(placed.slot.buffer),
-            ),
-            _ => (
-                weights.ffn.byte_views(),
-                position::<arena_spec::weights::FfnWeights>(placed.slot.buffer),
-            ),
-        };
-        let mut buffer = vec![0u8; views[index].len()];
-        views[index].read_bytes(&mut buffer).unwrap();
+        let buffer = buffer_bytes(&weights, placed.slot.arena, placed.slot.buffer);
         let at = placed.slot.offset;
         out.insert(
             placed.slot.name.clone(),
@@ -654,8 +642,18 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
         for c in std::iter::once(whole.clone()).chain(ranks) {
             let s = WeightsSizes::new(&c, &c.weight_formats).unwrap();
             let table = tensor_table(&c, &s).unwrap_or_else(|e| panic!("{}: {e}", m.name));
-            let bytes: u64 = table.iter().map(|t| t.bytes as u64).sum();
-            assert_eq!(bytes, s.total_bytes(), "{}", m.name);
+            let bytes: usize = table.iter().map(|t| t.bytes).sum();
+            // Every buffer's bytes, the untracked FP32 router biases included.
+            let buffers = [
+                s.model.buffers(),
+                s.attention.buffers(),
+                s.latent.buffers(),
+                s.compressed.buffers(),
+                s.mixers.buffers(),
+                s.ffn.buffers(),
+            ];
+            let all: usize = buffers.iter().flatten().map(|b| b.bytes).sum();
+            assert_eq!(bytes, all, "{}", m.name);
             let mut names: Vec<&str> = table.iter().map(|t| t.name.as_str()).collect();
             names.sort_unstable();
             names.dedup();
@@ -677,7 +675,10 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
             "qwen3-0.6b",
             "qwen3-30b-a3b",
             "qwen3-vl-4b-instruct",
-            "qwen3-vl-32b-instruct"
+            "qwen3-vl-32b-instruct",
+            "deepseek-v3",
+            "kimi-k2",
+            "kimi-k2.5"
         ]
     );
 }
@@ -857,4 +858,59 @@ fn block1(t: &T, from: usize, to: usize) -> Vec<u8> {
     (0..t.shape[0])
         .flat_map(|r| t.data[r * cols + from..r * cols + to].to_vec())
         .collect()
+}
+
+/// A tiny DeepSeek-V3 (MLA, one dense layer then MoE with a shared expert, the router's FP32
+/// `e_score_correction_bias`, an MTP layer): every tensor placed, the MTP layer's skipped by
+/// name, on one GPU and on each rank of tp 2 (q_b, kv_b by output rows, o by input columns,
+/// the low-rank projections and their norms whole, as vLLM's `DeepseekV2MLAAttention` builds
+/// them).
+#[test]
+fn a_deepseek_v3_checkpoint_loads_whole_and_by_rank() {
+    let c = ModelConfig::from_json_str(
+        &json!({
+            "model_type": "deepseek_v3", "hidden_size": 256, "intermediate_size": 384,
+            "moe_intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 4,
+            "q_lora_rank": 128, "kv_lora_rank": 128, "qk_nope_head_dim": 32,
+            "qk_rope_head_dim": 32, "v_head_dim": 32, "n_routed_experts": 4,
+            "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1,
+            "num_hidden_layers": 2, "num_nextn_predict_layers": 1, "vocab_size": 256,
+            "max_position_embeddings": 128, "tie_word_embeddings": false
+        })
+        .to_string(),
+        "tiny-deepseek-v3.json",
+    )
+    .unwrap();
+    let s = sizes(&c);
+    let mut file = bf16_checkpoint(&c, &s);
+    assert_eq!(
+        file["model.layers.1.mlp.gate.e_score_correction_bias"].dtype,
+        "F32"
+    );
+    assert!(file.contains_key("model.layers.1.mlp.shared_experts.down_proj.weight"));
+    for name in [
+        "model.layers.2.eh_proj.weight",
+        "model.layers.2.enorm.weight",
+    ] {
+        file.insert(
+            name.into(),
+            T {
+                dtype: "BF16",
+                shape: vec![4],
+                data: vec![0; 8],
+            },
+        );
+    }
+    let d = dir("deepseek");
+    write(&d.join("model.safetensors"), &file);
+    load_and_compare(&c, &s, &d);
+    let (_, plan) = open_plan(&c, &s, &d);
+    assert_eq!(plan.skipped.len(), 2);
+    let layout = arena_spec::ParallelLayout::new(2, 1, 1).unwrap();
+    let r1 = rank_places(&c.shard(&layout.rank(1).unwrap()).unwrap(), &d);
+    let kv_b = "model.layers.0.self_attn.kv_b_proj.weight";
+    let half = file[kv_b].data.len() / 2;
+    assert_eq!(r1[kv_b], file[kv_b].data[half..]);
+    let kv_a = "model.layers.1.self_attn.kv_a_proj_with_mqa.weight";
+    assert_eq!(r1[kv_a], file[kv_a].data);
 }

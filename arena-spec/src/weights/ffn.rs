@@ -179,14 +179,14 @@ pub struct FfnWeights {
     #[buffer(per_layer = w.expert_bias, shape = [config.local_experts(), formats.experts.expert_hidden(config.hidden_size)], gate = w.expert_bias > 0)]
     pub experts_down_bias: DevicePtr<bf16>,
     /// Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.
-    #[buffer(per_layer = w.router_bias, shape = [config.num_experts], gate = w.router_bias > 0)]
+    #[buffer(per_layer = w.router_bias, shape = [config.num_experts], gate = w.router_bias > 0, tensor = "model.layers.{moe_layer}.mlp.gate.e_score_correction_bias")]
     pub e_score_correction_bias: DevicePtr<bf16>,
     /// The router's `e_score_correction_bias` where the reference keeps it as a buffer, not a
     /// parameter (DeepSeek-V3 and its kin, GLM-4.5 and GLM-5, Kimi, MiniMax-M2,
     /// Nemotron-H: transformers' `register_buffer`, the oracle's `buffers_numel`), `[experts]`
     /// FP32 as checkpoints store it and engines load it. Untracked: allocated in the slab, out
     /// of `total_bytes`, so the parameter count stays the reference's.
-    #[buffer(per_layer = w.router_bias_buffer, shape = [config.num_experts], gate = w.router_bias_buffer > 0, untracked)]
+    #[buffer(per_layer = w.router_bias_buffer, shape = [config.num_experts], gate = w.router_bias_buffer > 0, untracked, tensor = "model.layers.{moe_layer}.mlp.gate.e_score_correction_bias")]
     pub e_score_correction_bias_f32: DevicePtr<f32>,
     /// Gemma 4's `router.proj.weight`, `[experts, hidden]`.
     #[buffer(per_layer = w.scaled_router, shape = [config.num_experts, config.hidden_size], gate = w.scaled_router > 0)]

@@ -247,18 +247,22 @@ impl LoadPlan {
             let weight = Part::of(&slot.name, t, share, 0);
             let mut parts = vec![weight.clone()];
             let problem = match &slot.shape {
-                // A 16-bit tensor: its dtype, and its share's shape the place's.
+                // A 16-bit or FP32 tensor: its dtype, and its share's shape the place's.
                 Some(shape) => {
                     let mut cut = t.shape.clone();
                     if let Some(d) = cut.get_mut(share.dim) {
                         *d = share.len + share.zero_rows;
                     }
-                    if !sixteen_bit(&t.dtype) {
+                    let (fits, expected) = match slot.dtype {
+                        "f32" => (t.dtype == "F32", "F32"),
+                        _ => (sixteen_bit(&t.dtype), "BF16 or F16"),
+                    };
+                    if !fits {
                         Some(Problem::Dtype {
                             tensor: slot.name.clone(),
                             file: file.clone(),
                             stored: t.dtype.clone(),
-                            expected: "BF16 or F16".into(),
+                            expected: expected.into(),
                             place: place.clone(),
                         })
                     } else if &cut != shape {

@@ -30,7 +30,9 @@ pub struct TensorSlot {
     /// The bytes its place holds: a matrix's elements and then its scales
     /// (`weight_scale_inv`) in its format, or a 16-bit tensor's elements.
     pub bytes: usize,
-    /// A 16-bit tensor's shape in its place: this rank's share (`None` for a matrix, whose
+    /// The buffer's element type (`bf16`, `f32`; `u8` for a matrix in its format).
+    pub dtype: &'static str,
+    /// A 16-bit (or FP32) tensor's shape in its place: this rank's share (`None` for a matrix, whose
     /// buffer is bytes in its format: its share of the stored elements and scales must fill
     /// `bytes` exactly).
     pub shape: Option<Vec<usize>>,
@@ -457,6 +459,7 @@ impl Expand<'_> {
                         name,
                         arena: A::NAME,
                         buffer: decl.name,
+                        dtype: decl.dtype,
                         layer: *layer,
                         expert: by_expert.then_some(first_expert + e),
                         offset: slot * slot_bytes + row * row_bytes + e * each,

@@ -14,6 +14,9 @@ pub(super) const DEEPSEEK_V3: FamilyRules = FamilyRules {
     // `e_score_correction_bias` a buffer.
     weights: Some(WeightRules {
         router_bias_buffer: true,
+        // DeepSeek-V3's checkpoints name the shared expert `shared_experts`
+        // (`DeepseekV3MoE.shared_experts`).
+        checkpoint_names: Some(&[(".mlp.shared_expert.", ".mlp.shared_experts.")]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
@@ -140,6 +143,9 @@ pub(super) const KIMI_K2: FamilyRules = FamilyRules {
     // Kimi-K2's text model: DeepSeek-V3's.
     weights: Some(WeightRules {
         router_bias_buffer: true,
+        // DeepSeek-V3's checkpoints name the shared expert `shared_experts`
+        // (`DeepseekV3MoE.shared_experts`).
+        checkpoint_names: Some(&[(".mlp.shared_expert.", ".mlp.shared_experts.")]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
@@ -158,6 +164,9 @@ pub(super) const KIMI_K25: FamilyRules = FamilyRules {
     // Kimi-K2.5's text model: DeepSeek-V3's.
     weights: Some(WeightRules {
         router_bias_buffer: true,
+        // DeepSeek-V3's checkpoints name the shared expert `shared_experts`
+        // (`DeepseekV3MoE.shared_experts`).
+        checkpoint_names: Some(&[(".mlp.shared_expert.", ".mlp.shared_experts.")]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
