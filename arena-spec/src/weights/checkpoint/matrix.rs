@@ -40,6 +40,9 @@ pub struct Scales<'a> {
 
 const SIXTEEN: [&str; 2] = ["BF16", "F16"];
 
+/// A block or channel scale tensor: its name, its entry and the shape its matrix asks of it.
+type Block<'a> = (String, &'a StoredTensor, Vec<usize>);
+
 /// The scales stored beside `name` (`<stem>.weight`) whose share is `share`.
 pub fn scales<'a>(
     name: &str,
@@ -73,7 +76,7 @@ pub fn scales<'a>(
             Ok((n, s, whole(s)))
         };
     let d = t.dtype.as_str();
-    let (block, scalars): (Option<(String, &StoredTensor, Vec<usize>)>, Vec<&str>) =
+    let (block, scalars): (Option<Block>, Vec<&str>) =
         match (get("weight_scale_inv"), get("weight_scale")) {
             (None, None) if SIXTEEN.contains(&d) => {
                 return Ok(Scales {
