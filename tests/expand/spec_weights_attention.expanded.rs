@@ -393,7 +393,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
             )
             .gated_by("w.attention.layers > 0 && w.attention.q > 0")
             .per_layer()
-            .holds(&["model.layers.{attention_layer}.self_attn.q_proj.weight"]),
+            .holds(&["model.layers.{attention_layer}.self_attn.q_proj.weight"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "k_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -403,7 +404,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
             )
             .gated_by("w.attention.kv_layers > 0 && w.attention.k > 0")
             .per_layer()
-            .holds(&["model.layers.{attention_layer}.self_attn.k_proj.weight"]),
+            .holds(&["model.layers.{attention_layer}.self_attn.k_proj.weight"])
+            .split_by("kv_out"),
         ::arena_runtime::BufferDecl::new(
                 "v_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -413,7 +415,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
             )
             .gated_by("w.attention.v_layers > 0 && w.attention.v > 0")
             .per_layer()
-            .holds(&["model.layers.{attention_layer}.self_attn.v_proj.weight"]),
+            .holds(&["model.layers.{attention_layer}.self_attn.v_proj.weight"])
+            .split_by("kv_out"),
         ::arena_runtime::BufferDecl::new(
                 "o_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -423,7 +426,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
             )
             .gated_by("w.attention.layers > 0 && w.attention.o_in > 0")
             .per_layer()
-            .holds(&["model.layers.{attention_layer}.self_attn.o_proj.weight"]),
+            .holds(&["model.layers.{attention_layer}.self_attn.o_proj.weight"])
+            .split_by("in"),
         ::arena_runtime::BufferDecl::new(
                 "q_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -433,7 +437,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
             )
             .gated_by("w.attention.layers > 0 && w.attention.q_bias > 0")
             .per_layer()
-            .holds(&["model.layers.{attention_layer}.self_attn.q_proj.bias"]),
+            .holds(&["model.layers.{attention_layer}.self_attn.q_proj.bias"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "k_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -443,7 +448,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
             )
             .gated_by("w.attention.kv_layers > 0 && w.attention.k_bias > 0")
             .per_layer()
-            .holds(&["model.layers.{attention_layer}.self_attn.k_proj.bias"]),
+            .holds(&["model.layers.{attention_layer}.self_attn.k_proj.bias"])
+            .split_by("kv_out"),
         ::arena_runtime::BufferDecl::new(
                 "v_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -453,7 +459,8 @@ impl ::arena_runtime::Arena for AttentionWeights {
             )
             .gated_by("w.attention.v_layers > 0 && w.attention.v_bias > 0")
             .per_layer()
-            .holds(&["model.layers.{attention_layer}.self_attn.v_proj.bias"]),
+            .holds(&["model.layers.{attention_layer}.self_attn.v_proj.bias"])
+            .split_by("kv_out"),
         ::arena_runtime::BufferDecl::new(
                 "o_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,

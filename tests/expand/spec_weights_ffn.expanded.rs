@@ -551,7 +551,8 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by("w.dense.layers > 0 && w.gated_ffn > 0")
             .per_layer()
-            .holds(&["model.layers.{dense_layer}.mlp.gate_proj.weight"]),
+            .holds(&["model.layers.{dense_layer}.mlp.gate_proj.weight"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "up_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -561,7 +562,8 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by("w.dense.layers > 0")
             .per_layer()
-            .holds(&["model.layers.{dense_layer}.mlp.up_proj.weight"]),
+            .holds(&["model.layers.{dense_layer}.mlp.up_proj.weight"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "down_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -571,7 +573,8 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by("w.dense.layers > 0")
             .per_layer()
-            .holds(&["model.layers.{dense_layer}.mlp.down_proj.weight"]),
+            .holds(&["model.layers.{dense_layer}.mlp.down_proj.weight"])
+            .split_by("in"),
         ::arena_runtime::BufferDecl::new(
                 "gate_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -581,7 +584,8 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by("w.dense.layers > 0 && w.gated_ffn > 0 && w.dense_bias > 0")
             .per_layer()
-            .holds(&["model.layers.{dense_layer}.mlp.gate_proj.bias"]),
+            .holds(&["model.layers.{dense_layer}.mlp.gate_proj.bias"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "up_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -591,7 +595,8 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by("w.dense.layers > 0 && w.dense_bias > 0")
             .per_layer()
-            .holds(&["model.layers.{dense_layer}.mlp.up_proj.bias"]),
+            .holds(&["model.layers.{dense_layer}.mlp.up_proj.bias"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "down_bias",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -676,7 +681,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                     "model.layers.{moe_layer}.mlp.experts.{expert}.gate_proj.weight",
                     "model.layers.{moe_layer}.mlp.experts.{expert}.up_proj.weight",
                 ],
-            ),
+            )
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "experts_down",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -686,7 +692,8 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by("w.moe > 0")
             .per_layer()
-            .holds(&["model.layers.{moe_layer}.mlp.experts.{expert}.down_proj.weight"]),
+            .holds(&["model.layers.{moe_layer}.mlp.experts.{expert}.down_proj.weight"])
+            .split_by("in"),
         ::arena_runtime::BufferDecl::new(
                 "latent_in_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -750,7 +757,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 "Laguna's `mlp.gate.e_score_correction_bias`, a learned parameter, `[experts]`.",
             )
             .gated_by("w.router_bias > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{moe_layer}.mlp.gate.e_score_correction_bias"]),
         ::arena_runtime::BufferDecl::new(
                 "e_score_correction_bias_f32",
                 <f32 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -760,7 +768,8 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by("w.router_bias_buffer > 0")
             .untracked()
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{moe_layer}.mlp.gate.e_score_correction_bias"]),
         ::arena_runtime::BufferDecl::new(
                 "scaled_router_proj",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -799,7 +808,8 @@ impl ::arena_runtime::Arena for FfnWeights {
                 "w.moe > 0 && w.gated_ffn > 0 && config.shared_expert_intermediate_size > 0",
             )
             .per_layer()
-            .holds(&["model.layers.{moe_layer}.mlp.shared_expert.gate_proj.weight"]),
+            .holds(&["model.layers.{moe_layer}.mlp.shared_expert.gate_proj.weight"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "shared_up_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -809,7 +819,8 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by("w.moe > 0 && config.shared_expert_intermediate_size > 0")
             .per_layer()
-            .holds(&["model.layers.{moe_layer}.mlp.shared_expert.up_proj.weight"]),
+            .holds(&["model.layers.{moe_layer}.mlp.shared_expert.up_proj.weight"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "shared_down_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -819,7 +830,8 @@ impl ::arena_runtime::Arena for FfnWeights {
             )
             .gated_by("w.moe > 0 && config.shared_expert_intermediate_size > 0")
             .per_layer()
-            .holds(&["model.layers.{moe_layer}.mlp.shared_expert.down_proj.weight"]),
+            .holds(&["model.layers.{moe_layer}.mlp.shared_expert.down_proj.weight"])
+            .split_by("in"),
         ::arena_runtime::BufferDecl::new(
                 "shared_expert_gate",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,

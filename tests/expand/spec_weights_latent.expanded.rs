@@ -295,7 +295,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.q_a_proj.weight`, `[q_lora_rank, hidden]` a layer with a low-rank q.",
             )
             .gated_by("w.mla_q_lora > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.q_a_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "q_a_layernorm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -304,7 +305,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.q_a_layernorm.weight`, `[q_lora_rank]`.",
             )
             .gated_by("w.mla_q_lora > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.q_a_layernorm.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "q_b_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -313,7 +315,9 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.q_b_proj.weight`, `[heads · (nope + rope), q_lora_rank]`.",
             )
             .gated_by("w.mla_q_lora > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.q_b_proj.weight"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "q_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -322,7 +326,9 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.q_proj.weight`, `[heads · (nope + rope), hidden]` a layer without a low-rank q (Kimi-Linear).",
             )
             .gated_by("w.mla_q_direct > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.q_proj.weight"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "kv_a_proj_with_mqa",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -331,7 +337,10 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.kv_a_proj_with_mqa.weight`, `[kv_lora_rank + rope, hidden]`.",
             )
             .gated_by("w.mla > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(
+                &["model.layers.{attention_layer}.self_attn.kv_a_proj_with_mqa.weight"],
+            ),
         ::arena_runtime::BufferDecl::new(
                 "kv_a_layernorm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -340,7 +349,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.kv_a_layernorm.weight`, `[kv_lora_rank]`.",
             )
             .gated_by("w.mla > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.kv_a_layernorm.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "kv_b_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -349,7 +359,9 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.kv_b_proj.weight`, `[heads · (nope + v), kv_lora_rank]`.",
             )
             .gated_by("w.mla > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.kv_b_proj.weight"])
+            .split_by("out"),
         ::arena_runtime::BufferDecl::new(
                 "o_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -358,7 +370,9 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.o_proj.weight`, `[hidden, heads · v]`.",
             )
             .gated_by("w.mla > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.o_proj.weight"])
+            .split_by("in"),
         ::arena_runtime::BufferDecl::new(
                 "indexer_wq_b",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -367,7 +381,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "DeepSeek-V3.2's `self_attn.indexer.wq_b.weight`, `[index heads · index_head_dim, q_lora_rank]`.",
             )
             .gated_by("w.mla_indexer > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.indexer.wq_b.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "indexer_wk",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -376,7 +391,8 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.indexer.wk.weight`, `[index_head_dim, hidden]`.",
             )
             .gated_by("w.mla_indexer > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{attention_layer}.self_attn.indexer.wk.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "indexer_k_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -385,7 +401,13 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.indexer.k_norm` (a LayerNorm): weight and bias, `[2, index_head_dim]`.",
             )
             .gated_by("w.mla_indexer > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(
+                &[
+                    "model.layers.{attention_layer}.self_attn.indexer.k_norm.weight",
+                    "model.layers.{attention_layer}.self_attn.indexer.k_norm.bias",
+                ],
+            ),
         ::arena_runtime::BufferDecl::new(
                 "indexer_weights_proj",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -394,7 +416,10 @@ impl ::arena_runtime::Arena for LatentAttentionWeights {
                 "`self_attn.indexer.weights_proj.weight`, `[index heads, hidden]`, 16-bit in every format (vLLM and SGLang build it with `quant_config=None`).",
             )
             .gated_by("w.mla_indexer > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(
+                &["model.layers.{attention_layer}.self_attn.indexer.weights_proj.weight"],
+            ),
     ];
     fn byte_sizes(sizes: &LatentAttentionWeightsSizes) -> ::std::vec::Vec<usize> {
         ::std::vec![

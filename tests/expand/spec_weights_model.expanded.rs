@@ -363,7 +363,8 @@ impl ::arena_runtime::Arena for ModelWeights {
             )
             .gated_by("w.embedding > 0")
             .per_layer()
-            .holds(&["model.embed_tokens.weight"]),
+            .holds(&["model.embed_tokens.weight"])
+            .split_by("vocab"),
         ::arena_runtime::BufferDecl::new(
                 "lm_head",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -373,7 +374,8 @@ impl ::arena_runtime::Arena for ModelWeights {
             )
             .gated_by("w.lm_head > 0")
             .per_layer()
-            .holds(&["lm_head.weight"]),
+            .holds(&["lm_head.weight"])
+            .split_by("vocab"),
         ::arena_runtime::BufferDecl::new(
                 "embed_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -429,6 +431,8 @@ impl ::arena_runtime::Arena for ModelWeights {
                 &[
                     "model.layers.{layer}.input_layernorm.weight",
                     "model.layers.{layer}.post_attention_layernorm.weight",
+                    "model.layers.{layer}.pre_feedforward_layernorm.weight",
+                    "model.layers.{layer}.post_feedforward_layernorm.weight",
                 ],
             ),
         ::arena_runtime::BufferDecl::new(
