@@ -303,3 +303,110 @@ fn a_text_model_under_a_multimodal_prefix_loads() {
         assert_eq!(load_and_compare(&c, &s, &d), 25, "{prefix}");
     }
 }
+
+/// Qwen3.5-MoE, cut to a Gated DeltaNet layer and an attention layer at small widths: the
+/// DeltaNet's `in_proj_qkv` and `in_proj_z` (and `in_proj_b`, `in_proj_a`) lie back to back
+/// in one place each, in that order, each as long as it is stored; a tensor-parallel rank is
+/// refused by name (its parts would be cut apart).
+#[test]
+fn a_gated_deltanet_s_split_projections_lie_back_to_back() {
+    let shipped = arena_spec::models::find("qwen3.5-35b-a3b").unwrap();
+    let mut raw: serde_json::Value = serde_json::from_str(shipped.json).unwrap();
+    let t = &mut raw["text_config"];
+    for (key, value) in [
+        ("hidden_size", 64),
+        ("head_dim", 16),
+        ("num_attention_heads", 4),
+        ("linear_key_head_dim", 16),
+        ("linear_value_head_dim", 16),
+        ("linear_num_key_heads", 2),
+        ("linear_num_value_heads", 4),
+        ("num_experts", 4),
+        ("num_experts_per_tok", 2),
+        ("moe_intermediate_size", 32),
+        ("shared_expert_intermediate_size", 32),
+        ("vocab_size", 256),
+        ("num_hidden_layers", 2),
+    ] {
+        t[key] = value.into();
+    }
+    t["layer_types"] = json!(["linear_attention", "full_attention"]);
+    let c =
+        arena_spec::ModelConfig::from_json_str(&raw.to_string(), "tiny-qwen3.5-moe.json").unwrap();
+    let s = sizes(&c);
+    let mut file = bf16_checkpoint(&c, &s);
+    // The table's shapes for the two parts are its guesses; store them as Qwen3.5 does:
+    // q, k (2 heads of 16 each) and v (4 of 16) over the hidden size, then z (4 of 16).
+    let p = "model.language_model.layers.0.linear_attn.";
+    let bytes = |rows: usize| vec![5u8; rows * 64 * 2];
+    let mut renamed = BTreeMap::new();
+    for (n, t) in std::mem::take(&mut file) {
+        let n = n.replacen("model.", "model.language_model.", 1);
+        renamed.insert(n, t);
+    }
+    file = renamed;
+    file.insert(
+        format!("{p}in_proj_qkv.weight"),
+        T {
+            dtype: "BF16",
+            shape: vec![128, 64],
+            data: bytes(128),
+        },
+    );
+    file.insert(
+        format!("{p}in_proj_z.weight"),
+        T {
+            dtype: "BF16",
+            shape: vec![64, 64],
+            data: filled(3, 64 * 64 * 2),
+        },
+    );
+    file.insert(
+        format!("{p}in_proj_b.weight"),
+        T {
+            dtype: "BF16",
+            shape: vec![4, 64],
+            data: filled(4, 4 * 64 * 2),
+        },
+    );
+    file.insert(
+        format!("{p}in_proj_a.weight"),
+        T {
+            dtype: "BF16",
+            shape: vec![4, 64],
+            data: filled(5, 4 * 64 * 2),
+        },
+    );
+    let d = dir("qwen3.5");
+    write(&d.join("model.safetensors"), &file);
+    load_and_compare(&c, &s, &d);
+    let (_, plan) = open_plan(&c, &s, &d);
+    let at = |n: &str| {
+        let p = plan
+            .placed
+            .iter()
+            .find(|p| p.slot.name.ends_with(n))
+            .unwrap();
+        (p.slot.buffer, p.slot.offset, p.slot.bytes)
+    };
+    assert_eq!(at("in_proj_qkv.weight"), ("gdn_in_proj_qkvz", 0, 128 * 128));
+    assert_eq!(
+        at("in_proj_z.weight"),
+        ("gdn_in_proj_qkvz", 128 * 128, 64 * 128)
+    );
+    assert_eq!(at("in_proj_a.weight"), ("gdn_in_proj_ba", 4 * 128, 4 * 128));
+    let layout = arena_spec::ParallelLayout::new(2, 1, 1).unwrap();
+    let rank = c.shard(&layout.rank(0).unwrap()).unwrap();
+    let err = tensor_table(
+        &rank,
+        &WeightsSizes::new(&rank, &rank.weight_formats).unwrap(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("MixerWeights.gdn_in_proj_qkvz")
+            && err
+                .to_string()
+                .contains("not cut for a tensor-parallel rank yet"),
+        "{err}"
+    );
+}

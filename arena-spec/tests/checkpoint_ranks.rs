@@ -81,10 +81,12 @@ fn an_expert_parallel_rank_loads_its_experts_and_skips_the_others() {
 }
 
 /// Every shipped model of a family whose names are declared: its table names every byte of
-/// its weights, once, on one GPU and on each rank of tp 2 where the model splits so.
+/// its weights, once, on one GPU and on each rank of tp 2 where the model splits so — but
+/// Qwen3.5's, whose Gated DeltaNet projections are two stored tensors back to back in one
+/// place, refused for a rank by name (listed here).
 #[test]
 fn every_shipped_model_of_a_declared_family_names_every_byte() {
-    let mut named = Vec::new();
+    let (mut named, mut unsplit) = (Vec::new(), Vec::new());
     for m in arena_spec::models::SHIPPED
         .iter()
         .filter(|m| !m.is_synthetic())
@@ -103,7 +105,16 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
         let ranks = (0..2).filter_map(|r| whole.shard(&layout.rank(r).unwrap()).ok());
         for c in std::iter::once(whole.clone()).chain(ranks) {
             let s = WeightsSizes::new(&c, &c.weight_formats).unwrap();
-            let table = tensor_table(&c, &s).unwrap_or_else(|e| panic!("{}: {e}", m.name));
+            let table = match tensor_table(&c, &s) {
+                Err(e)
+                    if c.shard.is_some()
+                        && e.to_string().contains("not cut for a tensor-parallel rank") =>
+                {
+                    unsplit.push(m.name);
+                    continue;
+                }
+                other => other.unwrap_or_else(|e| panic!("{}: {e}", m.name)),
+            };
             let bytes: usize = table.iter().map(|t| t.bytes).sum();
             // Every buffer's bytes, the untracked FP32 router biases included.
             let buffers = [
@@ -136,6 +147,8 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
             "qwen2.5-7b",
             "qwen3-0.6b",
             "qwen3-30b-a3b",
+            "qwen3.5-27b",
+            "qwen3.5-35b-a3b",
             "qwen3-vl-4b-instruct",
             "qwen3-vl-32b-instruct",
             "deepseek-v3",
@@ -143,6 +156,8 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
             "kimi-k2.5"
         ]
     );
+    unsplit.dedup();
+    assert_eq!(unsplit, ["qwen3.5-27b", "qwen3.5-35b-a3b"]);
 }
 
 /// A tiny DeepSeek-V3 (MLA, one dense layer then MoE with a shared expert, the router's FP32

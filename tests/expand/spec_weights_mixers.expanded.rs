@@ -682,7 +682,13 @@ impl ::arena_runtime::Arena for MixerWeights {
                 "GDN's `linear_attn.in_proj_qkvz.weight`: q, k, v and z, `[conv channels + v heads · v",
             )
             .gated_by("config.num_gdn_layers() > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(
+                &[
+                    "model.layers.{gdn_layer}.linear_attn.in_proj_qkv.weight",
+                    "model.layers.{gdn_layer}.linear_attn.in_proj_z.weight",
+                ],
+            ),
         ::arena_runtime::BufferDecl::new(
                 "gdn_in_proj_ba",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -691,7 +697,13 @@ impl ::arena_runtime::Arena for MixerWeights {
                 "`linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`",
             )
             .gated_by("config.num_gdn_layers() > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(
+                &[
+                    "model.layers.{gdn_layer}.linear_attn.in_proj_b.weight",
+                    "model.layers.{gdn_layer}.linear_attn.in_proj_a.weight",
+                ],
+            ),
         ::arena_runtime::BufferDecl::new(
                 "gdn_conv1d",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -700,7 +712,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 "`linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.",
             )
             .gated_by("config.num_gdn_layers() > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{gdn_layer}.linear_attn.conv1d.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "gdn_dt_bias_a_log",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -709,7 +722,13 @@ impl ::arena_runtime::Arena for MixerWeights {
                 "`linear_attn.dt_bias` and `A_log`, a value head each, `[2, v heads]`.",
             )
             .gated_by("config.num_gdn_layers() > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(
+                &[
+                    "model.layers.{gdn_layer}.linear_attn.dt_bias",
+                    "model.layers.{gdn_layer}.linear_attn.A_log",
+                ],
+            ),
         ::arena_runtime::BufferDecl::new(
                 "gdn_norm",
                 <bf16 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -718,7 +737,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 "`linear_attn.norm.weight`, the gated norm, `[v dim]`.",
             )
             .gated_by("config.num_gdn_layers() > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{gdn_layer}.linear_attn.norm.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "gdn_out_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,
@@ -727,7 +747,8 @@ impl ::arena_runtime::Arena for MixerWeights {
                 "`linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.",
             )
             .gated_by("config.num_gdn_layers() > 0")
-            .per_layer(),
+            .per_layer()
+            .holds(&["model.layers.{gdn_layer}.linear_attn.out_proj.weight"]),
         ::arena_runtime::BufferDecl::new(
                 "mamba_in_proj",
                 <u8 as ::arena_runtime::dtype::Element>::DTYPE,

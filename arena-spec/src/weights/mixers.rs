@@ -30,7 +30,8 @@ pub struct MixerWeights {
     #[buffer(
         per_layer = config.num_gdn_layers(),
         shape = [formats.mixers.linear_bytes(config.gdn_conv_dim(), config.hidden_size) + formats.mixers.linear_bytes(config.linear_num_value_heads * config.linear_value_head_dim, config.hidden_size)],
-        gate = config.num_gdn_layers() > 0
+        gate = config.num_gdn_layers() > 0,
+        tensor = ["model.layers.{gdn_layer}.linear_attn.in_proj_qkv.weight", "model.layers.{gdn_layer}.linear_attn.in_proj_z.weight"]
     )]
     pub gdn_in_proj_qkvz: DevicePtr<u8>,
     /// `linear_attn.in_proj_ba.weight`, b and a a value head, `[2 · v heads, hidden]`
@@ -38,23 +39,25 @@ pub struct MixerWeights {
     #[buffer(
         per_layer = config.num_gdn_layers(),
         shape = [2, formats.mixers.linear_bytes(config.linear_num_value_heads, config.hidden_size)],
-        gate = config.num_gdn_layers() > 0
+        gate = config.num_gdn_layers() > 0,
+        tensor = ["model.layers.{gdn_layer}.linear_attn.in_proj_b.weight", "model.layers.{gdn_layer}.linear_attn.in_proj_a.weight"]
     )]
     pub gdn_in_proj_ba: DevicePtr<u8>,
     /// `linear_attn.conv1d.weight`, depthwise over q, k, v, no bias, `[conv channels, 1, kernel]`.
-    #[buffer(per_layer = config.num_gdn_layers(), shape = [config.gdn_conv_dim(), 1, config.linear_conv_kernel_dim], gate = config.num_gdn_layers() > 0)]
+    #[buffer(per_layer = config.num_gdn_layers(), shape = [config.gdn_conv_dim(), 1, config.linear_conv_kernel_dim], gate = config.num_gdn_layers() > 0, tensor = "model.layers.{gdn_layer}.linear_attn.conv1d.weight")]
     pub gdn_conv1d: DevicePtr<bf16>,
     /// `linear_attn.dt_bias` and `A_log`, a value head each, `[2, v heads]`.
-    #[buffer(per_layer = config.num_gdn_layers(), shape = [2, config.linear_num_value_heads], gate = config.num_gdn_layers() > 0)]
+    #[buffer(per_layer = config.num_gdn_layers(), shape = [2, config.linear_num_value_heads], gate = config.num_gdn_layers() > 0, tensor = ["model.layers.{gdn_layer}.linear_attn.dt_bias", "model.layers.{gdn_layer}.linear_attn.A_log"])]
     pub gdn_dt_bias_a_log: DevicePtr<bf16>,
     /// `linear_attn.norm.weight`, the gated norm, `[v dim]`.
-    #[buffer(per_layer = config.num_gdn_layers(), shape = [config.linear_value_head_dim], gate = config.num_gdn_layers() > 0)]
+    #[buffer(per_layer = config.num_gdn_layers(), shape = [config.linear_value_head_dim], gate = config.num_gdn_layers() > 0, tensor = "model.layers.{gdn_layer}.linear_attn.norm.weight")]
     pub gdn_norm: DevicePtr<bf16>,
     /// `linear_attn.out_proj.weight`, `[hidden, v heads · v dim]`.
     #[buffer(
         per_layer = config.num_gdn_layers(),
         shape = [formats.mixers.linear_bytes(config.hidden_size, config.linear_num_value_heads * config.linear_value_head_dim)],
-        gate = config.num_gdn_layers() > 0
+        gate = config.num_gdn_layers() > 0,
+        tensor = "model.layers.{gdn_layer}.linear_attn.out_proj.weight"
     )]
     pub gdn_out_proj: DevicePtr<u8>,
     /// Mamba-2's `mixer.in_proj.weight`: z, x, B, C and dt, `[in_proj width, hidden]`.

@@ -174,6 +174,44 @@ pub fn skip_reason(name: &str, c: &ModelConfig) -> Option<&'static str> {
     None
 }
 
+/// The tensors laid back to back in one place (`TensorSlot::concat`) each at its offset and
+/// length there: its stored bytes with its scales, the last taking what the others leave, so
+/// a part stored at another length shows as the last one's bytes problem.
+fn lay_out_back_to_back(
+    table: &mut [TensorSlot],
+    stored: &BTreeMap<String, StoredTensor>,
+    formats: &WeightFormats,
+) {
+    let mut i = 0;
+    while i < table.len() {
+        let Some((0, n)) = table[i].concat else {
+            i += 1;
+            continue;
+        };
+        let (start, region) = (table[i].offset, table[i].bytes);
+        let mut at = 0;
+        for k in 0..n {
+            let Some(slot) = table.get_mut(i + k) else {
+                break;
+            };
+            let bytes = match k + 1 == n {
+                true => region.saturating_sub(at),
+                false => stored.get(&slot.name).map_or(0, |t| {
+                    let whole = Cut::share(None, &t.shape).ok();
+                    let scales =
+                        whole.and_then(|w| matrix::scales(&slot.name, t, w, stored, formats).ok());
+                    t.bytes()
+                        + scales.map_or(0, |s| s.parts.iter().map(|(_, s, _)| s.bytes()).sum())
+                }),
+            };
+            slot.offset = start + at;
+            slot.bytes = bytes;
+            at += bytes;
+        }
+        i += n;
+    }
+}
+
 /// The expert a name's `.experts.<e>.` names.
 fn expert_of(name: &str) -> Option<usize> {
     let (_, rest) = name.split_once(".experts.")?;
@@ -213,6 +251,7 @@ impl LoadPlan {
         };
         let mut table = table.to_vec();
         super::table::with_stored_names(&mut table, |n| stored.contains_key(n));
+        lay_out_back_to_back(&mut table, stored, formats);
         for slot in &table {
             plan.planned_bytes += slot.bytes as u64;
             let place = slot.place();

@@ -38,6 +38,10 @@ pub struct TensorSlot {
     pub shape: Option<Vec<usize>>,
     /// This rank's share of the stored tensor (`None`: all of it).
     pub cut: Option<Cut>,
+    /// `(k, n)`: the `k`-th of `n` stored tensors laid back to back in one place, each as
+    /// long as it is stored; until matched, `offset` is the place's, and `bytes` the whole
+    /// place's on the first and 0 on the others.
+    pub concat: Option<(usize, usize)>,
 }
 
 /// How a parallel rank's share of a stored tensor is cut (the field's `split`), as vLLM's
@@ -228,12 +232,14 @@ pub fn with_stored_names(table: &mut [TensorSlot], stored: impl Fn(&str) -> bool
 }
 
 /// The model layers of each group a declared name may place (`{layer}`,
-/// `{attention_layer}`, `{dense_layer}`, `{moe_layer}`), as the config's indices.
+/// `{attention_layer}`, `{dense_layer}`, `{moe_layer}`, `{gdn_layer}`), as the config's
+/// indices.
 struct LayerGroups {
     layer: Vec<usize>,
     attention_layer: Vec<usize>,
     dense_layer: Vec<usize>,
     moe_layer: Vec<usize>,
+    gdn_layer: Vec<usize>,
 }
 
 impl LayerGroups {
@@ -253,6 +259,7 @@ impl LayerGroups {
         LayerGroups {
             layer: pick(&|_, _| true),
             attention_layer: pick(&|_, k| k == LayerKind::Attention),
+            gdn_layer: pick(&|_, k| k == LayerKind::GatedDeltaNet),
             dense_layer: pick(&|i, k| match ffn_every_layer {
                 true => dense_ffn(i),
                 false => k == LayerKind::Mlp,
@@ -270,6 +277,7 @@ impl LayerGroups {
             "attention_layer" => Some(&self.attention_layer),
             "dense_layer" => Some(&self.dense_layer),
             "moe_layer" => Some(&self.moe_layer),
+            "gdn_layer" => Some(&self.gdn_layer),
             _ => None,
         }
     }
@@ -388,19 +396,31 @@ impl Expand<'_> {
             false => (1, dims),
         };
         // One name a row: a buffer of fewer rows than names holds the first names'.
-        let (names, row_dims) = match decl.tensors.len() {
-            1 => (decl.tensors, slot_dims),
-            named => match slot_dims.first() {
-                Some(&rows) if rows <= named => (&decl.tensors[..rows], &slot_dims[1..]),
-                _ => {
-                    return Err(misfit(format!(
-                        "it names {named} tensors a layer, one a row, but holds {} rows (shape {dims:?})",
-                        slot_dims.first().copied().unwrap_or(1)
-                    )))
-                }
-            },
+        // Several names: one a row where the place has rows (a layer's norms, an expert
+        // block's gate and up; a buffer of fewer rows holds the first names'), else back to
+        // back in a flat place (a matrix of two stored parts: Qwen3.5's `in_proj_qkv` and
+        // `in_proj_z`), each as long as its stored tensor, laid out when matched.
+        let named = decl.tensors.len();
+        let concat = named > 1 && slot_dims.len() <= 1;
+        let (names, row_dims) = match (named, slot_dims.first()) {
+            (1, _) => (decl.tensors, slot_dims),
+            _ if concat => (decl.tensors, slot_dims),
+            (_, Some(&rows)) if rows <= named => (&decl.tensors[..rows], &slot_dims[1..]),
+            _ => {
+                return Err(misfit(format!(
+                "it names {named} tensors a layer, one a row, but holds {} rows (shape {dims:?})",
+                slot_dims.first().copied().unwrap_or(1)
+            )))
+            }
         };
-        let rows = names.len();
+        if concat && self.rank.is_some_and(|r| r.layout.tp > 1) {
+            return Err(misfit(
+                "its tensors lie back to back in one place, which is not cut for a \
+                 tensor-parallel rank yet"
+                    .into(),
+            ));
+        }
+        let rows = if concat { 1 } else { names.len() };
         let slot_bytes = total / slots.max(1);
         let row_bytes = slot_bytes / rows;
         let experts = self.config.local_experts();
@@ -408,7 +428,7 @@ impl Expand<'_> {
             let layers: Vec<Option<usize>> = match group_of(declared) {
                 Some(group) => {
                     let ids = self.groups.get(group).ok_or_else(|| {
-                        misfit(format!("`{declared}` names `{{{group}}}`, no layer group of the weights (layer, attention_layer, dense_layer, moe_layer)"))
+                        misfit(format!("`{declared}` names `{{{group}}}`, no layer group of the weights (layer, attention_layer, dense_layer, moe_layer, gdn_layer)"))
                     })?;
                     if ids.len() != slots {
                         return Err(misfit(format!(
@@ -462,10 +482,13 @@ impl Expand<'_> {
                         dtype: decl.dtype,
                         layer: *layer,
                         expert: by_expert.then_some(first_expert + e),
-                        offset: slot * slot_bytes + row * row_bytes + e * each,
-                        bytes: each,
+                        offset: slot * slot_bytes + (row % rows) * row_bytes + e * each,
+                        // A place of several stored tensors: all of it on the first until
+                        // matched (`TensorSlot::concat`).
+                        bytes: if concat && row > 0 { 0 } else { each },
                         shape: shape.clone(),
                         cut,
+                        concat: concat.then_some((row, names.len())),
                     });
                 }
             }

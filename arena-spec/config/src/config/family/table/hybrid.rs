@@ -46,6 +46,9 @@ pub(super) const QWEN35: FamilyRules = FamilyRules {
     weights: Some(WeightRules {
         qk_norm: QkNorm::PerHead,
         shared_expert_gate: true,
+        // Qwen3.5's checkpoints keep the Gated DeltaNet's projections split
+        // (`in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a`): the names declared.
+        checkpoint_names: Some(&[]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
@@ -101,6 +104,9 @@ pub(super) const QWEN35_MOE: FamilyRules = FamilyRules {
     weights: Some(WeightRules {
         qk_norm: QkNorm::PerHead,
         shared_expert_gate: true,
+        // Qwen3.5's checkpoints keep the Gated DeltaNet's projections split
+        // (`in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a`): the names declared.
+        checkpoint_names: Some(&[]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
