@@ -2,10 +2,14 @@
 //! from checkpoints written here; every shipped model of a declared family names every byte.
 
 use crate::checkpoint_fixtures::*;
+use arena_runtime::HostDevice;
+use arena_spec::weights::checkpoint::load;
 use arena_spec::weights::checkpoint::tensor_table;
+use arena_spec::weights::AllocatedWeights;
 use arena_spec::weights::WeightsSizes;
 use arena_spec::ModelConfig;
 use serde_json::json;
+use std::collections::BTreeMap;
 
 /// tp 2 and tp 4 of the tiny Qwen3 (4 heads, 2 kv heads): q and the MLP's gate and up by output
 /// rows, o and down by input columns, k and v by kv head (at tp 4 each kv head on two ranks),
@@ -127,7 +131,8 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
             ];
             let all: usize = buffers.iter().flatten().map(|b| b.bytes).sum();
             assert_eq!(bytes, all, "{}", m.name);
-            let mut names: Vec<&str> = table.iter().map(|t| t.name.as_str()).collect();
+            let mut names: Vec<(&str, _)> =
+                table.iter().map(|t| (t.name.as_str(), t.part)).collect();
             names.sort_unstable();
             names.dedup();
             assert_eq!(names.len(), table.len(), "{}: a name placed twice", m.name);
@@ -142,6 +147,8 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
             "mistral-7b-v0.1",
             "mistral-nemo-instruct-2407",
             "mixtral-8x7b",
+            "phi-3-mini-4k-instruct",
+            "phi-4",
             "gemma-3-1b-it",
             "gemma-3-4b-it",
             "qwen2.5-7b",
@@ -213,4 +220,90 @@ fn a_deepseek_v3_checkpoint_loads_whole_and_by_rank() {
     assert_eq!(r1[kv_b], file[kv_b].data[half..]);
     let kv_a = "model.layers.1.self_attn.kv_a_proj_with_mqa.weight";
     assert_eq!(r1[kv_a], file[kv_a].data);
+}
+
+/// Phi-3 stores q, k and v as one `qkv_proj` `[q + k + v, hidden]` and gate and up as one
+/// `gate_up_proj`: each place takes its block's rows, and a rank of tp 2 its share of each
+/// block, as vLLM's `QKVParallelLinear` and `MergedColumnParallelLinear` load them.
+#[test]
+fn a_fused_stored_tensor_fills_each_block_s_place() {
+    let c = ModelConfig::from_json_str(
+        &json!({
+            "model_type": "phi3", "hidden_size": 64, "intermediate_size": 96,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1,
+            "vocab_size": 256, "max_position_embeddings": 128, "tie_word_embeddings": false
+        })
+        .to_string(),
+        "tiny-phi3.json",
+    )
+    .unwrap();
+    let s = sizes(&c);
+    let mut file = BTreeMap::new();
+    for (k, slot) in tensor_table(&c, &s).unwrap().into_iter().enumerate() {
+        let shape = match (slot.shape, slot.name.as_str()) {
+            (Some(shape), _) => shape,
+            (None, n) if n.ends_with("qkv_proj.weight") => vec![128, 64],
+            (None, n) if n.ends_with("gate_up_proj.weight") => vec![192, 64],
+            (None, n) if n.ends_with("down_proj.weight") => vec![64, 96],
+            (None, _) => vec![64, 64],
+        };
+        let n = shape.iter().product::<usize>() * 2;
+        file.insert(
+            slot.name,
+            T {
+                dtype: "BF16",
+                shape,
+                data: filled(k, n),
+            },
+        );
+    }
+    assert_eq!(file.len(), 3 + 6, "{:?}", file.keys());
+    let d = dir("phi3");
+    write(&d.join("model.safetensors"), &file);
+    let whole = rank_places_of(&c, &d);
+    let (qkv, gate_up) = (
+        "model.layers.0.self_attn.qkv_proj.weight",
+        "model.layers.0.mlp.gate_up_proj.weight",
+    );
+    let layout = arena_spec::ParallelLayout::new(2, 1, 1).unwrap();
+    let r1 = rank_places_of(&c.shard(&layout.rank(1).unwrap()).unwrap(), &d);
+    let rows = |name: &str, r: std::ops::Range<usize>| block(&file[name], r, 0, 64);
+    for (place, one, rank1) in [
+        ("q_proj", 0..64, 32..64),
+        ("k_proj", 64..96, 80..96),
+        ("v_proj", 96..128, 112..128),
+    ] {
+        let key = (qkv.to_string(), place);
+        assert_eq!(whole[&key], rows(qkv, one), "{place}");
+        assert_eq!(r1[&key], rows(qkv, rank1), "{place}");
+    }
+    assert_eq!(
+        r1[&(gate_up.to_string(), "gate_proj")],
+        rows(gate_up, 48..96)
+    );
+    assert_eq!(
+        r1[&(gate_up.to_string(), "up_proj")],
+        rows(gate_up, 144..192)
+    );
+}
+
+/// Each place's bytes by stored name and buffer (a fused tensor fills several places).
+fn rank_places_of(
+    c: &ModelConfig,
+    path: &std::path::Path,
+) -> BTreeMap<(String, &'static str), Vec<u8>> {
+    let s = WeightsSizes::new(c, &c.weight_formats).unwrap();
+    let (ckpt, plan) = open_plan(c, &s, path);
+    assert!(plan.problems.is_empty(), "{:?}", plan.problems);
+    let mut weights = AllocatedWeights::allocate(HostDevice::new(), &s).unwrap();
+    load(&ckpt, &plan, &mut weights, &mut |_, _| {}).unwrap();
+    let mut out = BTreeMap::new();
+    for placed in &plan.placed {
+        let buffer = buffer_bytes(&weights, placed.slot.arena, placed.slot.buffer);
+        let at = placed.slot.offset;
+        let key = (placed.slot.name.clone(), placed.slot.buffer);
+        out.insert(key, buffer[at..at + placed.slot.bytes].to_vec());
+    }
+    weights.release().unwrap();
+    out
 }

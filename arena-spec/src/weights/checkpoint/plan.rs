@@ -212,6 +212,47 @@ fn lay_out_back_to_back(
     }
 }
 
+/// The share of block `k` of `n` of a fused stored tensor `t` (`[rows, cols]`, 16-bit) whose
+/// place is `slot`: the first block as many rows as its place holds (all ranks' together),
+/// the others the rest in equal parts; then this rank's share of the block.
+fn fused_share(
+    slot: &TensorSlot,
+    (k, n): (usize, usize),
+    t: &StoredTensor,
+    first: Option<&TensorSlot>,
+) -> Result<Share, String> {
+    let (&[rows, cols], true) = (t.shape.as_slice(), sixteen_bit(&t.dtype)) else {
+        return Err(format!(
+            "a fused {} tensor of shape {:?} is split into its blocks only as a 16-bit matrix",
+            t.dtype, t.shape
+        ));
+    };
+    let first = first.ok_or("its first block has no place")?;
+    let ranks = match first.cut {
+        Some(Cut::Even { dim: 0, parts, .. }) => parts,
+        _ => 1,
+    };
+    let first_rows = first.bytes / (cols * 2).max(1) * ranks;
+    let rest = rows
+        .checked_sub(first_rows)
+        .filter(|r| n > 1 && r.is_multiple_of(n - 1));
+    let Some(rest) = rest.map(|r| r / (n - 1)) else {
+        return Err(format!(
+            "its {rows} rows do not leave its first block's {first_rows} and {} equal others",
+            n - 1
+        ));
+    };
+    let (start, len) = match k {
+        0 => (0, first_rows),
+        k => (first_rows + (k - 1) * rest, rest),
+    };
+    let share = Cut::share(slot.cut.as_ref(), &[len, cols])?;
+    Ok(Share {
+        start: start + share.start,
+        ..share
+    })
+}
+
 /// The expert a name's `.experts.<e>.` names.
 fn expert_of(name: &str) -> Option<usize> {
     let (_, rest) = name.split_once(".experts.")?;
@@ -252,6 +293,12 @@ impl LoadPlan {
         let mut table = table.to_vec();
         super::table::with_stored_names(&mut table, |n| stored.contains_key(n));
         lay_out_back_to_back(&mut table, stored, formats);
+        // The first block's place of each fused stored tensor: its rows fix the others'.
+        let firsts: BTreeMap<&str, &TensorSlot> = table
+            .iter()
+            .filter(|s| matches!(s.part, Some((0, _))))
+            .map(|s| (s.name.as_str(), s))
+            .collect();
         for slot in &table {
             plan.planned_bytes += slot.bytes as u64;
             let place = slot.place();
@@ -271,7 +318,11 @@ impl LoadPlan {
                 expected,
                 place: place.clone(),
             };
-            let share = match Cut::share(slot.cut.as_ref(), &t.shape) {
+            let share = match slot.part {
+                None => Cut::share(slot.cut.as_ref(), &t.shape),
+                Some(part) => fused_share(slot, part, t, firsts.get(slot.name.as_str()).copied()),
+            };
+            let share = match share {
                 Ok(share) => share,
                 Err(why) => {
                     plan.problems.push(Problem::Cut {

@@ -38,6 +38,9 @@ pub struct TensorSlot {
     pub shape: Option<Vec<usize>>,
     /// This rank's share of the stored tensor (`None`: all of it).
     pub cut: Option<Cut>,
+    /// `(k, n)`: the place holds the `k`-th of `n` row blocks of a stored tensor the family
+    /// fuses (`WeightRules::checkpoint_fused`: Phi-3's `qkv_proj`), `name` the fused one's.
+    pub part: Option<(usize, usize)>,
     /// `(k, n)`: the `k`-th of `n` stored tensors laid back to back in one place, each as
     /// long as it is stored; until matched, `offset` is the place's, and `bytes` the whole
     /// place's on the first and 0 on the others.
@@ -176,21 +179,21 @@ pub fn tensor_table(
     sizes: &WeightsSizes,
 ) -> Result<Vec<TensorSlot>, CheckpointError> {
     let model = config.source.to_string();
-    let renames = config
-        .family
-        .rules()
-        .weights
-        .and_then(|w| w.checkpoint_names)
-        .ok_or_else(|| CheckpointError::NamesNotDeclared {
+    let rules = config.family.rules().weights;
+    let renames = rules.and_then(|w| w.checkpoint_names).ok_or_else(|| {
+        CheckpointError::NamesNotDeclared {
             model: model.clone(),
             family: config.family,
-        })?;
+        }
+    })?;
+    let fused = rules.map_or(&[][..], |w| w.checkpoint_fused);
     let groups = LayerGroups::of(config);
     let mut table = Vec::new();
     let mut cx = Expand {
         config,
         rank: config.shard.as_ref().map(|s| &s.rank),
         renames,
+        fused,
         groups: &groups,
         table: &mut table,
     };
@@ -300,6 +303,7 @@ struct Expand<'a> {
     /// The rank, for a config of one (`ModelConfig::shard`).
     rank: Option<&'a Rank>,
     renames: &'static [(&'static str, &'static str)],
+    fused: &'static [(&'static str, &'static [&'static str])],
     groups: &'a LayerGroups,
     table: &'a mut Vec<TensorSlot>,
 }
@@ -461,6 +465,15 @@ impl Expand<'_> {
                 .renames
                 .iter()
                 .fold(declared.to_string(), |n, (from, to)| n.replace(from, to));
+            // A tensor the family stores fused: the fused name, and which block is this one.
+            let (renamed, part) = self
+                .fused
+                .iter()
+                .find_map(|(stored, parts)| {
+                    let k = parts.iter().position(|p| renamed.contains(p))?;
+                    Some((renamed.replace(parts[k], stored), Some((k, parts.len()))))
+                })
+                .unwrap_or((renamed, None));
             let shape = (decl.dtype != "u8").then(|| match by_expert {
                 true => row_dims.get(1..).unwrap_or(&[]).to_vec(),
                 false => row_dims.to_vec(),
@@ -489,6 +502,7 @@ impl Expand<'_> {
                         shape: shape.clone(),
                         cut,
                         concat: concat.then_some((row, names.len())),
+                        part,
                     });
                 }
             }

@@ -110,6 +110,12 @@ pub struct WeightRules {
     /// a piece of a declared name and what the family's checkpoints write in its place,
     /// applied in order (`&[]`: the declared names as they are).
     pub checkpoint_names: Option<&'static [(&'static str, &'static str)]>,
+    /// Tensors the family's checkpoints store fused where the weight declarations hold them
+    /// apart: `(stored, parts)`, a piece of the stored tensor's name and the pieces of the
+    /// declared names of its row blocks, in order (Phi-3's `qkv_proj` for `q_proj`, `k_proj`,
+    /// `v_proj`). The first block's rows are its place's (all ranks' together); the others
+    /// share the rest equally (k and v; gate and up).
+    pub checkpoint_fused: &'static [(&'static str, &'static [&'static str])],
 }
 
 impl WeightRules {
@@ -143,5 +149,6 @@ impl WeightRules {
         head_bias: false,
         embedding_norm: false,
         checkpoint_names: None,
+        checkpoint_fused: &[],
     };
 }

@@ -144,8 +144,25 @@ pub(super) const PHI3: FamilyRules = FamilyRules {
         all_slide: true,
         ..KvLayers::AS_LISTED
     },
-    // Phi3Attention: as Llama's.
-    weights: Some(WeightRules::LLAMA),
+    // Phi3Attention: as Llama's. Its checkpoints keep q, k and v as one `qkv_proj` and the
+    // MLP's gate and up as one `gate_up_proj` (`Phi3Attention.qkv_proj`, `Phi3MLP.gate_up_proj`;
+    // vLLM's `Phi3ForCausalLM` loads them as `QKVParallelLinear` and
+    // `MergedColumnParallelLinear` shards).
+    weights: Some(WeightRules {
+        checkpoint_names: Some(&[]),
+        checkpoint_fused: &[
+            (
+                ".self_attn.qkv_proj.",
+                &[
+                    ".self_attn.q_proj.",
+                    ".self_attn.k_proj.",
+                    ".self_attn.v_proj.",
+                ],
+            ),
+            (".mlp.gate_up_proj.", &[".mlp.gate_proj.", ".mlp.up_proj."]),
+        ],
+        ..WeightRules::LLAMA
+    }),
     ..DECODER
 };
 
