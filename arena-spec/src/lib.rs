@@ -24,6 +24,7 @@ pub mod fit;
 pub mod gpu_plan;
 pub mod kv;
 pub mod report;
+pub mod serving;
 pub mod state;
 pub mod weights;
 

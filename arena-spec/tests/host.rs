@@ -35,6 +35,7 @@ mod phases;
 mod properties;
 mod quant_recipes;
 mod scratch_by_format;
+mod serving;
 mod shipped_models;
 mod state_cache;
 mod towers;
