@@ -146,6 +146,8 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
             "llama-3.1-70b",
             "mistral-7b-v0.1",
             "mistral-nemo-instruct-2407",
+            "devstral-2-123b-instruct",
+            "devstral-small-2-24b-instruct",
             "mixtral-8x7b",
             "phi-3-mini-4k-instruct",
             "phi-4",
@@ -160,7 +162,9 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
             "qwen3-vl-32b-instruct",
             "deepseek-v3",
             "kimi-k2",
-            "kimi-k2.5"
+            "kimi-k2.5",
+            "glm-4.5",
+            "glm-4.5-air"
         ]
     );
     unsplit.dedup();
@@ -306,4 +310,25 @@ fn rank_places_of(
     }
     weights.release().unwrap();
     out
+}
+
+/// docs/checkpoints.md names the families whose checkpoint names are declared, all of them
+/// and no other (the rows with `WeightRules::checkpoint_names`).
+#[test]
+fn the_readme_and_docs_name_the_families_whose_checkpoints_load() {
+    let path = format!("{}/../docs/checkpoints.md", env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let sentence = page
+        .split("declared for")
+        .nth(1)
+        .and_then(|rest| rest.split(");").next())
+        .expect("the page says which families are declared");
+    let listed: std::collections::BTreeSet<&str> = sentence.split('`').skip(1).step_by(2).collect();
+    let code: std::collections::BTreeSet<&str> = arena_spec::Family::ALL
+        .iter()
+        .map(|f| f.rules())
+        .filter(|r| r.weights.and_then(|w| w.checkpoint_names).is_some())
+        .map(|r| r.model_type)
+        .collect();
+    assert_eq!(listed, code);
 }

@@ -65,7 +65,11 @@ pub(super) const MINISTRAL3: FamilyRules = FamilyRules {
     reference: reference!("ministral3", "Ministral3Config", "Ministral3ForCausalLM"),
     defaults: MINISTRAL3_DEFAULTS,
     // Ministral3's attention (Mistral's): as Llama's.
-    weights: Some(WeightRules::LLAMA),
+    weights: Some(WeightRules {
+        // Llama's names.
+        checkpoint_names: Some(&[]),
+        ..WeightRules::LLAMA
+    }),
     ..DECODER
 };
 
@@ -82,7 +86,11 @@ pub(super) const MISTRAL3: FamilyRules = FamilyRules {
     ),
     defaults: MINISTRAL3_DEFAULTS,
     // Mistral 3's text model (Ministral 3's): as Llama's.
-    weights: Some(WeightRules::LLAMA),
+    weights: Some(WeightRules {
+        // Its text model's names, under the prefix its checkpoints use.
+        checkpoint_names: Some(&[]),
+        ..WeightRules::LLAMA
+    }),
     ..DECODER
 };
 
@@ -227,6 +235,8 @@ pub(super) const GRANITE: FamilyRules = FamilyRules {
     // three projections.
     weights: Some(WeightRules {
         mlp_bias: Bias::MlpBias,
+        // Llama's names.
+        checkpoint_names: Some(&[]),
         ..WeightRules::LLAMA
     }),
     ..DECODER

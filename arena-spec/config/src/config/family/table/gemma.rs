@@ -39,6 +39,8 @@ pub(super) const GEMMA2: FamilyRules = FamilyRules {
     // Gemma2Attention: `attention_bias` on q, k, v and o, no q/k norm; four norms a layer.
     weights: Some(WeightRules {
         norms_per_layer: 4,
+        // Gemma's four norms a layer, Llama's projections.
+        checkpoint_names: Some(&[]),
         ..WeightRules::LLAMA
     }),
     ..DECODER

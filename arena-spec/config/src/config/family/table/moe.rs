@@ -156,6 +156,8 @@ pub(super) const GLM4_MOE: FamilyRules = FamilyRules {
         qk_norm: QkNorm::PerHead,
         qk_norm_switched: true,
         router_bias_buffer: true,
+        // Glm4MoeMoE's shared experts are `shared_experts` (vLLM's `Glm4MoeForCausalLM`).
+        checkpoint_names: Some(&[(".mlp.shared_expert.", ".mlp.shared_experts.")]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
