@@ -16,6 +16,7 @@
 //! phase, so reaching another phase's buffer is a compile error (no such field).
 
 mod error;
+mod rows;
 mod shape;
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,15 @@ pub enum ViewError {
         rows: usize,
         capacity: usize,
     },
+    /// Rows `start..end` of a buffer of `rows` rows, not within it (or a buffer without a
+    /// shape).
+    #[error("buffer `{buffer}`: rows {start}..{end} asked, it holds {rows} rows")]
+    RowRange {
+        buffer: &'static str,
+        start: usize,
+        end: usize,
+        rows: usize,
+    },
     /// A layer past a per-layer buffer's count (its first dimension), or a per-layer view of a
     /// buffer of one dimension.
     #[error("buffer `{buffer}`: layer {layer} asked, it holds {layers} layers{}", gated_note(*.layers))]

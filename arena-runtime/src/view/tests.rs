@@ -185,3 +185,73 @@ fn a_shape_equals_arrays_and_slices_of_its_numbers_and_prints_as_them() {
     assert!(shape == same && shape != other);
     assert_eq!(format!("{shape:?}"), "[16, 64]");
 }
+
+/// One KV block of one layer of a `[layers, blocks, block_tokens, width]` buffer, and a range
+/// of a layer's blocks: each row whole, at its address.
+#[test]
+fn a_row_range_keeps_each_row_and_starts_at_its_row() {
+    let device = HostDevice::new();
+    let v = view(&[2, 8, 16, 4], &device);
+    let layer = v.layer(1).unwrap();
+    let block = layer.row_range(5..6).unwrap();
+    assert_eq!(block.shape(), [1, 16, 4]);
+    // Layer 1 starts 8 · 64 elements in; block 5 another 5 · 64; two bytes an element.
+    assert_eq!(block.as_raw(), 0x1000 + ((8 * 64 + 5 * 64) * 2) as u64);
+    assert_eq!(layer.row_range(2..5).unwrap().shape(), [3, 16, 4]);
+    assert!(layer.row_range(3..3).unwrap().is_empty());
+    let e = layer.row_range(7..9).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "buffer `qkv`: rows 7..9 asked, it holds 8 rows"
+    );
+    let flat = View::<u8, _>::from_parts(
+        "scratch",
+        DevicePtr::from_raw_parts(0x2000, 8),
+        &[],
+        &device,
+    );
+    assert!(matches!(
+        flat.row_range(0..1),
+        Err(ViewError::RowRange { rows: 0, .. })
+    ));
+}
+
+/// A writable view split at a row: two writable views of disjoint rows, each written without
+/// touching the other.
+#[test]
+fn a_writable_view_splits_into_two_disjoint_ones() {
+    let device = HostDevice::new();
+    let addr = device.alloc(6 * 4).unwrap();
+    let dims = [6usize, 4];
+    {
+        let whole = ViewMut::<u8, _>::from_parts(
+            "buf",
+            DevicePtr::from_raw_parts(addr, 24),
+            &dims,
+            &device,
+        );
+        let (mut top, mut bottom) = whole.split_rows(2).unwrap();
+        assert_eq!(top.shape(), [2, 4]);
+        assert_eq!(bottom.shape(), [4, 4]);
+        top.write_bytes(&[1; 8]).unwrap();
+        bottom.write_bytes(&[2; 16]).unwrap();
+        let mut back = [0u8; 24];
+        // SAFETY: the 24 bytes are the live allocation above.
+        unsafe { device.read(addr, &mut back) }.unwrap();
+        assert_eq!(back[..8], [1; 8]);
+        assert_eq!(back[8..], [2; 16]);
+    }
+    let whole =
+        ViewMut::<u8, _>::from_parts("buf", DevicePtr::from_raw_parts(addr, 24), &dims, &device);
+    assert!(matches!(
+        whole.split_rows(7),
+        Err(ViewError::RowRange {
+            start: 0,
+            end: 7,
+            rows: 6,
+            ..
+        })
+    ));
+    // SAFETY: freed once, nothing uses it after.
+    unsafe { device.free(addr, 24) }.unwrap();
+}
