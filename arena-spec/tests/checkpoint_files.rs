@@ -410,3 +410,33 @@ fn a_gated_deltanet_s_split_projections_lie_back_to_back() {
         "{err}"
     );
 }
+
+/// `verify` reads every place back: after a load it compares every byte; a byte changed on
+/// the device afterwards is named by its tensor, place and offset.
+#[test]
+fn verify_reads_every_place_back_and_names_a_difference() {
+    use arena_spec::weights::checkpoint::verify;
+    let c = qwen3(json!({}));
+    let s = WeightsSizes::new(&c, &c.weight_formats).unwrap();
+    let d = dir("verify");
+    write(
+        &d.join("model.safetensors"),
+        &bf16_checkpoint(&c, &sizes(&c)),
+    );
+    let (ckpt, plan) = open_plan(&c, &s, &d);
+    let mut weights = AllocatedWeights::allocate(HostDevice::new(), &s).unwrap();
+    load(&ckpt, &plan, &mut weights, &mut |_, _| {}).unwrap();
+    assert_eq!(verify(&ckpt, &plan, &weights).unwrap(), s.total_bytes());
+    {
+        let mut views =
+            arena_spec::weights::AttentionWeightsViewsMut::of(&mut weights.attention).unwrap();
+        let mut k = views.k_proj.layer(1).unwrap();
+        let mut bytes = vec![0u8; k.byte_len()];
+        k.read_bytes(&mut bytes).unwrap();
+        bytes[100] ^= 1;
+        k.write_bytes(&bytes).unwrap();
+    }
+    let err = verify(&ckpt, &plan, &weights).unwrap_err().to_string();
+    assert_eq!(err, "`model.layers.1.self_attn.k_proj.weight` in AttentionWeights.k_proj layer 1 differs from the checkpoint at byte 100 of its place");
+    weights.release().unwrap();
+}

@@ -6,7 +6,7 @@ use crate::common::{CliError, LayoutArgs};
 use crate::device::DeviceChoice;
 use arena_runtime::Device;
 use arena_spec::weights::checkpoint::{
-    load, tensor_table, Checkpoint, CheckpointError, LoadPlan, Loaded,
+    load, tensor_table, verify, Checkpoint, CheckpointError, LoadPlan, Loaded,
 };
 use arena_spec::weights::{AllocatedWeights, WeightsSizes};
 use arena_spec::ModelConfig;
@@ -51,6 +51,9 @@ struct LoadArgs {
     /// Where the weights are allocated: host or cuda:N
     #[arg(long, default_value = "host")]
     device: DeviceChoice,
+    /// Read every place back after loading and compare it with the checkpoint
+    #[arg(long)]
+    verify: bool,
     /// The rank whose share is loaded (`--rank` defaults to 0 here)
     #[command(flatten)]
     layout: LayoutArgs,
@@ -179,12 +182,12 @@ fn print_table(config: &ModelConfig, sizes: &WeightsSizes, ckpt: &Checkpoint, pl
 
 fn load_on(args: LoadArgs) -> Result<(), CliError> {
     match args.device {
-        DeviceChoice::Host => load_into(arena_runtime::HostDevice::new(), &args.dir, &args.layout),
+        DeviceChoice::Host => load_into(arena_runtime::HostDevice::new(), &args),
         #[cfg(feature = "cuda")]
         DeviceChoice::Cuda(ref gpus) if gpus.len() == 1 => {
             let device = arena_runtime::CudaDevice::new(gpus[0])
                 .map_err(|e| CliError::Device(format!("cuda:{}: {e}", gpus[0])))?;
-            load_into(device, &args.dir, &args.layout)
+            load_into(device, &args)
         }
         #[cfg(feature = "cuda")]
         _ => Err(CliError::Usage(
@@ -197,12 +200,8 @@ fn load_on(args: LoadArgs) -> Result<(), CliError> {
     }
 }
 
-fn load_into<D: Device + Clone>(
-    device: D,
-    dir: &Path,
-    layout: &LayoutArgs,
-) -> Result<(), CliError> {
-    let (config, sizes, ckpt, plan) = matched(dir, layout)?;
+fn load_into<D: Device + Clone>(device: D, args: &LoadArgs) -> Result<(), CliError> {
+    let (config, sizes, ckpt, plan) = matched(&args.dir, &args.layout)?;
     if !plan.problems.is_empty() {
         for p in &plan.problems {
             eprintln!("  {p}");
@@ -230,6 +229,10 @@ fn load_into<D: Device + Clone>(
         bytes,
         zeroed,
     } = loaded.map_err(checkpoint)?;
+    let verified = match args.verify {
+        true => Some(verify(&ckpt, &plan, &weights).map_err(checkpoint)?),
+        false => None,
+    };
     weights.release()?;
     println!(
         "{}: {tensors} tensors, {bytes} bytes into {} bytes of weight arenas on {name} ({zeroed} padding bytes zeroed) in {seconds:.3} s: {:.2} GB/s",
@@ -237,5 +240,8 @@ fn load_into<D: Device + Clone>(
         sizes.total_bytes(),
         bytes as f64 / seconds.max(1e-9) / 1e9
     );
+    if let Some(n) = verified {
+        println!("verified: {n} bytes read back, each place equal to the checkpoint's");
+    }
     Ok(())
 }

@@ -97,6 +97,13 @@ pub enum CheckpointError {
     /// The checkpoint does not match the declarations: every problem, the first shown.
     #[error("the checkpoint does not match the weight declarations ({} problem{}): {}", problems.len(), if problems.len() == 1 { "" } else { "s" }, problems.first().map(ToString::to_string).unwrap_or_default())]
     Mismatch { problems: Vec<Problem> },
+    /// A place read back after loading differs from the checkpoint's bytes ([`verify`]).
+    #[error("`{tensor}` in {place} differs from the checkpoint at byte {offset} of its place")]
+    Differs {
+        tensor: String,
+        place: String,
+        offset: usize,
+    },
     /// A copy to the device failed.
     #[error("copying `{tensor}` into {place}: {source}")]
     Device {
@@ -134,14 +141,7 @@ pub fn load<D: Device>(
             problems: plan.problems.clone(),
         });
     }
-    let arenas: [(&str, &[Placement], &D); 6] = [
-        arena_of(&weights.model),
-        arena_of(&weights.attention),
-        arena_of(&weights.latent),
-        arena_of(&weights.compressed),
-        arena_of(&weights.mixers),
-        arena_of(&weights.ffn),
-    ];
+    let arenas = arenas(weights);
     let total = plan.stored_bytes;
     let mut done = Loaded {
         tensors: 0,
@@ -167,21 +167,7 @@ pub fn load<D: Device>(
             place: place.clone(),
             source,
         };
-        let target = arenas
-            .iter()
-            .find(|(name, _, _)| *name == slot.arena)
-            .and_then(|(_, placements, _)| placements.iter().find(|p| p.decl.name == slot.buffer));
-        // The place must lie inside its buffer: weights allocated at other sizes than the
-        // table's are refused here, not written past.
-        let placement = match target {
-            Some(p) if slot.offset + slot.bytes <= p.bytes && p.addr != 0 => p,
-            _ => {
-                return Err(device_error(
-                    &slot.name,
-                    DeviceError::Unsupported("a place outside its buffer: the weights were allocated at other sizes than the plan's"),
-                ))
-            }
-        };
+        let placement = place_of(&arenas, slot)?;
         let base = placement.addr + slot.offset as u64;
         for part in &placed.parts {
             let stored = &checkpoint.tensors()[&part.tensor];
@@ -233,8 +219,90 @@ pub fn load<D: Device>(
     Ok(done)
 }
 
-fn arena_of<A: Arena, D: Device>(
-    a: &arena_runtime::Allocated<A, D>,
-) -> (&'static str, &[Placement], &D) {
-    (A::NAME, a.placements(), a.device())
+/// Reads every placed tensor back from `weights` and compares it with the checkpoint's bytes
+/// (the rank's share), and the padding rows with zeros: the proof that a load landed where
+/// the plan says, through whatever staging the device's upload used. The bytes compared, or
+/// the first tensor that differs, at its first differing byte.
+pub fn verify<D: Device>(
+    checkpoint: &Checkpoint,
+    plan: &LoadPlan,
+    weights: &AllocatedWeights<D>,
+) -> Result<u64, CheckpointError> {
+    let arenas = arenas(weights);
+    let device = arenas[0].2;
+    let mut compared = 0u64;
+    for placed in &plan.placed {
+        let slot = &placed.slot;
+        let base = place_of(&arenas, slot)?.addr + slot.offset as u64;
+        let mut got = vec![0u8; slot.bytes];
+        // SAFETY: the place lies inside its buffer's live allocation (`place_of`).
+        unsafe { device.read(base, &mut got) }.map_err(|source| CheckpointError::Device {
+            tensor: slot.name.clone(),
+            place: slot.place(),
+            source,
+        })?;
+        let mut expected = Vec::with_capacity(slot.bytes);
+        for part in &placed.parts {
+            let bytes = checkpoint.bytes(&checkpoint.tensors()[&part.tensor]);
+            for r in 0..part.rows.max(1) {
+                let from = r * part.stride + part.skip;
+                let run = if part.take == part.stride {
+                    part.bytes
+                } else {
+                    part.take
+                };
+                expected.extend_from_slice(&bytes[from..from + run]);
+                if part.take == part.stride {
+                    break;
+                }
+            }
+        }
+        expected.resize(slot.bytes, 0);
+        if let Some(at) = got.iter().zip(&expected).position(|(a, b)| a != b) {
+            return Err(CheckpointError::Differs {
+                tensor: slot.name.clone(),
+                place: slot.place(),
+                offset: at,
+            });
+        }
+        compared += slot.bytes as u64;
+    }
+    Ok(compared)
+}
+
+/// The six arenas' names, placements and device.
+fn arenas<D: Device>(w: &AllocatedWeights<D>) -> [(&'static str, &[Placement], &D); 6] {
+    fn of<A: Arena, D: Device>(
+        a: &arena_runtime::Allocated<A, D>,
+    ) -> (&'static str, &[Placement], &D) {
+        (A::NAME, a.placements(), a.device())
+    }
+    [
+        of(&w.model),
+        of(&w.attention),
+        of(&w.latent),
+        of(&w.compressed),
+        of(&w.mixers),
+        of(&w.ffn),
+    ]
+}
+
+/// A place's buffer, which must hold it: weights allocated at other sizes than the table's
+/// are refused here, not written past.
+fn place_of<'p, D>(
+    arenas: &[(&'static str, &'p [Placement], &D); 6],
+    slot: &TensorSlot,
+) -> Result<&'p Placement, CheckpointError> {
+    arenas
+        .iter()
+        .find(|(name, _, _)| *name == slot.arena)
+        .and_then(|(_, placements, _)| placements.iter().find(|p| p.decl.name == slot.buffer))
+        .filter(|p| slot.offset + slot.bytes <= p.bytes && p.addr != 0)
+        .ok_or_else(|| CheckpointError::Device {
+            tensor: slot.name.clone(),
+            place: slot.place(),
+            source: DeviceError::Unsupported(
+                "a place outside its buffer: the weights were allocated at other sizes than the plan's",
+            ),
+        })
 }
