@@ -83,7 +83,7 @@ pub use regions::Region;
 pub use report::{human_bytes, phase_text, shape_text, ArenaReport, BufferRow};
 pub use reuse::{Live, ReuseBytes, ReusePlan};
 pub use slab::SlabPlan;
-pub use view::{Shape, View, ViewError, ViewMut, MAX_RANK};
+pub use view::{Shape, SplitRows, View, ViewError, ViewMut, MAX_RANK};
 
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]

@@ -22,6 +22,7 @@ mod shape;
 mod tests;
 
 pub use error::ViewError;
+pub use rows::SplitRows;
 use shape::Dims;
 pub use shape::{Shape, MAX_RANK};
 

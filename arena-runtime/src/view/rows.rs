@@ -11,6 +11,9 @@ use crate::ptr::DevicePtr;
 use core::marker::PhantomData;
 use core::ops::Range;
 
+/// The two writable views [`ViewMut::split_rows`] gives: the rows before a row, and the rest.
+pub type SplitRows<'a, T, D> = (ViewMut<'a, T, D>, ViewMut<'a, T, D>);
+
 /// Rows `range` of a view's `ptr` and `dims`: the address and shape of the narrowing.
 fn narrow<'a, T: Element>(
     name: &'static str,
@@ -70,10 +73,7 @@ impl<'a, T: Element, D: Device> ViewMut<'a, T, D> {
     /// The rows before `at` and the rows from it: two writable views of disjoint bytes, each
     /// with the whole view's lifetime (a kernel writing one while another writes the other).
     /// An error where `at` is past the rows.
-    pub fn split_rows(
-        self,
-        at: usize,
-    ) -> Result<(ViewMut<'a, T, D>, ViewMut<'a, T, D>), ViewError> {
+    pub fn split_rows(self, at: usize) -> Result<SplitRows<'a, T, D>, ViewError> {
         let rows = if self.dims.shaped { self.dims.lead } else { 0 };
         let (a, da) = narrow(self.name, self.ptr, self.dims, 0..at)?;
         let (b, db) = narrow(self.name, self.ptr, self.dims, at..rows.max(at))?;
