@@ -199,6 +199,17 @@ fn a_row_range_keeps_each_row_and_starts_at_its_row() {
     assert_eq!(block.as_raw(), 0x1000 + ((8 * 64 + 5 * 64) * 2) as u64);
     assert_eq!(layer.row_range(2..5).unwrap().shape(), [3, 16, 4]);
     assert!(layer.row_range(3..3).unwrap().is_empty());
+    #[allow(clippy::reversed_empty_ranges)]
+    let backwards = layer.row_range(5..3);
+    assert!(matches!(
+        backwards,
+        Err(ViewError::RowRange {
+            start: 5,
+            end: 3,
+            rows: 8,
+            ..
+        })
+    ));
     let e = layer.row_range(7..9).unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -241,6 +252,11 @@ fn a_writable_view_splits_into_two_disjoint_ones() {
         assert_eq!(back[..8], [1; 8]);
         assert_eq!(back[8..], [2; 16]);
     }
+    let whole =
+        ViewMut::<u8, _>::from_parts("buf", DevicePtr::from_raw_parts(addr, 24), &dims, &device);
+    let tail = whole.into_row_range(4..6).unwrap();
+    assert_eq!(tail.shape(), [2, 4]);
+    assert_eq!((tail.as_raw(), tail.len()), (addr + 16, 8));
     let whole =
         ViewMut::<u8, _>::from_parts("buf", DevicePtr::from_raw_parts(addr, 24), &dims, &device);
     assert!(matches!(
