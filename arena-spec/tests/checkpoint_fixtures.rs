@@ -165,8 +165,9 @@ pub fn buffer_bytes(w: &AllocatedWeights<HostDevice>, arena: &str, buffer: &str)
     }
 }
 
-/// A rank's place, read back from host weights loaded at that rank's sizes.
-pub fn rank_places(c: &ModelConfig, path: &Path) -> BTreeMap<String, Vec<u8>> {
+/// Each place's bytes, by stored name and buffer (a fused stored tensor fills several
+/// places), read back from host weights loaded at `c`'s sizes (a rank's, for a rank).
+pub fn places(c: &ModelConfig, path: &Path) -> BTreeMap<(String, &'static str), Vec<u8>> {
     let s = WeightsSizes::new(c, &c.weight_formats).unwrap();
     let (ckpt, plan) = open_plan(c, &s, path);
     assert!(plan.problems.is_empty(), "{:?}", plan.problems);
@@ -176,13 +177,28 @@ pub fn rank_places(c: &ModelConfig, path: &Path) -> BTreeMap<String, Vec<u8>> {
     for placed in &plan.placed {
         let buffer = buffer_bytes(&weights, placed.slot.arena, placed.slot.buffer);
         let at = placed.slot.offset;
-        out.insert(
-            placed.slot.name.clone(),
-            buffer[at..at + placed.slot.bytes].to_vec(),
-        );
+        let key = (placed.slot.name.clone(), placed.slot.buffer);
+        out.insert(key, buffer[at..at + placed.slot.bytes].to_vec());
     }
     weights.release().unwrap();
     out
+}
+
+/// [`places`] by stored name alone (no stored tensor filling two places).
+pub fn rank_places(c: &ModelConfig, path: &Path) -> BTreeMap<String, Vec<u8>> {
+    places(c, path)
+        .into_iter()
+        .map(|((n, _), v)| (n, v))
+        .collect()
+}
+
+/// A per-tensor FP32 scale, `[]`.
+pub fn scalar() -> T {
+    T {
+        dtype: "F32",
+        shape: vec![],
+        data: vec![0; 4],
+    }
 }
 
 /// Rows `rows` of a row-major `[_, cols]` BF16 tensor's bytes, columns `from..to`.

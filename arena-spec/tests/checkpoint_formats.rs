@@ -79,22 +79,8 @@ fn a_modelopt_fp8_matrix_loads_with_its_scalar_scales() {
                     data: vec![0; o * i],
                 },
             ),
-            (
-                ".weight_scale".into(),
-                T {
-                    dtype: "F32",
-                    shape: vec![],
-                    data: vec![0; 4],
-                },
-            ),
-            (
-                ".input_scale".into(),
-                T {
-                    dtype: "F32",
-                    shape: vec![],
-                    data: vec![0; 4],
-                },
-            ),
+            (".weight_scale".into(), scalar()),
+            (".input_scale".into(), scalar()),
         ]
     });
     let d = dir("modelopt-fp8");
@@ -149,22 +135,8 @@ fn an_nvfp4_matrix_loads_with_its_group_and_global_scales() {
                     data: vec![0; o * i / 16],
                 },
             ),
-            (
-                ".weight_scale_2".into(),
-                T {
-                    dtype: "F32",
-                    shape: vec![],
-                    data: vec![0; 4],
-                },
-            ),
-            (
-                ".input_scale".into(),
-                T {
-                    dtype: "F32",
-                    shape: vec![],
-                    data: vec![0; 4],
-                },
-            ),
+            (".weight_scale_2".into(), scalar()),
+            (".input_scale".into(), scalar()),
         ]
     };
     let file = quantized_checkpoint(&c, &s, nvfp4);

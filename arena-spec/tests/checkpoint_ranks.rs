@@ -2,10 +2,7 @@
 //! from checkpoints written here; every shipped model of a declared family names every byte.
 
 use crate::checkpoint_fixtures::*;
-use arena_runtime::HostDevice;
-use arena_spec::weights::checkpoint::load;
 use arena_spec::weights::checkpoint::tensor_table;
-use arena_spec::weights::AllocatedWeights;
 use arena_spec::weights::WeightsSizes;
 use arena_spec::ModelConfig;
 use serde_json::json;
@@ -264,13 +261,13 @@ fn a_fused_stored_tensor_fills_each_block_s_place() {
     assert_eq!(file.len(), 3 + 6, "{:?}", file.keys());
     let d = dir("phi3");
     write(&d.join("model.safetensors"), &file);
-    let whole = rank_places_of(&c, &d);
+    let whole = places(&c, &d);
     let (qkv, gate_up) = (
         "model.layers.0.self_attn.qkv_proj.weight",
         "model.layers.0.mlp.gate_up_proj.weight",
     );
     let layout = arena_spec::ParallelLayout::new(2, 1, 1).unwrap();
-    let r1 = rank_places_of(&c.shard(&layout.rank(1).unwrap()).unwrap(), &d);
+    let r1 = places(&c.shard(&layout.rank(1).unwrap()).unwrap(), &d);
     let rows = |name: &str, r: std::ops::Range<usize>| block(&file[name], r, 0, 64);
     for (place, one, rank1) in [
         ("q_proj", 0..64, 32..64),
@@ -289,46 +286,4 @@ fn a_fused_stored_tensor_fills_each_block_s_place() {
         r1[&(gate_up.to_string(), "up_proj")],
         rows(gate_up, 144..192)
     );
-}
-
-/// Each place's bytes by stored name and buffer (a fused tensor fills several places).
-fn rank_places_of(
-    c: &ModelConfig,
-    path: &std::path::Path,
-) -> BTreeMap<(String, &'static str), Vec<u8>> {
-    let s = WeightsSizes::new(c, &c.weight_formats).unwrap();
-    let (ckpt, plan) = open_plan(c, &s, path);
-    assert!(plan.problems.is_empty(), "{:?}", plan.problems);
-    let mut weights = AllocatedWeights::allocate(HostDevice::new(), &s).unwrap();
-    load(&ckpt, &plan, &mut weights, &mut |_, _| {}).unwrap();
-    let mut out = BTreeMap::new();
-    for placed in &plan.placed {
-        let buffer = buffer_bytes(&weights, placed.slot.arena, placed.slot.buffer);
-        let at = placed.slot.offset;
-        let key = (placed.slot.name.clone(), placed.slot.buffer);
-        out.insert(key, buffer[at..at + placed.slot.bytes].to_vec());
-    }
-    weights.release().unwrap();
-    out
-}
-
-/// docs/checkpoints.md names the families whose checkpoint names are declared, all of them
-/// and no other (the rows with `WeightRules::checkpoint_names`).
-#[test]
-fn the_readme_and_docs_name_the_families_whose_checkpoints_load() {
-    let path = format!("{}/../docs/checkpoints.md", env!("CARGO_MANIFEST_DIR"));
-    let page = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let sentence = page
-        .split("declared for")
-        .nth(1)
-        .and_then(|rest| rest.split(");").next())
-        .expect("the page says which families are declared");
-    let listed: std::collections::BTreeSet<&str> = sentence.split('`').skip(1).step_by(2).collect();
-    let code: std::collections::BTreeSet<&str> = arena_spec::Family::ALL
-        .iter()
-        .map(|f| f.rules())
-        .filter(|r| r.weights.and_then(|w| w.checkpoint_names).is_some())
-        .map(|r| r.model_type)
-        .collect();
-    assert_eq!(listed, code);
 }
