@@ -161,6 +161,37 @@ fn a_sequence_waits_for_blocks_and_never_allocates() {
     assert_eq!(s.free_blocks(), 4);
 }
 
+/// The step's metadata in the arena's element types: positions, KV slots (block · 16 + row),
+/// `cu_seqlens`, the cached lengths after the step, and block tables padded to the width.
+#[test]
+fn a_step_s_metadata_follows_its_block_tables() {
+    let mut s = Scheduler::new(limits(64, 4, 8));
+    s.add(Request {
+        id: 1,
+        prompt: 17,
+        max_new_tokens: 3,
+    });
+    let first = s.schedule();
+    s.complete(&first).unwrap();
+    s.add(Request {
+        id: 2,
+        prompt: 3,
+        max_new_tokens: 1,
+    });
+    let step = s.schedule();
+    let m = s.metadata(&step, 4).unwrap();
+    // Sequence 1 decodes position 17 (block 1, row 1); sequence 2 prefills 3 tokens in block 2.
+    assert_eq!(m.positions, [17, 0, 1, 2]);
+    assert_eq!(m.slots, [17, 32, 33, 34]);
+    assert_eq!(m.cu_seqlens, [0, 1, 4]);
+    assert_eq!(m.kv_lens, [18, 3]);
+    assert_eq!(m.block_tables, [0, 1, 0, 0, 2, 0, 0, 0]);
+    assert!(
+        s.metadata(&step, 1).is_none(),
+        "sequence 1's two blocks do not fit a width of 1"
+    );
+}
+
 proptest! {
     /// Any mix of requests served to the end, the pool large enough for every sequence that
     /// may run at once (at most 6 blocks each): no step over its token or sequence limit, no
@@ -194,6 +225,10 @@ proptest! {
                 }
             }
             prop_assert!(held.len() + s.free_blocks() <= blocks);
+            let m = s.metadata(&batch, 8).unwrap();
+            let slots: BTreeSet<i64> = m.slots.iter().copied().collect();
+            prop_assert_eq!(slots.len(), batch.tokens(), "a KV slot written twice in a step");
+            prop_assert!(m.slots.iter().all(|&x| held.contains(&((x / 16) as u32))));
             prop_assert!(!batch.scheduled.is_empty(), "a step with nothing to run");
             done.extend(s.complete(&batch).unwrap());
         }

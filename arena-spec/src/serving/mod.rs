@@ -10,4 +10,4 @@ mod paging;
 mod scheduler;
 
 pub use paging::{BlockId, BlockPool, BlockTable, PagingError, SlotPool};
-pub use scheduler::{Batch, Limits, Request, Scheduled, Scheduler};
+pub use scheduler::{Batch, Limits, Request, Scheduled, Scheduler, StepMetadata};

@@ -91,6 +91,22 @@ impl Sequence {
     }
 }
 
+/// What a step's kernels read beside the tokens, in the element types the arena's scratch
+/// holds them (`q12_batched_scratch_bytes_varlen`'s list, the seeds' `stage_batched.rs`):
+/// each packed token's position (`i32`) and KV slot (`i64`: its block times the block's
+/// tokens, plus its row), `cu_seqlens` (`n + 1` `i32`), each sequence's cached length after
+/// the step (`kv_lens`, `i32`), and each sequence's block table padded to `width` blocks
+/// (`i32`, `n × width`, padded with block 0 as vLLM's `BlockTable` pads: `kv_lens` says how
+/// many are real).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepMetadata {
+    pub positions: Vec<i32>,
+    pub slots: Vec<i64>,
+    pub cu_seqlens: Vec<i32>,
+    pub kv_lens: Vec<i32>,
+    pub block_tables: Vec<i32>,
+}
+
 /// Sequences from arrival to finish, each step's batch, and the pools they draw on.
 #[derive(Debug)]
 pub struct Scheduler {
@@ -199,6 +215,32 @@ impl Scheduler {
             });
         }
         batch
+    }
+
+    /// The metadata of `batch` (scheduled, not yet completed) with block tables of `width`
+    /// blocks (`arena::sizing::block_table_width` of the arena's `max_seq_len`); `None` where
+    /// a scheduled sequence's table is wider.
+    pub fn metadata(&self, batch: &Batch, width: usize) -> Option<StepMetadata> {
+        let bt = self.limits.block_tokens;
+        let mut m = StepMetadata {
+            cu_seqlens: batch.cu_seqlens().iter().map(|&c| c as i32).collect(),
+            ..StepMetadata::default()
+        };
+        for s in &batch.scheduled {
+            let table = self.block_table(s.id)?;
+            if table.blocks().len() > width {
+                return None;
+            }
+            for p in s.start..s.start + s.tokens {
+                m.positions.push(p as i32);
+                m.slots.push(table.slot_of(p, bt)? as i64);
+            }
+            m.kv_lens.push((s.start + s.tokens) as i32);
+            let mut row: Vec<i32> = table.blocks().iter().map(|&b| b as i32).collect();
+            row.resize(width, 0);
+            m.block_tables.extend(row);
+        }
+        Some(m)
     }
 
     /// After the step ran `batch`: its tokens are cached; a sequence whose prompt is now
