@@ -148,6 +148,8 @@ fn every_shipped_model_of_a_declared_family_names_every_byte() {
             "mixtral-8x7b",
             "phi-3-mini-4k-instruct",
             "phi-4",
+            "olmo-3.1-32b-instruct",
+            "exaone-4.0-32b",
             "gemma-3-1b-it",
             "gemma-3-4b-it",
             "qwen2.5-7b",
@@ -286,4 +288,27 @@ fn a_fused_stored_tensor_fills_each_block_s_place() {
         r1[&(gate_up.to_string(), "up_proj")],
         rows(gate_up, 144..192)
     );
+}
+
+/// OLMo 3 and EXAONE 4 norm after the attention and after the MLP: a layer's two norm rows are
+/// `post_attention_layernorm` then `post_feedforward_layernorm`, each renamed once.
+#[test]
+fn post_norm_families_name_their_two_norms_in_order() {
+    for model in ["olmo-3.1-32b-instruct", "exaone-4.0-32b"] {
+        let c = crate::shipped::config(model);
+        let table = tensor_table(&c, &WeightsSizes::new(&c, &c.weight_formats).unwrap()).unwrap();
+        let norms: Vec<&str> = table
+            .iter()
+            .filter(|t| t.buffer == "layer_norms" && t.layer == Some(3))
+            .map(|t| t.name.as_str())
+            .collect();
+        assert_eq!(
+            norms,
+            [
+                "model.layers.3.post_attention_layernorm.weight",
+                "model.layers.3.post_feedforward_layernorm.weight"
+            ],
+            "{model}"
+        );
+    }
 }

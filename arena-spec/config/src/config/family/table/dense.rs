@@ -187,6 +187,13 @@ pub(super) const OLMO3: FamilyRules = FamilyRules {
         qkv_bias: Bias::Never,
         o_bias: Bias::Never,
         qk_norm: QkNorm::WholeUnsplit,
+        // Its layers norm after the attention and after the MLP, not before
+        // (`Olmo3DecoderLayer.post_attention_layernorm`, `post_feedforward_layernorm`): its two norms
+        // under those names, renamed in this order so neither rename takes the other's.
+        checkpoint_names: Some(&[
+            (".post_attention_layernorm.", ".post_feedforward_layernorm."),
+            (".input_layernorm.", ".post_attention_layernorm."),
+        ]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
@@ -202,6 +209,13 @@ pub(super) const EXAONE4: FamilyRules = FamilyRules {
     // Exaone4Attention: Qwen3's.
     weights: Some(WeightRules {
         qk_norm: QkNorm::PerHead,
+        // Its layers norm after the attention and after the MLP, not before
+        // (`Exaone4DecoderLayer.post_attention_layernorm`, `post_feedforward_layernorm`): its two norms
+        // under those names, renamed in this order so neither rename takes the other's.
+        checkpoint_names: Some(&[
+            (".post_attention_layernorm.", ".post_feedforward_layernorm."),
+            (".input_layernorm.", ".post_attention_layernorm."),
+        ]),
         ..WeightRules::LLAMA
     }),
     ..DECODER
