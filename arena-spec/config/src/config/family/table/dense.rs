@@ -174,6 +174,13 @@ pub(super) const PHI3: FamilyRules = FamilyRules {
     ..DECODER
 };
 
+/// A post-norm layer's two norms (after the attention, after the MLP) under their names,
+/// renamed in this order so that neither rename takes the other's.
+const POST_NORM_NAMES: &[(&str, &str)] = &[
+    (".post_attention_layernorm.", ".post_feedforward_layernorm."),
+    (".input_layernorm.", ".post_attention_layernorm."),
+];
+
 // OLMo 3 (olmo3/modeling_olmo3.py): q/k RMSNorm over the whole projection (162–163),
 // post-norms, 3 sliding : 1 full layers; `head_dim` is read with `getattr`, else
 // hidden / heads (144).
@@ -187,13 +194,8 @@ pub(super) const OLMO3: FamilyRules = FamilyRules {
         qkv_bias: Bias::Never,
         o_bias: Bias::Never,
         qk_norm: QkNorm::WholeUnsplit,
-        // Its layers norm after the attention and after the MLP, not before
-        // (`Olmo3DecoderLayer.post_attention_layernorm`, `post_feedforward_layernorm`): its two norms
-        // under those names, renamed in this order so neither rename takes the other's.
-        checkpoint_names: Some(&[
-            (".post_attention_layernorm.", ".post_feedforward_layernorm."),
-            (".input_layernorm.", ".post_attention_layernorm."),
-        ]),
+        // `Olmo3DecoderLayer`'s two norms follow the attention and the MLP.
+        checkpoint_names: Some(POST_NORM_NAMES),
         ..WeightRules::LLAMA
     }),
     ..DECODER
@@ -209,13 +211,8 @@ pub(super) const EXAONE4: FamilyRules = FamilyRules {
     // Exaone4Attention: Qwen3's.
     weights: Some(WeightRules {
         qk_norm: QkNorm::PerHead,
-        // Its layers norm after the attention and after the MLP, not before
-        // (`Exaone4DecoderLayer.post_attention_layernorm`, `post_feedforward_layernorm`): its two norms
-        // under those names, renamed in this order so neither rename takes the other's.
-        checkpoint_names: Some(&[
-            (".post_attention_layernorm.", ".post_feedforward_layernorm."),
-            (".input_layernorm.", ".post_attention_layernorm."),
-        ]),
+        // `Exaone4DecoderLayer`'s two norms follow the attention and the MLP.
+        checkpoint_names: Some(POST_NORM_NAMES),
         ..WeightRules::LLAMA
     }),
     ..DECODER
