@@ -38,7 +38,10 @@ pub struct Scales<'a> {
     pub tail: usize,
 }
 
-const SIXTEEN: [&str; 2] = ["BF16", "F16"];
+/// The 16-bit dtypes a 16-bit place (or a matrix of 16-bit elements) takes.
+pub(super) fn sixteen_bit(dtype: &str) -> bool {
+    dtype == "BF16" || dtype == "F16"
+}
 
 /// A block or channel scale tensor: its name, its entry and the shape its matrix asks of it.
 type Block<'a> = (String, &'a StoredTensor, Vec<usize>);
@@ -78,7 +81,7 @@ pub fn scales<'a>(
     let d = t.dtype.as_str();
     let (block, scalars): (Option<Block>, Vec<&str>) =
         match (get("weight_scale_inv"), get("weight_scale")) {
-            (None, None) if SIXTEEN.contains(&d) => {
+            (None, None) if sixteen_bit(d) => {
                 return Ok(Scales {
                     parts: Vec::new(),
                     tail: 0,

@@ -183,21 +183,26 @@ pub fn load<D: Device>(
                 progress(done.bytes, total);
                 Ok(())
             };
-            if part.rows <= 1 || part.take == part.stride {
+            let mut runs = part.runs(bytes).peekable();
+            match runs.next() {
                 // One run: the share is contiguous in the file.
-                let run = &bytes[part.skip..part.skip + part.bytes];
-                for piece in run.chunks(CHUNK_BYTES) {
-                    send(piece, &mut at)?;
+                Some(run) if runs.peek().is_none() => {
+                    for piece in run.chunks(CHUNK_BYTES) {
+                        send(piece, &mut at)?;
+                    }
                 }
-            } else {
                 // A cut along dimension 1: each row's run gathered into a bounded buffer.
-                gather.clear();
-                for r in 0..part.rows {
-                    let from = r * part.stride + part.skip;
-                    gather.extend_from_slice(&bytes[from..from + part.take]);
-                    if gather.len() + part.take > CHUNK_BYTES || r + 1 == part.rows {
+                first => {
+                    gather.clear();
+                    for run in first.into_iter().chain(runs) {
+                        if !gather.is_empty() && gather.len() + run.len() > CHUNK_BYTES {
+                            send(&gather, &mut at)?;
+                            gather.clear();
+                        }
+                        gather.extend_from_slice(run);
+                    }
+                    if !gather.is_empty() {
                         send(&gather, &mut at)?;
-                        gather.clear();
                     }
                 }
             }
@@ -244,18 +249,8 @@ pub fn verify<D: Device>(
         let mut expected = Vec::with_capacity(slot.bytes);
         for part in &placed.parts {
             let bytes = checkpoint.bytes(&checkpoint.tensors()[&part.tensor]);
-            for r in 0..part.rows.max(1) {
-                let from = r * part.stride + part.skip;
-                let run = if part.take == part.stride {
-                    part.bytes
-                } else {
-                    part.take
-                };
-                expected.extend_from_slice(&bytes[from..from + run]);
-                if part.take == part.stride {
-                    break;
-                }
-            }
+            part.runs(bytes)
+                .for_each(|run| expected.extend_from_slice(run));
         }
         expected.resize(slot.bytes, 0);
         if let Some(at) = got.iter().zip(&expected).position(|(a, b)| a != b) {

@@ -3,7 +3,7 @@
 //! place or skipped with its reason, and every problem named with its tensor, file and place.
 
 use super::files::StoredTensor;
-use super::matrix::{self, Issue};
+use super::matrix::{self, sixteen_bit, Issue};
 use super::table::{Cut, Share, TensorSlot};
 use crate::config::{ModelConfig, WeightFormats};
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,6 +44,17 @@ impl Part {
             take,
             stride,
         }
+    }
+
+    /// Its share's bytes in `stored` (the stored tensor's bytes), in the order they fill its
+    /// place: one run where the share is contiguous, else one run a row.
+    pub fn runs<'b>(&self, stored: &'b [u8]) -> impl Iterator<Item = &'b [u8]> {
+        let (stride, skip) = (self.stride, self.skip);
+        let (count, len) = match self.rows <= 1 || self.take == stride {
+            true => (1, self.bytes),
+            false => (self.rows, self.take),
+        };
+        (0..count).map(move |r| &stored[r * stride + skip..][..len])
     }
 }
 
@@ -259,11 +270,6 @@ fn expert_of(name: &str) -> Option<usize> {
     rest.split('.').next()?.parse().ok()
 }
 
-/// The 16-bit dtypes a place of 16-bit elements takes.
-fn sixteen_bit(dtype: &str) -> bool {
-    dtype == "BF16" || dtype == "F16"
-}
-
 impl LoadPlan {
     /// Matches `stored` (a checkpoint's tensors by name, with the file each lies in) to
     /// `table` at `formats` (the block size of FP8 scales).
@@ -334,8 +340,7 @@ impl LoadPlan {
                     continue;
                 }
             };
-            let weight = Part::of(&slot.name, t, share, 0);
-            let mut parts = vec![weight.clone()];
+            let mut parts = vec![Part::of(&slot.name, t, share, 0)];
             let problem = match &slot.shape {
                 // A 16-bit or FP32 tensor: its dtype, and its share's shape the place's.
                 Some(shape) => {
