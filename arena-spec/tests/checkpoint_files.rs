@@ -110,14 +110,7 @@ fn what_a_text_engine_does_not_hold_is_skipped_by_name() {
         "model.layers.2.mlp.gate_proj.weight",
         "model.layers.0.self_attn.rotary_emb.inv_freq",
     ] {
-        file.insert(
-            name.into(),
-            T {
-                dtype: "BF16",
-                shape: vec![4],
-                data: vec![0; 8],
-            },
-        );
+        file.insert(name.into(), stub());
     }
     let d = dir("skipped");
     write(&d.join("model.safetensors"), &file);

@@ -192,6 +192,15 @@ pub fn rank_places(c: &ModelConfig, path: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// A small BF16 tensor of no place's (what a rule skips or a test adds).
+pub fn stub() -> T {
+    T {
+        dtype: "BF16",
+        shape: vec![4],
+        data: vec![0; 8],
+    }
+}
+
 /// A per-tensor FP32 scale, `[]`.
 pub fn scalar() -> T {
     T {

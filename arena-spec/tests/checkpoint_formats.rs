@@ -2,9 +2,7 @@
 //! NVFP4 (whole and cut for a rank).
 
 use crate::checkpoint_fixtures::*;
-use arena_spec::weights::checkpoint::tensor_table;
 use serde_json::json;
-use std::collections::BTreeMap;
 
 /// Block FP8 (`weight_block_size` 128 × 128): a matrix's E4M3 elements, then its
 /// `weight_scale_inv` blocks, fill its place; norms and the embedding stay 16-bit.
@@ -15,48 +13,29 @@ fn block_fp8_matrices_load_with_their_scales_after_their_elements() {
         "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}
     }));
     let s = sizes(&c);
-    let mut file = BTreeMap::new();
-    for (k, slot) in tensor_table(&c, &s).unwrap().into_iter().enumerate() {
-        match slot.shape {
-            Some(shape) => {
-                file.insert(
-                    slot.name,
-                    T {
-                        dtype: "BF16",
-                        shape,
-                        data: filled(k, slot.bytes),
-                    },
-                );
-            }
-            None => {
-                // [out, 256] elements, then ceil(out / 128) × 2 F32 scales.
-                // o reads the 4 heads of 64; down the MLP's 384; the rest the hidden 256.
-                let inner: usize = if slot.buffer == "down_proj" { 384 } else { 256 };
-                let out = (1..4096usize)
-                    .find(|o| o * inner + o.div_ceil(128) * inner.div_ceil(128) * 4 == slot.bytes)
-                    .unwrap();
-                let stem = slot.name.strip_suffix(".weight").unwrap().to_string();
-                file.insert(
-                    slot.name,
-                    T {
-                        dtype: "F8_E4M3",
-                        shape: vec![out, inner],
-                        data: filled(k, out * inner),
-                    },
-                );
-                let scales = vec![out.div_ceil(128), inner.div_ceil(128)];
-                let n = scales[0] * scales[1] * 4;
-                file.insert(
-                    format!("{stem}.weight_scale_inv"),
-                    T {
-                        dtype: "F32",
-                        shape: scales,
-                        data: filled(k + 1000, n),
-                    },
-                );
-            }
-        }
-    }
+    // `[out, in]` E4M3 elements, then `[ceil(out / 128), ceil(in / 128)]` F32 scales.
+    let file = quantized_checkpoint(&c, &s, |_, o, i| {
+        let scales = vec![o.div_ceil(128), i.div_ceil(128)];
+        let n = scales[0] * scales[1] * 4;
+        vec![
+            (
+                ".weight".into(),
+                T {
+                    dtype: "F8_E4M3",
+                    shape: vec![o, i],
+                    data: vec![0; o * i],
+                },
+            ),
+            (
+                ".weight_scale_inv".into(),
+                T {
+                    dtype: "F32",
+                    shape: scales,
+                    data: vec![0; n],
+                },
+            ),
+        ]
+    });
     let d = dir("fp8");
     write(&d.join("model.safetensors"), &file);
     load_and_compare(&c, &s, &d);
