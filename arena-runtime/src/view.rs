@@ -278,6 +278,23 @@ macro_rules! view_common {
                 Ok((DevicePtr::from_raw_parts(addr, n), Dims::flat(n)))
             }
 
+            /// The whole view as `U`s, flat: whole elements, aligned as `U` is.
+            #[inline]
+            fn narrow_cast<U: Element>(&self) -> Result<(DevicePtr<U>, Dims<'a>), ViewError> {
+                let (addr, bytes) = (self.ptr.as_raw(), self.ptr.byte_len());
+                if bytes % U::SIZE != 0 || addr % core::mem::align_of::<U>() as u64 != 0 {
+                    return Err(ViewError::Cast {
+                        buffer: self.name,
+                        addr,
+                        bytes,
+                        dtype: U::NAME,
+                    });
+                }
+                let n = bytes / U::SIZE;
+                let addr = if n == 0 { 0 } else { addr };
+                Ok((DevicePtr::from_raw_parts(addr, n), Dims::flat(n)))
+            }
+
             #[inline]
             fn narrow_region<U: Element>(
                 &self,
@@ -389,6 +406,21 @@ impl<'a, T: Element, D: Device> View<'a, T, D> {
         })
     }
 
+    /// The same bytes as elements of `U` (one dimension): a weight place declared as `u8`
+    /// (a matrix in its checkpoint's format) read at the type a kernel reads it, `bf16` for a
+    /// 16-bit checkpoint. An error names the buffer where the bytes are not whole `U`s or do
+    /// not start at `U`'s alignment.
+    #[inline]
+    pub fn cast<U: Element>(&self) -> Result<View<'a, U, D>, ViewError> {
+        let (ptr, dims) = self.narrow_cast::<U>()?;
+        Ok(View {
+            ptr,
+            dims,
+            name: self.name,
+            device: self.device,
+        })
+    }
+
     /// The same bytes as `u8`s (one dimension): for copies of any dtype.
     #[inline]
     pub fn bytes(&self) -> View<'a, u8, D> {
@@ -429,6 +461,19 @@ impl<'a, T: Element, D: Device> ViewMut<'a, T, D> {
     /// Copies the view's bytes into `out` (see [`View::read_bytes`]).
     pub fn read_bytes(&self, out: &mut [u8]) -> Result<(), ViewError> {
         self.as_view().read_bytes(out)
+    }
+
+    /// The same bytes as writable elements of `U`, consuming the view (see [`View::cast`]).
+    #[inline]
+    pub fn into_cast<U: Element>(self) -> Result<ViewMut<'a, U, D>, ViewError> {
+        let (ptr, dims) = self.narrow_cast::<U>()?;
+        Ok(ViewMut {
+            ptr,
+            dims,
+            name: self.name,
+            device: self.device,
+            _exclusive: PhantomData,
+        })
     }
 
     /// The same bytes as writable `u8`s (one dimension), consuming the view.

@@ -19,6 +19,9 @@ mod model;
 #[path = "../examples/forward/ops.rs"]
 mod ops;
 #[allow(dead_code)]
+#[path = "../examples/forward/params.rs"]
+mod params;
+#[allow(dead_code)]
 #[path = "../examples/forward/run.rs"]
 mod run;
 #[allow(dead_code)]

@@ -27,6 +27,9 @@ mod model;
 #[path = "../examples/forward/ops.rs"]
 mod ops;
 #[allow(dead_code)]
+#[path = "../examples/forward/params.rs"]
+mod params;
+#[allow(dead_code)]
 #[path = "../examples/forward/run.rs"]
 mod run;
 #[allow(dead_code)]
@@ -61,13 +64,7 @@ fn bits(logits: &[Vec<f32>]) -> Vec<u32> {
 
 /// The step on the GPU, poisoned, in `options`.
 fn on_gpu(run: &run::Run, stream: &Arc<CudaStream>, options: AllocOptions) -> run::Outputs {
-    let ops = gpu::GpuOps::new(
-        stream,
-        &run.decoder,
-        &run.weights,
-        run.reference.tokens.len(),
-    )
-    .unwrap();
+    let ops = gpu::GpuOps::new(stream, &run.decoder, run.reference.tokens.len()).unwrap();
     run.outputs_on(CudaDevice::from_stream(stream), ops, options, true)
         .unwrap()
 }

@@ -49,6 +49,17 @@ pub enum ViewError {
         capacity: usize,
         dtype: &'static str,
     },
+    /// A view read as another element type whose bytes are not whole elements of it, or
+    /// start at an address not aligned for it.
+    #[error(
+        "buffer `{buffer}`: {bytes} bytes at {addr:#x} are not whole, aligned `{dtype}` elements"
+    )]
+    Cast {
+        buffer: &'static str,
+        addr: u64,
+        bytes: usize,
+        dtype: &'static str,
+    },
     /// A host slice of another length than the view's bytes.
     #[error("buffer `{buffer}`: a host slice of {host} bytes for a view of {view} bytes")]
     HostLength {

@@ -271,3 +271,45 @@ fn a_writable_view_splits_into_two_disjoint_ones() {
     // SAFETY: freed once, nothing uses it after.
     unsafe { device.free(addr, 24) }.unwrap();
 }
+
+#[test]
+fn a_byte_view_casts_to_whole_aligned_elements_and_names_the_buffer_otherwise() {
+    let device = HostDevice::new();
+    let bytes = |addr, len| {
+        View::<u8, _>::from_parts(
+            "q_proj",
+            DevicePtr::from_raw_parts(addr, len),
+            &[],
+            &device,
+        )
+    };
+    let v = bytes(0x1000, 24).cast::<bf16>().unwrap();
+    assert_eq!((v.len(), v.as_raw(), v.name()), (12, 0x1000, "q_proj"));
+    assert_eq!(v.shape(), [12]);
+    assert_eq!(bytes(0x1000, 24).cast::<f32>().unwrap().len(), 6);
+    assert!(bytes(0, 0).cast::<f32>().unwrap().is_empty());
+    // Not whole `f32`s, and not aligned for them.
+    let e = bytes(0x1000, 22).cast::<f32>().unwrap_err();
+    assert_eq!(
+        e,
+        ViewError::Cast {
+            buffer: "q_proj",
+            addr: 0x1000,
+            bytes: 22,
+            dtype: "f32"
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "buffer `q_proj`: 22 bytes at 0x1000 are not whole, aligned `f32` elements"
+    );
+    assert!(matches!(
+        bytes(0x1002, 8).cast::<f32>(),
+        Err(ViewError::Cast { addr: 0x1002, .. })
+    ));
+    // A writable view casts the same way, consumed.
+    let raw = DevicePtr::<u8>::from_raw_parts(0x2000, 8);
+    let w = ViewMut::from_parts("o_proj", raw, &[], &device);
+    let w = w.into_cast::<bf16>().unwrap();
+    assert_eq!((w.len(), w.as_raw()), (4, 0x2000));
+}

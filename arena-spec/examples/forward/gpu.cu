@@ -168,12 +168,14 @@ extern "C" __global__ void top_k_weights(const bf16* logits, float* weights, int
 
 // Row r (token r / k, choice r % k) through expert ids[r]'s gate_up_proj `[2w, h]`: the first
 // w outputs into `gate`, the rest into `up`. One warp per output value.
-extern "C" __global__ void experts_gate_up(const bf16* x, const int* ids, const bf16* gate_up,
-                                           bf16* gate, bf16* up, int rows, int k, int h, int w) {
+extern "C" __global__ void experts_gate_up(const bf16* x, const int* ids, const bf16* gate_w,
+                                           const bf16* up_w, bf16* gate, bf16* up, int rows,
+                                           int k, int h, int w) {
     long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
     if (warp >= (long long)rows * 2 * w) return;
     int r = warp / (2 * w), j = warp % (2 * w);
-    const bf16* weight = gate_up + ((long long)ids[r] * 2 * w + j) * h;
+    // Expert ids[r]'s gate (j < w) or up row, each `[experts, w, h]`.
+    const bf16* weight = (j < w ? gate_w : up_w) + ((long long)ids[r] * w + j % w) * h;
     float s = warp_dot(x + (long long)(r / k) * h, weight, h);
     if (threadIdx.x % 32 == 0) {
         if (j < w) gate[(long long)r * w + j] = b(s);

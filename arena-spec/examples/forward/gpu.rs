@@ -1,21 +1,18 @@
 //! The step's ops on a CUDA device ([`GpuOps`], feature `cuda`): the dense projections are
-//! cuBLAS bf16 GEMMs whose operands and outputs are arena views (the weights are the
-//! backend's own `CudaSlice`s), everything else the NVRTC kernels of `gpu.cu`, launched with
-//! views as arguments. Every op is an asynchronous launch on the arena's stream: nothing waits
+//! cuBLAS bf16 GEMMs whose operands and outputs are arena views (the weights too: views of the
+//! weight arenas), everything else the NVRTC kernels of `gpu.cu`, launched with views as
+//! arguments. Every op is an asynchronous launch on the arena's stream: nothing waits
 //! but `routes` and `read_logits` (and `routes` answers `None` while the stream is captured),
 //! so a whole `Engine::forward` can be captured into a CUDA graph and replayed.
 
 use crate::model::Decoder;
-use crate::ops::Ops;
-use crate::ops::Result;
-use crate::weights::Weights;
+use crate::ops::{Gemm, Ops, Result};
 use arena_runtime::cudarc::driver::{
     sys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 use arena_runtime::dtype::bf16;
 use arena_runtime::{CudaDevice, View, ViewMut};
-use cudarc::cublas::{result as blas_result, sys as blas_sys, CudaBlas, Gemm, GemmConfig};
-use std::collections::HashMap;
+use cudarc::cublas::{result as blas_result, sys as blas_sys, CudaBlas, Gemm as _, GemmConfig};
 use std::sync::Arc;
 
 /// The kernels of `gpu.cu`, loaded once.
@@ -35,8 +32,8 @@ struct Kernels {
     combine: CudaFunction,
 }
 
-/// The GPU backend: the weights on the device, the KV cache (per layer, `[max_seq, kv
-/// width]` keys and values, bf16), cuBLAS and the kernels, all on the arena's stream.
+/// The GPU backend: the KV cache (per layer, `[max_seq, kv width]` keys and values, bf16),
+/// cuBLAS and the kernels, all on the arena's stream.
 pub struct GpuOps<'d> {
     decoder: &'d Decoder,
     stream: Arc<CudaStream>,
@@ -44,7 +41,6 @@ pub struct GpuOps<'d> {
     /// cuBLAS's workspace, set once so no GEMM allocates (inside a captured graph either).
     _workspace: CudaSlice<u8>,
     k: Kernels,
-    weights: HashMap<String, (CudaSlice<half::bf16>, Vec<usize>)>,
     keys: Vec<CudaSlice<half::bf16>>,
     values: Vec<CudaSlice<half::bf16>>,
 }
@@ -81,12 +77,11 @@ macro_rules! launch {
 }
 
 impl<'d> GpuOps<'d> {
-    /// Compiles the kernels, uploads `weights` and allocates a KV cache of `max_seq`
-    /// positions per layer, all on `stream` (the arena's).
+    /// Compiles the kernels and allocates a KV cache of `max_seq` positions per layer, on
+    /// `stream` (the arena's).
     pub fn new(
         stream: &Arc<CudaStream>,
         decoder: &'d Decoder,
-        weights: &Weights,
         max_seq: usize,
     ) -> Result<GpuOps<'d>> {
         // A `CudaSlice` records an event at each use and waits on it at the next where a
@@ -114,18 +109,6 @@ impl<'d> GpuOps<'d> {
             swiglu: f("swiglu")?,
             combine: f("combine")?,
         };
-        let mut on_device = HashMap::new();
-        for (name, tensor) in weights.iter() {
-            let bits: Vec<half::bf16> = tensor
-                .data
-                .iter()
-                .map(|x| half::bf16::from_bits(x.to_bits()))
-                .collect();
-            on_device.insert(
-                name.to_string(),
-                (stream.clone_htod(&bits)?, tensor.shape.clone()),
-            );
-        }
         let kv = max_seq * decoder.kv_heads * decoder.head_dim;
         let cache = || -> Result<Vec<CudaSlice<half::bf16>>> {
             (0..decoder.layers)
@@ -160,27 +143,15 @@ impl<'d> GpuOps<'d> {
             blas,
             _workspace: workspace,
             k,
-            weights: on_device,
             keys: cache()?,
             values: cache()?,
         })
     }
 
-    fn weight(&self, name: &str) -> Result<&(CudaSlice<half::bf16>, Vec<usize>)> {
-        self.weights
-            .get(name)
-            .ok_or_else(|| format!("no tensor `{name}` on the device").into())
-    }
-
-    /// `(n, k)` of the `[n, k]` weight `name`: its output and input widths.
-    fn nk(&self, name: &str) -> Result<(usize, usize)> {
-        let s = &self.weight(name)?.1;
-        Ok((s[s.len() - 2], s[s.len() - 1]))
-    }
-
     /// Row-major `y[m, n] = x[m, k] · W[n, k]ᵀ` is column-major `yᵀ = W · xᵀ`: cuBLAS's
-    /// first operand is `W` transposed from its `[k, n]` column-major storage.
-    fn gemm_config(m: usize, n: usize, k: usize) -> GemmConfig<half::bf16> {
+    /// first operand is `W` transposed from its `[k, n]` column-major storage; `y`'s rows are
+    /// `ldc` apart.
+    fn gemm_config(m: usize, n: usize, k: usize, ldc: usize) -> GemmConfig<half::bf16> {
         GemmConfig {
             transa: blas_sys::cublasOperation_t::CUBLAS_OP_T,
             transb: blas_sys::cublasOperation_t::CUBLAS_OP_N,
@@ -191,7 +162,7 @@ impl<'d> GpuOps<'d> {
             lda: k as i32,
             ldb: k as i32,
             beta: half::bf16::ZERO,
-            ldc: n as i32,
+            ldc: ldc as i32,
         }
     }
 }
@@ -218,13 +189,14 @@ impl Ops<CudaDevice> for GpuOps<'_> {
     fn embed(
         &mut self,
         ids: &View<'_, u32, CudaDevice>,
+        table: &View<'_, bf16, CudaDevice>,
         out: &mut ViewMut<'_, bf16, CudaDevice>,
         m: usize,
     ) -> Result<()> {
         let h = self.decoder.hidden;
         need(ids, m, "embed")?;
+        need(table, self.decoder.vocab * h, "embed")?;
         need(&out.as_view(), m * h, "embed")?;
-        let table = &self.weight("model.embed_tokens.weight")?.0;
         let (m32, h32) = (m as i32, h as i32);
         launch!(self, embed, elementwise(m * h), ids, table, out, &m32, &h32)
     }
@@ -257,13 +229,13 @@ impl Ops<CudaDevice> for GpuOps<'_> {
         &mut self,
         x: &View<'_, bf16, CudaDevice>,
         out: &mut ViewMut<'_, bf16, CudaDevice>,
-        weight: &str,
+        w: &View<'_, bf16, CudaDevice>,
         m: usize,
     ) -> Result<()> {
         let h = self.decoder.hidden;
         need(x, m * h, "rms_norm")?;
+        need(w, h, "rms_norm")?;
         need(&out.as_view(), m * h, "rms_norm")?;
-        let w = &self.weight(weight)?.0;
         let (h32, eps) = (h as i32, self.decoder.eps);
         let cfg = LaunchConfig {
             grid_dim: (m as u32, 1, 1),
@@ -277,15 +249,24 @@ impl Ops<CudaDevice> for GpuOps<'_> {
         &mut self,
         x: &View<'_, bf16, CudaDevice>,
         out: &mut ViewMut<'_, bf16, CudaDevice>,
-        weight: &str,
+        weight: &View<'_, bf16, CudaDevice>,
+        gemm: Gemm,
         m: usize,
     ) -> Result<()> {
-        let (n, k) = self.nk(weight)?;
+        if m == 0 {
+            return Ok(());
+        }
+        let Gemm { n, k, col, ld } = gemm;
         let x = x.range(0..m * k)?;
-        let mut y = out.range(0..m * n)?;
-        let w = &self.weight(weight)?.0;
-        // SAFETY: `w` is `[n, k]`, `x` holds m·k values and `y` m·n (the ranges above).
-        unsafe { self.blas.gemm(Self::gemm_config(m, n, k), w, &x, &mut y) }?;
+        let w = weight.range(0..n * k)?;
+        // From column `col` of the first row to column `col + n` of the last.
+        let mut y = out.range(col..gemm.out_len(m))?;
+        // SAFETY: `w` holds n·k values, `x` m·k and `y` the (m − 1)·ld + n the product
+        // writes, rows `ld` apart (the ranges above).
+        unsafe {
+            self.blas
+                .gemm(Self::gemm_config(m, n, k, ld), &w, &x, &mut y)
+        }?;
         Ok(())
     }
 
@@ -293,16 +274,16 @@ impl Ops<CudaDevice> for GpuOps<'_> {
         &mut self,
         x: &View<'_, bf16, CudaDevice>,
         out: &mut ViewMut<'_, f32, CudaDevice>,
-        weight: &str,
+        weight: &View<'_, bf16, CudaDevice>,
         m: usize,
     ) -> Result<()> {
-        let (n, k) = self.nk(weight)?;
+        let (n, k) = (self.decoder.vocab, self.decoder.hidden);
         let x = x.range(0..m * k)?;
         let mut y = out.range(0..m * n)?;
-        let w = &self.weight(weight)?.0;
-        let cfg = Self::gemm_config(m, n, k);
+        let w = weight.range(0..n * k)?;
+        let cfg = Self::gemm_config(m, n, k, n);
         let (alpha, beta) = (1.0f32, 0.0f32);
-        let (w_ptr, _w) = w.device_ptr(&self.stream);
+        let (w_ptr, _w) = DevicePtr::<half::bf16>::device_ptr(&w, &self.stream);
         let (x_ptr, _x) = DevicePtr::<half::bf16>::device_ptr(&x, &self.stream);
         let (y_ptr, _y) = DevicePtrMut::<f32>::device_ptr_mut(&mut y, &self.stream);
         // SAFETY: as `linear`, with an f32 output of m·n values: cuBLAS's GemmEx with bf16
@@ -337,18 +318,16 @@ impl Ops<CudaDevice> for GpuOps<'_> {
         &mut self,
         qkv: &mut ViewMut<'_, bf16, CudaDevice>,
         positions: &View<'_, i32, CudaDevice>,
-        layer: usize,
+        qn: &View<'_, bf16, CudaDevice>,
+        kn: &View<'_, bf16, CudaDevice>,
         m: usize,
     ) -> Result<()> {
         let d = self.decoder;
         let width = (d.heads + 2 * d.kv_heads) * d.head_dim;
         need(&qkv.as_view(), m * width, "qk_norm_rope")?;
         need(positions, m, "qk_norm_rope")?;
-        let p = |s: &str| format!("model.layers.{layer}.self_attn.{s}");
-        let (qn, kn) = (
-            &self.weight(&p("q_norm.weight"))?.0,
-            &self.weight(&p("k_norm.weight"))?.0,
-        );
+        need(qn, d.head_dim, "qk_norm_rope")?;
+        need(kn, d.head_dim, "qk_norm_rope")?;
         let (heads, dim, w, eps, theta) = (
             d.heads as i32,
             d.head_dim as i32,
@@ -465,20 +444,20 @@ impl Ops<CudaDevice> for GpuOps<'_> {
         &mut self,
         x: &View<'_, bf16, CudaDevice>,
         ids: &View<'_, i32, CudaDevice>,
+        gate_w: &View<'_, bf16, CudaDevice>,
+        up_w: &View<'_, bf16, CudaDevice>,
         gate: &mut ViewMut<'_, bf16, CudaDevice>,
         up: &mut ViewMut<'_, bf16, CudaDevice>,
-        layer: usize,
         m: usize,
     ) -> Result<()> {
         let d = self.decoder;
         let (h, w, rows) = (d.hidden, d.expert_width, m * d.top_k);
         need(x, m * h, "experts_gate_up")?;
         need(ids, rows, "experts_gate_up")?;
+        need(gate_w, d.experts * w * h, "experts_gate_up")?;
+        need(up_w, d.experts * w * h, "experts_gate_up")?;
         need(&gate.as_view(), rows * w, "experts_gate_up")?;
         need(&up.as_view(), rows * w, "experts_gate_up")?;
-        let experts = &self
-            .weight(&format!("model.layers.{layer}.mlp.experts.gate_up_proj"))?
-            .0;
         let (r32, k, h32, w32) = (rows as i32, d.top_k as i32, h as i32, w as i32);
         launch!(
             self,
@@ -486,7 +465,8 @@ impl Ops<CudaDevice> for GpuOps<'_> {
             warps(rows * 2 * w),
             x,
             ids,
-            experts,
+            gate_w,
+            up_w,
             gate,
             up,
             &r32,
@@ -512,18 +492,16 @@ impl Ops<CudaDevice> for GpuOps<'_> {
         &mut self,
         act: &View<'_, bf16, CudaDevice>,
         ids: &View<'_, i32, CudaDevice>,
+        experts: &View<'_, bf16, CudaDevice>,
         out: &mut ViewMut<'_, bf16, CudaDevice>,
-        layer: usize,
         m: usize,
     ) -> Result<()> {
         let d = self.decoder;
         let (h, w, rows) = (d.hidden, d.expert_width, m * d.top_k);
         need(act, rows * w, "experts_down")?;
         need(ids, rows, "experts_down")?;
+        need(experts, d.experts * h * w, "experts_down")?;
         need(&out.as_view(), rows * h, "experts_down")?;
-        let experts = &self
-            .weight(&format!("model.layers.{layer}.mlp.experts.down_proj"))?
-            .0;
         let (r32, h32, w32) = (rows as i32, h as i32, w as i32);
         launch!(
             self,

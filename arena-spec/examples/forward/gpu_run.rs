@@ -3,15 +3,18 @@
 
 use crate::gpu::GpuOps;
 use crate::ops::Result;
+use crate::params::Params;
 use crate::run::Run;
 use crate::step::Engine;
 use arena_runtime::cudarc::driver::{sys, CudaStream};
 use arena_runtime::{AllocOptions, Allocated, CudaDevice};
+use arena_spec::weights::AllocatedWeights;
 use arena_spec::BufferArena;
 use std::sync::Arc;
 
-/// An arena and an engine over it, on `stream`.
+/// The weight arenas (loaded), an arena and an engine over them, on `stream`.
 pub struct GpuSetup<'r> {
+    pub weights: AllocatedWeights<CudaDevice>,
     pub arena: Allocated<BufferArena, CudaDevice>,
     pub engine: Engine<'r, GpuOps<'r>>,
 }
@@ -25,17 +28,24 @@ impl<'r> GpuSetup<'r> {
     ) -> Result<Self> {
         let inputs = run.inputs();
         let config = &run.decoder.config;
-        let ops = GpuOps::new(
-            stream,
-            &run.decoder,
-            &run.weights,
-            run.reference.tokens.len(),
-        )?;
+        let ops = GpuOps::new(stream, &run.decoder, run.reference.tokens.len())?;
         let sizes = inputs.sizes(config)?;
-        let arena = BufferArena::allocate_with(CudaDevice::from_stream(stream), &sizes, options)?;
+        let weights = run.load_weights(CudaDevice::from_stream(stream))?;
+        let arena =
+            match BufferArena::allocate_with(CudaDevice::from_stream(stream), &sizes, options) {
+                Ok(arena) => arena,
+                Err(e) => {
+                    weights.release()?;
+                    return Err(e.into());
+                }
+            };
         let mut engine = Engine::new(&run.decoder, ops, inputs.scratch_layout(config)?);
         engine.poison = poison;
-        Ok(GpuSetup { arena, engine })
+        Ok(GpuSetup {
+            weights,
+            arena,
+            engine,
+        })
     }
 
     /// `forward(m)` captured on `stream` into a graph (the inputs are placed before each
@@ -46,14 +56,17 @@ impl<'r> GpuSetup<'r> {
         m: usize,
     ) -> Result<arena_runtime::cudarc::driver::CudaGraph> {
         stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-        let captured = self.engine.forward(&mut self.arena, m);
+        let params = Params::of(&self.weights, self.engine.decoder.tied);
+        let captured = self.engine.forward(&mut self.arena, &params, m);
         let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0))?;
         captured?;
         Ok(graph.ok_or("the capture recorded nothing")?)
     }
 
     pub fn release(self) -> Result<()> {
-        Ok(self.arena.release()?)
+        let arena = self.arena.release();
+        self.weights.release()?;
+        Ok(arena?)
     }
 }
 
@@ -68,9 +81,10 @@ pub fn outputs_with_graph(
     let mut s = GpuSetup::new(run, stream, options, poison)?;
     let result = (|| -> Result<Vec<Vec<f32>>> {
         let (tokens, prefill) = (&run.reference.tokens, run.reference.prefill);
+        let params = Params::of(&s.weights, run.decoder.tied);
         let mut out: Vec<Vec<f32>> = s
             .engine
-            .step(&mut s.arena, &tokens[..prefill])?
+            .step(&mut s.arena, &params, &tokens[..prefill])?
             .chunks_exact(run.decoder.vocab)
             .map(<[f32]>::to_vec)
             .collect();
@@ -122,7 +136,8 @@ pub fn time(run: &Run, stream: &Arc<CudaStream>, rounds: usize) -> Result<()> {
         let (tokens, prefill) = (&run.reference.tokens, run.reference.prefill);
         let mut graphs = Vec::new();
         for s in setups.iter_mut() {
-            s.engine.step(&mut s.arena, &tokens[..prefill])?; // warm: modules, cuBLAS
+            let params = Params::of(&s.weights, run.decoder.tied);
+            s.engine.step(&mut s.arena, &params, &tokens[..prefill])?; // warm: modules, cuBLAS
             s.engine
                 .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;
             graphs.push(s.capture(stream, 1)?);
@@ -130,12 +145,17 @@ pub fn time(run: &Run, stream: &Arc<CudaStream>, rounds: usize) -> Result<()> {
         let mut times = vec![[Vec::new(), Vec::new(), Vec::new()]; modes.len()];
         for _ in 0..rounds {
             for (i, s) in setups.iter_mut().enumerate() {
+                let params = Params::of(&s.weights, run.decoder.tied);
                 s.engine.cached = 0;
                 s.engine.put_inputs(&mut s.arena, &tokens[..prefill])?;
-                times[i][0].push(timed(stream, || s.engine.forward(&mut s.arena, prefill))?);
+                times[i][0].push(timed(stream, || {
+                    s.engine.forward(&mut s.arena, &params, prefill)
+                })?);
                 s.engine
                     .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;
-                times[i][1].push(timed(stream, || s.engine.forward(&mut s.arena, 1))?);
+                times[i][1].push(timed(stream, || {
+                    s.engine.forward(&mut s.arena, &params, 1)
+                })?);
                 s.engine.cached = prefill;
                 s.engine
                     .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;

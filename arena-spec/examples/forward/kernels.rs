@@ -4,11 +4,12 @@
 //! the one a GPU engine runs (`gpu.rs` runs it on a CUDA device) and no intermediate lives
 //! anywhere but in the arena. They are plain loops: correct, not fast. A view's
 //! `read_bytes`/`write_bytes` work on any device, so these run over a `CudaDevice` arena too
-//! (slowly, through copies).
+//! (slowly, through copies). The weights are read the same way, through their views of the
+//! weight arenas, each time an op uses them: only the rows it reads (an embedding's chosen
+//! rows, an expert's matrix), no copy kept beside the arenas.
 
 use crate::model::Decoder;
-use crate::ops::{Ops, Result};
-use crate::weights::Weights;
+use crate::ops::{Gemm, Ops, Result};
 use arena_runtime::dtype::bf16;
 use arena_runtime::dtype::Element;
 use arena_runtime::{Device, View, ViewMut};
@@ -25,6 +26,24 @@ pub fn load_bf16<D: Device>(v: &View<'_, bf16, D>, n: usize) -> Result<Vec<f32>>
         .chunks_exact(2)
         .map(|b| bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
         .collect())
+}
+
+/// Values `range` of a weight view, as the bf16 they are.
+pub fn load_weight<D: Device>(
+    v: &View<'_, bf16, D>,
+    range: std::ops::Range<usize>,
+) -> Result<Vec<bf16>> {
+    let mut raw = vec![0u8; (range.end - range.start) * 2];
+    v.range(range)?.read_bytes(&mut raw)?;
+    Ok(raw
+        .chunks_exact(2)
+        .map(|b| bf16::from_bits(u16::from_le_bytes([b[0], b[1]])))
+        .collect())
+}
+
+/// The whole weight view.
+fn load_all<D: Device>(v: &View<'_, bf16, D>) -> Result<Vec<bf16>> {
+    load_weight(v, 0..v.len())
 }
 
 /// `data` rounded to bf16 into the first `data.len()` values of `v`.
@@ -212,34 +231,21 @@ pub fn top_k(logits: &[f32], experts: usize, k: usize, normalize: bool) -> (Vec<
     (ids, weights)
 }
 
-/// The host backend: the weights, and per layer the keys and values of every position so far
-/// (`[position, kv width]`, bf16 values after k norm and RoPE, as transformers' cache holds
-/// them).
+/// The host backend: per layer the keys and values of every position so far (`[position, kv
+/// width]`, bf16 values after k norm and RoPE, as transformers' cache holds them).
 pub struct HostOps<'w> {
     decoder: &'w Decoder,
-    weights: &'w Weights,
     keys: Vec<Vec<f32>>,
     values: Vec<Vec<f32>>,
 }
 
 impl<'w> HostOps<'w> {
-    pub fn new(decoder: &'w Decoder, weights: &'w Weights) -> Self {
+    pub fn new(decoder: &'w Decoder) -> Self {
         HostOps {
             decoder,
-            weights,
             keys: vec![Vec::new(); decoder.layers],
             values: vec![Vec::new(); decoder.layers],
         }
-    }
-
-    fn w(&self, name: &str) -> &'w [bf16] {
-        &self.weights.get(name).data
-    }
-
-    /// `name`'s `[n, k]`.
-    fn shape(&self, name: &str) -> (usize, usize) {
-        let s = &self.weights.get(name).shape;
-        (s[s.len() - 2], s[s.len() - 1])
     }
 
     fn load_ids<D: Device>(&self, ids: &View<'_, i32, D>, m: usize) -> Result<Vec<u32>> {
@@ -251,19 +257,16 @@ impl<D: Device> Ops<D> for HostOps<'_> {
     fn embed(
         &mut self,
         ids: &View<'_, u32, D>,
+        table: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
         m: usize,
     ) -> Result<()> {
         let h = self.decoder.hidden;
-        let table = self.w("model.embed_tokens.weight");
-        let rows: Vec<f32> = load_words(ids, m)?
-            .iter()
-            .flat_map(|&t| {
-                table[t as usize * h..(t as usize + 1) * h]
-                    .iter()
-                    .map(|x| x.to_f32())
-            })
-            .collect();
+        let mut rows = Vec::with_capacity(m * h);
+        for t in load_words(ids, m)? {
+            let row = load_weight(table, t as usize * h..(t as usize + 1) * h)?;
+            rows.extend(row.iter().map(|x| x.to_f32()));
+        }
         store_bf16(out, &rows)
     }
 
@@ -285,11 +288,16 @@ impl<D: Device> Ops<D> for HostOps<'_> {
         &mut self,
         x: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
-        weight: &str,
+        weight: &View<'_, bf16, D>,
         m: usize,
     ) -> Result<()> {
         let h = self.decoder.hidden;
-        let y = rms_norm(&load_bf16(x, m * h)?, h, self.w(weight), self.decoder.eps);
+        let y = rms_norm(
+            &load_bf16(x, m * h)?,
+            h,
+            &load_all(weight)?,
+            self.decoder.eps,
+        );
         store_bf16(out, &y)
     }
 
@@ -297,22 +305,44 @@ impl<D: Device> Ops<D> for HostOps<'_> {
         &mut self,
         x: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
-        weight: &str,
+        weight: &View<'_, bf16, D>,
+        gemm: Gemm,
         m: usize,
     ) -> Result<()> {
-        let (n, k) = self.shape(weight);
-        store_bf16(out, &linear(&load_bf16(x, m * k)?, m, self.w(weight), n, k))
+        let Gemm { n, k, col, ld } = gemm;
+        let y = linear(
+            &load_bf16(x, m * k)?,
+            m,
+            &load_weight(weight, 0..n * k)?,
+            n,
+            k,
+        );
+        if col == 0 && ld == n {
+            return store_bf16(out, &y);
+        }
+        // Columns `col .. col + n` of `ld`-wide rows: the rows read, their columns replaced.
+        let mut rows = load_bf16(&out.as_view(), m * ld)?;
+        for (row, part) in rows.chunks_exact_mut(ld).zip(y.chunks_exact(n)) {
+            row[col..col + n].copy_from_slice(part);
+        }
+        store_bf16(out, &rows)
     }
 
     fn logits(
         &mut self,
         x: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, f32, D>,
-        weight: &str,
+        weight: &View<'_, bf16, D>,
         m: usize,
     ) -> Result<()> {
-        let (n, k) = self.shape(weight);
-        let y = linear(&load_bf16(x, m * k)?, m, self.w(weight), n, k);
+        let (n, k) = (self.decoder.vocab, self.decoder.hidden);
+        let y = linear(
+            &load_bf16(x, m * k)?,
+            m,
+            &load_weight(weight, 0..n * k)?,
+            n,
+            k,
+        );
         store_words(out, &y.iter().map(|l| l.to_bits()).collect::<Vec<_>>())
     }
 
@@ -320,14 +350,14 @@ impl<D: Device> Ops<D> for HostOps<'_> {
         &mut self,
         qkv: &mut ViewMut<'_, bf16, D>,
         positions: &View<'_, i32, D>,
-        layer: usize,
+        q_norm: &View<'_, bf16, D>,
+        k_norm: &View<'_, bf16, D>,
         m: usize,
     ) -> Result<()> {
         let d = self.decoder;
         let (hd, qw, kvw) = (d.head_dim, d.heads * d.head_dim, d.kv_heads * d.head_dim);
         let width = qw + 2 * kvw;
-        let p = |s: &str| format!("model.layers.{layer}.self_attn.{s}");
-        let (qn, kn) = (self.w(&p("q_norm.weight")), self.w(&p("k_norm.weight")));
+        let (qn, kn) = (&load_all(q_norm)?, &load_all(k_norm)?);
         let mut rows = load_bf16(&qkv.as_view(), m * width)?;
         for row in rows.chunks_exact_mut(width) {
             let q = rms_norm(&row[..qw], hd, qn, d.eps);
@@ -426,29 +456,21 @@ impl<D: Device> Ops<D> for HostOps<'_> {
         &mut self,
         x: &View<'_, bf16, D>,
         ids: &View<'_, i32, D>,
+        gate_w: &View<'_, bf16, D>,
+        up_w: &View<'_, bf16, D>,
         gate: &mut ViewMut<'_, bf16, D>,
         up: &mut ViewMut<'_, bf16, D>,
-        layer: usize,
         m: usize,
     ) -> Result<()> {
         let d = self.decoder;
         let (h, w, fanout) = (d.hidden, d.expert_width, d.top_k);
         let x = load_bf16(x, m * h)?;
-        let experts = self
-            .weights
-            .get(&format!("model.layers.{layer}.mlp.experts.gate_up_proj"));
         let (mut g, mut u) = (Vec::new(), Vec::new());
         for (r, &e) in self.load_ids(ids, m)?.iter().enumerate() {
-            let t = r / fanout;
-            let y = linear(
-                &x[t * h..(t + 1) * h],
-                1,
-                experts.matrix(e as usize),
-                2 * w,
-                h,
-            );
-            g.extend_from_slice(&y[..w]);
-            u.extend_from_slice(&y[w..]);
+            let (t, matrix) = (r / fanout, e as usize * w * h..(e as usize + 1) * w * h);
+            let x = &x[t * h..(t + 1) * h];
+            g.extend(linear(x, 1, &load_weight(gate_w, matrix.clone())?, w, h));
+            u.extend(linear(x, 1, &load_weight(up_w, matrix)?, w, h));
         }
         store_bf16(gate, &g)?;
         store_bf16(up, &u)
@@ -468,26 +490,18 @@ impl<D: Device> Ops<D> for HostOps<'_> {
         &mut self,
         act: &View<'_, bf16, D>,
         ids: &View<'_, i32, D>,
+        down_w: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
-        layer: usize,
         m: usize,
     ) -> Result<()> {
         let d = self.decoder;
         let (h, w) = (d.hidden, d.expert_width);
         let ids = self.load_ids(ids, m)?;
         let act = load_bf16(act, ids.len() * w)?;
-        let experts = self
-            .weights
-            .get(&format!("model.layers.{layer}.mlp.experts.down_proj"));
         let mut y = Vec::with_capacity(ids.len() * h);
         for (r, &e) in ids.iter().enumerate() {
-            y.extend(linear(
-                &act[r * w..(r + 1) * w],
-                1,
-                experts.matrix(e as usize),
-                h,
-                w,
-            ));
+            let matrix = load_weight(down_w, e as usize * h * w..(e as usize + 1) * h * w)?;
+            y.extend(linear(&act[r * w..(r + 1) * w], 1, &matrix, h, w));
         }
         store_bf16(out, &y)
     }

@@ -6,9 +6,10 @@
 //! cargo run -p arena-spec --release --features cuda --example forward -- qwen3-0.6b-2l --gpu [--graph | --time N]
 //! ```
 //!
-//! The model is a shipped config cut to 2 layers (`qwen3-0.6b-2l`, `qwen3-30b-a3b-2l`); the
-//! weights are computed (`weights.rs`) unless `--weights DIR` names where `reference.py` wrote
-//! them as safetensors; the outputs are compared with the committed reference
+//! The model is a shipped config cut to 2 layers (`qwen3-0.6b-2l`, `qwen3-30b-a3b-2l`); its
+//! weights are loaded into the weight arenas from a checkpoint: the one `reference.py` saved
+//! in `DIR/<model>/` with `--weights DIR`, else one written from the weights' formula
+//! (`weights.rs`); the outputs are compared with the committed reference
 //! (`reference/<model>.<device>.json`: `cpu` on the host, `h200` with `--gpu`; `--reference
 //! FILE` for another). `--reuse` runs in a reuse slab (phases reusing bytes); every phase is
 //! poisoned as it begins unless `--no-poison`. `--gpu` runs the step on CUDA device 0 (NVRTC
@@ -25,6 +26,7 @@ mod gpu_run;
 mod kernels;
 mod model;
 mod ops;
+mod params;
 mod run;
 mod step;
 mod weights;
@@ -109,12 +111,7 @@ fn on_gpu(
         gpu_run::time(run, &stream, rounds)?;
         return Ok(None);
     }
-    let ops = gpu::GpuOps::new(
-        &stream,
-        &run.decoder,
-        &run.weights,
-        run.reference.tokens.len(),
-    )?;
+    let ops = gpu::GpuOps::new(&stream, &run.decoder, run.reference.tokens.len())?;
     let device = arena_runtime::CudaDevice::from_stream(&stream);
     let eager = run.outputs_on(device, ops, options, poison)?;
     if graph {

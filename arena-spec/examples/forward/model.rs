@@ -9,6 +9,8 @@ use serde_json::Value;
 pub struct Decoder {
     /// The arena's view of the same file.
     pub config: ModelConfig,
+    /// The cut file itself: the checkpoint's `config.json`.
+    pub json: String,
     pub layers: usize,
     pub hidden: usize,
     pub heads: usize,
@@ -73,6 +75,7 @@ impl Decoder {
             },
             norm_topk_prob: raw["norm_topk_prob"].as_bool().unwrap_or(false),
             config,
+            json: raw.to_string(),
         })
     }
 

@@ -1,15 +1,47 @@
 //! What the step asks of its kernels: one method per op, each reading and writing arena
 //! views and nothing else of the step's. The schedule (`step.rs`) is written once against this
 //! trait; `kernels.rs` implements it on the host (loops over views' safe copies), `gpu.rs` on
-//! a CUDA device (NVRTC kernels and cuBLAS over the same views). An op gets the model's
-//! weights by their transformers name and keeps them itself, with the KV cache: neither is an
-//! arena buffer (a later declaration gives caches to the derive).
+//! a CUDA device (NVRTC kernels and cuBLAS over the same views). An op's weights are views of
+//! the weight arenas (`params.rs`), loaded from a checkpoint; the KV cache is the backend's
+//! own (a later step moves it into the declared `KvPool`).
 //!
 //! Every op is asynchronous where its backend is: nothing in `forward` reads a result back on
 //! the host, so a GPU step can be captured in a CUDA graph. `routes` and `logits` read back.
 
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Device, View, ViewMut};
+
+/// The widths of one `y = x · Wᵀ`: `W` is `[n, k]` (a weight view of `n · k` values); `y`'s
+/// rows are `ld` values apart and the product lands in columns `col .. col + n` of each, so
+/// the q, k and v projections each fill their part of `qkv_output`'s `[m, q | k | v]` rows.
+#[derive(Debug, Clone, Copy)]
+pub struct Gemm {
+    pub n: usize,
+    pub k: usize,
+    pub col: usize,
+    pub ld: usize,
+}
+
+impl Gemm {
+    /// `[m, n]` rows of their own.
+    pub fn rows(n: usize, k: usize) -> Gemm {
+        Gemm {
+            n,
+            k,
+            col: 0,
+            ld: n,
+        }
+    }
+
+    /// The output's values the product touches: up to the last row's column `col + n`.
+    pub fn out_len(&self, m: usize) -> usize {
+        if m == 0 {
+            0
+        } else {
+            (m - 1) * self.ld + self.col + self.n
+        }
+    }
+}
 
 /// A view out of range, a device copy that failed, a poison fill that failed.
 pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -18,10 +50,11 @@ pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 /// the step's tokens; widths are the backend's decoder's. Where a module rounds to bf16, the
 /// op rounds there too (see each implementation).
 pub trait Ops<D: Device> {
-    /// `out[r] = embed_tokens[ids[r]]`, `m` rows.
+    /// `out[r] = table[ids[r]]`, `m` rows.
     fn embed(
         &mut self,
         ids: &View<'_, u32, D>,
+        table: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
         m: usize,
     ) -> Result<()>;
@@ -39,32 +72,34 @@ pub trait Ops<D: Device> {
         &mut self,
         x: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
-        weight: &str,
+        weight: &View<'_, bf16, D>,
         m: usize,
     ) -> Result<()>;
-    /// `out = x · Wᵀ` in bf16, `x` `[m, k]`, `W` (the tensor `weight`) `[n, k]`.
+    /// `out = x · Wᵀ` in bf16, `x` `[m, k]`, `W` `[n, k]`, into `out` as `gemm` places it.
     fn linear(
         &mut self,
         x: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
-        weight: &str,
+        weight: &View<'_, bf16, D>,
+        gemm: Gemm,
         m: usize,
     ) -> Result<()>;
-    /// `out = x · Wᵀ` in f32: the LM head into `logits`.
+    /// `out = x · Wᵀ` in f32: the LM head (`[vocab, hidden]`) into `logits`.
     fn logits(
         &mut self,
         x: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, f32, D>,
-        weight: &str,
+        weight: &View<'_, bf16, D>,
         m: usize,
     ) -> Result<()>;
     /// Per head of q and k in `qkv` (`[m, q | k | v]`): q/k RMSNorm, then RoPE at each row's
-    /// position, in place.
+    /// position, in place; `q_norm` and `k_norm` are a head's width.
     fn qk_norm_rope(
         &mut self,
         qkv: &mut ViewMut<'_, bf16, D>,
         positions: &View<'_, i32, D>,
-        layer: usize,
+        q_norm: &View<'_, bf16, D>,
+        k_norm: &View<'_, bf16, D>,
         m: usize,
     ) -> Result<()>;
     /// Appends the rows' k and v to `layer`'s cache at their positions, then causal GQA
@@ -94,14 +129,17 @@ pub trait Ops<D: Device> {
         m: usize,
     ) -> Result<()>;
     /// Row `r` of `gate` / `up` is token `r / K`'s input through expert `ids[r]`'s gate and
-    /// up projections (`m · K` rows).
+    /// up projections (`m · K` rows); `gate_w` and `up_w` are the layer's experts' matrices,
+    /// `[experts, width, hidden]` each.
+    #[allow(clippy::too_many_arguments)]
     fn experts_gate_up(
         &mut self,
         x: &View<'_, bf16, D>,
         ids: &View<'_, i32, D>,
+        gate_w: &View<'_, bf16, D>,
+        up_w: &View<'_, bf16, D>,
         gate: &mut ViewMut<'_, bf16, D>,
         up: &mut ViewMut<'_, bf16, D>,
-        layer: usize,
         m: usize,
     ) -> Result<()>;
     /// `gate ← bf16(bf16(silu(gate)) · up)` over the first `n` values.
@@ -111,13 +149,14 @@ pub trait Ops<D: Device> {
         gate: &mut ViewMut<'_, bf16, D>,
         n: usize,
     ) -> Result<()>;
-    /// Row `r` of `out` is row `r` of `act` through expert `ids[r]`'s down projection.
+    /// Row `r` of `out` is row `r` of `act` through expert `ids[r]`'s down projection
+    /// (`down_w`: the layer's `[experts, hidden, width]`).
     fn experts_down(
         &mut self,
         act: &View<'_, bf16, D>,
         ids: &View<'_, i32, D>,
+        down_w: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
-        layer: usize,
         m: usize,
     ) -> Result<()>;
     /// Each token's K expert outputs scaled by their weights and summed into `out`, as

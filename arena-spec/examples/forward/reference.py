@@ -9,9 +9,10 @@ fingerprint (`<name>.weights.json`, committed; the Rust tests recompute it).
 
 For each model it writes, under OUT:
 
-- `<name>.safetensors`: the weights in transformers' names and bf16 (hundreds of MiB to a few
-  GiB: regenerated, never committed), which `forward --weights OUT` reads instead of
-  generating;
+- `<name>/`: the model as `save_pretrained` writes it (`config.json`, `model.safetensors` in
+  the checkpoint's names and bf16; hundreds of MiB to a few GiB: regenerated, never committed),
+  which `forward --weights OUT` loads into the weight arenas instead of the checkpoint it
+  writes from the same formula;
 - `<name>.weights.json`: every tensor's name, shape and fingerprint;
 - `<name>.<device>.json`: what an engine's forward pass must reproduce: the token ids, and for
   each position of a prefill of M tokens and of the single-token decode steps after it (with
@@ -95,7 +96,7 @@ def fingerprint(t):
 # --- the reference run ------------------------------------------------------------------------
 
 def build(config_file, class_name, layers, device):
-    raw = json.loads((ROOT / "arena-spec/models" / config_file).read_text())
+    raw = json.loads((ROOT / "arena-spec/config/models" / config_file).read_text())
     raw["num_hidden_layers"] = layers
     for key in ("layer_types", "mlp_only_layers"):
         if isinstance(raw.get(key), list):
@@ -135,14 +136,13 @@ def main():
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
     device = sys.argv[2] if len(sys.argv) > 2 else ("cuda" if torch.cuda.is_available() else "cpu")
     out.mkdir(parents=True, exist_ok=True)
-    from safetensors.torch import save_file
 
     for name, config_file, class_name, layers, prefill, steps in MODELS:
         model, config, state = build(config_file, class_name, layers, device)
         gen = torch.Generator().manual_seed(SEED + 1)
         tokens = torch.randint(0, config.vocab_size, (prefill + steps,), generator=gen)
         probe_ids = torch.randint(0, config.vocab_size, (PROBES,), generator=gen).tolist()
-        save_file(state, str(out / f"{name}.safetensors"))
+        model.save_pretrained(out / name)
         tensors = [{"name": k, "shape": list(v.shape), **fingerprint(v)} for k, v in state.items()]
         (out / f"{name}.weights.json").write_text(json.dumps(
             {"model": name, "seed": SEED, "tensors": tensors}, indent=1) + "\n")

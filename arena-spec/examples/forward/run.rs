@@ -3,10 +3,13 @@
 
 use crate::kernels::HostOps;
 use crate::ops::Ops;
+use crate::params::Params;
 use crate::{compare, model, step, weights};
 use arena_runtime::{AllocOptions, Allocated, Device, HostDevice};
+use arena_spec::weights::checkpoint::{load, tensor_table, Checkpoint, LoadPlan};
+use arena_spec::weights::{AllocatedWeights, WeightsSizes};
 use arena_spec::{BufferArena, BufferArenaInputs};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A logit is right within 2^-5 of its magnitude, four bf16 steps at its size, and a logit
 /// below 2 (the probed logits' typical size in these models) within the four steps at 2,
@@ -40,17 +43,31 @@ pub struct Agreement {
     pub flips: usize,
 }
 
+/// A checkpoint directory this run wrote, removed with it.
+struct Written(PathBuf);
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Everything one model's run needs.
 pub struct Run {
     pub reference: compare::Reference,
     pub decoder: model::Decoder,
-    pub weights: weights::Weights,
+    /// The checkpoint the weight arenas are loaded from: `config.json` and the safetensors
+    /// file, in the names `save_pretrained` writes.
+    pub checkpoint: PathBuf,
+    _written: Option<Written>,
 }
 
 impl Run {
-    /// Reads the reference, builds the decoder, computes (or reads) the weights and checks
-    /// them against `reference.py`'s fingerprints (`<model>.weights.json` beside the
-    /// reference): the two sides ran on the same weights, bit for bit.
+    /// Reads the reference and builds the decoder. The weights: with `weights_dir`, the
+    /// checkpoint `reference.py` saved there (`<dir>/<model>/`); without, computed here,
+    /// checked against `reference.py`'s fingerprints (`<model>.weights.json` beside the
+    /// reference: the two sides hold the same weights, bit for bit) and written as a
+    /// checkpoint in a temporary directory, removed with the run.
     pub fn new(
         model: &str,
         weights_dir: Option<&Path>,
@@ -60,21 +77,63 @@ impl Run {
         let (base, layers) = model.rsplit_once('-').ok_or("a model is <shipped>-<N>l")?;
         let layers: usize = layers.trim_end_matches('l').parse()?;
         let decoder = model::Decoder::shipped(base, layers)?;
-        let weights = match weights_dir {
-            Some(dir) => {
-                weights::Weights::read_safetensors(&dir.join(format!("{model}.safetensors")))?
-            }
-            None => weights::Weights::generate(&decoder.parameters()),
-        };
-        let prints = reference_path.with_file_name(format!("{model}.weights.json"));
-        let mut weights = weights;
-        weights.check(&prints)?;
-        weights.fuse_qkv(decoder.layers);
+        if let Some(dir) = weights_dir {
+            return Ok(Run {
+                reference,
+                decoder,
+                checkpoint: dir.join(model),
+                _written: None,
+            });
+        }
+        let weights = weights::Weights::generate(&decoder.parameters());
+        weights.check(&reference_path.with_file_name(format!("{model}.weights.json")))?;
+        let dir = std::env::temp_dir().join(format!(
+            "arena-forward-{model}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let written = Written(dir.clone());
+        weights.write_checkpoint(&dir, &decoder.json)?;
         Ok(Run {
             reference,
             decoder,
-            weights,
+            checkpoint: dir,
+            _written: Some(written),
         })
+    }
+
+    /// The six weight arenas on `device`, filled from the checkpoint by the library's loader:
+    /// every tensor matched to its place (name, dtype, shape, bytes) before a byte is copied,
+    /// nothing skipped. On an error, what was allocated is released.
+    pub fn load_weights<D: Device + Clone>(
+        &self,
+        device: D,
+    ) -> Result<AllocatedWeights<D>, Box<dyn std::error::Error>> {
+        let config = &self.decoder.config;
+        let sizes = WeightsSizes::new(config, &config.weight_formats)?;
+        let table = tensor_table(config, &sizes)?;
+        let checkpoint = Checkpoint::open(&self.checkpoint)?;
+        let plan = LoadPlan::new(
+            config,
+            &table,
+            checkpoint.tensors(),
+            checkpoint.files(),
+            &config.weight_formats,
+        );
+        if let Some(skipped) = plan.skipped.first() {
+            let (tensor, why) = (&skipped.tensor, skipped.reason);
+            return Err(
+                format!("the checkpoint holds `{tensor}`, which the step skips: {why}").into(),
+            );
+        }
+        let mut weights = AllocatedWeights::allocate(device, &sizes)?;
+        match load(&checkpoint, &plan, &mut weights, &mut |_, _| {}) {
+            Ok(_) => Ok(weights),
+            Err(e) => {
+                weights.release()?;
+                Err(e.into())
+            }
+        }
     }
 
     /// The arena's inputs: the prefill's tokens, one sequence.
@@ -93,13 +152,14 @@ impl Run {
         options: AllocOptions,
         poison: bool,
     ) -> Result<Outputs, Box<dyn std::error::Error>> {
-        let ops = HostOps::new(&self.decoder, &self.weights);
+        let ops = HostOps::new(&self.decoder);
         self.outputs_on(HostDevice::new(), ops, options, poison)
     }
 
     /// The same run in an arena on `device`, the step's ops by `ops` (a GPU's through
-    /// `gpu.rs`). The arena is released whether or not the steps succeed.
-    pub fn outputs_on<D: Device, O: Ops<D>>(
+    /// `gpu.rs`), the weights loaded into their arenas on the same device. The arenas are
+    /// released whether or not the steps succeed.
+    pub fn outputs_on<D: Device + Clone, O: Ops<D>>(
         &self,
         device: D,
         ops: O,
@@ -109,11 +169,23 @@ impl Run {
         let inputs = self.inputs();
         let config = &self.decoder.config;
         let sizes = inputs.sizes(config)?;
-        let mut arena = BufferArena::allocate_with(device, &sizes, options)?;
+        let weights = self.load_weights(device.clone())?;
+        let mut arena = match BufferArena::allocate_with(device, &sizes, options) {
+            Ok(arena) => arena,
+            Err(e) => {
+                weights.release()?;
+                return Err(e.into());
+            }
+        };
         let mut engine = step::Engine::new(&self.decoder, ops, inputs.scratch_layout(config)?);
         engine.poison = poison;
-        let logits = self.steps(&mut engine, &mut arena);
+        let logits = self.steps(
+            &mut engine,
+            &mut arena,
+            &Params::of(&weights, self.decoder.tied),
+        );
         arena.release()?;
+        weights.release()?;
         Ok(Outputs {
             logits: logits?,
             routes: engine.routes,
@@ -125,16 +197,17 @@ impl Run {
         &self,
         engine: &mut step::Engine<'_, O>,
         arena: &mut Allocated<BufferArena, D>,
+        w: &Params<'_, D>,
     ) -> Result<Vec<Vec<f32>>, Box<dyn std::error::Error>> {
         let tokens = &self.reference.tokens;
         let prefill = self.reference.prefill;
         let mut out: Vec<Vec<f32>> = engine
-            .step(arena, &tokens[..prefill])?
+            .step(arena, w, &tokens[..prefill])?
             .chunks_exact(self.decoder.vocab)
             .map(<[f32]>::to_vec)
             .collect();
         for &t in &tokens[prefill..] {
-            out.push(engine.step(arena, &[t])?);
+            out.push(engine.step(arena, w, &[t])?);
         }
         Ok(out)
     }

@@ -3,10 +3,10 @@
 //! the phase that is running, each phase poisoned as it begins (poison mode), so a buffer read
 //! after its phase ended reads NaNs on a reuse slab. The schedule is written once, over the
 //! [`Ops`] trait: the host backend (`kernels.rs`) and the GPU one (`gpu.rs`) run the same
-//! ops on the same buffers. The KV cache is the backend's own (a later declaration gives caches
-//! to the derive).
+//! ops on the same buffers. The weights are views of the weight arenas ([`Params`]); the KV
+//! cache is the backend's own.
 //!
-//! Per layer: `attention` (norm, fused q|k|v projection into `qkv_output`, q/k norm and RoPE
+//! Per layer: `attention` (norm, the q, k and v projections into their columns of `qkv_output`, q/k norm and RoPE
 //! in place, causal GQA attention into `attn_output`, O projection and residual add into
 //! `hidden_states`), for a MoE model `router` (norm, router logits into `gate_logits`, the
 //! top-K into `scratch`), `ffn_gate_up` (gate and up projections into `expert_gate_out` /
@@ -17,8 +17,8 @@
 
 use crate::kernels::store_words;
 use crate::model::Decoder;
-use crate::ops::Ops;
-use crate::ops::Result;
+use crate::ops::{Gemm, Ops, Result};
+use crate::params::Params;
 use arena_runtime::{Allocated, Device};
 use arena_spec::arena::regions::ScratchLayout;
 use arena_spec::arena::{
@@ -54,10 +54,6 @@ impl<'d, O> Engine<'d, O> {
         }
     }
 
-    fn layer(&self, layer: usize, name: &str) -> String {
-        format!("model.layers.{layer}.{name}")
-    }
-
     fn begin<D: Device>(
         &self,
         arena: &Allocated<BufferArena, D>,
@@ -74,13 +70,14 @@ impl<'d, O> Engine<'d, O> {
     pub fn step<D: Device>(
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
+        w: &Params<'_, D>,
         tokens: &[u32],
     ) -> Result<Vec<f32>>
     where
         O: Ops<D>,
     {
         self.put_inputs(arena, tokens)?;
-        self.forward(arena, tokens.len())?;
+        self.forward(arena, w, tokens.len())?;
         self.read_logits(arena, tokens.len())
     }
 
@@ -109,6 +106,7 @@ impl<'d, O> Engine<'d, O> {
     pub fn forward<D: Device>(
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
+        w: &Params<'_, D>,
         m: usize,
     ) -> Result<()>
     where
@@ -117,16 +115,16 @@ impl<'d, O> Engine<'d, O> {
         {
             let mut v = BufferArenaAttentionViews::of(arena);
             self.ops
-                .embed(&v.token_ids.as_view(), &mut v.hidden_states, m)?;
+                .embed(&v.token_ids.as_view(), &w.embed(), &mut v.hidden_states, m)?;
         }
         for layer in 0..self.decoder.layers {
-            self.attention(arena, layer, m)?;
+            self.attention(arena, w, layer, m)?;
             if self.decoder.experts > 0 {
-                self.router(arena, layer, m)?;
+                self.router(arena, w, layer, m)?;
             }
-            self.ffn(arena, layer, m)?;
+            self.ffn(arena, w, layer, m)?;
         }
-        self.lm_head(arena, m)
+        self.lm_head(arena, w, m)
     }
 
     /// The last step's `[m, vocab]` logits, from `logits`.
@@ -146,25 +144,50 @@ impl<'d, O> Engine<'d, O> {
     fn attention<D: Device>(
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
+        w: &Params<'_, D>,
         layer: usize,
         m: usize,
     ) -> Result<()>
     where
         O: Ops<D>,
     {
-        let h = self.decoder.hidden;
+        let d = self.decoder;
+        let h = d.hidden;
+        let (qw, kvw) = (d.heads * d.head_dim, d.kv_heads * d.head_dim);
+        let width = qw + 2 * kvw;
         self.begin(arena, BufferArenaPhase::Attention)?;
-        let norm = self.layer(layer, "input_layernorm.weight");
-        let qkv = self.layer(layer, "self_attn.qkv_proj.weight");
-        let o = self.layer(layer, "self_attn.o_proj.weight");
         let mut v = BufferArenaAttentionViews::of(arena);
         let ops = &mut self.ops;
         ops.copy(&v.hidden_states.as_view(), &mut v.residual, m * h)?;
-        ops.rms_norm(&v.hidden_states.as_view(), &mut v.norm_output, &norm, m)?;
-        // One projection for q | k | v (the three weights stacked), into `qkv_output`.
-        ops.linear(&v.norm_output.as_view(), &mut v.qkv_output, &qkv, m)?;
+        ops.rms_norm(
+            &v.hidden_states.as_view(),
+            &mut v.norm_output,
+            &w.input_norm(layer)?,
+            m,
+        )?;
+        // q, k and v, each into its columns of `qkv_output`'s `[m, q | k | v]` rows.
+        let x = v.norm_output.as_view();
+        for (weight, n, col) in [
+            (w.q(layer)?, qw, 0),
+            (w.k(layer)?, kvw, qw),
+            (w.v(layer)?, kvw, qw + kvw),
+        ] {
+            let gemm = Gemm {
+                n,
+                k: h,
+                col,
+                ld: width,
+            };
+            ops.linear(&x, &mut v.qkv_output, &weight, gemm, m)?;
+        }
         let positions = v.scratch.as_view().region::<i32>(self.scratch.positions)?;
-        ops.qk_norm_rope(&mut v.qkv_output, &positions, layer, m)?;
+        ops.qk_norm_rope(
+            &mut v.qkv_output,
+            &positions,
+            &w.q_norm(layer)?,
+            &w.k_norm(layer)?,
+            m,
+        )?;
         ops.attention(
             &v.qkv_output.as_view(),
             &positions,
@@ -173,7 +196,13 @@ impl<'d, O> Engine<'d, O> {
             m,
         )?;
         // The O projection into `hidden_states` (its input is in `residual`), then the add.
-        ops.linear(&v.attn_output.as_view(), &mut v.hidden_states, &o, m)?;
+        ops.linear(
+            &v.attn_output.as_view(),
+            &mut v.hidden_states,
+            &w.o(layer)?,
+            Gemm::rows(h, qw),
+            m,
+        )?;
         ops.add(&v.residual.as_view(), &mut v.hidden_states, m * h)
     }
 
@@ -182,6 +211,7 @@ impl<'d, O> Engine<'d, O> {
     fn router<D: Device>(
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
+        w: &Params<'_, D>,
         layer: usize,
         m: usize,
     ) -> Result<()>
@@ -194,12 +224,17 @@ impl<'d, O> Engine<'d, O> {
             &mut v.hidden_states,
             &mut v.residual,
             &mut v.norm_output,
-            layer,
+            &w.post_attention_norm(layer)?,
             m,
         )?;
-        let gate = self.layer(layer, "mlp.gate.weight");
-        self.ops
-            .linear(&v.norm_output.as_view(), &mut v.gate_logits, &gate, m)?;
+        let gemm = Gemm::rows(self.decoder.experts, self.decoder.hidden);
+        self.ops.linear(
+            &v.norm_output.as_view(),
+            &mut v.gate_logits,
+            &w.router(layer)?,
+            gemm,
+            m,
+        )?;
         let logits = v.gate_logits.as_view();
         self.ops.top_k_ids(
             &logits,
@@ -232,7 +267,7 @@ impl<'d, O> Engine<'d, O> {
         hidden: &mut arena_runtime::ViewMut<'_, arena_runtime::dtype::bf16, D>,
         residual: &mut arena_runtime::ViewMut<'_, arena_runtime::dtype::bf16, D>,
         norm: &mut arena_runtime::ViewMut<'_, arena_runtime::dtype::bf16, D>,
-        layer: usize,
+        weight: &arena_runtime::View<'_, arena_runtime::dtype::bf16, D>,
         m: usize,
     ) -> Result<()>
     where
@@ -240,8 +275,7 @@ impl<'d, O> Engine<'d, O> {
     {
         let h = self.decoder.hidden;
         self.ops.copy(&hidden.as_view(), residual, m * h)?;
-        let w = self.layer(layer, "post_attention_layernorm.weight");
-        self.ops.rms_norm(&hidden.as_view(), norm, &w, m)
+        self.ops.rms_norm(&hidden.as_view(), norm, weight, m)
     }
 
     /// The FFN in its two phases: gate/up and the activation, then down and the combine. Row
@@ -250,6 +284,7 @@ impl<'d, O> Engine<'d, O> {
     fn ffn<D: Device>(
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
+        wt: &Params<'_, D>,
         layer: usize,
         m: usize,
     ) -> Result<()>
@@ -268,7 +303,7 @@ impl<'d, O> Engine<'d, O> {
                 &mut v.hidden_states,
                 &mut v.residual,
                 &mut v.norm_output,
-                layer,
+                &wt.post_attention_norm(layer)?,
                 m,
             )?;
         }
@@ -278,21 +313,22 @@ impl<'d, O> Engine<'d, O> {
                 .scratch
                 .as_view()
                 .region::<i32>(self.scratch.moe_topk_ids)?;
+            let (gate_w, up_w) = wt.experts_gate_up(layer)?;
             self.ops.experts_gate_up(
                 &x,
                 &ids,
+                &gate_w,
+                &up_w,
                 &mut v.expert_gate_out,
                 &mut v.expert_up_out,
-                layer,
                 m,
             )?;
         } else {
-            let (gate, up) = (
-                self.layer(layer, "mlp.gate_proj.weight"),
-                self.layer(layer, "mlp.up_proj.weight"),
-            );
-            self.ops.linear(&x, &mut v.expert_gate_out, &gate, m)?;
-            self.ops.linear(&x, &mut v.expert_up_out, &up, m)?;
+            let gemm = Gemm::rows(w, h);
+            self.ops
+                .linear(&x, &mut v.expert_gate_out, &wt.gate(layer)?, gemm, m)?;
+            self.ops
+                .linear(&x, &mut v.expert_up_out, &wt.up(layer)?, gemm, m)?;
         }
         // The activation over the gate output: `expert_up_out` is dead from here on.
         self.ops
@@ -310,8 +346,13 @@ impl<'d, O> Engine<'d, O> {
                 .scratch
                 .as_view()
                 .region::<f32>(self.scratch.moe_topk_weights)?;
-            self.ops
-                .experts_down(&act, &ids, &mut v.expert_down_out, layer, m)?;
+            self.ops.experts_down(
+                &act,
+                &ids,
+                &wt.experts_down(layer)?,
+                &mut v.expert_down_out,
+                m,
+            )?;
             self.ops.combine(
                 &v.expert_down_out.as_view(),
                 &ids,
@@ -322,8 +363,9 @@ impl<'d, O> Engine<'d, O> {
             self.ops
                 .copy(&v.moe_output.as_view(), &mut v.hidden_states, m * h)?;
         } else {
-            let down = self.layer(layer, "mlp.down_proj.weight");
-            self.ops.linear(&act, &mut v.expert_down_out, &down, m)?;
+            let gemm = Gemm::rows(h, w);
+            self.ops
+                .linear(&act, &mut v.expert_down_out, &wt.down(layer)?, gemm, m)?;
             self.ops
                 .copy(&v.expert_down_out.as_view(), &mut v.hidden_states, m * h)?;
         }
@@ -332,7 +374,12 @@ impl<'d, O> Engine<'d, O> {
     }
 
     /// The final norm into `norm_output`, the LM head into `logits` (f32).
-    fn lm_head<D: Device>(&mut self, arena: &mut Allocated<BufferArena, D>, m: usize) -> Result<()>
+    fn lm_head<D: Device>(
+        &mut self,
+        arena: &mut Allocated<BufferArena, D>,
+        w: &Params<'_, D>,
+        m: usize,
+    ) -> Result<()>
     where
         O: Ops<D>,
     {
@@ -341,15 +388,10 @@ impl<'d, O> Engine<'d, O> {
         self.ops.rms_norm(
             &v.hidden_states.as_view(),
             &mut v.norm_output,
-            "model.norm.weight",
+            &w.final_norm()?,
             m,
         )?;
-        let head = if self.decoder.tied {
-            "model.embed_tokens.weight"
-        } else {
-            "lm_head.weight"
-        };
         self.ops
-            .logits(&v.norm_output.as_view(), &mut v.logits, head, m)
+            .logits(&v.norm_output.as_view(), &mut v.logits, &w.head(), m)
     }
 }

@@ -1,9 +1,12 @@
 //! The example's weights: computed from one formula that `reference.py` writes again in numpy,
-//! or read from the safetensors file that script writes. Chosen here, not the seeds': the
+//! checked against that script's fingerprints, and written as the checkpoint the step loads
+//! (`config.json` and `model.safetensors` in the names `save_pretrained` writes), which the
+//! checkpoint loader then puts into the weight arenas. Chosen here, not the seeds': the
 //! formula, the seed and the scales (norm weights around 1, linears 1/sqrt(fan-in), the
 //! embedding 0.1 so the tied LM head's logits stay of order 1).
 
 use arena_runtime::dtype::bf16;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -16,17 +19,36 @@ pub struct Tensor {
     pub data: Vec<bf16>,
 }
 
-impl Tensor {
-    /// The `[rows, cols]` matrix `index` of a 3-D tensor (an expert's weight), as a slice.
-    pub fn matrix(&self, index: usize) -> &[bf16] {
-        let per = self.shape[1] * self.shape[2];
-        &self.data[index * per..(index + 1) * per]
-    }
-}
-
-/// Every tensor of a model by its transformers name.
+/// Every tensor of a model by its name in transformers' `state_dict`.
 pub struct Weights {
     tensors: BTreeMap<String, Tensor>,
+}
+
+/// One tensor of the file being written: a shape and a slice of a generated tensor (an
+/// expert's matrix of the stacked `state_dict` tensor), turned into bytes as it is written.
+struct Stored<'a> {
+    shape: Vec<usize>,
+    data: &'a [bf16],
+}
+
+impl safetensors::View for Stored<'_> {
+    fn dtype(&self) -> safetensors::Dtype {
+        safetensors::Dtype::BF16
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn data(&self) -> Cow<'_, [u8]> {
+        Cow::Owned(
+            self.data
+                .iter()
+                .flat_map(|x| x.to_bits().to_le_bytes())
+                .collect(),
+        )
+    }
+    fn data_len(&self) -> usize {
+        self.data.len() * 2
+    }
 }
 
 impl Weights {
@@ -48,82 +70,63 @@ impl Weights {
         Weights { tensors }
     }
 
-    /// The tensors of a safetensors file (bf16 only, as `reference.py` writes them).
-    pub fn read_safetensors(path: &Path) -> Result<Weights, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let header_len = u64::from_le_bytes(
-            bytes
-                .get(..8)
-                .ok_or("shorter than a safetensors header")?
-                .try_into()
-                .unwrap(),
-        ) as usize;
-        let header: serde_json::Value =
-            serde_json::from_slice(bytes.get(8..8 + header_len).ok_or("header past the end")?)
-                .map_err(|e| format!("{}: header: {e}", path.display()))?;
-        let data = &bytes[8 + header_len..];
-        let mut tensors = BTreeMap::new();
-        for (name, entry) in header.as_object().ok_or("header is not an object")? {
-            if name == "__metadata__" {
-                continue;
-            }
-            if entry["dtype"] != "BF16" {
-                return Err(format!(
-                    "{name}: dtype {} (only BF16 is read)",
-                    entry["dtype"]
+    /// The checkpoint's tensors, by their stored names: the `state_dict`'s, except a MoE
+    /// layer's stacked experts (`mlp.experts.gate_up_proj`, `[experts, 2 · width, hidden]`;
+    /// `mlp.experts.down_proj`, `[experts, hidden, width]`), which `save_pretrained` writes one
+    /// matrix an expert (`mlp.experts.{e}.gate_proj.weight`, the first `width` rows of
+    /// expert `e`'s, `up_proj` the rest, `down_proj`), as transformers' `conversion_mapping.py`
+    /// stacks them back on loading.
+    fn stored(&self) -> Vec<(String, Stored<'_>)> {
+        let mut out = Vec::new();
+        for (name, t) in &self.tensors {
+            let Some(prefix) = name
+                .strip_suffix(".gate_up_proj")
+                .or_else(|| name.strip_suffix(".down_proj"))
+                .filter(|p| p.ends_with(".mlp.experts"))
+            else {
+                out.push((
+                    name.clone(),
+                    Stored {
+                        shape: t.shape.clone(),
+                        data: &t.data,
+                    },
                 ));
-            }
-            let shape: Vec<usize> = serde_json::from_value(entry["shape"].clone())
-                .map_err(|e| format!("{name}: shape: {e}"))?;
-            let [start, end]: [usize; 2] = serde_json::from_value(entry["data_offsets"].clone())
-                .map_err(|e| format!("{name}: data_offsets: {e}"))?;
-            let raw = data
-                .get(start..end)
-                .ok_or(format!("{name}: past the end"))?;
-            let values = raw
-                .chunks_exact(2)
-                .map(|b| bf16::from_bits(u16::from_le_bytes([b[0], b[1]])))
-                .collect();
-            tensors.insert(
-                name.clone(),
-                Tensor {
-                    shape,
-                    data: values,
-                },
-            );
-        }
-        Ok(Weights { tensors })
-    }
-
-    /// Every tensor, by name (what the GPU backend uploads).
-    #[cfg(feature = "cuda")]
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Tensor)> {
-        self.tensors.iter().map(|(k, v)| (k.as_str(), v))
-    }
-
-    /// Each layer's q, k and v projections replaced by one tensor, stacked in that order
-    /// (`self_attn.qkv_proj.weight`, `[q + 2·kv width, hidden]`): the step projects into
-    /// `qkv_output` with one GEMM, as the seeds lay that buffer out.
-    pub fn fuse_qkv(&mut self, layers: usize) {
-        for l in 0..layers {
-            let p = |s: &str| format!("model.layers.{l}.self_attn.{s}_proj.weight");
-            let parts: Vec<Tensor> = ["q", "k", "v"]
-                .iter()
-                .map(|s| self.tensors.remove(&p(s)).expect("q, k and v projections"))
-                .collect();
-            let fused = Tensor {
-                shape: vec![parts.iter().map(|t| t.shape[0]).sum(), parts[0].shape[1]],
-                data: parts.into_iter().flat_map(|t| t.data).collect(),
+                continue;
             };
-            self.tensors.insert(p("qkv"), fused);
+            let (rows, cols) = (t.shape[1], t.shape[2]);
+            for (e, matrix) in t.data.chunks_exact(rows * cols).enumerate() {
+                if name.ends_with(".down_proj") {
+                    let shape = vec![rows, cols];
+                    let data = matrix;
+                    out.push((
+                        format!("{prefix}.{e}.down_proj.weight"),
+                        Stored { shape, data },
+                    ));
+                } else {
+                    let (gate, up) = matrix.split_at(rows / 2 * cols);
+                    for (part, data) in [("gate_proj", gate), ("up_proj", up)] {
+                        let shape = vec![rows / 2, cols];
+                        out.push((
+                            format!("{prefix}.{e}.{part}.weight"),
+                            Stored { shape, data },
+                        ));
+                    }
+                }
+            }
         }
+        out
     }
 
-    /// The tensor `name`; every name the step asks for is one the model has.
-    pub fn get(&self, name: &str) -> &Tensor {
-        self.tensors
-            .get(name)
-            .unwrap_or_else(|| panic!("no tensor `{name}` in the weights"))
+    /// `dir/config.json` (`config`) and `dir/model.safetensors`, the tensors in their stored
+    /// names ([`Self::stored`]): the checkpoint `save_pretrained` would write for them.
+    pub fn write_checkpoint(&self, dir: &Path, config: &str) -> Result<(), String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let json = dir.join("config.json");
+        std::fs::write(&json, config).map_err(|e| format!("{}: {e}", json.display()))?;
+        let file = dir.join("model.safetensors");
+        let metadata = [("format".to_string(), "pt".to_string())].into();
+        safetensors::serialize_to_file(self.stored(), Some(metadata), &file)
+            .map_err(|e| format!("{}: {e}", file.display()))
     }
 
     /// Every tensor against the names, shapes and [`fingerprint`]s `reference.py` wrote in
