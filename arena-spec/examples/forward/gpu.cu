@@ -84,34 +84,37 @@ extern "C" __global__ void qk_norm_rope(bf16* qkv, const int* positions, const b
     p[i] = b(r(n * c) + r(rotated * s));
 }
 
-// The rows' k and v into the layer's cache (`[position, kv width]` each) at their positions.
-extern "C" __global__ void kv_append(const bf16* qkv, const int* positions, bf16* keys,
-                                     bf16* values, int m, int q_width, int kv_width, int width) {
-    EACH(i, (long long)m * kv_width) {
-        long long row = i / kv_width, c = i % kv_width;
-        long long at = (long long)positions[row] * kv_width + c;
-        keys[at] = qkv[row * width + q_width + c];
-        values[at] = qkv[row * width + q_width + kv_width + c];
+// The rows' k | v into their slots of the layer's KV pool (`[slots, 2 · kv width]`).
+extern "C" __global__ void kv_append(const bf16* qkv, const long long* slots, bf16* kv, int m,
+                                     int q_width, int kv_width, int width) {
+    EACH(i, (long long)m * 2 * kv_width) {
+        long long row = i / (2 * kv_width), c = i % (2 * kv_width);
+        kv[slots[row] * 2 * kv_width + c] = qkv[row * width + q_width + c];
     }
 }
 
-// Causal GQA attention of one (row, head) over cached positions 0..=position: scores,
-// softmax and the weighted sum in f32, the output rounded to bf16. Shared: one float per
-// cached position.
-extern "C" __global__ void attention(const bf16* qkv, const int* positions, const bf16* keys,
-                                     const bf16* values, bf16* out, int heads, int kv_heads,
-                                     int dim, int width) {
+// Causal GQA attention of one (row, head) over its sequence's tokens 0..=position, each read
+// from the KV pool through the sequence's block table (token t: block table[s][t / block],
+// row t % block): scores, softmax and the weighted sum in f32, the output rounded to bf16.
+// Shared: one float per cached position.
+extern "C" __global__ void attention(const bf16* qkv, const int* positions, const int* tables,
+                                     const int* cu_seqlens, const bf16* kv, bf16* out,
+                                     int heads, int kv_heads, int dim, int width, int seqs,
+                                     int table_width, int block) {
     extern __shared__ float scores[];
     int row = blockIdx.x, h = blockIdx.y, g = h / (heads / kv_heads);
-    int kv_width = kv_heads * dim;
+    int kv_width = kv_heads * dim, s = 0;
+    while (s + 1 < seqs && row >= cu_seqlens[s + 1]) ++s;
+    const int* table = tables + (long long)s * table_width;
     const bf16* q = qkv + (long long)row * width + h * dim;
     int seen = positions[row] + 1;
     float scale = 1.0f / sqrtf((float)dim);
     for (int t = threadIdx.x; t < seen; t += blockDim.x) {
-        const bf16* k = keys + (long long)t * kv_width + g * dim;
-        float s = 0.0f;
-        for (int d = 0; d < dim; ++d) s += f(q[d]) * f(k[d]);
-        scores[t] = s * scale;
+        long long slot = (long long)table[t / block] * block + t % block;
+        const bf16* k = kv + slot * 2 * kv_width + g * dim;
+        float sc = 0.0f;
+        for (int d = 0; d < dim; ++d) sc += f(q[d]) * f(k[d]);
+        scores[t] = sc * scale;
     }
     __syncthreads();
     float top = __int_as_float(0xff800000), total = 0.0f;  // -inf
@@ -119,8 +122,10 @@ extern "C" __global__ void attention(const bf16* qkv, const int* positions, cons
     for (int t = 0; t < seen; ++t) total += expf(scores[t] - top);
     for (int d = threadIdx.x; d < dim; d += blockDim.x) {
         float acc = 0.0f;
-        for (int t = 0; t < seen; ++t)
-            acc += expf(scores[t] - top) / total * f(values[(long long)t * kv_width + g * dim + d]);
+        for (int t = 0; t < seen; ++t) {
+            long long slot = (long long)table[t / block] * block + t % block;
+            acc += expf(scores[t] - top) / total * f(kv[slot * 2 * kv_width + kv_width + g * dim + d]);
+        }
         out[(long long)row * heads * dim + h * dim + d] = b(acc);
     }
 }

@@ -6,7 +6,7 @@
 //! so a whole `Engine::forward` can be captured into a CUDA graph and replayed.
 
 use crate::model::Decoder;
-use crate::ops::{Gemm, Ops, Result};
+use crate::ops::{Gemm, KvMeta, Ops, Result};
 use arena_runtime::cudarc::driver::{
     sys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
@@ -32,8 +32,8 @@ struct Kernels {
     combine: CudaFunction,
 }
 
-/// The GPU backend: the KV cache (per layer, `[max_seq, kv width]` keys and values, bf16),
-/// cuBLAS and the kernels, all on the arena's stream.
+/// The GPU backend: cuBLAS and the kernels, on the arena's stream (the weights, keys and
+/// values are the arenas').
 pub struct GpuOps<'d> {
     decoder: &'d Decoder,
     stream: Arc<CudaStream>,
@@ -41,8 +41,8 @@ pub struct GpuOps<'d> {
     /// cuBLAS's workspace, set once so no GEMM allocates (inside a captured graph either).
     _workspace: CudaSlice<u8>,
     k: Kernels,
-    keys: Vec<CudaSlice<half::bf16>>,
-    values: Vec<CudaSlice<half::bf16>>,
+    /// The longest sequence attention runs over: its shared memory holds a score a position.
+    max_seq: usize,
 }
 
 /// A launch of `n` independent elements, 256 threads a block (grid-stride loops cover the
@@ -77,8 +77,8 @@ macro_rules! launch {
 }
 
 impl<'d> GpuOps<'d> {
-    /// Compiles the kernels and allocates a KV cache of `max_seq` positions per layer, on
-    /// `stream` (the arena's).
+    /// Compiles the kernels and sets up cuBLAS on `stream` (the arena's), for sequences of
+    /// at most `max_seq` tokens.
     pub fn new(
         stream: &Arc<CudaStream>,
         decoder: &'d Decoder,
@@ -109,12 +109,6 @@ impl<'d> GpuOps<'d> {
             swiglu: f("swiglu")?,
             combine: f("combine")?,
         };
-        let kv = max_seq * decoder.kv_heads * decoder.head_dim;
-        let cache = || -> Result<Vec<CudaSlice<half::bf16>>> {
-            (0..decoder.layers)
-                .map(|_| Ok(stream.alloc_zeros::<half::bf16>(kv)?))
-                .collect()
-        };
         if decoder.experts > 256 || decoder.top_k > 32 {
             return Err("gpu.cu's router takes at most 256 experts and 32 chosen".into());
         }
@@ -143,8 +137,7 @@ impl<'d> GpuOps<'d> {
             blas,
             _workspace: workspace,
             k,
-            keys: cache()?,
-            values: cache()?,
+            max_seq,
         })
     }
 
@@ -359,41 +352,66 @@ impl Ops<CudaDevice> for GpuOps<'_> {
     fn attention(
         &mut self,
         qkv: &View<'_, bf16, CudaDevice>,
-        positions: &View<'_, i32, CudaDevice>,
+        meta: &KvMeta<'_, CudaDevice>,
+        kv: &mut ViewMut<'_, bf16, CudaDevice>,
         out: &mut ViewMut<'_, bf16, CudaDevice>,
-        layer: usize,
         m: usize,
     ) -> Result<()> {
         let d = self.decoder;
         let (qw, kvw) = (d.heads * d.head_dim, d.kv_heads * d.head_dim);
         let width = qw + 2 * kvw;
         need(qkv, m * width, "attention")?;
-        need(positions, m, "attention")?;
+        need(&meta.positions, m, "attention")?;
+        need(&meta.slots, m, "attention")?;
+        need(&meta.block_table, meta.seqs * meta.width, "attention")?;
+        need(&meta.cu_seqlens, meta.seqs + 1, "attention")?;
         need(&out.as_view(), m * qw, "attention")?;
-        let max_seq = self.keys[layer].len() / kvw;
         let (m32, qw32, kvw32, w32) = (m as i32, qw as i32, kvw as i32, width as i32);
-        let (keys, values) = (&mut self.keys[layer], &mut self.values[layer]);
-        let mut b = self.stream.launch_builder(&self.k.kv_append);
-        b.arg(qkv)
-            .arg(positions)
-            .arg(&mut *keys)
-            .arg(&mut *values)
-            .arg(&m32)
-            .arg(&qw32)
-            .arg(&kvw32)
-            .arg(&w32);
-        // SAFETY: `gpu.cu`'s kv_append; positions are below `max_seq`, which `Run` sized the
-        // cache for (the sequence's tokens).
-        unsafe { b.launch(elementwise(m * kvw)) }?;
+        // SAFETY: `gpu.cu`'s kv_append. The slots and block tables are the scheduler's, drawn
+        // from a block pool of exactly the KV pool's blocks, so every slot is inside `kv`
+        // (blocks · block tokens rows of 2 · kv width).
+        let appended: Result<()> = launch!(
+            self,
+            kv_append,
+            elementwise(m * 2 * kvw),
+            qkv,
+            &meta.slots,
+            &mut *kv,
+            &m32,
+            &qw32,
+            &kvw32,
+            &w32
+        );
+        appended?;
         let (heads, kv_heads, dim) = (d.heads as i32, d.kv_heads as i32, d.head_dim as i32);
+        let (seqs, table_width, block) = (
+            meta.seqs as i32,
+            meta.width as i32,
+            meta.block_tokens as i32,
+        );
         let cfg = LaunchConfig {
             grid_dim: (m as u32, d.heads as u32, 1),
             block_dim: (128, 1, 1),
-            shared_mem_bytes: (max_seq * 4) as u32,
+            shared_mem_bytes: (self.max_seq * 4) as u32,
         };
-        let (keys, values) = (&self.keys[layer], &self.values[layer]);
+        let cached = kv.as_view();
         launch!(
-            self, attention, cfg, qkv, positions, keys, values, out, &heads, &kv_heads, &dim, &w32
+            self,
+            attention,
+            cfg,
+            qkv,
+            &meta.positions,
+            &meta.block_table,
+            &meta.cu_seqlens,
+            &cached,
+            out,
+            &heads,
+            &kv_heads,
+            &dim,
+            &w32,
+            &seqs,
+            &table_width,
+            &block
         )
     }
 

@@ -9,12 +9,13 @@ use crate::step::Engine;
 use arena_runtime::cudarc::driver::{sys, CudaStream};
 use arena_runtime::{AllocOptions, Allocated, CudaDevice};
 use arena_spec::weights::AllocatedWeights;
-use arena_spec::BufferArena;
+use arena_spec::{BufferArena, KvPool};
 use std::sync::Arc;
 
-/// The weight arenas (loaded), an arena and an engine over them, on `stream`.
+/// The weight arenas (loaded), a KV pool, an arena and an engine over them, on `stream`.
 pub struct GpuSetup<'r> {
     pub weights: AllocatedWeights<CudaDevice>,
+    pub kv: Allocated<KvPool, CudaDevice>,
     pub arena: Allocated<BufferArena, CudaDevice>,
     pub engine: Engine<'r, GpuOps<'r>>,
 }
@@ -30,19 +31,16 @@ impl<'r> GpuSetup<'r> {
         let config = &run.decoder.config;
         let ops = GpuOps::new(stream, &run.decoder, run.reference.tokens.len())?;
         let sizes = inputs.sizes(config)?;
-        let weights = run.load_weights(CudaDevice::from_stream(stream))?;
-        let arena =
-            match BufferArena::allocate_with(CudaDevice::from_stream(stream), &sizes, options) {
-                Ok(arena) => arena,
-                Err(e) => {
-                    weights.release()?;
-                    return Err(e.into());
-                }
-            };
-        let mut engine = Engine::new(&run.decoder, ops, inputs.scratch_layout(config)?);
+        // An early error drops what was allocated, which frees it.
+        let device = || CudaDevice::from_stream(stream);
+        let weights = run.load_weights(device())?;
+        let kv = run.kv_pool(device(), run.kv_blocks())?;
+        let arena = BufferArena::allocate_with(device(), &sizes, options)?;
+        let mut engine = Engine::new(&run.decoder, ops, &inputs, run.kv_blocks())?;
         engine.poison = poison;
         Ok(GpuSetup {
             weights,
+            kv,
             arena,
             engine,
         })
@@ -57,7 +55,9 @@ impl<'r> GpuSetup<'r> {
     ) -> Result<arena_runtime::cudarc::driver::CudaGraph> {
         stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
         let params = Params::of(&self.weights, self.engine.decoder.tied);
-        let captured = self.engine.forward(&mut self.arena, &params, m);
+        let captured = self
+            .engine
+            .forward(&mut self.arena, &params, &mut self.kv, m);
         let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0))?;
         captured?;
         Ok(graph.ok_or("the capture recorded nothing")?)
@@ -65,7 +65,9 @@ impl<'r> GpuSetup<'r> {
 
     pub fn release(self) -> Result<()> {
         let arena = self.arena.release();
+        let kv = self.kv.release();
         self.weights.release()?;
+        kv?;
         Ok(arena?)
     }
 }
@@ -84,7 +86,7 @@ pub fn outputs_with_graph(
         let params = Params::of(&s.weights, run.decoder.tied);
         let mut out: Vec<Vec<f32>> = s
             .engine
-            .step(&mut s.arena, &params, &tokens[..prefill])?
+            .step(&mut s.arena, &params, &mut s.kv, &tokens[..prefill])?
             .chunks_exact(run.decoder.vocab)
             .map(<[f32]>::to_vec)
             .collect();
@@ -137,7 +139,8 @@ pub fn time(run: &Run, stream: &Arc<CudaStream>, rounds: usize) -> Result<()> {
         let mut graphs = Vec::new();
         for s in setups.iter_mut() {
             let params = Params::of(&s.weights, run.decoder.tied);
-            s.engine.step(&mut s.arena, &params, &tokens[..prefill])?; // warm: modules, cuBLAS
+            s.engine
+                .step(&mut s.arena, &params, &mut s.kv, &tokens[..prefill])?; // warm
             s.engine
                 .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;
             graphs.push(s.capture(stream, 1)?);
@@ -149,12 +152,12 @@ pub fn time(run: &Run, stream: &Arc<CudaStream>, rounds: usize) -> Result<()> {
                 s.engine.cached = 0;
                 s.engine.put_inputs(&mut s.arena, &tokens[..prefill])?;
                 times[i][0].push(timed(stream, || {
-                    s.engine.forward(&mut s.arena, &params, prefill)
+                    s.engine.forward(&mut s.arena, &params, &mut s.kv, prefill)
                 })?);
                 s.engine
                     .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;
                 times[i][1].push(timed(stream, || {
-                    s.engine.forward(&mut s.arena, &params, 1)
+                    s.engine.forward(&mut s.arena, &params, &mut s.kv, 1)
                 })?);
                 s.engine.cached = prefill;
                 s.engine

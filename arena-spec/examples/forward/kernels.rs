@@ -9,7 +9,7 @@
 //! rows, an expert's matrix), no copy kept beside the arenas.
 
 use crate::model::Decoder;
-use crate::ops::{Gemm, Ops, Result};
+use crate::ops::{Gemm, KvMeta, Ops, Result};
 use arena_runtime::dtype::bf16;
 use arena_runtime::dtype::Element;
 use arena_runtime::{Device, View, ViewMut};
@@ -39,6 +39,22 @@ pub fn load_weight<D: Device>(
         .chunks_exact(2)
         .map(|b| bf16::from_bits(u16::from_le_bytes([b[0], b[1]])))
         .collect())
+}
+
+/// The first `n` `i64`s of `v`.
+pub fn load_i64<D: Device>(v: &View<'_, i64, D>, n: usize) -> Result<Vec<i64>> {
+    let mut raw = vec![0u8; n * 8];
+    v.range(0..n)?.read_bytes(&mut raw)?;
+    Ok(raw
+        .chunks_exact(8)
+        .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
+        .collect())
+}
+
+/// `values` into the first `values.len()` `i64`s of `v`.
+pub fn store_i64<D: Device>(v: &mut ViewMut<'_, i64, D>, values: &[i64]) -> Result<()> {
+    let raw: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+    Ok(v.range(0..values.len())?.write_bytes(&raw)?)
 }
 
 /// The whole weight view.
@@ -231,21 +247,14 @@ pub fn top_k(logits: &[f32], experts: usize, k: usize, normalize: bool) -> (Vec<
     (ids, weights)
 }
 
-/// The host backend: per layer the keys and values of every position so far (`[position, kv
-/// width]`, bf16 values after k norm and RoPE, as transformers' cache holds them).
+/// The host backend: nothing of its own (the weights, the keys and values are the arenas').
 pub struct HostOps<'w> {
     decoder: &'w Decoder,
-    keys: Vec<Vec<f32>>,
-    values: Vec<Vec<f32>>,
 }
 
 impl<'w> HostOps<'w> {
     pub fn new(decoder: &'w Decoder) -> Self {
-        HostOps {
-            decoder,
-            keys: vec![Vec::new(); decoder.layers],
-            values: vec![Vec::new(); decoder.layers],
-        }
+        HostOps { decoder }
     }
 
     fn load_ids<D: Device>(&self, ids: &View<'_, i32, D>, m: usize) -> Result<Vec<u32>> {
@@ -382,41 +391,55 @@ impl<D: Device> Ops<D> for HostOps<'_> {
     fn attention(
         &mut self,
         qkv: &View<'_, bf16, D>,
-        positions: &View<'_, i32, D>,
+        meta: &KvMeta<'_, D>,
+        kv: &mut ViewMut<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
-        layer: usize,
         m: usize,
     ) -> Result<()> {
         let d = self.decoder;
         let (qw, kvw) = (d.heads * d.head_dim, d.kv_heads * d.head_dim);
         let width = qw + 2 * kvw;
         let rows = load_bf16(qkv, m * width)?;
-        let positions = load_words(positions, m)?;
-        for (row, &pos) in rows.chunks_exact(width).zip(&positions) {
-            let at = pos as usize * kvw;
-            for (cache, part) in [
-                (&mut self.keys[layer], &row[qw..qw + kvw]),
-                (&mut self.values[layer], &row[qw + kvw..]),
-            ] {
-                if cache.len() < at + kvw {
-                    cache.resize(at + kvw, 0.0);
-                }
-                cache[at..at + kvw].copy_from_slice(part);
-            }
+        // Each row's k | v into its slot of the layer's pool.
+        for (row, slot) in rows.chunks_exact(width).zip(load_i64(&meta.slots, m)?) {
+            let at = slot as usize * 2 * kvw;
+            store_bf16(&mut kv.range(at..at + 2 * kvw)?, &row[qw..])?;
         }
-        let q: Vec<f32> = rows
-            .chunks_exact(width)
-            .flat_map(|r| r[..qw].iter().copied())
-            .collect();
-        let y = attention(
-            &q,
-            &positions,
-            &self.keys[layer],
-            &self.values[layer],
-            d.heads,
-            d.kv_heads,
-            d.head_dim,
-        );
+        let positions = load_words(&meta.positions, m)?;
+        let tables = load_words(&meta.block_table, meta.seqs * meta.width)?;
+        let cu = load_words(&meta.cu_seqlens, meta.seqs + 1)?;
+        let mut y = Vec::with_capacity(m * qw);
+        for s in 0..meta.seqs {
+            let (a, b) = (cu[s] as usize, cu[s + 1] as usize);
+            let seen = positions[a..b].iter().max().map_or(0, |&p| p as usize + 1);
+            // The sequence's cached tokens in order, each through its block table.
+            let (mut keys, mut values) = (Vec::new(), Vec::new());
+            for t in 0..seen {
+                let block = *tables
+                    .get(s * meta.width + t / meta.block_tokens)
+                    .ok_or("a position past the block table")? as usize;
+                let slot = block * meta.block_tokens + t % meta.block_tokens;
+                let cached = load_bf16(
+                    &kv.as_view().range(slot * 2 * kvw..(slot + 1) * 2 * kvw)?,
+                    2 * kvw,
+                )?;
+                keys.extend_from_slice(&cached[..kvw]);
+                values.extend_from_slice(&cached[kvw..]);
+            }
+            let q: Vec<f32> = rows[a * width..b * width]
+                .chunks_exact(width)
+                .flat_map(|r| r[..qw].iter().copied())
+                .collect();
+            y.extend(attention(
+                &q,
+                &positions[a..b],
+                &keys,
+                &values,
+                d.heads,
+                d.kv_heads,
+                d.head_dim,
+            ));
+        }
         store_bf16(out, &y)
     }
 

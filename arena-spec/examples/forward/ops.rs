@@ -2,8 +2,8 @@
 //! views and nothing else of the step's. The schedule (`step.rs`) is written once against this
 //! trait; `kernels.rs` implements it on the host (loops over views' safe copies), `gpu.rs` on
 //! a CUDA device (NVRTC kernels and cuBLAS over the same views). An op's weights are views of
-//! the weight arenas (`params.rs`), loaded from a checkpoint; the KV cache is the backend's
-//! own (a later step moves it into the declared `KvPool`).
+//! the weight arenas (`params.rs`), loaded from a checkpoint; the keys and values are views of
+//! the declared `KvPool`, reached through each sequence's block table ([`KvMeta`]).
 //!
 //! Every op is asynchronous where its backend is: nothing in `forward` reads a result back on
 //! the host, so a GPU step can be captured in a CUDA graph. `routes` and `logits` read back.
@@ -22,6 +22,24 @@ pub struct Gemm {
     pub ld: usize,
 }
 
+/// Where a step's rows are cached and which cached tokens each attends to: views of the
+/// arena's `scratch` regions the step's metadata was placed in (`Engine::put_batch`). A
+/// sequence's token `t` is in block `block_table[s][t / block_tokens]`, row
+/// `t % block_tokens` of it.
+pub struct KvMeta<'a, D> {
+    /// Each row's position in its sequence, `[m]`.
+    pub positions: View<'a, i32, D>,
+    /// Each row's KV slot (its block × `block_tokens` + its row in the block), `[m]`.
+    pub slots: View<'a, i64, D>,
+    /// Each sequence's block table, `[seqs, width]` (padded with block 0).
+    pub block_table: View<'a, i32, D>,
+    /// Where each sequence's rows start, and the end, `[seqs + 1]`.
+    pub cu_seqlens: View<'a, i32, D>,
+    pub seqs: usize,
+    pub width: usize,
+    pub block_tokens: usize,
+}
+
 impl Gemm {
     /// `[m, n]` rows of their own.
     pub fn rows(n: usize, k: usize) -> Gemm {
@@ -34,6 +52,7 @@ impl Gemm {
     }
 
     /// The output's values the product touches: up to the last row's column `col + n`.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub fn out_len(&self, m: usize) -> usize {
         if m == 0 {
             0
@@ -102,14 +121,16 @@ pub trait Ops<D: Device> {
         k_norm: &View<'_, bf16, D>,
         m: usize,
     ) -> Result<()>;
-    /// Appends the rows' k and v to `layer`'s cache at their positions, then causal GQA
-    /// attention of their q over the cache into `out` (`[m, heads · head_dim]`).
+    /// Writes each row's k and v (normed and rotated, in `qkv`) into the layer's KV pool `kv`
+    /// (`[blocks · block_tokens, k | v]`) at its slot, then causal GQA attention of each
+    /// row's q over its sequence's tokens `0..=position`, read through the sequence's block
+    /// table, into `out` (`[m, heads · head_dim]`).
     fn attention(
         &mut self,
         qkv: &View<'_, bf16, D>,
-        positions: &View<'_, i32, D>,
+        meta: &KvMeta<'_, D>,
+        kv: &mut ViewMut<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
-        layer: usize,
         m: usize,
     ) -> Result<()>;
     /// The router's top-K expert ids of each row of `logits` (`[m, experts]`), `[m, K]`.

@@ -8,7 +8,7 @@ use crate::{compare, model, step, weights};
 use arena_runtime::{AllocOptions, Allocated, Device, HostDevice};
 use arena_spec::weights::checkpoint::{load, tensor_table, Checkpoint, LoadPlan};
 use arena_spec::weights::{AllocatedWeights, WeightsSizes};
-use arena_spec::{BufferArena, BufferArenaInputs};
+use arena_spec::{BufferArena, BufferArenaInputs, KvDtype, KvPool, KvPoolInputs, KvPoolSizes};
 use std::path::{Path, PathBuf};
 
 /// A logit is right within 2^-5 of its magnitude, four bf16 steps at its size, and a logit
@@ -146,6 +146,33 @@ impl Run {
         }
     }
 
+    /// A KV pool of `blocks` blocks of the arena's block size (full-attention layers only,
+    /// bf16), allocated on `device`.
+    pub fn kv_pool<D: Device>(
+        &self,
+        device: D,
+        blocks: usize,
+    ) -> Result<Allocated<KvPool, D>, Box<dyn std::error::Error>> {
+        let inputs = KvPoolInputs {
+            block_tokens: self.inputs().kv_block_size,
+            blocks,
+            sliding_blocks: 0,
+            csa_blocks: 0,
+            hca_blocks: 0,
+            kv_dtype: KvDtype::Bf16,
+        };
+        let sizes = KvPoolSizes::try_from_inputs(&self.decoder.config, &inputs)?;
+        Ok(KvPool::allocate(device, &sizes)?)
+    }
+
+    /// Blocks the one sequence's tokens take.
+    pub fn kv_blocks(&self) -> usize {
+        self.reference
+            .tokens
+            .len()
+            .div_ceil(self.inputs().kv_block_size)
+    }
+
     /// The prefill, then one decode step per remaining token, each in a host arena.
     pub fn outputs(
         &self,
@@ -157,8 +184,9 @@ impl Run {
     }
 
     /// The same run in an arena on `device`, the step's ops by `ops` (a GPU's through
-    /// `gpu.rs`), the weights loaded into their arenas on the same device. The arenas are
-    /// released whether or not the steps succeed.
+    /// `gpu.rs`), the weights loaded into their arenas and the keys and values in a `KvPool`
+    /// on the same device. Each arena is released whether or not the steps succeed (dropped
+    /// on an early error, which frees it too).
     pub fn outputs_on<D: Device + Clone, O: Ops<D>>(
         &self,
         device: D,
@@ -170,21 +198,14 @@ impl Run {
         let config = &self.decoder.config;
         let sizes = inputs.sizes(config)?;
         let weights = self.load_weights(device.clone())?;
-        let mut arena = match BufferArena::allocate_with(device, &sizes, options) {
-            Ok(arena) => arena,
-            Err(e) => {
-                weights.release()?;
-                return Err(e.into());
-            }
-        };
-        let mut engine = step::Engine::new(&self.decoder, ops, inputs.scratch_layout(config)?);
+        let mut kv = self.kv_pool(device.clone(), self.kv_blocks())?;
+        let mut arena = BufferArena::allocate_with(device, &sizes, options)?;
+        let mut engine = step::Engine::new(&self.decoder, ops, &inputs, self.kv_blocks())?;
         engine.poison = poison;
-        let logits = self.steps(
-            &mut engine,
-            &mut arena,
-            &Params::of(&weights, self.decoder.tied),
-        );
+        let params = Params::of(&weights, self.decoder.tied);
+        let logits = self.steps(&mut engine, &mut arena, &params, &mut kv);
         arena.release()?;
+        kv.release()?;
         weights.release()?;
         Ok(Outputs {
             logits: logits?,
@@ -198,16 +219,17 @@ impl Run {
         engine: &mut step::Engine<'_, O>,
         arena: &mut Allocated<BufferArena, D>,
         w: &Params<'_, D>,
+        kv: &mut Allocated<KvPool, D>,
     ) -> Result<Vec<Vec<f32>>, Box<dyn std::error::Error>> {
         let tokens = &self.reference.tokens;
         let prefill = self.reference.prefill;
         let mut out: Vec<Vec<f32>> = engine
-            .step(arena, w, &tokens[..prefill])?
+            .step(arena, w, kv, &tokens[..prefill])?
             .chunks_exact(self.decoder.vocab)
             .map(<[f32]>::to_vec)
             .collect();
         for &t in &tokens[prefill..] {
-            out.push(engine.step(arena, w, &[t])?);
+            out.push(engine.step(arena, w, kv, &[t])?);
         }
         Ok(out)
     }

@@ -3,8 +3,10 @@
 //! the phase that is running, each phase poisoned as it begins (poison mode), so a buffer read
 //! after its phase ended reads NaNs on a reuse slab. The schedule is written once, over the
 //! [`Ops`] trait: the host backend (`kernels.rs`) and the GPU one (`gpu.rs`) run the same
-//! ops on the same buffers. The weights are views of the weight arenas ([`Params`]); the KV
-//! cache is the backend's own.
+//! ops on the same buffers. The weights are views of the weight arenas ([`Params`]); the keys
+//! and values are the declared `KvPool`'s, each sequence's in the blocks its block table
+//! lists; a step's positions, KV slots, block tables and sequence bounds are placed in
+//! `scratch`'s regions before it runs ([`Engine::put_batch`]), where the kernels read them.
 //!
 //! Per layer: `attention` (norm, the q, k and v projections into their columns of `qkv_output`, q/k norm and RoPE
 //! in place, causal GQA attention into `attn_output`, O projection and residual add into
@@ -15,43 +17,72 @@
 //! combine into `moe_output` for a MoE model; residual add); after the last layer `lm_head`
 //! (final norm, logits into `logits`).
 
-use crate::kernels::store_words;
+use crate::kernels::{store_i64, store_words};
 use crate::model::Decoder;
-use crate::ops::{Gemm, Ops, Result};
+use crate::ops::{Gemm, KvMeta, Ops, Result};
 use crate::params::Params;
+use arena_runtime::dtype::bf16;
 use arena_runtime::{Allocated, Device};
 use arena_spec::arena::regions::ScratchLayout;
+use arena_spec::arena::sizing::block_table_width;
 use arena_spec::arena::{
     BufferArenaAttentionViews, BufferArenaFfnDownViews, BufferArenaFfnGateUpViews,
     BufferArenaLmHeadViews, BufferArenaRouterViews,
 };
+use arena_spec::kv::{KvPool, KvPoolViewsMut};
+use arena_spec::serving::{BlockPool, BlockTable, StepMetadata};
+use arena_spec::BufferArenaInputs;
 use arena_spec::{BufferArena, BufferArenaPhase};
 
-/// The schedule of one sequence over a backend's ops.
+/// The schedule over a backend's ops: of a batch of sequences placed by [`Self::put_batch`],
+/// or of one sequence by [`Self::step`] (its own block table, drawn from the KV pool's blocks).
 pub struct Engine<'d, O> {
     pub decoder: &'d Decoder,
     pub ops: O,
     scratch: ScratchLayout,
-    /// Positions cached so far: the next step's first position.
+    /// Tokens a KV block holds, and blocks a block table holds (the arena's `kv_block_size`
+    /// and `block_table_width`).
+    pub block_tokens: usize,
+    pub width: usize,
+    /// [`Self::step`]'s sequence: its block table and the pool it draws on.
+    table: BlockTable,
+    blocks: BlockPool,
+    /// Positions of [`Self::step`]'s sequence cached so far: its next step's first position.
     pub cached: usize,
     /// Poison each phase as it begins.
     pub poison: bool,
-    /// The experts each position chose, per layer, sorted (read back from `scratch`): what
-    /// tells a routing near-tie from an error when logits are compared. Not recorded where the
-    /// backend cannot read back (a step being captured).
+    /// Sequences of the batch placed last.
+    seqs: usize,
+    /// The experts each row of the last step chose, per layer, sorted (read back from
+    /// `scratch`): what tells a routing near-tie from an error when logits are compared. Not
+    /// recorded where the backend cannot read back (a step being captured).
+    pub step_routes: Vec<Vec<Vec<u32>>>,
+    /// The same for each position of [`Self::step`]'s sequence.
     pub routes: Vec<Vec<Vec<u32>>>,
 }
 
 impl<'d, O> Engine<'d, O> {
-    pub fn new(decoder: &'d Decoder, ops: O, scratch: ScratchLayout) -> Self {
-        Engine {
+    /// An engine over an arena of `inputs` and a KV pool of `blocks` blocks.
+    pub fn new(
+        decoder: &'d Decoder,
+        ops: O,
+        inputs: &BufferArenaInputs,
+        blocks: usize,
+    ) -> Result<Self> {
+        Ok(Engine {
             decoder,
             ops,
-            scratch,
+            scratch: inputs.scratch_layout(&decoder.config)?,
+            block_tokens: inputs.kv_block_size,
+            width: block_table_width(inputs.max_seq_len, inputs.kv_block_size)?,
+            table: BlockTable::default(),
+            blocks: BlockPool::new(blocks),
             cached: 0,
             poison: true,
+            seqs: 0,
+            step_routes: Vec::new(),
             routes: Vec::new(),
-        }
+        })
     }
 
     fn begin<D: Device>(
@@ -65,39 +96,98 @@ impl<'d, O> Engine<'d, O> {
         Ok(())
     }
 
-    /// Runs `tokens` (the sequence's next tokens, at positions `cached..`) through the model
-    /// and returns their logits, `[tokens.len(), vocab]`, read from `logits`.
+    /// Runs `tokens` (the one sequence's next tokens, at positions `cached..`) through the
+    /// model and returns their logits, `[tokens.len(), vocab]`, read from `logits`.
     pub fn step<D: Device>(
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
         w: &Params<'_, D>,
+        kv: &mut Allocated<KvPool, D>,
         tokens: &[u32],
     ) -> Result<Vec<f32>>
     where
         O: Ops<D>,
     {
+        let first = self.cached;
         self.put_inputs(arena, tokens)?;
-        self.forward(arena, w, tokens.len())?;
+        self.forward(arena, w, kv, tokens.len())?;
+        let routes = std::mem::take(&mut self.step_routes);
+        for (t, r) in routes.into_iter().enumerate() {
+            self.routes
+                .resize(self.routes.len().max(first + t + 1), Vec::new());
+            self.routes[first + t] = r;
+        }
         self.read_logits(arena, tokens.len())
     }
 
-    /// The step's inputs into their whole-step buffers: token ids into `token_ids`, each
-    /// token's position into `scratch`'s `positions`; then `cached` moves past them. Copies
-    /// from the host, outside any captured graph: a graph reads them where it recorded them.
+    /// The one sequence's next `tokens`, at positions `cached..`, placed as a batch of one
+    /// ([`Self::put_batch`]): its block table grown to hold them (a position placed again,
+    /// as a replayed decode step does, keeps its slot); then `cached` moves past them.
     pub fn put_inputs<D: Device>(
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
         tokens: &[u32],
     ) -> Result<()> {
-        let start = self.cached as u32;
-        let positions: Vec<u32> = (start..start + tokens.len() as u32).collect();
+        let (start, end) = (self.cached, self.cached + tokens.len());
+        if end > self.table.tokens()
+            && !self.table.grow(
+                end - self.table.tokens(),
+                self.block_tokens,
+                &mut self.blocks,
+            )
+        {
+            return Err(format!("the KV pool has no block for position {}", end - 1).into());
+        }
+        let mut block_tables: Vec<i32> = self.table.blocks().iter().map(|&b| b as i32).collect();
+        block_tables.resize(self.width, 0);
+        let meta = StepMetadata {
+            positions: (start..end).map(|p| p as i32).collect(),
+            slots: (start..end)
+                .map(|p| self.table.slot_of(p, self.block_tokens).map(|s| s as i64))
+                .collect::<Option<_>>()
+                .ok_or("a position past the block table")?,
+            cu_seqlens: vec![0, tokens.len() as i32],
+            kv_lens: vec![end as i32],
+            block_tables,
+        };
+        self.put_batch(arena, tokens, &meta)?;
+        self.cached = end;
+        Ok(())
+    }
+
+    /// A step's inputs into their whole-step buffers: token ids into `token_ids`; into
+    /// `scratch`'s regions each token's position and KV slot, each sequence's block table
+    /// (`width` blocks), its cached length after the step and where its rows start
+    /// (`cu_seqlens`). Copies from the host, outside any captured graph: a graph reads them
+    /// where it recorded them.
+    pub fn put_batch<D: Device>(
+        &mut self,
+        arena: &mut Allocated<BufferArena, D>,
+        tokens: &[u32],
+        meta: &StepMetadata,
+    ) -> Result<()> {
+        let seqs = meta.kv_lens.len();
+        if meta.block_tables.len() != seqs * self.width || meta.positions.len() != tokens.len() {
+            return Err("step metadata of another batch or block-table width".into());
+        }
+        let words = |v: &[i32]| v.iter().map(|&x| x as u32).collect::<Vec<_>>();
         let mut v = BufferArenaAttentionViews::of(arena);
         store_words(&mut v.token_ids, tokens)?;
+        let l = &self.scratch;
+        let s = &mut v.scratch;
+        store_words(&mut s.region::<i32>(l.positions)?, &words(&meta.positions))?;
+        store_i64(&mut s.region::<i64>(l.slot_mapping)?, &meta.slots)?;
         store_words(
-            &mut v.scratch.region::<i32>(self.scratch.positions)?,
-            &positions,
+            &mut s.region::<i32>(l.block_table)?,
+            &words(&meta.block_tables),
         )?;
-        self.cached += tokens.len();
+        store_words(&mut s.region::<i32>(l.seq_lens)?, &words(&meta.kv_lens))?;
+        store_words(
+            &mut s.region::<i32>(l.cu_seqlens)?,
+            &words(&meta.cu_seqlens),
+        )?;
+        self.seqs = seqs;
+        self.step_routes.clear();
         Ok(())
     }
 
@@ -107,6 +197,7 @@ impl<'d, O> Engine<'d, O> {
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
         w: &Params<'_, D>,
+        kv: &mut Allocated<KvPool, D>,
         m: usize,
     ) -> Result<()>
     where
@@ -118,7 +209,7 @@ impl<'d, O> Engine<'d, O> {
                 .embed(&v.token_ids.as_view(), &w.embed(), &mut v.hidden_states, m)?;
         }
         for layer in 0..self.decoder.layers {
-            self.attention(arena, w, layer, m)?;
+            self.attention(arena, w, kv, layer, m)?;
             if self.decoder.experts > 0 {
                 self.router(arena, w, layer, m)?;
             }
@@ -145,6 +236,7 @@ impl<'d, O> Engine<'d, O> {
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
         w: &Params<'_, D>,
+        kv: &mut Allocated<KvPool, D>,
         layer: usize,
         m: usize,
     ) -> Result<()>
@@ -188,11 +280,25 @@ impl<'d, O> Engine<'d, O> {
             &w.k_norm(layer)?,
             m,
         )?;
+        let scratch = v.scratch.as_view();
+        let meta = KvMeta {
+            positions,
+            slots: scratch.region::<i64>(self.scratch.slot_mapping)?,
+            block_table: scratch.region::<i32>(self.scratch.block_table)?,
+            cu_seqlens: scratch.region::<i32>(self.scratch.cu_seqlens)?,
+            seqs: self.seqs,
+            width: self.width,
+            block_tokens: self.block_tokens,
+        };
+        let mut layer_kv = KvPoolViewsMut::of(kv)?
+            .full
+            .into_layer(layer)?
+            .into_cast::<bf16>()?;
         ops.attention(
             &v.qkv_output.as_view(),
-            &positions,
+            &meta,
+            &mut layer_kv,
             &mut v.attn_output,
-            layer,
             m,
         )?;
         // The O projection into `hidden_states` (its input is in `residual`), then the add.
@@ -249,13 +355,11 @@ impl<'d, O> Engine<'d, O> {
             .as_view()
             .region::<i32>(self.scratch.moe_topk_ids)?;
         if let Some(chosen) = self.ops.routes(&ids, m)? {
-            let first = self.cached - m;
-            self.routes
-                .resize(self.routes.len().max(first + m), Vec::new());
+            self.step_routes.resize(m, Vec::new());
             for (t, c) in chosen.chunks_exact(self.decoder.top_k).enumerate() {
                 let mut c = c.to_vec();
                 c.sort_unstable();
-                self.routes[first + t].push(c);
+                self.step_routes[t].push(c);
             }
         }
         Ok(())
