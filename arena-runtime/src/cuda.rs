@@ -274,11 +274,12 @@ impl Device for CudaDevice {
 }
 
 /// [`CudaDevice::upload`]: the staging memory cut into [`PinnedUpload::SLOTS`] pinned host
-/// buffers used in turn. A piece is copied into a free buffer by up to
-/// [`PinnedUpload::THREADS`] threads (one thread's `memcpy` from a memory-mapped file is
-/// bounded by its page faults, not by the copy) and sent on the device's stream; the event
-/// recorded after it says when the buffer is free again, so staging a piece overlaps the
-/// transfer of the ones before it.
+/// buffers used in turn. A piece is copied into a free buffer by a pool of up to
+/// [`PinnedUpload::THREADS`] threads, spawned once for the upload (one thread's `memcpy`
+/// from a memory-mapped file is bounded by its page faults, not by the copy; a thread
+/// spawned a piece costs as much as the copy it does), and sent on the device's stream; the
+/// event recorded after it says when the buffer is free again, so staging a piece overlaps
+/// the transfer of the ones before it.
 struct PinnedUpload<'a> {
     device: &'a CudaDevice,
     slots: Vec<(
@@ -286,16 +287,25 @@ struct PinnedUpload<'a> {
         cudarc::driver::CudaEvent,
     )>,
     next: usize,
+    pool: rayon::ThreadPool,
 }
 
 impl<'a> PinnedUpload<'a> {
     /// Buffers the staging memory is cut into. Chosen here: four keep the copy engine fed
     /// while the host stages the next piece.
     const SLOTS: usize = 4;
-    /// Most threads that stage one piece. Chosen here.
-    const THREADS: usize = 8;
+    /// Most threads that stage one piece (fewer where the host has fewer cores). Chosen here.
+    const THREADS: usize = 16;
+    /// The least a staging thread copies at once. Chosen here.
+    const PART: usize = 1 << 20;
 
     fn new(device: &'a CudaDevice, staging_bytes: usize) -> Result<Self, DeviceError> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(Self::THREADS.min(cores))
+            .thread_name(|i| format!("arena-upload-{i}"))
+            .build()
+            .map_err(|e| DeviceError::Driver(format!("the upload's staging threads: {e}")))?;
         let each = (staging_bytes / Self::SLOTS).max(1 << 20);
         let mut slots = Vec::with_capacity(Self::SLOTS);
         for _ in 0..Self::SLOTS {
@@ -309,6 +319,7 @@ impl<'a> PinnedUpload<'a> {
             device,
             slots,
             next: 0,
+            pool,
         })
     }
 }
@@ -325,12 +336,12 @@ impl crate::Upload for PinnedUpload<'_> {
             let buffer = slice.as_mut_slice().map_err(driver)?;
             let n = (data.len() - done).min(buffer.len());
             let (src, dst) = (&data[done..done + n], &mut buffer[..n]);
-            let threads = (n >> 22).clamp(1, Self::THREADS);
-            let part = n.div_ceil(threads);
-            std::thread::scope(|s| {
-                for (d, s_) in dst.chunks_mut(part).zip(src.chunks(part)) {
-                    s.spawn(move || d.copy_from_slice(s_));
-                }
+            let part = n.div_ceil(self.pool.current_num_threads()).max(Self::PART);
+            self.pool.install(|| {
+                use rayon::prelude::*;
+                dst.par_chunks_mut(part)
+                    .zip(src.par_chunks(part))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
             });
             // SAFETY: `addr + done .. + n` lies in a live allocation (the caller's promise);
             // the pinned buffer is not written again before `event` says the transfer read

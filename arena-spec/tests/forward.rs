@@ -4,11 +4,18 @@
 //! and Qwen3-30B-A3B's (128 experts, top 8), each cut to 2 layers, a prefill of 16 tokens and
 //! 4 decode steps. Each runs twice, in a plain slab and in a reuse one (phases sharing
 //! bytes), with every phase poisoned as it begins: the logits must be bit-identical, which is
-//! what proves the phase declarations right for this schedule.
+//! what proves the phase declarations right for this schedule. Then sequences of different
+//! lengths are served together through the scheduler (`examples/forward/serve.rs`), paged in a
+//! KV pool too small to hold them all at once: each position equals the one run's.
 
 #[allow(dead_code)]
 #[path = "../examples/forward/compare.rs"]
 mod compare;
+// `serve.rs` reaches the GPU backend where the feature is on.
+#[cfg(feature = "cuda")]
+#[allow(dead_code)]
+#[path = "../examples/forward/gpu.rs"]
+mod gpu;
 #[allow(dead_code)]
 #[path = "../examples/forward/kernels.rs"]
 mod kernels;
@@ -25,6 +32,9 @@ mod params;
 #[path = "../examples/forward/run.rs"]
 mod run;
 #[allow(dead_code)]
+#[path = "../examples/forward/serve.rs"]
+mod serve;
+#[allow(dead_code)]
 #[path = "../examples/forward/step.rs"]
 mod step;
 #[allow(dead_code)]
@@ -32,6 +42,7 @@ mod step;
 mod weights;
 
 use arena_runtime::{AllocOptions, HostDevice, Live};
+use arena_spec::serving::Limits;
 use arena_spec::BufferArena;
 use std::path::Path;
 
@@ -68,7 +79,7 @@ fn reuse_bytes(run: &run::Run) -> usize {
 /// reusing bytes, and the logits held to the reference (`Run::check`: the argmax everywhere,
 /// every probed logit within the tolerance except at up to `routing_flips` positions routed
 /// differently).
-fn check(model: &str, routing_flips: usize) {
+fn check(model: &str, routing_flips: usize, limits: Limits, seqs: &[(usize, usize)]) {
     let run = run::Run::new(model, None, &reference(model)).unwrap();
     let slab = run.outputs(AllocOptions::default(), true).unwrap();
     let reuse = run.outputs(AllocOptions::reuse(), true).unwrap();
@@ -91,16 +102,65 @@ fn check(model: &str, routing_flips: usize) {
     );
     let agreement = run.check(&slab, routing_flips).unwrap();
     println!("{model}: {agreement:?}");
+    served(&run, &slab, limits, seqs);
+}
+
+/// `seqs` (`(prompt, len)`: prefixes of the reference's tokens) served together in a reuse
+/// slab, every phase poisoned, a KV pool of `limits.blocks` blocks: each sequence's logits
+/// at each position bit-identical to the one sequence's run at that position (the host's
+/// kernels compute each row alone, so chunking, packing and paging change no bit; what a
+/// wrong slot, block table or sequence bound would change).
+fn served(run: &run::Run, alone: &run::Outputs, limits: Limits, seqs: &[(usize, usize)]) {
+    let model = &run.reference.model;
+    let ops = kernels::HostOps::new(&run.decoder);
+    let served = run
+        .serve_on(HostDevice::new(), ops, AllocOptions::reuse(), limits, seqs)
+        .unwrap();
+    for (i, (logits, &(_, len))) in served.logits.iter().zip(seqs).enumerate() {
+        assert_eq!(logits.len(), len, "{model}: sequence {i}'s positions");
+        for (p, row) in logits.iter().enumerate() {
+            let same = row
+                .iter()
+                .zip(&alone.logits[p])
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(
+                same,
+                "{model}: sequence {i} position {p} differs from the run alone"
+            );
+        }
+    }
+    // More sequences than run at once, so some waited for a slot or a block and reused the
+    // blocks of one that finished.
+    let blocks: usize = seqs
+        .iter()
+        .map(|&(_, len)| len.div_ceil(limits.block_tokens))
+        .sum();
+    assert!(blocks > limits.blocks && served.widest > 1 && served.widest <= limits.max_batch_size);
+    println!(
+        "{model}: {} sequences served in {} steps, at most {} a step, {} blocks reused from {}",
+        seqs.len(),
+        served.steps,
+        served.widest,
+        blocks,
+        limits.blocks
+    );
 }
 
 #[test]
 fn a_dense_qwen3_step_in_the_arena_matches_transformers_and_shares_bytes_safely() {
-    check("qwen3-0.6b-2l", 0);
+    check("qwen3-0.6b-2l", 0, serve::DEMO_LIMITS, &serve::DEMO);
 }
 
 #[test]
 fn a_moe_qwen3_step_in_the_arena_matches_transformers_and_shares_bytes_safely() {
-    check("qwen3-30b-a3b-2l", 2);
+    let limits = Limits {
+        max_batch_tokens: 16,
+        max_batch_size: 2,
+        block_tokens: 16,
+        blocks: 2,
+        state_slots: false,
+    };
+    check("qwen3-30b-a3b-2l", 2, limits, &[(16, 18), (4, 9), (7, 11)]);
 }
 
 #[test]

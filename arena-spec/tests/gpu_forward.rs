@@ -33,6 +33,9 @@ mod params;
 #[path = "../examples/forward/run.rs"]
 mod run;
 #[allow(dead_code)]
+#[path = "../examples/forward/serve.rs"]
+mod serve;
+#[allow(dead_code)]
 #[path = "../examples/forward/step.rs"]
 mod step;
 #[allow(dead_code)]
@@ -99,6 +102,21 @@ fn check(model: &str, routing_flips: usize) {
 #[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn a_dense_qwen3_step_on_the_gpu_matches_transformers_shares_bytes_and_replays_as_a_graph() {
     check("qwen3-0.6b-2l", 0);
+}
+
+/// Sequences of different lengths served together on the GPU (`serve::DEMO` within
+/// `serve::DEMO_LIMITS`, `examples/forward/serve.rs`), paged in a KV pool too small to hold
+/// them all at once: every position of every sequence has the reference's argmax and every
+/// probed logit within the tolerance (`Run::tolerance`; cuBLAS may pick another kernel for
+/// another number of rows, so bits are not compared with the run alone).
+#[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
+fn dense_qwen3_sequences_served_together_on_the_gpu_each_match_transformers() {
+    if gpu_stream().is_none() {
+        return;
+    }
+    let run = run_of("qwen3-0.6b-2l");
+    serve::demo(&run, AllocOptions::reuse(), true).unwrap();
 }
 
 #[test]

@@ -276,12 +276,7 @@ fn a_writable_view_splits_into_two_disjoint_ones() {
 fn a_byte_view_casts_to_whole_aligned_elements_and_names_the_buffer_otherwise() {
     let device = HostDevice::new();
     let bytes = |addr, len| {
-        View::<u8, _>::from_parts(
-            "q_proj",
-            DevicePtr::from_raw_parts(addr, len),
-            &[],
-            &device,
-        )
+        View::<u8, _>::from_parts("q_proj", DevicePtr::from_raw_parts(addr, len), &[], &device)
     };
     let v = bytes(0x1000, 24).cast::<bf16>().unwrap();
     assert_eq!((v.len(), v.as_raw(), v.name()), (12, 0x1000, "q_proj"));

@@ -34,7 +34,7 @@ impl<'r> GpuSetup<'r> {
         // An early error drops what was allocated, which frees it.
         let device = || CudaDevice::from_stream(stream);
         let weights = run.load_weights(device())?;
-        let kv = run.kv_pool(device(), run.kv_blocks())?;
+        let kv = run.kv_pool(device(), inputs.kv_block_size, run.kv_blocks())?;
         let arena = BufferArena::allocate_with(device(), &sizes, options)?;
         let mut engine = Engine::new(&run.decoder, ops, &inputs, run.kv_blocks())?;
         engine.poison = poison;
@@ -201,4 +201,114 @@ fn device_name(stream: &Arc<CudaStream>) -> String {
         .context()
         .name()
         .unwrap_or_else(|_| "a CUDA device".into())
+}
+
+/// What capturing the decode step as a CUDA graph costs on the device, for each batch size
+/// of `sizes` (an engine captures one graph a size and keeps them all): free memory
+/// (`cuMemGetInfo`, whose unit is the 2 MiB page) before the capture, after the capture and
+/// instantiation (`end_capture`), after the upload, after the first replay and after 1000
+/// more, with the graph's node count; then after every graph is destroyed. Each size's step
+/// runs once eagerly first, so cuBLAS has loaded its kernels for that shape outside the
+/// capture. The arena, KV pool and weights are allocated before any of it.
+pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Result<()> {
+    use arena_spec::serving::StepMetadata;
+    let widest = sizes.iter().copied().max().ok_or("no batch sizes")?;
+    let tokens = &run.reference.tokens;
+    if widest > tokens.len() {
+        return Err(format!(
+            "at most {} sequences (one reference token each)",
+            tokens.len()
+        )
+        .into());
+    }
+    let inputs = arena_spec::BufferArenaInputs {
+        max_batch_tokens: widest.max(run.reference.prefill),
+        max_seq_len: tokens.len(),
+        kv_block_size: 16,
+        max_batch_size: widest,
+    };
+    let device = || CudaDevice::from_stream(stream);
+    let ops = GpuOps::new(stream, &run.decoder, tokens.len())?;
+    let weights = run.load_weights(device())?;
+    let mut kv = run.kv_pool(device(), inputs.kv_block_size, widest)?;
+    let mut arena = BufferArena::allocate(device(), &inputs.sizes(&run.decoder.config)?)?;
+    let mut engine = Engine::new(&run.decoder, ops, &inputs, 0)?;
+    engine.poison = false;
+    let params = Params::of(&weights, run.decoder.tied);
+    let free = || -> Result<i64> { Ok(stream.context().mem_get_info()?.0 as i64) };
+    let mib = |bytes: i64| bytes as f64 / (1 << 20) as f64;
+    println!(
+        "CUDA-graph memory on {} (MiB of device memory taken; cuMemGetInfo, 2 MiB pages)",
+        device_name(stream)
+    );
+    println!(
+        "{:>5}  {:>6}  {:>8}  {:>8}  {:>8}  {:>10}  {:>10}",
+        "batch", "nodes", "capture", "upload", "launch", "1000 more", "held"
+    );
+    let start = free()?;
+    let mut graphs = Vec::new();
+    for &b in sizes {
+        // `b` sequences of one token each, at position 0, each in a block of its own.
+        let meta = StepMetadata {
+            positions: vec![0; b],
+            slots: (0..b).map(|s| (s * inputs.kv_block_size) as i64).collect(),
+            cu_seqlens: (0..=b as i32).collect(),
+            kv_lens: vec![1; b],
+            block_tables: (0..b)
+                .flat_map(|s| {
+                    let mut row = vec![0i32; engine.width];
+                    row[0] = s as i32;
+                    row
+                })
+                .collect(),
+        };
+        engine.put_batch(&mut arena, &tokens[..b], &meta)?;
+        engine.forward(&mut arena, &params, &mut kv, b)?;
+        stream.synchronize()?;
+        let before = free()?;
+        stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        let captured = engine.forward(&mut arena, &params, &mut kv, b);
+        let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0))?;
+        captured?;
+        let graph = graph.ok_or("the capture recorded nothing")?;
+        stream.synchronize()?;
+        let after_capture = free()?;
+        graph.upload()?;
+        stream.synchronize()?;
+        let after_upload = free()?;
+        graph.launch()?;
+        stream.synchronize()?;
+        let after_launch = free()?;
+        for _ in 0..1000 {
+            graph.launch()?;
+        }
+        stream.synchronize()?;
+        let after_replays = free()?;
+        let mut nodes = 0usize;
+        // SAFETY: the graph is live (held by `graph`); a NULL node array asks for the count.
+        unsafe { sys::cuGraphGetNodes(graph.cu_graph(), std::ptr::null_mut(), &mut nodes) }
+            .result()?;
+        println!(
+            "{b:>5}  {nodes:>6}  {:>8.1}  {:>8.1}  {:>8.1}  {:>10.1}  {:>10.1}",
+            mib(before - after_capture),
+            mib(after_capture - after_upload),
+            mib(after_upload - after_launch),
+            mib(after_launch - after_replays),
+            mib(start - after_replays),
+        );
+        graphs.push(graph);
+    }
+    let held = free()?;
+    drop(graphs);
+    stream.synchronize()?;
+    println!(
+        "all {} graphs held {:.1} MiB; destroyed, {:.1} MiB came back",
+        sizes.len(),
+        mib(start - held),
+        mib(free()? - held)
+    );
+    arena.release()?;
+    kv.release()?;
+    weights.release()?;
+    Ok(())
 }

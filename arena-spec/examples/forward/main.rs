@@ -15,7 +15,9 @@
 //! poisoned as it begins unless `--no-poison`. `--gpu` runs the step on CUDA device 0 (NVRTC
 //! kernels and cuBLAS over the arena's views, `gpu.rs`); `--graph` replays the decode steps
 //! from a CUDA graph captured once; `--time N` prints prefill and decode times over N
-//! interleaved rounds, slab against one allocation per buffer. The step is `step.rs`, its
+//! interleaved rounds, slab against one allocation per buffer; `--serve` serves four
+//! sequences of different lengths together instead (`serve.rs`); `--graph-memory 1,2,4,8`
+//! measures what capturing the decode step as a CUDA graph costs at each batch size. The step is `step.rs`, its
 //! ops `ops.rs`, on the host `kernels.rs`.
 
 mod compare;
@@ -28,6 +30,7 @@ mod model;
 mod ops;
 mod params;
 mod run;
+mod serve;
 mod step;
 mod weights;
 
@@ -46,12 +49,22 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (mut model, mut weights_dir, mut reference, mut reuse, mut poison) =
         (None, None, None, false, true);
-    let (mut gpu, mut graph, mut time) = (false, false, None);
+    let (mut gpu, mut graph, mut time, mut serving) = (false, false, None, false);
+    let mut graph_sizes: Option<Vec<usize>> = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--reuse" => reuse = true,
             "--gpu" => gpu = true,
             "--graph" => graph = true,
+            "--serve" => serving = true,
+            "--graph-memory" => {
+                let list = args.next().ok_or("--graph-memory 1,2,4,...")?;
+                let sizes = list
+                    .split(',')
+                    .map(str::parse)
+                    .collect::<Result<Vec<usize>, _>>()?;
+                graph_sizes = Some(sizes);
+            }
             "--time" => time = Some(args.next().ok_or("--time ROUNDS")?.parse::<usize>()?),
             "--no-poison" => poison = false,
             "--weights" => weights_dir = Some(PathBuf::from(args.next().ok_or("--weights DIR")?)),
@@ -64,7 +77,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let model = model.ok_or(
         "usage: forward MODEL [--reuse] [--no-poison] [--weights DIR] [--reference FILE] \
-         [--gpu [--graph | --time ROUNDS]]",
+         [--serve] [--gpu [--graph | --time ROUNDS]]",
     )?;
     if (graph || time.is_some()) && !gpu {
         return Err("--graph and --time run on the GPU: add --gpu".into());
@@ -78,6 +91,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         AllocOptions::default()
     };
+    if serving {
+        return serve::demo(&run, options, gpu);
+    }
+    if let Some(sizes) = graph_sizes {
+        return graph_memory(&run, &sizes);
+    }
     let outputs = if gpu {
         on_gpu(&run, options, poison, graph, time)?
     } else {
@@ -132,6 +151,18 @@ fn on_gpu(
         }
     }
     Ok(Some(eager))
+}
+
+#[cfg(feature = "cuda")]
+fn graph_memory(run: &Run, sizes: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
+    let device = arena_runtime::CudaDevice::new(0)?;
+    let stream = device.context().new_stream()?;
+    gpu_run::graph_memory(run, &stream, sizes)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn graph_memory(_: &Run, _: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
+    Err("--graph-memory runs on the GPU: it needs the cuda feature".into())
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -4,8 +4,9 @@
 use crate::kernels::HostOps;
 use crate::ops::Ops;
 use crate::params::Params;
-use crate::{compare, model, step, weights};
+use crate::{compare, model, serve, step, weights};
 use arena_runtime::{AllocOptions, Allocated, Device, HostDevice};
+use arena_spec::serving::Limits;
 use arena_spec::weights::checkpoint::{load, tensor_table, Checkpoint, LoadPlan};
 use arena_spec::weights::{AllocatedWeights, WeightsSizes};
 use arena_spec::{BufferArena, BufferArenaInputs, KvDtype, KvPool, KvPoolInputs, KvPoolSizes};
@@ -146,15 +147,16 @@ impl Run {
         }
     }
 
-    /// A KV pool of `blocks` blocks of the arena's block size (full-attention layers only,
+    /// A KV pool of `blocks` blocks of `block_tokens` tokens (full-attention layers only,
     /// bf16), allocated on `device`.
     pub fn kv_pool<D: Device>(
         &self,
         device: D,
+        block_tokens: usize,
         blocks: usize,
     ) -> Result<Allocated<KvPool, D>, Box<dyn std::error::Error>> {
         let inputs = KvPoolInputs {
-            block_tokens: self.inputs().kv_block_size,
+            block_tokens,
             blocks,
             sliding_blocks: 0,
             csa_blocks: 0,
@@ -198,7 +200,7 @@ impl Run {
         let config = &self.decoder.config;
         let sizes = inputs.sizes(config)?;
         let weights = self.load_weights(device.clone())?;
-        let mut kv = self.kv_pool(device.clone(), self.kv_blocks())?;
+        let mut kv = self.kv_pool(device.clone(), inputs.kv_block_size, self.kv_blocks())?;
         let mut arena = BufferArena::allocate_with(device, &sizes, options)?;
         let mut engine = step::Engine::new(&self.decoder, ops, &inputs, self.kv_blocks())?;
         engine.poison = poison;
@@ -211,6 +213,46 @@ impl Run {
             logits: logits?,
             routes: engine.routes,
         })
+    }
+
+    /// `seqs` (`(prompt, len)` each, prefixes of the reference's tokens) served together
+    /// (`serve.rs`) in arenas on `device`: the arena sized for `limits` (its
+    /// `max_batch_tokens`, `max_batch_size` and block size), a KV pool of `limits.blocks`
+    /// blocks, the weights loaded as for one sequence.
+    pub fn serve_on<D: Device + Clone, O: Ops<D>>(
+        &self,
+        device: D,
+        ops: O,
+        options: AllocOptions,
+        limits: Limits,
+        seqs: &[(usize, usize)],
+    ) -> Result<serve::Served, Box<dyn std::error::Error>> {
+        let inputs = BufferArenaInputs {
+            max_batch_tokens: limits.max_batch_tokens,
+            max_seq_len: self.reference.tokens.len(),
+            kv_block_size: limits.block_tokens,
+            max_batch_size: limits.max_batch_size,
+        };
+        let sizes = inputs.sizes(&self.decoder.config)?;
+        let weights = self.load_weights(device.clone())?;
+        let mut kv = self.kv_pool(device.clone(), limits.block_tokens, limits.blocks)?;
+        let mut arena = BufferArena::allocate_with(device, &sizes, options)?;
+        // The scheduler draws the blocks; the engine's own pool (for `step`) is left empty.
+        let mut engine = step::Engine::new(&self.decoder, ops, &inputs, 0)?;
+        let params = Params::of(&weights, self.decoder.tied);
+        let served = serve::serve(
+            self,
+            &mut engine,
+            &mut arena,
+            &params,
+            &mut kv,
+            limits,
+            seqs,
+        );
+        arena.release()?;
+        kv.release()?;
+        weights.release()?;
+        served
     }
 
     /// The prefill's logits then each decode step's, one `[vocab]` per position.

@@ -1,0 +1,160 @@
+//! Several sequences served together in the same arenas: `arena_spec::serving`'s `Scheduler`
+//! packs each step (a decode token of every running sequence, then prefill chunks, within
+//! `max_batch_tokens` and `max_batch_size`), draws each sequence's KV blocks from a
+//! `BlockPool` of exactly the `KvPool`'s blocks (a sequence that needs one when none is free
+//! waits), and gives them back when it finishes, for the next to reuse; the step's metadata
+//! goes into `scratch` ([`Engine::put_batch`]) and the model runs once over the packed rows.
+//!
+//! Sequence `i` is `(prompt, len)`: the reference's first `len` tokens, its first `prompt`
+//! the prompt and the rest fed one a step (the reference's next token, not the argmax, so
+//! every position has the reference's logits to be held to). Causal attention makes a
+//! position's logits depend only on the tokens up to it, so each position of each sequence
+//! is the reference's position, however the sequences were chunked, packed and paged.
+
+use crate::compare;
+use crate::ops::{Ops, Result};
+use crate::params::Params;
+use crate::run::Run;
+use crate::step::Engine;
+use arena_runtime::{AllocOptions, Allocated, Device, HostDevice};
+use arena_spec::serving::{Limits, Request, Scheduler};
+use arena_spec::{BufferArena, KvPool};
+
+/// What a serve produced: each sequence's logits, one `[vocab]` a position, and the steps.
+pub struct Served {
+    pub logits: Vec<Vec<Vec<f32>>>,
+    pub steps: usize,
+    /// The most sequences one step ran.
+    pub widest: usize,
+}
+
+/// Serves `seqs` (`(prompt, len)` each) to completion within `limits`.
+pub fn serve<D: Device, O: Ops<D>>(
+    run: &Run,
+    engine: &mut Engine<'_, O>,
+    arena: &mut Allocated<BufferArena, D>,
+    w: &Params<'_, D>,
+    kv: &mut Allocated<KvPool, D>,
+    limits: Limits,
+    seqs: &[(usize, usize)],
+) -> Result<Served> {
+    let tokens = &run.reference.tokens;
+    let vocab = run.decoder.vocab;
+    let mut scheduler = Scheduler::new(limits);
+    for (i, &(prompt, len)) in seqs.iter().enumerate() {
+        if prompt == 0 || len < prompt || len > tokens.len() {
+            return Err(format!(
+                "sequence {i}: ({prompt}, {len}) is not a prefix of the reference"
+            )
+            .into());
+        }
+        // The prefill's last row gives the first generated token; each decode step one more.
+        let max_new_tokens = len - prompt + 1;
+        scheduler.add(Request {
+            id: i as u64,
+            prompt,
+            max_new_tokens,
+        });
+    }
+    let mut served = Served {
+        logits: vec![Vec::new(); seqs.len()],
+        steps: 0,
+        widest: 0,
+    };
+    while !scheduler.is_idle() {
+        let batch = scheduler.schedule();
+        if batch.scheduled.is_empty() {
+            return Err("no sequence could be scheduled: every one waits on a block".into());
+        }
+        let meta = scheduler
+            .metadata(&batch, engine.width)
+            .ok_or("a block table wider than the arena's")?;
+        let ids: Vec<u32> = batch
+            .scheduled
+            .iter()
+            .flat_map(|s| tokens[s.start..s.start + s.tokens].iter().copied())
+            .collect();
+        engine.put_batch(arena, &ids, &meta)?;
+        engine.forward(arena, w, kv, ids.len())?;
+        let logits = engine.read_logits(arena, ids.len())?;
+        let mut rows = logits.chunks_exact(vocab);
+        for s in &batch.scheduled {
+            let out = &mut served.logits[s.id as usize];
+            if out.len() != s.start {
+                return Err(format!("sequence {}: position {} out of order", s.id, s.start).into());
+            }
+            out.extend(rows.by_ref().take(s.tokens).map(<[f32]>::to_vec));
+        }
+        served.steps += 1;
+        served.widest = served.widest.max(batch.scheduled.len());
+        scheduler.complete(&batch)?;
+    }
+    Ok(served)
+}
+
+/// The sequences `--serve` runs: `(prompt, len)` prefixes of the reference's 20 tokens.
+pub const DEMO: [(usize, usize); 4] = [(16, 20), (5, 12), (9, 17), (3, 20)];
+
+/// `--serve`'s limits: 16 tokens a step, 3 sequences at once, a pool of 4 blocks of 16
+/// tokens (the four sequences take 7 blocks in all, so they wait for one another's).
+pub const DEMO_LIMITS: Limits = Limits {
+    max_batch_tokens: 16,
+    max_batch_size: 3,
+    block_tokens: 16,
+    blocks: 4,
+    state_slots: false,
+};
+
+/// `--serve`: [`DEMO`] served within [`DEMO_LIMITS`] on the host or GPU 0, each sequence's
+/// positions held to the reference (argmax and tolerance) and reported.
+pub fn demo(run: &Run, options: AllocOptions, gpu: bool) -> Result<()> {
+    let served = if gpu {
+        on_gpu(run, options)?
+    } else {
+        let ops = crate::kernels::HostOps::new(&run.decoder);
+        run.serve_on(HostDevice::new(), ops, options, DEMO_LIMITS, &DEMO)?
+    };
+    let r = &run.reference;
+    println!(
+        "{} sequences served together in {} steps (at most {} a step) against transformers on {}",
+        DEMO.len(),
+        served.steps,
+        served.widest,
+        r.device
+    );
+    for (i, (logits, &(prompt, len))) in served.logits.iter().zip(&DEMO).enumerate() {
+        let (mut worst, mut agree, mut within) = (0f32, 0, 0);
+        for (p, row) in logits.iter().enumerate() {
+            let want = &r.positions[p];
+            let e = compare::compare(r, p, row, crate::run::tolerance(want.max));
+            worst = worst.max(e.max_abs);
+            agree += usize::from(e.argmax.0 == e.argmax.1);
+            let mut probes = r.probe_ids.iter().zip(&want.probes);
+            within += usize::from(
+                probes.all(|(&id, &x)| (row[id] - x).abs() <= crate::run::tolerance(x)),
+            );
+        }
+        println!(
+            "  sequence {i}: prompt {prompt}, {len} positions: argmax {agree}, within the \
+             tolerance {within}, largest |Δ| {worst:.5}"
+        );
+        if agree != len || within != len {
+            return Err(format!("sequence {i} differs from the reference").into());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(feature = "cuda")]
+fn on_gpu(run: &Run, options: AllocOptions) -> Result<Served> {
+    let device = arena_runtime::CudaDevice::new(0)?;
+    let stream = device.context().new_stream()?;
+    let ops = crate::gpu::GpuOps::new(&stream, &run.decoder, run.reference.tokens.len())?;
+    let device = arena_runtime::CudaDevice::from_stream(&stream);
+    run.serve_on(device, ops, options, DEMO_LIMITS, &DEMO)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn on_gpu(_: &Run, _: AllocOptions) -> Result<Served> {
+    Err("--gpu needs the cuda feature".into())
+}
