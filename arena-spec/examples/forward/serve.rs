@@ -26,6 +26,20 @@ pub struct Served {
     pub steps: usize,
     /// The most sequences one step ran.
     pub widest: usize,
+    /// The device's free memory before the first step and after each, where the device can
+    /// tell (`Device::mem_info`: a GPU's `cuMemGetInfo`): every step runs in memory
+    /// allocated before it, so all are equal.
+    pub free: Vec<usize>,
+}
+
+impl Served {
+    /// The first step after which the device had less free memory than before the first,
+    /// with the bytes it lost: `None` where no step took device memory.
+    pub fn allocated(&self) -> Option<(usize, usize)> {
+        let first = *self.free.first()?;
+        let (step, &free) = self.free.iter().enumerate().find(|(_, &f)| f < first)?;
+        Some((step, first - free))
+    }
 }
 
 /// Serves `seqs` (`(prompt, len)` each) to completion within `limits`.
@@ -60,7 +74,10 @@ pub fn serve<D: Device, O: Ops<D>>(
         logits: vec![Vec::new(); seqs.len()],
         steps: 0,
         widest: 0,
+        free: Vec::new(),
     };
+    let free = |arena: &Allocated<BufferArena, D>| arena.device().mem_info().map(|m| m.free);
+    served.free.extend(free(arena));
     while !scheduler.is_idle() {
         let batch = scheduler.schedule();
         if batch.scheduled.is_empty() {
@@ -85,6 +102,7 @@ pub fn serve<D: Device, O: Ops<D>>(
             }
             out.extend(rows.by_ref().take(s.tokens).map(<[f32]>::to_vec));
         }
+        served.free.extend(free(arena));
         served.steps += 1;
         served.widest = served.widest.max(batch.scheduled.len());
         scheduler.complete(&batch)?;
@@ -122,6 +140,17 @@ pub fn demo(run: &Run, options: AllocOptions, gpu: bool) -> Result<()> {
         served.widest,
         r.device
     );
+    if let Some(&free) = served.free.first() {
+        let same = served.free.iter().filter(|&&f| f == free).count() - 1;
+        println!(
+            "  device memory free before the first step: {free} bytes; the same after {same} of \
+             the {} steps",
+            served.steps
+        );
+    }
+    if let Some((step, bytes)) = served.allocated() {
+        return Err(format!("step {step} took {bytes} bytes of device memory").into());
+    }
     for (i, (logits, &(prompt, len))) in served.logits.iter().zip(&DEMO).enumerate() {
         let (mut worst, mut agree, mut within) = (0f32, 0, 0);
         for (p, row) in logits.iter().enumerate() {
