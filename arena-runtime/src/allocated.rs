@@ -250,7 +250,9 @@ impl<A: Arena, D: Device> Allocated<A, D> {
     /// `f32`, `bf16` and `f16`), one device fill per buffer. Call it as each phase begins; a
     /// kernel that still reads a buffer whose phase has ended then reads NaNs where that
     /// buffer's bytes were reused. Only a reuse arena reuses bytes; on the others this fills
-    /// nothing reuse but is still allowed.
+    /// nothing reuse but is still allowed. A whole-step buffer (no `phase`: live through every
+    /// phase, as the step's inputs and the residual stream are) is never filled, not even as
+    /// the first phase begins: it holds what the engine placed before the step.
     ///
     /// The fills are ordered as the device orders its work: on the host at once; on a GPU,
     /// asynchronous memsets on the `CudaDevice`'s stream (the engine's stream when it was made

@@ -34,7 +34,8 @@ impl Live {
     }
 
     /// Whether the buffer becomes live as phase `phase` begins (a whole-step buffer at the
-    /// first phase): when a step writes it first.
+    /// first phase): when a step writes it first. (Poison mode fills only the buffers of
+    /// phases, never a whole-step one: `Allocated::poison_phase`.)
     pub const fn starts_at(self, phase: usize) -> bool {
         match self {
             Live::WholeStep => phase == 0,

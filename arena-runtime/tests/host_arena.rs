@@ -281,6 +281,14 @@ fn a_reuse_arena_shares_only_between_disjoint_phases_and_poisons_a_phase() {
     assert!(read(arena.w.as_raw(), arena.w.byte_len())
         .iter()
         .all(|&x| x == 3));
+    // Nor does the first phase's poison fill the whole-step buffer: it holds the step's inputs.
+    arena.poison_phase(PhasedPhase::First).unwrap();
+    assert!(read(arena.w.as_raw(), arena.w.byte_len())
+        .iter()
+        .all(|&x| x == 3));
+    assert!(read(arena.a.as_raw(), arena.a.byte_len())
+        .iter()
+        .all(|&x| x == POISON_PATTERN));
     arena.release().unwrap();
     assert_eq!(device.live_allocations(), 0);
 
