@@ -185,21 +185,6 @@ impl Checkpoint {
     pub fn bytes(&self, tensor: &StoredTensor) -> &[u8] {
         &self.maps[tensor.file][tensor.range.clone()]
     }
-
-    /// Maps `tensor`'s pages into this process now (`MADV_POPULATE_READ`, Linux 5.14), so
-    /// that a copy out of them later takes no page fault: one call a tensor instead of a
-    /// fault every 64 KiB. A hint: where the kernel refuses it (an older one, another
-    /// system), the copy faults its pages in as before.
-    pub fn populate(&self, tensor: &StoredTensor) {
-        #[cfg(target_os = "linux")]
-        {
-            let r = &tensor.range;
-            let advice = memmap2::Advice::PopulateRead;
-            let _ = self.maps[tensor.file].advise_range(advice, r.start, r.end - r.start);
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = tensor;
-    }
 }
 
 /// The `weight_map` of an index file: tensor name → shard file name.

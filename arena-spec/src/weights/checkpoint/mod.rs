@@ -130,36 +130,7 @@ pub struct Loaded {
 ///
 /// The files are read through their memory maps: a checkpoint rewritten while it loads
 /// gives whatever bytes it then holds (never memory outside the maps or the arenas).
-///
-/// While it copies, one thread walks ahead through the same tensors in the same order and
-/// maps their pages into the process (`Checkpoint::populate`), so the copies, on the
-/// critical path, find them mapped (a copy out of a fresh memory map is bounded by its page
-/// faults, not by the copy).
 pub fn load<D: Device>(
-    checkpoint: &Checkpoint,
-    plan: &LoadPlan,
-    weights: &mut AllocatedWeights<D>,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<Loaded, CheckpointError> {
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            let tensors = plan.placed.iter().flat_map(|p| &p.parts);
-            for part in tensors {
-                if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    break;
-                }
-                checkpoint.populate(&checkpoint.tensors()[&part.tensor]);
-            }
-        });
-        let loaded = copy_all(checkpoint, plan, weights, progress);
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        loaded
-    })
-}
-
-/// [`load`]'s copies, in the plan's order.
-fn copy_all<D: Device>(
     checkpoint: &Checkpoint,
     plan: &LoadPlan,
     weights: &mut AllocatedWeights<D>,
