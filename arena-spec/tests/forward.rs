@@ -114,7 +114,14 @@ fn served(run: &run::Run, alone: &run::Outputs, limits: Limits, seqs: &[(usize, 
     let model = &run.reference.model;
     let ops = kernels::HostOps::new(&run.decoder);
     let served = run
-        .serve_on(HostDevice::new(), ops, AllocOptions::reuse(), limits, seqs)
+        .serve_on(
+            HostDevice::new(),
+            ops,
+            AllocOptions::reuse(),
+            limits,
+            seqs,
+            false,
+        )
         .unwrap();
     for (i, (logits, &(_, len))) in served.logits.iter().zip(seqs).enumerate() {
         assert_eq!(logits.len(), len, "{model}: sequence {i}'s positions");

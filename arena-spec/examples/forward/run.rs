@@ -218,7 +218,9 @@ impl Run {
     /// `seqs` (`(prompt, len)` each, prefixes of the reference's tokens) served together
     /// (`serve.rs`) in arenas on `device`: the arena sized for `limits` (its
     /// `max_batch_tokens`, `max_batch_size` and block size), a KV pool of `limits.blocks`
-    /// blocks, the weights loaded as for one sequence.
+    /// blocks, the weights loaded as for one sequence. With `warm`, the sequences are served
+    /// twice and the second pass returned, the first's free memory in `cold_free` (an
+    /// engine's warm-up: see `Served::cold_free`).
     pub fn serve_on<D: Device + Clone, O: Ops<D>>(
         &self,
         device: D,
@@ -226,6 +228,7 @@ impl Run {
         options: AllocOptions,
         limits: Limits,
         seqs: &[(usize, usize)],
+        warm: bool,
     ) -> Result<serve::Served, Box<dyn std::error::Error>> {
         let inputs = BufferArenaInputs {
             max_batch_tokens: limits.max_batch_tokens,
@@ -240,15 +243,25 @@ impl Run {
         // The scheduler draws the blocks; the engine's own pool (for `step`) is left empty.
         let mut engine = step::Engine::new(&self.decoder, ops, &inputs, 0)?;
         let params = Params::of(&weights, self.decoder.tied);
-        let served = serve::serve(
-            self,
-            &mut engine,
-            &mut arena,
-            &params,
-            &mut kv,
-            limits,
-            seqs,
-        );
+        let mut serve = || {
+            serve::serve(
+                self,
+                &mut engine,
+                &mut arena,
+                &params,
+                &mut kv,
+                limits,
+                seqs,
+            )
+        };
+        let served = match warm {
+            true => serve().and_then(|cold| {
+                let mut served = serve()?;
+                served.cold_free = cold.free;
+                Ok(served)
+            }),
+            false => serve(),
+        };
         arena.release()?;
         kv.release()?;
         weights.release()?;

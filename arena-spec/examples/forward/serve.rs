@@ -30,16 +30,32 @@ pub struct Served {
     /// tell (`Device::mem_info`: a GPU's `cuMemGetInfo`): every step runs in memory
     /// allocated before it, so all are equal.
     pub free: Vec<usize>,
+    /// The same for a first, warm-up pass over the same sequences, where one ran
+    /// (`Run::serve_on`'s `warm`): on a GPU the driver loads a kernel's code into device
+    /// memory the first time a launch needs it (CUDA's lazy module loading, the default
+    /// since CUDA 12.2), so a step whose GEMMs meet a new shape may take a page there, which
+    /// an engine's warm-up takes before it serves.
+    pub cold_free: Vec<usize>,
 }
 
 impl Served {
     /// The first step after which the device had less free memory than before the first,
     /// with the bytes it lost: `None` where no step took device memory.
     pub fn allocated(&self) -> Option<(usize, usize)> {
-        let first = *self.free.first()?;
-        let (step, &free) = self.free.iter().enumerate().find(|(_, &f)| f < first)?;
-        Some((step, first - free))
+        first_drop(&self.free)
     }
+
+    /// [`Self::allocated`] of the warm-up pass.
+    pub fn cold_allocated(&self) -> Option<(usize, usize)> {
+        first_drop(&self.cold_free)
+    }
+}
+
+/// The first entry of `free` below the first, and the bytes it lost.
+fn first_drop(free: &[usize]) -> Option<(usize, usize)> {
+    let first = *free.first()?;
+    let (step, &f) = free.iter().enumerate().find(|(_, &f)| f < first)?;
+    Some((step, first - f))
 }
 
 /// Serves `seqs` (`(prompt, len)` each) to completion within `limits`.
@@ -75,6 +91,7 @@ pub fn serve<D: Device, O: Ops<D>>(
         steps: 0,
         widest: 0,
         free: Vec::new(),
+        cold_free: Vec::new(),
     };
     let free = |arena: &Allocated<BufferArena, D>| arena.device().mem_info().map(|m| m.free);
     served.free.extend(free(arena));
@@ -130,7 +147,7 @@ pub fn demo(run: &Run, options: AllocOptions, gpu: bool) -> Result<()> {
         on_gpu(run, options)?
     } else {
         let ops = crate::kernels::HostOps::new(&run.decoder);
-        run.serve_on(HostDevice::new(), ops, options, DEMO_LIMITS, &DEMO)?
+        run.serve_on(HostDevice::new(), ops, options, DEMO_LIMITS, &DEMO, false)?
     };
     let r = &run.reference;
     println!(
@@ -140,6 +157,12 @@ pub fn demo(run: &Run, options: AllocOptions, gpu: bool) -> Result<()> {
         served.widest,
         r.device
     );
+    if let Some((step, bytes)) = served.cold_allocated() {
+        println!(
+            "  warm-up pass: step {step} took {bytes} bytes of device memory (kernel code loaded \
+             at a GEMM shape's first launch)"
+        );
+    }
     if let Some(&free) = served.free.first() {
         let same = served.free.iter().filter(|&&f| f == free).count() - 1;
         println!(
@@ -180,7 +203,7 @@ fn on_gpu(run: &Run, options: AllocOptions) -> Result<Served> {
     let stream = device.context().new_stream()?;
     let ops = crate::gpu::GpuOps::new(&stream, &run.decoder, run.reference.tokens.len())?;
     let device = arena_runtime::CudaDevice::from_stream(&stream);
-    run.serve_on(device, ops, options, DEMO_LIMITS, &DEMO)
+    run.serve_on(device, ops, options, DEMO_LIMITS, &DEMO, true)
 }
 
 #[cfg(not(feature = "cuda"))]
