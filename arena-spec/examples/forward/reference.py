@@ -38,6 +38,7 @@ SEED = 20261201
 MODELS = [m for m in [
     ("qwen3-0.6b-2l", "qwen3-0.6b.json", "Qwen3ForCausalLM", 2, 16, 4),
     ("qwen3-30b-a3b-2l", "qwen3-30b-a3b.json", "Qwen3MoeForCausalLM", 2, 16, 4),
+    ("qwen3-0.6b-28l", "qwen3-0.6b.json", "Qwen3ForCausalLM", 28, 16, 4),
 ] if len(sys.argv) < 4 or m[0] in sys.argv[3:]]
 PROBES = 256
 MASK = (1 << 64) - 1
