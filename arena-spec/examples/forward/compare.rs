@@ -5,7 +5,7 @@ use std::path::Path;
 /// What transformers produced for one model: the tokens and, per position, the argmax, the
 /// largest logit and the logits at the probe ids (fields `reference.py` writes and this
 /// reads; the others are for people).
-#[derive(serde::Deserialize)]
+#[derive(Clone, serde::Deserialize)]
 pub struct Reference {
     pub model: String,
     pub device: String,
@@ -17,7 +17,7 @@ pub struct Reference {
 }
 
 /// One position of the reference.
-#[derive(serde::Deserialize)]
+#[derive(Clone, serde::Deserialize)]
 pub struct Position {
     pub argmax: usize,
     pub max: f32,

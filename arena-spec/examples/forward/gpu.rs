@@ -187,6 +187,11 @@ impl Ops<CudaDevice> for GpuOps<'_> {
         m: usize,
     ) -> Result<()> {
         let h = self.decoder.hidden;
+        if self.decoder.vocab_start != 0 {
+            return Err(
+                "gpu.cu's embedding holds the whole vocabulary (no tensor parallelism)".into(),
+            );
+        }
         need(ids, m, "embed")?;
         need(table, self.decoder.vocab * h, "embed")?;
         need(&out.as_view(), m * h, "embed")?;

@@ -247,14 +247,72 @@ pub fn top_k(logits: &[f32], experts: usize, k: usize, normalize: bool) -> (Vec<
     (ids, weights)
 }
 
-/// The host backend: nothing of its own (the weights, the keys and values are the arenas').
+/// The host's stand-in for an all-reduce between tensor-parallel ranks, each rank's step on
+/// a thread of its own: every rank puts its partial sums in, waits for the others, and takes
+/// their sum in rank order, so every rank holds the same bits (as NCCL's all-reduce gives).
+pub struct HostComm {
+    rank: usize,
+    shared: std::sync::Arc<(std::sync::Barrier, std::sync::Mutex<Vec<Vec<f32>>>)>,
+}
+
+impl HostComm {
+    /// One communicator a rank, for `ranks` ranks.
+    pub fn group(ranks: usize) -> Vec<HostComm> {
+        let shared = std::sync::Arc::new((
+            std::sync::Barrier::new(ranks),
+            std::sync::Mutex::new(vec![Vec::new(); ranks]),
+        ));
+        (0..ranks)
+            .map(|rank| HostComm {
+                rank,
+                shared: shared.clone(),
+            })
+            .collect()
+    }
+
+    /// The sum over the ranks of each one's `part`, in rank order.
+    fn all_reduce(&self, part: Vec<f32>) -> Vec<f32> {
+        let (barrier, slots) = &*self.shared;
+        slots.lock().unwrap_or_else(|e| e.into_inner())[self.rank] = part;
+        barrier.wait();
+        let sum = {
+            let parts = slots.lock().unwrap_or_else(|e| e.into_inner());
+            let mut sum = vec![0f32; parts[0].len()];
+            for part in parts.iter() {
+                for (acc, x) in sum.iter_mut().zip(part) {
+                    *acc += x;
+                }
+            }
+            sum
+        };
+        // No rank puts its next part in before every rank has read this one's.
+        barrier.wait();
+        sum
+    }
+}
+
+/// The host backend: nothing of its own (the weights, the keys and values are the arenas'),
+/// and, for a tensor-parallel rank, its communicator.
 pub struct HostOps<'w> {
     decoder: &'w Decoder,
+    comm: Option<HostComm>,
 }
 
 impl<'w> HostOps<'w> {
     pub fn new(decoder: &'w Decoder) -> Self {
-        HostOps { decoder }
+        HostOps {
+            decoder,
+            comm: None,
+        }
+    }
+
+    /// A tensor-parallel rank's ops (`decoder` the rank's, `Decoder::rank`), reducing through
+    /// `comm`.
+    pub fn with_comm(decoder: &'w Decoder, comm: HostComm) -> Self {
+        HostOps {
+            decoder,
+            comm: Some(comm),
+        }
     }
 
     fn load_ids<D: Device>(&self, ids: &View<'_, i32, D>, m: usize) -> Result<Vec<u32>> {
@@ -270,11 +328,22 @@ impl<D: Device> Ops<D> for HostOps<'_> {
         out: &mut ViewMut<'_, bf16, D>,
         m: usize,
     ) -> Result<()> {
-        let h = self.decoder.hidden;
+        let (h, start, rows_held) = (
+            self.decoder.hidden,
+            self.decoder.vocab_start,
+            self.decoder.vocab,
+        );
         let mut rows = Vec::with_capacity(m * h);
         for t in load_words(ids, m)? {
-            let row = load_weight(table, t as usize * h..(t as usize + 1) * h)?;
-            rows.extend(row.iter().map(|x| x.to_f32()));
+            // A tensor-parallel rank holds its rows of the vocabulary; another rank's token
+            // is zeros here, which the all-reduce after the embedding fills in.
+            match (t as usize).checked_sub(start).filter(|&r| r < rows_held) {
+                Some(r) => {
+                    let row = load_weight(table, r * h..(r + 1) * h)?;
+                    rows.extend(row.iter().map(|x| x.to_f32()));
+                }
+                None => rows.extend(std::iter::repeat_n(0.0, h)),
+            }
         }
         store_bf16(out, &rows)
     }
@@ -561,6 +630,14 @@ impl<D: Device> Ops<D> for HostOps<'_> {
             }
         }
         store_bf16(out, &sum)
+    }
+
+    fn all_reduce(&mut self, x: &mut ViewMut<'_, bf16, D>, n: usize) -> Result<()> {
+        let Some(comm) = &self.comm else {
+            return Ok(());
+        };
+        let sum = comm.all_reduce(load_bf16(&x.as_view(), n)?);
+        store_bf16(x, &sum)
     }
 
     fn routes(&mut self, ids: &View<'_, i32, D>, m: usize) -> Result<Option<Vec<u32>>> {

@@ -17,7 +17,8 @@
 //! from a CUDA graph captured once; `--time N` prints prefill and decode times over N
 //! interleaved rounds, slab against one allocation per buffer; `--serve` serves four
 //! sequences of different lengths together instead (`serve.rs`); `--graph-memory 1,2,4,8`
-//! measures what capturing the decode step as a CUDA graph costs at each batch size. The step is `step.rs`, its
+//! measures what capturing the decode step as a CUDA graph costs at each batch size; `--tp N`
+//! splits the step over N tensor-parallel ranks on the host, reducing between them. The step is `step.rs`, its
 //! ops `ops.rs`, on the host `kernels.rs`.
 
 mod compare;
@@ -51,12 +52,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         (None, None, None, false, true);
     let (mut gpu, mut graph, mut time, mut serving) = (false, false, None, false);
     let mut graph_sizes: Option<Vec<usize>> = None;
+    let mut tp = 1;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--reuse" => reuse = true,
             "--gpu" => gpu = true,
             "--graph" => graph = true,
             "--serve" => serving = true,
+            "--tp" => tp = args.next().ok_or("--tp N")?.parse::<usize>()?,
             "--graph-memory" => {
                 let list = args.next().ok_or("--graph-memory 1,2,4,...")?;
                 let sizes = list
@@ -77,7 +80,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let model = model.ok_or(
         "usage: forward MODEL [--reuse] [--no-poison] [--weights DIR] [--reference FILE] \
-         [--serve] [--gpu [--graph | --time ROUNDS]]",
+         [--serve] [--tp N] [--gpu [--graph | --time ROUNDS]]",
     )?;
     if (graph || time.is_some()) && !gpu {
         return Err("--graph and --time run on the GPU: add --gpu".into());
@@ -97,7 +100,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(sizes) = graph_sizes {
         return graph_memory(&run, &sizes);
     }
-    let outputs = if gpu {
+    let outputs = if tp > 1 {
+        if gpu {
+            return Err("--tp runs on the host".into());
+        }
+        Some(run.outputs_tp(tp, options, poison)?)
+    } else if gpu {
         on_gpu(&run, options, poison, graph, time)?
     } else {
         Some(run.outputs(options, poison)?)

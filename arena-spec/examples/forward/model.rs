@@ -16,7 +16,10 @@ pub struct Decoder {
     pub heads: usize,
     pub kv_heads: usize,
     pub head_dim: usize,
+    /// The logits' rows this decoder computes: the vocabulary, or a tensor-parallel rank's
+    /// share of it (its rows of the padded vocabulary, from `vocab_start`).
     pub vocab: usize,
+    pub vocab_start: usize,
     pub eps: f32,
     pub rope_theta: f64,
     pub tied: bool,
@@ -59,6 +62,7 @@ impl Decoder {
             kv_heads: config.num_key_value_heads,
             head_dim: config.head_dim(),
             vocab: config.vocab_size,
+            vocab_start: 0,
             eps: get("rms_norm_eps").ok_or("no rms_norm_eps")? as f32,
             rope_theta: get("rope_theta").ok_or("no rope_theta")?,
             tied: raw["tie_word_embeddings"].as_bool().unwrap_or(false),
@@ -76,6 +80,31 @@ impl Decoder {
             norm_topk_prob: raw["norm_topk_prob"].as_bool().unwrap_or(false),
             config,
             json: raw.to_string(),
+        })
+    }
+
+    /// Rank `index` of `tp` tensor-parallel ranks: its config (`ModelConfig::shard`: heads,
+    /// kv heads and FFN widths split), and its share of the vocabulary's rows as vLLM's
+    /// `VocabParallelEmbedding` cuts it (the vocabulary padded to a multiple of 64, then in
+    /// `tp` equal parts), which its embedding and LM head hold.
+    pub fn rank(&self, tp: usize, index: usize) -> Result<Decoder, String> {
+        let layout = arena_spec::ParallelLayout::new(tp, 1, 1).map_err(|e| e.to_string())?;
+        let rank = layout.rank(index).map_err(|e| e.to_string())?;
+        let config = self.config.shard(&rank).map_err(|e| e.to_string())?;
+        let rows = self.vocab.div_ceil(64) * 64 / tp;
+        Ok(Decoder {
+            heads: config.num_attention_heads,
+            kv_heads: config.num_key_value_heads,
+            expert_width: if self.experts > 0 {
+                config.moe_intermediate_size
+            } else {
+                config.intermediate_size
+            },
+            vocab: rows,
+            vocab_start: index * rows,
+            config,
+            json: self.json.clone(),
+            ..*self
         })
     }
 

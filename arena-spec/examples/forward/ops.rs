@@ -190,6 +190,14 @@ pub trait Ops<D: Device> {
         out: &mut ViewMut<'_, bf16, D>,
         m: usize,
     ) -> Result<()>;
+    /// `x ← bf16(Σ over the tensor-parallel ranks of x)`, the first `n` values, every rank
+    /// holding the same sum: the all-reduce after a row-parallel layer (the O and down
+    /// projections, the MoE combine) and after the vocabulary-parallel embedding. One rank
+    /// has nothing to add.
+    fn all_reduce(&mut self, x: &mut ViewMut<'_, bf16, D>, n: usize) -> Result<()> {
+        let _ = (x, n);
+        Ok(())
+    }
     /// The top-K ids of `m` rows, on the host (the routes a comparison reads), or `None` where
     /// the backend cannot read back now (a stream being captured).
     fn routes(&mut self, ids: &View<'_, i32, D>, m: usize) -> Result<Option<Vec<u32>>>;

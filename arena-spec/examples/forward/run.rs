@@ -103,6 +103,19 @@ impl Run {
         })
     }
 
+    /// Tensor-parallel rank `index` of `tp`: the same reference and checkpoint, the rank's
+    /// decoder (`Decoder::rank`), so its weights load as the rank's share and its arena, KV
+    /// pool and logits are the rank's. Lives no longer than `self`, which owns the
+    /// checkpoint it reads.
+    pub fn rank(&self, tp: usize, index: usize) -> Result<Run, Box<dyn std::error::Error>> {
+        Ok(Run {
+            reference: self.reference.clone(),
+            decoder: self.decoder.rank(tp, index)?,
+            checkpoint: self.checkpoint.clone(),
+            _written: None,
+        })
+    }
+
     /// The six weight arenas on `device`, filled from the checkpoint by the library's loader:
     /// every tensor matched to its place (name, dtype, shape, bytes) before a byte is copied,
     /// nothing skipped. On an error, what was allocated is released.
@@ -183,6 +196,53 @@ impl Run {
     ) -> Result<Outputs, Box<dyn std::error::Error>> {
         let ops = HostOps::new(&self.decoder);
         self.outputs_on(HostDevice::new(), ops, options, poison)
+    }
+
+    /// The same run split over `tp` tensor-parallel ranks on the host, each on a thread of
+    /// its own with its share of every weight (loaded from the checkpoint as the loader cuts
+    /// it), its own arena and KV pool; the row-parallel outputs all-reduced between them
+    /// (`HostComm`). A position's logits are the ranks' vocabulary shares side by side.
+    pub fn outputs_tp(
+        &self,
+        tp: usize,
+        options: AllocOptions,
+        poison: bool,
+    ) -> Result<Outputs, Box<dyn std::error::Error>> {
+        let ranks = (0..tp)
+            .map(|r| self.rank(tp, r))
+            .collect::<Result<Vec<_>, _>>()?;
+        let comms = crate::kernels::HostComm::group(tp);
+        let outputs: Vec<Result<Outputs, String>> = std::thread::scope(|scope| {
+            let running: Vec<_> = ranks
+                .iter()
+                .zip(comms)
+                .map(|(rank, comm)| {
+                    scope.spawn(move || {
+                        let ops = HostOps::with_comm(&rank.decoder, comm);
+                        rank.outputs_on(HostDevice::new(), ops, options, poison)
+                            .map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|r| r.join().unwrap_or_else(|_| Err("a rank panicked".into())))
+                .collect()
+        });
+        let outputs = outputs.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let logits = (0..outputs[0].logits.len())
+            .map(|p| {
+                let mut row: Vec<f32> = outputs.iter().flat_map(|o| o.logits[p].clone()).collect();
+                row.truncate(self.decoder.vocab); // the padding rows past the vocabulary
+                row
+            })
+            .collect();
+        let routes = outputs
+            .into_iter()
+            .next()
+            .map(|o| o.routes)
+            .unwrap_or_default();
+        Ok(Outputs { logits, routes })
     }
 
     /// The same run in an arena on `device`, the step's ops by `ops` (a GPU's through

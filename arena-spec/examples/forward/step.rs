@@ -207,6 +207,8 @@ impl<'d, O> Engine<'d, O> {
             let mut v = BufferArenaAttentionViews::of(arena);
             self.ops
                 .embed(&v.token_ids.as_view(), &w.embed(), &mut v.hidden_states, m)?;
+            let h = self.decoder.hidden;
+            self.ops.all_reduce(&mut v.hidden_states, m * h)?;
         }
         for layer in 0..self.decoder.layers {
             self.attention(arena, w, kv, layer, m)?;
@@ -309,6 +311,8 @@ impl<'d, O> Engine<'d, O> {
             Gemm::rows(h, qw),
             m,
         )?;
+        // A tensor-parallel rank's O projection is a partial sum over its heads.
+        ops.all_reduce(&mut v.hidden_states, m * h)?;
         ops.add(&v.residual.as_view(), &mut v.hidden_states, m * h)
     }
 
@@ -473,6 +477,9 @@ impl<'d, O> Engine<'d, O> {
             self.ops
                 .copy(&v.expert_down_out.as_view(), &mut v.hidden_states, m * h)?;
         }
+        // A tensor-parallel rank's down projection (or combine) is a partial sum over its
+        // share of the FFN's width.
+        self.ops.all_reduce(&mut v.hidden_states, m * h)?;
         self.ops
             .add(&v.residual.as_view(), &mut v.hidden_states, m * h)
     }
