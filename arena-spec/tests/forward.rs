@@ -16,6 +16,13 @@ mod compare;
 #[allow(dead_code)]
 #[path = "../examples/forward/gpu.rs"]
 mod gpu;
+#[cfg(feature = "cuda")]
+#[allow(dead_code)]
+#[path = "../examples/forward/gpu_launch.rs"]
+mod gpu_launch;
+#[allow(dead_code)]
+#[path = "../examples/forward/host_io.rs"]
+mod host_io;
 #[allow(dead_code)]
 #[path = "../examples/forward/kernels.rs"]
 mod kernels;

@@ -15,8 +15,14 @@ mod compare;
 #[path = "../examples/forward/gpu.rs"]
 mod gpu;
 #[allow(dead_code)]
+#[path = "../examples/forward/gpu_launch.rs"]
+mod gpu_launch;
+#[allow(dead_code)]
 #[path = "../examples/forward/gpu_run.rs"]
 mod gpu_run;
+#[allow(dead_code)]
+#[path = "../examples/forward/host_io.rs"]
+mod host_io;
 #[allow(dead_code)]
 #[path = "../examples/forward/kernels.rs"]
 mod kernels;
@@ -117,6 +123,24 @@ fn dense_qwen3_sequences_served_together_on_the_gpu_each_match_transformers() {
     }
     let run = run_of("qwen3-0.6b-2l");
     serve::demo(&run, AllocOptions::reuse(), true).unwrap();
+}
+
+/// The step through `gpu_run::outputs_tp` with one rank: an NCCL communicator of one
+/// (`Comm::from_rank`, NCCL loaded at run time: `libnccl.so.2` on the library path) whose
+/// all-reduces after the embedding, the O and the down projections reduce nothing, so the
+/// logits are the plain step's, bit for bit. The two-rank run needs two GPUs
+/// (`forward --gpu --tp 2`).
+#[test]
+#[ignore = "needs a CUDA device and NCCL: run with `-- --include-ignored` on a machine with them"]
+fn a_one_rank_nccl_communicator_on_the_gpu_leaves_the_step_unchanged() {
+    let Some(stream) = gpu_stream() else { return };
+    let run = run_of("qwen3-0.6b-2l");
+    let plain = on_gpu(&run, &stream, AllocOptions::default());
+    let one = gpu_run::outputs_tp(&run, 1, AllocOptions::default(), true).unwrap();
+    assert!(
+        bits(&plain.logits) == bits(&one.logits),
+        "a one-rank all-reduce changed the logits"
+    );
 }
 
 #[test]

@@ -37,8 +37,14 @@ __device__ float warp_dot(const bf16* x, const bf16* w, int n) {
     return s;
 }
 
-extern "C" __global__ void embed(const unsigned* ids, const bf16* table, bf16* out, int m, int h) {
-    EACH(i, (long long)m * h) out[i] = table[(long long)ids[i / h] * h + i % h];
+// A tensor-parallel rank holds rows `start .. start + rows` of the vocabulary: another rank's
+// token is zeros here, which the all-reduce after the embedding fills in.
+extern "C" __global__ void embed(const unsigned* ids, const bf16* table, bf16* out, int m, int h,
+                                 long long start, long long rows) {
+    EACH(i, (long long)m * h) {
+        long long row = (long long)ids[i / h] - start;
+        out[i] = row >= 0 && row < rows ? table[row * h + i % h] : (bf16)0;
+    }
 }
 
 extern "C" __global__ void copy(const bf16* src, bf16* dst, long long n) {

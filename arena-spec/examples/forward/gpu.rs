@@ -5,6 +5,7 @@
 //! but `routes` and `read_logits` (and `routes` answers `None` while the stream is captured),
 //! so a whole `Engine::forward` can be captured into a CUDA graph and replayed.
 
+use crate::gpu_launch::{elementwise, need, warps};
 use crate::model::Decoder;
 use crate::ops::{Gemm, KvMeta, Ops, Result};
 use arena_runtime::cudarc::driver::{
@@ -13,6 +14,7 @@ use arena_runtime::cudarc::driver::{
 use arena_runtime::dtype::bf16;
 use arena_runtime::{CudaDevice, View, ViewMut};
 use cudarc::cublas::{result as blas_result, sys as blas_sys, CudaBlas, Gemm as _, GemmConfig};
+use cudarc::nccl::{Comm, ReduceOp};
 use std::sync::Arc;
 
 /// The kernels of `gpu.cu`, loaded once.
@@ -43,25 +45,8 @@ pub struct GpuOps<'d> {
     k: Kernels,
     /// The longest sequence attention runs over: its shared memory holds a score a position.
     max_seq: usize,
-}
-
-/// A launch of `n` independent elements, 256 threads a block (grid-stride loops cover the
-/// rest).
-fn elementwise(n: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (n.div_ceil(256).clamp(1, 65535) as u32, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-/// One warp per output value.
-fn warps(outputs: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: ((outputs * 32).div_ceil(256) as u32, 1, 1),
-        block_dim: (256, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    /// A tensor-parallel rank's NCCL communicator (`with_comm`), on the same stream.
+    comm: Option<Comm>,
 }
 
 /// Launches `gpu.cu`'s kernel `$f` of `$ops` with `$cfg` and the arguments, in order.
@@ -138,7 +123,17 @@ impl<'d> GpuOps<'d> {
             _workspace: workspace,
             k,
             max_seq,
+            comm: None,
         })
+    }
+
+    /// A tensor-parallel rank's ops (`decoder` the rank's, `Decoder::rank`): its all-reduces
+    /// go through `comm` (NCCL, loaded at run time as the driver is), on the comm's stream,
+    /// which must be the one the ops were made on, so they are ordered with the kernels and
+    /// captured with them in a graph.
+    pub fn with_comm(mut self, comm: Comm) -> Self {
+        self.comm = Some(comm);
+        self
     }
 
     /// Row-major `y[m, n] = x[m, k] · W[n, k]ᵀ` is column-major `yᵀ = W · xᵀ`: cuBLAS's
@@ -160,24 +155,6 @@ impl<'d> GpuOps<'d> {
     }
 }
 
-/// The views' lengths checked against what a launch will touch: a kernel indexes raw
-/// pointers, so this is the bounds check it does not do.
-fn need<T: arena_runtime::dtype::Element>(
-    v: &View<'_, T, CudaDevice>,
-    n: usize,
-    what: &str,
-) -> Result<()> {
-    if v.len() < n {
-        return Err(format!(
-            "{what}: `{}` holds {} values, the op needs {n}",
-            v.name(),
-            v.len()
-        )
-        .into());
-    }
-    Ok(())
-}
-
 impl Ops<CudaDevice> for GpuOps<'_> {
     fn embed(
         &mut self,
@@ -187,16 +164,23 @@ impl Ops<CudaDevice> for GpuOps<'_> {
         m: usize,
     ) -> Result<()> {
         let h = self.decoder.hidden;
-        if self.decoder.vocab_start != 0 {
-            return Err(
-                "gpu.cu's embedding holds the whole vocabulary (no tensor parallelism)".into(),
-            );
-        }
         need(ids, m, "embed")?;
         need(table, self.decoder.vocab * h, "embed")?;
         need(&out.as_view(), m * h, "embed")?;
         let (m32, h32) = (m as i32, h as i32);
-        launch!(self, embed, elementwise(m * h), ids, table, out, &m32, &h32)
+        let (start, rows) = (self.decoder.vocab_start as i64, self.decoder.vocab as i64);
+        launch!(
+            self,
+            embed,
+            elementwise(m * h),
+            ids,
+            table,
+            out,
+            &m32,
+            &h32,
+            &start,
+            &rows
+        )
     }
 
     fn copy(
@@ -567,6 +551,16 @@ impl Ops<CudaDevice> for GpuOps<'_> {
             &k32,
             &h32
         )
+    }
+
+    fn all_reduce(&mut self, x: &mut ViewMut<'_, bf16, CudaDevice>, n: usize) -> Result<()> {
+        let Some(comm) = &self.comm else {
+            return Ok(());
+        };
+        let mut part = x.range(0..n)?;
+        comm.all_reduce_in_place::<_, half::bf16>(&mut part, &ReduceOp::Sum)
+            .map_err(|e| format!("all-reduce of `{}`: {e:?}", part.name()))?;
+        Ok(())
     }
 
     fn routes(&mut self, ids: &View<'_, i32, CudaDevice>, m: usize) -> Result<Option<Vec<u32>>> {

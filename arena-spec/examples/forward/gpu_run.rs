@@ -312,3 +312,51 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
     weights.release()?;
     Ok(())
 }
+
+/// The step split over `tp` tensor-parallel ranks, rank `r` on CUDA device `r`, each on a
+/// thread of its own with its share of the weights, its arena and KV pool, and an NCCL
+/// communicator (`Comm::from_rank`, one `Id` for the group) on its stream: the all-reduces
+/// after the embedding, the O and the down projections go through it. With `tp` 1 the one
+/// rank's communicator reduces nothing, and the logits must be the plain step's, bit for bit.
+pub fn outputs_tp(
+    run: &Run,
+    tp: usize,
+    options: AllocOptions,
+    poison: bool,
+) -> Result<crate::run::Outputs> {
+    use arena_runtime::cudarc::driver::CudaContext;
+    use cudarc::nccl::{Comm, Id};
+    let ranks = (0..tp)
+        .map(|r| run.rank(tp, r))
+        .collect::<Result<Vec<_>>>()?;
+    let id = Id::new().map_err(|e| format!("NCCL: {e:?}"))?;
+    let outputs: Vec<std::result::Result<crate::run::Outputs, String>> =
+        std::thread::scope(|scope| {
+            let running: Vec<_> = ranks
+                .iter()
+                .enumerate()
+                .map(|(r, rank)| {
+                    scope.spawn(move || {
+                        let stream = CudaContext::new(r)
+                            .and_then(|c| c.new_stream())
+                            .map_err(|e| format!("rank {r}: {e}"))?;
+                        let comm = Comm::from_rank(stream.clone(), r, tp, id)
+                            .map_err(|e| format!("rank {r}: NCCL: {e:?}"))?;
+                        let ops = GpuOps::new(&stream, &rank.decoder, run.reference.tokens.len())
+                            .map_err(|e| format!("rank {r}: {e}"))?
+                            .with_comm(comm);
+                        rank.outputs_on(CudaDevice::from_stream(&stream), ops, options, poison)
+                            .map_err(|e| format!("rank {r}: {e}"))
+                    })
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|r| r.join().unwrap_or_else(|_| Err("a rank panicked".into())))
+                .collect()
+        });
+    let outputs = outputs
+        .into_iter()
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(run.gather(outputs))
+}

@@ -8,83 +8,16 @@
 //! weight arenas, each time an op uses them: only the rows it reads (an embedding's chosen
 //! rows, an expert's matrix), no copy kept beside the arenas.
 
+use crate::host_io::{
+    load_all, load_bf16, load_i64, load_weight, load_words, store_bf16, store_words,
+};
 use crate::model::Decoder;
 use crate::ops::{Gemm, KvMeta, Ops, Result};
 use arena_runtime::dtype::bf16;
-use arena_runtime::dtype::Element;
 use arena_runtime::{Device, View, ViewMut};
 
 fn round(x: f32) -> f32 {
     bf16::from_f32(x).to_f32()
-}
-
-/// The first `n` bf16 values of `v`, as f32.
-pub fn load_bf16<D: Device>(v: &View<'_, bf16, D>, n: usize) -> Result<Vec<f32>> {
-    let mut raw = vec![0u8; n * 2];
-    v.range(0..n)?.read_bytes(&mut raw)?;
-    Ok(raw
-        .chunks_exact(2)
-        .map(|b| bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
-        .collect())
-}
-
-/// Values `range` of a weight view, as the bf16 they are.
-pub fn load_weight<D: Device>(
-    v: &View<'_, bf16, D>,
-    range: std::ops::Range<usize>,
-) -> Result<Vec<bf16>> {
-    let mut raw = vec![0u8; (range.end - range.start) * 2];
-    v.range(range)?.read_bytes(&mut raw)?;
-    Ok(raw
-        .chunks_exact(2)
-        .map(|b| bf16::from_bits(u16::from_le_bytes([b[0], b[1]])))
-        .collect())
-}
-
-/// The first `n` `i64`s of `v`.
-pub fn load_i64<D: Device>(v: &View<'_, i64, D>, n: usize) -> Result<Vec<i64>> {
-    let mut raw = vec![0u8; n * 8];
-    v.range(0..n)?.read_bytes(&mut raw)?;
-    Ok(raw
-        .chunks_exact(8)
-        .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
-        .collect())
-}
-
-/// `values` into the first `values.len()` `i64`s of `v`.
-pub fn store_i64<D: Device>(v: &mut ViewMut<'_, i64, D>, values: &[i64]) -> Result<()> {
-    let raw: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
-    Ok(v.range(0..values.len())?.write_bytes(&raw)?)
-}
-
-/// The whole weight view.
-fn load_all<D: Device>(v: &View<'_, bf16, D>) -> Result<Vec<bf16>> {
-    load_weight(v, 0..v.len())
-}
-
-/// `data` rounded to bf16 into the first `data.len()` values of `v`.
-pub fn store_bf16<D: Device>(v: &mut ViewMut<'_, bf16, D>, data: &[f32]) -> Result<()> {
-    let raw: Vec<u8> = data
-        .iter()
-        .flat_map(|x| bf16::from_f32(*x).to_bits().to_le_bytes())
-        .collect();
-    Ok(v.range(0..data.len())?.write_bytes(&raw)?)
-}
-
-/// The first `n` 4-byte values of `v` (f32, i32 or u32 bits).
-pub fn load_words<T: Element, D: Device>(v: &View<'_, T, D>, n: usize) -> Result<Vec<u32>> {
-    let mut raw = vec![0u8; n * 4];
-    v.bytes().range(0..n * 4)?.read_bytes(&mut raw)?;
-    Ok(raw
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect())
-}
-
-/// `words` into the first `words.len()` 4-byte values of `v`.
-pub fn store_words<T: Element, D: Device>(v: &mut ViewMut<'_, T, D>, words: &[u32]) -> Result<()> {
-    let raw: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    Ok(v.bytes().range(0..raw.len())?.write_bytes(&raw)?)
 }
 
 /// `y[r] = x[r] · Wᵀ` for `rows` rows: `x` is `[rows, k]`, `w` is `[n, k]` bf16, `y` is

@@ -18,14 +18,18 @@
 //! interleaved rounds, slab against one allocation per buffer; `--serve` serves four
 //! sequences of different lengths together instead (`serve.rs`); `--graph-memory 1,2,4,8`
 //! measures what capturing the decode step as a CUDA graph costs at each batch size; `--tp N`
-//! splits the step over N tensor-parallel ranks on the host, reducing between them. The step is `step.rs`, its
+//! splits the step over N tensor-parallel ranks on the host, reducing between them (with
+//! `--gpu`, rank r on CUDA device r, reducing through NCCL). The step is `step.rs`, its
 //! ops `ops.rs`, on the host `kernels.rs`.
 
 mod compare;
 #[cfg(feature = "cuda")]
 mod gpu;
 #[cfg(feature = "cuda")]
+mod gpu_launch;
+#[cfg(feature = "cuda")]
 mod gpu_run;
+mod host_io;
 mod kernels;
 mod model;
 mod ops;
@@ -100,11 +104,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(sizes) = graph_sizes {
         return graph_memory(&run, &sizes);
     }
-    let outputs = if tp > 1 {
-        if gpu {
-            return Err("--tp runs on the host".into());
-        }
+    let outputs = if tp > 1 && !gpu {
         Some(run.outputs_tp(tp, options, poison)?)
+    } else if gpu && tp > 1 {
+        Some(tp_on_gpu(&run, tp, options, poison)?)
     } else if gpu {
         on_gpu(&run, options, poison, graph, time)?
     } else {
@@ -171,6 +174,26 @@ fn graph_memory(run: &Run, sizes: &[usize]) -> Result<(), Box<dyn std::error::Er
 #[cfg(not(feature = "cuda"))]
 fn graph_memory(_: &Run, _: &[usize]) -> Result<(), Box<dyn std::error::Error>> {
     Err("--graph-memory runs on the GPU: it needs the cuda feature".into())
+}
+
+#[cfg(feature = "cuda")]
+fn tp_on_gpu(
+    run: &Run,
+    tp: usize,
+    options: AllocOptions,
+    poison: bool,
+) -> Result<run::Outputs, Box<dyn std::error::Error>> {
+    gpu_run::outputs_tp(run, tp, options, poison)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn tp_on_gpu(
+    _: &Run,
+    _: usize,
+    _: AllocOptions,
+    _: bool,
+) -> Result<run::Outputs, Box<dyn std::error::Error>> {
+    Err("--tp with --gpu needs the cuda feature".into())
 }
 
 #[cfg(not(feature = "cuda"))]

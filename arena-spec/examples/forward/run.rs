@@ -230,10 +230,18 @@ impl Run {
                 .collect()
         });
         let outputs = outputs.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let logits = (0..outputs[0].logits.len())
+        Ok(self.gather(outputs))
+    }
+
+    /// The tensor-parallel ranks' outputs as one: a position's logits the ranks' vocabulary
+    /// shares side by side (the padding rows past the vocabulary dropped), the first rank's
+    /// routes (every rank routes alike: the router is whole on each).
+    pub fn gather(&self, outputs: Vec<Outputs>) -> Outputs {
+        let positions = outputs.first().map_or(0, |o| o.logits.len());
+        let logits = (0..positions)
             .map(|p| {
                 let mut row: Vec<f32> = outputs.iter().flat_map(|o| o.logits[p].clone()).collect();
-                row.truncate(self.decoder.vocab); // the padding rows past the vocabulary
+                row.truncate(self.decoder.vocab);
                 row
             })
             .collect();
@@ -242,7 +250,7 @@ impl Run {
             .next()
             .map(|o| o.routes)
             .unwrap_or_default();
-        Ok(Outputs { logits, routes })
+        Outputs { logits, routes }
     }
 
     /// The same run in an arena on `device`, the step's ops by `ops` (a GPU's through

@@ -17,7 +17,7 @@
 //! combine into `moe_output` for a MoE model; residual add); after the last layer `lm_head`
 //! (final norm, logits into `logits`).
 
-use crate::kernels::{store_i64, store_words};
+use crate::host_io::{store_i64, store_words};
 use crate::model::Decoder;
 use crate::ops::{Gemm, KvMeta, Ops, Result};
 use crate::params::Params;
