@@ -169,11 +169,7 @@ fn an_unexpected_tensor_names_its_file() {
     let (p, _) = problems("extra", |f| {
         f.insert(
             "model.layers.0.mlp.experts.0.up_proj.weight".into(),
-            T {
-                dtype: "BF16",
-                shape: vec![2],
-                data: vec![0; 4],
-            },
+            zeros("BF16", vec![2], 2),
         );
     });
     assert_eq!(p, ["`model.layers.0.mlp.experts.0.up_proj.weight` (model.safetensors) is no tensor of the declared weights and no rule skips it"]);

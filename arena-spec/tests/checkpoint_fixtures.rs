@@ -194,19 +194,21 @@ pub fn rank_places(c: &ModelConfig, path: &Path) -> BTreeMap<String, Vec<u8>> {
 
 /// A small BF16 tensor of no place's (what a rule skips or a test adds).
 pub fn stub() -> T {
-    T {
-        dtype: "BF16",
-        shape: vec![4],
-        data: vec![0; 8],
-    }
+    zeros("BF16", vec![4], 2)
 }
 
 /// A per-tensor FP32 scale, `[]`.
 pub fn scalar() -> T {
+    zeros("F32", vec![], 4)
+}
+
+/// A tensor of `dtype` and `shape`, `bytes` an element, all zeros.
+pub fn zeros(dtype: &'static str, shape: Vec<usize>, bytes: usize) -> T {
+    let n: usize = shape.iter().product();
     T {
-        dtype: "F32",
-        shape: vec![],
-        data: vec![0; 4],
+        dtype,
+        shape,
+        data: vec![0; n * bytes],
     }
 }
 

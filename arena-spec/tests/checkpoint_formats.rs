@@ -16,24 +16,9 @@ fn block_fp8_matrices_load_with_their_scales_after_their_elements() {
     // `[out, in]` E4M3 elements, then `[ceil(out / 128), ceil(in / 128)]` F32 scales.
     let file = quantized_checkpoint(&c, &s, |_, o, i| {
         let scales = vec![o.div_ceil(128), i.div_ceil(128)];
-        let n = scales[0] * scales[1] * 4;
         vec![
-            (
-                ".weight".into(),
-                T {
-                    dtype: "F8_E4M3",
-                    shape: vec![o, i],
-                    data: vec![0; o * i],
-                },
-            ),
-            (
-                ".weight_scale_inv".into(),
-                T {
-                    dtype: "F32",
-                    shape: scales,
-                    data: vec![0; n],
-                },
-            ),
+            (".weight".into(), zeros("F8_E4M3", vec![o, i], 1)),
+            (".weight_scale_inv".into(), zeros("F32", scales, 4)),
         ]
     });
     let d = dir("fp8");
@@ -50,14 +35,7 @@ fn a_modelopt_fp8_matrix_loads_with_its_scalar_scales() {
     let s = sizes(&c);
     let file = quantized_checkpoint(&c, &s, |_, o, i| {
         vec![
-            (
-                ".weight".into(),
-                T {
-                    dtype: "F8_E4M3",
-                    shape: vec![o, i],
-                    data: vec![0; o * i],
-                },
-            ),
+            (".weight".into(), zeros("F8_E4M3", vec![o, i], 1)),
             (".weight_scale".into(), scalar()),
             (".input_scale".into(), scalar()),
         ]
@@ -98,22 +76,8 @@ fn an_nvfp4_matrix_loads_with_its_group_and_global_scales() {
     let s = sizes(&c);
     let nvfp4 = |_: &str, o: usize, i: usize| {
         vec![
-            (
-                ".weight".into(),
-                T {
-                    dtype: "U8",
-                    shape: vec![o, i / 2],
-                    data: vec![0; o * i / 2],
-                },
-            ),
-            (
-                ".weight_scale".into(),
-                T {
-                    dtype: "F8_E4M3",
-                    shape: vec![o, i / 16],
-                    data: vec![0; o * i / 16],
-                },
-            ),
+            (".weight".into(), zeros("U8", vec![o, i / 2], 1)),
+            (".weight_scale".into(), zeros("F8_E4M3", vec![o, i / 16], 1)),
             (".weight_scale_2".into(), scalar()),
             (".input_scale".into(), scalar()),
         ]

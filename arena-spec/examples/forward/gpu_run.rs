@@ -4,19 +4,15 @@
 use crate::gpu::GpuOps;
 use crate::ops::Result;
 use crate::params::Params;
-use crate::run::Run;
+use crate::run::{Held, Run};
 use crate::step::Engine;
 use arena_runtime::cudarc::driver::{sys, CudaStream};
-use arena_runtime::{AllocOptions, Allocated, CudaDevice};
-use arena_spec::weights::AllocatedWeights;
-use arena_spec::{BufferArena, KvPool};
+use arena_runtime::{AllocOptions, CudaDevice};
 use std::sync::Arc;
 
 /// The weight arenas (loaded), a KV pool, an arena and an engine over them, on `stream`.
 pub struct GpuSetup<'r> {
-    pub weights: AllocatedWeights<CudaDevice>,
-    pub kv: Allocated<KvPool, CudaDevice>,
-    pub arena: Allocated<BufferArena, CudaDevice>,
+    pub held: Held<CudaDevice>,
     pub engine: Engine<'r, GpuOps<'r>>,
 }
 
@@ -28,22 +24,12 @@ impl<'r> GpuSetup<'r> {
         poison: bool,
     ) -> Result<Self> {
         let inputs = run.inputs();
-        let config = &run.decoder.config;
         let ops = GpuOps::new(stream, &run.decoder, run.reference.tokens.len())?;
-        let sizes = inputs.sizes(config)?;
-        // An early error drops what was allocated, which frees it.
-        let device = || CudaDevice::from_stream(stream);
-        let weights = run.load_weights(device())?;
-        let kv = run.kv_pool(device(), inputs.kv_block_size, run.kv_blocks())?;
-        let arena = BufferArena::allocate_with(device(), &sizes, options)?;
+        let device = CudaDevice::from_stream(stream);
+        let held = run.hold(device, &inputs, run.kv_blocks(), options)?;
         let mut engine = Engine::new(&run.decoder, ops, &inputs, run.kv_blocks())?;
         engine.poison = poison;
-        Ok(GpuSetup {
-            weights,
-            kv,
-            arena,
-            engine,
-        })
+        Ok(GpuSetup { held, engine })
     }
 
     /// `forward(m)` captured on `stream` into a graph (the inputs are placed before each
@@ -54,21 +40,16 @@ impl<'r> GpuSetup<'r> {
         m: usize,
     ) -> Result<arena_runtime::cudarc::driver::CudaGraph> {
         stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-        let params = Params::of(&self.weights, self.engine.decoder.tied);
-        let captured = self
-            .engine
-            .forward(&mut self.arena, &params, &mut self.kv, m);
+        let h = &mut self.held;
+        let params = Params::of(&h.weights, self.engine.decoder.tied);
+        let captured = self.engine.forward(&mut h.arena, &params, &mut h.kv, m);
         let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0))?;
         captured?;
         Ok(graph.ok_or("the capture recorded nothing")?)
     }
 
     pub fn release(self) -> Result<()> {
-        let arena = self.arena.release();
-        let kv = self.kv.release();
-        self.weights.release()?;
-        kv?;
-        Ok(arena?)
+        self.held.release()
     }
 }
 
@@ -83,21 +64,26 @@ pub fn outputs_with_graph(
     let mut s = GpuSetup::new(run, stream, options, poison)?;
     let result = (|| -> Result<Vec<Vec<f32>>> {
         let (tokens, prefill) = (&run.reference.tokens, run.reference.prefill);
-        let params = Params::of(&s.weights, run.decoder.tied);
+        let params = Params::of(&s.held.weights, run.decoder.tied);
         let mut out: Vec<Vec<f32>> = s
             .engine
-            .step(&mut s.arena, &params, &mut s.kv, &tokens[..prefill])?
+            .step(
+                &mut s.held.arena,
+                &params,
+                &mut s.held.kv,
+                &tokens[..prefill],
+            )?
             .chunks_exact(run.decoder.vocab)
             .map(<[f32]>::to_vec)
             .collect();
         let mut graph = None;
         for &t in &tokens[prefill..] {
-            s.engine.put_inputs(&mut s.arena, &[t])?;
+            s.engine.put_inputs(&mut s.held.arena, &[t])?;
             if graph.is_none() {
                 graph = Some(s.capture(stream, 1)?);
             }
             graph.as_ref().unwrap().launch()?;
-            out.push(s.engine.read_logits(&mut s.arena, 1)?);
+            out.push(s.engine.read_logits(&mut s.held.arena, 1)?);
         }
         Ok(out)
     })();
@@ -138,30 +124,36 @@ pub fn time(run: &Run, stream: &Arc<CudaStream>, rounds: usize) -> Result<()> {
         let (tokens, prefill) = (&run.reference.tokens, run.reference.prefill);
         let mut graphs = Vec::new();
         for s in setups.iter_mut() {
-            let params = Params::of(&s.weights, run.decoder.tied);
+            let params = Params::of(&s.held.weights, run.decoder.tied);
+            s.engine.step(
+                &mut s.held.arena,
+                &params,
+                &mut s.held.kv,
+                &tokens[..prefill],
+            )?; // warm
             s.engine
-                .step(&mut s.arena, &params, &mut s.kv, &tokens[..prefill])?; // warm
-            s.engine
-                .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;
+                .put_inputs(&mut s.held.arena, &tokens[prefill..prefill + 1])?;
             graphs.push(s.capture(stream, 1)?);
         }
         let mut times = vec![[Vec::new(), Vec::new(), Vec::new()]; modes.len()];
         for _ in 0..rounds {
             for (i, s) in setups.iter_mut().enumerate() {
-                let params = Params::of(&s.weights, run.decoder.tied);
+                let params = Params::of(&s.held.weights, run.decoder.tied);
                 s.engine.cached = 0;
-                s.engine.put_inputs(&mut s.arena, &tokens[..prefill])?;
+                s.engine.put_inputs(&mut s.held.arena, &tokens[..prefill])?;
                 times[i][0].push(timed(stream, || {
-                    s.engine.forward(&mut s.arena, &params, &mut s.kv, prefill)
+                    s.engine
+                        .forward(&mut s.held.arena, &params, &mut s.held.kv, prefill)
                 })?);
                 s.engine
-                    .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;
+                    .put_inputs(&mut s.held.arena, &tokens[prefill..prefill + 1])?;
                 times[i][1].push(timed(stream, || {
-                    s.engine.forward(&mut s.arena, &params, &mut s.kv, 1)
+                    s.engine
+                        .forward(&mut s.held.arena, &params, &mut s.held.kv, 1)
                 })?);
                 s.engine.cached = prefill;
                 s.engine
-                    .put_inputs(&mut s.arena, &tokens[prefill..prefill + 1])?;
+                    .put_inputs(&mut s.held.arena, &tokens[prefill..prefill + 1])?;
                 times[i][2].push(timed(stream, || Ok(graphs[i].launch()?))?);
             }
         }
@@ -211,7 +203,7 @@ fn device_name(stream: &Arc<CudaStream>) -> String {
 /// runs once eagerly first, so cuBLAS has loaded its kernels for that shape outside the
 /// capture. The arena, KV pool and weights are allocated before any of it.
 pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Result<()> {
-    use arena_spec::serving::StepMetadata;
+    use arena_spec::serving::{BlockPool, BlockTable, StepMetadata};
     let widest = sizes.iter().copied().max().ok_or("no batch sizes")?;
     let tokens = &run.reference.tokens;
     if widest > tokens.len() {
@@ -227,11 +219,13 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
         kv_block_size: 16,
         max_batch_size: widest,
     };
-    let device = || CudaDevice::from_stream(stream);
     let ops = GpuOps::new(stream, &run.decoder, tokens.len())?;
-    let weights = run.load_weights(device())?;
-    let mut kv = run.kv_pool(device(), inputs.kv_block_size, widest)?;
-    let mut arena = BufferArena::allocate(device(), &inputs.sizes(&run.decoder.config)?)?;
+    let device = CudaDevice::from_stream(stream);
+    let Held {
+        weights,
+        mut kv,
+        mut arena,
+    } = run.hold(device, &inputs, widest, AllocOptions::default())?;
     let mut engine = Engine::new(&run.decoder, ops, &inputs, 0)?;
     engine.poison = false;
     let params = Params::of(&weights, run.decoder.tied);
@@ -249,19 +243,14 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
     let mut graphs = Vec::new();
     for &b in sizes {
         // `b` sequences of one token each, at position 0, each in a block of its own.
-        let meta = StepMetadata {
-            positions: vec![0; b],
-            slots: (0..b).map(|s| (s * inputs.kv_block_size) as i64).collect(),
-            cu_seqlens: (0..=b as i32).collect(),
-            kv_lens: vec![1; b],
-            block_tables: (0..b)
-                .flat_map(|s| {
-                    let mut row = vec![0i32; engine.width];
-                    row[0] = s as i32;
-                    row
-                })
-                .collect(),
-        };
+        let mut blocks = BlockPool::new(b);
+        let mut meta = StepMetadata::default();
+        for _ in 0..b {
+            let mut table = BlockTable::default();
+            table.grow(1, inputs.kv_block_size, &mut blocks);
+            meta.push_sequence(&table, 0, 1, inputs.kv_block_size, engine.width)
+                .ok_or("a block table wider than the arena's")?;
+        }
         engine.put_batch(&mut arena, &tokens[..b], &meta)?;
         engine.forward(&mut arena, &params, &mut kv, b)?;
         stream.synchronize()?;
@@ -307,10 +296,7 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
         mib(start - held),
         mib(free()? - held)
     );
-    arena.release()?;
-    kv.release()?;
-    weights.release()?;
-    Ok(())
+    Held { weights, kv, arena }.release()
 }
 
 /// The step split over `tp` tensor-parallel ranks, rank `r` on CUDA device `r`, each on a

@@ -85,13 +85,16 @@ impl Decoder {
 
     /// Rank `index` of `tp` tensor-parallel ranks: its config (`ModelConfig::shard`: heads,
     /// kv heads and FFN widths split), and its share of the vocabulary's rows as vLLM's
-    /// `VocabParallelEmbedding` cuts it (the vocabulary padded to a multiple of 64, then in
+    /// `VocabParallelEmbedding` cuts it (`WeightLayers::vocab_rows`, the weights' own rule: the
+    /// vocabulary padded to a multiple of 64, then in
     /// `tp` equal parts), which its embedding and LM head hold.
     pub fn rank(&self, tp: usize, index: usize) -> Result<Decoder, String> {
         let layout = arena_spec::ParallelLayout::new(tp, 1, 1).map_err(|e| e.to_string())?;
         let rank = layout.rank(index).map_err(|e| e.to_string())?;
         let config = self.config.shard(&rank).map_err(|e| e.to_string())?;
-        let rows = self.vocab.div_ceil(64) * 64 / tp;
+        let rows = arena_spec::weights::WeightLayers::of(&config, true)
+            .map_err(|e| e.to_string())?
+            .vocab_rows;
         Ok(Decoder {
             heads: config.num_attention_heads,
             kv_heads: config.num_key_value_heads,

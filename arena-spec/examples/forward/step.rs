@@ -138,18 +138,15 @@ impl<'d, O> Engine<'d, O> {
         {
             return Err(format!("the KV pool has no block for position {}", end - 1).into());
         }
-        let mut block_tables: Vec<i32> = self.table.blocks().iter().map(|&b| b as i32).collect();
-        block_tables.resize(self.width, 0);
-        let meta = StepMetadata {
-            positions: (start..end).map(|p| p as i32).collect(),
-            slots: (start..end)
-                .map(|p| self.table.slot_of(p, self.block_tokens).map(|s| s as i64))
-                .collect::<Option<_>>()
-                .ok_or("a position past the block table")?,
-            cu_seqlens: vec![0, tokens.len() as i32],
-            kv_lens: vec![end as i32],
-            block_tables,
-        };
+        let mut meta = StepMetadata::default();
+        meta.push_sequence(
+            &self.table,
+            start,
+            tokens.len(),
+            self.block_tokens,
+            self.width,
+        )
+        .ok_or("the sequence's block table is wider than the arena's")?;
         self.put_batch(arena, tokens, &meta)?;
         self.cached = end;
         Ok(())

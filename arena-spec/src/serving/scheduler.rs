@@ -107,6 +107,42 @@ pub struct StepMetadata {
     pub block_tables: Vec<i32>,
 }
 
+impl StepMetadata {
+    /// One more sequence of the step: its `tokens` tokens from position `start`, cached in
+    /// `table`'s blocks of `block_tokens` tokens, its table padded to `width` blocks; its
+    /// rows follow the sequences pushed before (`cu_seqlens`). `None`, and the metadata left
+    /// unusable, where the table is wider than `width` or does not hold the tokens. What
+    /// [`Scheduler::metadata`] builds a batch from, and an engine that keeps a sequence's
+    /// table itself.
+    pub fn push_sequence(
+        &mut self,
+        table: &BlockTable,
+        start: usize,
+        tokens: usize,
+        block_tokens: usize,
+        width: usize,
+    ) -> Option<()> {
+        if table.blocks().len() > width {
+            return None;
+        }
+        for p in start..start + tokens {
+            self.positions.push(p as i32);
+            self.slots.push(table.slot_of(p, block_tokens)? as i64);
+        }
+        let rows = self.cu_seqlens.last().copied().unwrap_or(0);
+        if self.cu_seqlens.is_empty() {
+            self.cu_seqlens.push(0);
+        }
+        self.cu_seqlens.push(rows + tokens as i32);
+        self.kv_lens.push((start + tokens) as i32);
+        let first = self.block_tables.len();
+        self.block_tables
+            .extend(table.blocks().iter().map(|&b| b as i32));
+        self.block_tables.resize(first + width, 0);
+        Some(())
+    }
+}
+
 /// Sequences from arrival to finish, each step's batch, and the pools they draw on.
 #[derive(Debug)]
 pub struct Scheduler {
@@ -221,24 +257,13 @@ impl Scheduler {
     /// blocks (`arena::sizing::block_table_width` of the arena's `max_seq_len`); `None` where
     /// a scheduled sequence's table is wider.
     pub fn metadata(&self, batch: &Batch, width: usize) -> Option<StepMetadata> {
-        let bt = self.limits.block_tokens;
         let mut m = StepMetadata {
-            cu_seqlens: batch.cu_seqlens().iter().map(|&c| c as i32).collect(),
+            cu_seqlens: vec![0],
             ..StepMetadata::default()
         };
         for s in &batch.scheduled {
             let table = self.block_table(s.id)?;
-            if table.blocks().len() > width {
-                return None;
-            }
-            for p in s.start..s.start + s.tokens {
-                m.positions.push(p as i32);
-                m.slots.push(table.slot_of(p, bt)? as i64);
-            }
-            m.kv_lens.push((s.start + s.tokens) as i32);
-            let mut row: Vec<i32> = table.blocks().iter().map(|&b| b as i32).collect();
-            row.resize(width, 0);
-            m.block_tables.extend(row);
+            m.push_sequence(table, s.start, s.tokens, self.limits.block_tokens, width)?;
         }
         Some(m)
     }
