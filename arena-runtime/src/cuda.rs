@@ -309,9 +309,17 @@ impl<'a> PinnedUpload<'a> {
         let each = (staging_bytes / Self::SLOTS).max(1 << 20);
         let mut slots = Vec::with_capacity(Self::SLOTS);
         for _ in 0..Self::SLOTS {
+            // Write-combined: the host only writes these buffers (the copy engine reads
+            // them), and stores to write-combined memory skip the cache, so staging does not
+            // read each line before it writes it (cudarc's `alloc_pinned` default; measured
+            // against cached buffers in `arena-spec/measurements/checkpoint_load.md`).
             // SAFETY: the buffer is written before any byte of it is read (`copy`).
-            let slice =
-                unsafe { device.ctx.alloc_pinned_with_flags::<u8>(each, 0) }.map_err(driver)?;
+            let slice = unsafe {
+                device
+                    .ctx
+                    .alloc_pinned_with_flags::<u8>(each, sys::CU_MEMHOSTALLOC_WRITECOMBINED)
+            }
+            .map_err(driver)?;
             let event = device.ctx.new_event(None).map_err(driver)?;
             slots.push((slice, event));
         }

@@ -381,3 +381,40 @@ fn a_layout_of_more_than_one_gpu_keeps_nccls_memory_beside_the_reserve() {
         "the figures the docs quote"
     );
 }
+
+/// The step's CUDA graphs are kept beside the reserve: 3,200 bytes a kernel node of every
+/// graph, in 2 MiB pages (`gpu_plan::graph_bytes`, measured); the pool holds what is left.
+#[test]
+fn cuda_graphs_keep_their_memory_beside_the_reserve() {
+    use arena_spec::gpu_plan::{graph_bytes, DEVICE_PAGE, RESERVE_BYTES};
+    let c = config("qwen3-0.6b");
+    let plan = |graphs: usize, graph_nodes: usize| {
+        let arena = BufferArenaInputs {
+            max_seq_len: 8192,
+            ..BufferArenaInputs::defaults_for(&c)
+        };
+        let inputs = GpuPlanInputs {
+            graphs,
+            graph_nodes,
+            ..GpuPlanInputs::new(80 * GIB, arena)
+        };
+        plan_gpu(&c, &ParallelLayout::new(1, 1, 1).unwrap(), inputs).unwrap()
+    };
+    // The measured cases (`measurements/graph_memory.md`): predicted within a page of the
+    // 26, 8 and 2 MiB measured.
+    let mib = 1 << 20;
+    assert_eq!(graph_bytes(16, 536), 28 * mib);
+    assert_eq!(graph_bytes(5, 536), 10 * mib);
+    assert_eq!(
+        [graph_bytes(16, 42), graph_bytes(16, 48)],
+        [4 * mib, 4 * mib]
+    );
+    assert_eq!([graph_bytes(1, 42), graph_bytes(0, 536)], [DEVICE_PAGE, 0]);
+    let (eager, graphs) = (plan(0, 536), plan(16, 536));
+    let (e, g) = (&eager.ranks[0], &graphs.ranks[0]);
+    assert_eq!((e.graph_bytes, g.graph_bytes), (0, 28 * mib));
+    assert_eq!(e.reserve_bytes, RESERVE_BYTES);
+    assert_eq!(g.reserve_bytes, RESERVE_BYTES + 28 * mib);
+    assert_eq!(e.kv_budget_bytes - g.kv_budget_bytes, 28 * mib);
+    assert!(g.pool.full < e.pool.full);
+}

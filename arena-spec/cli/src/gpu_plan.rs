@@ -5,7 +5,8 @@
 use crate::common::{bold, print_inputs, print_json, resolve_whole, CliError, SizingArgs};
 use crate::device::DeviceChoice;
 use arena_spec::gpu_plan::{
-    plan_gpu, Binds, GpuPlan, GpuPlanInputs, PoolBlocks, NCCL_SOURCE, RESERVE_BYTES, RESERVE_SOURCE,
+    plan_gpu, Binds, GpuPlan, GpuPlanInputs, PoolBlocks, GRAPH_SOURCE, NCCL_SOURCE, RESERVE_BYTES,
+    RESERVE_SOURCE,
 };
 use arena_spec::report::{human_bytes, parse_bytes, GpuPlanReport, SCHEMA_VERSION};
 use arena_spec::{
@@ -59,10 +60,24 @@ pub struct GpuArgs {
     #[arg(long, value_enum, default_value = "triton")]
     pub mxfp4_backend: Mxfp4BackendArg,
     /// NCCL's memory kept on every GPU of a layout of more than one (default: its tp group's
-    /// communicator and, under pp, a pipeline neighbour's, as aiconfigurator-core sizes them
-    /// for an H200); 0 to keep none
+    /// communicator and, under pp, a pipeline neighbour's, as NCCL 2.26's source sizes them on
+    /// an H200 node); 0 to keep none
     #[arg(long, value_parser = bytes_or_none)]
     pub nccl_reserve: Option<usize>,
+    /// The batch sizes the engine captures the decode step at as CUDA graphs, one graph each
+    /// (e.g. 1,2,4,8,16; each at most --max-batch-size): what they take is kept beside the
+    /// reserve
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "SIZES",
+        requires = "graph_nodes"
+    )]
+    pub graphs: Vec<usize>,
+    /// The kernel nodes of one captured decode step: the kernels and copies your engine
+    /// launches in one step (with --graphs)
+    #[arg(long, value_name = "N", requires = "graphs")]
+    pub graph_nodes: Option<usize>,
     /// Load the checkpoint's multi-token-prediction layers (weights and KV), as an engine
     /// speculating with them does
     #[arg(long)]
@@ -179,6 +194,8 @@ pub fn run(args: GpuPlanArgs) -> Result<(), CliError> {
     let inputs = GpuPlanInputs {
         reserve_bytes: g.reserve.map_or(RESERVE_BYTES, |b| b as u64),
         nccl_bytes: g.nccl_reserve.map(|b| b as u64),
+        graphs: graph_count(&g.graphs, arena.max_batch_size)?,
+        graph_nodes: g.graph_nodes.unwrap_or(0),
         reuse_arena: sizing.fixed.reuse,
         state_dtype: g.state_dtype.override_dtype(),
         mxfp4_backend: g.mxfp4_backend.backend(),
@@ -314,6 +331,21 @@ pub fn run(args: GpuPlanArgs) -> Result<(), CliError> {
         };
         println!("{} {} a GPU besides: {source}", bold("nccl:"), h(nccl));
     }
+    if !g.graphs.is_empty() {
+        let graphs = plan.ranks.iter().map(|r| r.graph_bytes).max().unwrap_or(0);
+        println!(
+            "{} {} graphs ({}) of {} nodes, {} a GPU besides: {GRAPH_SOURCE}",
+            bold("cuda graphs:"),
+            g.graphs.len(),
+            g.graphs
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            inputs.graph_nodes,
+            h(graphs)
+        );
+    }
     let loaded: usize = plan.ranks.iter().map(|r| r.mtp_layers).max().unwrap_or(0);
     match (whole.mtp_layers, loaded) {
         (0, _) => {}
@@ -428,6 +460,25 @@ fn format_name(f: WeightFormat) -> String {
         WeightFormat::Mxfp4Experts { .. } => "MXFP4".into(),
         WeightFormat::Unplanned => "not planned".into(),
     }
+}
+
+/// `--graphs`: one graph a batch size, each size from 1 to the step's sequences, none twice.
+fn graph_count(sizes: &[usize], max_batch_size: usize) -> Result<usize, CliError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for &size in sizes {
+        if size == 0 || size > max_batch_size {
+            return Err(CliError::Usage(format!(
+                "--graphs: a graph of {size} sequences; the step holds 1 to {max_batch_size} \
+                 (--max-batch-size)"
+            )));
+        }
+        if !seen.insert(size) {
+            return Err(CliError::Usage(format!(
+                "--graphs: {size} is given twice; an engine captures one graph a batch size"
+            )));
+        }
+    }
+    Ok(sizes.len())
 }
 
 /// A byte count, or `0` for none (`--nccl-reserve 0`: a layout whose engine keeps NCCL's

@@ -463,3 +463,45 @@ fn gpu_flags_belong_to_gpu_plan_which_refuses_a_gpu_too_small() {
         );
     }
 }
+
+/// `--graphs` with `--graph-nodes`: one graph a batch size, kept beside the reserve; sizes the
+/// step cannot hold, or given twice, are refused by name, and neither flag goes without the
+/// other.
+#[test]
+fn graphs_are_kept_beside_the_reserve_and_bad_sizes_refused() {
+    let base = ["gpu-plan", "qwen3-0.6b", "--gpu-memory", "80GiB", "--json"];
+    let eager = json(&base);
+    let mut args = base.to_vec();
+    args.extend(["--graphs", "1,2,4,8", "--graph-nodes", "536"]);
+    let graphs = json(&args);
+    let r = &graphs["ranks"][0];
+    // 4 × 536 × 3,200 B = 6.5 MiB: 4 pages.
+    assert_eq!(u(&r["graph_bytes"]), 8 << 20);
+    assert_eq!(
+        u(&r["reserve_bytes"]),
+        u(&eager["ranks"][0]["reserve_bytes"]) + (8 << 20)
+    );
+    assert_eq!(graphs["inputs"]["graphs"], 4);
+    assert_eq!(graphs["inputs"]["graph_nodes"], 536);
+    let plan = ["gpu-plan", "qwen3-0.6b", "--gpu-memory", "80GiB"];
+    for (more, says) in [
+        (
+            &["--graphs", "1,512", "--graph-nodes", "9"][..],
+            "a graph of 512 sequences; the step holds 1 to 128",
+        ),
+        (
+            &["--graphs", "0", "--graph-nodes", "9"],
+            "a graph of 0 sequences",
+        ),
+        (
+            &["--graphs", "2,2", "--graph-nodes", "9"],
+            "2 is given twice",
+        ),
+        (&["--graphs", "2"], "--graph-nodes"),
+        (&["--graph-nodes", "9"], "--graphs"),
+    ] {
+        let args: Vec<&str> = plan.iter().chain(more).copied().collect();
+        let err = error(&args, &[]);
+        assert!(err.contains(says), "{more:?}: {err}");
+    }
+}

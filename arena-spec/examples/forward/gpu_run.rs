@@ -236,11 +236,14 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
         device_name(stream)
     );
     println!(
-        "{:>5}  {:>6}  {:>8}  {:>8}  {:>8}  {:>10}  {:>10}",
-        "batch", "nodes", "capture", "upload", "launch", "1000 more", "held"
+        "{:>5}  {:>6}  {:>8}  {:>8}  {:>8}  {:>10}  {:>10}  {:>10}",
+        "batch", "nodes", "capture", "upload", "launch", "1000 more", "held", "planned"
     );
     let start = free()?;
     let mut graphs = Vec::new();
+    // What the whole-GPU plan keeps for the graphs so far (`gpu_plan::graph_bytes`: bytes a
+    // kernel node, in pages).
+    let (mut all_nodes, mut planned) = (0usize, 0i64);
     for &b in sizes {
         // `b` sequences of one token each, at position 0, each in a block of its own.
         let mut blocks = BlockPool::new(b);
@@ -277,13 +280,16 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
         // SAFETY: the graph is live (held by `graph`); a NULL node array asks for the count.
         unsafe { sys::cuGraphGetNodes(graph.cu_graph(), std::ptr::null_mut(), &mut nodes) }
             .result()?;
+        all_nodes += nodes;
+        planned = arena_spec::gpu_plan::graph_bytes(1, all_nodes) as i64;
         println!(
-            "{b:>5}  {nodes:>6}  {:>8.1}  {:>8.1}  {:>8.1}  {:>10.1}  {:>10.1}",
+            "{b:>5}  {nodes:>6}  {:>8.1}  {:>8.1}  {:>8.1}  {:>10.1}  {:>10.1}  {:>10.1}",
             mib(before - after_capture),
             mib(after_capture - after_upload),
             mib(after_upload - after_launch),
             mib(after_launch - after_replays),
             mib(start - after_replays),
+            mib(planned),
         );
         graphs.push(graph);
     }
@@ -296,7 +302,20 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
         mib(start - held),
         mib(free()? - held)
     );
-    Held { weights, kv, arena }.release()
+    Held { weights, kv, arena }.release()?;
+    let page = arena_spec::gpu_plan::DEVICE_PAGE as i64;
+    match (start - held - planned).abs() <= page {
+        true => {
+            println!("the plan kept {:.1} MiB: within a page", mib(planned));
+            Ok(())
+        }
+        false => Err(format!(
+            "the graphs took {:.1} MiB, the plan keeps {:.1} MiB: more than a page apart",
+            mib(start - held),
+            mib(planned)
+        )
+        .into()),
+    }
 }
 
 /// The step split over `tp` tensor-parallel ranks, rank `r` on CUDA device `r`, each on a

@@ -8,10 +8,11 @@
 //! the state cache, the KV pool), rounded up to the 2 MiB page `cudaMalloc` takes large
 //! allocations in (`cuMemGetAllocationGranularity`, measured on the H200: [`DEVICE_PAGE`],
 //! `arena-spec/measurements/gpu_plan.md`). What the plan does not size — the CUDA context,
-//! the cuBLAS workspace, graph pools — is the reserve, a number the caller passes
+//! the cuBLAS workspace — is the reserve, a number the caller passes
 //! ([`GpuPlanInputs::reserve_bytes`]; the CLI's default is measured and cited where it is
 //! defined), and beside it NCCL's buffers on a layout of more than one GPU
-//! ([`GpuPlanInputs::nccl_bytes`], by default [`nccl_reserve`]).
+//! ([`GpuPlanInputs::nccl_bytes`], by default [`nccl_reserve`]) and what the step's CUDA
+//! graphs take ([`GpuPlanInputs::graphs`], [`graph_bytes`]).
 //!
 //! ```
 //! use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs};
@@ -43,8 +44,8 @@ pub use blocks::{kv_pool_bytes, pool_sizes, PoolBlocks};
 pub use error::GpuPlanError;
 pub use figures::{kv_layer_figures, state_figures, KvLayerFigures, StateFigures};
 pub use reserve::{
-    nccl_bytes, nccl_reserve, on_device, DEVICE_PAGE, NCCL_PIPELINE_BYTES, NCCL_SOURCE,
-    RESERVE_BYTES, RESERVE_SOURCE, UNALLOCATABLE_TAIL,
+    graph_bytes, nccl_bytes, nccl_reserve, on_device, DEVICE_PAGE, GRAPH_NODE_BYTES, GRAPH_SOURCE,
+    NCCL_PIPELINE_BYTES, NCCL_SOURCE, RESERVE_BYTES, RESERVE_SOURCE, UNALLOCATABLE_TAIL,
 };
 
 use crate::arena::{BufferArena, BufferArenaInputs};
@@ -70,6 +71,15 @@ pub struct GpuPlanInputs {
     /// NCCL's memory on every rank, beside the reserve; `None`: [`nccl_reserve`] for the
     /// layout planned (0 on one GPU).
     pub nccl_bytes: Option<u64>,
+    /// The CUDA graphs of the step the engine captures, one a batch size (vLLM's
+    /// `cudagraph_capture_sizes`), each of [`Self::graph_nodes`] kernel nodes: their memory
+    /// ([`graph_bytes`]) is kept beside the reserve. A count, not the sizes: what a graph
+    /// takes grows with its nodes, not its batch size (measured). 0 by default: an engine
+    /// that runs eagerly.
+    pub graphs: usize,
+    /// The kernel nodes of one captured step: the kernels and copies the engine launches in
+    /// one decode step (the forward example's Qwen3 step: 19 a layer and 4 more).
+    pub graph_nodes: usize,
     /// The activation arena's inputs, which the rest of the plan reads too: `max_seq_len` is
     /// the context a sequence is planned at (one figure, so the arena's block tables and the
     /// pool cannot disagree), `kv_block_size` the pool's block, `max_batch_size` the state
@@ -121,6 +131,8 @@ impl GpuPlanInputs {
             gpu_bytes,
             reserve_bytes: RESERVE_BYTES,
             nccl_bytes: None,
+            graphs: 0,
+            graph_nodes: 0,
             arena,
             reuse_arena: false,
             state_dtype: None,
@@ -153,11 +165,13 @@ pub struct RankPlan {
     /// Device bytes of the sequence-state cache's slab, rounded up to the page.
     pub state_bytes: u64,
     pub state_exact_bytes: u64,
-    /// The reserve kept on this GPU, not a slab: [`GpuPlanInputs::reserve_bytes`] and NCCL's
-    /// `nccl_bytes`.
+    /// The reserve kept on this GPU, not a slab: [`GpuPlanInputs::reserve_bytes`], NCCL's
+    /// `nccl_bytes` and the CUDA graphs' `graph_bytes`.
     pub reserve_bytes: u64,
     /// NCCL's part of `reserve_bytes` ([`GpuPlanInputs::nccl_bytes`], [`nccl_reserve`]).
     pub nccl_bytes: u64,
+    /// The CUDA graphs' part of `reserve_bytes` ([`GpuPlanInputs::graphs`], [`graph_bytes`]).
+    pub graph_bytes: u64,
     /// What is left for the KV pool.
     pub kv_budget_bytes: u64,
     /// Each kind of KV layer on this rank: layers, window or chunk, bytes a token and a
@@ -258,7 +272,11 @@ fn plan_rank(
     nccl: u64,
     inputs: &GpuPlanInputs,
 ) -> Result<RankPlan, GpuPlanError> {
-    let reserve = inputs.reserve_bytes.saturating_add(nccl);
+    let graphs = graph_bytes(inputs.graphs, inputs.graph_nodes);
+    let reserve = inputs
+        .reserve_bytes
+        .saturating_add(nccl)
+        .saturating_add(graphs);
     let size_err = size_error(config);
     // The towers: one slab, on the first stage's ranks, where the weights are sized here.
     let first_stage = config.shard.as_ref().is_none_or(|s| s.rank.stage() == 0);
@@ -387,6 +405,7 @@ fn plan_rank(
         mtp_layers: mtp.map_or(0, |m| m.mtp_layers),
         reserve_bytes: reserve,
         nccl_bytes: nccl,
+        graph_bytes: graphs,
         kv_budget_bytes: budget,
         sequence_blocks: per_seq,
         sequence_bytes,

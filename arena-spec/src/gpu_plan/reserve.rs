@@ -10,8 +10,7 @@ use crate::parallel::ParallelLayout;
 /// cuBLAS handle with its workspace (68 MiB), and the free memory no allocation can take
 /// ([`UNALLOCATABLE_TAIL`]) — 598 MiB, rounded up to 640 MiB (a multiple of 64 MiB, chosen
 /// here). Not in it: the engine's own kernels (modules it loads), which differ by engine —
-/// add them with `--reserve`; and no CUDA-graph pool: an engine whose every step buffer is an
-/// arena buffer captures graphs that allocate nothing of their own.
+/// add them with `--reserve`; and the CUDA graphs, kept beside it ([`graph_bytes`]).
 pub const RESERVE_BYTES: u64 = 640 << 20;
 
 /// The free memory no allocation can take: on the H200 the largest single allocation is
@@ -97,6 +96,32 @@ pub const NCCL_SOURCE: &str = "NCCL's buffers as NCCL 2.26.2's source sizes them
      NVSwitch node with its default environment (ring 288 MiB + 196 MiB of small allocations, \
      NVLS above 2 ranks 50 MiB + 32 MiB a rank; a pipeline's send/receive 580 MiB); derived, \
      not measured; --nccl-reserve to change";
+
+/// What `graphs` CUDA graphs of `nodes` kernel nodes each take on the device, for a step
+/// whose every buffer is an arena buffer and whose cuBLAS workspace is set before the capture
+/// (nothing in a captured step allocates): [`GRAPH_NODE_BYTES`] a node, in the driver's pool
+/// of 2 MiB pages, which grows at instantiation and gives nothing back when the graphs are
+/// destroyed. Measured (`measurements/graph_memory.md`: `cuMemGetInfo` around capture,
+/// instantiation, upload, the first launch and 1000 more; the forward example's
+/// `--graph-memory`) on an H100, driver 580.159.04: 16 graphs of the 28-layer Qwen3 step
+/// (536 nodes each) took 26 MiB, 5 took 8 MiB; 16 graphs of 42 or 48 nodes (2 layers)
+/// 2 MiB. An engine whose captured kernels allocate (PyTorch's graph pool, vLLM's) is not
+/// this case: give its pool with the reserve.
+pub const fn graph_bytes(graphs: usize, nodes: usize) -> u64 {
+    on_device(
+        (graphs as u64)
+            .saturating_mul(nodes as u64)
+            .saturating_mul(GRAPH_NODE_BYTES),
+    )
+}
+
+/// The device bytes a kernel node of an instantiated graph takes: 3,200, the 28-layer
+/// measurement's 26 MiB over 16 × 536 nodes (3,179 B) rounded up (the rounding chosen here).
+pub const GRAPH_NODE_BYTES: u64 = 3_200;
+
+/// Where [`graph_bytes`] comes from, in words the CLI prints.
+pub const GRAPH_SOURCE: &str = "3,200 B a kernel node, for a step that allocates nothing, \
+     as measured on an H100 (arena-spec/measurements/graph_memory.md)";
 
 /// The page the device allocates large allocations in: 2 MiB.
 pub const DEVICE_PAGE: u64 = 2 << 20;
