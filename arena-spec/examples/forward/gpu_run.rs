@@ -188,7 +188,7 @@ pub fn time(run: &Run, stream: &Arc<CudaStream>, rounds: usize) -> Result<()> {
     result
 }
 
-fn device_name(stream: &Arc<CudaStream>) -> String {
+pub fn device_name(stream: &Arc<CudaStream>) -> String {
     stream
         .context()
         .name()

@@ -19,8 +19,9 @@
 //! sequences of different lengths together instead (`serve.rs`); `--graph-memory 1,2,4,8`
 //! measures what capturing the decode step as a CUDA graph costs at each batch size; `--tp N`
 //! splits the step over N tensor-parallel ranks on the host, reducing between them (with
-//! `--gpu`, rank r on CUDA device r, reducing through NCCL). The step is `step.rs`, its
-//! ops `ops.rs`, on the host `kernels.rs`.
+//! `--gpu`, rank r on CUDA device r, reducing through NCCL); `forward SHIPPED --at-limits`
+//! plans a shipped model at its full depth over the whole GPU and runs it at the plan's
+//! limits (`limits.rs`). The step is `step.rs`, its ops `ops.rs`, on the host `kernels.rs`.
 
 mod compare;
 #[cfg(feature = "cuda")]
@@ -31,6 +32,8 @@ mod gpu_launch;
 mod gpu_run;
 mod host_io;
 mod kernels;
+#[cfg(feature = "cuda")]
+mod limits;
 mod model;
 mod ops;
 mod params;
@@ -57,12 +60,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let (mut gpu, mut graph, mut time, mut serving) = (false, false, None, false);
     let mut graph_sizes: Option<Vec<usize>> = None;
     let mut tp = 1;
+    let mut at_limits = false;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--reuse" => reuse = true,
             "--gpu" => gpu = true,
             "--graph" => graph = true,
             "--serve" => serving = true,
+            "--at-limits" => at_limits = true,
             "--tp" => tp = args.next().ok_or("--tp N")?.parse::<usize>()?,
             "--graph-memory" => {
                 let list = args.next().ok_or("--graph-memory 1,2,4,...")?;
@@ -84,8 +89,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let model = model.ok_or(
         "usage: forward MODEL [--reuse] [--no-poison] [--weights DIR] [--reference FILE] \
-         [--serve] [--tp N] [--gpu [--graph | --time ROUNDS]]",
+         [--serve] [--tp N] [--gpu [--graph | --time ROUNDS]] | forward SHIPPED --at-limits",
     )?;
+    if at_limits {
+        return limits(&model);
+    }
     if (graph || time.is_some()) && !gpu {
         return Err("--graph and --time run on the GPU: add --gpu".into());
     }
@@ -162,6 +170,16 @@ fn on_gpu(
         }
     }
     Ok(Some(eager))
+}
+
+#[cfg(feature = "cuda")]
+fn limits(model: &str) -> Result<(), Box<dyn std::error::Error>> {
+    limits::at_limits(model)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn limits(_: &str) -> Result<(), Box<dyn std::error::Error>> {
+    Err("--at-limits runs on the GPU: it needs the cuda feature".into())
 }
 
 #[cfg(feature = "cuda")]

@@ -217,7 +217,8 @@ impl<'d, O> Engine<'d, O> {
         self.lm_head(arena, w, m)
     }
 
-    /// The last step's `[m, vocab]` logits, from `logits`.
+    /// The last step's `[m, vocab]` logits, from `logits` (its last rows where `m` is more
+    /// than `logits` holds: [`Self::lm_head`]).
     pub fn read_logits<D: Device>(
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
@@ -227,8 +228,9 @@ impl<'d, O> Engine<'d, O> {
         O: Ops<D>,
     {
         let v = BufferArenaLmHeadViews::of(arena);
+        let rows = m.min(v.logits.shape()[0]);
         self.ops
-            .read_logits(&v.logits.as_view(), m * self.decoder.vocab)
+            .read_logits(&v.logits.as_view(), rows * self.decoder.vocab)
     }
 
     fn attention<D: Device>(
@@ -499,7 +501,11 @@ impl<'d, O> Engine<'d, O> {
             &w.final_norm()?,
             m,
         )?;
-        self.ops
-            .logits(&v.norm_output.as_view(), &mut v.logits, &w.head(), m)
+        // `logits` holds a row a sampled sequence: a step of more rows (a long prefill)
+        // takes the LM head of its last rows, which hold a one-sequence prefill's sampled
+        // token (an engine batching several prefills gathers each one's last row).
+        let rows = m.min(v.logits.shape()[0]);
+        let x = v.norm_output.as_view().row_range(m - rows..m)?;
+        self.ops.logits(&x, &mut v.logits, &w.head(), rows)
     }
 }
