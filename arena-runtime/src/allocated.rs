@@ -112,6 +112,9 @@ pub struct Allocated<A: Arena, D: Device> {
     buffers: A,
     sizes: A::Sizes,
     placements: Vec<Placement>,
+    /// Each buffer's `[rows, bytes a row]` (its shape's first dimension), `[0, 0]` where it
+    /// has no shape: the byte views' dimensions.
+    byte_dims: Vec<[usize; 2]>,
     allocations: Vec<Allocation>,
     guard_bytes: usize,
     mode: AllocMode,
@@ -213,10 +216,20 @@ impl<A: Arena, D: Device> Allocated<A, D> {
             .zip(&bytes)
             .map(|((decl, &addr), &bytes)| Placement { decl, addr, bytes })
             .collect();
+        let byte_dims = (0..A::BUFFERS.len())
+            .map(|i| {
+                let raw = A::raw_bytes(sizes, i);
+                match A::shape(sizes, i).first() {
+                    Some(&rows) if rows > 0 && raw % rows == 0 => [rows, raw / rows],
+                    _ => [0, 0],
+                }
+            })
+            .collect();
         let arena = Self {
             buffers: A::from_addresses(&addrs, &bytes),
             sizes: *sizes,
             placements,
+            byte_dims,
             allocations,
             guard_bytes: guard,
             mode: options.mode,
@@ -334,21 +347,29 @@ impl<A: Arena, D: Device> Allocated<A, D> {
     }
 
     /// A read-only byte view of every buffer, in field order (empty for a buffer of 0
-    /// bytes), borrowing the arena: for tools that treat every buffer alike (dumps, checks,
-    /// copies of any dtype). Typed views of each field are the derive's `<Arena>Views`.
+    /// bytes), borrowing the arena: for code that treats every buffer alike (dumps, checks,
+    /// copies of any dtype, every state of a cache), each named as its field
+    /// ([`crate::View::name`]). A buffer with a shape is `[rows, bytes a row]`, its rows its
+    /// shape's first dimension, so `row_range(s..s + 1)` is one state slot, one KV block or
+    /// one layer of any buffer; one without is its bytes in one dimension. Typed views of
+    /// each field are the derive's `<Arena>Views`.
     pub fn byte_views(&self) -> Vec<crate::View<'_, u8, D>> {
         self.placements
             .iter()
-            .map(|p| {
+            .zip(&self.byte_dims)
+            .map(|(p, dims)| {
                 let ptr = crate::DevicePtr::<u8>::from_raw_parts(p.addr, p.bytes);
-                crate::View::from_parts(p.decl.name, ptr, &[], &self.device).bytes()
+                match dims[0] {
+                    0 => crate::View::from_parts(p.decl.name, ptr, &[], &self.device).bytes(),
+                    _ => crate::View::from_parts(p.decl.name, ptr, dims, &self.device),
+                }
             })
             .collect()
     }
 
-    /// A writable byte view of every buffer, in field order, borrowing the arena mutably.
-    /// Refused on a reuse slab (`ViewError::Reused`), where buffers of disjoint phases reuse
-    /// bytes and the views would alias.
+    /// A writable byte view of every buffer, in field order, borrowing the arena mutably,
+    /// shaped as [`Self::byte_views`]'s. Refused on a reuse slab (`ViewError::Reused`), where
+    /// buffers of disjoint phases reuse bytes and the views would alias.
     pub fn byte_views_mut(&mut self) -> Result<Vec<crate::ViewMut<'_, u8, D>>, crate::ViewError> {
         if self.mode == AllocMode::Reuse {
             return Err(crate::ViewError::Reused { arena: A::NAME });
@@ -357,9 +378,13 @@ impl<A: Arena, D: Device> Allocated<A, D> {
         Ok(self
             .placements
             .iter()
-            .map(|p| {
+            .zip(&self.byte_dims)
+            .map(|(p, dims)| {
                 let ptr = crate::DevicePtr::<u8>::from_raw_parts(p.addr, p.bytes);
-                crate::ViewMut::from_parts(p.decl.name, ptr, &[], device).into_bytes()
+                match dims[0] {
+                    0 => crate::ViewMut::from_parts(p.decl.name, ptr, &[], device).into_bytes(),
+                    _ => crate::ViewMut::from_parts(p.decl.name, ptr, dims, device),
+                }
             })
             .collect())
     }

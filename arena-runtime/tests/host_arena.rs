@@ -442,6 +442,45 @@ fn slab_bytes_is_what_allocation_takes_in_every_mode() {
     reuse.release().unwrap();
 }
 
+/// Byte views treat every buffer alike yet keep each one's rows: a shaped buffer is `[rows,
+/// bytes a row]` (its shape's first dimension), so one row of any buffer (a state slot, a KV
+/// block) is `row_range`; a byte-formula buffer is its bytes in one dimension.
+#[test]
+fn byte_views_keep_each_buffer_s_rows() {
+    let dims = Dims {
+        width: 5,
+        experts: 3,
+    };
+    let mut arena = Small::allocate(HostDevice::new(), &SmallSizes::from_config(&dims, 7)).unwrap();
+    let shapes: Vec<(&str, Vec<usize>)> = arena
+        .byte_views()
+        .iter()
+        .map(|v| (v.name(), v.shape().to_vec()))
+        .collect();
+    let split = arena.byte_views()[3].byte_len();
+    assert_eq!(
+        shapes,
+        [
+            ("hidden", vec![7, 5 * 2]),
+            ("logits", vec![7, 3 * 4]),
+            ("routed", vec![7, 3]),
+            ("split", vec![split]),
+            ("unit", vec![3, 2]),
+        ]
+    );
+    // Row 4 of `hidden` written through a writable byte view lands at its byte offset.
+    let mut views = arena.byte_views_mut().unwrap();
+    views[0].row_range(4..5).unwrap().write_bytes(&[9u8; 10]).unwrap();
+    drop(views);
+    let mut all = vec![0u8; 7 * 10];
+    arena.byte_views()[0].read_bytes(&mut all).unwrap();
+    assert!(all[40..50].iter().all(|&b| b == 9) && all[..40].iter().all(|&b| b != 9));
+    let bytes = arena.byte_views()[3].row_range(0..1).unwrap().byte_len();
+    assert_eq!(bytes, 1, "a byte-formula buffer's rows are its bytes");
+    // `logits` holds its 256-byte floor: the view's bytes are the buffer's, its rows the shape's.
+    assert_eq!(arena.byte_views()[1].byte_len(), 256);
+}
+
 /// Safe host copies through views reach exactly their bytes: every buffer written through its
 /// writable byte view and read back through its read-only one, a narrowed typed view of the
 /// first rows only, and a host slice of the wrong length refused (under Miri too).
