@@ -208,6 +208,38 @@ impl<A: crate::Arena> crate::Allocated<A, CudaDevice> {
     }
 }
 
+impl CudaDevice {
+    /// The largest single allocation the device grants now, in bytes, to the 2 MiB page the
+    /// driver allocates large allocations in: found by allocating and freeing at most
+    /// `log2(free / 2 MiB) + 1` sizes, halving the step from the free memory down. What a plan
+    /// must keep aside on this device is `total − largest_allocation()`: what the context,
+    /// cuBLAS, NCCL and any other library already took, and the tail of free memory no
+    /// allocation can take (pass it as the whole-GPU plan's reserve). Allocates nothing that
+    /// outlives the call; other work on the device while it runs changes the answer.
+    pub fn largest_allocation(&self) -> Result<usize, DeviceError> {
+        const PAGE: usize = 2 << 20;
+        let free = self
+            .mem_info()
+            .ok_or_else(|| DeviceError::Driver("cuMemGetInfo failed".into()))?
+            .free;
+        let mut largest = 0usize;
+        let mut step = (free / PAGE).next_power_of_two() * PAGE;
+        while step >= PAGE {
+            match self.alloc(largest + step) {
+                Ok(addr) => {
+                    // SAFETY: just allocated on this device, this long, used by nothing.
+                    unsafe { self.free(addr, largest + step) }?;
+                    largest += step;
+                }
+                Err(DeviceError::OutOfMemory { .. }) => {}
+                Err(e) => return Err(e),
+            }
+            step /= 2;
+        }
+        Ok(largest)
+    }
+}
+
 impl Device for CudaDevice {
     fn name(&self) -> String {
         format!("cuda:{}", self.ctx.ordinal())

@@ -23,19 +23,9 @@ const MIB: u64 = 1 << 20;
 /// A model, its tp and pp, and one rank's weight bytes where they are given (with why).
 type Case = (&'static str, usize, usize, Option<(u64, &'static str)>);
 
-/// The largest single allocation the device grants now, to the page (by halving steps).
+/// The largest single allocation the device grants now (`CudaDevice::largest_allocation`).
 fn largest_allocation(device: &CudaDevice) -> u64 {
-    let mut largest = 0u64;
-    let mut step = 1u64 << 40;
-    while step >= DEVICE_PAGE {
-        if let Ok(a) = device.alloc((largest + step) as usize) {
-            // SAFETY: just allocated on this device, this long; freed once.
-            unsafe { device.free(a, (largest + step) as usize) }.unwrap();
-            largest += step;
-        }
-        step /= 2;
-    }
-    largest
+    device.largest_allocation().unwrap() as u64
 }
 
 #[test]
