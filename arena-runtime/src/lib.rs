@@ -47,6 +47,8 @@ mod view;
 
 #[cfg(feature = "cuda")]
 mod cuda;
+#[cfg(feature = "cuda")]
+mod cuda_linear;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -88,6 +90,9 @@ pub use view::{Shape, SplitRows, View, ViewError, ViewMut, MAX_RANK};
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub use cuda::CudaDevice;
+#[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+pub use cuda_linear::{linear, LinearError};
 /// The cudarc this crate's `CudaDevice` is built on, so kernels launch with the same version.
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]

@@ -470,7 +470,11 @@ fn byte_views_keep_each_buffer_s_rows() {
     );
     // Row 4 of `hidden` written through a writable byte view lands at its byte offset.
     let mut views = arena.byte_views_mut().unwrap();
-    views[0].row_range(4..5).unwrap().write_bytes(&[9u8; 10]).unwrap();
+    views[0]
+        .row_range(4..5)
+        .unwrap()
+        .write_bytes(&[9u8; 10])
+        .unwrap();
     drop(views);
     let mut all = vec![0u8; 7 * 10];
     arena.byte_views()[0].read_bytes(&mut all).unwrap();

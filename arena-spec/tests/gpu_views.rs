@@ -222,6 +222,70 @@ fn a_cublas_gemm_takes_arena_views_as_operands_and_output() {
     arena.release().unwrap();
 }
 
+/// `arena_runtime::linear` takes its dimensions from the views: `x` the first 64 rows of
+/// `hidden_states` `[64, 4096]`, `w` a flat `[4096 · 4096]` range of `residual` (as a weight
+/// place read with `cast` is flat), `y` the first 64 rows of `attn_output`; `y = x · wᵀ`
+/// matches the host within bf16 rounding. Views that do not make one product are refused,
+/// naming each buffer and its shape.
+#[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
+fn linear_takes_its_dimensions_from_the_views_shapes() {
+    let Some(stream) = gpu_stream() else { return };
+    let (m, k, n) = (64, 4096, 4096);
+    let sizes = sizes_at("llama-3.1-8b", 4096);
+    let mut arena = BufferArena::allocate(CudaDevice::from_stream(&stream), &sizes).unwrap();
+    let x_host = random_bf16(3, m * k);
+    let w_host = random_bf16(4, n * k);
+    {
+        let mut v = BufferArenaViewsMut::of(&mut arena).unwrap();
+        stream
+            .memcpy_htod(&x_host, &mut v.hidden_states.rows(m).unwrap())
+            .unwrap();
+        stream
+            .memcpy_htod(&w_host, &mut v.residual.range(0..n * k).unwrap())
+            .unwrap();
+    }
+    let blas = CudaBlas::new(stream.clone()).unwrap();
+    let mut v = BufferArenaViewsMut::of(&mut arena).unwrap();
+    let x = v.hidden_states.as_view().rows(m).unwrap();
+    let w = v.residual.as_view().range(0..n * k).unwrap();
+    assert!(x.shape() == [m, k] && w.shape() == [n * k]);
+    let mut y = v.attn_output.rows(m).unwrap();
+    arena_runtime::linear(&blas, &x, &w, &mut y).unwrap();
+    let mut got = vec![bf16::ZERO; m * n];
+    stream.memcpy_dtoh(&y, &mut got).unwrap();
+    // y = x · wᵀ: the host product of x and w transposed.
+    let mut w_t = vec![bf16::ZERO; n * k];
+    for r in 0..n {
+        for c in 0..k {
+            w_t[c * n + r] = w_host[r * k + c];
+        }
+    }
+    let want = host_gemm(&x_host, &w_t, m, k, n);
+    let worst = got
+        .iter()
+        .zip(&want)
+        .map(|(g, w)| (g.to_f32() - w).abs() / w.abs().max(1.0))
+        .fold(0f32, f32::max);
+    assert!(worst < 2e-2, "largest relative error {worst}");
+    // `qkv_output`'s rows are 6144 wide: w would need 6144 × 4096 values.
+    let mut wide = v.qkv_output.rows(m).unwrap();
+    let err = arena_runtime::linear(&blas, &x, &w, &mut wide)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`qkv_output` [64, 6144]") && err.contains("not 6144 × 4096"),
+        "{err}"
+    );
+    let mut fewer = v.attn_output.rows(m / 2).unwrap();
+    let err = arena_runtime::linear(&blas, &x, &w, &mut fewer)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("64 rows in, 32 out"), "{err}");
+    println!("linear [{m}x{k}]·[{n}x{k}]ᵀ over arena views: largest relative error {worst:.2e}");
+    arena.release().unwrap();
+}
+
 const STEP_KERNELS: &str = r#"
 #define EACH(n) for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; \
                      i < (n); i += (unsigned long long)gridDim.x * blockDim.x)
