@@ -48,6 +48,8 @@ mod view;
 #[cfg(feature = "cuda")]
 mod cuda;
 #[cfg(feature = "cuda")]
+mod cuda_graph;
+#[cfg(feature = "cuda")]
 mod cuda_linear;
 
 #[doc(hidden)]
@@ -90,6 +92,9 @@ pub use view::{Shape, SplitRows, View, ViewError, ViewMut, MAX_RANK};
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub use cuda::CudaDevice;
+#[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+pub use cuda_graph::{ArenaGraph, GraphError};
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub use cuda_linear::{linear, LinearError};

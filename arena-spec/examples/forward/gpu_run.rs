@@ -7,7 +7,8 @@ use crate::params::Params;
 use crate::run::{Held, Run};
 use crate::step::Engine;
 use arena_runtime::cudarc::driver::{sys, CudaStream};
-use arena_runtime::{AllocOptions, CudaDevice};
+use arena_runtime::{AllocOptions, ArenaGraph, CudaDevice};
+use arena_spec::BufferArena;
 use std::sync::Arc;
 
 /// The weight arenas (loaded), a KV pool, an arena and an engine over them, on `stream`.
@@ -32,20 +33,19 @@ impl<'r> GpuSetup<'r> {
         Ok(GpuSetup { held, engine })
     }
 
-    /// `forward(m)` captured on `stream` into a graph (the inputs are placed before each
-    /// replay, at the addresses the graph recorded).
+    /// `forward(m)` captured on `stream` into a graph over the arena (the inputs are placed
+    /// before each replay, at the addresses the graph recorded; `replay` takes the arena).
     pub fn capture(
         &mut self,
         stream: &Arc<CudaStream>,
         m: usize,
-    ) -> Result<arena_runtime::cudarc::driver::CudaGraph> {
-        stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    ) -> Result<ArenaGraph<BufferArena>> {
         let h = &mut self.held;
         let params = Params::of(&h.weights, self.engine.decoder.tied);
-        let captured = self.engine.forward(&mut h.arena, &params, &mut h.kv, m);
-        let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0))?;
-        captured?;
-        Ok(graph.ok_or("the capture recorded nothing")?)
+        let (engine, kv) = (&mut self.engine, &mut h.kv);
+        Ok(ArenaGraph::capture(stream, &mut h.arena, |arena| {
+            engine.forward(arena, &params, kv, m)
+        })?)
     }
 
     pub fn release(self) -> Result<()> {
@@ -82,7 +82,7 @@ pub fn outputs_with_graph(
             if graph.is_none() {
                 graph = Some(s.capture(stream, 1)?);
             }
-            graph.as_ref().unwrap().launch()?;
+            graph.as_ref().unwrap().replay(&mut s.held.arena)?;
             out.push(s.engine.read_logits(&mut s.held.arena, 1)?);
         }
         Ok(out)
@@ -154,7 +154,8 @@ pub fn time(run: &Run, stream: &Arc<CudaStream>, rounds: usize) -> Result<()> {
                 s.engine.cached = prefill;
                 s.engine
                     .put_inputs(&mut s.held.arena, &tokens[prefill..prefill + 1])?;
-                times[i][2].push(timed(stream, || Ok(graphs[i].launch()?))?);
+                let arena = &mut s.held.arena;
+                times[i][2].push(timed(stream, || Ok(graphs[i].replay(arena)?))?);
             }
         }
         println!(
