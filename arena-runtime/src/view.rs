@@ -10,8 +10,9 @@
 //! `memset_zeros` and cuBLAS take them directly.
 //!
 //! The derive generates the view sets (no strings): `<Arena>Views::of(&arena)` (every
-//! buffer, read-only), `<Arena>ViewsMut::of(&mut arena)` (every buffer, writable; refused on
-//! a reuse slab, where buffers of disjoint phases reuse bytes) and, per phase,
+//! buffer, read-only; for an arena with phases refused on a reuse slab, where a buffer whose
+//! phase has ended holds another's bytes), `<Arena>ViewsMut::of(&mut arena)` (every buffer,
+//! writable; refused on a reuse slab, where buffers of disjoint phases reuse bytes) and, per phase,
 //! `<Arena><Phase>Views::of(&mut arena)`: writable views of exactly the buffers live in that
 //! phase, so reaching another phase's buffer is a compile error (no such field).
 
@@ -51,7 +52,7 @@ use core::marker::PhantomData;
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let mut arena = Step::allocate(HostDevice::new(), &StepSizes::try_from_config(16, 64)?)?;
-/// let views = StepViews::of(&arena);
+/// let views = StepViews::of(&arena)?; // refused on a reuse slab: `Step` has phases
 /// let qkv = views.qkv.rows(4)?; // this step's 4 tokens
 /// assert_eq!(qkv.shape(), [4, 192]);
 /// assert!(matches!(

@@ -40,13 +40,13 @@ fn host_costs() {
         field.push(t.elapsed().as_secs_f64() * 1e9 / calls as f64);
         let t = Instant::now();
         for _ in 0..calls {
-            let v = BufferArenaViews::of(black_box(&arena)).qkv_output;
+            let v = BufferArenaViews::of(black_box(&arena)).unwrap().qkv_output;
             black_box(v.as_raw() + v.len() as u64);
         }
         view.push(t.elapsed().as_secs_f64() * 1e9 / calls as f64);
         let t = Instant::now();
         for _ in 0..calls {
-            let v = BufferArenaViews::of(black_box(&arena)).qkv_output;
+            let v = BufferArenaViews::of(black_box(&arena)).unwrap().qkv_output;
             let r = v.rows(black_box(64)).unwrap();
             black_box(r.as_raw() + r.len() as u64);
         }
@@ -54,7 +54,7 @@ fn host_costs() {
     }
     let (f, v, r) = (median(field), median(view), median(rows));
     println!("| host: the field's `DevicePtr` | {f:.2} ns |");
-    println!("| host: `BufferArenaViews::of(&arena)` (all {} buffers) then the field's view | {v:.2} ns |", sizes_count());
+    println!("| host: `BufferArenaViews::of(&arena)?` (all {} buffers) then the field's view | {v:.2} ns |", sizes_count());
     println!("| host: the same, narrowed with `.rows(64)?` | {r:.2} ns |");
     arena.release().unwrap();
 }

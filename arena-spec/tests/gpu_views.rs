@@ -6,7 +6,7 @@
 //! views cost is measured by `benches/views.rs`.
 #![cfg(feature = "cuda")]
 
-use arena_runtime::cudarc::driver::{sys, CudaStream, LaunchConfig, PushKernelArg};
+use arena_runtime::cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use arena_runtime::{AllocOptions, Allocated, CudaDevice, View, ViewMut};
 use arena_spec::models::SHIPPED;
 use arena_spec::{
@@ -93,7 +93,7 @@ fn copies_through_views_reach_every_buffer_of_every_shipped_model_byte_exact() {
             buffers += 1;
             bytes += want.len();
         }
-        let typed = BufferArenaViews::of(&arena);
+        let typed = BufferArenaViews::of(&arena).unwrap();
         assert_eq!(typed.hidden_states.as_raw(), arena.hidden_states.as_raw());
         assert_eq!(typed.qkv_output.byte_len(), sizes.qkv_output);
         arena.release().unwrap();
@@ -188,7 +188,7 @@ fn a_cublas_gemm_takes_arena_views_as_operands_and_output() {
         .map(|(g, w)| (g.to_f32() - w).abs() / w.abs().max(1.0))
         .fold(0f32, f32::max);
     assert!(worst < 2e-2, "largest relative error {worst}");
-    let view = BufferArenaViews::of(&arena);
+    let view = BufferArenaViews::of(&arena).unwrap();
     let mut past = vec![bf16::ZERO; 16];
     stream
         .memcpy_dtoh(
@@ -357,13 +357,15 @@ impl Step {
         stream.memcpy_htod(x, &mut dst).unwrap();
     }
 
+    /// `moe_output`, read through its phase's views: on a reuse slab the read-only set of
+    /// every buffer is refused (a buffer whose phase has ended holds another's bytes there).
     fn output(
         &self,
         stream: &Arc<CudaStream>,
-        arena: &Allocated<BufferArena, CudaDevice>,
+        arena: &mut Allocated<BufferArena, CudaDevice>,
     ) -> Vec<u8> {
-        let views = BufferArenaViews::of(arena);
-        let z = views.moe_output.bytes().range(0..self.n).unwrap();
+        let views = arena_spec::arena::BufferArenaFfnDownViews::of(arena);
+        let z = views.moe_output.as_view().bytes().range(0..self.n).unwrap();
         let mut out = vec![0u8; self.n];
         stream.memcpy_dtoh(&z, &mut out).unwrap();
         out
@@ -394,30 +396,33 @@ fn a_step_captured_in_a_graph_over_views_replays_as_it_runs_eagerly() {
         let first = pattern(7, step.n);
         step.put_input(&stream, &mut arena, &first);
         step.launch(&stream, &mut arena);
-        let eager = step.output(&stream, &arena);
+        let eager = step.output(&stream, &mut arena);
         assert!(eager == step_on_host(&first), "{options:?}: eager step");
+        assert_eq!(
+            BufferArenaViews::of(&arena).is_err(),
+            options.mode == arena_runtime::AllocMode::Reuse,
+            "the read-only set of every buffer is refused on a reuse slab only"
+        );
 
         stream.synchronize().unwrap();
-        stream
-            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .unwrap();
-        step.launch(&stream, &mut arena);
-        let graph = stream
-            .end_capture(sys::CUgraphInstantiate_flags(0))
-            .unwrap()
-            .expect("the capture recorded the step");
+        let graph = arena_runtime::ArenaGraph::capture(&stream, &mut arena, |arena| {
+            step.launch(&stream, arena);
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .unwrap();
+        assert_eq!(graph.nodes().unwrap(), 3, "the step's three kernels");
         step.put_input(&stream, &mut arena, &first);
-        graph.launch().unwrap();
+        graph.replay(&mut arena).unwrap();
         assert!(
-            step.output(&stream, &arena) == eager,
+            step.output(&stream, &mut arena) == eager,
             "{options:?}: replay = eager"
         );
         for round in 0..20 {
             let x = pattern(100 + round, step.n);
             step.put_input(&stream, &mut arena, &x);
-            graph.launch().unwrap();
+            graph.replay(&mut arena).unwrap();
             assert!(
-                step.output(&stream, &arena) == step_on_host(&x),
+                step.output(&stream, &mut arena) == step_on_host(&x),
                 "{options:?}: replay {round}"
             );
         }

@@ -201,7 +201,7 @@ pub struct StateCacheViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> StateCacheViews<'a, D> {
     ///The views of `arena`, which they borrow.
-    #[inline]
+    #[inline(always)]
     pub fn of(arena: &'a ::arena_runtime::Allocated<StateCache, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
@@ -222,7 +222,7 @@ pub struct StateCacheViewsMut<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> StateCacheViewsMut<'a, D> {
     ///The views of `arena`, which they borrow mutably; `ViewError::Reused` on a reuse slab.
-    #[inline]
+    #[inline(always)]
     pub fn of(
         arena: &'a mut ::arena_runtime::Allocated<StateCache, D>,
     ) -> ::core::result::Result<Self, ::arena_runtime::ViewError> {

@@ -362,7 +362,7 @@ pub struct BlockArenaViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BlockArenaViews<'a, D> {
     ///The views of `arena`, which they borrow.
-    #[inline]
+    #[inline(always)]
     pub fn of(arena: &'a ::arena_runtime::Allocated<BlockArena, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
@@ -389,7 +389,7 @@ pub struct BlockArenaViewsMut<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BlockArenaViewsMut<'a, D> {
     ///The views of `arena`, which they borrow mutably; `ViewError::Reused` on a reuse slab.
-    #[inline]
+    #[inline(always)]
     pub fn of(
         arena: &'a mut ::arena_runtime::Allocated<BlockArena, D>,
     ) -> ::core::result::Result<Self, ::arena_runtime::ViewError> {

@@ -758,7 +758,7 @@ pub struct CompressedAttentionWeightsViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> CompressedAttentionWeightsViews<'a, D> {
     ///The views of `arena`, which they borrow.
-    #[inline]
+    #[inline(always)]
     pub fn of(
         arena: &'a ::arena_runtime::Allocated<CompressedAttentionWeights, D>,
     ) -> Self {
@@ -843,7 +843,7 @@ pub struct CompressedAttentionWeightsViewsMut<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> CompressedAttentionWeightsViewsMut<'a, D> {
     ///The views of `arena`, which they borrow mutably; `ViewError::Reused` on a reuse slab.
-    #[inline]
+    #[inline(always)]
     pub fn of(
         arena: &'a mut ::arena_runtime::Allocated<CompressedAttentionWeights, D>,
     ) -> ::core::result::Result<Self, ::arena_runtime::ViewError> {

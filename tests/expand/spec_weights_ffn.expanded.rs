@@ -1000,7 +1000,7 @@ pub struct FfnWeightsViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> FfnWeightsViews<'a, D> {
     ///The views of `arena`, which they borrow.
-    #[inline]
+    #[inline(always)]
     pub fn of(arena: &'a ::arena_runtime::Allocated<FfnWeights, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
@@ -1107,7 +1107,7 @@ pub struct FfnWeightsViewsMut<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> FfnWeightsViewsMut<'a, D> {
     ///The views of `arena`, which they borrow mutably; `ViewError::Reused` on a reuse slab.
-    #[inline]
+    #[inline(always)]
     pub fn of(
         arena: &'a mut ::arena_runtime::Allocated<FfnWeights, D>,
     ) -> ::core::result::Result<Self, ::arena_runtime::ViewError> {

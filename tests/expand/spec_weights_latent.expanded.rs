@@ -518,7 +518,7 @@ pub struct LatentAttentionWeightsViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> LatentAttentionWeightsViews<'a, D> {
     ///The views of `arena`, which they borrow.
-    #[inline]
+    #[inline(always)]
     pub fn of(arena: &'a ::arena_runtime::Allocated<LatentAttentionWeights, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
@@ -569,7 +569,7 @@ pub struct LatentAttentionWeightsViewsMut<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> LatentAttentionWeightsViewsMut<'a, D> {
     ///The views of `arena`, which they borrow mutably; `ViewError::Reused` on a reuse slab.
-    #[inline]
+    #[inline(always)]
     pub fn of(
         arena: &'a mut ::arena_runtime::Allocated<LatentAttentionWeights, D>,
     ) -> ::core::result::Result<Self, ::arena_runtime::ViewError> {

@@ -699,7 +699,7 @@ pub struct ModelWeightsViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> ModelWeightsViews<'a, D> {
     ///The views of `arena`, which they borrow.
-    #[inline]
+    #[inline(always)]
     pub fn of(arena: &'a ::arena_runtime::Allocated<ModelWeights, D>) -> Self {
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
         Self {
@@ -782,7 +782,7 @@ pub struct ModelWeightsViewsMut<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> ModelWeightsViewsMut<'a, D> {
     ///The views of `arena`, which they borrow mutably; `ViewError::Reused` on a reuse slab.
-    #[inline]
+    #[inline(always)]
     pub fn of(
         arena: &'a mut ::arena_runtime::Allocated<ModelWeights, D>,
     ) -> ::core::result::Result<Self, ::arena_runtime::ViewError> {

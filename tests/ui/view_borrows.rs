@@ -8,7 +8,7 @@ fn main() {
     let sizes = StepSizes::from_config(&config, 16, 4);
 
     let arena = StepArena::allocate(HostDevice::new(), &sizes).unwrap();
-    let views = StepArenaViews::of(&arena);
+    let views = StepArenaViews::of(&arena).unwrap();
     arena.release().unwrap();
     let _ = views.qkv.len();
 

@@ -12,6 +12,6 @@ fn main() {
     let ffn = StepArenaFfnViews::of(&mut arena);
     let _ = ffn.qkv;
 
-    let mut read: View<'_, f32, HostDevice> = StepArenaViews::of(&arena).logits;
+    let mut read: View<'_, f32, HostDevice> = StepArenaViews::of(&arena).unwrap().logits;
     write_into(&mut read);
 }

@@ -12,7 +12,7 @@ fn step(
     cfg: GemmConfig<half::bf16>,
     arena: &Allocated<BufferArena, CudaDevice>,
 ) {
-    let views = BufferArenaViews::of(arena);
+    let views = BufferArenaViews::of(arena).unwrap();
     let (a, b) = (views.hidden_states, views.residual);
     let mut c = views.qkv_output;
     unsafe { blas.gemm(cfg, &b, &a, &mut c) }.unwrap();
