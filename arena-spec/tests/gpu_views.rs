@@ -135,6 +135,18 @@ fn gemm_config(m: usize, k: usize, n: usize) -> GemmConfig<bf16> {
     }
 }
 
+/// The largest error of a GPU product against the host's, relative to the value (or to 1
+/// below it), held under 2e-2: bf16 outputs of f32 accumulations.
+fn largest_relative_error(got: &[bf16], want: &[f32]) -> f32 {
+    let worst = got
+        .iter()
+        .zip(want)
+        .map(|(g, w)| (g.to_f32() - w).abs() / w.abs().max(1.0))
+        .fold(0f32, f32::max);
+    assert!(worst < 2e-2, "largest relative error {worst}");
+    worst
+}
+
 fn random_bf16(seed: u64, len: usize) -> Vec<bf16> {
     pattern(seed, len)
         .iter()
@@ -182,12 +194,7 @@ fn a_cublas_gemm_takes_arena_views_as_operands_and_output() {
     let mut got = vec![bf16::ZERO; m * n];
     stream.memcpy_dtoh(&c, &mut got).unwrap();
     let want = host_gemm(&a_host, &b_host, m, k, n);
-    let worst = got
-        .iter()
-        .zip(&want)
-        .map(|(g, w)| (g.to_f32() - w).abs() / w.abs().max(1.0))
-        .fold(0f32, f32::max);
-    assert!(worst < 2e-2, "largest relative error {worst}");
+    let worst = largest_relative_error(&got, &want);
     let view = BufferArenaViews::of(&arena).unwrap();
     let mut past = vec![bf16::ZERO; 16];
     stream
@@ -262,12 +269,7 @@ fn linear_takes_its_dimensions_from_the_views_shapes() {
         }
     }
     let want = host_gemm(&x_host, &w_t, m, k, n);
-    let worst = got
-        .iter()
-        .zip(&want)
-        .map(|(g, w)| (g.to_f32() - w).abs() / w.abs().max(1.0))
-        .fold(0f32, f32::max);
-    assert!(worst < 2e-2, "largest relative error {worst}");
+    let worst = largest_relative_error(&got, &want);
     // `qkv_output`'s rows are 6144 wide: w would need 6144 × 4096 values.
     let mut wide = v.qkv_output.rows(m).unwrap();
     let err = arena_runtime::linear(&blas, &x, &w, &mut wide)
