@@ -82,3 +82,40 @@ fn no_recurrent_layers_gate_the_per_layer_buffers_off() {
     );
     cache.release().unwrap();
 }
+
+/// One sequence's slot of every state, through the byte views (no match over the fields): each
+/// keeps its shape, last dimension in bytes, so `layer(l)` then `row_range(s..s + 1)` is
+/// layer `l`'s slot `s` of any state, at the address the typed view gives.
+#[test]
+fn one_slot_of_every_state_through_the_byte_views() {
+    let sizes = StateSizes::from_config(&CONFIG, 5);
+    let mut cache = StateCache::allocate(HostDevice::new(), &sizes).unwrap();
+    let shapes: Vec<Vec<usize>> = cache
+        .byte_views()
+        .iter()
+        .map(|v| v.shape().to_vec())
+        .collect();
+    assert_eq!(shapes, [vec![3, 5, 6, 3 * 2], vec![3, 5, 2, 4, 4 * 4]]);
+    for mut v in cache.byte_views_mut().unwrap() {
+        let zeros = vec![0u8; v.byte_len()];
+        v.write_bytes(&zeros).unwrap();
+        let mut slot = v.layer(2).unwrap().into_row_range(4..5).unwrap();
+        let bytes = vec![9u8; slot.byte_len()];
+        slot.write_bytes(&bytes).unwrap();
+    }
+    let views = StateCacheViews::of(&cache);
+    let slot = views
+        .recurrent_state
+        .layer(2)
+        .unwrap()
+        .row_range(4..5)
+        .unwrap();
+    let mut back = vec![0u8; slot.byte_len()];
+    slot.read_bytes(&mut back).unwrap();
+    assert_eq!(back, vec![9u8; 2 * 4 * 4 * 4]);
+    let conv = views.conv_state.layer(2).unwrap().row_range(3..4).unwrap();
+    let mut other = vec![0u8; conv.byte_len()];
+    conv.read_bytes(&mut other).unwrap();
+    assert!(other.iter().all(|&b| b == 0), "slot 3 untouched");
+    cache.release().unwrap();
+}

@@ -112,9 +112,9 @@ pub struct Allocated<A: Arena, D: Device> {
     buffers: A,
     sizes: A::Sizes,
     placements: Vec<Placement>,
-    /// Each buffer's `[rows, bytes a row]` (its shape's first dimension), `[0, 0]` where it
-    /// has no shape: the byte views' dimensions.
-    byte_dims: Vec<[usize; 2]>,
+    /// Each buffer's shape with its last dimension in bytes (empty where it has none): the
+    /// byte views' dimensions.
+    byte_dims: Vec<Vec<usize>>,
     allocations: Vec<Allocation>,
     guard_bytes: usize,
     mode: AllocMode,
@@ -218,10 +218,15 @@ impl<A: Arena, D: Device> Allocated<A, D> {
             .collect();
         let byte_dims = (0..A::BUFFERS.len())
             .map(|i| {
-                let raw = A::raw_bytes(sizes, i);
-                match A::shape(sizes, i).first() {
-                    Some(&rows) if rows > 0 && raw % rows == 0 => [rows, raw / rows],
-                    _ => [0, 0],
+                let (raw, shape) = (A::raw_bytes(sizes, i), A::shape(sizes, i));
+                let elements: usize = shape.iter().product();
+                let mut dims = shape.to_vec();
+                match dims.last_mut() {
+                    Some(last) if elements > 0 && raw % elements == 0 => {
+                        *last *= raw / elements;
+                        dims
+                    }
+                    _ => Vec::new(),
                 }
             })
             .collect();
@@ -349,19 +354,20 @@ impl<A: Arena, D: Device> Allocated<A, D> {
     /// A read-only byte view of every buffer, in field order (empty for a buffer of 0
     /// bytes), borrowing the arena: for code that treats every buffer alike (dumps, checks,
     /// copies of any dtype, every state of a cache), each named as its field
-    /// ([`crate::View::name`]). A buffer with a shape is `[rows, bytes a row]`, its rows its
-    /// shape's first dimension, so `row_range(s..s + 1)` is one state slot, one KV block or
-    /// one layer of any buffer; one without is its bytes in one dimension. Typed views of
-    /// each field are the derive's `<Arena>Views`.
+    /// ([`crate::View::name`]). A buffer with a shape keeps it, its last dimension in bytes,
+    /// so the narrowings of a typed view work on any buffer: `layer(l)?.row_range(s..s + 1)`
+    /// is one sequence's slot of a per-layer state, `row_range(b..b + 1)` one KV block of a
+    /// layer's place. One without a shape is its bytes in one dimension. Typed views of each
+    /// field are the derive's `<Arena>Views`.
     pub fn byte_views(&self) -> Vec<crate::View<'_, u8, D>> {
         self.placements
             .iter()
             .zip(&self.byte_dims)
             .map(|(p, dims)| {
                 let ptr = crate::DevicePtr::<u8>::from_raw_parts(p.addr, p.bytes);
-                match dims[0] {
-                    0 => crate::View::from_parts(p.decl.name, ptr, &[], &self.device).bytes(),
-                    _ => crate::View::from_parts(p.decl.name, ptr, dims, &self.device),
+                match dims.is_empty() {
+                    true => crate::View::from_parts(p.decl.name, ptr, &[], &self.device).bytes(),
+                    false => crate::View::from_parts(p.decl.name, ptr, dims, &self.device),
                 }
             })
             .collect()
@@ -381,9 +387,9 @@ impl<A: Arena, D: Device> Allocated<A, D> {
             .zip(&self.byte_dims)
             .map(|(p, dims)| {
                 let ptr = crate::DevicePtr::<u8>::from_raw_parts(p.addr, p.bytes);
-                match dims[0] {
-                    0 => crate::ViewMut::from_parts(p.decl.name, ptr, &[], device).into_bytes(),
-                    _ => crate::ViewMut::from_parts(p.decl.name, ptr, dims, device),
+                match dims.is_empty() {
+                    true => crate::ViewMut::from_parts(p.decl.name, ptr, &[], device).into_bytes(),
+                    false => crate::ViewMut::from_parts(p.decl.name, ptr, dims, device),
                 }
             })
             .collect())

@@ -442,9 +442,9 @@ fn slab_bytes_is_what_allocation_takes_in_every_mode() {
     reuse.release().unwrap();
 }
 
-/// Byte views treat every buffer alike yet keep each one's rows: a shaped buffer is `[rows,
-/// bytes a row]` (its shape's first dimension), so one row of any buffer (a state slot, a KV
-/// block) is `row_range`; a byte-formula buffer is its bytes in one dimension.
+/// Byte views treat every buffer alike yet keep each one's shape, its last dimension in bytes,
+/// so one row of any buffer (a state slot, a KV block) is `row_range`; a byte-formula buffer
+/// is its bytes in one dimension.
 #[test]
 fn byte_views_keep_each_buffer_s_rows() {
     let dims = Dims {
@@ -465,7 +465,7 @@ fn byte_views_keep_each_buffer_s_rows() {
             ("logits", vec![7, 3 * 4]),
             ("routed", vec![7, 3]),
             ("split", vec![split]),
-            ("unit", vec![3, 2]),
+            ("unit", vec![6]),
         ]
     );
     // Row 4 of `hidden` written through a writable byte view lands at its byte offset.
