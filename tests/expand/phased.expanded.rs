@@ -422,7 +422,7 @@ pub struct StepArenaAttentionViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> StepArenaAttentionViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<StepArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<StepArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -450,7 +450,7 @@ pub struct StepArenaFfnViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> StepArenaFfnViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<StepArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<StepArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -474,7 +474,7 @@ pub struct StepArenaLmHeadViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> StepArenaLmHeadViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<StepArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<StepArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);

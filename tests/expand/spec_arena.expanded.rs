@@ -3909,7 +3909,7 @@ pub struct BufferArenaEmbedViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaEmbedViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -4004,7 +4004,7 @@ pub struct BufferArenaAttentionViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaAttentionViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -4105,7 +4105,7 @@ pub struct BufferArenaGdnViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaGdnViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -4208,7 +4208,7 @@ pub struct BufferArenaMamba2Views<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaMamba2Views<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -4305,7 +4305,7 @@ pub struct BufferArenaShortConvViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaShortConvViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -4401,7 +4401,7 @@ pub struct BufferArenaLightningViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaLightningViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -4507,7 +4507,7 @@ pub struct BufferArenaKdaViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaKdaViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -4606,7 +4606,7 @@ pub struct BufferArenaRouterViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaRouterViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -4712,7 +4712,7 @@ pub struct BufferArenaFfnGateUpViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaFfnGateUpViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -4824,7 +4824,7 @@ pub struct BufferArenaFfnDownViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaFfnDownViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -4922,7 +4922,7 @@ pub struct BufferArenaPerLayerInputViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaPerLayerInputViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);
@@ -5011,7 +5011,7 @@ pub struct BufferArenaLmHeadViews<'a, D: ::arena_runtime::Device> {
 }
 impl<'a, D: ::arena_runtime::Device> BufferArenaLmHeadViews<'a, D> {
     ///The views of `arena`, which they borrow mutably.
-    #[inline(always)]
+    #[inline]
     pub fn of(arena: &'a mut ::arena_runtime::Allocated<BufferArena, D>) -> Self {
         let arena: &'a ::arena_runtime::Allocated<BufferArena, D> = arena;
         let __source = ::arena_runtime::__private::ViewSource::new(arena);

@@ -145,6 +145,13 @@ fn view_set(
         (Access::WritePhase, _) => "The views of `arena`, which they borrow mutably.",
     };
     let allow = (how == Render::Stub).then(|| quote!(#[allow(unused_variables)]));
+    // A set of every buffer is inlined always: at the engine arena's 68 fields the optimiser
+    // stopped inlining it, and a caller keeping one view built all of them (211 ns against
+    // 1.6 ns, `arena-spec/measurements/views.md`). A phase's set is a few fields.
+    let inline = match access {
+        Access::WritePhase => quote!(#[inline]),
+        _ => quote!(#[inline(always)]),
+    };
     quote! {
         #[doc = #doc]
         #vis struct #name<'a, D: ::arena_runtime::Device> {
@@ -156,7 +163,7 @@ fn view_set(
         #allow
         impl<'a, D: ::arena_runtime::Device> #name<'a, D> {
             #[doc = #of_doc]
-            #[inline(always)]
+            #inline
             pub fn of(arena: #handle) -> #ret {
                 #body
             }
