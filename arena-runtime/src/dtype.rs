@@ -44,18 +44,24 @@ pub struct bf16(u16);
 #[repr(transparent)]
 pub struct f16(u16);
 
+// `#[inline]`: the conversions are a few instructions, called once a value in host kernels;
+// without it a caller in another crate pays a call each (and, in an unoptimised dependency,
+// `f32::from_bits` and `is_nan` calls too).
 impl bf16 {
     /// The value with these bits.
+    #[inline]
     pub const fn from_bits(bits: u16) -> bf16 {
         bf16(bits)
     }
 
     /// Its bits.
+    #[inline]
     pub const fn to_bits(self) -> u16 {
         self.0
     }
 
     /// `x` rounded to the nearest bfloat16, ties to even; NaN stays NaN (quiet).
+    #[inline]
     pub const fn from_f32(x: f32) -> bf16 {
         let bits = x.to_bits();
         if x.is_nan() {
@@ -66,6 +72,7 @@ impl bf16 {
     }
 
     /// The `f32` of the same value (exact: every bfloat16 is an `f32`).
+    #[inline]
     pub const fn to_f32(self) -> f32 {
         f32::from_bits((self.0 as u32) << 16)
     }
@@ -73,11 +80,13 @@ impl bf16 {
 
 impl f16 {
     /// The value with these bits.
+    #[inline]
     pub const fn from_bits(bits: u16) -> f16 {
         f16(bits)
     }
 
     /// Its bits.
+    #[inline]
     pub const fn to_bits(self) -> u16 {
         self.0
     }
