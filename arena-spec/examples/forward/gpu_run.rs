@@ -259,28 +259,23 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
         engine.forward(&mut arena, &params, &mut kv, b)?;
         stream.synchronize()?;
         let before = free()?;
-        stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-        let captured = engine.forward(&mut arena, &params, &mut kv, b);
-        let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0))?;
-        captured?;
-        let graph = graph.ok_or("the capture recorded nothing")?;
+        let graph = ArenaGraph::capture(stream, &mut arena, |arena| {
+            engine.forward(arena, &params, &mut kv, b)
+        })?;
         stream.synchronize()?;
         let after_capture = free()?;
         graph.upload()?;
         stream.synchronize()?;
         let after_upload = free()?;
-        graph.launch()?;
+        graph.replay(&mut arena)?;
         stream.synchronize()?;
         let after_launch = free()?;
         for _ in 0..1000 {
-            graph.launch()?;
+            graph.replay(&mut arena)?;
         }
         stream.synchronize()?;
         let after_replays = free()?;
-        let mut nodes = 0usize;
-        // SAFETY: the graph is live (held by `graph`); a NULL node array asks for the count.
-        unsafe { sys::cuGraphGetNodes(graph.cu_graph(), std::ptr::null_mut(), &mut nodes) }
-            .result()?;
+        let nodes = graph.nodes()?;
         all_nodes += nodes;
         planned = arena_spec::gpu_plan::graph_bytes(1, all_nodes) as i64;
         println!(
