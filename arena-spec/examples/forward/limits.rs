@@ -14,10 +14,11 @@ use crate::gpu::GpuOps;
 use crate::model::Decoder;
 use crate::ops::Result;
 use crate::params::Params;
+use crate::run::Held;
 use crate::step::Engine;
 use arena_runtime::cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use arena_runtime::{AllocOptions, Allocated, Arena, CudaDevice, ViewMut};
-use arena_spec::gpu_plan::{plan_gpu, GpuPlanInputs, DEVICE_PAGE};
+use arena_spec::gpu_plan::{on_device, plan_gpu, GpuPlanInputs, DEVICE_PAGE};
 use arena_spec::serving::{BlockPool, BlockTable, StepMetadata};
 use arena_spec::weights::{
     AllocatedWeights, AttentionWeightsViewsMut, ModelWeightsViewsMut, WeightsSizes,
@@ -156,7 +157,8 @@ pub fn at_limits(name: &str) -> Result<()> {
     let mut weights = AllocatedWeights::allocate(device.clone(), &sizes)?;
     stages.record("the six weight arenas allocated", rank.weights_bytes as i64)?;
     let arena_sizes = inputs.sizes(config)?;
-    let arena = BufferArena::allocate_with(device.clone(), &arena_sizes, AllocOptions::default())?;
+    let mut arena =
+        BufferArena::allocate_with(device.clone(), &arena_sizes, AllocOptions::default())?;
     stages.record("the activation arena (plain slab)", rank.arena_bytes as i64)?;
     let block = inputs.kv_block_size;
     let pool_sizes = KvPoolSizes::from_inputs(config, &rank.pool.inputs(block, KvDtype::Bf16));
@@ -168,7 +170,6 @@ pub fn at_limits(name: &str) -> Result<()> {
     let params = Params::of(&weights, decoder.tied);
     let mut engine = Engine::new(&decoder, ops, &inputs, rank.pool.full)?;
     engine.poison = false;
-    let mut arena = arena;
     let mut passes = Vec::new();
     for pass in ["plain slab", "plain slab again", "reuse slab"] {
         if pass == "reuse slab" {
@@ -177,8 +178,10 @@ pub fn at_limits(name: &str) -> Result<()> {
             arena =
                 BufferArena::allocate_with(device.clone(), &arena_sizes, AllocOptions::reuse())?;
             let reuse = BufferArena::slab_bytes(&arena_sizes, AllocOptions::reuse())? as u64;
-            let pages = reuse.div_ceil(DEVICE_PAGE) * DEVICE_PAGE;
-            stages.record("the reuse slab allocated in its place", pages as i64)?;
+            stages.record(
+                "the reuse slab allocated in its place",
+                on_device(reuse) as i64,
+            )?;
         }
         zero(&stream, &fill, &mut kv)?;
         passes.push(limits_pass(
@@ -199,11 +202,7 @@ pub fn at_limits(name: &str) -> Result<()> {
         passes[0].1.len() / decoder.vocab,
         if same { "bit-identical" } else { "DIFFER" }
     );
-    let released = [arena.release().err(), kv.release().err()];
-    weights.release()?;
-    if let Some(e) = released.into_iter().flatten().next() {
-        return Err(e.into());
-    }
+    Held { weights, kv, arena }.release()?;
     stages.finish()?;
     match same {
         true => Ok(()),
