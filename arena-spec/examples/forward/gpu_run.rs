@@ -327,37 +327,12 @@ pub fn outputs_tp(
 ) -> Result<crate::run::Outputs> {
     use arena_runtime::cudarc::driver::CudaContext;
     use cudarc::nccl::{Comm, Id};
-    let ranks = (0..tp)
-        .map(|r| run.rank(tp, r))
-        .collect::<Result<Vec<_>>>()?;
     let id = Id::new().map_err(|e| format!("NCCL: {e:?}"))?;
-    let outputs: Vec<std::result::Result<crate::run::Outputs, String>> =
-        std::thread::scope(|scope| {
-            let running: Vec<_> = ranks
-                .iter()
-                .enumerate()
-                .map(|(r, rank)| {
-                    scope.spawn(move || {
-                        let stream = CudaContext::new(r)
-                            .and_then(|c| c.new_stream())
-                            .map_err(|e| format!("rank {r}: {e}"))?;
-                        let comm = Comm::from_rank(stream.clone(), r, tp, id)
-                            .map_err(|e| format!("rank {r}: NCCL: {e:?}"))?;
-                        let ops = GpuOps::new(&stream, &rank.decoder, run.reference.tokens.len())
-                            .map_err(|e| format!("rank {r}: {e}"))?
-                            .with_comm(comm);
-                        rank.outputs_on(CudaDevice::from_stream(&stream), ops, options, poison)
-                            .map_err(|e| format!("rank {r}: {e}"))
-                    })
-                })
-                .collect();
-            running
-                .into_iter()
-                .map(|r| r.join().unwrap_or_else(|_| Err("a rank panicked".into())))
-                .collect()
-        });
-    let outputs = outputs
-        .into_iter()
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    Ok(run.gather(outputs))
+    run.on_ranks(tp, vec![(); tp], |r, rank, ()| {
+        let stream = CudaContext::new(r)?.new_stream()?;
+        let comm =
+            Comm::from_rank(stream.clone(), r, tp, id).map_err(|e| format!("NCCL: {e:?}"))?;
+        let ops = GpuOps::new(&stream, &rank.decoder, run.reference.tokens.len())?.with_comm(comm);
+        rank.outputs_on(CudaDevice::from_stream(&stream), ops, options, poison)
+    })
 }

@@ -245,20 +245,33 @@ impl Run {
         options: AllocOptions,
         poison: bool,
     ) -> Result<Outputs, Box<dyn std::error::Error>> {
+        let comms = crate::kernels::HostComm::group(tp);
+        self.on_ranks(tp, comms, |_, rank, comm| {
+            let ops = HostOps::with_comm(&rank.decoder, comm);
+            rank.outputs_on(HostDevice::new(), ops, options, poison)
+        })
+    }
+
+    /// `each` on every one of `tp` tensor-parallel ranks at once, rank `r` on a thread of its
+    /// own with its run ([`Self::rank`]) and `with[r]` (its communicator), the outputs gathered
+    /// ([`Self::gather`]). An error names the rank it came from.
+    pub fn on_ranks<T: Send>(
+        &self,
+        tp: usize,
+        with: Vec<T>,
+        each: impl Fn(usize, &Run, T) -> Result<Outputs, Box<dyn std::error::Error>> + Sync,
+    ) -> Result<Outputs, Box<dyn std::error::Error>> {
         let ranks = (0..tp)
             .map(|r| self.rank(tp, r))
             .collect::<Result<Vec<_>, _>>()?;
-        let comms = crate::kernels::HostComm::group(tp);
+        let each = &each;
         let outputs: Vec<Result<Outputs, String>> = std::thread::scope(|scope| {
             let running: Vec<_> = ranks
                 .iter()
-                .zip(comms)
-                .map(|(rank, comm)| {
-                    scope.spawn(move || {
-                        let ops = HostOps::with_comm(&rank.decoder, comm);
-                        rank.outputs_on(HostDevice::new(), ops, options, poison)
-                            .map_err(|e| e.to_string())
-                    })
+                .zip(with)
+                .enumerate()
+                .map(|(r, (rank, with))| {
+                    scope.spawn(move || each(r, rank, with).map_err(|e| format!("rank {r}: {e}")))
                 })
                 .collect();
             running
