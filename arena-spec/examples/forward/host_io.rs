@@ -8,11 +8,9 @@ use arena_runtime::{Device, View, ViewMut};
 
 /// The first `n` bf16 values of `v`, as f32.
 pub fn load_bf16<D: Device>(v: &View<'_, bf16, D>, n: usize) -> Result<Vec<f32>> {
-    let mut raw = vec![0u8; n * 2];
-    v.range(0..n)?.read_bytes(&mut raw)?;
-    Ok(raw
-        .chunks_exact(2)
-        .map(|b| bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
+    Ok(load_weight(v, 0..n)?
+        .into_iter()
+        .map(bf16::to_f32)
         .collect())
 }
 
