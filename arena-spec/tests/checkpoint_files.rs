@@ -293,10 +293,11 @@ fn a_text_model_under_a_multimodal_prefix_loads() {
     }
 }
 
-/// Qwen3.5-MoE, cut to a Gated DeltaNet layer and an attention layer at small widths: the
+/// Qwen3.5-MoE, cut to two Gated DeltaNet layers and an attention layer at small widths: each
 /// DeltaNet's `in_proj_qkv` and `in_proj_z` (and `in_proj_b`, `in_proj_a`) lie back to back
-/// in one place each, in that order, each as long as it is stored; a tensor-parallel rank is
-/// refused by name (its parts would be cut apart).
+/// in its layer's place, in that order, each as long as it is stored (the second layer's
+/// too: the table lists every layer's first part before any second one); a tensor-parallel
+/// rank is refused by name (its parts would be cut apart).
 #[test]
 fn a_gated_deltanet_s_split_projections_lie_back_to_back() {
     let shipped = arena_spec::models::find("qwen3.5-35b-a3b").unwrap();
@@ -315,57 +316,40 @@ fn a_gated_deltanet_s_split_projections_lie_back_to_back() {
         ("moe_intermediate_size", 32),
         ("shared_expert_intermediate_size", 32),
         ("vocab_size", 256),
-        ("num_hidden_layers", 2),
+        ("num_hidden_layers", 3),
     ] {
         t[key] = value.into();
     }
-    t["layer_types"] = json!(["linear_attention", "full_attention"]);
+    t["layer_types"] = json!(["linear_attention", "linear_attention", "full_attention"]);
     let c =
         arena_spec::ModelConfig::from_json_str(&raw.to_string(), "tiny-qwen3.5-moe.json").unwrap();
     let s = sizes(&c);
     let mut file = bf16_checkpoint(&c, &s);
     // The table's shapes for the two parts are its guesses; store them as Qwen3.5 does:
-    // q, k (2 heads of 16 each) and v (4 of 16) over the hidden size, then z (4 of 16).
-    let p = "model.language_model.layers.0.linear_attn.";
-    let bytes = |rows: usize| vec![5u8; rows * 64 * 2];
+    // q, k (2 heads of 16 each) and v (4 of 16) over the hidden size, then z (4 of 16); each
+    // layer's parts filled with values of their own.
     let mut renamed = BTreeMap::new();
     for (n, t) in std::mem::take(&mut file) {
         let n = n.replacen("model.", "model.language_model.", 1);
         renamed.insert(n, t);
     }
     file = renamed;
-    file.insert(
-        format!("{p}in_proj_qkv.weight"),
-        T {
-            dtype: "BF16",
-            shape: vec![128, 64],
-            data: bytes(128),
-        },
-    );
-    file.insert(
-        format!("{p}in_proj_z.weight"),
-        T {
-            dtype: "BF16",
-            shape: vec![64, 64],
-            data: filled(3, 64 * 64 * 2),
-        },
-    );
-    file.insert(
-        format!("{p}in_proj_b.weight"),
-        T {
-            dtype: "BF16",
-            shape: vec![4, 64],
-            data: filled(4, 4 * 64 * 2),
-        },
-    );
-    file.insert(
-        format!("{p}in_proj_a.weight"),
-        T {
-            dtype: "BF16",
-            shape: vec![4, 64],
-            data: filled(5, 4 * 64 * 2),
-        },
-    );
+    for layer in 0..2 {
+        let p = format!("model.language_model.layers.{layer}.linear_attn.");
+        for (part, rows, fill) in [("qkv", 128, 5), ("z", 64, 3), ("b", 4, 4), ("a", 4, 6)] {
+            let data = filled(fill + 10 * layer, rows * 64 * 2);
+            let shape = vec![rows, 64];
+            let name = format!("{p}in_proj_{part}.weight");
+            file.insert(
+                name,
+                T {
+                    dtype: "BF16",
+                    shape,
+                    data,
+                },
+            );
+        }
+    }
     let d = dir("qwen3.5");
     write(&d.join("model.safetensors"), &file);
     load_and_compare(&c, &s, &d);
@@ -378,12 +362,16 @@ fn a_gated_deltanet_s_split_projections_lie_back_to_back() {
             .unwrap();
         (p.slot.buffer, p.slot.offset, p.slot.bytes)
     };
-    assert_eq!(at("in_proj_qkv.weight"), ("gdn_in_proj_qkvz", 0, 128 * 128));
-    assert_eq!(
-        at("in_proj_z.weight"),
-        ("gdn_in_proj_qkvz", 128 * 128, 64 * 128)
-    );
-    assert_eq!(at("in_proj_a.weight"), ("gdn_in_proj_ba", 4 * 128, 4 * 128));
+    let (qkvz, ba) = (192 * 128, 8 * 128);
+    for (l, layer) in ["layers.0.", "layers.1."].into_iter().enumerate() {
+        let at = |part: &str| at(&format!("{layer}linear_attn.in_proj_{part}.weight"));
+        assert_eq!(at("qkv"), ("gdn_in_proj_qkvz", l * qkvz, 128 * 128));
+        assert_eq!(
+            at("z"),
+            ("gdn_in_proj_qkvz", l * qkvz + 128 * 128, 64 * 128)
+        );
+        assert_eq!(at("a"), ("gdn_in_proj_ba", l * ba + 4 * 128, 4 * 128));
+    }
     let layout = arena_spec::ParallelLayout::new(2, 1, 1).unwrap();
     let rank = c.shard(&layout.rank(0).unwrap()).unwrap();
     let err = tensor_table(

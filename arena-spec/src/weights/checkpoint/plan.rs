@@ -187,25 +187,32 @@ pub fn skip_reason(name: &str, c: &ModelConfig) -> Option<&'static str> {
 
 /// The tensors laid back to back in one place (`TensorSlot::concat`) each at its offset and
 /// length there: its stored bytes with its scales, the last taking what the others leave, so
-/// a part stored at another length shows as the last one's bytes problem.
+/// a part stored at another length shows as the last one's bytes problem. A place's parts
+/// are found by the place (its buffer and offset, which they share until laid out), not by
+/// their order in the table, which lists a per-layer buffer's parts name by name, every
+/// layer's first part before any second one.
 fn lay_out_back_to_back(
     table: &mut [TensorSlot],
     stored: &BTreeMap<String, StoredTensor>,
     formats: &WeightFormats,
 ) {
-    let mut i = 0;
-    while i < table.len() {
-        let Some((0, n)) = table[i].concat else {
-            i += 1;
-            continue;
-        };
-        let (start, region) = (table[i].offset, table[i].bytes);
+    // Each place (arena, buffer, offset) with its parts' (k, index in the table).
+    type Place = (&'static str, &'static str, usize);
+    let mut places: BTreeMap<Place, Vec<(usize, usize)>> = BTreeMap::new();
+    for (i, slot) in table.iter().enumerate() {
+        if let Some((k, _)) = slot.concat {
+            let place = (slot.arena, slot.buffer, slot.offset);
+            places.entry(place).or_default().push((k, i));
+        }
+    }
+    for mut parts in places.into_values() {
+        parts.sort_unstable();
+        let first = parts[0].1;
+        let (start, region) = (table[first].offset, table[first].bytes);
         let mut at = 0;
-        for k in 0..n {
-            let Some(slot) = table.get_mut(i + k) else {
-                break;
-            };
-            let bytes = match k + 1 == n {
+        for (n, &(_, i)) in parts.iter().enumerate() {
+            let slot = &mut table[i];
+            let bytes = match n + 1 == parts.len() {
                 true => region.saturating_sub(at),
                 false => stored.get(&slot.name).map_or(0, |t| {
                     let whole = Cut::share(None, &t.shape).ok();
@@ -219,7 +226,6 @@ fn lay_out_back_to_back(
             slot.bytes = bytes;
             at += bytes;
         }
-        i += n;
     }
 }
 
