@@ -11,6 +11,9 @@
 #[allow(dead_code)]
 #[path = "../examples/forward/compare.rs"]
 mod compare;
+#[allow(dead_code)]
+#[path = "../examples/forward/delta_net.rs"]
+mod delta_net;
 // `serve.rs` reaches the GPU backend where the feature is on.
 #[cfg(feature = "cuda")]
 #[allow(dead_code)]
@@ -18,11 +21,25 @@ mod compare;
 mod gpu;
 #[cfg(feature = "cuda")]
 #[allow(dead_code)]
+#[path = "../examples/forward/gpu_delta.rs"]
+mod gpu_delta;
+#[cfg(feature = "cuda")]
+#[allow(dead_code)]
 #[path = "../examples/forward/gpu_launch.rs"]
 mod gpu_launch;
+#[cfg(feature = "cuda")]
+#[allow(dead_code)]
+#[path = "../examples/forward/gpu_setup.rs"]
+mod gpu_setup;
+#[allow(dead_code)]
+#[path = "../examples/forward/host_comm.rs"]
+mod host_comm;
 #[allow(dead_code)]
 #[path = "../examples/forward/host_io.rs"]
 mod host_io;
+#[allow(dead_code)]
+#[path = "../examples/forward/host_math.rs"]
+mod host_math;
 #[allow(dead_code)]
 #[path = "../examples/forward/kernels.rs"]
 mod kernels;
@@ -44,6 +61,9 @@ mod serve;
 #[allow(dead_code)]
 #[path = "../examples/forward/step.rs"]
 mod step;
+#[allow(dead_code)]
+#[path = "../examples/forward/step_delta.rs"]
+mod step_delta;
 #[allow(dead_code)]
 #[path = "../examples/forward/weights.rs"]
 mod weights;
@@ -225,6 +245,24 @@ fn a_moe_qwen3_step_in_the_arena_matches_transformers_and_shares_bytes_safely() 
     // model's kind's to nothing, and a MoE model's rows of several sequences take the path
     // a prefill's rows take (this test's runs).
     check("qwen3-30b-a3b-2l", 2, None, false);
+}
+
+#[test]
+fn a_hybrid_qwen3_5_step_carries_its_states_in_state_cache_slots_and_matches_transformers() {
+    // Qwen3.5-27B's first 4 layers (3 gated delta-net, 1 gated attention) at narrow widths
+    // (`model::narrow`): the conv and recurrent states in the `StateCache`, a slot a
+    // sequence. Served together: prefills chunked over steps (the state carried between
+    // chunks), 4 sequences in 3 slots (a slot reused after its sequence finished, its state
+    // started afresh), blocks of 4 tokens from a pool of 6.
+    let limits = Limits {
+        max_batch_tokens: 8,
+        max_batch_size: 3,
+        block_tokens: 4,
+        blocks: 6,
+        state_slots: true,
+    };
+    let seqs = [(7, 11), (5, 8), (3, 6), (4, 9)];
+    check("qwen3.5-27b-narrow-4l", 0, Some((limits, &seqs)), false);
 }
 
 #[test]

@@ -12,8 +12,14 @@
 #[path = "../examples/forward/compare.rs"]
 mod compare;
 #[allow(dead_code)]
+#[path = "../examples/forward/delta_net.rs"]
+mod delta_net;
+#[allow(dead_code)]
 #[path = "../examples/forward/gpu.rs"]
 mod gpu;
+#[allow(dead_code)]
+#[path = "../examples/forward/gpu_delta.rs"]
+mod gpu_delta;
 #[allow(dead_code)]
 #[path = "../examples/forward/gpu_launch.rs"]
 mod gpu_launch;
@@ -21,8 +27,17 @@ mod gpu_launch;
 #[path = "../examples/forward/gpu_run.rs"]
 mod gpu_run;
 #[allow(dead_code)]
+#[path = "../examples/forward/gpu_setup.rs"]
+mod gpu_setup;
+#[allow(dead_code)]
+#[path = "../examples/forward/host_comm.rs"]
+mod host_comm;
+#[allow(dead_code)]
 #[path = "../examples/forward/host_io.rs"]
 mod host_io;
+#[allow(dead_code)]
+#[path = "../examples/forward/host_math.rs"]
+mod host_math;
 #[allow(dead_code)]
 #[path = "../examples/forward/kernels.rs"]
 mod kernels;
@@ -45,6 +60,9 @@ mod serve;
 #[path = "../examples/forward/step.rs"]
 mod step;
 #[allow(dead_code)]
+#[path = "../examples/forward/step_delta.rs"]
+mod step_delta;
+#[allow(dead_code)]
 #[path = "../examples/forward/weights.rs"]
 mod weights;
 
@@ -62,9 +80,8 @@ fn gpu_stream() -> Option<Arc<CudaStream>> {
 }
 
 fn run_of(model: &str) -> run::Run {
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("examples/forward/reference/{model}.h200.json"));
-    run::Run::new(model, None, &reference).unwrap()
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/forward/reference");
+    run::Run::new(model, None, &run::gpu_reference(&dir, model)).unwrap()
 }
 
 fn bits(logits: &[Vec<f32>]) -> Vec<u32> {
@@ -92,7 +109,8 @@ fn check(model: &str, routing_flips: usize) {
     );
     assert_eq!(slab.routes, reuse.routes);
     let agreement = run.check(&slab, routing_flips).unwrap();
-    println!("{model} on the GPU against transformers on the H200: {agreement:?}");
+    let on = &run.reference.device;
+    println!("{model} on the GPU against transformers on the {on}: {agreement:?}");
     for options in [AllocOptions::default(), AllocOptions::reuse()] {
         let replayed = gpu_run::outputs_with_graph(&run, &stream, options, true).unwrap();
         assert!(
@@ -147,4 +165,26 @@ fn a_one_rank_nccl_communicator_on_the_gpu_leaves_the_step_unchanged() {
 #[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
 fn a_moe_qwen3_step_on_the_gpu_matches_transformers_shares_bytes_and_replays_as_a_graph() {
     check("qwen3-30b-a3b-2l", 2);
+}
+
+/// Qwen3.5-27B's first 4 layers (3 gated delta-net, 1 gated attention) at their full widths:
+/// the conv and recurrent states in `StateCache` slot 0, read and written by `gpu_delta.cu`'s
+/// kernels across the prefill and the decode steps (the graph's replays too), held to
+/// transformers' `Qwen3_5ForCausalLM` on the GPU.
+#[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
+fn a_hybrid_qwen3_5_step_on_the_gpu_carries_its_states_in_slots_and_matches_transformers() {
+    check("qwen3.5-27b-4l", 0);
+}
+
+/// The narrow hybrid's sequences served together on the GPU (`serve::DEMO`): prefills chunked
+/// over steps, 4 sequences in 3 state slots, each position held to transformers.
+#[test]
+#[ignore = "needs a CUDA device: run with `-- --include-ignored` on a machine with one"]
+fn hybrid_qwen3_5_sequences_served_together_on_the_gpu_each_match_transformers() {
+    if gpu_stream().is_none() {
+        return;
+    }
+    let run = run_of("qwen3.5-27b-narrow-4l");
+    serve::demo(&run, AllocOptions::reuse(), true).unwrap();
 }

@@ -55,23 +55,33 @@ extern "C" __global__ void add(const bf16* y, bf16* x, long long n) {
     EACH(i, n) x[i] = b(f(x[i]) + f(y[i]));
 }
 
-// `out = w · bf16(x · rsqrt(mean(x²) + eps))`, as Qwen3RMSNorm: one block per row.
-extern "C" __global__ void rms_norm(const bf16* x, const bf16* w, bf16* out, int width, float eps) {
+// A normed value `xn` (f32) scaled by its weight: as Qwen3RMSNorm, `bf16(w · bf16(xn))`; as
+// Qwen3_5RMSNorm (`centred`), `bf16(xn · (1 + w))`.
+__device__ __forceinline__ float scaled(float xn, float w, int centred) {
+    return centred ? r(xn * (1.0f + w)) : r(w * r(xn));
+}
+
+// `out = w · bf16(x · rsqrt(mean(x²) + eps))`, as Qwen3RMSNorm (or Qwen3_5RMSNorm's
+// `centred` form): one block per row.
+extern "C" __global__ void rms_norm(const bf16* x, const bf16* w, bf16* out, int width, float eps,
+                                    int centred) {
     __shared__ float shared[32];
     const bf16* row = x + (long long)blockIdx.x * width;
     bf16* o = out + (long long)blockIdx.x * width;
     float s = 0.0f;
     for (int i = threadIdx.x; i < width; i += blockDim.x) s += f(row[i]) * f(row[i]);
     float inv = 1.0f / sqrtf(block_sum(s, shared) / width + eps);
-    for (int i = threadIdx.x; i < width; i += blockDim.x) o[i] = b(f(w[i]) * r(f(row[i]) * inv));
+    for (int i = threadIdx.x; i < width; i += blockDim.x)
+        o[i] = b(scaled(f(row[i]) * inv, f(w[i]), centred));
 }
 
-// Per (row, head) of q and k: RMSNorm over the head, then rotate-half RoPE at the row's
-// position with cos and sin rounded to bf16 and each product and the sum rounded, as
+// Per (row, head) of q and k: RMSNorm over the head, then rotate-half RoPE over its first
+// `rot` lanes at the row's position (the rest passed through, as Qwen3.5's partial rotary),
+// with cos and sin rounded to bf16 and each product and the sum rounded, as
 // `apply_rotary_pos_emb` in bf16. One block of `dim` threads per head.
 extern "C" __global__ void qk_norm_rope(bf16* qkv, const int* positions, const bf16* q_norm,
                                         const bf16* k_norm, int heads, int dim, int width,
-                                        float eps, float theta) {
+                                        float eps, float theta, int rot, int centred) {
     __shared__ float shared[32];
     extern __shared__ float normed[];
     int row = blockIdx.x, head = blockIdx.y, i = threadIdx.x;
@@ -79,11 +89,15 @@ extern "C" __global__ void qk_norm_rope(bf16* qkv, const int* positions, const b
     const bf16* w = head < heads ? q_norm : k_norm;
     float v = f(p[i]);
     float inv = 1.0f / sqrtf(block_sum(v * v, shared) / dim + eps);
-    float n = r(f(w[i]) * r(v * inv));
+    float n = scaled(v * inv, f(w[i]), centred);
     normed[i] = n;
     __syncthreads();
-    int half = dim / 2;
-    float inv_freq = 1.0f / powf(theta, (float)(2 * (i % half)) / (float)dim);
+    if (i >= rot) {
+        p[i] = b(n);
+        return;
+    }
+    int half = rot / 2;
+    float inv_freq = 1.0f / powf(theta, (float)(2 * (i % half)) / (float)rot);
     float angle = inv_freq * (float)positions[row];
     float c = r(cosf(angle)), s = r(sinf(angle));
     float rotated = i < half ? -normed[i + half] : normed[i - half];

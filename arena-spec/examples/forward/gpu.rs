@@ -6,53 +6,38 @@
 //! so a whole `Engine::forward` can be captured into a CUDA graph and replayed.
 
 use crate::gpu_launch::{elementwise, need, warps};
+use crate::gpu_setup::Kernels;
 use crate::model::Decoder;
 use crate::ops::{Gemm, KvMeta, Ops, Result};
 use arena_runtime::cudarc::driver::{
-    sys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+    sys, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 use arena_runtime::dtype::bf16;
-use arena_runtime::{CudaDevice, View, ViewMut};
+use arena_runtime::{CudaDevice, CudaDevice as Cu, View, ViewMut};
 use cudarc::cublas::{result as blas_result, sys as blas_sys, CudaBlas, Gemm as _, GemmConfig};
 use cudarc::nccl::{Comm, ReduceOp};
 use std::sync::Arc;
 
-/// The kernels of `gpu.cu`, loaded once.
-struct Kernels {
-    embed: CudaFunction,
-    copy: CudaFunction,
-    add: CudaFunction,
-    rms_norm: CudaFunction,
-    qk_norm_rope: CudaFunction,
-    kv_append: CudaFunction,
-    attention: CudaFunction,
-    top_k_ids: CudaFunction,
-    top_k_weights: CudaFunction,
-    experts_gate_up: CudaFunction,
-    experts_down: CudaFunction,
-    swiglu: CudaFunction,
-    combine: CudaFunction,
-}
-
 /// The GPU backend: cuBLAS and the kernels, on the arena's stream (the weights, keys and
 /// values are the arenas').
 pub struct GpuOps<'d> {
-    decoder: &'d Decoder,
-    stream: Arc<CudaStream>,
-    blas: CudaBlas,
+    pub(crate) decoder: &'d Decoder,
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) blas: CudaBlas,
     /// cuBLAS's workspace, set once so no GEMM allocates (inside a captured graph either).
-    _workspace: CudaSlice<u8>,
-    k: Kernels,
+    pub(crate) _workspace: CudaSlice<u8>,
+    pub(crate) k: Kernels,
     /// The longest sequence attention runs over: its shared memory holds a score a position.
-    max_seq: usize,
+    pub(crate) max_seq: usize,
     /// A tensor-parallel rank's NCCL communicator (`with_comm`), on the same stream.
-    comm: Option<Comm>,
+    pub(crate) comm: Option<Comm>,
 }
 
-/// Launches `gpu.cu`'s kernel `$f` of `$ops` with `$cfg` and the arguments, in order.
+/// Launches `gpu.cu`'s kernel `$f` (`gpu_delta.cu`'s: `delta.$f`) of `$ops` with `$cfg` and
+/// the arguments, in order.
 macro_rules! launch {
-    ($ops:expr, $f:ident, $cfg:expr, $($arg:expr),+ $(,)?) => {{
-        let mut b = $ops.stream.launch_builder(&$ops.k.$f);
+    ($ops:expr, $($f:ident).+, $cfg:expr, $($arg:expr),+ $(,)?) => {{
+        let mut b = $ops.stream.launch_builder(&$ops.k.$($f).+);
         $( b.arg($arg); )+
         // SAFETY: each call site passes the arguments its kernel in `gpu.cu` declares, views
         // and slices checked (`need`) to hold what its loops index.
@@ -60,73 +45,9 @@ macro_rules! launch {
         Ok(())
     }};
 }
+pub(crate) use launch;
 
 impl<'d> GpuOps<'d> {
-    /// Compiles the kernels and sets up cuBLAS on `stream` (the arena's), for sequences of
-    /// at most `max_seq` tokens.
-    pub fn new(
-        stream: &Arc<CudaStream>,
-        decoder: &'d Decoder,
-        max_seq: usize,
-    ) -> Result<GpuOps<'d>> {
-        // A `CudaSlice` records an event at each use and waits on it at the next where a
-        // context has several streams; a wait on an event recorded before a capture began
-        // invalidates the capture. This backend allocates, uses and frees every slice on
-        // `stream` alone, so the stream's order is all the synchronisation they need. (The
-        // arena's views record nothing: the arena is one allocation the engine orders.)
-        // SAFETY: no slice of this context is used on another stream (see above).
-        unsafe { stream.context().disable_event_tracking() };
-        let ptx = arena_runtime::cudarc::nvrtc::compile_ptx(include_str!("gpu.cu"))?;
-        let module = stream.context().load_module(ptx)?;
-        let f = |name: &str| module.load_function(name);
-        let k = Kernels {
-            embed: f("embed")?,
-            copy: f("copy")?,
-            add: f("add")?,
-            rms_norm: f("rms_norm")?,
-            qk_norm_rope: f("qk_norm_rope")?,
-            kv_append: f("kv_append")?,
-            attention: f("attention")?,
-            top_k_ids: f("top_k_ids")?,
-            top_k_weights: f("top_k_weights")?,
-            experts_gate_up: f("experts_gate_up")?,
-            experts_down: f("experts_down")?,
-            swiglu: f("swiglu")?,
-            combine: f("combine")?,
-        };
-        if decoder.experts > 256 || decoder.top_k > 32 {
-            return Err("gpu.cu's router takes at most 256 experts and 32 chosen".into());
-        }
-        // `attention` keeps one f32 score per cached position in shared memory, within the
-        // 48 KiB a launch gets without opting in; `qk_norm_rope` one block thread per head lane.
-        if max_seq * 4 > 48 << 10 || decoder.head_dim > 1024 {
-            return Err(format!(
-                "gpu.cu's attention holds at most 12288 positions and heads of at most 1024 \
-                 (asked: {max_seq} positions, head_dim {})",
-                decoder.head_dim
-            )
-            .into());
-        }
-        let blas = CudaBlas::new(stream.clone())?;
-        // 32 MiB, what cuBLAS's documentation recommends for Hopper.
-        let mut workspace = stream.alloc_zeros::<u8>(32 << 20)?;
-        {
-            let (ptr, _record) = workspace.device_ptr_mut(stream);
-            // SAFETY: the workspace outlives the handle (fields drop in order: `blas` first).
-            unsafe { blas_sys::cublasSetWorkspace_v2(*blas.handle(), ptr as *mut _, 32 << 20) }
-                .result()?;
-        }
-        Ok(GpuOps {
-            decoder,
-            stream: stream.clone(),
-            blas,
-            _workspace: workspace,
-            k,
-            max_seq,
-            comm: None,
-        })
-    }
-
     /// A tensor-parallel rank's ops (`decoder` the rank's, `Decoder::rank`): its all-reduces
     /// go through `comm` (NCCL, loaded at run time as the driver is), on the comm's stream,
     /// which must be the one the ops were made on, so they are ordered with the kernels and
@@ -219,12 +140,13 @@ impl Ops<CudaDevice> for GpuOps<'_> {
         need(w, h, "rms_norm")?;
         need(&out.as_view(), m * h, "rms_norm")?;
         let (h32, eps) = (h as i32, self.decoder.eps);
+        let centred = self.decoder.centred_norm as i32;
         let cfg = LaunchConfig {
             grid_dim: (m as u32, 1, 1),
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        launch!(self, rms_norm, cfg, x, w, out, &h32, &eps)
+        launch!(self, rms_norm, cfg, x, w, out, &h32, &eps, &centred)
     }
 
     fn linear(
@@ -305,11 +227,12 @@ impl Ops<CudaDevice> for GpuOps<'_> {
         m: usize,
     ) -> Result<()> {
         let d = self.decoder;
-        let width = (d.heads + 2 * d.kv_heads) * d.head_dim;
+        let width = d.qkv_width();
         need(&qkv.as_view(), m * width, "qk_norm_rope")?;
         need(positions, m, "qk_norm_rope")?;
         need(qn, d.head_dim, "qk_norm_rope")?;
         need(kn, d.head_dim, "qk_norm_rope")?;
+        let (rot, centred) = (d.rotary_dim as i32, d.centred_norm as i32);
         let (heads, dim, w, eps, theta) = (
             d.heads as i32,
             d.head_dim as i32,
@@ -334,7 +257,9 @@ impl Ops<CudaDevice> for GpuOps<'_> {
             &dim,
             &w,
             &eps,
-            &theta
+            &theta,
+            &rot,
+            &centred
         )
     }
 
@@ -348,7 +273,7 @@ impl Ops<CudaDevice> for GpuOps<'_> {
     ) -> Result<()> {
         let d = self.decoder;
         let (qw, kvw) = (d.heads * d.head_dim, d.kv_heads * d.head_dim);
-        let width = qw + 2 * kvw;
+        let width = d.qkv_width();
         need(qkv, m * width, "attention")?;
         need(&meta.positions, m, "attention")?;
         need(&meta.slots, m, "attention")?;
@@ -402,6 +327,59 @@ impl Ops<CudaDevice> for GpuOps<'_> {
             &table_width,
             &block
         )
+    }
+
+    fn output_gate(
+        &mut self,
+        qkv: &View<'_, bf16, Cu>,
+        out: &mut ViewMut<'_, bf16, Cu>,
+        m: usize,
+    ) -> Result<()> {
+        self.launch_output_gate(qkv, out, m)
+    }
+
+    fn gdn_gates(
+        &mut self,
+        ba: &View<'_, bf16, Cu>,
+        dt_a: &View<'_, bf16, Cu>,
+        gates: &mut ViewMut<'_, f32, Cu>,
+        m: usize,
+    ) -> Result<()> {
+        self.launch_gdn_gates(ba, dt_a, gates, m)
+    }
+
+    fn gdn_conv(
+        &mut self,
+        qkvz: &View<'_, bf16, Cu>,
+        w: &View<'_, bf16, Cu>,
+        state: &mut ViewMut<'_, bf16, Cu>,
+        out: &mut ViewMut<'_, f32, Cu>,
+        t: usize,
+        fresh: bool,
+    ) -> Result<()> {
+        self.launch_gdn_conv(qkvz, w, state, out, t, fresh)
+    }
+
+    fn gdn_delta_rule(
+        &mut self,
+        conv: &View<'_, f32, Cu>,
+        gates: &View<'_, f32, Cu>,
+        state: &mut ViewMut<'_, f32, Cu>,
+        out: &mut ViewMut<'_, bf16, Cu>,
+        t: usize,
+        fresh: bool,
+    ) -> Result<()> {
+        self.launch_gdn_delta_rule(conv, gates, state, out, t, fresh)
+    }
+
+    fn gdn_gated_norm(
+        &mut self,
+        qkvz: &View<'_, bf16, Cu>,
+        w: &View<'_, bf16, Cu>,
+        out: &mut ViewMut<'_, bf16, Cu>,
+        m: usize,
+    ) -> Result<()> {
+        self.launch_gdn_gated_norm(qkvz, w, out, m)
     }
 
     fn top_k_ids(

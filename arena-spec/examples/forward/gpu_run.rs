@@ -42,9 +42,9 @@ impl<'r> GpuSetup<'r> {
     ) -> Result<ArenaGraph<BufferArena>> {
         let h = &mut self.held;
         let params = Params::of(&h.weights, self.engine.decoder.tied);
-        let (engine, kv) = (&mut self.engine, &mut h.kv);
+        let (engine, kv, states) = (&mut self.engine, &mut h.kv, &mut h.states);
         Ok(ArenaGraph::capture(stream, &mut h.arena, |arena| {
-            engine.forward(arena, &params, kv, m)
+            engine.forward(arena, &params, kv, states, m)
         })?)
     }
 
@@ -71,6 +71,7 @@ pub fn outputs_with_graph(
                 &mut s.held.arena,
                 &params,
                 &mut s.held.kv,
+                &mut s.held.states,
                 &tokens[..prefill],
             )?
             .chunks_exact(run.decoder.vocab)
@@ -129,6 +130,7 @@ pub fn time(run: &Run, stream: &Arc<CudaStream>, rounds: usize) -> Result<()> {
                 &mut s.held.arena,
                 &params,
                 &mut s.held.kv,
+                &mut s.held.states,
                 &tokens[..prefill],
             )?; // warm
             s.engine
@@ -141,15 +143,15 @@ pub fn time(run: &Run, stream: &Arc<CudaStream>, rounds: usize) -> Result<()> {
                 let params = Params::of(&s.held.weights, run.decoder.tied);
                 s.engine.cached = 0;
                 s.engine.put_inputs(&mut s.held.arena, &tokens[..prefill])?;
+                let h = (&mut s.held.arena, &mut s.held.kv, &mut s.held.states);
                 times[i][0].push(timed(stream, || {
-                    s.engine
-                        .forward(&mut s.held.arena, &params, &mut s.held.kv, prefill)
+                    s.engine.forward(h.0, &params, h.1, h.2, prefill)
                 })?);
                 s.engine
                     .put_inputs(&mut s.held.arena, &tokens[prefill..prefill + 1])?;
+                let h = (&mut s.held.arena, &mut s.held.kv, &mut s.held.states);
                 times[i][1].push(timed(stream, || {
-                    s.engine
-                        .forward(&mut s.held.arena, &params, &mut s.held.kv, 1)
+                    s.engine.forward(h.0, &params, h.1, h.2, 1)
                 })?);
                 s.engine.cached = prefill;
                 s.engine
@@ -225,6 +227,7 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
     let Held {
         weights,
         mut kv,
+        mut states,
         mut arena,
     } = run.hold(device, &inputs, widest, AllocOptions::default())?;
     let mut engine = Engine::new(&run.decoder, ops, &inputs, 0)?;
@@ -255,12 +258,12 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
             meta.push_sequence(&table, 0, 1, inputs.kv_block_size, engine.width)
                 .ok_or("a block table wider than the arena's")?;
         }
-        engine.put_batch(&mut arena, &tokens[..b], &meta)?;
-        engine.forward(&mut arena, &params, &mut kv, b)?;
+        engine.put_batch(&mut arena, &tokens[..b], &meta, &(0..b).collect::<Vec<_>>())?;
+        engine.forward(&mut arena, &params, &mut kv, &mut states, b)?;
         stream.synchronize()?;
         let before = free()?;
         let graph = ArenaGraph::capture(stream, &mut arena, |arena| {
-            engine.forward(arena, &params, &mut kv, b)
+            engine.forward(arena, &params, &mut kv, &mut states, b)
         })?;
         stream.synchronize()?;
         let after_capture = free()?;
@@ -298,7 +301,13 @@ pub fn graph_memory(run: &Run, stream: &Arc<CudaStream>, sizes: &[usize]) -> Res
         mib(start - held),
         mib(free()? - held)
     );
-    Held { weights, kv, arena }.release()?;
+    Held {
+        weights,
+        kv,
+        states,
+        arena,
+    }
+    .release()?;
     let page = arena_spec::gpu_plan::DEVICE_PAGE as i64;
     match (start - held - planned).abs() <= page {
         true => {

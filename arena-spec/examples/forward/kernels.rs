@@ -8,221 +8,16 @@
 //! weight arenas, each time an op uses them: only the rows it reads (an embedding's chosen
 //! rows, an expert's matrix), no copy kept beside the arenas.
 
+use crate::delta_net::{self, load_f32, store_f32};
+pub use crate::host_comm::HostComm;
 use crate::host_io::{
     load_all, load_bf16, load_i64, load_weight, load_words, store_bf16, store_words,
 };
+use crate::host_math::{add, attention, linear, rms_norm, rope, round, swiglu, top_k};
 use crate::model::Decoder;
 use crate::ops::{Gemm, KvMeta, Ops, Result};
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Device, View, ViewMut};
-
-fn round(x: f32) -> f32 {
-    bf16::from_f32(x).to_f32()
-}
-
-/// `y[r] = x[r] · Wᵀ` for `rows` rows: `x` is `[rows, k]`, `w` is `[n, k]` bf16, `y` is
-/// `[rows, n]` in f32 (the caller rounds where the module does). Eight partial sums per dot
-/// product, then summed: a reduction order of its own, as every GEMM has.
-pub fn linear(x: &[f32], rows: usize, w: &[bf16], n: usize, k: usize) -> Vec<f32> {
-    assert_eq!(x.len(), rows * k);
-    assert_eq!(w.len(), n * k);
-    let mut y = vec![0f32; rows * n];
-    let mut wrow = vec![0f32; k];
-    for j in 0..n {
-        for (dst, src) in wrow.iter_mut().zip(&w[j * k..(j + 1) * k]) {
-            *dst = src.to_f32();
-        }
-        for r in 0..rows {
-            y[r * n + j] = dot(&x[r * k..(r + 1) * k], &wrow);
-        }
-    }
-    y
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
-}
-
-/// RMSNorm over each `width`-wide row, as `Qwen3RMSNorm`: `w · bf16(x · rsqrt(mean(x²) + eps))`
-/// with the product rounded to bf16.
-pub fn rms_norm(x: &[f32], width: usize, w: &[bf16], eps: f32) -> Vec<f32> {
-    let mut out = Vec::with_capacity(x.len());
-    for row in x.chunks_exact(width) {
-        let var = row.iter().map(|v| v * v).sum::<f32>() / width as f32;
-        let inv = 1.0 / (var + eps).sqrt();
-        out.extend(
-            row.iter()
-                .zip(w)
-                .map(|(v, g)| round(g.to_f32() * round(v * inv))),
-        );
-    }
-    out
-}
-
-/// `bf16(a + b)` elementwise: the residual add.
-pub fn add(a: &[f32], b: &[f32]) -> Vec<f32> {
-    a.iter().zip(b).map(|(x, y)| round(x + y)).collect()
-}
-
-/// `bf16(bf16(silu(gate)) · up)`: the SwiGLU activation as torch computes it in bf16.
-pub fn swiglu(gate: &[f32], up: &[f32]) -> Vec<f32> {
-    gate.iter()
-        .zip(up)
-        .map(|(g, u)| round(round(g / (1.0 + (-g).exp())) * u))
-        .collect()
-}
-
-/// RoPE (the "default" type, rotate-half) in place over `heads` heads of `dim` at each
-/// row's position, as transformers' `apply_rotary_pos_emb`: cos and sin computed in f32 and
-/// rounded to bf16, each product and the sum rounded to bf16.
-pub fn rope(
-    x: &mut [f32],
-    row_width: usize,
-    offset: usize,
-    heads: usize,
-    dim: usize,
-    positions: &[u32],
-    theta: f64,
-) {
-    let half = dim / 2;
-    let inv_freq: Vec<f32> = (0..half)
-        .map(|i| 1.0 / (theta as f32).powf((2 * i) as f32 / dim as f32))
-        .collect();
-    for (row, &pos) in x.chunks_exact_mut(row_width).zip(positions) {
-        for h in 0..heads {
-            let head = &mut row[offset + h * dim..offset + (h + 1) * dim];
-            let old = head.to_vec();
-            for i in 0..dim {
-                let f = inv_freq[i % half] * pos as f32;
-                let (cos, sin) = (round(f.cos()), round(f.sin()));
-                let rotated = if i < half {
-                    -old[i + half]
-                } else {
-                    old[i - half]
-                };
-                head[i] = round(round(old[i] * cos) + round(rotated * sin));
-            }
-        }
-    }
-}
-
-/// Causal grouped-query attention for one sequence: query row `r` (at `positions[r]`) attends
-/// to cached positions `0..=positions[r]`; `q` is `[rows, heads · dim]`, the caches are
-/// `[positions, kv_heads · dim]`. Scores, softmax and the weighted sum in f32; the output
-/// `[rows, heads · dim]` rounded to bf16 by the caller's store.
-pub fn attention(
-    q: &[f32],
-    positions: &[u32],
-    keys: &[f32],
-    values: &[f32],
-    heads: usize,
-    kv_heads: usize,
-    dim: usize,
-) -> Vec<f32> {
-    let (qw, kvw) = (heads * dim, kv_heads * dim);
-    let scale = 1.0 / (dim as f32).sqrt();
-    let mut out = vec![0f32; positions.len() * qw];
-    for (r, &pos) in positions.iter().enumerate() {
-        let seen = pos as usize + 1;
-        for h in 0..heads {
-            let g = h / (heads / kv_heads);
-            let qh = &q[r * qw + h * dim..r * qw + (h + 1) * dim];
-            let scores: Vec<f32> = (0..seen)
-                .map(|t| dot(qh, &keys[t * kvw + g * dim..t * kvw + (g + 1) * dim]) * scale)
-                .collect();
-            let top = scores.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-            let e: Vec<f32> = scores.iter().map(|s| (s - top).exp()).collect();
-            let total: f32 = e.iter().sum();
-            let o = &mut out[r * qw + h * dim..r * qw + (h + 1) * dim];
-            for (t, p) in e.iter().enumerate() {
-                let v = &values[t * kvw + g * dim..t * kvw + (g + 1) * dim];
-                for (acc, x) in o.iter_mut().zip(v) {
-                    *acc += p / total * x;
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The router's top-K of each row of bf16 logits, as `Qwen3MoeTopKRouter`: softmax in f32,
-/// the K largest (lowest id first among equals), renormalised when `normalize`, each weight
-/// rounded to bf16. Returns (ids, weights), `[rows, k]` each.
-pub fn top_k(logits: &[f32], experts: usize, k: usize, normalize: bool) -> (Vec<u32>, Vec<f32>) {
-    let (mut ids, mut weights) = (Vec::new(), Vec::new());
-    for row in logits.chunks_exact(experts) {
-        let top = row.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-        let e: Vec<f32> = row.iter().map(|l| (l - top).exp()).collect();
-        let total: f32 = e.iter().sum();
-        let probs: Vec<f32> = e.iter().map(|x| x / total).collect();
-        let mut order: Vec<usize> = (0..experts).collect();
-        order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]).then(a.cmp(&b)));
-        let chosen = &order[..k];
-        let sum: f32 = chosen.iter().map(|&i| probs[i]).sum();
-        for &i in chosen {
-            ids.push(i as u32);
-            weights.push(round(if normalize { probs[i] / sum } else { probs[i] }));
-        }
-    }
-    (ids, weights)
-}
-
-/// The host's stand-in for an all-reduce between tensor-parallel ranks, each rank's step on
-/// a thread of its own: every rank puts its partial sums in, waits for the others, and takes
-/// their sum in rank order, so every rank holds the same bits (as NCCL's all-reduce gives).
-pub struct HostComm {
-    rank: usize,
-    shared: std::sync::Arc<(std::sync::Barrier, std::sync::Mutex<Vec<Vec<f32>>>)>,
-}
-
-impl HostComm {
-    /// One communicator a rank, for `ranks` ranks.
-    pub fn group(ranks: usize) -> Vec<HostComm> {
-        let shared = std::sync::Arc::new((
-            std::sync::Barrier::new(ranks),
-            std::sync::Mutex::new(vec![Vec::new(); ranks]),
-        ));
-        (0..ranks)
-            .map(|rank| HostComm {
-                rank,
-                shared: shared.clone(),
-            })
-            .collect()
-    }
-
-    /// The sum over the ranks of each one's `part`, in rank order.
-    fn all_reduce(&self, part: Vec<f32>) -> Vec<f32> {
-        let (barrier, slots) = &*self.shared;
-        slots.lock().unwrap_or_else(|e| e.into_inner())[self.rank] = part;
-        barrier.wait();
-        let sum = {
-            let parts = slots.lock().unwrap_or_else(|e| e.into_inner());
-            let mut sum = vec![0f32; parts[0].len()];
-            for part in parts.iter() {
-                for (acc, x) in sum.iter_mut().zip(part) {
-                    *acc += x;
-                }
-            }
-            sum
-        };
-        // No rank puts its next part in before every rank has read this one's.
-        barrier.wait();
-        sum
-    }
-}
 
 /// The host backend: nothing of its own (the weights, the keys and values are the arenas'),
 /// and, for a tensor-parallel rank, its communicator.
@@ -308,6 +103,7 @@ impl<D: Device> Ops<D> for HostOps<'_> {
             h,
             &load_all(weight)?,
             self.decoder.eps,
+            self.decoder.centred_norm,
         );
         store_bf16(out, &y)
     }
@@ -367,23 +163,34 @@ impl<D: Device> Ops<D> for HostOps<'_> {
     ) -> Result<()> {
         let d = self.decoder;
         let (hd, qw, kvw) = (d.head_dim, d.heads * d.head_dim, d.kv_heads * d.head_dim);
-        let width = qw + 2 * kvw;
+        let width = d.qkv_width();
         let (qn, kn) = (&load_all(q_norm)?, &load_all(k_norm)?);
         let mut rows = load_bf16(&qkv.as_view(), m * width)?;
         for row in rows.chunks_exact_mut(width) {
-            let q = rms_norm(&row[..qw], hd, qn, d.eps);
-            let k = rms_norm(&row[qw..qw + kvw], hd, kn, d.eps);
+            let q = rms_norm(&row[..qw], hd, qn, d.eps, d.centred_norm);
+            let k = rms_norm(&row[qw..qw + kvw], hd, kn, d.eps, d.centred_norm);
             row[..qw].copy_from_slice(&q);
             row[qw..qw + kvw].copy_from_slice(&k);
         }
         let positions = load_words(positions, m)?;
-        rope(&mut rows, width, 0, d.heads, hd, &positions, d.rope_theta);
+        let rot = d.rotary_dim;
+        rope(
+            &mut rows,
+            width,
+            0,
+            d.heads,
+            hd,
+            rot,
+            &positions,
+            d.rope_theta,
+        );
         rope(
             &mut rows,
             width,
             qw,
             d.kv_heads,
             hd,
+            rot,
             &positions,
             d.rope_theta,
         );
@@ -400,12 +207,12 @@ impl<D: Device> Ops<D> for HostOps<'_> {
     ) -> Result<()> {
         let d = self.decoder;
         let (qw, kvw) = (d.heads * d.head_dim, d.kv_heads * d.head_dim);
-        let width = qw + 2 * kvw;
+        let width = d.qkv_width();
         let rows = load_bf16(qkv, m * width)?;
         // Each row's k | v into its slot of the layer's pool.
         for (row, slot) in rows.chunks_exact(width).zip(load_i64(&meta.slots, m)?) {
             let at = slot as usize * 2 * kvw;
-            store_bf16(&mut kv.range(at..at + 2 * kvw)?, &row[qw..])?;
+            store_bf16(&mut kv.range(at..at + 2 * kvw)?, &row[qw..qw + 2 * kvw])?;
         }
         let positions = load_words(&meta.positions, m)?;
         let tables = load_words(&meta.block_table, meta.seqs * meta.width)?;
@@ -443,6 +250,102 @@ impl<D: Device> Ops<D> for HostOps<'_> {
             ));
         }
         store_bf16(out, &y)
+    }
+
+    fn output_gate(
+        &mut self,
+        qkv: &View<'_, bf16, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        m: usize,
+    ) -> Result<()> {
+        let (d, qw) = (self.decoder, self.decoder.heads * self.decoder.head_dim);
+        let (width, rows) = (d.qkv_width(), load_bf16(qkv, m * d.qkv_width())?);
+        let gate: Vec<f32> = rows
+            .chunks_exact(width)
+            .flat_map(|r| r[width - qw..].to_vec())
+            .collect();
+        let gated = delta_net::output_gate(&load_bf16(&out.as_view(), m * qw)?, &gate);
+        store_bf16(out, &gated)
+    }
+
+    fn gdn_gates(
+        &mut self,
+        ba: &View<'_, bf16, D>,
+        dt_a: &View<'_, bf16, D>,
+        gates: &mut ViewMut<'_, f32, D>,
+        m: usize,
+    ) -> Result<()> {
+        let hv = self.decoder.gdn.v_heads;
+        let ba = load_bf16(ba, m * 2 * hv)?;
+        store_f32(gates, &delta_net::gates(&ba, &load_bf16(dt_a, 2 * hv)?, hv))
+    }
+
+    fn gdn_conv(
+        &mut self,
+        qkvz: &View<'_, bf16, D>,
+        weight: &View<'_, bf16, D>,
+        state: &mut ViewMut<'_, bf16, D>,
+        out: &mut ViewMut<'_, f32, D>,
+        t: usize,
+        fresh: bool,
+    ) -> Result<()> {
+        let g = &self.decoder.gdn;
+        let (c, width) = (g.conv_dim(), g.conv_dim() + g.value_dim());
+        let held = (g.kernel - 1) * c;
+        let before = match fresh {
+            true => vec![0.0; held],
+            false => load_bf16(&state.as_view(), held)?,
+        };
+        let x = load_bf16(qkvz, t * width)?;
+        let w = load_bf16(weight, c * g.kernel)?;
+        let (y, next) = delta_net::conv(&x, width, &w, &before, c, g.kernel);
+        store_f32(out, &y)?;
+        store_bf16(state, &next)
+    }
+
+    fn gdn_delta_rule(
+        &mut self,
+        conv: &View<'_, f32, D>,
+        gates: &View<'_, f32, D>,
+        state: &mut ViewMut<'_, f32, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        t: usize,
+        fresh: bool,
+    ) -> Result<()> {
+        let g = &self.decoder.gdn;
+        let held = g.v_heads * g.v_dim * g.k_dim;
+        let mut s = match fresh {
+            true => vec![0.0; held],
+            false => load_f32(&state.as_view(), held)?,
+        };
+        let (x, gt) = (
+            load_f32(conv, t * g.conv_dim())?,
+            load_f32(gates, t * 2 * g.v_heads)?,
+        );
+        let o = delta_net::delta_rule(&x, &gt, &mut s, g);
+        store_f32(state, &s)?;
+        store_bf16(out, &o)
+    }
+
+    fn gdn_gated_norm(
+        &mut self,
+        qkvz: &View<'_, bf16, D>,
+        weight: &View<'_, bf16, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        m: usize,
+    ) -> Result<()> {
+        let (g, eps) = (&self.decoder.gdn, self.decoder.eps);
+        let (v, width) = (g.value_dim(), g.conv_dim() + g.value_dim());
+        let rows = load_bf16(qkvz, m * width)?;
+        let z: Vec<f32> = rows
+            .chunks_exact(width)
+            .flat_map(|r| r[width - v..].to_vec())
+            .collect();
+        let o = load_bf16(&out.as_view(), m * v)?;
+        store_bf16(
+            out,
+            &delta_net::gated_norm(&o, &z, &load_all(weight)?, g.v_dim, eps),
+        )
     }
 
     fn top_k_ids(

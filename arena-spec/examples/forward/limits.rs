@@ -164,6 +164,13 @@ pub fn at_limits(name: &str) -> Result<()> {
     let pool_sizes = KvPoolSizes::from_inputs(config, &rank.pool.inputs(block, KvDtype::Bf16));
     let mut kv = KvPool::allocate(device.clone(), &pool_sizes)?;
     stages.record("the KV pool", rank.pool_bytes as i64)?;
+    // The state cache: every buffer 0 bytes for the models this runs (no recurrent layers).
+    let state_inputs = arena_spec::StateCacheInputs {
+        max_batch_size: inputs.max_batch_size,
+        recurrent_dtype: config.recurrent_state_dtype.dtype,
+    };
+    let state_sizes = arena_spec::StateCacheSizes::try_from_inputs(config, &state_inputs)?;
+    let mut states = arena_spec::StateCache::allocate(device.clone(), &state_sizes)?;
 
     generate(&stream, &fill, &mut weights)?;
     stages.record("weights generated on the device", 0)?;
@@ -188,7 +195,7 @@ pub fn at_limits(name: &str) -> Result<()> {
             &mut engine,
             &mut arena,
             &params,
-            &mut kv,
+            (&mut kv, &mut states),
             &inputs,
             rank.pool.full,
             pass,
@@ -202,7 +209,13 @@ pub fn at_limits(name: &str) -> Result<()> {
         passes[0].1.len() / decoder.vocab,
         if same { "bit-identical" } else { "DIFFER" }
     );
-    Held { weights, kv, arena }.release()?;
+    Held {
+        weights,
+        kv,
+        states,
+        arena,
+    }
+    .release()?;
     stages.finish()?;
     match same {
         true => Ok(()),
@@ -218,7 +231,10 @@ fn limits_pass(
     engine: &mut Engine<'_, GpuOps<'_>>,
     arena: &mut Allocated<BufferArena, CudaDevice>,
     params: &Params<'_, CudaDevice>,
-    kv: &mut Allocated<KvPool, CudaDevice>,
+    (kv, states): (
+        &mut Allocated<KvPool, CudaDevice>,
+        &mut Allocated<arena_spec::StateCache, CudaDevice>,
+    ),
     inputs: &BufferArenaInputs,
     blocks: usize,
     pass: &str,
@@ -234,9 +250,10 @@ fn limits_pass(
     let bits = |l: Vec<f32>| l.into_iter().map(f32::to_bits).collect::<Vec<_>>();
     let stream = stages.stream.clone();
     let mut run = |tokens: &[u32], meta: &StepMetadata| -> Result<(Vec<u32>, f64)> {
-        engine.put_batch(arena, tokens, meta)?;
+        // Slot 0 for each sequence: the state cache is empty (no recurrent layers).
+        engine.put_batch(arena, tokens, meta, &vec![0; meta.kv_lens.len()])?;
         let start = Instant::now();
-        engine.forward(arena, params, kv, tokens.len())?;
+        engine.forward(arena, params, kv, states, tokens.len())?;
         stream.synchronize()?;
         let seconds = start.elapsed().as_secs_f64();
         Ok((bits(engine.read_logits(arena, tokens.len())?), seconds))

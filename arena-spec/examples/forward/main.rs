@@ -6,11 +6,12 @@
 //! cargo run -p arena-spec --release --features cuda --example forward -- qwen3-0.6b-2l --gpu [--graph | --time N]
 //! ```
 //!
-//! The model is a shipped config cut to 2 layers (`qwen3-0.6b-2l`, `qwen3-30b-a3b-2l`); its
+//! The model is a shipped config cut to a few layers (`qwen3-0.6b-2l`, `qwen3-30b-a3b-2l`; the
+//! hybrid `qwen3.5-27b-4l` and its narrow-width cut `qwen3.5-27b-narrow-4l`); its
 //! weights are loaded into the weight arenas from a checkpoint: the one `reference.py` saved
 //! in `DIR/<model>/` with `--weights DIR`, else one written from the weights' formula
 //! (`weights.rs`); the outputs are compared with the committed reference
-//! (`reference/<model>.<device>.json`: `cpu` on the host, `h200` with `--gpu`; `--reference
+//! (`reference/<model>.<device>.json`: `cpu` on the host, `h200` (else `h100`) with `--gpu`; `--reference
 //! FILE` for another). `--reuse` runs in a reuse slab (phases reusing bytes); every phase is
 //! poisoned as it begins unless `--no-poison`. `--gpu` runs the step on CUDA device 0 (NVRTC
 //! kernels and cuBLAS over the arena's views, `gpu.rs`); `--graph` replays the decode steps
@@ -21,16 +22,24 @@
 //! splits the step over N tensor-parallel ranks on the host, reducing between them (with
 //! `--gpu`, rank r on CUDA device r, reducing through NCCL); `forward SHIPPED --at-limits`
 //! plans a shipped model at its full depth over the whole GPU and runs it at the plan's
-//! limits (`limits.rs`). The step is `step.rs`, its ops `ops.rs`, on the host `kernels.rs`.
+//! limits (`limits.rs`). The step is `step.rs` (a delta-net layer's `step_delta.rs`), its ops
+//! `ops.rs`, on the host `kernels.rs`.
 
 mod compare;
+mod delta_net;
 #[cfg(feature = "cuda")]
 mod gpu;
+#[cfg(feature = "cuda")]
+mod gpu_delta;
 #[cfg(feature = "cuda")]
 mod gpu_launch;
 #[cfg(feature = "cuda")]
 mod gpu_run;
+#[cfg(feature = "cuda")]
+mod gpu_setup;
+mod host_comm;
 mod host_io;
+mod host_math;
 mod kernels;
 #[cfg(feature = "cuda")]
 mod limits;
@@ -40,6 +49,7 @@ mod params;
 mod run;
 mod serve;
 mod step;
+mod step_delta;
 mod weights;
 
 use arena_runtime::AllocOptions;
@@ -98,8 +108,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         return Err("--graph and --time run on the GPU: add --gpu".into());
     }
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/forward/reference");
-    let tag = if gpu { "h200" } else { "cpu" };
-    let reference = reference.unwrap_or_else(|| here.join(format!("{model}.{tag}.json")));
+    let reference = reference.unwrap_or_else(|| match gpu {
+        true => run::gpu_reference(&here, &model),
+        false => here.join(format!("{model}.cpu.json")),
+    });
     let run = Run::new(&model, weights_dir.as_deref(), &reference)?;
     let options = if reuse {
         AllocOptions::reuse()
@@ -128,8 +140,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let agreement = run.check(&outputs, usize::MAX)?;
         println!(
             "within the tolerance: {} positions, largest |Δ| {:.5}, largest mean |Δ| {:.5}, \
-             {} routed otherwise",
-            agreement.positions, agreement.max_abs, agreement.mean_abs, agreement.flips
+             {} routed otherwise, {} argmax near ties",
+            agreement.positions,
+            agreement.max_abs,
+            agreement.mean_abs,
+            agreement.flips,
+            agreement.ties
         );
     }
     Ok(())

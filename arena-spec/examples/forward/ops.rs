@@ -65,7 +65,20 @@ impl Gemm {
 /// A view out of range, a device copy that failed, a poison fill that failed.
 pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-/// The kernels of a Qwen3 / Qwen3-MoE decoder step over arena views on device `D`. `m` is
+/// One sequence's rows of a step and its state-cache slot, for the delta-net layers' ops,
+/// which run a sequence at a time over its slot's views (a real engine's kernels take every
+/// sequence's slot index at once, as vLLM's `state_indices_tensor`, in one launch).
+#[derive(Debug, Clone)]
+pub struct SeqState {
+    /// The sequence's rows of the step.
+    pub rows: std::ops::Range<usize>,
+    /// Its slot of the `StateCache`.
+    pub slot: usize,
+    /// Its first step (its first row at position 0): no earlier state to read, zeros instead.
+    pub fresh: bool,
+}
+
+/// The kernels of a Qwen3 / Qwen3-MoE / Qwen3.5 decoder step over arena views on device `D`. `m` is
 /// the step's tokens; widths are the backend's decoder's. Where a module rounds to bf16, the
 /// op rounds there too (see each implementation).
 pub trait Ops<D: Device> {
@@ -130,6 +143,66 @@ pub trait Ops<D: Device> {
         qkv: &View<'_, bf16, D>,
         meta: &KvMeta<'_, D>,
         kv: &mut ViewMut<'_, bf16, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        m: usize,
+    ) -> Result<()>;
+    /// `out ← bf16(out · bf16(sigmoid(gate)))` over `m` rows of `out` (`[m, heads · head_dim]`),
+    /// the gate the last `heads · head_dim` columns of each `qkv` row: Qwen3.5's
+    /// `attn_output * torch.sigmoid(gate)`.
+    fn output_gate(
+        &mut self,
+        qkv: &View<'_, bf16, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        m: usize,
+    ) -> Result<()>;
+    /// A delta-net layer's gates of `m` rows: from `ba` (`[m, b | a]`, a value head each) and
+    /// `dt_a` (the layer's `[dt_bias | A_log]`), `gates` `[m, β | g]` in f32: `β =
+    /// bf16(sigmoid(b))`, `g = −exp(A_log) · softplus(a + dt_bias)` in f32, as
+    /// `Qwen3_5GatedDeltaNet.forward`.
+    fn gdn_gates(
+        &mut self,
+        ba: &View<'_, bf16, D>,
+        dt_a: &View<'_, bf16, D>,
+        gates: &mut ViewMut<'_, f32, D>,
+        m: usize,
+    ) -> Result<()>;
+    /// One sequence's `t` rows of a delta-net layer's depthwise causal conv with its SiLU:
+    /// `qkvz` the rows' `[t, q | k | v | z]`, the conv over the q, k and v channels, the
+    /// earlier inputs from `state` (the slot's `[K − 1, channels]`, zeros when `fresh`),
+    /// into `out` (`[t, channels]`, bf16 values in f32); then `state` ← the last `K − 1`
+    /// inputs. As `causal_conv1d_fn` / `causal_conv1d_update` (bf16 in and out).
+    #[allow(clippy::too_many_arguments)]
+    fn gdn_conv(
+        &mut self,
+        qkvz: &View<'_, bf16, D>,
+        weight: &View<'_, bf16, D>,
+        state: &mut ViewMut<'_, bf16, D>,
+        out: &mut ViewMut<'_, f32, D>,
+        t: usize,
+        fresh: bool,
+    ) -> Result<()>;
+    /// One sequence's `t` rows of the gated delta rule, in f32: q and k L2-normed, q scaled by
+    /// `1/√Dk`, per row `S ← S·exp(g)`, `S += k ⊗ β(v − S·k)`, `o = S·q`, with `S` the
+    /// slot's `state` (`[Hv, Dv, Dk]`, zeros when `fresh`) and written back; `o` into `out`
+    /// (`[t, Hv·Dv]`) in bf16. As `torch_recurrent_gated_delta_rule` (transformers' chunked
+    /// prefill computes the same sums in another order).
+    #[allow(clippy::too_many_arguments)]
+    fn gdn_delta_rule(
+        &mut self,
+        conv: &View<'_, f32, D>,
+        gates: &View<'_, f32, D>,
+        state: &mut ViewMut<'_, f32, D>,
+        out: &mut ViewMut<'_, bf16, D>,
+        t: usize,
+        fresh: bool,
+    ) -> Result<()>;
+    /// The gated RMSNorm in place over `m` rows of `out` (`[m, Hv·Dv]`), per value head:
+    /// `bf16(bf16(w · bf16(o · rsqrt(mean(o²) + eps))) · silu(z))`, z the last `Hv·Dv`
+    /// columns of each `qkvz` row (`Qwen3_5RMSNormGated`).
+    fn gdn_gated_norm(
+        &mut self,
+        qkvz: &View<'_, bf16, D>,
+        weight: &View<'_, bf16, D>,
         out: &mut ViewMut<'_, bf16, D>,
         m: usize,
     ) -> Result<()>;

@@ -2,15 +2,16 @@
 //! checkpoint loader filled from a safetensors file in transformers' names. Each method hands
 //! one layer's tensor at the type the kernels read it: a matrix's place is `u8` (its bytes in
 //! the checkpoint's format, BF16 here) cast to `bf16`; norms and embeddings are `bf16` already.
-//! Every layer of the example's models is an attention layer and either every one dense or
-//! every one sparse, so a layer's index in its group (`{attention_layer}`, `{dense_layer}`,
-//! `{moe_layer}`) is its index in the model.
+//! Every layer of the example's models is either every one dense or every one sparse, so a
+//! layer's index in its FFN group (`{dense_layer}`, `{moe_layer}`) is its index in the model;
+//! a mixer's (`{attention_layer}`, `{gdn_layer}`) is its index among the layers of its kind
+//! (`Decoder::index_in_kind`), which the attention and delta-net accessors take.
 
 use crate::ops::Result;
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Device, Region, View};
 use arena_spec::weights::{
-    AllocatedWeights, AttentionWeightsViews, FfnWeightsViews, ModelWeightsViews,
+    AllocatedWeights, AttentionWeightsViews, FfnWeightsViews, MixerWeightsViews, ModelWeightsViews,
 };
 
 /// The views the step reads its weights through, borrowed from the loaded arenas.
@@ -18,6 +19,7 @@ pub struct Params<'a, D: Device> {
     model: ModelWeightsViews<'a, D>,
     attention: AttentionWeightsViews<'a, D>,
     ffn: FfnWeightsViews<'a, D>,
+    mixers: MixerWeightsViews<'a, D>,
     /// The LM head is the embedding (`tie_word_embeddings`): `lm_head` holds nothing.
     tied: bool,
 }
@@ -33,6 +35,7 @@ impl<'a, D: Device> Params<'a, D> {
             model: ModelWeightsViews::of(&weights.model),
             attention: AttentionWeightsViews::of(&weights.attention),
             ffn: FfnWeightsViews::of(&weights.ffn),
+            mixers: MixerWeightsViews::of(&weights.mixers),
             tied,
         }
     }
@@ -130,5 +133,31 @@ impl<'a, D: Device> Params<'a, D> {
     /// A sparse layer's experts' down projections, `[experts, hidden, width]`.
     pub fn experts_down(&self, layer: usize) -> Result<View<'a, bf16, D>> {
         matrix(self.ffn.experts_down.layer(layer)?)
+    }
+
+    /// Delta-net layer `g`'s (its index among them) `linear_attn.in_proj_qkv` and
+    /// `in_proj_z`, one place: `[conv channels + Hv·Dv, hidden]`, q | k | v | z rows.
+    pub fn gdn_in_qkvz(&self, g: usize) -> Result<View<'a, bf16, D>> {
+        matrix(self.mixers.gdn_in_proj_qkvz.layer(g)?)
+    }
+    /// `in_proj_b` and `in_proj_a`, one place: `[2·Hv, hidden]`, b rows then a rows.
+    pub fn gdn_in_ba(&self, g: usize) -> Result<View<'a, bf16, D>> {
+        matrix(self.mixers.gdn_in_proj_ba.layer(g)?)
+    }
+    /// `conv1d.weight`, `[conv channels, 1, kernel]`.
+    pub fn gdn_conv(&self, g: usize) -> Result<View<'a, bf16, D>> {
+        Ok(self.mixers.gdn_conv1d.layer(g)?)
+    }
+    /// `dt_bias` then `A_log`, `[2, Hv]`.
+    pub fn gdn_dt_bias_a_log(&self, g: usize) -> Result<View<'a, bf16, D>> {
+        Ok(self.mixers.gdn_dt_bias_a_log.layer(g)?)
+    }
+    /// `norm.weight`, the gated RMSNorm's, `[Dv]`.
+    pub fn gdn_norm(&self, g: usize) -> Result<View<'a, bf16, D>> {
+        Ok(self.mixers.gdn_norm.layer(g)?)
+    }
+    /// `out_proj.weight`, `[hidden, Hv·Dv]`.
+    pub fn gdn_out(&self, g: usize) -> Result<View<'a, bf16, D>> {
+        matrix(self.mixers.gdn_out_proj.layer(g)?)
     }
 }

@@ -17,8 +17,8 @@ For each model it writes, under OUT:
 - `<name>.<device>.json`: what an engine's forward pass must reproduce: the token ids, and for
   each position of a prefill of M tokens and of the single-token decode steps after it (with
   transformers' KV cache) the argmax, the largest logit and the logits at 256 vocabulary ids;
-  with the torch, transformers and device it ran on. `<device>` is `h200` on the GPU machine
-  and `cpu` without a GPU.
+  with the torch, transformers and device it ran on. `<device>` is `h200` or `h100` on those
+  GPUs and `cpu` without a GPU.
 
 Run: `python3 arena-spec/examples/forward/reference.py OUT [cpu|cuda] [MODEL...]`. Nothing is downloaded:
 the configs are the shipped vendor files in `arena-spec/config/models/`.
@@ -34,11 +34,21 @@ import transformers
 
 ROOT = Path(__file__).resolve().parents[3]
 SEED = 20261201
-# (name, shipped config, transformers class, layers kept, prefill tokens, decode steps)
+# The host test's narrow hybrid (`model.rs`'s `narrow`, the same fields): Qwen3.5-27B's text
+# model at widths a host runs in seconds.
+NARROW = {"hidden_size": 512, "intermediate_size": 1024, "vocab_size": 4096,
+          "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64,
+          "linear_num_key_heads": 2, "linear_num_value_heads": 6, "linear_key_head_dim": 32,
+          "linear_value_head_dim": 32}
+# (name, shipped config, transformers class, layers kept, prefill tokens, decode steps, fields
+# set over the file's). Qwen3.5-27B keeps its first 4 layers: 3 gated delta-net layers and
+# the first full-attention one, the fewest leading layers holding both kinds.
 MODELS = [m for m in [
-    ("qwen3-0.6b-2l", "qwen3-0.6b.json", "Qwen3ForCausalLM", 2, 16, 4),
-    ("qwen3-30b-a3b-2l", "qwen3-30b-a3b.json", "Qwen3MoeForCausalLM", 2, 16, 4),
-    ("qwen3-0.6b-28l", "qwen3-0.6b.json", "Qwen3ForCausalLM", 28, 16, 4),
+    ("qwen3-0.6b-2l", "qwen3-0.6b.json", "Qwen3ForCausalLM", 2, 16, 4, {}),
+    ("qwen3-30b-a3b-2l", "qwen3-30b-a3b.json", "Qwen3MoeForCausalLM", 2, 16, 4, {}),
+    ("qwen3-0.6b-28l", "qwen3-0.6b.json", "Qwen3ForCausalLM", 28, 16, 4, {}),
+    ("qwen3.5-27b-narrow-4l", "qwen3.5-27b.json", "Qwen3_5ForCausalLM", 4, 16, 4, NARROW),
+    ("qwen3.5-27b-4l", "qwen3.5-27b.json", "Qwen3_5ForCausalLM", 4, 16, 4, {}),
 ] if len(sys.argv) < 4 or m[0] in sys.argv[3:]]
 PROBES = 256
 MASK = (1 << 64) - 1
@@ -61,21 +71,23 @@ def splitmix64(x):
     return z ^ (z >> np.uint64(31))
 
 
-def scale_of(name, shape):
-    """(centre, half-width) of the uniform draw: norms around 1, linears and the router
-    1/sqrt(fan-in), the embedding 0.1 (so the tied LM head's logits stay of order 1)."""
+def scale_of(name, shape, centred):
+    """(centre, half-width) of the uniform draw: norms around 1 (a zero-centred norm, which
+    scales by 1 + w, around 0; `centred` for Qwen3.5), linears and the router 1/sqrt(fan-in),
+    the embedding 0.1 (so the tied LM head's logits stay of order 1)."""
     if name.endswith("norm.weight"):
-        return 1.0, 0.2
+        plain = not centred or name.endswith("linear_attn.norm.weight")
+        return (1.0 if plain else 0.0), 0.2
     if name.endswith("embed_tokens.weight"):
         return 0.0, 0.1
     return 0.0, 1.0 / np.sqrt(float(shape[-1]))
 
 
-def generate(name, shape):
+def generate(name, shape, centred=False):
     """The tensor `name` as float32 values that are exactly bf16 numbers."""
     n = int(np.prod(shape))
     key = np.uint64(fnv1a64(name) ^ SEED)
-    centre, half = scale_of(name, shape)
+    centre, half = scale_of(name, shape, centred)
     out = np.empty(n, dtype=np.float32)
     chunk = 1 << 24
     with np.errstate(over="ignore"):
@@ -96,13 +108,22 @@ def fingerprint(t):
 
 # --- the reference run ------------------------------------------------------------------------
 
-def build(config_file, class_name, layers, device):
+def build(config_file, class_name, layers, device, narrow):
     raw = json.loads((ROOT / "arena-spec/config/models" / config_file).read_text())
+    if "text_config" in raw:  # a multimodal file: its text model (`model.rs` does the same)
+        tied = raw.get("tie_word_embeddings")
+        raw = raw["text_config"]
+        if tied is not None and "tie_word_embeddings" not in raw:
+            raw["tie_word_embeddings"] = tied
+    raw.update(narrow)
+    if "mtp_num_hidden_layers" in raw:
+        raw["mtp_num_hidden_layers"] = 0
     raw["num_hidden_layers"] = layers
     for key in ("layer_types", "mlp_only_layers"):
         if isinstance(raw.get(key), list):
             raw[key] = raw[key][:layers]
-    config_class = getattr(transformers, class_name.replace("ForCausalLM", "Config"))
+    config_class = getattr(transformers, class_name.replace("ForCausalLM", "Config")
+                           .replace("Qwen3_5Config", "Qwen3_5TextConfig"))
     config = config_class(**raw)
     with torch.device("meta"):
         model = getattr(transformers, class_name)(config)
@@ -110,7 +131,7 @@ def build(config_file, class_name, layers, device):
     for key, param in model.state_dict().items():
         if config.tie_word_embeddings and key == "lm_head.weight":
             continue  # the same tensor as the embedding
-        state[key] = generate(key, tuple(param.shape))
+        state[key] = generate(key, tuple(param.shape), config.model_type == "qwen3_5_text")
     model = model.to_empty(device=device).to(torch.bfloat16)
     missing, unexpected = model.load_state_dict(state, strict=False)
     assert not unexpected and set(missing) <= {"lm_head.weight"}, (missing, unexpected)
@@ -138,8 +159,8 @@ def main():
     device = sys.argv[2] if len(sys.argv) > 2 else ("cuda" if torch.cuda.is_available() else "cpu")
     out.mkdir(parents=True, exist_ok=True)
 
-    for name, config_file, class_name, layers, prefill, steps in MODELS:
-        model, config, state = build(config_file, class_name, layers, device)
+    for name, config_file, class_name, layers, prefill, steps, narrow in MODELS:
+        model, config, state = build(config_file, class_name, layers, device, narrow)
         gen = torch.Generator().manual_seed(SEED + 1)
         tokens = torch.randint(0, config.vocab_size, (prefill + steps,), generator=gen)
         probe_ids = torch.randint(0, config.vocab_size, (PROBES,), generator=gen).tolist()
@@ -160,8 +181,8 @@ def main():
                 nxt = model(input_ids=step, past_key_values=past, use_cache=True, **extra)
                 past = nxt.past_key_values
                 positions += probe(nxt, probe_ids, top_k)
-        tag = "h200" if device.startswith("cuda") and "H200" in torch.cuda.get_device_name(0) \
-            else device.split(":")[0]
+        gpu = torch.cuda.get_device_name(0) if device.startswith("cuda") else ""
+        tag = "h200" if "H200" in gpu else "h100" if "H100" in gpu else device.split(":")[0]
         doc = {
             "model": name,
             "config": f"arena-spec/config/models/{config_file}",
@@ -177,6 +198,7 @@ def main():
             "transformers": transformers.__version__,
             "device": torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu",
             "attn_implementation": getattr(config, "_attn_implementation", None),
+            "narrowed": narrow,
         }
         (out / f"{name}.{tag}.json").write_text(json.dumps(doc, indent=1) + "\n")
         print(f"{name} on {doc['device']}: {len(positions)} positions, "

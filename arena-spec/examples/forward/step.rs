@@ -19,7 +19,8 @@
 
 use crate::host_io::{store_i64, store_words};
 use crate::model::Decoder;
-use crate::ops::{Gemm, KvMeta, Ops, Result};
+use crate::model::Mixer;
+use crate::ops::{Gemm, KvMeta, Ops, Result, SeqState};
 use crate::params::Params;
 use arena_runtime::dtype::bf16;
 use arena_runtime::{Allocated, Device};
@@ -32,14 +33,14 @@ use arena_spec::arena::{
 use arena_spec::kv::{KvPool, KvPoolViewsMut};
 use arena_spec::serving::{BlockPool, BlockTable, StepMetadata};
 use arena_spec::BufferArenaInputs;
-use arena_spec::{BufferArena, BufferArenaPhase};
+use arena_spec::{BufferArena, BufferArenaPhase, StateCache};
 
 /// The schedule over a backend's ops: of a batch of sequences placed by [`Self::put_batch`],
 /// or of one sequence by [`Self::step`] (its own block table, drawn from the KV pool's blocks).
 pub struct Engine<'d, O> {
     pub decoder: &'d Decoder,
     pub ops: O,
-    scratch: ScratchLayout,
+    pub(crate) scratch: ScratchLayout,
     /// Tokens a KV block holds, and blocks a block table holds (the arena's `kv_block_size`
     /// and `block_table_width`).
     pub block_tokens: usize,
@@ -53,6 +54,8 @@ pub struct Engine<'d, O> {
     pub poison: bool,
     /// Sequences of the batch placed last.
     seqs: usize,
+    /// Their rows and state-cache slots (the delta-net layers' ops run a sequence at a time).
+    pub(crate) seq_states: Vec<SeqState>,
     /// The experts each row of the last step chose, per layer, sorted (read back from
     /// `scratch`): what tells a routing near-tie from an error when logits are compared. Not
     /// recorded where the backend cannot read back (a step being captured).
@@ -80,12 +83,13 @@ impl<'d, O> Engine<'d, O> {
             cached: 0,
             poison: true,
             seqs: 0,
+            seq_states: Vec::new(),
             step_routes: Vec::new(),
             routes: Vec::new(),
         })
     }
 
-    fn begin<D: Device>(
+    pub(crate) fn begin<D: Device>(
         &self,
         arena: &Allocated<BufferArena, D>,
         phase: BufferArenaPhase,
@@ -97,12 +101,14 @@ impl<'d, O> Engine<'d, O> {
     }
 
     /// Runs `tokens` (the one sequence's next tokens, at positions `cached..`) through the
-    /// model and returns their logits, `[tokens.len(), vocab]`, read from `logits`.
+    /// model and returns their logits, `[tokens.len(), vocab]`, read from `logits`. The
+    /// sequence's states are slot 0 of `states`.
     pub fn step<D: Device>(
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
         w: &Params<'_, D>,
         kv: &mut Allocated<KvPool, D>,
+        states: &mut Allocated<StateCache, D>,
         tokens: &[u32],
     ) -> Result<Vec<f32>>
     where
@@ -110,7 +116,7 @@ impl<'d, O> Engine<'d, O> {
     {
         let first = self.cached;
         self.put_inputs(arena, tokens)?;
-        self.forward(arena, w, kv, tokens.len())?;
+        self.forward(arena, w, kv, states, tokens.len())?;
         let routes = std::mem::take(&mut self.step_routes);
         for (t, r) in routes.into_iter().enumerate() {
             self.routes
@@ -147,7 +153,7 @@ impl<'d, O> Engine<'d, O> {
             self.width,
         )
         .ok_or("the sequence's block table is wider than the arena's")?;
-        self.put_batch(arena, tokens, &meta)?;
+        self.put_batch(arena, tokens, &meta, &[0])?;
         self.cached = end;
         Ok(())
     }
@@ -156,17 +162,29 @@ impl<'d, O> Engine<'d, O> {
     /// `scratch`'s regions each token's position and KV slot, each sequence's block table
     /// (`width` blocks), its cached length after the step and where its rows start
     /// (`cu_seqlens`). Copies from the host, outside any captured graph: a graph reads them
-    /// where it recorded them.
+    /// where it recorded them. `slots` are the sequences' state-cache slots, in order.
     pub fn put_batch<D: Device>(
         &mut self,
         arena: &mut Allocated<BufferArena, D>,
         tokens: &[u32],
         meta: &StepMetadata,
+        slots: &[usize],
     ) -> Result<()> {
         let seqs = meta.kv_lens.len();
-        if meta.block_tables.len() != seqs * self.width || meta.positions.len() != tokens.len() {
+        if meta.block_tables.len() != seqs * self.width
+            || meta.positions.len() != tokens.len()
+            || slots.len() != seqs
+        {
             return Err("step metadata of another batch or block-table width".into());
         }
+        let cu = &meta.cu_seqlens;
+        self.seq_states = (0..seqs)
+            .map(|s| SeqState {
+                rows: cu[s] as usize..cu[s + 1] as usize,
+                slot: slots[s],
+                fresh: meta.positions.get(cu[s] as usize) == Some(&0),
+            })
+            .collect();
         let words = |v: &[i32]| v.iter().map(|&x| x as u32).collect::<Vec<_>>();
         let mut v = BufferArenaAttentionViews::of(arena);
         store_words(&mut v.token_ids, tokens)?;
@@ -195,6 +213,7 @@ impl<'d, O> Engine<'d, O> {
         arena: &mut Allocated<BufferArena, D>,
         w: &Params<'_, D>,
         kv: &mut Allocated<KvPool, D>,
+        states: &mut Allocated<StateCache, D>,
         m: usize,
     ) -> Result<()>
     where
@@ -208,7 +227,10 @@ impl<'d, O> Engine<'d, O> {
             self.ops.all_reduce(&mut v.hidden_states, m * h)?;
         }
         for layer in 0..self.decoder.layers {
-            self.attention(arena, w, kv, layer, m)?;
+            match self.decoder.kinds[layer] {
+                Mixer::Attention => self.attention(arena, w, kv, layer, m)?,
+                Mixer::DeltaNet => self.delta_net(arena, w, states, layer, m)?,
+            }
             if self.decoder.experts > 0 {
                 self.router(arena, w, layer, m)?;
             }
@@ -245,9 +267,9 @@ impl<'d, O> Engine<'d, O> {
         O: Ops<D>,
     {
         let d = self.decoder;
-        let h = d.hidden;
+        let (h, a) = (d.hidden, d.index_in_kind(layer));
         let (qw, kvw) = (d.heads * d.head_dim, d.kv_heads * d.head_dim);
-        let width = qw + 2 * kvw;
+        let width = d.qkv_width();
         self.begin(arena, BufferArenaPhase::Attention)?;
         let mut v = BufferArenaAttentionViews::of(arena);
         let ops = &mut self.ops;
@@ -258,13 +280,27 @@ impl<'d, O> Engine<'d, O> {
             &w.input_norm(layer)?,
             m,
         )?;
-        // q, k and v, each into its columns of `qkv_output`'s `[m, q | k | v]` rows.
+        // q, k and v, each into its columns of `qkv_output`'s `[m, q | k | v]` rows; with
+        // the output gate, `q_proj`'s rows are each head's q then its gate (`torch.chunk` of
+        // a head's `2 · head_dim`), projected a half-head at a time into q's columns and
+        // the gate's after v.
         let x = v.norm_output.as_view();
-        for (weight, n, col) in [
-            (w.q(layer)?, qw, 0),
-            (w.k(layer)?, kvw, qw),
-            (w.v(layer)?, kvw, qw + kvw),
-        ] {
+        let (hd, gated) = (d.head_dim, d.output_gate);
+        let q = w.q(a)?;
+        let mut parts = Vec::new();
+        match gated {
+            false => parts.push((q, qw, 0)),
+            true => {
+                for (half, head) in (0..2 * d.heads).map(|i| (i % 2, i / 2)) {
+                    let rows =
+                        q.range((2 * head + half) * hd * h..(2 * head + half + 1) * hd * h)?;
+                    let col = head * hd + half * (qw + 2 * kvw);
+                    parts.push((rows, hd, col));
+                }
+            }
+        }
+        parts.extend([(w.k(a)?, kvw, qw), (w.v(a)?, kvw, qw + kvw)]);
+        for (weight, n, col) in parts {
             let gemm = Gemm {
                 n,
                 k: h,
@@ -277,8 +313,8 @@ impl<'d, O> Engine<'d, O> {
         ops.qk_norm_rope(
             &mut v.qkv_output,
             &positions,
-            &w.q_norm(layer)?,
-            &w.k_norm(layer)?,
+            &w.q_norm(a)?,
+            &w.k_norm(a)?,
             m,
         )?;
         let scratch = v.scratch.as_view();
@@ -293,7 +329,7 @@ impl<'d, O> Engine<'d, O> {
         };
         let mut layer_kv = KvPoolViewsMut::of(kv)?
             .full
-            .into_layer(layer)?
+            .into_layer(a)?
             .into_cast::<bf16>()?;
         ops.attention(
             &v.qkv_output.as_view(),
@@ -302,11 +338,14 @@ impl<'d, O> Engine<'d, O> {
             &mut v.attn_output,
             m,
         )?;
+        if gated {
+            ops.output_gate(&v.qkv_output.as_view(), &mut v.attn_output, m)?;
+        }
         // The O projection into `hidden_states` (its input is in `residual`), then the add.
         ops.linear(
             &v.attn_output.as_view(),
             &mut v.hidden_states,
-            &w.o(layer)?,
+            &w.o(a)?,
             Gemm::rows(h, qw),
             m,
         )?;
@@ -369,7 +408,7 @@ impl<'d, O> Engine<'d, O> {
     }
 
     /// `residual ← hidden_states`, `norm_output ← RMSNorm(hidden_states)`: the FFN's input.
-    fn post_attention_norm<D: Device>(
+    pub(crate) fn post_attention_norm<D: Device>(
         &mut self,
         hidden: &mut arena_runtime::ViewMut<'_, arena_runtime::dtype::bf16, D>,
         residual: &mut arena_runtime::ViewMut<'_, arena_runtime::dtype::bf16, D>,

@@ -52,12 +52,13 @@ impl safetensors::View for Stored<'_> {
 }
 
 impl Weights {
-    /// The tensors `names` (with their shapes) computed by the shared formula.
-    pub fn generate(names: &[(String, Vec<usize>)]) -> Weights {
+    /// The tensors `names` (with their shapes) computed by the shared formula; `centred`
+    /// for a model whose layer norms are zero-centred (`Decoder::centred_norm`).
+    pub fn generate(names: &[(String, Vec<usize>)], centred: bool) -> Weights {
         let tensors = names
             .iter()
             .map(|(name, shape)| {
-                let data = generate(name, shape);
+                let data = generate(name, shape, centred);
                 (
                     name.clone(),
                     Tensor {
@@ -190,10 +191,13 @@ fn splitmix64(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// (centre, half-width) of the uniform draw for `name`.
-fn scale_of(name: &str, shape: &[usize]) -> (f64, f64) {
+/// (centre, half-width) of the uniform draw for `name`. A zero-centred norm (`centred`:
+/// Qwen3.5's `Qwen3_5RMSNorm`, which scales by `1 + w`) is drawn around 0, so it scales by
+/// about 1 as the others do; the delta-net's gated norm multiplies by `w` and stays around 1.
+fn scale_of(name: &str, shape: &[usize], centred: bool) -> (f64, f64) {
     if name.ends_with("norm.weight") {
-        (1.0, 0.2)
+        let plain = !centred || name.ends_with("linear_attn.norm.weight");
+        (if plain { 1.0 } else { 0.0 }, 0.2)
     } else if name.ends_with("embed_tokens.weight") {
         (0.0, 0.1)
     } else {
@@ -204,9 +208,9 @@ fn scale_of(name: &str, shape: &[usize]) -> (f64, f64) {
 /// Element `i` of tensor `name` is `centre + (2u - 1) · half`, `u` the top 24 bits of
 /// SplitMix64(`fnv1a64(name) ^ SEED` + i) over 2^24, computed in f64, rounded to f32, then
 /// to bf16 (ties to even), exactly as numpy and torch do it in `reference.py`.
-pub fn generate(name: &str, shape: &[usize]) -> Vec<bf16> {
+pub fn generate(name: &str, shape: &[usize], centred: bool) -> Vec<bf16> {
     let key = fnv1a64(name) ^ SEED;
-    let (centre, half) = scale_of(name, shape);
+    let (centre, half) = scale_of(name, shape, centred);
     let n: usize = shape.iter().product();
     (0..n as u64)
         .map(|i| {
