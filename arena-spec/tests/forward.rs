@@ -1,8 +1,10 @@
 //! A real decoder forward pass in the engine's `BufferArena` (`examples/forward`), on the
 //! host, against transformers' outputs on the same weights (committed by
 //! `examples/forward/reference.py`): Qwen3-0.6B's shapes (dense, q/k norm, tied embeddings)
-//! and Qwen3-30B-A3B's (128 experts, top 8), each cut to 2 layers, a prefill of 16 tokens and
-//! 4 decode steps. Each runs twice, in a plain slab and in a reuse one (phases sharing
+//! and Qwen3-30B-A3B's (128 experts, top 8), each cut to 2 layers, Qwen3.5-27B's first 4
+//! layers at narrow widths (gated delta-net and gated attention, the delta-net's states in
+//! `StateCache` slots) and Qwen3-0.6B at all 28 layers; a prefill of 16 tokens and 4 decode
+//! steps. Each but the last runs twice, in a plain slab and in a reuse one (phases sharing
 //! bytes), with every phase poisoned as it begins: the logits must be bit-identical, which is
 //! what proves the phase declarations right for this schedule. Then sequences of different
 //! lengths are served together through the scheduler (`examples/forward/serve.rs`), paged in a
@@ -263,6 +265,27 @@ fn a_hybrid_qwen3_5_step_carries_its_states_in_state_cache_slots_and_matches_tra
     };
     let seqs = [(7, 11), (5, 8), (3, 6), (4, 9)];
     check("qwen3.5-27b-narrow-4l", 0, Some((limits, &seqs)), false);
+}
+
+/// All 28 layers of Qwen3-0.6B, served and alone: held to transformers within twice the
+/// reference's own bf16 noise where that is more than the 2-layer tolerance
+/// (`run::position_tolerance`; the reference records it a position).
+#[test]
+fn a_full_depth_qwen3_step_matches_transformers_within_its_own_rounding_noise() {
+    let model = "qwen3-0.6b-28l";
+    let run = run::Run::new(model, None, &reference(model)).unwrap();
+    let reference = &run.reference;
+    assert!(
+        reference.positions.iter().all(|p| p.noise.is_some()),
+        "{model}: the reference records its noise"
+    );
+    let alone = run.outputs(AllocOptions::reuse(), true).unwrap();
+    let agreement = run.check(&alone, 0).unwrap();
+    assert!(
+        agreement.max_abs > run::tolerance(0.0),
+        "{model}: held to the 2-layer tolerance, the noise rule is not exercised"
+    );
+    println!("{model}: {agreement:?}");
 }
 
 #[test]

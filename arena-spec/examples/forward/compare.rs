@@ -26,6 +26,11 @@ pub struct Position {
     /// A MoE model's chosen experts per layer, sorted (absent for a dense one).
     #[serde(default)]
     pub experts: Vec<Vec<u32>>,
+    /// The reference's own rounding noise here: the largest distance, over the probes and the
+    /// maximum, between these bf16 logits and the same model's one f32 pass over the tokens
+    /// (absent in references written before it was recorded).
+    #[serde(default)]
+    pub noise: Option<f32>,
 }
 
 impl Reference {
