@@ -272,14 +272,15 @@ impl<'d, O> Engine<'d, O> {
         let width = d.qkv_width();
         self.begin(arena, BufferArenaPhase::Attention)?;
         let mut v = BufferArenaAttentionViews::of(arena);
-        let ops = &mut self.ops;
-        ops.copy(&v.hidden_states.as_view(), &mut v.residual, m * h)?;
-        ops.rms_norm(
-            &v.hidden_states.as_view(),
+        let norm = w.input_norm(layer)?;
+        self.sublayer_input(
+            &mut v.hidden_states,
+            &mut v.residual,
             &mut v.norm_output,
-            &w.input_norm(layer)?,
+            &norm,
             m,
         )?;
+        let ops = &mut self.ops;
         // q, k and v, each into its columns of `qkv_output`'s `[m, q | k | v]` rows; with
         // the output gate, `q_proj`'s rows are each head's q then its gate (`torch.chunk` of
         // a head's `2 · head_dim`), projected a half-head at a time into q's columns and
@@ -368,7 +369,7 @@ impl<'d, O> Engine<'d, O> {
     {
         self.begin(arena, BufferArenaPhase::Router)?;
         let mut v = BufferArenaRouterViews::of(arena);
-        self.post_attention_norm(
+        self.sublayer_input(
             &mut v.hidden_states,
             &mut v.residual,
             &mut v.norm_output,
@@ -407,8 +408,9 @@ impl<'d, O> Engine<'d, O> {
         Ok(())
     }
 
-    /// `residual ← hidden_states`, `norm_output ← RMSNorm(hidden_states)`: the FFN's input.
-    pub(crate) fn post_attention_norm<D: Device>(
+    /// `residual ← hidden_states`, `norm_output ← RMSNorm(hidden_states)`: a sublayer's input
+    /// (a mixer's with the layer's input norm, the FFN's with its post-attention norm).
+    pub(crate) fn sublayer_input<D: Device>(
         &mut self,
         hidden: &mut arena_runtime::ViewMut<'_, arena_runtime::dtype::bf16, D>,
         residual: &mut arena_runtime::ViewMut<'_, arena_runtime::dtype::bf16, D>,
@@ -445,7 +447,7 @@ impl<'d, O> Engine<'d, O> {
         self.begin(arena, BufferArenaPhase::FfnGateUp)?;
         let mut v = BufferArenaFfnGateUpViews::of(arena);
         if !moe {
-            self.post_attention_norm(
+            self.sublayer_input(
                 &mut v.hidden_states,
                 &mut v.residual,
                 &mut v.norm_output,

@@ -36,14 +36,15 @@ impl<O> Engine<'_, O> {
         let (c, value) = (g.conv_dim(), g.value_dim());
         self.begin(arena, BufferArenaPhase::Gdn)?;
         let mut v = BufferArenaGdnViews::of(arena);
-        let ops = &mut self.ops;
-        ops.copy(&v.hidden_states.as_view(), &mut v.residual, m * h)?;
-        ops.rms_norm(
-            &v.hidden_states.as_view(),
+        let norm = w.input_norm(layer)?;
+        self.sublayer_input(
+            &mut v.hidden_states,
+            &mut v.residual,
             &mut v.norm_output,
-            &w.input_norm(layer)?,
+            &norm,
             m,
         )?;
+        let ops = &mut self.ops;
         let x = v.norm_output.as_view();
         let qkvz = Gemm::rows(c + value, h);
         ops.linear(&x, &mut v.ssm_qkvz, &w.gdn_in_qkvz(i)?, qkvz, m)?;
