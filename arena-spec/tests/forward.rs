@@ -265,27 +265,55 @@ fn a_hybrid_qwen3_5_step_carries_its_states_in_state_cache_slots_and_matches_tra
     };
     let seqs = [(7, 11), (5, 8), (3, 6), (4, 9)];
     check("qwen3.5-27b-narrow-4l", 0, Some((limits, &seqs)), false);
+    // Served without slots, the sequences' states would overwrite one another: refused.
+    let model = "qwen3.5-27b-narrow-4l";
+    let run = run::Run::new(model, None, &reference(model)).unwrap();
+    let ops = kernels::HostOps::new(&run.decoder);
+    let no_slots = Limits {
+        state_slots: false,
+        ..limits
+    };
+    let refused = run
+        .serve_on(
+            HostDevice::new(),
+            ops,
+            AllocOptions::default(),
+            no_slots,
+            &seqs,
+            false,
+        )
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        refused
+            .as_deref()
+            .is_some_and(|e| e.contains("holds no state slot")),
+        "{refused:?}"
+    );
 }
 
-/// All 28 layers of Qwen3-0.6B, served and alone: held to transformers within twice the
+/// All 28 layers of Qwen3-0.6B, in a reuse slab: held to transformers within twice the
 /// reference's own bf16 noise where that is more than the 2-layer tolerance
-/// (`run::position_tolerance`; the reference records it a position).
+/// (`run::position_tolerance`; the reference records it a position), which this depth needs:
+/// the same outputs fail against the reference without its noise.
 #[test]
 fn a_full_depth_qwen3_step_matches_transformers_within_its_own_rounding_noise() {
     let model = "qwen3-0.6b-28l";
     let run = run::Run::new(model, None, &reference(model)).unwrap();
-    let reference = &run.reference;
-    assert!(
-        reference.positions.iter().all(|p| p.noise.is_some()),
-        "{model}: the reference records its noise"
-    );
     let alone = run.outputs(AllocOptions::reuse(), true).unwrap();
     let agreement = run.check(&alone, 0).unwrap();
-    assert!(
-        agreement.max_abs > run::tolerance(0.0),
-        "{model}: held to the 2-layer tolerance, the noise rule is not exercised"
-    );
     println!("{model}: {agreement:?}");
+    let mut plain = run.reference.clone();
+    for p in &mut plain.positions {
+        assert!(
+            p.noise.take().is_some(),
+            "{model}: the reference records its noise"
+        );
+    }
+    assert!(
+        run::check(&plain, &alone, 0).is_err(),
+        "{model}: within the 2-layer tolerance alone, the noise rule is not exercised"
+    );
 }
 
 #[test]

@@ -27,8 +27,9 @@ pub struct Position {
     #[serde(default)]
     pub experts: Vec<Vec<u32>>,
     /// The reference's own rounding noise here: the largest distance, over the probes and the
-    /// maximum, between these bf16 logits and the same model's one f32 pass over the tokens
-    /// (absent in references written before it was recorded).
+    /// maximum, between these bf16 logits and the same model's one f32 pass over the tokens,
+    /// each in units of `max(|logit|, 2)` (the scale of `run::tolerance`); absent in
+    /// references written before it was recorded.
     #[serde(default)]
     pub noise: Option<f32>,
 }

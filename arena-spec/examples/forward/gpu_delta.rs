@@ -126,9 +126,9 @@ impl GpuOps<'_> {
         fresh: bool,
     ) -> Result<()> {
         let g = self.decoder.gdn;
-        if g.v_dim > 1024 || !g.v_heads.is_multiple_of(g.k_heads) {
+        if g.v_dim.max(g.k_dim) > 1024 || !g.v_heads.is_multiple_of(g.k_heads) {
             return Err(
-                "gpu_delta.cu's delta rule takes value heads of at most 1024 lanes, \
+                "gpu_delta.cu's delta rule takes heads of at most 1024 lanes, \
                         a whole number of value heads a key head"
                     .into(),
             );

@@ -35,6 +35,10 @@ impl<'r> GpuSetup<'r> {
 
     /// `forward(m)` captured on `stream` into a graph over the arena (the inputs are placed
     /// before each replay, at the addresses the graph recorded; `replay` takes the arena).
+    /// A hybrid model's delta-net ops take each sequence's rows and state slot as launch
+    /// arguments (`Engine::put_batch`'s), so its graph replays the batch it captured: the
+    /// same sequences in the same slots, as the one-sequence decode here does (a real engine's
+    /// kernels read the slots from the step's metadata and replay any batch).
     pub fn capture(
         &mut self,
         stream: &Arc<CudaStream>,

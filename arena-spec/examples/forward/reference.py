@@ -18,8 +18,8 @@ For each model it writes, under OUT:
   each position of a prefill of M tokens and of the single-token decode steps after it (with
   transformers' KV cache) the argmax, the largest logit and the logits at 256 vocabulary ids,
   and the reference's own rounding noise there (`noise`: the largest distance of those logits
-  from the same model's one pass over the tokens in float32, which the run's tolerance takes
-  twice where it is more than its own);
+  from the same model's one pass over the tokens in float32, each in units of max(|logit|, 2),
+  the scale of the run's tolerance, which takes twice it where that is more);
   with the torch, transformers and device it ran on. `<device>` is `h200` or `h100` on those
   GPUs and `cpu` without a GPU.
 
@@ -185,12 +185,14 @@ def main():
                 past = nxt.past_key_values
                 positions += probe(nxt, probe_ids, top_k)
             # The same weights in float32, one pass over every token: how far bf16 rounding
-            # (the reference's own) took each position's logits.
+            # (the reference's own) took each position's logits, each relative to the scale the
+            # run's tolerance has at it (max(|logit|, 2)).
             exact = model.float()(input_ids=tokens.unsqueeze(0).to(device)).logits[0].float()
             for i, p in enumerate(positions):
                 ids = probe_ids + [p["argmax"]]
                 values = p["probes"] + [p["max"]]
-                p["noise"] = max(abs(float(exact[i, j]) - v) for j, v in zip(ids, values))
+                p["noise"] = max(abs(float(exact[i, j]) - v) / max(abs(v), 2.0)
+                                 for j, v in zip(ids, values))
         gpu = torch.cuda.get_device_name(0) if device.startswith("cuda") else ""
         tag = "h200" if "H200" in gpu else "h100" if "H100" in gpu else device.split(":")[0]
         doc = {

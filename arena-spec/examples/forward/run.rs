@@ -27,11 +27,12 @@ pub fn tolerance(reference: f32) -> f32 {
 }
 
 /// [`tolerance`] at position `p`, or twice the reference's own rounding noise there where
-/// it recorded more (`Position::noise`: its bf16 logits' distance from an f32 pass). Why
-/// twice: ours and the reference's are two bf16 computations of the same f32 result, each
-/// as far from it as bf16 rounding takes a model this deep, on either side. Chosen here.
+/// that is more (`Position::noise`: its bf16 logits' largest distance from an f32 pass, in
+/// units of `max(|logit|, 2)`, so it scales with the logit as the tolerance does). Why twice:
+/// ours and the reference's are two bf16 computations of the same f32 result, each as far
+/// from it as bf16 rounding takes a model this deep, on either side. Chosen here.
 pub fn position_tolerance(p: &compare::Position, value: f32) -> f32 {
-    tolerance(value).max(2.0 * p.noise.unwrap_or(0.0))
+    tolerance(value).max(2.0 * p.noise.unwrap_or(0.0) * value.abs().max(2.0))
 }
 
 /// The GPU reference of `model` in `dir`: transformers on the H200 (`<model>.h200.json`), or
@@ -455,61 +456,12 @@ impl Run {
 
     /// `outputs` held to the reference: the argmax agrees at every position but in near ties
     /// (two logits within the tolerance, which bf16 rounding may order either way), and every
-    /// probed logit and the maximum are within [`tolerance`] except at positions whose routing
+    /// probed logit and the maximum are within [`position_tolerance`] except at positions whose routing
     /// differs from the reference's (at most `routing_flips` of them). `outputs` holds the
     /// reference's positions from the first, all of them or fewer (a served sequence, a prefix
     /// of the reference's tokens). The figures, or what failed.
     pub fn check(&self, outputs: &Outputs, routing_flips: usize) -> Result<Agreement, String> {
-        let r = &self.reference;
-        let model = &r.model;
-        if outputs.logits.len() > r.positions.len() {
-            return Err(format!(
-                "{model}: {} positions, the reference has {}",
-                outputs.logits.len(),
-                r.positions.len()
-            ));
-        }
-        let mut a = Agreement {
-            positions: outputs.logits.len(),
-            max_abs: 0.0,
-            mean_abs: 0.0,
-            flips: 0,
-            ties: 0,
-        };
-        for (i, logits) in outputs.logits.iter().enumerate() {
-            let p = &r.positions[i];
-            let e = compare::compare(r, i, logits, position_tolerance(p, p.max));
-            a.ties += usize::from(e.argmax.0 != e.argmax.1 && e.argmax_tie);
-            if e.argmax.0 != e.argmax.1 && !e.argmax_tie {
-                return Err(format!(
-                    "{model} position {i}: argmax {} here, {} in the reference",
-                    e.argmax.1, e.argmax.0
-                ));
-            }
-            if !r.routing_differs(i, &outputs.routes).is_empty() {
-                a.flips += 1;
-                continue;
-            }
-            for (&id, &want) in r
-                .probe_ids
-                .iter()
-                .zip(&p.probes)
-                .chain([(&p.argmax, &p.max)])
-            {
-                let got = logits[id];
-                if (got - want).abs() > position_tolerance(p, want) {
-                    return Err(format!(
-                        "{model} position {i}: logit {id} is {got}, the reference {want}"
-                    ));
-                }
-            }
-            a.max_abs = a.max_abs.max(e.max_abs);
-            a.mean_abs = a.mean_abs.max(e.mean_abs);
-        }
-        if a.flips > routing_flips {
-            return Err(format!("{model}: routing differs at {} positions", a.flips));
-        }
-        Ok(a)
+        check(&self.reference, outputs, routing_flips)
     }
 
     /// Per position: argmax agreement, largest and mean absolute error.
@@ -543,4 +495,62 @@ impl Run {
             );
         }
     }
+}
+
+/// [`Run::check`] against `r`, any reference of the run's model.
+pub fn check(
+    r: &compare::Reference,
+    outputs: &Outputs,
+    routing_flips: usize,
+) -> Result<Agreement, String> {
+    let model = &r.model;
+
+    if outputs.logits.len() > r.positions.len() {
+        return Err(format!(
+            "{model}: {} positions, the reference has {}",
+            outputs.logits.len(),
+            r.positions.len()
+        ));
+    }
+    let mut a = Agreement {
+        positions: outputs.logits.len(),
+        max_abs: 0.0,
+        mean_abs: 0.0,
+        flips: 0,
+        ties: 0,
+    };
+    for (i, logits) in outputs.logits.iter().enumerate() {
+        let p = &r.positions[i];
+        let e = compare::compare(r, i, logits, position_tolerance(p, p.max));
+        a.ties += usize::from(e.argmax.0 != e.argmax.1 && e.argmax_tie);
+        if e.argmax.0 != e.argmax.1 && !e.argmax_tie {
+            return Err(format!(
+                "{model} position {i}: argmax {} here, {} in the reference",
+                e.argmax.1, e.argmax.0
+            ));
+        }
+        if !r.routing_differs(i, &outputs.routes).is_empty() {
+            a.flips += 1;
+            continue;
+        }
+        for (&id, &want) in r
+            .probe_ids
+            .iter()
+            .zip(&p.probes)
+            .chain([(&p.argmax, &p.max)])
+        {
+            let got = logits[id];
+            if (got - want).abs() > position_tolerance(p, want) {
+                return Err(format!(
+                    "{model} position {i}: logit {id} is {got}, the reference {want}"
+                ));
+            }
+        }
+        a.max_abs = a.max_abs.max(e.max_abs);
+        a.mean_abs = a.mean_abs.max(e.mean_abs);
+    }
+    if a.flips > routing_flips {
+        return Err(format!("{model}: routing differs at {} positions", a.flips));
+    }
+    Ok(a)
 }

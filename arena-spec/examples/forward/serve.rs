@@ -112,11 +112,20 @@ pub fn serve<D: Device, O: Ops<D>>(
             .flat_map(|s| tokens[s.start..s.start + s.tokens].iter().copied())
             .collect();
         // A hybrid model's sequences each hold a state slot; another's states are 0 bytes.
-        let slots: Vec<usize> = batch
+        let recurrent = run.decoder.kinds.contains(&crate::model::Mixer::DeltaNet);
+        let slots = batch
             .scheduled
             .iter()
-            .map(|s| s.slot.unwrap_or(0))
-            .collect();
+            .map(|s| match (s.slot, recurrent) {
+                (Some(slot), _) => Ok(slot),
+                (None, false) => Ok(0),
+                (None, true) => Err(format!(
+                    "sequence {} holds no state slot: a hybrid model is served with \
+                     `state_slots: true`",
+                    s.id
+                )),
+            })
+            .collect::<std::result::Result<Vec<usize>, String>>()?;
         engine.put_batch(arena, &ids, &meta, &slots)?;
         engine.forward(arena, w, kv, states, ids.len())?;
         let logits = engine.read_logits(arena, ids.len())?;

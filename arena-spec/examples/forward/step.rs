@@ -177,12 +177,16 @@ impl<'d, O> Engine<'d, O> {
         {
             return Err("step metadata of another batch or block-table width".into());
         }
+        let recurrent = self.decoder.kinds.contains(&Mixer::DeltaNet);
+        if recurrent && (1..seqs).any(|s| slots[..s].contains(&slots[s])) {
+            return Err(format!("two sequences of the step in one state slot: {slots:?}").into());
+        }
         let cu = &meta.cu_seqlens;
         self.seq_states = (0..seqs)
             .map(|s| SeqState {
                 rows: cu[s] as usize..cu[s + 1] as usize,
                 slot: slots[s],
-                fresh: meta.positions.get(cu[s] as usize) == Some(&0),
+                fresh: cu[s] < cu[s + 1] && meta.positions.get(cu[s] as usize) == Some(&0),
             })
             .collect();
         let words = |v: &[i32]| v.iter().map(|&x| x as u32).collect::<Vec<_>>();
