@@ -241,8 +241,10 @@ fn a_dense_qwen3_step_in_the_arena_matches_transformers_and_shares_bytes_safely(
     check("qwen3-0.6b-2l", 0, Some((limits, &seqs)), true);
 }
 
+// The binary's longest test (a 2.4 GB checkpoint written and loaded twice), named to sort
+// first: libtest starts tests in name order, so the others run beside it, not after it.
 #[test]
-fn a_moe_qwen3_step_in_the_arena_matches_transformers_and_shares_bytes_safely() {
+fn a_128_expert_moe_qwen3_step_in_the_arena_matches_transformers_and_shares_bytes_safely() {
     // Served together only in the dense test: the paging and the step metadata are the
     // model's kind's to nothing, and a MoE model's rows of several sequences take the path
     // a prefill's rows take (this test's runs).

@@ -14,17 +14,33 @@ pub fn load_bf16<D: Device>(v: &View<'_, bf16, D>, n: usize) -> Result<Vec<f32>>
         .collect())
 }
 
-/// Values `range` of a weight view, as the bf16 they are.
+/// Values `range` of a weight view, as the bf16 they are: read straight into the values on a
+/// little-endian host (a view's bytes are little-endian, as a `bf16`'s are there), so an LM
+/// head of hundreds of MB is allocated and copied once, not twice.
 pub fn load_weight<D: Device>(
     v: &View<'_, bf16, D>,
     range: std::ops::Range<usize>,
 ) -> Result<Vec<bf16>> {
-    let mut raw = vec![0u8; (range.end - range.start) * 2];
-    v.range(range)?.read_bytes(&mut raw)?;
-    Ok(raw
-        .chunks_exact(2)
-        .map(|b| bf16::from_bits(u16::from_le_bytes([b[0], b[1]])))
-        .collect())
+    let mut values = vec![bf16::default(); range.end - range.start];
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: `bf16` is `#[repr(transparent)]` over `u16` (`arena_runtime::dtype`): the
+        // values' `2 · len` bytes are initialised, any bits are a `bf16`, and `u8` has no
+        // alignment to keep.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u8>(), values.len() * 2)
+        };
+        v.range(range)?.read_bytes(bytes)?;
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        let mut raw = vec![0u8; values.len() * 2];
+        v.range(range)?.read_bytes(&mut raw)?;
+        for (x, b) in values.iter_mut().zip(raw.chunks_exact(2)) {
+            *x = bf16::from_bits(u16::from_le_bytes([b[0], b[1]]));
+        }
+    }
+    Ok(values)
 }
 
 /// The first `n` `i64`s of `v`.

@@ -38,13 +38,22 @@ impl safetensors::View for Stored<'_> {
     fn shape(&self) -> &[usize] {
         &self.shape
     }
+    /// The tensor's bytes from where they lie: safetensors stores little-endian, and on a
+    /// little-endian host a `bf16`'s in-memory bytes are its bits' (no copy of a GB-sized
+    /// checkpoint before it is written).
+    #[cfg(target_endian = "little")]
     fn data(&self) -> Cow<'_, [u8]> {
-        Cow::Owned(
-            self.data
-                .iter()
-                .flat_map(|x| x.to_bits().to_le_bytes())
-                .collect(),
-        )
+        // SAFETY: `bf16` is `#[repr(transparent)]` over `u16` (`arena_runtime::dtype`), so the
+        // slice's `2 · len` bytes are initialised, and `u8` has no alignment to keep.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(self.data.as_ptr().cast::<u8>(), self.data.len() * 2)
+        };
+        Cow::Borrowed(bytes)
+    }
+    #[cfg(not(target_endian = "little"))]
+    fn data(&self) -> Cow<'_, [u8]> {
+        let bytes = self.data.iter().flat_map(|x| x.to_bits().to_le_bytes());
+        Cow::Owned(bytes.collect())
     }
     fn data_len(&self) -> usize {
         self.data.len() * 2
