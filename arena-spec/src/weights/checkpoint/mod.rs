@@ -36,9 +36,16 @@
 //! rank; norms and routers whole. A cut along the input columns is gathered a row at a time
 //! into a host buffer of at most [`CHUNK_BYTES`].
 //!
+//! A family that stores fused what it declares apart (Phi-3's `qkv_proj`, `gate_up_proj`) has
+//! each place take its block's rows of the stored tensor (`TensorSlot::part`); a place that
+//! holds several stored tensors back to back (Qwen3.5's `in_proj_qkv` and `in_proj_z`) takes
+//! each at its stored length (`TensorSlot::concat`).
+//!
 //! Not yet: families whose checkpoint names are not declared
-//! ([`CheckpointError::NamesNotDeclared`]), stored fused tensors (Phi-3's `qkv_proj`) and 3-D
-//! expert stacks.
+//! ([`CheckpointError::NamesNotDeclared`]), 3-D expert stacks, and a tensor-parallel rank's
+//! share of the recurrent mixers' weights: a place of several stored tensors (Qwen3.5's
+//! `in_proj_qkv` and `in_proj_z`) is refused by name for a rank, and the other fields of
+//! `MixerWeights` declare no `split` to cut by.
 
 mod files;
 mod matrix;
