@@ -108,6 +108,14 @@ pub fn at_limits(name: &str) -> Result<()> {
     let ctx = stream.context().clone();
     let shipped = arena_spec::models::find(name).ok_or(format!("no shipped model {name}"))?;
     let decoder = Decoder::shipped(name, shipped.config()?.num_hidden_layers)?;
+    if decoder.kinds.contains(&crate::model::Mixer::DeltaNet) {
+        // Its passes would put every sequence in state slot 0, which `put_batch` refuses.
+        return Err(format!(
+            "{name}: --at-limits runs attention-only models (its decode gives each of \
+             its sequences no state slot of its own)"
+        )
+        .into());
+    }
     let config = &decoder.config;
     let inputs = BufferArenaInputs {
         max_seq_len: CONTEXT,
