@@ -10,9 +10,7 @@
 
 use crate::host_math::round;
 use crate::model::Gdn;
-use crate::ops::Result;
 use arena_runtime::dtype::bf16;
-use arena_runtime::{Device, View, ViewMut};
 
 fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
@@ -25,20 +23,6 @@ fn softplus(x: f32) -> f32 {
     } else {
         x.exp().ln_1p()
     }
-}
-
-/// The first `n` f32 values of a view.
-pub fn load_f32<D: Device>(v: &View<'_, f32, D>, n: usize) -> Result<Vec<f32>> {
-    Ok(crate::host_io::load_words(v, n)?
-        .into_iter()
-        .map(f32::from_bits)
-        .collect())
-}
-
-/// `values` into the first values of a view.
-pub fn store_f32<D: Device>(v: &mut ViewMut<'_, f32, D>, values: &[f32]) -> Result<()> {
-    let words: Vec<u32> = values.iter().map(|x| x.to_bits()).collect();
-    crate::host_io::store_words(v, &words)
 }
 
 /// `out · bf16(sigmoid(gate))`, rounded: the attention output gate, elementwise.

@@ -88,3 +88,14 @@ pub fn store_words<T: Element, D: Device>(v: &mut ViewMut<'_, T, D>, words: &[u3
     let raw: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     Ok(v.bytes().range(0..raw.len())?.write_bytes(&raw)?)
 }
+
+/// The first `n` f32 values of a view.
+pub fn load_f32<D: Device>(v: &View<'_, f32, D>, n: usize) -> Result<Vec<f32>> {
+    Ok(load_words(v, n)?.into_iter().map(f32::from_bits).collect())
+}
+
+/// `values` into the first values of a view.
+pub fn store_f32<D: Device>(v: &mut ViewMut<'_, f32, D>, values: &[f32]) -> Result<()> {
+    let words: Vec<u32> = values.iter().map(|x| x.to_bits()).collect();
+    store_words(v, &words)
+}

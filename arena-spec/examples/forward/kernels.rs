@@ -8,10 +8,11 @@
 //! weight arenas, each time an op uses them: only the rows it reads (an embedding's chosen
 //! rows, an expert's matrix), no copy kept beside the arenas.
 
-use crate::delta_net::{self, load_f32, store_f32};
+use crate::delta_net;
 pub use crate::host_comm::HostComm;
 use crate::host_io::{
-    load_all, load_bf16, load_i64, load_weight, load_words, store_bf16, store_words,
+    load_all, load_bf16, load_f32, load_i64, load_weight, load_words, store_bf16, store_f32,
+    store_words,
 };
 use crate::host_math::{add, attention, linear, rms_norm, rope, round, swiglu, top_k};
 use crate::model::Decoder;
@@ -150,7 +151,7 @@ impl<D: Device> Ops<D> for HostOps<'_> {
             n,
             k,
         );
-        store_words(out, &y.iter().map(|l| l.to_bits()).collect::<Vec<_>>())
+        store_f32(out, &y)
     }
 
     fn qk_norm_rope(
@@ -377,7 +378,7 @@ impl<D: Device> Ops<D> for HostOps<'_> {
             d.top_k,
             d.norm_topk_prob,
         );
-        store_words(weights, &w.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+        store_f32(weights, &w)
     }
 
     fn experts_gate_up(
@@ -444,10 +445,7 @@ impl<D: Device> Ops<D> for HostOps<'_> {
     ) -> Result<()> {
         let (h, fanout) = (self.decoder.hidden, self.decoder.top_k);
         let ids = self.load_ids(ids, m)?;
-        let weights: Vec<f32> = load_words(weights, m * fanout)?
-            .into_iter()
-            .map(f32::from_bits)
-            .collect();
+        let weights = load_f32(weights, m * fanout)?;
         let down = load_bf16(down, m * fanout * h)?;
         // As `Qwen3MoeExperts`: each choice's output scaled by its bf16 weight (rounded),
         // added into a bf16 sum in ascending expert order.
@@ -481,9 +479,6 @@ impl<D: Device> Ops<D> for HostOps<'_> {
     }
 
     fn read_logits(&mut self, logits: &View<'_, f32, D>, n: usize) -> Result<Vec<f32>> {
-        Ok(load_words(logits, n)?
-            .into_iter()
-            .map(f32::from_bits)
-            .collect())
+        load_f32(logits, n)
     }
 }
