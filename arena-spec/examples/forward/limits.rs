@@ -108,7 +108,7 @@ pub fn at_limits(name: &str) -> Result<()> {
     let ctx = stream.context().clone();
     let shipped = arena_spec::models::find(name).ok_or(format!("no shipped model {name}"))?;
     let decoder = Decoder::shipped(name, shipped.config()?.num_hidden_layers)?;
-    if decoder.kinds.contains(&crate::model::Mixer::DeltaNet) {
+    if decoder.config.has_gdn() {
         // Its passes would put every sequence in state slot 0, which `put_batch` refuses.
         return Err(format!(
             "{name}: --at-limits runs attention-only models (its decode gives each of \
@@ -173,12 +173,7 @@ pub fn at_limits(name: &str) -> Result<()> {
     let mut kv = KvPool::allocate(device.clone(), &pool_sizes)?;
     stages.record("the KV pool", rank.pool_bytes as i64)?;
     // The state cache: every buffer 0 bytes for the models this runs (no recurrent layers).
-    let state_inputs = arena_spec::StateCacheInputs {
-        max_batch_size: inputs.max_batch_size,
-        recurrent_dtype: config.recurrent_state_dtype.dtype,
-    };
-    let state_sizes = arena_spec::StateCacheSizes::try_from_inputs(config, &state_inputs)?;
-    let mut states = arena_spec::StateCache::allocate(device.clone(), &state_sizes)?;
+    let mut states = crate::run::state_cache(device.clone(), &decoder, inputs.max_batch_size)?;
 
     generate(&stream, &fill, &mut weights)?;
     stages.record("weights generated on the device", 0)?;

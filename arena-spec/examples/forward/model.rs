@@ -142,7 +142,7 @@ impl Decoder {
             kernel: width("linear_conv_kernel_dim"),
         };
         let qwen35 = raw["model_type"].as_str() == Some("qwen3_5_text");
-        if kinds.contains(&Mixer::DeltaNet) && !qwen35 {
+        if config.has_gdn() && !qwen35 {
             return Err("the example's gated delta-net layers are Qwen3.5's".into());
         }
         let experts = config.num_experts;
@@ -194,7 +194,7 @@ impl Decoder {
     /// vocabulary padded to a multiple of 64, then in
     /// `tp` equal parts), which its embedding and LM head hold.
     pub fn rank(&self, tp: usize, index: usize) -> Result<Decoder, String> {
-        if self.kinds.contains(&Mixer::DeltaNet) {
+        if self.config.has_gdn() {
             return Err("the example splits no gated delta-net layer over ranks".into());
         }
         let layout = arena_spec::ParallelLayout::new(tp, 1, 1).map_err(|e| e.to_string())?;

@@ -35,6 +35,26 @@ pub fn position_tolerance(p: &compare::Position, value: f32) -> f32 {
     tolerance(value).max(2.0 * p.noise.unwrap_or(0.0) * value.abs().max(2.0))
 }
 
+/// A state cache of `slots` sequence slots for `decoder`, in the file's recurrent-state dtype
+/// (`ModelConfig::recurrent_state_dtype`: Qwen3.5's `mamba_ssm_dtype`, FP32), allocated on
+/// `device`: every buffer 0 bytes for a model without recurrent layers.
+pub fn state_cache<D: Device>(
+    device: D,
+    decoder: &model::Decoder,
+    slots: usize,
+) -> Result<Allocated<StateCache, D>, Box<dyn std::error::Error>> {
+    let config = &decoder.config;
+    let inputs = StateCacheInputs {
+        max_batch_size: slots,
+        recurrent_dtype: config.recurrent_state_dtype.dtype,
+    };
+    if config.has_gdn() && !inputs.recurrent_dtype.is_f32() {
+        return Err("the example's delta rule keeps its state in FP32".into());
+    }
+    let sizes = StateCacheSizes::try_from_inputs(config, &inputs)?;
+    Ok(StateCache::allocate(device, &sizes)?)
+}
+
 /// The GPU reference of `model` in `dir`: transformers on the H200 (`<model>.h200.json`), or
 /// on an H100 where only that one was made (`<model>.h100.json`).
 pub fn gpu_reference(dir: &Path, model: &str) -> PathBuf {
@@ -228,29 +248,9 @@ impl Run {
         Ok(Held {
             weights: self.load_weights(device.clone())?,
             kv: self.kv_pool(device.clone(), inputs.kv_block_size, blocks)?,
-            states: self.state_cache(device.clone(), inputs.max_batch_size)?,
+            states: state_cache(device.clone(), &self.decoder, inputs.max_batch_size)?,
             arena: BufferArena::allocate_with(device, &sizes, options)?,
         })
-    }
-
-    /// A state cache of `slots` sequence slots in the file's recurrent-state dtype
-    /// (`ModelConfig::recurrent_state_dtype`: Qwen3.5's `mamba_ssm_dtype`, FP32), allocated on
-    /// `device`.
-    pub fn state_cache<D: Device>(
-        &self,
-        device: D,
-        slots: usize,
-    ) -> Result<Allocated<StateCache, D>, Box<dyn std::error::Error>> {
-        let config = &self.decoder.config;
-        let inputs = StateCacheInputs {
-            max_batch_size: slots,
-            recurrent_dtype: config.recurrent_state_dtype.dtype,
-        };
-        if config.has_gdn() && !inputs.recurrent_dtype.is_f32() {
-            return Err("the example's delta rule keeps its state in FP32".into());
-        }
-        let sizes = StateCacheSizes::try_from_inputs(config, &inputs)?;
-        Ok(StateCache::allocate(device, &sizes)?)
     }
 
     /// A KV pool of `blocks` blocks of `block_tokens` tokens (full-attention layers only,

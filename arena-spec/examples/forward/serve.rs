@@ -112,7 +112,7 @@ pub fn serve<D: Device, O: Ops<D>>(
             .flat_map(|s| tokens[s.start..s.start + s.tokens].iter().copied())
             .collect();
         // A hybrid model's sequences each hold a state slot; another's states are 0 bytes.
-        let recurrent = run.decoder.kinds.contains(&crate::model::Mixer::DeltaNet);
+        let recurrent = run.decoder.config.has_gdn();
         let slots = batch
             .scheduled
             .iter()

@@ -177,7 +177,7 @@ impl<'d, O> Engine<'d, O> {
         {
             return Err("step metadata of another batch or block-table width".into());
         }
-        let recurrent = self.decoder.kinds.contains(&Mixer::DeltaNet);
+        let recurrent = self.decoder.config.has_gdn();
         if recurrent && (1..seqs).any(|s| slots[..s].contains(&slots[s])) {
             return Err(format!("two sequences of the step in one state slot: {slots:?}").into());
         }
