@@ -59,11 +59,12 @@ impl<O> Engine<'_, O> {
         let mut cache = StateCacheViewsMut::of(states)?;
         let mut conv_state = cache.gdn_conv.layer(i)?;
         let mut recurrent = cache.gdn_recurrent_f32.layer(i)?;
+        let conv_weight = w.gdn_conv(i)?;
         for seq in &self.seq_states {
             let (rows, slot, t) = (seq.rows.clone(), seq.slot, seq.rows.len());
             ops.gdn_conv(
                 &v.ssm_qkvz.as_view().row_range(rows.clone())?,
-                &w.gdn_conv(i)?,
+                &conv_weight,
                 &mut conv_state.row_range(slot..slot + 1)?,
                 &mut v.ssm_conv_out_f32.row_range(rows.clone())?,
                 t,
